@@ -1,0 +1,88 @@
+// Shared plumbing for seismo's librdkafka clients (KafkaConsumer,
+// KafkaProducer, MockCluster): RAII owners for the C handles, building an
+// rd_kafka_conf_t from seismo defaults plus user properties, and routing
+// librdkafka's own log lines to spdlog without flooding it.
+//
+// Only the ingest stage includes librdkafka; this header is for the classes
+// of this stage and for code that wires them (app). It exposes no state.
+#pragma once
+
+#include <librdkafka/rdkafka.h>
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "seismo/core/status.h"
+
+namespace seismo {
+
+// Owners for librdkafka objects. A configuration handed to rd_kafka_new()
+// successfully belongs to the handle: call release() on the ConfPtr then.
+struct KafkaConfDeleter {
+  void operator()(rd_kafka_conf_t* conf) const { rd_kafka_conf_destroy(conf); }
+};
+using KafkaConfPtr = std::unique_ptr<rd_kafka_conf_t, KafkaConfDeleter>;
+
+struct KafkaPartitionListDeleter {
+  void operator()(rd_kafka_topic_partition_list_t* list) const {
+    rd_kafka_topic_partition_list_destroy(list);
+  }
+};
+using KafkaPartitionListPtr =
+    std::unique_ptr<rd_kafka_topic_partition_list_t, KafkaPartitionListDeleter>;
+
+// Builds a configuration: `defaults` first, then `user` (so user properties
+// win), each passed to librdkafka as is. An unknown property or a bad value
+// is kInvalidArgument naming the property and librdkafka's reason.
+[[nodiscard]] Result<KafkaConfPtr> BuildKafkaConf(
+    const std::map<std::string, std::string>& defaults,
+    const std::map<std::string, std::string>& user);
+
+// Lets through at most `burst` log lines per key in each `interval` and
+// counts the rest, so a broker that stays down logs a few lines per interval
+// rather than thousands. Threading: every method is safe from any thread
+// (librdkafka calls log and error callbacks from its internal threads).
+class LogRateLimiter {
+ public:
+  explicit LogRateLimiter(std::chrono::milliseconds interval = std::chrono::seconds(10),
+                          int burst = 5)
+      : interval_(interval), burst_(burst) {}
+
+  // True when a line with this key may be logged now. When a new interval
+  // starts, *suppressed receives how many lines of this key were dropped in
+  // the previous one (0 otherwise) so the caller can say so.
+  bool Allow(std::string_view key, uint64_t* suppressed);
+
+ private:
+  struct Window {
+    std::chrono::steady_clock::time_point start;
+    int logged = 0;
+    uint64_t dropped = 0;
+  };
+  static constexpr size_t kMaxKeys = 256;  // keys are error codes/facilities: a small set
+
+  const std::chrono::milliseconds interval_;
+  const int burst_;
+  std::mutex mu_;
+  std::unordered_map<std::string, Window> windows_;  // guarded by mu_
+};
+
+// Logs one librdkafka log line (syslog `level`, facility, text) through
+// spdlog at the matching level, rate-limited per facility. `client` names the
+// seismo client ("consumer", "producer", "mock").
+void LogKafkaLine(LogRateLimiter& limiter, std::string_view client, int level,
+                  std::string_view facility, std::string_view text);
+
+// Logs an error reported by librdkafka's error callback (or a failed
+// delivery, a failed commit), rate-limited per error code. Fatal errors are
+// logged at error level, the rest (transient: broker down, transport) as warnings.
+void LogKafkaError(LogRateLimiter& limiter, std::string_view client, rd_kafka_resp_err_t err,
+                   std::string_view reason, bool fatal);
+
+}  // namespace seismo

@@ -1,0 +1,268 @@
+// KafkaConsumer: the daemon's Kafka source. A high-level (consumer-group)
+// consumer subscribed to the configured topics, shaped for a pipeline that
+// keeps its offsets of record in its own checkpoint (SPEC §7):
+//
+//   Poll() ──batch──▶ pipeline ──▶ shards ──▶ checkpoint (offsets + state)
+//     │                  ▲
+//     └─ rebalance ──────┘  OnAssigned → start offsets from the checkpoint
+//                           OnRevoking → drain + checkpoint before hand-over
+//
+//  - Poll() returns up to N messages; each message owns its librdkafka buffer
+//    until its KafkaMessageBatch is destroyed (payload views stay valid that long).
+//  - Rebalances are handled inside Poll() (and Close()) on the calling thread
+//    through a KafkaRebalanceListener. Start offsets returned by OnAssigned()
+//    are given to rd_kafka_assign(), which is how "seek to the checkpointed
+//    offset" works; partitions without one start at the group's committed
+//    offset, else at auto.offset.reset (seismo default: earliest).
+//  - OnRevoking() runs BEFORE the partitions are given up. Messages of those
+//    partitions already returned by Poll() are the last ones this consumer
+//    hands out; messages fetched but not yet returned (including any gathered
+//    by the Poll() call in progress) are discarded, so the next owner reads
+//    them from wherever the listener's checkpoint/commit says.
+//  - Pause()/Resume() stop and restart fetching for backpressure. Messages
+//    prefetched for a paused partition are discarded by librdkafka and fetched
+//    again after Resume(): nothing is lost or repeated.
+//  - Commit() writes next-offsets to the group (async by default), so that
+//    lag tools and a new owner after a rebalance see progress. Auto-commit
+//    and auto offset store are off by default.
+//  - librdkafka errors are counted and logged through spdlog, rate-limited;
+//    nothing on the poll path throws.
+//
+// Ownership: Create() returns the owner; the listener is borrowed and must
+// outlive the consumer (the destructor closes the group membership, which
+// calls OnRevoking()).
+// Threading: one thread (the "poll thread") calls every method except
+// stats(), which may be called from any thread at any time. Listener
+// callbacks run on the poll thread, inside Poll() or Close(); from them the
+// listener may call Commit() but not Poll() or Close().
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <compare>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "seismo/core/status.h"
+#include "seismo/ingest/kafka_config.h"
+
+namespace seismo {
+
+struct TopicPartition {
+  std::string topic;
+  int32_t partition = 0;
+  auto operator<=>(const TopicPartition&) const = default;
+};
+
+// "topic[3]", for logs and messages.
+std::string ToString(const TopicPartition& tp);
+
+struct KafkaConsumerOptions {
+  std::string brokers;              // bootstrap.servers
+  std::string group_id;             // group.id
+  std::vector<std::string> topics;  // subscription; "^regex" entries allowed
+  // Passed to librdkafka as is, after (and so overriding) seismo's defaults:
+  // auto.offset.reset=earliest, enable.auto.commit=false,
+  // enable.auto.offset.store=false, enable.partition.eof=false,
+  // fetch.wait.max.ms=100, fetch.error.backoff.ms=100, queued.min.messages=100000.
+  std::map<std::string, std::string> properties;
+};
+
+// One consumed message: a view into a librdkafka message owned by the batch
+// it came from. Valid until that batch is destroyed.
+class KafkaMessage {
+ public:
+  explicit KafkaMessage(const rd_kafka_message_t* msg) : msg_(msg) {}
+
+  std::string_view payload() const;
+  std::string_view key() const;
+  std::string_view topic() const;
+  int32_t partition() const;
+  int64_t offset() const;
+  // Message timestamp (CreateTime or LogAppendTime) in ms since the epoch;
+  // nullopt when the message has none.
+  std::optional<int64_t> timestamp_ms() const;
+
+ private:
+  friend class KafkaMessageBatch;
+  const rd_kafka_message_t* raw() const { return msg_; }
+
+  const rd_kafka_message_t* msg_;  // not owned
+};
+
+// Messages from one Poll(), in the order librdkafka delivered them (offset
+// order within each partition). Owns the underlying librdkafka messages.
+// Move-only; may be handed to another thread as a whole.
+class KafkaMessageBatch {
+ public:
+  KafkaMessageBatch() = default;
+  ~KafkaMessageBatch();
+  KafkaMessageBatch(KafkaMessageBatch&& other) noexcept;
+  KafkaMessageBatch& operator=(KafkaMessageBatch&& other) noexcept;
+  KafkaMessageBatch(const KafkaMessageBatch&) = delete;
+  KafkaMessageBatch& operator=(const KafkaMessageBatch&) = delete;
+
+  size_t size() const { return messages_.size(); }
+  bool empty() const { return messages_.empty(); }
+  const KafkaMessage& operator[](size_t i) const { return messages_[i]; }
+  std::vector<KafkaMessage>::const_iterator begin() const { return messages_.begin(); }
+  std::vector<KafkaMessage>::const_iterator end() const { return messages_.end(); }
+  uint64_t payload_bytes() const { return payload_bytes_; }
+
+ private:
+  friend class KafkaConsumer;
+  void Add(rd_kafka_message_t* msg);                // takes ownership
+  void RemovePartitions(const std::set<TopicPartition>& partitions);
+  void Clear();
+
+  std::vector<KafkaMessage> messages_;  // each wraps an owned rd_kafka_message_t
+  uint64_t payload_bytes_ = 0;
+};
+
+// Implemented by the pipeline. Called on the poll thread (see the file comment).
+class KafkaRebalanceListener {
+ public:
+  virtual ~KafkaRebalanceListener() = default;
+
+  // The group gave this consumer `partitions`. Returns the next offset to read
+  // for those that have one in seismo's checkpoint; the others start at the
+  // committed offset, else at auto.offset.reset. Offsets < 0 are ignored.
+  virtual std::map<TopicPartition, int64_t> OnAssigned(
+      const std::vector<TopicPartition>& partitions) = 0;
+
+  // `partitions` are about to be given up (rebalance or Close()). Drain what
+  // was polled from them, checkpoint, and optionally Commit(kSync).
+  virtual void OnRevoking(const std::vector<TopicPartition>& partitions) = 0;
+
+  // `partitions` were taken away without a clean hand-over (session timeout,
+  // fatal error): another member may already own them, so committing is
+  // pointless. Defaults to OnRevoking().
+  virtual void OnLost(const std::vector<TopicPartition>& partitions) { OnRevoking(partitions); }
+};
+
+struct KafkaPartitionStats {
+  TopicPartition tp;
+  int64_t next_offset = -1;     // next offset to be returned; -1 until known
+  int64_t high_watermark = -1;  // last end offset the broker reported; -1 until known
+  int64_t lag = -1;             // high_watermark - next_offset when both are known
+  bool paused = false;
+};
+
+// A consistent copy, refreshed by the poll thread at most every 200 ms and
+// after every rebalance, pause and resume. Counters are monotonic.
+struct KafkaConsumerStats {
+  uint64_t messages = 0;    // returned by Poll()
+  uint64_t bytes = 0;       // payload bytes returned by Poll()
+  uint64_t errors = 0;      // error events seen by Poll() and the error callback
+  uint64_t rebalances = 0;  // assign + revoke callbacks
+  int64_t total_lag = 0;    // sum of the known partition lags
+  size_t paused_partitions = 0;
+  std::vector<KafkaPartitionStats> partitions;  // current assignment, sorted
+  std::string last_error;                       // "" if none
+};
+
+enum class CommitMode { kAsync, kSync };
+
+class KafkaConsumer {
+ public:
+  // Creates the consumer and subscribes; joining the group happens in the
+  // first Poll() calls (≈3 s on the mock cluster). kInvalidArgument on
+  // missing brokers/group/topics or a bad property.
+  [[nodiscard]] static Result<std::unique_ptr<KafkaConsumer>> Create(
+      const KafkaConsumerOptions& options, KafkaRebalanceListener* listener);
+
+  ~KafkaConsumer();  // Close()s if needed
+  KafkaConsumer(const KafkaConsumer&) = delete;
+  KafkaConsumer& operator=(const KafkaConsumer&) = delete;
+
+  // Waits up to `timeout` for the first message, then takes whatever else is
+  // already fetched, up to `max_messages`. Serves rebalances and callbacks.
+  // Returns an empty batch on timeout or after Close().
+  KafkaMessageBatch Poll(size_t max_messages, std::chrono::milliseconds timeout);
+
+  // Stop / restart fetching. Partitions not currently assigned are ignored
+  // (a rebalance resets the pause state of what it assigns).
+  [[nodiscard]] Status Pause(const std::vector<TopicPartition>& partitions);
+  [[nodiscard]] Status Resume(const std::vector<TopicPartition>& partitions);
+  // Pauses every assigned partition and keeps pausing those assigned later,
+  // until ResumeAll().
+  [[nodiscard]] Status PauseAll();
+  [[nodiscard]] Status ResumeAll();
+
+  // Commits next-offsets (offset of the last processed message + 1). An
+  // async commit's failure is logged and counted when a later Poll() learns it.
+  [[nodiscard]] Status Commit(const std::map<TopicPartition, int64_t>& next_offsets,
+                              CommitMode mode = CommitMode::kAsync);
+
+  // The group's committed next-offsets of `partitions` (a round trip to the
+  // group coordinator, up to `timeout`); partitions without a commit are
+  // absent. Callable from OnAssigned() too.
+  [[nodiscard]] Result<std::map<TopicPartition, int64_t>> Committed(
+      const std::vector<TopicPartition>& partitions, std::chrono::milliseconds timeout);
+
+  // Leaves the group (OnRevoking() runs first) and stops fetching. Idempotent.
+  [[nodiscard]] Status Close();
+
+  // The current assignment, sorted. Poll thread only.
+  std::vector<TopicPartition> assignment() const;
+
+  // Asks the partition's leader for its low and high watermarks: a network
+  // round trip of up to `timeout`. Any thread. (A low watermark above 0 on
+  // the mock cluster means it dropped old data, see mock_cluster.h.)
+  [[nodiscard]] Result<std::pair<int64_t, int64_t>> QueryWatermarks(
+      const TopicPartition& tp, std::chrono::milliseconds timeout) const;
+
+  // Any thread.
+  KafkaConsumerStats stats() const;
+
+ private:
+  KafkaConsumer(const KafkaConsumerOptions& options, KafkaRebalanceListener* listener);
+
+  static void RebalanceCallback(rd_kafka_t* rk, rd_kafka_resp_err_t err,
+                                rd_kafka_topic_partition_list_t* partitions, void* opaque);
+  static void CommitCallback(rd_kafka_t* rk, rd_kafka_resp_err_t err,
+                             rd_kafka_topic_partition_list_t* offsets, void* opaque);
+  static void ErrorCallback(rd_kafka_t* rk, int err, const char* reason, void* opaque);
+  static void LogCallback(const rd_kafka_t* rk, int level, const char* fac, const char* buf);
+
+  void HandleAssign(rd_kafka_topic_partition_list_t* partitions);
+  void HandleRevoke(rd_kafka_topic_partition_list_t* partitions);
+  [[nodiscard]] Status SetPaused(const std::vector<TopicPartition>& partitions, bool pause);
+  void RecordError(rd_kafka_resp_err_t err, const std::string& reason, bool fatal);
+  void RefreshStats(bool force);
+
+  const KafkaConsumerOptions options_;
+  KafkaRebalanceListener* const listener_;  // borrowed; may be null
+  rd_kafka_t* rk_ = nullptr;                // owned
+
+  // Poll thread only.
+  bool closed_ = false;
+  bool pause_all_ = false;
+  std::set<TopicPartition> assignment_;
+  std::set<TopicPartition> paused_;
+  KafkaMessageBatch* pending_ = nullptr;  // the batch Poll() is filling, if any
+  std::chrono::steady_clock::time_point last_refresh_{};
+
+  // Counters: written on the poll thread (errors also by librdkafka's threads),
+  // read by stats(). Relaxed: independent counters, nothing published with them.
+  std::atomic<uint64_t> messages_{0};
+  std::atomic<uint64_t> bytes_{0};
+  std::atomic<uint64_t> errors_{0};
+  std::atomic<uint64_t> rebalances_{0};
+
+  mutable std::mutex stats_mu_;
+  std::vector<KafkaPartitionStats> partition_stats_;  // guarded by stats_mu_
+  std::string last_error_;                            // guarded by stats_mu_
+
+  LogRateLimiter log_limiter_;
+};
+
+}  // namespace seismo

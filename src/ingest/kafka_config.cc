@@ -1,0 +1,85 @@
+#include "seismo/ingest/kafka_config.h"
+
+#include <spdlog/spdlog.h>
+
+#include <array>
+
+namespace seismo {
+
+Result<KafkaConfPtr> BuildKafkaConf(const std::map<std::string, std::string>& defaults,
+                                    const std::map<std::string, std::string>& user) {
+  KafkaConfPtr conf(rd_kafka_conf_new());
+  std::array<char, 512> errstr{};
+  for (const auto* props : {&defaults, &user}) {
+    for (const auto& [key, value] : *props) {
+      if (rd_kafka_conf_set(conf.get(), key.c_str(), value.c_str(), errstr.data(),
+                            errstr.size()) != RD_KAFKA_CONF_OK) {
+        return Status::InvalidArgument("kafka property '" + key + "' = '" + value +
+                                       "': " + errstr.data());
+      }
+    }
+  }
+  return conf;
+}
+
+bool LogRateLimiter::Allow(std::string_view key, uint64_t* suppressed) {
+  *suppressed = 0;
+  const auto now = std::chrono::steady_clock::now();
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = windows_.find(std::string(key));
+  if (it == windows_.end()) {
+    if (windows_.size() >= kMaxKeys) windows_.clear();  // keeps memory bounded; loses counts only
+    it = windows_.emplace(std::string(key), Window{now, 0, 0}).first;
+  }
+  Window& w = it->second;
+  if (now - w.start >= interval_) {
+    *suppressed = w.dropped;
+    w = Window{now, 0, 0};
+  }
+  if (w.logged < burst_) {
+    ++w.logged;
+    return true;
+  }
+  ++w.dropped;
+  return false;
+}
+
+namespace {
+
+spdlog::level::level_enum SyslogToSpdlog(int level) {
+  // librdkafka uses syslog levels: 0 emerg .. 3 err, 4 warning, 5 notice, 6 info, 7 debug.
+  if (level <= 3) return spdlog::level::err;
+  if (level == 4) return spdlog::level::warn;
+  if (level <= 6) return spdlog::level::info;
+  return spdlog::level::debug;
+}
+
+}  // namespace
+
+void LogKafkaLine(LogRateLimiter& limiter, std::string_view client, int level,
+                  std::string_view facility, std::string_view text) {
+  const auto spd_level = SyslogToSpdlog(level);
+  if (!spdlog::should_log(spd_level)) return;
+  uint64_t suppressed = 0;
+  if (!limiter.Allow(facility, &suppressed)) return;
+  if (suppressed > 0) {
+    spdlog::log(spd_level, "kafka {}: {} earlier '{}' log lines suppressed", client, suppressed,
+                facility);
+  }
+  spdlog::log(spd_level, "kafka {} [{}]: {}", client, facility, text);
+}
+
+void LogKafkaError(LogRateLimiter& limiter, std::string_view client, rd_kafka_resp_err_t err,
+                   std::string_view reason, bool fatal) {
+  const auto level = fatal ? spdlog::level::err : spdlog::level::warn;
+  uint64_t suppressed = 0;
+  if (!limiter.Allow(rd_kafka_err2name(err), &suppressed)) return;
+  if (suppressed > 0) {
+    spdlog::log(level, "kafka {}: {} earlier {} errors suppressed", client, suppressed,
+                rd_kafka_err2name(err));
+  }
+  spdlog::log(level, "kafka {}: {}{}: {}", client, fatal ? "fatal " : "", rd_kafka_err2name(err),
+              reason);
+}
+
+}  // namespace seismo

@@ -1,0 +1,534 @@
+#include "seismo/ingest/kafka_consumer.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+
+namespace seismo {
+
+namespace {
+
+constexpr auto kStatsRefreshInterval = std::chrono::milliseconds(200);
+
+int ToMs(std::chrono::milliseconds d) {
+  return static_cast<int>(std::clamp<int64_t>(d.count(), 0, INT32_MAX));
+}
+
+std::vector<TopicPartition> ToVector(const rd_kafka_topic_partition_list_t* list) {
+  std::vector<TopicPartition> out;
+  if (list == nullptr) return out;
+  out.reserve(static_cast<size_t>(list->cnt));
+  for (int i = 0; i < list->cnt; ++i) {
+    out.push_back({list->elems[i].topic, list->elems[i].partition});
+  }
+  return out;
+}
+
+template <typename Range>
+KafkaPartitionListPtr ToList(const Range& partitions) {
+  KafkaPartitionListPtr list(
+      rd_kafka_topic_partition_list_new(static_cast<int>(std::size(partitions))));
+  for (const TopicPartition& tp : partitions) {
+    rd_kafka_topic_partition_list_add(list.get(), tp.topic.c_str(), tp.partition);
+  }
+  return list;
+}
+
+bool IsCooperative(rd_kafka_t* rk) {
+  const char* protocol = rd_kafka_rebalance_protocol(rk);
+  return protocol != nullptr && std::strcmp(protocol, "COOPERATIVE") == 0;
+}
+
+// Logs and frees an rd_kafka_error_t returned by the incremental API.
+void ConsumeError(rd_kafka_error_t* error, std::string_view what) {
+  if (error == nullptr) return;
+  spdlog::error("kafka consumer: {} failed: {}", what, rd_kafka_error_string(error));
+  rd_kafka_error_destroy(error);
+}
+
+}  // namespace
+
+std::string ToString(const TopicPartition& tp) {
+  return tp.topic + "[" + std::to_string(tp.partition) + "]";
+}
+
+// ---- KafkaMessage / KafkaMessageBatch ----
+
+std::string_view KafkaMessage::payload() const {
+  if (msg_->payload == nullptr) return {};
+  return {static_cast<const char*>(msg_->payload), msg_->len};
+}
+
+std::string_view KafkaMessage::key() const {
+  if (msg_->key == nullptr) return {};
+  return {static_cast<const char*>(msg_->key), msg_->key_len};
+}
+
+std::string_view KafkaMessage::topic() const { return rd_kafka_topic_name(msg_->rkt); }
+int32_t KafkaMessage::partition() const { return msg_->partition; }
+int64_t KafkaMessage::offset() const { return msg_->offset; }
+
+std::optional<int64_t> KafkaMessage::timestamp_ms() const {
+  rd_kafka_timestamp_type_t type = RD_KAFKA_TIMESTAMP_NOT_AVAILABLE;
+  const int64_t ts = rd_kafka_message_timestamp(msg_, &type);
+  if (type == RD_KAFKA_TIMESTAMP_NOT_AVAILABLE || ts < 0) return std::nullopt;
+  return ts;
+}
+
+KafkaMessageBatch::~KafkaMessageBatch() { Clear(); }
+
+KafkaMessageBatch::KafkaMessageBatch(KafkaMessageBatch&& other) noexcept
+    : messages_(std::move(other.messages_)), payload_bytes_(other.payload_bytes_) {
+  other.messages_.clear();
+  other.payload_bytes_ = 0;
+}
+
+KafkaMessageBatch& KafkaMessageBatch::operator=(KafkaMessageBatch&& other) noexcept {
+  if (this != &other) {
+    Clear();
+    messages_ = std::move(other.messages_);
+    payload_bytes_ = other.payload_bytes_;
+    other.messages_.clear();
+    other.payload_bytes_ = 0;
+  }
+  return *this;
+}
+
+namespace {
+// The batch stores const views but owns the messages, so destroying
+// through a const_cast is sound.
+void DestroyMessage(const rd_kafka_message_t* raw) {
+  rd_kafka_message_destroy(const_cast<rd_kafka_message_t*>(raw));
+}
+}  // namespace
+
+void KafkaMessageBatch::Add(rd_kafka_message_t* msg) {
+  payload_bytes_ += msg->len;
+  messages_.emplace_back(msg);
+}
+
+void KafkaMessageBatch::RemovePartitions(const std::set<TopicPartition>& partitions) {
+  std::vector<KafkaMessage> kept;
+  kept.reserve(messages_.size());
+  for (const KafkaMessage& m : messages_) {
+    TopicPartition tp{std::string(m.topic()), m.partition()};
+    if (partitions.count(tp) != 0) {
+      payload_bytes_ -= m.payload().size();
+      DestroyMessage(m.raw());
+    } else {
+      kept.push_back(m);
+    }
+  }
+  messages_ = std::move(kept);
+}
+
+void KafkaMessageBatch::Clear() {
+  for (const KafkaMessage& m : messages_) DestroyMessage(m.raw());
+  messages_.clear();
+  payload_bytes_ = 0;
+}
+
+// ---- KafkaConsumer ----
+
+KafkaConsumer::KafkaConsumer(const KafkaConsumerOptions& options,
+                             KafkaRebalanceListener* listener)
+    : options_(options), listener_(listener) {}
+
+Result<std::unique_ptr<KafkaConsumer>> KafkaConsumer::Create(const KafkaConsumerOptions& options,
+                                                             KafkaRebalanceListener* listener) {
+  if (options.brokers.empty()) return Status::InvalidArgument("kafka.brokers is empty");
+  if (options.group_id.empty()) return Status::InvalidArgument("kafka.group_id is empty");
+  if (options.topics.empty()) return Status::InvalidArgument("kafka.topics is empty");
+  auto conf = BuildKafkaConf(
+      {
+          {"bootstrap.servers", options.brokers},
+          {"group.id", options.group_id},
+          {"client.id", "seismo-consumer"},
+          {"auto.offset.reset", "earliest"},
+          {"enable.auto.commit", "false"},
+          {"enable.auto.offset.store", "false"},
+          {"enable.partition.eof", "false"},
+          // The mock (and a quiet real topic) holds an empty fetch response
+          // for fetch.wait.max.ms; keep it short so new data flows quickly.
+          {"fetch.wait.max.ms", "100"},
+          {"fetch.error.backoff.ms", "100"},
+          {"queued.min.messages", "100000"},
+      },
+      options.properties);
+  if (!conf) return conf.error();
+
+  std::unique_ptr<KafkaConsumer> consumer(new KafkaConsumer(options, listener));
+  rd_kafka_conf_set_opaque(conf->get(), consumer.get());
+  rd_kafka_conf_set_rebalance_cb(conf->get(), &KafkaConsumer::RebalanceCallback);
+  rd_kafka_conf_set_offset_commit_cb(conf->get(), &KafkaConsumer::CommitCallback);
+  rd_kafka_conf_set_error_cb(conf->get(), &KafkaConsumer::ErrorCallback);
+  rd_kafka_conf_set_log_cb(conf->get(), &KafkaConsumer::LogCallback);
+
+  std::array<char, 512> errstr{};
+  consumer->rk_ = rd_kafka_new(RD_KAFKA_CONSUMER, conf->get(), errstr.data(), errstr.size());
+  if (consumer->rk_ == nullptr) {
+    return Status::InvalidArgument(std::string("cannot create Kafka consumer: ") + errstr.data());
+  }
+  conf->release();  // owned by rk_ now
+  // Serve error, log-queue and commit callbacks from Poll() as well.
+  rd_kafka_poll_set_consumer(consumer->rk_);
+
+  KafkaPartitionListPtr subscription(
+      rd_kafka_topic_partition_list_new(static_cast<int>(options.topics.size())));
+  for (const std::string& topic : options.topics) {
+    rd_kafka_topic_partition_list_add(subscription.get(), topic.c_str(), RD_KAFKA_PARTITION_UA);
+  }
+  const rd_kafka_resp_err_t err = rd_kafka_subscribe(consumer->rk_, subscription.get());
+  if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    return Status::InvalidArgument(std::string("kafka subscribe failed: ") +
+                                   rd_kafka_err2str(err));
+  }
+  return consumer;
+}
+
+KafkaConsumer::~KafkaConsumer() {
+  if (rk_ == nullptr) return;
+  if (!closed_) {
+    const Status s = Close();
+    if (!s.ok()) spdlog::warn("kafka consumer: close: {}", s.message());
+  }
+  rd_kafka_destroy(rk_);
+}
+
+KafkaMessageBatch KafkaConsumer::Poll(size_t max_messages, std::chrono::milliseconds timeout) {
+  KafkaMessageBatch batch;
+  if (closed_ || max_messages == 0) return batch;
+  pending_ = &batch;
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (batch.size() < max_messages) {
+    int wait_ms = 0;
+    if (batch.empty()) {
+      wait_ms = ToMs(std::chrono::duration_cast<std::chrono::milliseconds>(
+          deadline - std::chrono::steady_clock::now()));
+    }
+    rd_kafka_message_t* msg = rd_kafka_consumer_poll(rk_, wait_ms);
+    if (msg == nullptr) {
+      if (!batch.empty() || std::chrono::steady_clock::now() >= deadline) break;
+      continue;  // woke up early (a callback was served): keep waiting
+    }
+    if (msg->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      if (msg->err != RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+        std::string reason = rd_kafka_message_errstr(msg);
+        if (msg->rkt != nullptr) {
+          reason = ToString({rd_kafka_topic_name(msg->rkt), msg->partition}) + ": " + reason;
+        }
+        RecordError(msg->err, reason, msg->err == RD_KAFKA_RESP_ERR__FATAL);
+      }
+      rd_kafka_message_destroy(msg);
+      continue;
+    }
+    batch.Add(msg);
+  }
+  pending_ = nullptr;
+  messages_.fetch_add(batch.size(), std::memory_order_relaxed);
+  bytes_.fetch_add(batch.payload_bytes(), std::memory_order_relaxed);
+  RefreshStats(/*force=*/false);
+  return batch;
+}
+
+Status KafkaConsumer::SetPaused(const std::vector<TopicPartition>& partitions, bool pause) {
+  std::vector<TopicPartition> assigned;
+  for (const TopicPartition& tp : partitions) {
+    if (assignment_.count(tp) != 0) assigned.push_back(tp);
+  }
+  if (assigned.empty()) return Status::Ok();
+  KafkaPartitionListPtr list = ToList(assigned);
+  const rd_kafka_resp_err_t err = pause ? rd_kafka_pause_partitions(rk_, list.get())
+                                        : rd_kafka_resume_partitions(rk_, list.get());
+  if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    return Status::Internal(std::string(pause ? "pause" : "resume") + " failed: " +
+                            rd_kafka_err2str(err));
+  }
+  Status result = Status::Ok();
+  for (int i = 0; i < list->cnt; ++i) {
+    const auto& elem = list->elems[i];
+    TopicPartition tp{elem.topic, elem.partition};
+    if (elem.err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      result = Status::Internal((pause ? "pause " : "resume ") + ToString(tp) + ": " +
+                                rd_kafka_err2str(elem.err));
+      continue;
+    }
+    if (pause) {
+      paused_.insert(tp);
+    } else {
+      paused_.erase(tp);
+    }
+  }
+  RefreshStats(/*force=*/true);
+  return result;
+}
+
+Status KafkaConsumer::Pause(const std::vector<TopicPartition>& partitions) {
+  return SetPaused(partitions, true);
+}
+
+Status KafkaConsumer::Resume(const std::vector<TopicPartition>& partitions) {
+  return SetPaused(partitions, false);
+}
+
+Status KafkaConsumer::PauseAll() {
+  pause_all_ = true;
+  return SetPaused({assignment_.begin(), assignment_.end()}, true);
+}
+
+Status KafkaConsumer::ResumeAll() {
+  pause_all_ = false;
+  return SetPaused({assignment_.begin(), assignment_.end()}, false);
+}
+
+Status KafkaConsumer::Commit(const std::map<TopicPartition, int64_t>& next_offsets,
+                             CommitMode mode) {
+  if (closed_) return Status::Unavailable("commit after close");
+  if (next_offsets.empty()) return Status::Ok();
+  KafkaPartitionListPtr list(
+      rd_kafka_topic_partition_list_new(static_cast<int>(next_offsets.size())));
+  for (const auto& [tp, offset] : next_offsets) {
+    if (offset < 0) {
+      return Status::InvalidArgument("commit of negative offset for " + ToString(tp));
+    }
+    rd_kafka_topic_partition_list_add(list.get(), tp.topic.c_str(), tp.partition)->offset =
+        offset;
+  }
+  const rd_kafka_resp_err_t err =
+      rd_kafka_commit(rk_, list.get(), mode == CommitMode::kAsync ? 1 : 0);
+  if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    return Status::Unavailable(std::string("commit failed: ") + rd_kafka_err2str(err));
+  }
+  if (mode == CommitMode::kSync) {
+    for (int i = 0; i < list->cnt; ++i) {
+      if (list->elems[i].err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+        return Status::Unavailable(
+            "commit of " + ToString({list->elems[i].topic, list->elems[i].partition}) +
+            " failed: " + rd_kafka_err2str(list->elems[i].err));
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+Result<std::map<TopicPartition, int64_t>> KafkaConsumer::Committed(
+    const std::vector<TopicPartition>& partitions, std::chrono::milliseconds timeout) {
+  std::map<TopicPartition, int64_t> out;
+  if (partitions.empty()) return out;
+  KafkaPartitionListPtr list = ToList(partitions);
+  const rd_kafka_resp_err_t err = rd_kafka_committed(rk_, list.get(), ToMs(timeout));
+  if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    return Status::Unavailable(std::string("committed offsets: ") + rd_kafka_err2str(err));
+  }
+  for (int i = 0; i < list->cnt; ++i) {
+    const auto& elem = list->elems[i];
+    if (elem.err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      return Status::Unavailable("committed offset of " +
+                                 ToString({elem.topic, elem.partition}) + ": " +
+                                 rd_kafka_err2str(elem.err));
+    }
+    if (elem.offset >= 0) out[{elem.topic, elem.partition}] = elem.offset;
+  }
+  return out;
+}
+
+Status KafkaConsumer::Close() {
+  if (closed_) return Status::Ok();
+  const rd_kafka_resp_err_t err = rd_kafka_consumer_close(rk_);  // serves the final revoke
+  closed_ = true;
+  assignment_.clear();
+  paused_.clear();
+  RefreshStats(/*force=*/true);
+  if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    return Status::Unavailable(std::string("consumer close: ") + rd_kafka_err2str(err));
+  }
+  return Status::Ok();
+}
+
+std::vector<TopicPartition> KafkaConsumer::assignment() const {
+  return {assignment_.begin(), assignment_.end()};
+}
+
+Result<std::pair<int64_t, int64_t>> KafkaConsumer::QueryWatermarks(
+    const TopicPartition& tp, std::chrono::milliseconds timeout) const {
+  int64_t low = -1;
+  int64_t high = -1;
+  const rd_kafka_resp_err_t err = rd_kafka_query_watermark_offsets(
+      rk_, tp.topic.c_str(), tp.partition, &low, &high, ToMs(timeout));
+  if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    return Status::Unavailable("watermarks of " + ToString(tp) + ": " + rd_kafka_err2str(err));
+  }
+  return std::make_pair(low, high);
+}
+
+KafkaConsumerStats KafkaConsumer::stats() const {
+  KafkaConsumerStats s;
+  s.messages = messages_.load(std::memory_order_relaxed);
+  s.bytes = bytes_.load(std::memory_order_relaxed);
+  s.errors = errors_.load(std::memory_order_relaxed);
+  s.rebalances = rebalances_.load(std::memory_order_relaxed);
+  std::lock_guard<std::mutex> lock(stats_mu_);
+  s.partitions = partition_stats_;
+  s.last_error = last_error_;
+  for (const KafkaPartitionStats& p : s.partitions) {
+    if (p.lag > 0) s.total_lag += p.lag;
+    if (p.paused) ++s.paused_partitions;
+  }
+  return s;
+}
+
+void KafkaConsumer::RefreshStats(bool force) {
+  const auto now = std::chrono::steady_clock::now();
+  if (!force && now - last_refresh_ < kStatsRefreshInterval) return;
+  last_refresh_ = now;
+
+  std::vector<KafkaPartitionStats> fresh;
+  fresh.reserve(assignment_.size());
+  if (!assignment_.empty()) {
+    KafkaPartitionListPtr list = ToList(assignment_);
+    // Local, non-blocking: the application position and the cached
+    // watermarks from the latest fetch responses.
+    const bool have_positions = rd_kafka_position(rk_, list.get()) == RD_KAFKA_RESP_ERR_NO_ERROR;
+    for (int i = 0; i < list->cnt; ++i) {
+      const auto& elem = list->elems[i];
+      KafkaPartitionStats p;
+      p.tp = {elem.topic, elem.partition};
+      if (have_positions && elem.offset >= 0) p.next_offset = elem.offset;
+      int64_t low = -1;
+      int64_t high = -1;
+      if (rd_kafka_get_watermark_offsets(rk_, elem.topic, elem.partition, &low, &high) ==
+              RD_KAFKA_RESP_ERR_NO_ERROR &&
+          high >= 0) {
+        p.high_watermark = high;
+      }
+      if (p.next_offset >= 0 && p.high_watermark >= 0) {
+        p.lag = std::max<int64_t>(0, p.high_watermark - p.next_offset);
+      }
+      p.paused = paused_.count(p.tp) != 0;
+      fresh.push_back(std::move(p));
+    }
+  }
+  std::lock_guard<std::mutex> lock(stats_mu_);
+  partition_stats_ = std::move(fresh);
+}
+
+void KafkaConsumer::RecordError(rd_kafka_resp_err_t err, const std::string& reason, bool fatal) {
+  errors_.fetch_add(1, std::memory_order_relaxed);
+  LogKafkaError(log_limiter_, "consumer", err, reason, fatal);
+  std::lock_guard<std::mutex> lock(stats_mu_);
+  last_error_ = std::string(rd_kafka_err2name(err)) + ": " + reason;
+}
+
+void KafkaConsumer::HandleAssign(rd_kafka_topic_partition_list_t* partitions) {
+  const std::vector<TopicPartition> tps = ToVector(partitions);
+  std::map<TopicPartition, int64_t> starts;
+  if (listener_ != nullptr) starts = listener_->OnAssigned(tps);
+  for (int i = 0; i < partitions->cnt; ++i) {
+    auto& elem = partitions->elems[i];
+    auto it = starts.find({elem.topic, elem.partition});
+    elem.offset = (it != starts.end() && it->second >= 0) ? it->second : RD_KAFKA_OFFSET_INVALID;
+  }
+  if (IsCooperative(rk_)) {
+    ConsumeError(rd_kafka_incremental_assign(rk_, partitions), "incremental assign");
+  } else {
+    const rd_kafka_resp_err_t err = rd_kafka_assign(rk_, partitions);
+    if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      RecordError(err, "assign failed", /*fatal=*/false);
+    }
+  }
+  assignment_.insert(tps.begin(), tps.end());
+  spdlog::info("kafka consumer: assigned {} partitions ({} with checkpointed offsets)",
+               tps.size(), starts.size());
+  if (pause_all_) {
+    const Status s = SetPaused(tps, true);
+    if (!s.ok()) spdlog::warn("kafka consumer: pausing new partitions: {}", s.message());
+  }
+}
+
+void KafkaConsumer::HandleRevoke(rd_kafka_topic_partition_list_t* partitions) {
+  const std::vector<TopicPartition> tps = ToVector(partitions);
+  const std::set<TopicPartition> revoked(tps.begin(), tps.end());
+  // Fetched but not yet handed out: the next owner will read them.
+  if (pending_ != nullptr) pending_->RemovePartitions(revoked);
+  const bool lost = rd_kafka_assignment_lost(rk_) != 0;
+  if (listener_ != nullptr) {
+    if (lost) {
+      listener_->OnLost(tps);
+    } else {
+      listener_->OnRevoking(tps);
+    }
+  }
+  if (IsCooperative(rk_)) {
+    ConsumeError(rd_kafka_incremental_unassign(rk_, partitions), "incremental unassign");
+  } else {
+    const rd_kafka_resp_err_t err = rd_kafka_assign(rk_, nullptr);
+    if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      RecordError(err, "unassign failed", /*fatal=*/false);
+    }
+  }
+  for (const TopicPartition& tp : tps) {
+    assignment_.erase(tp);
+    paused_.erase(tp);
+  }
+  spdlog::info("kafka consumer: {} {} partitions", lost ? "lost" : "revoked", tps.size());
+}
+
+void KafkaConsumer::RebalanceCallback(rd_kafka_t* rk, rd_kafka_resp_err_t err,
+                                      rd_kafka_topic_partition_list_t* partitions,
+                                      void* opaque) {
+  auto* self = static_cast<KafkaConsumer*>(opaque);
+  self->rebalances_.fetch_add(1, std::memory_order_relaxed);
+  if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
+    self->HandleAssign(partitions);
+  } else if (err == RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS) {
+    self->HandleRevoke(partitions);
+  } else {
+    self->RecordError(err, "rebalance error", /*fatal=*/false);
+    if (IsCooperative(rk)) {
+      ConsumeError(rd_kafka_incremental_unassign(rk, partitions), "incremental unassign");
+    } else {
+      (void)rd_kafka_assign(rk, nullptr);
+    }
+    self->assignment_.clear();
+    self->paused_.clear();
+  }
+  self->RefreshStats(/*force=*/true);
+}
+
+void KafkaConsumer::CommitCallback(rd_kafka_t* /*rk*/, rd_kafka_resp_err_t err,
+                                   rd_kafka_topic_partition_list_t* offsets, void* opaque) {
+  auto* self = static_cast<KafkaConsumer*>(opaque);
+  // _NO_OFFSET: nothing to commit, not a failure.
+  if (err != RD_KAFKA_RESP_ERR_NO_ERROR && err != RD_KAFKA_RESP_ERR__NO_OFFSET) {
+    self->RecordError(err, "offset commit failed", /*fatal=*/false);
+    return;
+  }
+  if (offsets == nullptr) return;
+  for (int i = 0; i < offsets->cnt; ++i) {
+    if (offsets->elems[i].err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      self->RecordError(offsets->elems[i].err,
+                        "offset commit of " +
+                            ToString({offsets->elems[i].topic, offsets->elems[i].partition}) +
+                            " failed",
+                        /*fatal=*/false);
+    }
+  }
+}
+
+void KafkaConsumer::ErrorCallback(rd_kafka_t* /*rk*/, int err, const char* reason,
+                                  void* opaque) {
+  auto* self = static_cast<KafkaConsumer*>(opaque);
+  const auto code = static_cast<rd_kafka_resp_err_t>(err);
+  self->RecordError(code, reason, code == RD_KAFKA_RESP_ERR__FATAL);
+}
+
+void KafkaConsumer::LogCallback(const rd_kafka_t* rk, int level, const char* fac,
+                                const char* buf) {
+  auto* self = static_cast<KafkaConsumer*>(rd_kafka_opaque(rk));
+  if (self == nullptr) return;
+  LogKafkaLine(self->log_limiter_, "consumer", level, fac, buf);
+}
+
+}  // namespace seismo

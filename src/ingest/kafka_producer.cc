@@ -1,0 +1,161 @@
+#include "seismo/ingest/kafka_producer.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <array>
+
+namespace seismo {
+
+namespace {
+
+int ToMs(std::chrono::milliseconds d) {
+  return static_cast<int>(std::min<int64_t>(d.count(), INT32_MAX));
+}
+
+}  // namespace
+
+KafkaProducer::KafkaProducer(const KafkaProducerOptions& options) : options_(options) {}
+
+Result<std::unique_ptr<KafkaProducer>> KafkaProducer::Create(const KafkaProducerOptions& options) {
+  if (options.max_in_flight < 1) {
+    return Status::InvalidArgument("producer max_in_flight must be at least 1");
+  }
+  auto conf = BuildKafkaConf(
+      {
+          {"bootstrap.servers", options.brokers},
+          {"client.id", "seismo-producer"},
+          {"linger.ms", "5"},
+          {"queue.buffering.max.messages", std::to_string(options.max_in_flight)},
+      },
+      options.properties);
+  if (!conf) return conf.error();
+
+  std::unique_ptr<KafkaProducer> producer(new KafkaProducer(options));
+  rd_kafka_conf_set_opaque(conf->get(), producer.get());
+  rd_kafka_conf_set_dr_msg_cb(conf->get(), &KafkaProducer::DeliveryReport);
+  rd_kafka_conf_set_error_cb(conf->get(), &KafkaProducer::ErrorCallback);
+  rd_kafka_conf_set_log_cb(conf->get(), &KafkaProducer::LogCallback);
+
+  std::array<char, 512> errstr{};
+  producer->rk_ = rd_kafka_new(RD_KAFKA_PRODUCER, conf->get(), errstr.data(), errstr.size());
+  if (producer->rk_ == nullptr) {
+    return Status::InvalidArgument(std::string("cannot create Kafka producer: ") + errstr.data());
+  }
+  conf->release();  // owned by rk_ now
+  return producer;
+}
+
+KafkaProducer::~KafkaProducer() {
+  if (rk_ == nullptr) return;
+  rd_kafka_flush(rk_, ToMs(options_.close_timeout));
+  const int left = rd_kafka_outq_len(rk_);
+  if (left > 0) {
+    spdlog::warn("kafka producer: closing with {} messages still undelivered after {} ms", left,
+                 options_.close_timeout.count());
+  }
+  rd_kafka_destroy(rk_);
+}
+
+Status KafkaProducer::Produce(const std::string& topic, std::string_view key,
+                              std::string_view value, int32_t partition,
+                              std::optional<int64_t> timestamp_ms) {
+  const auto deadline =
+      options_.enqueue_timeout
+          ? std::optional(std::chrono::steady_clock::now() + *options_.enqueue_timeout)
+          : std::nullopt;
+  // The vu-array form of rd_kafka_producev (its macros use C casts). Key and
+  // value pointers are non-const in the union but, with MSG_F_COPY, only read.
+  std::array<rd_kafka_vu_t, 6> vus{};
+  vus[0].vtype = RD_KAFKA_VTYPE_TOPIC;
+  vus[0].u.cstr = topic.c_str();
+  vus[1].vtype = RD_KAFKA_VTYPE_PARTITION;
+  vus[1].u.i32 = partition;
+  vus[2].vtype = RD_KAFKA_VTYPE_MSGFLAGS;
+  vus[2].u.i = RD_KAFKA_MSG_F_COPY;
+  vus[3].vtype = RD_KAFKA_VTYPE_VALUE;
+  vus[3].u.mem.ptr = const_cast<char*>(value.data());
+  vus[3].u.mem.size = value.size();
+  vus[4].vtype = RD_KAFKA_VTYPE_TIMESTAMP;
+  vus[4].u.i64 = timestamp_ms.value_or(0);  // 0 = now
+  size_t vu_count = 5;
+  if (!key.empty()) {
+    vus[5].vtype = RD_KAFKA_VTYPE_KEY;
+    vus[5].u.mem.ptr = const_cast<char*>(key.data());
+    vus[5].u.mem.size = key.size();
+    vu_count = 6;
+  }
+  for (;;) {
+    rd_kafka_resp_err_t err = RD_KAFKA_RESP_ERR_NO_ERROR;
+    if (rd_kafka_error_t* error = rd_kafka_produceva(rk_, vus.data(), vu_count)) {
+      err = rd_kafka_error_code(error);
+      rd_kafka_error_destroy(error);
+    }
+    if (err == RD_KAFKA_RESP_ERR_NO_ERROR) break;
+    if (err != RD_KAFKA_RESP_ERR__QUEUE_FULL) {
+      return Status::InvalidArgument("produce to '" + topic + "': " + rd_kafka_err2str(err));
+    }
+    // Full: make room by serving delivery reports; never drop.
+    if (deadline && std::chrono::steady_clock::now() >= *deadline) {
+      return Status::Unavailable("produce to '" + topic + "': local queue full for " +
+                                 std::to_string(options_.enqueue_timeout->count()) + " ms");
+    }
+    rd_kafka_poll(rk_, 10);
+  }
+  enqueued_.fetch_add(1, std::memory_order_relaxed);
+  rd_kafka_poll(rk_, 0);
+  return Status::Ok();
+}
+
+void KafkaProducer::Poll(std::chrono::milliseconds timeout) { rd_kafka_poll(rk_, ToMs(timeout)); }
+
+Status KafkaProducer::Flush(std::chrono::milliseconds timeout) {
+  const rd_kafka_resp_err_t err = rd_kafka_flush(rk_, ToMs(timeout));
+  if (err == RD_KAFKA_RESP_ERR_NO_ERROR) return Status::Ok();
+  return Status::Unavailable(std::to_string(rd_kafka_outq_len(rk_)) +
+                             " messages still in flight after " +
+                             std::to_string(timeout.count()) + " ms");
+}
+
+KafkaProducerStats KafkaProducer::stats() const {
+  KafkaProducerStats s;
+  s.enqueued = enqueued_.load(std::memory_order_relaxed);
+  s.acknowledged = acknowledged_.load(std::memory_order_relaxed);
+  s.failed = failed_.load(std::memory_order_relaxed);
+  const int outq = rd_kafka_outq_len(rk_);
+  s.in_flight = outq > 0 ? static_cast<uint64_t>(outq) : 0;
+  std::lock_guard<std::mutex> lock(error_mu_);
+  s.last_error = last_error_;
+  return s;
+}
+
+void KafkaProducer::DeliveryReport(rd_kafka_t* /*rk*/, const rd_kafka_message_t* msg,
+                                   void* opaque) {
+  auto* self = static_cast<KafkaProducer*>(opaque);
+  if (msg->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+    self->acknowledged_.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  self->failed_.fetch_add(1, std::memory_order_relaxed);
+  std::string reason = std::string("delivery to '") + rd_kafka_topic_name(msg->rkt) +
+                       "' failed: " + rd_kafka_err2str(msg->err);
+  LogKafkaError(self->log_limiter_, "producer", msg->err, reason, /*fatal=*/false);
+  std::lock_guard<std::mutex> lock(self->error_mu_);
+  self->last_error_ = std::move(reason);
+}
+
+void KafkaProducer::ErrorCallback(rd_kafka_t* rk, int err, const char* reason, void* opaque) {
+  auto* self = static_cast<KafkaProducer*>(opaque);
+  const auto code = static_cast<rd_kafka_resp_err_t>(err);
+  LogKafkaError(self->log_limiter_, "producer", code, reason,
+                code == RD_KAFKA_RESP_ERR__FATAL && rk != nullptr);
+}
+
+void KafkaProducer::LogCallback(const rd_kafka_t* rk, int level, const char* fac,
+                                const char* buf) {
+  auto* self = static_cast<KafkaProducer*>(rd_kafka_opaque(rk));
+  if (self == nullptr) return;
+  LogKafkaLine(self->log_limiter_, "producer", level, fac, buf);
+}
+
+}  // namespace seismo
