@@ -74,11 +74,15 @@ int RunBroker(const BrokerArgs& args) {
       std::fprintf(stderr, "seismo broker: %s\n", s.message().c_str());
       return 1;
     }
-    spdlog::info("broker: topic {} with {} partitions", name, partitions);
   }
 
+  // The contract (SPEC §6.1): the bootstrap servers are the first line of
+  // stdout. Nothing is logged before it, in case logging goes to stdout.
   std::fprintf(stdout, "%s\n", (*cluster)->bootstrap_servers().c_str());
   std::fflush(stdout);
+  for (const auto& [name, partitions] : topics) {
+    spdlog::info("broker: topic {} with {} partitions", name, partitions);
+  }
   spdlog::info("broker: {} brokers at {}; other topics are created on first use with 4 "
                "partitions; stop with SIGTERM or Ctrl-C",
                args.brokers, (*cluster)->bootstrap_servers());
