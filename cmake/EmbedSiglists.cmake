@@ -1,0 +1,41 @@
+# Embeds config/siglists/*.txt into seismo_signature so that
+# SignatureGenerator::LoadDefault() works from any working directory.
+# The generated file defines seismo::signature_internal::kEmbeddedSiglists
+# (see src/signature/embedded_siglists.h); it is regenerated when a list changes.
+set(SEISMO_SIGLIST_NAMES irrelevant_signature_re.txt prefix_signature_re.txt
+    signature_sentinels.txt signatures_with_line_numbers_re.txt)
+
+if(CMAKE_SCRIPT_MODE_FILE)
+  # Script mode: cmake -DOUT=<file.cc> -DDIR=<siglist dir> -P EmbedSiglists.cmake
+  set(body "// Generated from config/siglists by cmake/EmbedSiglists.cmake. Do not edit.\n")
+  string(APPEND body "#include \"signature/embedded_siglists.h\"\n\nnamespace seismo::signature_internal {\nnamespace {\n")
+  set(entries "")
+  set(i 0)
+  foreach(name IN LISTS SEISMO_SIGLIST_NAMES)
+    file(READ ${DIR}/${name} hex HEX)
+    string(REGEX REPLACE "([0-9a-f][0-9a-f])" "'\\\\x\\1'," bytes "${hex}")
+    string(APPEND body "const char kData${i}[] = {${bytes} 0};\n")
+    string(APPEND entries "    {\"${name}\", std::string_view(kData${i}, sizeof(kData${i}) - 1)},\n")
+    math(EXPR i "${i} + 1")
+  endforeach()
+  string(APPEND body "}  // namespace\n\nconst std::array<EmbeddedSiglist, ${i}> kEmbeddedSiglists = {{\n${entries}}};\n\n")
+  string(APPEND body "}  // namespace seismo::signature_internal\n")
+  file(WRITE ${OUT}.tmp "${body}")
+  file(COPY_FILE ${OUT}.tmp ${OUT} ONLY_IF_DIFFERENT)
+  file(REMOVE ${OUT}.tmp)
+  return()
+endif()
+
+if(TARGET seismo_signature)
+  set(SEISMO_SIGLIST_CC ${PROJECT_BINARY_DIR}/generated/embedded_siglists.cc)
+  list(TRANSFORM SEISMO_SIGLIST_NAMES PREPEND ${PROJECT_SOURCE_DIR}/config/siglists/
+       OUTPUT_VARIABLE SEISMO_SIGLIST_FILES)
+  add_custom_command(
+    OUTPUT ${SEISMO_SIGLIST_CC}
+    COMMAND ${CMAKE_COMMAND} "-DOUT=${SEISMO_SIGLIST_CC}" "-DDIR=${PROJECT_SOURCE_DIR}/config/siglists"
+            -P ${PROJECT_SOURCE_DIR}/cmake/EmbedSiglists.cmake
+    DEPENDS ${SEISMO_SIGLIST_FILES} ${PROJECT_SOURCE_DIR}/cmake/EmbedSiglists.cmake
+    COMMENT "Embedding signature lists"
+    VERBATIM)
+  target_sources(seismo_signature PRIVATE ${SEISMO_SIGLIST_CC})
+endif()
