@@ -1,0 +1,92 @@
+// Config: everything seismo reads from its TOML file (SPEC §6.2). Every key has
+// a default, so an empty file (or no file) is valid; config/seismo.toml lists
+// every key with its default and meaning. Unknown keys, wrong types and
+// impossible values are errors naming the file, the key and the problem.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "seismo/core/status.h"
+#include "seismo/parse/options.h"
+
+namespace seismo {
+
+struct KafkaConfig {
+  std::string brokers = "127.0.0.1:9092";
+  std::string group_id = "seismo";
+  std::vector<std::string> topics = {"telemetry.main", "telemetry.bhr", "socorro.processed"};
+  std::map<std::string, std::string> topic_kinds;  // topic -> "main" | "bhr" | "crash"
+  std::map<std::string, std::string> properties;   // passed to librdkafka as is
+};
+
+struct SourcesConfig {
+  std::vector<std::string> files;
+};
+
+struct IngestConfig {
+  size_t threads = 0;  // 0 = number of cores
+  size_t max_document_bytes = 8 * 1024 * 1024;
+  std::string dead_letter_file;   // "" = none
+  std::string dead_letter_topic;  // "" = none
+};
+
+struct AggregateConfig {
+  size_t shards = 0;  // 0 = number of cores
+  std::chrono::milliseconds bucket{60'000};
+  std::vector<std::chrono::milliseconds> windows = {std::chrono::hours(1), std::chrono::hours(24),
+                                                    std::chrono::hours(24 * 7)};
+  std::chrono::milliseconds retention{std::chrono::hours(24 * 14)};
+  std::chrono::milliseconds max_clock_skew{std::chrono::minutes(10)};
+  size_t max_series = 200'000;            // per shard
+  uint64_t memory_limit = 2ull << 30;     // bytes
+};
+
+struct CrashesConfig {
+  std::string siglists_dir;  // "" = the lists built into the binary
+};
+
+struct HttpConfig {
+  std::string listen = "127.0.0.1:8080";
+  std::string static_dir;       // "" = dashboards/ next to the config or the source tree
+  std::string auth_token_file;  // "" = no token
+  std::vector<std::string> cors_origins;
+};
+
+struct CheckpointConfig {
+  std::string dir;  // "" = no checkpoints
+  std::chrono::milliseconds interval{10'000};
+};
+
+struct LogConfig {
+  std::string level = "info";   // trace, debug, info, warn, error, off
+  std::string format = "text";  // text | json
+};
+
+struct Config {
+  std::string path;  // where it was loaded from, "" for defaults
+  KafkaConfig kafka;
+  SourcesConfig sources;
+  IngestConfig ingest;
+  AggregateConfig aggregate;
+  ParseOptions parse;  // [hangs] and ingest.max_document_bytes
+  CrashesConfig crashes;
+  HttpConfig http;
+  CheckpointConfig checkpoint;
+  LogConfig log;
+  std::chrono::milliseconds shutdown_timeout{30'000};
+};
+
+// Loads and validates `path` ("" = all defaults). Errors read
+// "<path>: <key>: <problem>".
+Result<Config> LoadConfig(const std::string& path);
+Result<Config> ParseConfig(std::string_view toml_text, const std::string& path_for_errors);
+
+// Threads to use for a setting of 0 (= cores).
+size_t ResolveThreads(size_t configured);
+
+}  // namespace seismo

@@ -1,0 +1,38 @@
+// Replay: NDJSON files through the full pipeline (parse -> shards -> merge).
+// Used by `seismo replay`, by `[sources] files` in the daemon, and by tests.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "seismo/aggregate/aggregates.h"
+#include "seismo/app/config.h"
+#include "seismo/core/status.h"
+#include "seismo/query/replay_output.h"
+
+namespace seismo {
+
+class SignatureGenerator;
+
+struct ReplayResult {
+  Aggregates aggregates;
+  RecordCounts counts;
+  double seconds = 0;
+  uint64_t input_bytes = 0;  // bytes of the (decompressed) documents
+};
+
+struct ReplayOptions {
+  bool progress = false;  // draw a progress bar on stderr
+};
+
+// Loads the signature lists named by the config (or the built-in ones).
+Result<std::unique_ptr<SignatureGenerator>> LoadSignatures(const Config& config);
+
+// Reads every input (files, "-" for stdin) through a pipeline configured by
+// `config` and returns the merged aggregates. Fails only when an input cannot
+// be read; bad documents are counted, never fatal.
+Result<ReplayResult> RunReplay(const Config& config, const std::vector<std::string>& inputs,
+                               const SignatureGenerator* signatures, const ReplayOptions& options);
+
+}  // namespace seismo

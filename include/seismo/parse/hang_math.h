@@ -1,0 +1,53 @@
+// The exact hang arithmetic of SPEC §3.2, as pure functions (unit-tested with
+// hand-computed numbers in tests/unit/parse/hang_math_test.cc).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "seismo/parse/options.h"
+
+namespace seismo {
+
+struct HangTotals {
+  int64_t hang_us = 0;      // hang milliseconds x 1000
+  uint64_t hang_count = 0;
+};
+
+// One legacy TimeHistogram bucket: `upper_ms` is the key K (the inclusive upper
+// bound of the bucket), `count` its value.
+struct HistogramBucket {
+  uint64_t upper_ms = 0;
+  uint64_t count = 0;
+};
+
+// Sums the buckets with min_ms <= K < max_ms: count = sum(count), ms = sum(w(K) * count)
+// where w is K (upper), (K+1)/2 (lower) or 0.75 K (mid).
+HangTotals LegacyHangTotals(const std::vector<HistogramBucket>& buckets, const HangOptions& o);
+
+// Weight of one bucket key in 1/1000 ms.
+int64_t BucketWeightUs(uint64_t upper_ms, HangWeighting w);
+
+// Renders a bhr native frame [moduleIndex, "hexOffset"] as "<debugName>+0x<offset>"
+// (offset lower-case, no leading zeros), or "0x<offset>" when the index is outside
+// `module_names` (or names a module whose entry was unusable, stored as ""). nullopt when `offset_hex` is not hexadecimal.
+std::optional<std::string> RenderNativeFrame(int64_t module_index, std::string_view offset_hex,
+                                             const std::vector<std::string>& module_names);
+
+// Milliseconds (a JSON number, possibly fractional) in 1/1000 ms, rounded to nearest.
+int64_t MsToUs(double ms);
+
+// The signature (top frame) of a hang stack, root first. `native[i]` says whether
+// stack[i] was a native frame. "(empty stack)" for an empty stack. In
+// kInnermostLabel mode, "(markers)", native frames and empty labels are skipped;
+// if nothing is left the innermost element is used.
+std::string HangSignature(const std::vector<std::string>& stack, const std::vector<bool>& native,
+                          HangSignatureMode mode);
+
+inline constexpr std::string_view kEmptyStackSignature = "(empty stack)";
+
+}  // namespace seismo

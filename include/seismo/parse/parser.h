@@ -1,0 +1,54 @@
+// Parser: one JSON document -> ParsedDocument, or the reason it was rejected.
+//
+// Uses simdjson On-Demand and reads only the fields seismo needs. Crash
+// documents are handed to the crash parser (crash_parser.h), which computes the
+// Socorro signature.
+//
+// Ownership: one Parser per thread (it owns simdjson buffers). Threading: not
+// thread-safe; the SignatureGenerator it borrows must outlive it and is
+// thread-safe for concurrent Generate() calls.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string_view>
+
+#include "seismo/parse/document.h"
+#include "seismo/parse/options.h"
+
+namespace seismo {
+
+class SignatureGenerator;
+
+// A bhr ping's timeSinceLastPing above one day is rejected as usage_too_large
+// (SPEC §7 "usage over a day"); main pings are clamped to a day instead (§3.1).
+inline constexpr int64_t kMaxBhrUsageMs = 86'400'000;
+
+// What the transport says about a document: an explicit kind mapped from the
+// topic (or none: detect from the document).
+struct DocHints {
+  std::optional<DocKind> kind;
+};
+
+class Parser {
+ public:
+  // `signatures` may be null: crash documents are then rejected as bad_crash.
+  Parser(ParseOptions options, const SignatureGenerator* signatures);
+  ~Parser();
+  Parser(const Parser&) = delete;
+  Parser& operator=(const Parser&) = delete;
+
+  // `json` need not be padded or NUL-terminated; the parser copies it into
+  // its padded buffer when needed.
+  ParseResult<ParsedDocument> Parse(std::string_view json, DocHints hints = {});
+
+  const ParseOptions& options() const { return options_; }
+
+ private:
+  struct Impl;
+  ParseOptions options_;
+  const SignatureGenerator* signatures_;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace seismo

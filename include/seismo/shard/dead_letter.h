@@ -1,0 +1,40 @@
+// DeadLetterSink: where rejected documents go, each with its reason and
+// provenance (topic or file, partition, offset or line number), one JSON object
+// per line: {"reason":…, "source":…, "partition":…, "offset":…, "document":…}.
+// Documents that are not valid UTF-8 are written as "document_base64".
+//
+// Threading: Write() may be called from any parse thread concurrently
+// (implementations serialise internally; rejects are off the hot path).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "seismo/core/reject.h"
+#include "seismo/core/status.h"
+
+namespace seismo {
+
+struct DeadLetter {
+  RejectReason reason;
+  std::string_view source;  // topic or file name
+  int32_t partition = -1;   // -1 for files
+  int64_t offset = -1;      // Kafka offset, or 1-based line number for files
+  std::string_view document;
+};
+
+class DeadLetterSink {
+ public:
+  virtual ~DeadLetterSink() = default;
+  virtual void Write(const DeadLetter& letter) = 0;
+};
+
+// Formats one dead letter as a JSON line (without the newline).
+std::string FormatDeadLetter(const DeadLetter& letter);
+
+// Appends to a file (created if missing).
+Result<std::unique_ptr<DeadLetterSink>> OpenDeadLetterFile(const std::string& path);
+
+}  // namespace seismo

@@ -1,0 +1,106 @@
+// Pipeline: documents in, aggregates out.
+//
+//   source thread ──DocChunk──> ring ──> parse worker 0 ──DeltaBatch──┐
+//   (file reader or   round      ring ──> parse worker 1 ──DeltaBatch──┼──> ShardSet
+//    Kafka consumer)  robin                                            ┘
+//
+// A parse worker parses each document whole (a reject contributes nothing and
+// goes to the dead-letter sink), turns it into deltas, groups them by owning
+// shard and pushes one batch per shard per chunk.
+//
+// Ownership: owns workers and the ShardSet; borrows the SignatureGenerator,
+// DeadLetterSink and Clock, which must outlive it. Threading: Submit/TrySubmit/
+// Finish are called by one source thread; counters() from any thread.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "seismo/aggregate/aggregates.h"
+#include "seismo/core/reject.h"
+#include "seismo/core/time.h"
+#include "seismo/parse/options.h"
+#include "seismo/parse/parser.h"
+#include "seismo/shard/dead_letter.h"
+#include "seismo/shard/shard_set.h"
+#include "seismo/shard/spsc_ring.h"
+
+namespace seismo {
+
+// Where documents come from: a file or a topic, optionally mapped to a kind.
+struct SourceInfo {
+  std::string name;
+  std::optional<DocKind> kind;
+};
+
+struct DocRef {
+  uint32_t begin = 0;   // into DocChunk::data
+  uint32_t length = 0;
+  uint16_t source = 0;  // index into PipelineOptions::sources
+  int32_t partition = -1;
+  int64_t offset = -1;  // Kafka offset or line number
+  std::optional<EventTime> transport_time;
+};
+
+struct DocChunk {
+  std::string data;
+  std::vector<DocRef> docs;
+};
+using DocChunkPtr = std::unique_ptr<DocChunk>;
+
+struct PipelineOptions {
+  size_t parse_threads = 1;
+  size_t shards = 1;
+  size_t chunk_ring_capacity = 64;
+  size_t delta_ring_capacity = 1024;
+  ParseOptions parse;
+  std::vector<SourceInfo> sources;
+};
+
+// Live counters; every field monotonically increases.
+struct PipelineCounters {
+  std::array<std::atomic<uint64_t>, 3> records{};  // accepted, by DocKind
+  std::array<std::atomic<uint64_t>, kRejectReasonCount> rejected{};
+  std::atomic<uint64_t> bytes{0};
+  std::atomic<uint64_t> documents{0};
+};
+
+class Pipeline {
+ public:
+  Pipeline(PipelineOptions options, const SignatureGenerator* signatures,
+           DeadLetterSink* dead_letters, const Clock* clock);
+  ~Pipeline();
+
+  void Start();
+  void Submit(DocChunkPtr chunk);           // blocks while the chosen worker is full
+  bool TrySubmit(DocChunkPtr& chunk);       // false (chunk kept) when full
+  void Finish();                            // drain everything, stop all threads
+
+  // After Finish().
+  Aggregates Result() const { return shards_.Merge(); }
+
+  const PipelineCounters& counters() const { return counters_; }
+  size_t QueuedChunks() const;
+  size_t QueuedBatches() const { return shards_.QueuedBatches(); }
+
+ private:
+  struct Worker;
+  void RunWorker(size_t index);
+
+  PipelineOptions options_;
+  const SignatureGenerator* signatures_;
+  DeadLetterSink* dead_letters_;
+  const Clock* clock_;
+  ShardSet shards_;
+  std::vector<std::unique_ptr<Worker>> workers_;
+  size_t next_worker_ = 0;
+  std::atomic<bool> finishing_{false};
+  PipelineCounters counters_;
+};
+
+}  // namespace seismo

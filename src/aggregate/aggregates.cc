@@ -1,0 +1,14 @@
+#include "seismo/aggregate/aggregates.h"
+
+namespace seismo {
+
+void Aggregates::Merge(const ShardState& shard) {
+  for (size_t t = 0; t < kTableCount; ++t) {
+    for (const auto& [key, values] : shard.table(static_cast<Table>(t))) {
+      tables[t][key].Add(values);
+    }
+  }
+  duplicates += shard.counters().duplicates;
+}
+
+}  // namespace seismo

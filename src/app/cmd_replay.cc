@@ -1,0 +1,126 @@
+// `seismo replay [--config FILE] [--output FILE|-] INPUT...`
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+
+#include "output_file.h"
+#include "seismo/app/command.h"
+#include "seismo/app/replay.h"
+#include "seismo/signature/generator.h"
+
+namespace seismo {
+namespace {
+
+struct ReplayArgs {
+  std::string config;
+  std::string output;
+  std::vector<std::string> inputs;
+  int threads = -1;
+  bool quiet = false;
+  bool pretty = false;
+};
+
+// A human-readable summary: volumes, throughput, the top hang signatures.
+void PrintSummary(FILE* out, const ReplayResult& r) {
+  const RecordCounts& c = r.counts;
+  uint64_t rejected = 0;
+  for (size_t i = 0; i < kRejectReasonCount; ++i) rejected += c.rejected[i];
+  fmt::print(out, "seismo replay: {} documents ({:.1f} MB) in {:.2f} s — {:.0f} records/s, {:.1f} MB/s\n",
+             c.documents, c.bytes / 1e6, r.seconds, c.documents / std::max(r.seconds, 1e-9),
+             c.bytes / 1e6 / std::max(r.seconds, 1e-9));
+  fmt::print(out, "  accepted: {} main, {} bhr, {} crash; rejected: {}\n", c.by_kind[0], c.by_kind[1],
+             c.by_kind[2], rejected);
+  for (size_t i = 0; i < kRejectReasonCount; ++i) {
+    if (c.rejected[i] > 0) {
+      fmt::print(out, "    {:<18} {}\n", RejectReasonName(static_cast<RejectReason>(i)), c.rejected[i]);
+    }
+  }
+  // Usage and hangs per (source, signature), summed over dimensions.
+  std::map<std::string, int64_t> usage_by_source;
+  for (const auto& [key, v] : r.aggregates.table(Table::kUsage)) {
+    usage_by_source[std::string(SplitKey(key)[0])] += v.v[0];
+  }
+  for (const auto& [source, ms] : usage_by_source) {
+    fmt::print(out, "  {} usage: {:.1f} hours\n", source, UsageHours(ms));
+  }
+  std::map<std::pair<std::string, std::string>, std::pair<int64_t, int64_t>> by_sig;
+  for (const auto& [key, v] : r.aggregates.table(Table::kHangs)) {
+    auto f = SplitKey(key);
+    auto& slot = by_sig[{std::string(f[0]), std::string(f[6])}];
+    slot.first += v.v[0];
+    slot.second += v.v[1];
+  }
+  std::vector<std::pair<double, std::string>> top;
+  for (const auto& [k, v] : by_sig) {
+    auto rate = PerUsageHour(v.first, usage_by_source[k.first]);
+    top.push_back({rate.value_or(0), fmt::format("{:>5} {}", k.first, k.second)});
+  }
+  std::sort(top.begin(), top.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  if (!top.empty()) fmt::print(out, "  top hang signatures (hang ms per usage hour):\n");
+  for (size_t i = 0; i < std::min<size_t>(top.size(), 8); ++i) {
+    fmt::print(out, "    {:>10.2f}  {}\n", top[i].first, top[i].second);
+  }
+  std::map<std::string, int64_t> crashes;
+  for (const auto& [key, v] : r.aggregates.table(Table::kCrashes)) crashes[std::string(SplitKey(key)[7])] += v.v[0];
+  std::vector<std::pair<int64_t, std::string>> top_crashes;
+  for (const auto& [sig, n] : crashes) top_crashes.push_back({n, sig});
+  std::sort(top_crashes.begin(), top_crashes.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  if (!top_crashes.empty()) fmt::print(out, "  top crash signatures (count):\n");
+  for (size_t i = 0; i < std::min<size_t>(top_crashes.size(), 8); ++i) {
+    fmt::print(out, "    {:>10}  {}\n", top_crashes[i].first, top_crashes[i].second);
+  }
+}
+
+int RunReplayCommand(const ReplayArgs& args) {
+  auto config = LoadConfig(args.config);
+  if (!config) {
+    fmt::print(stderr, "seismo replay: {}\n", config.error().message());
+    return 2;
+  }
+  if (args.threads >= 0) {
+    config->ingest.threads = static_cast<size_t>(args.threads);
+    config->aggregate.shards = static_cast<size_t>(args.threads);
+  }
+  auto signatures = LoadSignatures(*config);
+  if (!signatures) {
+    fmt::print(stderr, "seismo replay: {}\n", signatures.error().message());
+    return 2;
+  }
+  ReplayOptions options;
+  options.progress = !args.quiet && isatty(STDERR_FILENO);
+  auto result = RunReplay(*config, args.inputs, signatures->get(), options);
+  if (!result) {
+    fmt::print(stderr, "seismo replay: {}\n", result.error().message());
+    return 1;
+  }
+  if (!args.output.empty()) {
+    Status s = WriteOutputFile(args.output,
+                               ReplayOutputJson(result->aggregates, result->counts, "[]", args.pretty ? 2 : 0));
+    if (!s.ok()) {
+      fmt::print(stderr, "seismo replay: {}\n", s.message());
+      return 1;
+    }
+  }
+  if (!args.quiet) PrintSummary(args.output == "-" ? stderr : stdout, *result);
+  return 0;
+}
+
+}  // namespace
+
+void RegisterReplayCommand(CLI::App& root, CommandRunner* runner) {
+  auto args = std::make_shared<ReplayArgs>();
+  CLI::App* cmd = root.add_subcommand(
+      "replay", "Aggregate NDJSON files (plain, .gz, .zst; - for stdin) and write the result");
+  cmd->add_option("--config,-c", args->config, "TOML configuration file (every key has a default)");
+  cmd->add_option("--output,-o", args->output, "Write the final state as JSON to FILE (- for stdout)");
+  cmd->add_option("--threads", args->threads, "Parse threads and shards (default: [ingest] threads)");
+  cmd->add_flag("--quiet,-q", args->quiet, "No progress bar and no summary");
+  cmd->add_flag("--pretty", args->pretty, "Indent the JSON output");
+  cmd->add_option("inputs", args->inputs, "Input files")->required();
+  cmd->callback([args, runner] { *runner = [args] { return RunReplayCommand(*args); }; });
+}
+
+}  // namespace seismo

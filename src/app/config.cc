@@ -1,0 +1,291 @@
+#include "seismo/app/config.h"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <thread>
+#include <toml++/toml.h>
+
+#include "seismo/core/time.h"
+
+namespace seismo {
+namespace {
+
+// Reads keys of one TOML table, remembering which were read so that unknown
+// keys can be reported. The first problem found is kept in *error.
+class Section {
+ public:
+  Section(const toml::table* table, std::string prefix, std::string* error)
+      : table_(table), prefix_(std::move(prefix)), error_(error) {}
+
+  const toml::node* Get(std::string_view key) {
+    seen_.insert(std::string(key));
+    return table_ == nullptr ? nullptr : table_->get(key);
+  }
+
+  void Fail(std::string_view key, const std::string& problem) {
+    if (error_->empty()) *error_ = fmt::format("{}: {}", Name(key), problem);
+  }
+
+  std::string Name(std::string_view key) const {
+    return prefix_.empty() ? std::string(key) : prefix_ + "." + std::string(key);
+  }
+
+  void Str(std::string_view key, std::string& out) {
+    const toml::node* n = Get(key);
+    if (n == nullptr) return;
+    if (auto v = n->value<std::string>(); v && n->is_string()) {
+      out = *v;
+    } else {
+      Fail(key, "expected a string");
+    }
+  }
+
+  template <typename T>
+  void Int(std::string_view key, T& out, int64_t min, int64_t max) {
+    const toml::node* n = Get(key);
+    if (n == nullptr) return;
+    if (!n->is_integer()) return Fail(key, "expected an integer");
+    int64_t v = *n->value<int64_t>();
+    if (v < min || v > max) return Fail(key, fmt::format("{} is out of range [{}, {}]", v, min, max));
+    out = static_cast<T>(v);
+  }
+
+  void Duration(std::string_view key, std::chrono::milliseconds& out, bool allow_zero = false) {
+    std::string text;
+    const toml::node* n = Get(key);
+    if (n == nullptr) return;
+    if (!n->is_string()) return Fail(key, "expected a duration string such as \"60s\", \"1h\", \"7d\"");
+    text = *n->value<std::string>();
+    auto d = ParseDuration(text);
+    if (!d) return Fail(key, fmt::format("\"{}\" is not a duration (use ms, s, m, h or d)", text));
+    if (!allow_zero && d->count() == 0) return Fail(key, "must be greater than zero");
+    out = *d;
+  }
+
+  void StrList(std::string_view key, std::vector<std::string>& out) {
+    const toml::node* n = Get(key);
+    if (n == nullptr) return;
+    const toml::array* arr = n->as_array();
+    if (arr == nullptr) return Fail(key, "expected an array of strings");
+    std::vector<std::string> values;
+    for (const toml::node& e : *arr) {
+      if (!e.is_string()) return Fail(key, "expected an array of strings");
+      values.push_back(*e.value<std::string>());
+    }
+    out = std::move(values);
+  }
+
+  void StrMap(std::string_view key, std::map<std::string, std::string>& out) {
+    const toml::node* n = Get(key);
+    if (n == nullptr) return;
+    const toml::table* t = n->as_table();
+    if (t == nullptr) return Fail(key, "expected a table of strings");
+    for (const auto& [k, v] : *t) {
+      if (!v.is_string()) return Fail(std::string(key) + "." + std::string(k.str()), "expected a string");
+      out[std::string(k.str())] = *v.value<std::string>();
+    }
+  }
+
+  template <typename E>
+  void Enum(std::string_view key, E& out, std::initializer_list<std::pair<std::string_view, E>> names) {
+    std::string text;
+    const toml::node* n = Get(key);
+    if (n == nullptr) return;
+    if (!n->is_string()) return Fail(key, "expected a string");
+    text = *n->value<std::string>();
+    std::string allowed;
+    for (const auto& [name, value] : names) {
+      if (name == text) {
+        out = value;
+        return;
+      }
+      allowed += allowed.empty() ? "" : ", ";
+      allowed += fmt::format("\"{}\"", name);
+    }
+    Fail(key, fmt::format("\"{}\" is not one of {}", text, allowed));
+  }
+
+  Section Sub(std::string_view key) {
+    const toml::node* n = Get(key);
+    const toml::table* t = nullptr;
+    if (n != nullptr) {
+      t = n->as_table();
+      if (t == nullptr) Fail(key, "expected a table");
+    }
+    return Section(t, Name(key), error_);
+  }
+
+  // Reports the first key that nobody read.
+  void Finish() {
+    if (table_ == nullptr) return;
+    for (const auto& [k, v] : *table_) {
+      if (!seen_.count(std::string(k.str()))) {
+        Fail(k.str(), prefix_.empty() ? "unknown section or key" : "unknown key");
+        return;
+      }
+    }
+  }
+
+ private:
+  const toml::table* table_;
+  std::string prefix_;
+  std::string* error_;
+  std::set<std::string> seen_;
+};
+
+void ReadKafka(Section s, KafkaConfig& c) {
+  s.Str("brokers", c.brokers);
+  s.Str("group_id", c.group_id);
+  s.StrList("topics", c.topics);
+  s.StrMap("topic_kinds", c.topic_kinds);
+  for (const auto& [topic, kind] : c.topic_kinds) {
+    if (kind != "main" && kind != "bhr" && kind != "crash") {
+      s.Fail("topic_kinds." + topic, fmt::format("\"{}\" is not one of \"main\", \"bhr\", \"crash\"", kind));
+    }
+  }
+  s.StrMap("properties", c.properties);
+  s.Finish();
+}
+
+void ReadHangs(Section s, HangOptions& h) {
+  s.Int("min_ms", h.min_ms, 0, 1'000'000'000);
+  s.Int("max_ms", h.max_ms, 1, 1'000'000'000);
+  s.Int("bhr_max_ms", h.bhr_max_ms, 1, 1'000'000'000);
+  s.Enum("weighting", h.weighting,
+         {{"upper", HangWeighting::kUpper}, {"lower", HangWeighting::kLower}, {"mid", HangWeighting::kMid}});
+  s.Enum("child_payloads", h.child_payloads,
+         {{"shutdown_only", ChildPayloads::kShutdownOnly}, {"all", ChildPayloads::kAll},
+          {"none", ChildPayloads::kNone}});
+  s.Enum("signature", h.signature,
+         {{"innermost", HangSignatureMode::kInnermost},
+          {"innermost_label", HangSignatureMode::kInnermostLabel}});
+  s.StrList("channels", h.channels);
+  s.StrList("os_names", h.os_names);
+  s.StrList("threads", h.threads);
+  s.StrList("processes", h.processes);
+  if (h.min_ms >= h.max_ms) s.Fail("max_ms", fmt::format("must be greater than min_ms ({})", h.min_ms));
+  if (h.min_ms >= h.bhr_max_ms) {
+    s.Fail("bhr_max_ms", fmt::format("must be greater than min_ms ({})", h.min_ms));
+  }
+  s.Finish();
+}
+
+void ReadAggregate(Section s, AggregateConfig& a) {
+  s.Int("shards", a.shards, 0, 1024);
+  s.Duration("bucket", a.bucket);
+  std::vector<std::string> windows;
+  s.StrList("windows", windows);
+  if (!windows.empty()) {
+    a.windows.clear();
+    for (const std::string& w : windows) {
+      auto d = ParseDuration(w);
+      if (!d || d->count() == 0) {
+        s.Fail("windows", fmt::format("\"{}\" is not a duration (use ms, s, m, h or d)", w));
+        break;
+      }
+      a.windows.push_back(*d);
+    }
+  }
+  s.Duration("retention", a.retention);
+  s.Duration("max_clock_skew", a.max_clock_skew, /*allow_zero=*/true);
+  s.Int("max_series", a.max_series, 16, 1'000'000'000);
+  s.Int("memory_limit", a.memory_limit, 16 << 20, int64_t{1} << 46);
+  for (auto w : a.windows) {
+    if (w.count() % a.bucket.count() != 0) {
+      s.Fail("windows", fmt::format("window {} is not a multiple of the bucket {}", FormatDuration(w),
+                                    FormatDuration(a.bucket)));
+    }
+    if (w > a.retention) {
+      s.Fail("windows", fmt::format("window {} is longer than the retention {}", FormatDuration(w),
+                                    FormatDuration(a.retention)));
+    }
+  }
+  s.Finish();
+}
+
+}  // namespace
+
+size_t ResolveThreads(size_t configured) {
+  if (configured > 0) return configured;
+  unsigned n = std::thread::hardware_concurrency();
+  return n == 0 ? 1 : n;
+}
+
+Result<Config> ParseConfig(std::string_view text, const std::string& path) {
+  Config c;
+  c.path = path;
+  toml::table root;
+  try {
+    root = toml::parse(text, path);
+  } catch (const toml::parse_error& e) {
+    const auto& where = e.source().begin;
+    return Status::InvalidArgument(fmt::format("{}:{}:{}: {}", path, where.line, where.column,
+                                               e.description()));
+  }
+  std::string error;
+  Section top(&root, "", &error);
+  ReadKafka(top.Sub("kafka"), c.kafka);
+  {
+    Section s = top.Sub("sources");
+    s.StrList("files", c.sources.files);
+    s.Finish();
+  }
+  {
+    Section s = top.Sub("ingest");
+    s.Int("threads", c.ingest.threads, 0, 256);
+    s.Int("max_document_bytes", c.ingest.max_document_bytes, 1024, int64_t{1} << 31);
+    s.Int("max_depth", c.parse.max_depth, 8, 100000);
+    s.Str("dead_letter_file", c.ingest.dead_letter_file);
+    s.Str("dead_letter_topic", c.ingest.dead_letter_topic);
+    s.Duration("shutdown_timeout", c.shutdown_timeout);
+    s.Finish();
+  }
+  ReadAggregate(top.Sub("aggregate"), c.aggregate);
+  ReadHangs(top.Sub("hangs"), c.parse.hangs);
+  {
+    Section s = top.Sub("crashes");
+    s.Str("siglists_dir", c.crashes.siglists_dir);
+    s.Finish();
+  }
+  {
+    Section s = top.Sub("http");
+    s.Str("listen", c.http.listen);
+    s.Str("static_dir", c.http.static_dir);
+    s.Str("auth_token_file", c.http.auth_token_file);
+    s.StrList("cors_origins", c.http.cors_origins);
+    s.Finish();
+  }
+  {
+    Section s = top.Sub("checkpoint");
+    s.Str("dir", c.checkpoint.dir);
+    s.Duration("interval", c.checkpoint.interval);
+    s.Finish();
+  }
+  {
+    Section s = top.Sub("log");
+    s.Enum("level", c.log.level,
+           {{"trace", std::string("trace")}, {"debug", std::string("debug")},
+            {"info", std::string("info")}, {"warn", std::string("warn")},
+            {"error", std::string("error")}, {"off", std::string("off")}});
+    s.Enum("format", c.log.format, {{"text", std::string("text")}, {"json", std::string("json")}});
+    s.Finish();
+  }
+  top.Finish();
+  c.parse.max_document_bytes = c.ingest.max_document_bytes;
+  if (!error.empty()) return Status::InvalidArgument(fmt::format("{}: {}", path, error));
+  return c;
+}
+
+Result<Config> LoadConfig(const std::string& path) {
+  if (path.empty()) return Config{};
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::InvalidArgument(fmt::format("{}: cannot read the file", path));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ParseConfig(ss.str(), path);
+}
+
+}  // namespace seismo

@@ -1,0 +1,153 @@
+#include "seismo/app/replay.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <thread>
+
+#include "seismo/ingest/line_reader.h"
+#include "seismo/shard/pipeline.h"
+#include "seismo/signature/generator.h"
+
+namespace seismo {
+namespace {
+
+constexpr size_t kChunkBytes = 1 << 20;
+constexpr size_t kChunkDocs = 2048;
+
+RecordCounts Snapshot(const PipelineCounters& c) {
+  RecordCounts out;
+  for (size_t i = 0; i < out.by_kind.size(); ++i) out.by_kind[i] = c.records[i].load();
+  for (size_t i = 0; i < kRejectReasonCount; ++i) out.rejected[i] = c.rejected[i].load();
+  out.documents = c.documents.load();
+  out.bytes = c.bytes.load();
+  return out;
+}
+
+// Redraws one status line on stderr about four times a second.
+class ProgressBar {
+ public:
+  ProgressBar(const PipelineCounters& counters, const std::atomic<uint64_t>& read,
+              std::optional<uint64_t> total)
+      : counters_(counters), read_(read), total_(total), thread_([this] { Loop(); }) {}
+  ~ProgressBar() {
+    done_.store(true);
+    thread_.join();
+    std::fputs("\r\033[K", stderr);
+  }
+
+ private:
+  void Loop() {
+    auto start = std::chrono::steady_clock::now();
+    while (!done_.load()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(250));
+      double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      uint64_t docs = counters_.documents.load(std::memory_order_relaxed);
+      uint64_t bytes = counters_.bytes.load(std::memory_order_relaxed);
+      std::string pct;
+      if (total_ && *total_ > 0) {
+        double f = std::min(1.0, static_cast<double>(read_.load()) / static_cast<double>(*total_));
+        int filled = static_cast<int>(f * 30);
+        pct = fmt::format("[{}{}] {:3.0f}% ", std::string(filled, '#'), std::string(30 - filled, '.'),
+                          f * 100);
+      }
+      std::fprintf(stderr, "\r\033[K%s%llu records  %.0f records/s  %.1f MB/s", pct.c_str(),
+                   static_cast<unsigned long long>(docs), docs / std::max(secs, 1e-9),
+                   bytes / 1e6 / std::max(secs, 1e-9));
+      std::fflush(stderr);
+    }
+  }
+
+  const PipelineCounters& counters_;
+  const std::atomic<uint64_t>& read_;
+  std::optional<uint64_t> total_;
+  std::atomic<bool> done_{false};
+  std::thread thread_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<SignatureGenerator>> LoadSignatures(const Config& config) {
+  if (config.crashes.siglists_dir.empty()) return SignatureGenerator::LoadDefault();
+  return SignatureGenerator::LoadFromDir(config.crashes.siglists_dir);
+}
+
+Result<ReplayResult> RunReplay(const Config& config, const std::vector<std::string>& inputs,
+                               const SignatureGenerator* signatures, const ReplayOptions& options) {
+  std::vector<std::unique_ptr<LineReader>> readers;
+  std::optional<uint64_t> total = 0;
+  PipelineOptions po;
+  po.parse_threads = ResolveThreads(config.ingest.threads);
+  po.shards = ResolveThreads(config.aggregate.shards);
+  po.parse = config.parse;
+  for (const std::string& path : inputs) {
+    auto reader = LineReader::Open(path);
+    if (!reader) return reader.error();
+    if (total && (*reader)->total_bytes()) {
+      *total += *(*reader)->total_bytes();
+    } else {
+      total.reset();
+    }
+    readers.push_back(std::move(*reader));
+    po.sources.push_back({path == "-" ? std::string("stdin") : path, std::nullopt});
+  }
+
+  std::unique_ptr<DeadLetterSink> dead_letters;
+  if (!config.ingest.dead_letter_file.empty()) {
+    auto sink = OpenDeadLetterFile(config.ingest.dead_letter_file);
+    if (!sink) return sink.error();
+    dead_letters = std::move(*sink);
+  }
+
+  SystemClock clock;
+  Pipeline pipeline(po, signatures, dead_letters.get(), &clock);
+  pipeline.Start();
+  auto start = std::chrono::steady_clock::now();
+  std::atomic<uint64_t> read_bytes{0};
+  uint64_t finished_bytes = 0;
+  Status read_error;
+  {
+    std::unique_ptr<ProgressBar> bar;
+    if (options.progress) bar = std::make_unique<ProgressBar>(pipeline.counters(), read_bytes, total);
+    for (size_t s = 0; s < readers.size() && read_error.ok(); ++s) {
+      LineReader& reader = *readers[s];
+      auto chunk = std::make_unique<DocChunk>();
+      int64_t line_no = 0;
+      while (std::optional<std::string_view> line = reader.Next()) {
+        ++line_no;
+        if (line->find_first_not_of(" \t") == std::string_view::npos) continue;  // blank line
+        DocRef ref;
+        ref.begin = static_cast<uint32_t>(chunk->data.size());
+        ref.length = static_cast<uint32_t>(std::min<size_t>(line->size(), UINT32_MAX));
+        ref.source = static_cast<uint16_t>(s);
+        ref.offset = line_no;
+        chunk->data.append(line->data(), ref.length);
+        chunk->docs.push_back(ref);
+        if (chunk->data.size() >= kChunkBytes || chunk->docs.size() >= kChunkDocs) {
+          pipeline.Submit(std::move(chunk));
+          chunk = std::make_unique<DocChunk>();
+          read_bytes.store(finished_bytes + reader.bytes_read(), std::memory_order_relaxed);
+        }
+      }
+      if (!chunk->docs.empty()) pipeline.Submit(std::move(chunk));
+      finished_bytes += reader.bytes_read();
+      read_bytes.store(finished_bytes, std::memory_order_relaxed);
+      if (!reader.error().ok()) {
+        read_error = Status::IoError(po.sources[s].name + ": " + reader.error().message());
+      }
+    }
+    pipeline.Finish();
+  }
+  if (!read_error.ok()) return read_error;
+  ReplayResult result;
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  result.aggregates = pipeline.Result();
+  result.counts = Snapshot(pipeline.counters());
+  result.input_bytes = result.counts.bytes;
+  return result;
+}
+
+}  // namespace seismo

@@ -1,0 +1,73 @@
+#include "seismo/parse/hang_math.h"
+
+#include <cmath>
+
+namespace seismo {
+
+int64_t BucketWeightUs(uint64_t upper_ms, HangWeighting w) {
+  auto k = static_cast<int64_t>(upper_ms);
+  switch (w) {
+    case HangWeighting::kUpper: return k * 1000;
+    case HangWeighting::kLower: return (k + 1) * 500;
+    case HangWeighting::kMid: return k * 750;
+  }
+  return k * 1000;
+}
+
+HangTotals LegacyHangTotals(const std::vector<HistogramBucket>& buckets, const HangOptions& o) {
+  HangTotals t;
+  for (const HistogramBucket& b : buckets) {
+    if (b.count == 0) continue;
+    if (static_cast<int64_t>(b.upper_ms) < o.min_ms || static_cast<int64_t>(b.upper_ms) >= o.max_ms) {
+      continue;
+    }
+    t.hang_count += b.count;
+    t.hang_us += BucketWeightUs(b.upper_ms, o.weighting) * static_cast<int64_t>(b.count);
+  }
+  return t;
+}
+
+std::optional<std::string> RenderNativeFrame(int64_t module_index, std::string_view offset_hex,
+                                             const std::vector<std::string>& module_names) {
+  std::string_view hex = offset_hex;
+  if (hex.size() >= 2 && hex[0] == '0' && (hex[1] == 'x' || hex[1] == 'X')) hex.remove_prefix(2);
+  if (hex.empty()) return std::nullopt;
+  std::string digits;
+  digits.reserve(hex.size());
+  for (char c : hex) {
+    if (c >= '0' && c <= '9') {
+      digits += c;
+    } else if (c >= 'a' && c <= 'f') {
+      digits += c;
+    } else if (c >= 'A' && c <= 'F') {
+      digits += static_cast<char>(c - 'A' + 'a');
+    } else {
+      return std::nullopt;
+    }
+  }
+  size_t nz = digits.find_first_not_of('0');
+  digits = nz == std::string::npos ? "0" : digits.substr(nz);
+  if (module_index >= 0 && static_cast<uint64_t>(module_index) < module_names.size() &&
+      !module_names[static_cast<size_t>(module_index)].empty()) {
+    return module_names[static_cast<size_t>(module_index)] + "+0x" + digits;
+  }
+  return "0x" + digits;
+}
+
+int64_t MsToUs(double ms) { return std::llround(ms * 1000.0); }
+
+std::string HangSignature(const std::vector<std::string>& stack, const std::vector<bool>& native,
+                          HangSignatureMode mode) {
+  if (stack.empty()) return std::string(kEmptyStackSignature);
+  if (mode == HangSignatureMode::kInnermostLabel) {
+    for (size_t i = stack.size(); i-- > 0;) {
+      const std::string& f = stack[i];
+      bool is_native = i < native.size() && native[i];
+      bool is_marker = f.size() >= 2 && f.front() == '(' && f.back() == ')';
+      if (!is_native && !is_marker && !f.empty()) return f;
+    }
+  }
+  return stack.back();
+}
+
+}  // namespace seismo

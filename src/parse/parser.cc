@@ -1,0 +1,201 @@
+#include "seismo/parse/parser.h"
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "json_util.h"
+#include "ping_fields.h"
+#include "seismo/parse/crash_parser.h"
+#include "seismo/parse/hang_math.h"
+
+namespace seismo {
+
+using parse_internal::FromSimdjson;
+using parse_internal::Outcome;
+using parse_internal::PingFields;
+namespace od = simdjson::ondemand;
+
+namespace {
+
+std::optional<DocKind> KindFromType(const std::optional<std::string>& type) {
+  if (!type) return std::nullopt;
+  if (*type == "main" || *type == "saved-session" || *type == "first-shutdown") return DocKind::kMain;
+  if (*type == "bhr") return DocKind::kBhr;
+  if (*type == "crash") return DocKind::kCrash;
+  return std::nullopt;
+}
+
+bool Contains(const std::vector<std::string>& list, const std::string& v) {
+  return std::find(list.begin(), list.end(), v) != list.end();
+}
+
+// Fills dims from the ping's application/environment fields.
+Outcome FillDimensions(const PingFields& f, Dimensions& d) {
+  if (!f.build_id) return RejectReason::kMissingBuildId;
+  const std::string& b = *f.build_id;
+  if (b.size() < 8 || !std::all_of(b.begin(), b.begin() + 8, [](char c) { return c >= '0' && c <= '9'; })) {
+    return RejectReason::kBadBuildId;
+  }
+  d.build_id = b;
+  d.build_date = b.substr(0, 8);
+  if (f.channel) d.channel = *f.channel;
+  if (f.name) d.product = *f.name;
+  if (f.display_version) {
+    d.version = *f.display_version;
+  } else if (f.version) {
+    d.version = *f.version;
+  }
+  if (f.os_name) d.os = *f.os_name;
+  return std::nullopt;
+}
+
+bool KeepHang(const HangRecord& h, const HangOptions& o) {
+  if (!o.threads.empty() && !Contains(o.threads, h.thread)) return false;
+  if (!o.processes.empty() && !Contains(o.processes, h.process)) return false;
+  return true;
+}
+
+void FinishMain(PingFields& f, const HangOptions& o, ParsedDocument& doc) {
+  bool children = o.child_payloads == ChildPayloads::kAll ||
+                  (o.child_payloads == ChildPayloads::kShutdownOnly &&
+                   (f.reason == "shutdown" || f.type == "saved-session"));
+  auto add = [&](std::vector<HangRecord>& hangs) {
+    for (HangRecord& h : hangs) {
+      if (!KeepHang(h, o)) continue;
+      h.signature = HangSignature(h.stack, {}, o.signature);
+      doc.hangs.push_back(std::move(h));
+    }
+  };
+  add(f.parent_hangs);
+  if (children) add(f.child_hangs);
+  doc.usage_ms = std::min<int64_t>(f.subsession_length.value, 86400) * 1000;
+  doc.subprocess_crashes = f.subprocess_crashes;
+}
+
+void FinishBhr(PingFields& f, const HangOptions& o, ParsedDocument& doc) {
+  doc.usage_ms = f.time_since_last_ping.value;
+  for (parse_internal::RawBhrHang& raw : f.bhr_hangs) {
+    if (raw.duration_us < o.min_ms * 1000 || raw.duration_us >= o.bhr_max_ms * 1000) continue;
+    if (raw.raw_stack_len == 0 || raw.raw_stack_len >= 300) continue;
+    HangRecord h;
+    h.thread = std::move(raw.thread);
+    h.process = NormalizeProcess(raw.process);
+    if (!KeepHang(h, o)) continue;
+    std::vector<bool> native;
+    for (parse_internal::RawFrame& fr : raw.frames) {
+      if (!fr.native) {
+        h.stack.push_back(std::move(fr.text));
+        native.push_back(false);
+      } else if (auto text = RenderNativeFrame(fr.module_index, fr.text, f.modules)) {
+        h.stack.push_back(std::move(*text));
+        native.push_back(true);
+      }
+    }
+    h.signature = HangSignature(h.stack, native, o.signature);
+    h.hang_us = raw.duration_us;
+    h.hang_count = 1;
+    doc.hangs.push_back(std::move(h));
+  }
+}
+
+}  // namespace
+
+struct Parser::Impl {
+  od::parser parser;
+  std::vector<char> buffer;  // the document followed by SIMDJSON_PADDING bytes
+};
+
+Parser::Parser(ParseOptions options, const SignatureGenerator* signatures)
+    : options_(std::move(options)), signatures_(signatures), impl_(std::make_unique<Impl>()) {}
+
+Parser::~Parser() = default;
+
+ParseResult<ParsedDocument> Parser::Parse(std::string_view json, DocHints hints) {
+  if (json.size() > options_.max_document_bytes) return RejectReason::kTooLarge;
+  if (!simdjson::validate_utf8(json.data(), json.size())) return RejectReason::kInvalidUtf8;
+
+  if (parse_internal::NestsDeeperThan(json, options_.max_depth)) return RejectReason::kTooDeep;
+
+  std::vector<char>& buf = impl_->buffer;
+  if (buf.size() < json.size() + simdjson::SIMDJSON_PADDING) {
+    buf.resize(json.size() + simdjson::SIMDJSON_PADDING);
+  }
+  std::memcpy(buf.data(), json.data(), json.size());
+  std::memset(buf.data() + json.size(), 0, simdjson::SIMDJSON_PADDING);
+  simdjson::padded_string_view padded(buf.data(), json.size(), buf.size());
+
+  if (impl_->parser.capacity() < json.size() || impl_->parser.max_depth() != options_.max_depth) {
+    size_t capacity = std::max<size_t>(json.size(), 64 * 1024);
+    if (auto e = impl_->parser.allocate(capacity, options_.max_depth)) return FromSimdjson(e);
+  }
+
+  od::document doc;
+  if (auto e = impl_->parser.iterate(padded).get(doc)) return FromSimdjson(e);
+  od::json_type root_type;
+  if (auto e = doc.type().get(root_type)) return FromSimdjson(e);
+  if (root_type != od::json_type::object) {
+    // Rare path: tell "valid JSON, not an object" from "not JSON at all".
+    simdjson::dom::parser validator;
+    simdjson::dom::element ignored;
+    return validator.parse(buf.data(), json.size(), false).get(ignored) ? RejectReason::kMalformedJson
+                                                                          : RejectReason::kNotObject;
+  }
+  od::object root;
+  if (auto e = doc.get_object().get(root)) return FromSimdjson(e);
+
+  PingFields f;
+  if (Outcome o = parse_internal::ReadPingFields(root, options_.hangs, f)) return *o;
+
+  std::optional<DocKind> kind = hints.kind ? hints.kind : KindFromType(f.type);
+  if (!kind && f.has_crash_keys) kind = DocKind::kCrash;
+  if (!kind) return RejectReason::kUnknownKind;
+
+  if (*kind == DocKind::kCrash) {
+    if (signatures_ == nullptr) return RejectReason::kBadCrash;
+    CrashFormat format = f.type == "crash" ? CrashFormat::kTelemetryPing : CrashFormat::kProcessed;
+    ParseResult<ParsedDocument> crash = ParseCrashDocument(json, format, *signatures_);
+    if (crash.ok()) {
+      const Dimensions& d = crash.value().dims;
+      const HangOptions& o = options_.hangs;
+      if ((!o.channels.empty() && !Contains(o.channels, d.channel)) ||
+          (!o.os_names.empty() && !Contains(o.os_names, d.os))) {
+        return RejectReason::kFiltered;
+      }
+    }
+    return crash;
+  }
+
+  // Everything was read: the document must end here (catches trailing garbage
+  // and unbalanced structure).
+  // simdjson 3.0 has no document::at_end(); current_location() says OUT_OF_BOUNDS there.
+  if (doc.current_location().error() != simdjson::OUT_OF_BOUNDS) return RejectReason::kMalformedJson;
+
+  ParsedDocument out;
+  out.kind = *kind;
+  if (Outcome o = FillDimensions(f, out.dims)) return *o;
+  const HangOptions& o = options_.hangs;
+  if ((!o.channels.empty() && !Contains(o.channels, out.dims.channel)) ||
+      (!o.os_names.empty() && !Contains(o.os_names, out.dims.os))) {
+    return RejectReason::kFiltered;
+  }
+  if (f.id) out.doc_id = *f.id;
+  if (f.submission_timestamp) {
+    out.primary_time = ParseTimestamp(*f.submission_timestamp);
+    if (!out.primary_time) return RejectReason::kBadTimestamp;
+  }
+  // creationDate is the client's clock: an unreadable one is ignored, not fatal.
+  if (f.creation_date) out.fallback_time = ParseTimestamp(*f.creation_date);
+
+  if (*kind == DocKind::kMain) {
+    if (!f.subsession_length.valid) return RejectReason::kBadUsage;
+    FinishMain(f, o, out);
+  } else {
+    if (!f.time_since_last_ping.valid) return RejectReason::kBadUsage;
+    if (f.time_since_last_ping.value > kMaxBhrUsageMs) return RejectReason::kUsageTooLarge;
+    FinishBhr(f, o, out);
+  }
+  return out;
+}
+
+}  // namespace seismo

@@ -1,0 +1,315 @@
+#include "ping_fields.h"
+
+#include "seismo/parse/hang_math.h"
+
+namespace seismo::parse_internal {
+namespace {
+
+// Iterates the fields of an object value; `fn(key, value)` returns an Outcome.
+// A null value is treated as an empty object.
+template <typename Fn>
+Outcome ForEachField(od::value v, Fn&& fn) {
+  if (IsNull(v)) return std::nullopt;
+  od::object obj;
+  if (auto e = v.get_object().get(obj)) return FromSimdjson(e);
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return FromSimdjson(e);
+    od::value value;
+    if (auto e = field.value().get(value)) return FromSimdjson(e);
+    if (Outcome o = fn(key, value)) return o;
+  }
+  return std::nullopt;
+}
+
+// Iterates the elements of an array value; null is an empty array.
+template <typename Fn>
+Outcome ForEachElement(od::value v, Fn&& fn) {
+  if (IsNull(v)) return std::nullopt;
+  od::array arr;
+  if (auto e = v.get_array().get(arr)) return FromSimdjson(e);
+  for (auto element : arr) {
+    od::value value;
+    if (auto e = element.get(value)) return FromSimdjson(e);
+    if (Outcome o = fn(value)) return o;
+  }
+  return std::nullopt;
+}
+
+Outcome ReadUsage(od::value v, UsageField& u) {
+  u.present = true;
+  u.valid = false;
+  if (IsNull(v)) return std::nullopt;
+  int64_t n;
+  if (v.get_int64().get(n) == simdjson::SUCCESS && n >= 0) {
+    u.valid = true;
+    u.value = n;
+  }
+  return std::nullopt;
+}
+
+// {"values": {"255": 2, ...}, ...} -> buckets. Keys must be integers, counts >= 0.
+Outcome ReadHistogram(od::value v, std::vector<HistogramBucket>& out) {
+  return ForEachField(v, [&](std::string_view key, od::value value) -> Outcome {
+    if (key != "values") return std::nullopt;
+    return ForEachField(value, [&](std::string_view k, od::value count) -> Outcome {
+      std::optional<uint64_t> upper = ParseUint(k);
+      if (!upper) return RejectReason::kBadHistogram;
+      int64_t c;
+      if (auto e = count.get_int64().get(c)) return FromSimdjson(e, RejectReason::kBadHistogram);
+      if (c < 0) return RejectReason::kBadHistogram;
+      out.push_back({*upper, static_cast<uint64_t>(c)});
+      return std::nullopt;
+    });
+  });
+}
+
+Outcome ReadStringArray(od::value v, std::vector<std::string>& out) {
+  return ForEachElement(v, [&](od::value e) -> Outcome {
+    std::string_view s;
+    if (auto err = e.get_string().get(s)) return FromSimdjson(err);
+    out.emplace_back(s);
+    return std::nullopt;
+  });
+}
+
+// One element of threadHangStats: {"name": ..., "hangs": [{"stack": [...], "histogram": {...}}]}
+Outcome ReadThread(od::value v, std::string_view process, const HangOptions& opts,
+                   std::vector<HangRecord>& out) {
+  std::optional<std::string> name;
+  std::vector<HangRecord> hangs;
+  Outcome o = ForEachField(v, [&](std::string_view key, od::value value) -> Outcome {
+    if (key == "name") return ReadOptString(value, name);
+    if (key != "hangs") return std::nullopt;
+    return ForEachElement(value, [&](od::value hang) -> Outcome {
+      HangRecord rec;
+      std::vector<HistogramBucket> buckets;
+      Outcome ho = ForEachField(hang, [&](std::string_view k, od::value hv) -> Outcome {
+        if (k == "stack") return ReadStringArray(hv, rec.stack);
+        if (k == "histogram") return ReadHistogram(hv, buckets);
+        return std::nullopt;
+      });
+      if (ho) return ho;
+      HangTotals t = LegacyHangTotals(buckets, opts);
+      if (t.hang_count == 0) return std::nullopt;  // nothing in range: adds nothing
+      rec.hang_us = t.hang_us;
+      rec.hang_count = t.hang_count;
+      rec.process = std::string(process);
+      hangs.push_back(std::move(rec));
+      return std::nullopt;
+    });
+  });
+  if (o) return o;
+  if (!name) return std::nullopt;  // threads without a name are skipped
+  for (HangRecord& h : hangs) {
+    h.thread = *name;
+    out.push_back(std::move(h));
+  }
+  return std::nullopt;
+}
+
+Outcome ReadThreadHangStats(od::value v, std::string_view process, const HangOptions& opts,
+                            std::vector<HangRecord>& out) {
+  return ForEachElement(v, [&](od::value thread) -> Outcome {
+    if (IsNull(thread)) return std::nullopt;
+    return ReadThread(thread, process, opts, out);
+  });
+}
+
+// SUBPROCESS_CRASHES_WITH_DUMP: {"gpu": {count histogram}, ...}; the count is `sum`.
+Outcome ReadSubprocessCrashes(od::value v, SubprocessCrashes& out) {
+  return ForEachField(v, [&](std::string_view key, od::value hist) -> Outcome {
+    uint64_t* slot = key == "gpu"        ? &out.gpu
+                     : key == "plugin"   ? &out.plugin
+                     : key == "gmplugin" ? &out.gmplugin
+                                         : nullptr;
+    if (slot == nullptr) return std::nullopt;
+    return ForEachField(hist, [&](std::string_view k, od::value sum) -> Outcome {
+      if (k != "sum") return std::nullopt;
+      int64_t n;
+      if (auto e = sum.get_int64().get(n)) return FromSimdjson(e, RejectReason::kBadHistogram);
+      if (n < 0) return RejectReason::kBadHistogram;
+      *slot = static_cast<uint64_t>(n);
+      return std::nullopt;
+    });
+  });
+}
+
+// One bhr stack element: a string, or [moduleIndex, "hexOffset"]; others dropped.
+Outcome ReadBhrFrame(od::value v, RawBhrHang& hang) {
+  ++hang.raw_stack_len;
+  od::json_type t;
+  if (auto e = v.type().get(t)) return FromSimdjson(e);
+  if (t == od::json_type::string) {
+    std::string_view s;
+    if (auto e = v.get_string().get(s)) return FromSimdjson(e);
+    hang.frames.push_back({false, 0, std::string(s)});
+    return std::nullopt;
+  }
+  if (t != od::json_type::array) {
+    return std::nullopt;  // dropped; skipped by the iterator
+  }
+  od::array arr;
+  if (auto e = v.get_array().get(arr)) return FromSimdjson(e);
+  size_t n = 0;
+  int64_t index = 0;
+  std::string_view offset;
+  bool ok = true;
+  for (auto element : arr) {
+    od::value ev;
+    if (auto e = element.get(ev)) return FromSimdjson(e);
+    if (n == 0) {
+      ok = ok && ev.get_int64().get(index) == simdjson::SUCCESS;
+    } else if (n == 1) {
+      ok = ok && ev.get_string().get(offset) == simdjson::SUCCESS;
+    }
+    ++n;
+  }
+  if (ok && n == 2) hang.frames.push_back({true, index, std::string(offset)});
+  return std::nullopt;
+}
+
+Outcome ReadBhrHang(od::value v, std::vector<RawBhrHang>& out) {
+  RawBhrHang hang;
+  bool has_duration = false;
+  Outcome o = ForEachField(v, [&](std::string_view key, od::value value) -> Outcome {
+    if (key == "duration") {
+      double d;
+      if (auto e = value.get_double().get(d)) return FromSimdjson(e, RejectReason::kBadHang);
+      if (!(d >= 0) || d > 1e12) return RejectReason::kBadHang;
+      hang.duration_us = MsToUs(d);
+      has_duration = true;
+      return std::nullopt;
+    }
+    if (key == "thread" || key == "process") {
+      std::optional<std::string> s;
+      if (Outcome so = ReadOptString(value, s)) return so;
+      (key == "thread" ? hang.thread : hang.process) = s.value_or("");
+      return std::nullopt;
+    }
+    if (key == "stack") {
+      return ForEachElement(value, [&](od::value frame) { return ReadBhrFrame(frame, hang); });
+    }
+    return std::nullopt;
+  });
+  if (o) return o;
+  if (!has_duration) return RejectReason::kBadHang;
+  out.push_back(std::move(hang));
+  return std::nullopt;
+}
+
+Outcome ReadModules(od::value v, std::vector<std::string>& out) {
+  return ForEachElement(v, [&](od::value module) -> Outcome {
+    std::string name;
+    od::json_type t;
+    if (auto e = module.type().get(t)) return FromSimdjson(e);
+    if (t == od::json_type::array) {
+      size_t n = 0;
+      od::array arr;
+      if (auto e = module.get_array().get(arr)) return FromSimdjson(e);
+      for (auto element : arr) {
+        od::value ev;
+        if (auto e = element.get(ev)) return FromSimdjson(e);
+        std::string_view s;
+        if (n++ == 0 && ev.get_string().get(s) == simdjson::SUCCESS) name = s;
+      }
+    }
+    out.push_back(std::move(name));  // "" = unusable entry; frames render as 0x<offset>
+    return std::nullopt;
+  });
+}
+
+Outcome ReadPayload(od::value v, const HangOptions& opts, PingFields& f) {
+  return ForEachField(v, [&](std::string_view key, od::value value) -> Outcome {
+    if (key == "info") {
+      return ForEachField(value, [&](std::string_view k, od::value iv) -> Outcome {
+        if (k == "subsessionLength") return ReadUsage(iv, f.subsession_length);
+        if (k == "reason") return ReadOptString(iv, f.reason);
+        return std::nullopt;
+      });
+    }
+    if (key == "threadHangStats") return ReadThreadHangStats(value, "parent", opts, f.parent_hangs);
+    if (key == "childPayloads") {
+      return ForEachElement(value, [&](od::value child) -> Outcome {
+        return ForEachField(child, [&](std::string_view k, od::value cv) -> Outcome {
+          if (k != "threadHangStats") return std::nullopt;
+          return ReadThreadHangStats(cv, "content", opts, f.child_hangs);
+        });
+      });
+    }
+    if (key == "keyedHistograms") {
+      return ForEachField(value, [&](std::string_view k, od::value kv) -> Outcome {
+        if (k != "SUBPROCESS_CRASHES_WITH_DUMP") return std::nullopt;
+        return ReadSubprocessCrashes(kv, f.subprocess_crashes);
+      });
+    }
+    if (key == "timeSinceLastPing") return ReadUsage(value, f.time_since_last_ping);
+    if (key == "modules") return ReadModules(value, f.modules);
+    if (key == "hangs") {
+      return ForEachElement(value, [&](od::value h) { return ReadBhrHang(h, f.bhr_hangs); });
+    }
+    return std::nullopt;
+  });
+}
+
+Outcome ReadApplication(od::value v, PingFields& f) {
+  return ForEachField(v, [&](std::string_view key, od::value value) -> Outcome {
+    if (key == "channel") return ReadOptString(value, f.channel);
+    if (key == "name") return ReadOptString(value, f.name);
+    if (key == "displayVersion") return ReadOptString(value, f.display_version);
+    if (key == "version") return ReadOptString(value, f.version);
+    if (key == "buildId") {
+      f.build_id_present = true;
+      return ReadOptString(value, f.build_id);
+    }
+    return std::nullopt;
+  });
+}
+
+Outcome ReadEnvironment(od::value v, PingFields& f) {
+  return ForEachField(v, [&](std::string_view key, od::value system) -> Outcome {
+    if (key != "system") return std::nullopt;
+    return ForEachField(system, [&](std::string_view k, od::value os) -> Outcome {
+      if (k != "os") return std::nullopt;
+      return ForEachField(os, [&](std::string_view ok, od::value name) -> Outcome {
+        if (ok != "name") return std::nullopt;
+        return ReadOptString(name, f.os_name);
+      });
+    });
+  });
+}
+
+}  // namespace
+
+Outcome ReadPingFields(od::object root, const HangOptions& opts, PingFields& f) {
+  for (auto field : root) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return FromSimdjson(e);
+    od::value value;
+    if (auto e = field.value().get(value)) return FromSimdjson(e);
+    Outcome o;
+    if (key == "type") {
+      o = ReadOptString(value, f.type);
+      if (!o && f.type == "crash") return std::nullopt;
+    } else if (key == "json_dump" || key == "threads" || key == "crashing_thread") {
+      f.has_crash_keys = true;
+      return std::nullopt;
+    } else if (key == "id") {
+      o = ReadOptString(value, f.id);
+    } else if (key == "submission_timestamp") {
+      o = ReadOptString(value, f.submission_timestamp);
+    } else if (key == "creationDate") {
+      o = ReadOptString(value, f.creation_date);
+    } else if (key == "application") {
+      o = ReadApplication(value, f);
+    } else if (key == "environment") {
+      o = ReadEnvironment(value, f);
+    } else if (key == "payload") {
+      o = ReadPayload(value, opts, f);
+    }
+    if (o) return o;
+  }
+  return std::nullopt;
+}
+
+}  // namespace seismo::parse_internal

@@ -1,0 +1,67 @@
+// Raw fields of a main/bhr ping collected in one On-Demand pass, before the
+// kind is known (field order in JSON is arbitrary). Internal to src/parse.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "json_util.h"
+#include "seismo/parse/document.h"
+#include "seismo/parse/options.h"
+
+namespace seismo::parse_internal {
+
+// A usage field: absent, present and valid, or present and invalid.
+struct UsageField {
+  bool present = false;
+  bool valid = false;
+  int64_t value = 0;
+};
+
+// A bhr stack element before module names are known.
+struct RawFrame {
+  bool native = false;
+  int64_t module_index = 0;
+  std::string text;  // label, or hex offset for a native frame
+};
+
+struct RawBhrHang {
+  int64_t duration_us = 0;
+  std::string thread;
+  std::string process;
+  size_t raw_stack_len = 0;  // elements in the JSON array, before dropping bad ones
+  std::vector<RawFrame> frames;
+};
+
+struct PingFields {
+  std::optional<std::string> type;
+  bool has_crash_keys = false;  // json_dump / threads / crashing_thread at top level
+  std::optional<std::string> id;
+  std::optional<std::string> submission_timestamp;
+  std::optional<std::string> creation_date;
+
+  std::optional<std::string> channel, name, display_version, version, build_id;
+  bool build_id_present = false;
+  std::optional<std::string> os_name;
+
+  // main payload
+  UsageField subsession_length;
+  std::optional<std::string> reason;
+  std::vector<HangRecord> parent_hangs;  // process = parent
+  std::vector<HangRecord> child_hangs;   // process = content
+  SubprocessCrashes subprocess_crashes;
+
+  // bhr payload
+  UsageField time_since_last_ping;
+  std::vector<std::string> modules;
+  std::vector<RawBhrHang> bhr_hangs;
+};
+
+// Reads the whole top-level object into `f`. Stops early (returning ok) once
+// the document is recognisably a crash (type == "crash" or crash keys), since
+// crash documents are parsed by the crash parser.
+Outcome ReadPingFields(od::object root, const HangOptions& opts, PingFields& f);
+
+}  // namespace seismo::parse_internal

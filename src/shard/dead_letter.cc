@@ -1,0 +1,79 @@
+#include "seismo/shard/dead_letter.h"
+
+#include <simdjson.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <mutex>
+
+#include "seismo/core/json_writer.h"
+
+namespace seismo {
+namespace {
+
+std::string Base64(std::string_view in) {
+  static constexpr char kAlphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((in.size() + 2) / 3 * 4);
+  size_t i = 0;
+  for (; i + 2 < in.size(); i += 3) {
+    uint32_t n = static_cast<uint8_t>(in[i]) << 16 | static_cast<uint8_t>(in[i + 1]) << 8 |
+                 static_cast<uint8_t>(in[i + 2]);
+    for (int s = 18; s >= 0; s -= 6) out += kAlphabet[(n >> s) & 63];
+  }
+  if (i < in.size()) {
+    uint32_t n = static_cast<uint8_t>(in[i]) << 16;
+    if (i + 1 < in.size()) n |= static_cast<uint8_t>(in[i + 1]) << 8;
+    out += kAlphabet[(n >> 18) & 63];
+    out += kAlphabet[(n >> 12) & 63];
+    out += i + 1 < in.size() ? kAlphabet[(n >> 6) & 63] : '=';
+    out += '=';
+  }
+  return out;
+}
+
+class FileSink final : public DeadLetterSink {
+ public:
+  explicit FileSink(FILE* f) : file_(f) {}
+  ~FileSink() override { std::fclose(file_); }
+
+  void Write(const DeadLetter& letter) override {
+    std::string line = FormatDeadLetter(letter);
+    line += '\n';
+    std::lock_guard<std::mutex> lock(mu_);
+    std::fwrite(line.data(), 1, line.size(), file_);
+    std::fflush(file_);
+  }
+
+ private:
+  std::mutex mu_;
+  FILE* file_;
+};
+
+}  // namespace
+
+std::string FormatDeadLetter(const DeadLetter& letter) {
+  JsonWriter w;
+  w.BeginObject();
+  w.Key("reason").String(RejectReasonName(letter.reason));
+  w.Key("source").String(letter.source);
+  w.Key("partition").Int(letter.partition);
+  w.Key("offset").Int(letter.offset);
+  if (simdjson::validate_utf8(letter.document.data(), letter.document.size())) {
+    w.Key("document").String(letter.document);
+  } else {
+    w.Key("document_base64").String(Base64(letter.document));
+  }
+  w.EndObject();
+  return w.Take();
+}
+
+Result<std::unique_ptr<DeadLetterSink>> OpenDeadLetterFile(const std::string& path) {
+  FILE* f = std::fopen(path.c_str(), "ae");
+  if (f == nullptr) return Status::IoError(path + ": " + std::strerror(errno));
+  return std::unique_ptr<DeadLetterSink>(std::make_unique<FileSink>(f));
+}
+
+}  // namespace seismo

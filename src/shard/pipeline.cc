@@ -1,0 +1,116 @@
+#include "seismo/shard/pipeline.h"
+
+#include "seismo/shard/backoff.h"
+
+namespace seismo {
+
+struct Pipeline::Worker {
+  Worker(const ParseOptions& o, const SignatureGenerator* g, size_t ring_capacity)
+      : parser(o, g), ring(ring_capacity) {}
+  Parser parser;
+  SpscRing<DocChunkPtr> ring;  // producer: the source thread; consumer: this worker
+  std::thread thread;
+};
+
+Pipeline::Pipeline(PipelineOptions options, const SignatureGenerator* signatures,
+                   DeadLetterSink* dead_letters, const Clock* clock)
+    : options_(std::move(options)),
+      signatures_(signatures),
+      dead_letters_(dead_letters),
+      clock_(clock),
+      shards_(options_.shards, options_.parse_threads == 0 ? 1 : options_.parse_threads,
+              options_.delta_ring_capacity) {
+  if (options_.parse_threads == 0) options_.parse_threads = 1;
+  for (size_t i = 0; i < options_.parse_threads; ++i) {
+    workers_.push_back(
+        std::make_unique<Worker>(options_.parse, signatures_, options_.chunk_ring_capacity));
+  }
+}
+
+Pipeline::~Pipeline() { Finish(); }
+
+void Pipeline::Start() {
+  shards_.Start();
+  for (size_t i = 0; i < workers_.size(); ++i) {
+    workers_[i]->thread = std::thread([this, i] { RunWorker(i); });
+  }
+}
+
+bool Pipeline::TrySubmit(DocChunkPtr& chunk) {
+  for (size_t tries = 0; tries < workers_.size(); ++tries) {
+    size_t w = next_worker_;
+    next_worker_ = (next_worker_ + 1) % workers_.size();
+    if (workers_[w]->ring.TryPush(chunk)) return true;
+  }
+  return false;
+}
+
+void Pipeline::Submit(DocChunkPtr chunk) {
+  Backoff backoff;
+  while (!TrySubmit(chunk)) backoff.Idle();
+}
+
+void Pipeline::Finish() {
+  if (finishing_.exchange(true)) return;
+  for (auto& w : workers_) {
+    if (w->thread.joinable()) w->thread.join();
+  }
+  shards_.Stop();
+}
+
+size_t Pipeline::QueuedChunks() const {
+  size_t n = 0;
+  for (const auto& w : workers_) n += w->ring.SizeApprox();
+  return n;
+}
+
+void Pipeline::RunWorker(size_t index) {
+  Worker& worker = *workers_[index];
+  const size_t shard_count = shards_.shard_count();
+  std::vector<DeltaBatchPtr> batches(shard_count);
+  Backoff backoff;
+  auto flush = [&] {
+    for (size_t s = 0; s < shard_count; ++s) {
+      if (batches[s] && !batches[s]->deltas.empty()) shards_.Push(index, s, std::move(batches[s]));
+      batches[s].reset();
+    }
+  };
+  for (;;) {
+    std::optional<DocChunkPtr> chunk = worker.ring.TryPop();
+    if (!chunk) {
+      // acquire: pairs with the release in Finish(); chunks pushed before it are visible.
+      if (finishing_.load(std::memory_order_acquire) && worker.ring.SizeApprox() == 0) break;
+      backoff.Idle();
+      continue;
+    }
+    backoff.Reset();
+    const DocChunk& c = **chunk;
+    for (const DocRef& ref : c.docs) {
+      std::string_view body(c.data.data() + ref.begin, ref.length);
+      const SourceInfo& source = options_.sources[ref.source];
+      counters_.documents.fetch_add(1, std::memory_order_relaxed);  // monitoring only
+      counters_.bytes.fetch_add(ref.length, std::memory_order_relaxed);
+      ParseResult<ParsedDocument> parsed = worker.parser.Parse(body, DocHints{source.kind});
+      if (!parsed.ok()) {
+        counters_.rejected[static_cast<size_t>(parsed.reason())].fetch_add(
+            1, std::memory_order_relaxed);
+        if (dead_letters_ != nullptr && parsed.reason() != RejectReason::kFiltered) {
+          dead_letters_->Write({parsed.reason(), source.name, ref.partition, ref.offset, body});
+        }
+        continue;
+      }
+      const ParsedDocument& doc = parsed.value();
+      counters_.records[static_cast<size_t>(doc.kind)].fetch_add(1, std::memory_order_relaxed);
+      EventTime t = ResolveEventTime(doc, ref.transport_time).value_or(clock_->Now());
+      DocumentToDeltas(doc, t, [&](Delta&& d) {
+        size_t s = shards_.ShardFor(d.route_hash);
+        if (!batches[s]) batches[s] = std::make_unique<DeltaBatch>();
+        batches[s]->deltas.push_back(std::move(d));
+      });
+    }
+    flush();
+  }
+  flush();
+}
+
+}  // namespace seismo

@@ -1,0 +1,79 @@
+#include "seismo/aggregate/shard_state.h"
+
+#include <gtest/gtest.h>
+
+#include "seismo/aggregate/aggregates.h"
+#include "seismo/core/hash.h"
+
+namespace seismo {
+namespace {
+
+Delta Crash(const std::string& sig, uint64_t doc, uint64_t install) {
+  Delta d;
+  d.table = Table::kCrashes;
+  d.key = JoinKey({"release", "Firefox", "146.0", "20261117090501", "Linux", "parent", "parent", sig});
+  d.values[0] = 1;
+  d.doc_hash = doc;
+  d.install_hash = install;
+  return d;
+}
+
+TEST(ShardState, SumsValuesPerSeries) {
+  ShardState s;
+  Delta u;
+  u.table = Table::kUsage;
+  u.key = JoinKey({"main", "release", "Linux", "20261117"});
+  u.values = {3'600'000, 1};
+  s.Apply(u);
+  u.values = {1'800'000, 1};
+  s.Apply(u);
+  const SeriesValues& v = s.table(Table::kUsage).at(u.key);
+  EXPECT_EQ(v.v[0], 5'400'000);
+  EXPECT_EQ(v.v[1], 2);
+}
+
+TEST(ShardState, DuplicateCrashDocumentsCountOnce) {
+  ShardState s;
+  s.Apply(Crash("sig", 11, Hash64("a")));
+  s.Apply(Crash("sig", 11, Hash64("a")));
+  s.Apply(Crash("sig", 12, Hash64("a")));
+  s.Apply(Crash("sig", 0, Hash64("b")));  // no id: cannot be de-duplicated
+  s.Apply(Crash("sig", 0, Hash64("b")));
+  EXPECT_EQ(s.counters().duplicates, 1u);
+  const SeriesValues& v = s.table(Table::kCrashes).begin()->second;
+  EXPECT_EQ(v.v[0], 4);
+  EXPECT_NEAR(v.installs.Estimate(), 2.0, 0.01);
+}
+
+TEST(Aggregates, MergeOfShardsEqualsOneShard) {
+  ShardState one, a, b;
+  for (int i = 0; i < 100; ++i) {
+    Delta d = Crash("sig" + std::to_string(i % 7), 1000 + i, Hash64(std::to_string(i % 13)));
+    one.Apply(d);
+    (Hash64(d.key) % 2 ? a : b).Apply(d);
+  }
+  Aggregates whole, split;
+  whole.Merge(one);
+  split.Merge(a);
+  split.Merge(b);
+  ASSERT_EQ(whole.table(Table::kCrashes).size(), split.table(Table::kCrashes).size());
+  for (const auto& [k, v] : whole.table(Table::kCrashes)) {
+    EXPECT_EQ(v.v, split.table(Table::kCrashes).at(k).v);
+    EXPECT_EQ(v.installs.Estimate(), split.table(Table::kCrashes).at(k).installs.Estimate());
+  }
+}
+
+TEST(KeyEncoding, SplitsWhatJoinJoined) {
+  std::string key = JoinKey({"a", "", "c d"});
+  auto f = SplitKey(key);
+  ASSERT_EQ(f.size(), 3u);
+  EXPECT_EQ(f[1], "");
+  EXPECT_EQ(f[2], "c d");
+  EXPECT_TRUE(SplitStack("").empty());
+  auto s = SplitStack(JoinStack({"x", "y"}));
+  ASSERT_EQ(s.size(), 2u);
+  EXPECT_EQ(s[1], "y");
+}
+
+}  // namespace
+}  // namespace seismo

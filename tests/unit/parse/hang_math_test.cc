@@ -1,0 +1,106 @@
+// Hand-computed checks of SPEC §3.2's hang arithmetic.
+#include "seismo/parse/hang_math.h"
+
+#include <gtest/gtest.h>
+
+namespace seismo {
+namespace {
+
+HangOptions Opts(HangWeighting w = HangWeighting::kUpper) {
+  HangOptions o;
+  o.weighting = w;
+  return o;
+}
+
+TEST(LegacyHangTotals, UpperBoundWeightingMatchesTheReferenceExample) {
+  // reference §2.6: {"127":0,"255":2,"511":1,"1023":0} -> 3 hangs, 255*2 + 511 = 1021 ms
+  HangTotals t = LegacyHangTotals({{127, 0}, {255, 2}, {511, 1}, {1023, 0}}, Opts());
+  EXPECT_EQ(t.hang_count, 3u);
+  EXPECT_EQ(t.hang_us, 1021'000);
+}
+
+TEST(LegacyHangTotals, KeysBelowMinAreExcludedBecauseTheyAreUpperBounds) {
+  // Key 127 holds 64..127 ms hangs: below 128 even though 127 + 1 == 128.
+  HangTotals t = LegacyHangTotals({{127, 5}, {255, 1}}, Opts());
+  EXPECT_EQ(t.hang_count, 1u);
+  EXPECT_EQ(t.hang_us, 255'000);
+}
+
+TEST(LegacyHangTotals, MaxIsExclusive) {
+  HangOptions o = Opts();
+  o.max_ms = 16383;  // K < max_ms: key 16383 is out
+  HangTotals t = LegacyHangTotals({{8191, 1}, {16383, 1}}, o);
+  EXPECT_EQ(t.hang_count, 1u);
+  EXPECT_EQ(t.hang_us, 8191'000);
+  o.max_ms = 16000;  // default: 16383 >= 16000, out as well
+  EXPECT_EQ(LegacyHangTotals({{16383, 4}}, o).hang_count, 0u);
+}
+
+TEST(LegacyHangTotals, MinIsInclusive) {
+  HangOptions o = Opts();
+  o.min_ms = 255;
+  HangTotals t = LegacyHangTotals({{255, 2}}, o);
+  EXPECT_EQ(t.hang_count, 2u);
+}
+
+TEST(LegacyHangTotals, LowerWeightingUsesBucketLowerBound) {
+  // (K+1)/2: 255 -> 128, 511 -> 256: 2*128 + 256 = 512 ms
+  HangTotals t = LegacyHangTotals({{255, 2}, {511, 1}}, Opts(HangWeighting::kLower));
+  EXPECT_EQ(t.hang_us, 512'000);
+}
+
+TEST(LegacyHangTotals, MidWeightingUsesThreeQuartersOfK) {
+  // 0.75 K: 255 -> 191.25, 511 -> 383.25: 2*191.25 + 383.25 = 765.75 ms
+  HangTotals t = LegacyHangTotals({{255, 2}, {511, 1}}, Opts(HangWeighting::kMid));
+  EXPECT_EQ(t.hang_us, 765'750);
+}
+
+TEST(LegacyHangTotals, ZeroCountsAddNothing) {
+  HangTotals t = LegacyHangTotals({{255, 0}, {511, 0}}, Opts());
+  EXPECT_EQ(t.hang_count, 0u);
+  EXPECT_EQ(t.hang_us, 0);
+}
+
+TEST(RenderNativeFrame, UsesDebugNameAndLowerCaseOffsetWithoutLeadingZeros) {
+  std::vector<std::string> modules = {"xul.pdb", "ntdll.pdb"};
+  EXPECT_EQ(*RenderNativeFrame(1, "6a2f0", modules), "ntdll.pdb+0x6a2f0");
+  EXPECT_EQ(*RenderNativeFrame(0, "001C2D3E", modules), "xul.pdb+0x1c2d3e");
+  EXPECT_EQ(*RenderNativeFrame(0, "0x00ab", modules), "xul.pdb+0xab");
+  EXPECT_EQ(*RenderNativeFrame(0, "0000", modules), "xul.pdb+0x0");
+}
+
+TEST(RenderNativeFrame, IndexOutsideTheModuleTableRendersBareOffset) {
+  std::vector<std::string> modules = {"xul.pdb"};
+  EXPECT_EQ(*RenderNativeFrame(-1, "1acc9", modules), "0x1acc9");
+  EXPECT_EQ(*RenderNativeFrame(1, "1acc9", modules), "0x1acc9");
+  EXPECT_EQ(*RenderNativeFrame(0, "1acc9", {""}), "0x1acc9");
+}
+
+TEST(RenderNativeFrame, NonHexOffsetIsNotAFrame) {
+  EXPECT_FALSE(RenderNativeFrame(0, "xyz", {"xul.pdb"}));
+  EXPECT_FALSE(RenderNativeFrame(0, "", {"xul.pdb"}));
+}
+
+TEST(HangSignature, InnermostIsTheLastElement) {
+  std::vector<std::string> stack = {"a", "b", "(content script)"};
+  EXPECT_EQ(HangSignature(stack, {}, HangSignatureMode::kInnermost), "(content script)");
+  EXPECT_EQ(HangSignature({}, {}, HangSignatureMode::kInnermost), "(empty stack)");
+}
+
+TEST(HangSignature, InnermostLabelSkipsMarkersNativeFramesAndEmptyLabels) {
+  std::vector<std::string> stack = {"nsRefreshDriver::Tick", "xul.pdb+0x2a0b11", "", "(unresolved)"};
+  std::vector<bool> native = {false, true, false, false};
+  EXPECT_EQ(HangSignature(stack, native, HangSignatureMode::kInnermostLabel), "nsRefreshDriver::Tick");
+  // Nothing but markers: fall back to the innermost element.
+  EXPECT_EQ(HangSignature({"(jit frame)", "(wasm)"}, {false, false}, HangSignatureMode::kInnermostLabel),
+            "(wasm)");
+}
+
+TEST(MsToUs, RoundsFractionalMilliseconds) {
+  EXPECT_EQ(MsToUs(312.5), 312'500);
+  EXPECT_EQ(MsToUs(145.0), 145'000);
+  EXPECT_EQ(MsToUs(0.0004), 0);
+}
+
+}  // namespace
+}  // namespace seismo

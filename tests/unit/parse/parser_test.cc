@@ -1,0 +1,311 @@
+// Parser: main and bhr pings -> usage and hang records (SPEC §2, §3.1, §3.2).
+#include "seismo/parse/parser.h"
+
+#include <gtest/gtest.h>
+
+#include "test_docs.h"
+
+namespace seismo {
+namespace {
+
+using testing::BhrPing;
+using testing::DataFile;
+using testing::MainPing;
+using testing::Replace;
+
+ParseResult<ParsedDocument> ParseWith(const std::string& doc, ParseOptions o = {}) {
+  Parser p(o, nullptr);
+  return p.Parse(doc);
+}
+
+TEST(ParserMain, ReferenceExampleGivesUsageHangsAndGpuCrashes) {
+  auto r = ParseWith(DataFile("docs/reference_main.json"));
+  ASSERT_TRUE(r.ok()) << RejectReasonName(r.reason());
+  const ParsedDocument& d = r.value();
+  EXPECT_EQ(d.kind, DocKind::kMain);
+  EXPECT_EQ(d.dims.channel, "nightly");
+  EXPECT_EQ(d.dims.build_id, "20170530030204");
+  EXPECT_EQ(d.dims.build_date, "20170530");
+  EXPECT_EQ(d.dims.os, "Windows_NT");
+  EXPECT_EQ(d.dims.version, "55.0a1");
+  EXPECT_EQ(d.doc_id, "5f1c2a7e-0b7d-4c55-9a61-2b9f0f3a1001");
+  EXPECT_EQ(d.usage_ms, 3'600'000);  // 1.0 usage hour
+  EXPECT_EQ(d.subprocess_crashes.gpu, 1u);
+  ASSERT_EQ(d.hangs.size(), 2u);
+  EXPECT_EQ(d.hangs[0].thread, "Gecko");
+  EXPECT_EQ(d.hangs[0].process, "parent");
+  EXPECT_EQ(d.hangs[0].hang_count, 3u);
+  EXPECT_EQ(d.hangs[0].hang_us, 1021'000);
+  EXPECT_EQ(d.hangs[0].signature, "(chrome script)");
+  EXPECT_EQ(d.hangs[0].stack.size(), 4u);
+  // Child payload (reason == shutdown): Gecko_Child, 1 hang of 255 ms; the
+  // second child payload has no threadHangStats and is skipped.
+  EXPECT_EQ(d.hangs[1].thread, "Gecko_Child");
+  EXPECT_EQ(d.hangs[1].process, "content");
+  EXPECT_EQ(d.hangs[1].hang_count, 1u);
+  EXPECT_EQ(d.hangs[1].hang_us, 255'000);
+  EXPECT_EQ(d.hangs[1].signature, "IPDL::PBrowser::RecvAsyncMessage");
+  ASSERT_TRUE(d.fallback_time);
+  EXPECT_EQ(FormatTimestamp(*d.fallback_time), "2017-06-01T12:34:56.789Z");
+}
+
+TEST(ParserMain, ChildPayloadsOnlyFromShutdownPingsByDefault) {
+  std::string daily = Replace(DataFile("docs/reference_main.json"), R"("reason": "shutdown")", R"("reason": "daily")");
+  auto r = ParseWith(daily);
+  ASSERT_TRUE(r.ok());
+  ASSERT_EQ(r.value().hangs.size(), 1u);
+  EXPECT_EQ(r.value().hangs[0].thread, "Gecko");
+}
+
+TEST(ParserMain, SavedSessionPingsUseChildPayloadsEvenWithoutShutdownReason) {
+  std::string doc = Replace(DataFile("docs/reference_main.json"), R"("reason": "shutdown")", R"("reason": "daily")");
+  doc = Replace(doc, R"("type": "main")", R"("type": "saved-session")");
+  auto r = ParseWith(doc);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r.value().hangs.size(), 2u);
+}
+
+TEST(ParserMain, ChildPayloadsAllAndNone) {
+  std::string daily = Replace(DataFile("docs/reference_main.json"), R"("reason": "shutdown")", R"("reason": "daily")");
+  ParseOptions all;
+  all.hangs.child_payloads = ChildPayloads::kAll;
+  EXPECT_EQ(ParseWith(daily, all).value().hangs.size(), 2u);
+  ParseOptions none;
+  none.hangs.child_payloads = ChildPayloads::kNone;
+  EXPECT_EQ(ParseWith(DataFile("docs/reference_main.json"), none).value().hangs.size(), 1u);
+}
+
+TEST(ParserMain, ChildPayloadWithoutThreadHangStatsFirstDoesNotEndTheLoop) {
+  std::string doc = MainPing(
+      R"("info":{"reason":"shutdown","subsessionLength":60},"childPayloads":[{"ver":4},null,)"
+      R"({"threadHangStats":[{"name":"Gecko_Child","hangs":[{"stack":["a"],"histogram":{"values":{"255":1}}}]}]}])");
+  auto r = ParseWith(doc);
+  ASSERT_TRUE(r.ok()) << RejectReasonName(r.reason());
+  ASSERT_EQ(r.value().hangs.size(), 1u);
+  EXPECT_EQ(r.value().hangs[0].hang_us, 255'000);
+}
+
+TEST(ParserMain, ThreadsWithoutNameAreSkipped) {
+  std::string doc = MainPing(
+      R"("info":{"subsessionLength":60},"threadHangStats":[{"hangs":[{"stack":["a"],"histogram":{"values":{"255":1}}}]},)"
+      R"({"name":"Gecko","hangs":[{"stack":["b"],"histogram":{"values":{"511":1}}}]}])");
+  auto r = ParseWith(doc);
+  ASSERT_TRUE(r.ok());
+  ASSERT_EQ(r.value().hangs.size(), 1u);
+  EXPECT_EQ(r.value().hangs[0].signature, "b");
+}
+
+TEST(ParserMain, UsageIsClampedToOneDay) {
+  auto r = ParseWith(MainPing(R"("info":{"subsessionLength":100000})"));
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r.value().usage_ms, 86'400'000);
+}
+
+TEST(ParserMain, PingWithoutHangsStillAddsUsage) {
+  auto r = ParseWith(MainPing(R"("info":{"subsessionLength":1800})"));
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r.value().usage_ms, 1'800'000);
+  EXPECT_TRUE(r.value().hangs.empty());
+}
+
+TEST(ParserMain, SubmissionTimestampIsPrimaryTime) {
+  std::string doc = Replace(MainPing(R"("info":{"subsessionLength":1})"), R"("type":"main")",
+                            R"("type":"main","submission_timestamp":"2026-11-20T10:00:00Z")");
+  auto r = ParseWith(doc);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(FormatTimestamp(*r.value().primary_time), "2026-11-20T10:00:00.000Z");
+}
+
+TEST(ParserMain, DisplayVersionWinsOverVersionAndMissingDimensionsAreUnknown) {
+  std::string doc = R"({"type":"main","application":{"buildId":"2026111709","version":"146.0","displayVersion":"146.0b4"},"payload":{"info":{"subsessionLength":5}}})";
+  auto r = ParseWith(doc);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r.value().dims.version, "146.0b4");
+  EXPECT_EQ(r.value().dims.channel, "unknown");
+  EXPECT_EQ(r.value().dims.os, "unknown");
+  EXPECT_EQ(r.value().dims.product, "unknown");
+  EXPECT_EQ(r.value().dims.build_date, "20261117");
+}
+
+TEST(ParserMain, FiltersSelectThreadsAndProcesses) {
+  ParseOptions o;
+  o.hangs.threads = {"Gecko_Child"};
+  auto r = ParseWith(DataFile("docs/reference_main.json"), o);
+  ASSERT_EQ(r.value().hangs.size(), 1u);
+  EXPECT_EQ(r.value().hangs[0].thread, "Gecko_Child");
+  ParseOptions p;
+  p.hangs.processes = {"parent"};
+  EXPECT_EQ(ParseWith(DataFile("docs/reference_main.json"), p).value().hangs.size(), 1u);
+  ParseOptions c;
+  c.hangs.channels = {"release"};
+  EXPECT_EQ(ParseWith(DataFile("docs/reference_main.json"), c).reason(), RejectReason::kFiltered);
+}
+
+TEST(ParserBhr, ReferenceExampleGivesUsageAndTwoHangs) {
+  auto r = ParseWith(DataFile("docs/reference_bhr.json"));
+  ASSERT_TRUE(r.ok()) << RejectReasonName(r.reason());
+  const ParsedDocument& d = r.value();
+  EXPECT_EQ(d.kind, DocKind::kBhr);
+  EXPECT_EQ(d.usage_ms, 5'400'000);  // 1.5 h
+  EXPECT_EQ(d.dims.build_date, "20210301");
+  ASSERT_EQ(d.hangs.size(), 2u);
+  const HangRecord& gecko = d.hangs[0];
+  EXPECT_EQ(gecko.thread, "Gecko");
+  EXPECT_EQ(gecko.process, "parent");
+  EXPECT_EQ(gecko.hang_us, 312'500);
+  EXPECT_EQ(gecko.hang_count, 1u);
+  std::vector<std::string> expected = {"ntdll.pdb+0x6a2f0", "xul.pdb+0x1c2d3e", "nsRefreshDriver::Tick",
+                                       "PresShell::DoFlushPendingNotifications Layout",
+                                       "xul.pdb+0x2a0b11", "(unresolved)"};
+  EXPECT_EQ(gecko.stack, expected);
+  EXPECT_EQ(gecko.signature, "(unresolved)");
+  EXPECT_EQ(d.hangs[1].process, "content");
+  EXPECT_EQ(d.hangs[1].hang_us, 145'000);
+}
+
+TEST(ParserBhr, InnermostLabelSignatureSkipsMarkersAndNativeFrames) {
+  ParseOptions o;
+  o.hangs.signature = HangSignatureMode::kInnermostLabel;
+  auto r = ParseWith(DataFile("docs/reference_bhr.json"), o);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r.value().hangs[0].signature, "PresShell::DoFlushPendingNotifications Layout");
+  EXPECT_EQ(r.value().hangs[1].signature, "XRE_InitChildProcess");
+}
+
+TEST(ParserBhr, DurationAndStackLengthFilters) {
+  std::string deep = "[";
+  for (int i = 0; i < 300; ++i) deep += std::string(i ? "," : "") + "\"f\"";
+  deep += "]";
+  std::string doc = BhrPing(
+      R"("timeSinceLastPing":3600000,"hangs":[)"
+      R"({"duration":127.9,"thread":"Gecko","process":"default","stack":["a"]},)"
+      R"({"duration":128,"thread":"Gecko","process":"default","stack":["b"]},)"
+      R"({"duration":65535.9,"thread":"Gecko","process":"default","stack":["c"]},)"
+      R"({"duration":65536,"thread":"Gecko","process":"default","stack":["d"]},)"
+      R"({"duration":200,"thread":"Gecko","process":"default","stack":[]},)"
+      R"({"duration":200,"thread":"Gecko","process":"default","stack":)" + deep + "}]");
+  auto r = ParseWith(doc);
+  ASSERT_TRUE(r.ok()) << RejectReasonName(r.reason());
+  ASSERT_EQ(r.value().hangs.size(), 2u);
+  EXPECT_EQ(r.value().hangs[0].signature, "b");
+  EXPECT_EQ(r.value().hangs[1].signature, "c");
+}
+
+TEST(ParserBhr, MalformedStackElementsAreDroppedButCountTowardLength) {
+  std::string doc = BhrPing(
+      R"("timeSinceLastPing":1000,"modules":[["xul.pdb","X"]],"hangs":[{"duration":500,"thread":"Gecko","process":"default",)"
+      R"("stack":["root",42,{"x":1},[0],[0,"1f",3],["0","1f"],[0,"zz"],null,[-1,"00ff"],[0,"AB"]]}])");
+  auto r = ParseWith(doc);
+  ASSERT_TRUE(r.ok()) << RejectReasonName(r.reason());
+  std::vector<std::string> expected = {"root", "0xff", "xul.pdb+0xab"};
+  EXPECT_EQ(r.value().hangs[0].stack, expected);
+}
+
+TEST(ParserBhr, PingWithNoHangsStillAddsUsage) {
+  auto r = ParseWith(BhrPing(R"("timeSinceLastPing":7200000,"hangs":[])"));
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r.value().usage_ms, 7'200'000);
+}
+
+TEST(ParserKind, TopicHintOverridesTheDocument) {
+  Parser p({}, nullptr);
+  std::string doc = R"({"application":{"buildId":"20261117090501"},"payload":{"timeSinceLastPing":10}})";
+  EXPECT_EQ(p.Parse(doc).reason(), RejectReason::kUnknownKind);
+  auto r = p.Parse(doc, DocHints{DocKind::kBhr});
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r.value().kind, DocKind::kBhr);
+}
+
+TEST(ParserKind, FirstShutdownIsAMainPing) {
+  std::string doc = Replace(MainPing(R"("info":{"subsessionLength":5})"), R"("type":"main")", R"("type":"first-shutdown")");
+  EXPECT_EQ(ParseWith(doc).value().kind, DocKind::kMain);
+}
+
+TEST(ParserKind, CrashDocumentsWithoutSignatureListsAreBadCrash) {
+  EXPECT_EQ(ParseWith(R"({"type":"crash"})").reason(), RejectReason::kBadCrash);
+  EXPECT_EQ(ParseWith(R"({"json_dump":{}})").reason(), RejectReason::kBadCrash);
+}
+
+// Every rejection reason the parser can give for main/bhr pings, one row each.
+struct RejectCase {
+  const char* name;
+  std::string doc;
+  RejectReason reason;
+};
+
+std::vector<RejectCase> RejectCases() {
+  std::string deep;
+  for (int i = 0; i < 300; ++i) deep += "[";
+  for (int i = 0; i < 300; ++i) deep += "]";
+  return {
+      {"truncated", R"({"type":"main","payload":{"info":{"subsessionLength":5})", RejectReason::kMalformedJson},
+      {"garbage", "not json at all", RejectReason::kMalformedJson},
+      {"trailing_garbage", MainPing(R"("info":{"subsessionLength":5})") + " {}", RejectReason::kMalformedJson},
+      {"empty", "", RejectReason::kMalformedJson},
+      {"array_root", "[1,2,3]", RejectReason::kNotObject},
+      {"string_root", R"("main")", RejectReason::kNotObject},
+      {"invalid_utf8", std::string(R"({"type":"main","x":")") + "\xff\xfe" + "\"}", RejectReason::kInvalidUtf8},
+      {"too_deep", R"({"type":"main","payload":)" + deep + "}", RejectReason::kTooDeep},
+      {"unknown_type", R"({"type":"event","application":{"buildId":"20261117090501"}})", RejectReason::kUnknownKind},
+      {"no_type", R"({"application":{"buildId":"20261117090501"}})", RejectReason::kUnknownKind},
+      {"missing_build_id", R"({"type":"main","application":{},"payload":{"info":{"subsessionLength":5}}})", RejectReason::kMissingBuildId},
+      {"null_build_id", R"({"type":"main","application":{"buildId":null},"payload":{"info":{"subsessionLength":5}}})", RejectReason::kMissingBuildId},
+      {"numeric_build_id", R"({"type":"main","application":{"buildId":20261117},"payload":{"info":{"subsessionLength":5}}})", RejectReason::kWrongType},
+      {"short_build_id", MainPing(R"("info":{"subsessionLength":5})", "2026111"), RejectReason::kBadBuildId},
+      {"letters_build_id", MainPing(R"("info":{"subsessionLength":5})", "2026x1170905"), RejectReason::kBadBuildId},
+      {"missing_usage", MainPing(R"("info":{})"), RejectReason::kBadUsage},
+      {"null_usage", MainPing(R"("info":{"subsessionLength":null})"), RejectReason::kBadUsage},
+      {"negative_usage", MainPing(R"("info":{"subsessionLength":-5})"), RejectReason::kBadUsage},
+      {"fractional_usage", MainPing(R"("info":{"subsessionLength":5.5})"), RejectReason::kBadUsage},
+      {"string_usage", MainPing(R"("info":{"subsessionLength":"5"})"), RejectReason::kBadUsage},
+      {"huge_usage", MainPing(R"("info":{"subsessionLength":99999999999999999999})"), RejectReason::kBadUsage},
+      {"bhr_missing_usage", BhrPing(R"("hangs":[])"), RejectReason::kBadUsage},
+      {"bhr_usage_over_a_day", BhrPing(R"("timeSinceLastPing":86400001)"), RejectReason::kUsageTooLarge},
+      {"histogram_key_not_integer", MainPing(R"("info":{"subsessionLength":5},"threadHangStats":[{"name":"G","hangs":[{"stack":[],"histogram":{"values":{"255.5":1}}}]}])"), RejectReason::kBadHistogram},
+      {"histogram_negative_count", MainPing(R"("info":{"subsessionLength":5},"threadHangStats":[{"name":"G","hangs":[{"stack":[],"histogram":{"values":{"255":-1}}}]}])"), RejectReason::kBadHistogram},
+      {"histogram_string_count", MainPing(R"("info":{"subsessionLength":5},"threadHangStats":[{"name":"G","hangs":[{"stack":[],"histogram":{"values":{"255":"1"}}}]}])"), RejectReason::kBadHistogram},
+      {"bhr_negative_duration", BhrPing(R"("timeSinceLastPing":5,"hangs":[{"duration":-1,"thread":"Gecko","stack":["a"]}])"), RejectReason::kBadHang},
+      {"bhr_string_duration", BhrPing(R"("timeSinceLastPing":5,"hangs":[{"duration":"200","thread":"Gecko","stack":["a"]}])"), RejectReason::kBadHang},
+      {"bhr_missing_duration", BhrPing(R"("timeSinceLastPing":5,"hangs":[{"thread":"Gecko","stack":["a"]}])"), RejectReason::kBadHang},
+      {"application_not_object", R"({"type":"main","application":"x","payload":{"info":{"subsessionLength":5}}})", RejectReason::kWrongType},
+      {"threads_not_array", MainPing(R"("info":{"subsessionLength":5},"threadHangStats":{"name":"G"})"), RejectReason::kWrongType},
+      {"stack_frame_not_string", MainPing(R"("info":{"subsessionLength":5},"threadHangStats":[{"name":"G","hangs":[{"stack":[1],"histogram":{"values":{}}}]}])"), RejectReason::kWrongType},
+      {"os_name_not_string", R"({"type":"main","application":{"buildId":"20261117090501"},"environment":{"system":{"os":{"name":7}}},"payload":{"info":{"subsessionLength":5}}})", RejectReason::kWrongType},
+      {"bad_submission_timestamp", R"({"type":"main","submission_timestamp":"soon","application":{"buildId":"20261117090501"},"payload":{"info":{"subsessionLength":5}}})", RejectReason::kBadTimestamp},
+  };
+}
+
+TEST(ParserRejects, EveryReasonHasACase) {
+  for (const RejectCase& c : RejectCases()) {
+    auto r = ParseWith(c.doc);
+    ASSERT_FALSE(r.ok()) << c.name;
+    EXPECT_EQ(RejectReasonName(r.reason()), RejectReasonName(c.reason)) << c.name;
+  }
+}
+
+TEST(ParserRejects, OversizedDocumentIsTooLarge) {
+  ParseOptions o;
+  o.max_document_bytes = 100;
+  EXPECT_EQ(ParseWith(MainPing(R"("info":{"subsessionLength":5},"pad":")" + std::string(200, 'x') + "\""), o).reason(),
+            RejectReason::kTooLarge);
+}
+
+TEST(ParserRejects, UnreadableCreationDateIsIgnoredNotFatal) {
+  std::string doc = Replace(MainPing(R"("info":{"subsessionLength":5})"), R"("type":"main")",
+                            R"("type":"main","creationDate":"last tuesday")");
+  auto r = ParseWith(doc);
+  ASSERT_TRUE(r.ok());
+  EXPECT_FALSE(r.value().fallback_time);
+}
+
+TEST(ParserReuse, OneParserHandlesManyDocumentsOfDifferentSizes) {
+  Parser p({}, nullptr);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_TRUE(p.Parse(DataFile("docs/reference_main.json")).ok());
+    EXPECT_TRUE(p.Parse(MainPing(R"("info":{"subsessionLength":5})")).ok());
+    EXPECT_FALSE(p.Parse("{").ok());
+  }
+}
+
+}  // namespace
+}  // namespace seismo

@@ -1,0 +1,135 @@
+// The sharded pipeline against a naive single-threaded recomputation, for
+// several thread counts: results must be identical whatever the threading.
+#include "seismo/shard/pipeline.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <tuple>
+
+#include "seismo/app/synth.h"
+
+namespace seismo {
+namespace {
+
+using UsageKey = std::tuple<std::string, std::string, std::string, std::string>;
+using HangKey = std::tuple<std::string, std::string, std::string, std::string, std::string,
+                           std::string, std::string, std::vector<std::string>>;
+
+struct Naive {
+  std::map<UsageKey, std::pair<int64_t, int64_t>> usage;
+  std::map<HangKey, std::pair<int64_t, int64_t>> hangs;
+  uint64_t accepted = 0, rejected = 0;
+};
+
+std::vector<std::string> Corpus(uint64_t seed, size_t n) {
+  SynthOptions o;
+  o.seed = seed;
+  Synth synth(o);
+  Rng r(seed * 31 + 7);
+  std::vector<std::string> docs;
+  for (size_t i = 0; i < n; ++i) {
+    std::string d = r.Chance(0.5) ? synth.Main(i) : synth.Bhr(i);
+    if (r.Chance(0.02)) d = d.substr(0, d.size() / 2);  // truncated: malformed
+    docs.push_back(std::move(d));
+  }
+  return docs;
+}
+
+Naive Recompute(const std::vector<std::string>& docs) {
+  Naive n;
+  Parser parser({}, nullptr);
+  for (const std::string& text : docs) {
+    auto r = parser.Parse(text);
+    if (!r.ok()) {
+      ++n.rejected;
+      continue;
+    }
+    ++n.accepted;
+    const ParsedDocument& d = r.value();
+    std::string source(DocKindName(d.kind));
+    auto& u = n.usage[{source, d.dims.channel, d.dims.os, d.dims.build_date}];
+    u.first += d.usage_ms;
+    u.second += 1;
+    for (const HangRecord& h : d.hangs) {
+      auto& s = n.hangs[{source, d.dims.channel, d.dims.os, d.dims.build_date, h.process, h.thread,
+                         h.signature, h.stack}];
+      s.first += h.hang_us;
+      s.second += static_cast<int64_t>(h.hang_count);
+    }
+  }
+  return n;
+}
+
+Aggregates RunSharded(const std::vector<std::string>& docs, size_t threads, PipelineCounters* out_counts,
+                      uint64_t* accepted, uint64_t* rejected) {
+  PipelineOptions o;
+  o.parse_threads = threads;
+  o.shards = threads;
+  o.chunk_ring_capacity = 4;  // small rings: exercise backpressure
+  o.delta_ring_capacity = 4;
+  o.sources = {{"test", std::nullopt}};
+  SystemClock clock;
+  Pipeline p(o, nullptr, nullptr, &clock);
+  p.Start();
+  auto chunk = std::make_unique<DocChunk>();
+  for (size_t i = 0; i < docs.size(); ++i) {
+    DocRef ref;
+    ref.begin = static_cast<uint32_t>(chunk->data.size());
+    ref.length = static_cast<uint32_t>(docs[i].size());
+    ref.offset = static_cast<int64_t>(i);
+    chunk->data += docs[i];
+    chunk->docs.push_back(ref);
+    if (chunk->docs.size() == 37) {
+      p.Submit(std::move(chunk));
+      chunk = std::make_unique<DocChunk>();
+    }
+  }
+  p.Submit(std::move(chunk));
+  p.Finish();
+  (void)out_counts;
+  *accepted = p.counters().records[0] + p.counters().records[1];
+  *rejected = 0;
+  for (const auto& r : p.counters().rejected) *rejected += r;
+  return p.Result();
+}
+
+void ExpectEqual(const Naive& naive, const Aggregates& a) {
+  ASSERT_EQ(naive.usage.size(), a.table(Table::kUsage).size());
+  for (const auto& [k, v] : naive.usage) {
+    std::string key = JoinKey({std::get<0>(k), std::get<1>(k), std::get<2>(k), std::get<3>(k)});
+    auto it = a.table(Table::kUsage).find(key);
+    ASSERT_NE(it, a.table(Table::kUsage).end());
+    EXPECT_EQ(it->second.v[0], v.first);
+    EXPECT_EQ(it->second.v[1], v.second);
+  }
+  ASSERT_EQ(naive.hangs.size(), a.table(Table::kHangs).size());
+  for (const auto& [k, v] : naive.hangs) {
+    std::string key = JoinKey({std::get<0>(k), std::get<1>(k), std::get<2>(k), std::get<3>(k), std::get<4>(k),
+                               std::get<5>(k), std::get<6>(k), JoinStack(std::get<7>(k))});
+    auto it = a.table(Table::kHangs).find(key);
+    ASSERT_NE(it, a.table(Table::kHangs).end());
+    EXPECT_EQ(it->second.v[0], v.first);
+    EXPECT_EQ(it->second.v[1], v.second);
+  }
+}
+
+TEST(Pipeline, ShardedResultEqualsNaiveRecomputationFor1And2And8Threads) {
+  for (uint64_t seed : {1u, 2u, 3u}) {
+    std::vector<std::string> docs = Corpus(seed, 1500);
+    Naive naive = Recompute(docs);
+    ASSERT_GT(naive.hangs.size(), 100u);
+    ASSERT_GT(naive.rejected, 0u);
+    for (size_t threads : {1u, 2u, 8u}) {
+      uint64_t accepted = 0, rejected = 0;
+      Aggregates a = RunSharded(docs, threads, nullptr, &accepted, &rejected);
+      SCOPED_TRACE(testing::Message() << "seed " << seed << " threads " << threads);
+      EXPECT_EQ(accepted, naive.accepted);
+      EXPECT_EQ(rejected, naive.rejected);
+      ExpectEqual(naive, a);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace seismo
