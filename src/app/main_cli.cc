@@ -19,6 +19,9 @@ int RunCli(int argc, char** argv) {
   CommandRunner runner;
   RegisterReplayCommand(app, &runner);
   RegisterGenerateCommand(app, &runner);
+  RegisterSignatureCommand(app, &runner);
+  RegisterBrokerCommand(app, &runner);
+  RegisterProduceCommand(app, &runner);
 
   try {
     app.parse(argc, argv);
