@@ -209,14 +209,17 @@ class Reader {
       std::optional<PyJson> item = Value(depth + 1);
       if (!item) return std::nullopt;
       bool replaced = false;
-      for (auto& m : v.members) {
-        if (m.first == *key) {
-          m.second = std::move(*item);
+      for (size_t i = 0; i < v.keys.size(); ++i) {
+        if (v.keys[i] == *key) {
+          v.values[i] = std::move(*item);
           replaced = true;
           break;
         }
       }
-      if (!replaced) v.members.emplace_back(std::move(*key), std::move(*item));
+      if (!replaced) {
+        v.keys.push_back(std::move(*key));
+        v.values.push_back(std::move(*item));
+      }
       SkipWs();
       if (Eat("}")) return v;
       if (!Eat(",")) return std::nullopt;
@@ -272,11 +275,11 @@ void AppendRepr(std::string& out, const PyJson& v) {
       return;
     case PyJson::Kind::kObject:
       out.push_back('{');
-      for (size_t i = 0; i < v.members.size(); ++i) {
+      for (size_t i = 0; i < v.keys.size(); ++i) {
         if (i > 0) out += ", ";
-        AppendRepr(out, std::string_view(v.members[i].first));
+        AppendRepr(out, std::string_view(v.keys[i]));
         out += ": ";
-        AppendRepr(out, v.members[i].second);
+        AppendRepr(out, v.values[i]);
       }
       out.push_back('}');
       return;
@@ -288,8 +291,8 @@ void AppendRepr(std::string& out, const PyJson& v) {
 }  // namespace
 
 const PyJson* PyJson::Find(std::string_view key) const {
-  for (const auto& m : members) {
-    if (m.first == key) return &m.second;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    if (keys[i] == key) return &values[i];
   }
   return nullptr;
 }

@@ -9,7 +9,6 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <utility>
 #include <vector>
 
 namespace seismo::signature_internal {
@@ -20,7 +19,10 @@ struct PyJson {
   bool boolean = false;
   std::string text;  // kString: the value; kInt/kFloat: Python str() of the number
   std::vector<PyJson> items;
-  std::vector<std::pair<std::string, PyJson>> members;  // insertion order, keys unique
+  // Object members in insertion order, keys unique (parallel vectors: a
+  // std::pair would need PyJson complete here).
+  std::vector<std::string> keys;
+  std::vector<PyJson> values;
 
   const PyJson* Find(std::string_view key) const;
 };

@@ -222,7 +222,7 @@ std::optional<PyError> SignatureShutdownTimeout(const CrashData& cd, const SigLi
           }
           break;
         case PyJson::Kind::kObject:  // iterating a dict yields its keys
-          for (const auto& m : c->members) conditions.push_back(m.first);
+          conditions = c->keys;
           break;
         default:
           return PyError::Type("'conditions' is not iterable");
