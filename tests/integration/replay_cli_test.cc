@@ -1,0 +1,108 @@
+// The real `seismo` binary: replay from files and stdin, dead letters, exit
+// codes, --help/--version, and byte-identical output across thread counts.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct CmdResult {
+  int exit_code;
+  std::string out;
+};
+
+CmdResult Shell(const std::string& cmd) {
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  int status = pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+std::string Slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+class ReplayCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("seismo-replay-" + std::to_string(getpid()));
+    fs::create_directories(dir_);
+    bin_ = SEISMO_BINARY;
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string Path(const std::string& name) const { return (dir_ / name).string(); }
+
+  fs::path dir_;
+  std::string bin_;
+};
+
+TEST_F(ReplayCli, HelpAndVersion) {
+  CmdResult help = Shell(bin_ + " --help");
+  EXPECT_EQ(help.exit_code, 0);
+  for (const char* cmd : {"replay", "generate", "signature", "broker", "produce"}) {
+    EXPECT_NE(help.out.find(cmd), std::string::npos) << cmd;
+  }
+  EXPECT_EQ(Shell(bin_ + " replay --help").exit_code, 0);
+  CmdResult version = Shell(bin_ + " --version");
+  EXPECT_EQ(version.exit_code, 0);
+  EXPECT_NE(version.out.find("seismo "), std::string::npos);
+  EXPECT_EQ(Shell(bin_ + " no-such-command 2>/dev/null").exit_code, 2);
+}
+
+TEST_F(ReplayCli, OutputIsByteIdenticalAcrossThreadCountsAndInputForms) {
+  ASSERT_EQ(Shell(bin_ + " generate --kind main --count 3000 --seed 5 > " + Path("m.ndjson")).exit_code, 0);
+  ASSERT_EQ(Shell(bin_ + " generate --kind bhr --count 1500 --seed 6 | gzip -c > " + Path("b.ndjson.gz")).exit_code, 0);
+  ASSERT_EQ(Shell(bin_ + " generate --kind crash --count 800 --seed 7 | zstd -q -c > " + Path("c.ndjson.zst")).exit_code, 0);
+  std::string inputs = Path("m.ndjson") + " " + Path("b.ndjson.gz") + " " + Path("c.ndjson.zst");
+  ASSERT_EQ(Shell(bin_ + " replay --quiet --threads 1 --output " + Path("one.json") + " " + inputs).exit_code, 0);
+  ASSERT_EQ(Shell(bin_ + " replay --quiet --threads 4 --output " + Path("four.json") + " " + inputs).exit_code, 0);
+  std::string one = Slurp(Path("one.json"));
+  EXPECT_GT(one.size(), 10000u);
+  EXPECT_EQ(one, Slurp(Path("four.json")));
+  // stdin ("-") and --output - give the same document.
+  CmdResult piped = Shell("cat " + Path("m.ndjson") + " | " + bin_ + " replay --quiet --output - -");
+  ASSERT_EQ(piped.exit_code, 0);
+  ASSERT_EQ(Shell(bin_ + " replay --quiet --output " + Path("m.json") + " " + Path("m.ndjson")).exit_code, 0);
+  EXPECT_EQ(piped.out, Slurp(Path("m.json")));
+}
+
+TEST_F(ReplayCli, RejectsGoToTheDeadLetterFileWithReasonAndLine) {
+  std::ofstream(Path("in.ndjson")) << R"({"type":"main","application":{"buildId":"20261117090501"},"payload":{"info":{"subsessionLength":60}}})"
+                                   << "\n{broken\n\n[1]\n";
+  std::ofstream(Path("c.toml")) << "[ingest]\ndead_letter_file = \"" << Path("dead.ndjson") << "\"\n";
+  CmdResult r = Shell(bin_ + " replay --quiet --config " + Path("c.toml") + " --output - " + Path("in.ndjson"));
+  ASSERT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find(R"("rejected":{"malformed_json":1,"not_object":1})"), std::string::npos) << r.out;
+  std::string dead = Slurp(Path("dead.ndjson"));
+  EXPECT_NE(dead.find(R"({"reason":"malformed_json","source":")" + Path("in.ndjson") +
+                      R"(","partition":-1,"offset":2,"document":"{broken"})"),
+            std::string::npos)
+      << dead;
+  EXPECT_NE(dead.find(R"("reason":"not_object")"), std::string::npos);
+}
+
+TEST_F(ReplayCli, ExitCodes) {
+  std::ofstream(Path("bad.toml")) << "[hangs]\nmin_ms = \"x\"\n";
+  CmdResult bad = Shell(bin_ + " replay --config " + Path("bad.toml") + " x.ndjson 2>&1");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.out.find(Path("bad.toml") + ": hangs.min_ms: expected an integer"), std::string::npos) << bad.out;
+  CmdResult missing = Shell(bin_ + " replay --quiet " + Path("missing.ndjson") + " 2>&1");
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.out.find("missing.ndjson"), std::string::npos);
+  EXPECT_EQ(Shell(bin_ + " replay 2>/dev/null").exit_code, 2);  // no input
+}
+
+}  // namespace
