@@ -48,8 +48,10 @@ namespace {
 
 spdlog::level::level_enum SyslogToSpdlog(int level) {
   // librdkafka uses syslog levels: 0 emerg .. 3 err, 4 warning, 5 notice, 6 info, 7 debug.
-  if (level <= 3) return spdlog::level::err;
-  if (level == 4) return spdlog::level::warn;
+  // Its level-3 lines (e.g. FAIL: connection refused) are transient and are
+  // also reported through the error callback, which decides what is fatal:
+  // log lines therefore stop at warning.
+  if (level <= 4) return spdlog::level::warn;
   if (level <= 6) return spdlog::level::info;
   return spdlog::level::debug;
 }

@@ -396,5 +396,30 @@ TEST_F(KafkaConsumerTest, TwoMembersSplitPartitionsAndTogetherSeeEachMessageOnce
   ExpectNothingDropped(*a, "split", kPartitions);
 }
 
+TEST_F(KafkaConsumerTest, BrokerDownThenUpResumesWithoutLossOrRepeat) {
+  constexpr int kPartitions = 3;  // one leader per broker
+  CreateTopic("outage", kPartitions);
+  ProduceRoundRobin("outage", kPartitions, 0, 1500);
+  auto consumer = NewConsumer("g-outage", "outage", nullptr);
+  ASSERT_NE(consumer, nullptr);
+  std::vector<Received> got = ConsumeUntil(*consumer, 1, seconds(15));
+  ASSERT_FALSE(got.empty());
+
+  ASSERT_TRUE(cluster_->SetBrokerDown(2).ok());
+  for (const Received& r : ConsumeFor(*consumer, milliseconds(1500))) got.push_back(r);
+  ASSERT_TRUE(cluster_->SetBrokerUp(2).ok());
+  for (const Received& r : ConsumeUntil(*consumer, 1500 - got.size(), seconds(20))) {
+    got.push_back(r);
+  }
+
+  std::set<std::pair<int32_t, int64_t>> seen;
+  for (const Received& r : got) {
+    EXPECT_TRUE(seen.insert({r.partition, r.offset}).second)
+        << "repeated " << r.partition << "/" << r.offset;
+  }
+  EXPECT_EQ(seen.size(), 1500u);
+  EXPECT_GT(consumer->stats().errors, 0u);  // the outage was reported, not thrown
+}
+
 }  // namespace
 }  // namespace seismo

@@ -74,8 +74,9 @@ class LogRateLimiter {
 };
 
 // Logs one librdkafka log line (syslog `level`, facility, text) through
-// spdlog at the matching level, rate-limited per facility. `client` names the
-// seismo client ("consumer", "producer", "mock").
+// spdlog (notice/info → info, debug → debug, anything worse → warning: the
+// error callback, not the log, decides what is an error), rate-limited per
+// facility. `client` names the seismo client ("consumer", "producer", "mock").
 void LogKafkaLine(LogRateLimiter& limiter, std::string_view client, int level,
                   std::string_view facility, std::string_view text);
 
