@@ -43,6 +43,11 @@ class RecordingListener : public KafkaRebalanceListener {
   std::map<TopicPartition, int64_t> OnAssigned(
       const std::vector<TopicPartition>& partitions) override {
     assigned.push_back(partitions);
+    if (consumer != nullptr && query_committed_on_assign) {
+      auto committed = consumer->Committed(partitions, seconds(5));
+      committed_on_assign_ok = committed.has_value();
+      if (committed) committed_on_assign = *committed;
+    }
     return start_offsets;
   }
   void OnRevoking(const std::vector<TopicPartition>& partitions) override {
@@ -63,6 +68,9 @@ class RecordingListener : public KafkaRebalanceListener {
   std::map<TopicPartition, int64_t> processed_next;
   KafkaConsumer* consumer = nullptr;  // for commits on revoke; may stay null
   int commit_failures = 0;
+  bool query_committed_on_assign = false;
+  bool committed_on_assign_ok = false;
+  std::map<TopicPartition, int64_t> committed_on_assign;
 };
 
 class KafkaConsumerTest : public ::testing::Test {
@@ -271,10 +279,14 @@ TEST_F(KafkaConsumerTest, AssignedStartOffsetsAreHonoured) {
   listener.start_offsets = {{{"offsets", 0}, 40}, {{"offsets", 1}, 99}};  // partition 2: none
   auto consumer = NewConsumer("g-offsets", "offsets", &listener);
   ASSERT_NE(consumer, nullptr);
+  listener.consumer = consumer.get();
+  listener.query_committed_on_assign = true;
   const size_t expected = 60 + 1 + 100;
   std::vector<Received> got = ConsumeUntil(*consumer, expected, seconds(15));
   EXPECT_TRUE(ConsumeFor(*consumer, milliseconds(300)).empty());
   ASSERT_EQ(got.size(), expected);
+  EXPECT_TRUE(listener.committed_on_assign_ok);  // Committed() works inside OnAssigned()
+  EXPECT_TRUE(listener.committed_on_assign.empty());  // nothing committed in this group yet
 
   std::map<int32_t, std::vector<int64_t>> offsets;
   for (const Received& r : got) offsets[r.partition].push_back(r.offset);
