@@ -36,6 +36,7 @@ PyOr<std::string> EmitFrame(FrameFields fields, bool windows, const SigLists& li
     if (!fields.function->hashable()) return PyError::Type("unhashable type: 'function'");
     bool found = false;
     std::string_view path = file.is_str() ? ParseSourceFile(file.text, &found) : std::string_view();
+    fields.rust_file = found && EndsWith(path, ".rs");
     if (found && fields.function->is_str()) {
       for (const RustFix& fix : kRustFixes) {
         if (fix.file == path && fix.function == fields.function->text) {
@@ -49,8 +50,14 @@ PyOr<std::string> EmitFrame(FrameFields fields, bool windows, const SigLists& li
   PyValue lowered;
   if (windows && fields.module->truthy) {
     if (!fields.module->is_str()) return PyError::Type("'module' has no attribute 'lower'");
-    lowered = PyValue::Str(PyLower(fields.module->text));
-    fields.module = &lowered;
+    const std::string& m = fields.module->text;
+    bool needs_lowering = std::any_of(m.begin(), m.end(), [](char c) {
+      return (c >= 'A' && c <= 'Z') || static_cast<unsigned char>(c) >= 0x80;
+    });
+    if (needs_lowering) {
+      lowered = PyValue::Str(PyLower(m));
+      fields.module = &lowered;
+    }
   }
   return NormalizeFrame(fields, lists);
 }
@@ -108,12 +115,14 @@ PyOr<std::vector<std::string>> CreateFrameList(const Thread& thread, bool window
 WalkResult WalkFrames(const std::vector<std::string>& frames, int64_t crashing_thread, const SigLists& lists) {
   WalkResult result;
   // 1. Sentinels: exact strings; the earliest one found cuts the stack.
-  size_t begin = frames.size();
-  for (const std::string& sentinel : lists.sentinels()) {
-    auto it = std::find(frames.begin(), frames.begin() + static_cast<std::ptrdiff_t>(begin), sentinel);
-    begin = std::min(begin, static_cast<size_t>(it - frames.begin()));
+  // (The earliest frame that equals any sentinel = the smallest first index.)
+  size_t begin = 0;
+  for (size_t i = 0; i < frames.size(); ++i) {
+    if (lists.IsSentinel(frames[i])) {
+      begin = i;
+      break;
+    }
   }
-  if (begin == frames.size()) begin = 0;
 
   // 2. Walk: skip irrelevant frames, keep prefixes, stop at the first other.
   std::vector<std::string_view> kept;

@@ -27,12 +27,9 @@ Result<std::unique_ptr<SignatureGenerator>> SignatureGenerator::LoadFromDir(cons
 SignatureResult SignatureGenerator::Generate(const CrashData& crash) const {
   RuleState state;
   for (const Rule& rule : DefaultRules()) {
-    // A failing rule leaves the signature (and proto signature) as they were.
-    std::string signature_before = state.signature;
-    std::string proto_before = state.proto_signature;
+    // Rules return their error before touching the signature (see rules.h),
+    // so a failing rule leaves it as it was without a snapshot here.
     if (std::optional<PyError> e = rule.apply(crash, *lists_, state)) {
-      state.signature = std::move(signature_before);
-      state.proto_signature = std::move(proto_before);
       state.notes.push_back(std::string(rule.name) + ": Rule failed: " + e->message);
     }
   }

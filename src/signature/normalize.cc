@@ -1,5 +1,6 @@
 #include "signature/normalize.h"
 
+#include <array>
 #include <cctype>
 #include <vector>
 
@@ -39,26 +40,46 @@ std::string ReplaceEnclosedSlices(std::string_view s, char open, char close, Rep
 }
 
 // Removes every space directly followed by '*', '&' or ',' (` (?=[\*&,])`),
-// then puts a space after every comma that lacks one (`,(?! )`).
-std::string FixupSpacesAndCommas(std::string_view s) {
-  std::string out;
-  out.reserve(s.size() + 4);
+// then puts a space after every comma that lacks one (`,(?! )`). In place;
+// allocates only when a comma needs a space.
+void FixupSpacesAndCommas(std::string& s) {
+  bool any = false;
+  for (char c : s) any |= (c == ',') | (c == '*') | (c == '&');
+  if (!any) return;
+  size_t w = 0;
+  bool comma_without_space = false;
   for (size_t i = 0; i < s.size(); ++i) {
     char c = s[i];
     if (c == ' ' && i + 1 < s.size() && (s[i + 1] == '*' || s[i + 1] == '&' || s[i + 1] == ',')) continue;
-    out.push_back(c);
+    s[w++] = c;
   }
-  if (out.find(',') == std::string::npos) return out;
+  s.resize(w);
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == ',' && (i + 1 >= s.size() || s[i + 1] != ' ')) {
+      comma_without_space = true;
+      break;
+    }
+  }
+  if (!comma_without_space) return;
   std::string spaced;
-  spaced.reserve(out.size() + 8);
-  for (size_t i = 0; i < out.size(); ++i) {
-    spaced.push_back(out[i]);
-    if (out[i] == ',' && (i + 1 >= out.size() || out[i + 1] != ' ')) spaced.push_back(' ');
+  spaced.reserve(s.size() + 8);
+  for (size_t i = 0; i < s.size(); ++i) {
+    spaced.push_back(s[i]);
+    if (s[i] == ',' && (i + 1 >= s.size() || s[i + 1] != ' ')) spaced.push_back(' ');
   }
-  return spaced;
+  s.swap(spaced);
 }
 
 bool HasByte(std::string_view s, char c) { return s.find(c) != std::string_view::npos; }
+
+// `"::operator" in s`, searching for the rarer "operator" first (C++ names
+// are full of "::", which makes a plain find slow).
+bool ContainsScopedOperator(std::string_view s) {
+  for (size_t at = s.find("operator"); at != std::string_view::npos; at = s.find("operator", at + 1)) {
+    if (at >= 2 && s[at - 1] == ':' && s[at - 2] == ':') return true;
+  }
+  return false;
+}
 
 // `::\$_\d+::` -> `::$::`, scanning left to right without overlap like re.sub.
 std::string CollapseLambdaNumbers(std::string_view s) {
@@ -115,18 +136,21 @@ void RemoveRustHash(std::string& s) {
 std::string_view ParseSourceFile(std::string_view file, bool* found) {
   *found = false;
   if (file.empty()) return {};
+  // One pass: the positions of the first three colons and whether there are more.
+  size_t colon[3] = {0, 0, 0};
   size_t colons = 0;
-  for (char c : file) colons += c == ':';
-  if (colons == 3) {
-    size_t a = file.find(':');
-    size_t b = file.find(':', a + 1);
-    size_t c = file.find(':', b + 1);
-    *found = true;
-    return file.substr(b + 1, c - b - 1);
+  for (size_t i = 0; i < file.size(); ++i) {
+    if (file[i] != ':') continue;
+    if (colons < 3) colon[colons] = i;
+    if (++colons > 3) break;
   }
-  if (colons == 1) {
+  if (colons == 3) {  // vcs:host/repo:path:revision
     *found = true;
-    return file.substr(file.find(':') + 1);
+    return file.substr(colon[1] + 1, colon[2] - colon[1] - 1);
+  }
+  if (colons == 1) {  // c:\path
+    *found = true;
+    return file.substr(colon[0] + 1);
   }
   if (file[0] == '/') {
     *found = true;
@@ -136,50 +160,66 @@ std::string_view ParseSourceFile(std::string_view file, bool* found) {
 }
 
 bool DropPrefixAndReturnType(std::string_view f, std::string_view* out) {
-  // Token i spans [starts[i], ends[i]); tokens are separated by one top-level
-  // space each, so merging the last two is the contiguous source text.
-  std::vector<size_t> starts;
-  std::vector<size_t> ends;
-  std::string levels;  // open brackets, innermost last
-  size_t current_start = 0;
+  // Tokens are the text between top-level spaces (the trailing empty token is
+  // dropped), so merging the last two is the contiguous source text between
+  // them: only the positions of top-level spaces are needed. Most names have
+  // few, so they live in a small inline buffer.
+  constexpr size_t kInline = 32;
+  std::array<size_t, kInline> inline_spaces;
+  std::vector<size_t> more_spaces;
+  size_t space_count = 0;
+  auto add_space = [&](size_t pos) {
+    if (space_count < kInline) {
+      inline_spaces[space_count] = pos;
+    } else {
+      if (more_spaces.empty()) more_spaces.assign(inline_spaces.begin(), inline_spaces.end());
+      more_spaces.push_back(pos);
+    }
+    ++space_count;
+  };
+  auto space_at = [&](size_t i) { return space_count <= kInline ? inline_spaces[i] : more_spaces[i]; };
+
+  std::string levels;  // open brackets, innermost last (SSO covers typical depth)
   for (size_t i = 0; i < f.size(); ++i) {
     char c = f[i];
     switch (c) {
       case '(': case '{': case '[': case '<': case '`':
         levels.push_back(c);
-        continue;
+        break;
       case ')': case '}': case ']': case '>': case '\'': {
         if (!levels.empty()) {
           char o = levels.back();
           char want = o == '(' ? ')' : o == '{' ? '}' : o == '[' ? ']' : o == '<' ? '>' : '\'';
           if (want == c) levels.pop_back();
         }
-        continue;
+        break;
       }
       case ' ':
-        if (levels.empty()) {
-          starts.push_back(current_start);
-          ends.push_back(i);
-          current_start = i + 1;
-        }
-        continue;
+        if (levels.empty()) add_space(i);
+        break;
       default:
-        continue;
+        break;
     }
   }
-  if (current_start < f.size()) {
-    starts.push_back(current_start);
-    ends.push_back(f.size());
+  // Token k spans (space k-1, space k); the last one ends at the string's end
+  // unless the string ends with a top-level space (that empty token is dropped).
+  size_t token_count = space_count + 1;
+  size_t end = f.size();
+  if (space_count > 0 && space_at(space_count - 1) == f.size() - 1) {
+    token_count = space_count;
+    end = f.size() - 1;
   }
-  if (starts.empty()) return false;  // tokens[-1] on an empty list: IndexError
-  size_t last = starts.size() - 1;
-  size_t first = last;
+  if (f.empty()) return false;  // no tokens at all: tokens[-1] raises IndexError
+  auto token_start = [&](size_t k) { return k == 0 ? 0 : space_at(k - 1) + 1; };
+  size_t first = token_count - 1;
   while (first > 0) {
-    std::string_view tok = f.substr(starts[first], ends[first] - starts[first]);
+    size_t start = token_start(first);
+    size_t stop = first + 1 < token_count ? space_at(first) : end;
+    std::string_view tok = f.substr(start, stop - start);
     if (!(StartsWith(tok, "(") || StartsWith(tok, "[clone"))) break;
     --first;
   }
-  *out = f.substr(starts[first], ends[last] - starts[first]);
+  *out = f.substr(token_start(first), end - token_start(first));
   return true;
 }
 
@@ -216,26 +256,28 @@ std::string CollapseArgumentsCpp(std::string_view s) {
 
 PyOr<std::string> NormalizeCppFunction(std::string function, const PyValue& line, const SigLists& lists) {
   // 1. Trailing cv/ref qualifiers: plain suffix tests, each on the result so far.
-  for (std::string_view q : {"const", "const&", "const &", "&&", "&"}) {
-    if (EndsWith(function, q)) {
-      function = std::string(PyStrip(std::string_view(function).substr(0, function.size() - q.size())));
+  if (!function.empty() && (function.back() == 't' || function.back() == '&')) {
+    for (std::string_view q : {"const", "const&", "const &", "&&", "&"}) {
+      if (EndsWith(function, q)) {
+        function = std::string(PyStrip(std::string_view(function).substr(0, function.size() - q.size())));
+      }
     }
   }
   // 2. Prefix and return type, unless this is an operator.
-  if (!Contains(function, "::operator")) {
+  if (!ContainsScopedOperator(function)) {
     std::string_view kept;
     if (!DropPrefixAndReturnType(function, &kept)) return PyError::Lookup("list index out of range");
     if (kept.size() != function.size()) function = std::string(kept);
   }
-  // 3.-4. `anonymous namespace' and lambda numbers.
-  if (Contains(function, "`anonymous namespace'")) {
+  // 3.-4. `anonymous namespace' and lambda numbers (rare: gate on one byte).
+  if (HasByte(function, '`') && Contains(function, "`anonymous namespace'")) {
     function = ReplaceAll(function, "`anonymous namespace'", "(anonymous namespace)");
   }
-  if (Contains(function, "::$_")) function = CollapseLambdaNumbers(function);
+  if (HasByte(function, '$') && Contains(function, "::$_")) function = CollapseLambdaNumbers(function);
   // 5.-7. Template arguments, call arguments, PGO cold-block labels.
-  function = CollapseTypesCpp(function);
-  function = CollapseArgumentsCpp(function);
-  if (Contains(function, "clone .cold")) {
+  if (HasByte(function, '<')) function = CollapseTypesCpp(function);
+  if (HasByte(function, '(')) function = CollapseArgumentsCpp(function);
+  if (HasByte(function, '[') && Contains(function, "clone .cold")) {
     function = ReplaceEnclosedSlices(function, '[', ']', [](std::string_view, std::string_view, std::string&) {});
   }
   // 8. Line numbers for the listed functions.
@@ -244,13 +286,14 @@ PyOr<std::string> NormalizeCppFunction(std::string function, const PyValue& line
     function += PyStr(line);
   }
   // 9.-10. Spaces before * & , and after commas.
-  return FixupSpacesAndCommas(function);
+  FixupSpacesAndCommas(function);
+  return function;
 }
 
 std::string NormalizeRustFunction(std::string function, const PyValue& line, const SigLists& lists) {
   std::string_view kept;
   if (DropPrefixAndReturnType(function, &kept) && kept.size() != function.size()) function = std::string(kept);
-  function = CollapseTypesRust(function);
+  if (HasByte(function, '<')) function = CollapseTypesRust(function);
   if (HasByte(function, '(')) {
     function = ReplaceEnclosedSlices(function, '(', ')', [](std::string_view, std::string_view, std::string&) {});
   }
@@ -258,7 +301,7 @@ std::string NormalizeRustFunction(std::string function, const PyValue& line, con
     function += ':';
     function += PyStr(line);
   }
-  function = FixupSpacesAndCommas(function);
+  FixupSpacesAndCommas(function);
   RemoveRustHash(function);
   return function;
 }
@@ -271,9 +314,7 @@ PyOr<std::string> NormalizeFrame(const FrameFields& f, const SigLists& lists) {
     if (!function.is_str()) return PyError::Type("'" + function.text + "' is not a str (function)");
     if (file.truthy) {
       if (!file.is_str()) return PyError::Type("'file' is not a str");
-      bool found = false;
-      std::string_view path = ParseSourceFile(file.text, &found);
-      if (found && EndsWith(path, ".rs")) return NormalizeRustFunction(function.text, line, lists);
+      if (f.rust_file) return NormalizeRustFunction(function.text, line, lists);
     }
     return NormalizeCppFunction(function.text, line, lists);
   }

@@ -23,6 +23,7 @@ struct FrameFields {
   const PyValue* line;
   const PyValue* offset;
   const Frame* unloaded;
+  bool rust_file = false;  // parse_source_file(file) ends with ".rs" (set by the caller)
 };
 
 PyOr<std::string> NormalizeFrame(const FrameFields& f, const SigLists& lists);

@@ -1,7 +1,8 @@
 // Socorro's default signature ruleset (reference §3, §5), one function per
 // rule. Each rule checks its own predicate, then acts. A rule returns the
-// Python error it would raise; the caller then keeps the signature as it was
-// before the rule and adds "<Rule>: Rule failed: <message>". Internal.
+// Python error it would raise, and must do so before changing the signature
+// or proto signature (Socorro then keeps them as they were); the caller adds
+// "<Rule>: Rule failed: <message>". Internal.
 // Threading: pure functions over const inputs and the caller's RuleState.
 #pragma once
 

@@ -68,6 +68,7 @@ Result<std::unique_ptr<SigLists>> SigLists::FromEntries(const std::vector<std::s
   lists->prefix_ = std::move(pre).value();
   lists->line_numbers_ = std::move(lin).value();
   lists->sentinels_ = sentinels;
+  lists->IndexSentinels();
   return lists;
 }
 
@@ -91,6 +92,7 @@ Result<std::unique_ptr<SigLists>> SigLists::LoadDefault() {
   for (RegexEntry& e : ParseList(text_of(kSentinelsFile), std::string(kSentinelsFile))) {
     lists->sentinels_.push_back(std::move(e.pattern));
   }
+  lists->IndexSentinels();
   return lists;
 }
 
@@ -124,7 +126,13 @@ Result<std::unique_ptr<SigLists>> SigLists::LoadFromDir(const std::string& dir) 
   lists->prefix_ = std::move(pre).value();
   lists->line_numbers_ = std::move(lin).value();
   for (RegexEntry& e : ParseList(text, path)) lists->sentinels_.push_back(std::move(e.pattern));
+  lists->IndexSentinels();
   return lists;
+}
+
+void SigLists::IndexSentinels() {
+  sentinel_set_.clear();
+  for (const std::string& s : sentinels_) sentinel_set_.insert(s);
 }
 
 bool SigLists::IsIrrelevant(std::string_view frame) const { return irrelevant_->Matches(frame); }

@@ -19,6 +19,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
 #include "seismo/core/status.h"
@@ -51,6 +52,7 @@ class SigLists {
   bool WantsLineNumber(std::string_view function) const;
   // Sentinels in file order.
   const std::vector<std::string>& sentinels() const { return sentinels_; }
+  bool IsSentinel(std::string_view frame) const { return sentinel_set_.contains(frame); }
 
  private:
   SigLists();
@@ -59,6 +61,9 @@ class SigLists {
   std::unique_ptr<signature_internal::PyRegexSet> prefix_;
   std::unique_ptr<signature_internal::PyRegexSet> line_numbers_;
   std::vector<std::string> sentinels_;
+  std::unordered_set<std::string_view> sentinel_set_;  // views into sentinels_
+
+  void IndexSentinels();
 };
 
 }  // namespace seismo
