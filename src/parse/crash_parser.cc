@@ -100,7 +100,8 @@ std::optional<RejectReason> PingDocument(dom::object root, ParsedDocument& doc, 
   if (app_e->type() != dom::element_type::OBJECT) return RejectReason::kWrongType;
   dom::object app(*app_e);
   std::optional<dom::element> build = Field(app, "buildId");
-  if (IsNull(build) || build->type() != dom::element_type::STRING) return RejectReason::kMissingBuildId;
+  if (IsNull(build)) return RejectReason::kMissingBuildId;
+  if (build->type() != dom::element_type::STRING) return RejectReason::kWrongType;
   std::string_view b(*build);
   if (!HasEightLeadingDigits(b)) return RejectReason::kBadBuildId;
   doc.dims.build_id = std::string(b);
@@ -122,7 +123,8 @@ std::optional<RejectReason> PingDocument(dom::object root, ParsedDocument& doc, 
   }
   if (id) doc.doc_id = *id;
   if (auto r = SetTime(Field(root, "submission_timestamp"), doc.primary_time)) return r;
-  if (auto r = SetTime(Field(root, "creationDate"), doc.fallback_time)) return r;
+  // creationDate is the client's clock: unreadable means absent (ADR 0001).
+  if (SetTime(Field(root, "creationDate"), doc.fallback_time)) doc.fallback_time.reset();
 
   std::optional<std::string> process;
   if (auto r = OptString(Field(payload, "processType"), process)) return r;
@@ -143,7 +145,7 @@ std::optional<RejectReason> ProcessedDocument(dom::object root, ParsedDocument& 
                                               std::string& ipc_error) {
   std::optional<dom::element> build = FirstOf(root, {"build", "BuildID"});
   if (build) {
-    if (build->type() != dom::element_type::STRING) return RejectReason::kMissingBuildId;
+    if (build->type() != dom::element_type::STRING) return RejectReason::kWrongType;
     std::string_view b(*build);
     if (!HasEightLeadingDigits(b)) return RejectReason::kBadBuildId;
     doc.dims.build_id = std::string(b);

@@ -54,7 +54,8 @@ ParseResult<CrashData> CrashDataFromAnyJson(std::string_view json, CrashInput* d
 // process, class, startup flag, install id and the signature from `gen`.
 // Extra rejects: kMissingBuildId / kBadBuildId (ping build id; a processed
 // crash with no build is "unknown" but a malformed one is rejected),
-// kBadTimestamp, kWrongType.
+// kBadTimestamp (submission/processing time; a bad creationDate is ignored),
+// kWrongType (also a build id that is not a string, as ADR 0001 says).
 ParseResult<ParsedDocument> ParseCrashDocument(std::string_view json, CrashFormat format,
                                                const SignatureGenerator& gen);
 

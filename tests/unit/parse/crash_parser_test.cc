@@ -141,10 +141,15 @@ TEST(CrashPingTest, MissingDimensionsAreUnknownAndVersionFallsBack) {
   EXPECT_EQ(d.crash->crash_class, CrashClass::kParent);
 }
 
-TEST(CrashPingTest, BadTimestampIsRejected) {
+TEST(CrashPingTest, BadSubmissionTimestampIsRejectedBadCreationDateIgnored) {
   EXPECT_EQ(MustReject(R"j({"application": {"buildId": "20210222"}, "payload": {}, "submission_timestamp": "yesterday"})j",
                        CrashFormat::kTelemetryPing),
             RejectReason::kBadTimestamp);
+  ParsedDocument d = MustParse(R"j({"application": {"buildId": "20210222"}, "payload": {}, "creationDate": "soon"})j",
+                               CrashFormat::kTelemetryPing);
+  EXPECT_FALSE(d.fallback_time.has_value());
+  EXPECT_EQ(MustReject(R"j({"application": {"buildId": 20210222}, "payload": {}})j", CrashFormat::kTelemetryPing),
+            RejectReason::kWrongType);
 }
 
 TEST(CrashPingTest, ShutDownKillContentIsContentShutdownAndStartupFlag) {
@@ -189,9 +194,8 @@ TEST(ProcessedCrashTest, UsesCrashInfoThreadNotTopLevelCrashingThread) {
 
 TEST(ProcessedCrashTest, WithoutJsonDumpThereIsNoStack) {
   ParseResult<CrashData> cd = CrashDataFromProcessedJson(R"j({"crashing_thread": 0, "reason": "EXCEPTION_STACK_OVERFLOW",
-      "oom_allocation_size": "17", "mdsw_status_string": "OK"})j");
+      "mdsw_status_string": "OK"})j");
   ASSERT_TRUE(cd.ok());
-  EXPECT_EQ(cd.value().oom_allocation_size.text, "17");  // int_or_none
   EXPECT_TRUE(cd.value().reason.is_none());               // only from json_dump
   EXPECT_EQ(Gen().Generate(cd.value()).signature, "EMPTY: no frame data available; OK");
 }
@@ -200,6 +204,10 @@ TEST(ProcessedCrashTest, IntOrNoneDropsUnparsableSizes) {
   ParseResult<CrashData> cd = CrashDataFromProcessedJson(R"j({"oom_allocation_size": "big"})j");
   ASSERT_TRUE(cd.ok());
   EXPECT_TRUE(cd.value().oom_allocation_size.is_none());
+  ParseResult<CrashData> numeric = CrashDataFromProcessedJson(R"j({"oom_allocation_size": " 17 "})j");
+  ASSERT_TRUE(numeric.ok());
+  EXPECT_EQ(numeric.value().oom_allocation_size.kind, PyValue::Kind::kInt);
+  EXPECT_EQ(numeric.value().oom_allocation_size.text, "17");
 }
 
 TEST(ProcessedCrashTest, CrashDataDictWithoutJsonDumpIsReadAsIs) {
@@ -230,7 +238,7 @@ TEST(ProcessedCrashTest, AnnotationNamesAreFallbacks) {
 
 TEST(ProcessedCrashTest, MalformedBuildIsRejectedMissingIsUnknown) {
   EXPECT_EQ(MustReject(R"j({"build": "abc"})j", CrashFormat::kProcessed), RejectReason::kBadBuildId);
-  EXPECT_EQ(MustReject(R"j({"build": 2026})j", CrashFormat::kProcessed), RejectReason::kMissingBuildId);
+  EXPECT_EQ(MustReject(R"j({"build": 2026})j", CrashFormat::kProcessed), RejectReason::kWrongType);
   EXPECT_EQ(MustParse("{}", CrashFormat::kProcessed).dims.build_id, "unknown");
 }
 
