@@ -4,11 +4,11 @@ namespace seismo {
 
 void Aggregates::Merge(const ShardState& shard) {
   for (size_t t = 0; t < kTableCount; ++t) {
-    for (const auto& [key, values] : shard.table(static_cast<Table>(t))) {
-      tables[t][key].Add(values);
-    }
+    for (const auto& [key, values] : shard.Totals(static_cast<Table>(t))) tables[t][key].Add(values);
   }
   duplicates += shard.counters().duplicates;
+  late_dropped += shard.counters().late_dropped;
+  folded += shard.counters().folded;
 }
 
 }  // namespace seismo

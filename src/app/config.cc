@@ -208,6 +208,18 @@ void ReadAggregate(Section s, AggregateConfig& a) {
 
 }  // namespace
 
+AggregateOptions ToAggregateOptions(const Config& c) {
+  AggregateOptions o;
+  o.bucket_ms = c.aggregate.bucket.count();
+  o.windows_ms.clear();
+  for (auto w : c.aggregate.windows) o.windows_ms.push_back(w.count());
+  o.retention_ms = c.aggregate.retention.count();
+  o.max_series = c.aggregate.max_series;
+  o.memory_limit = c.aggregate.memory_limit;
+  o.shards = ResolveThreads(c.aggregate.shards);
+  return o;
+}
+
 size_t ResolveThreads(size_t configured) {
   if (configured > 0) return configured;
   unsigned n = std::thread::hardware_concurrency();

@@ -18,7 +18,9 @@ namespace {
 constexpr size_t kChunkBytes = 1 << 20;
 constexpr size_t kChunkDocs = 2048;
 
-RecordCounts Snapshot(const PipelineCounters& c) {
+}  // namespace
+
+RecordCounts CountsOf(const PipelineCounters& c) {
   RecordCounts out;
   for (size_t i = 0; i < out.by_kind.size(); ++i) out.by_kind[i] = c.records[i].load();
   for (size_t i = 0; i < kRejectReasonCount; ++i) out.rejected[i] = c.rejected[i].load();
@@ -26,6 +28,8 @@ RecordCounts Snapshot(const PipelineCounters& c) {
   out.bytes = c.bytes.load();
   return out;
 }
+
+namespace {
 
 // Redraws one status line on stderr about four times a second.
 class ProgressBar {
@@ -83,6 +87,8 @@ Result<ReplayResult> RunReplay(const Config& config, const std::vector<std::stri
   po.parse_threads = ResolveThreads(config.ingest.threads);
   po.shards = ResolveThreads(config.aggregate.shards);
   po.parse = config.parse;
+  po.aggregate = ToAggregateOptions(config);
+  po.max_clock_skew_ms = config.aggregate.max_clock_skew.count();
   for (const std::string& path : inputs) {
     auto reader = LineReader::Open(path);
     if (!reader) return reader.error();
@@ -145,7 +151,7 @@ Result<ReplayResult> RunReplay(const Config& config, const std::vector<std::stri
   ReplayResult result;
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   result.aggregates = pipeline.Result();
-  result.counts = Snapshot(pipeline.counters());
+  result.counts = CountsOf(pipeline.counters());
   result.input_bytes = result.counts.bytes;
   return result;
 }

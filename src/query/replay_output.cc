@@ -34,6 +34,8 @@ void WriteRecords(JsonWriter& w, const Aggregates& a, const RecordCounts& c) {
   w.Key("rejected_total").Uint(rejected_total);
   w.Key("filtered").Uint(c.rejected[static_cast<size_t>(RejectReason::kFiltered)]);
   w.Key("duplicates").Uint(a.duplicates);
+  w.Key("late_dropped").Uint(a.late_dropped);
+  w.Key("folded_series").Uint(a.folded);
   w.EndObject();
 }
 

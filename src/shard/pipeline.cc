@@ -19,7 +19,7 @@ Pipeline::Pipeline(PipelineOptions options, const SignatureGenerator* signatures
       dead_letters_(dead_letters),
       clock_(clock),
       shards_(options_.shards, options_.parse_threads == 0 ? 1 : options_.parse_threads,
-              options_.delta_ring_capacity) {
+              options_.delta_ring_capacity, options_.aggregate, &stream_time_) {
   if (options_.parse_threads == 0) options_.parse_threads = 1;
   for (size_t i = 0; i < options_.parse_threads; ++i) {
     workers_.push_back(
@@ -56,6 +56,12 @@ void Pipeline::Finish() {
     if (w->thread.joinable()) w->thread.join();
   }
   shards_.Stop();
+  int64_t st = stream_time_.load(std::memory_order_relaxed);
+  if (st != INT64_MIN) shards_.AdvanceAllTo(EventTime{st});
+}
+
+std::shared_ptr<const Snapshot> Pipeline::FinalSnapshot() const {
+  return MergeSnapshots(shards_.FinalSnapshots(), options_.aggregate.bucket_ms, options_.aggregate.windows_ms);
 }
 
 size_t Pipeline::QueuedChunks() const {
@@ -85,6 +91,8 @@ void Pipeline::RunWorker(size_t index) {
     }
     backoff.Reset();
     const DocChunk& c = **chunk;
+    const int64_t latest_allowed = clock_->Now().ms + options_.max_clock_skew_ms;
+    int64_t chunk_max = INT64_MIN;
     for (const DocRef& ref : c.docs) {
       std::string_view body(c.data.data() + ref.begin, ref.length);
       const SourceInfo& source = options_.sources[ref.source];
@@ -101,12 +109,20 @@ void Pipeline::RunWorker(size_t index) {
       }
       const ParsedDocument& doc = parsed.value();
       counters_.records[static_cast<size_t>(doc.kind)].fetch_add(1, std::memory_order_relaxed);
-      EventTime t = ResolveEventTime(doc, ref.transport_time).value_or(clock_->Now());
+      EventTime t = ResolveEventTime(doc, ref.transport_time).value_or(EventTime{latest_allowed - options_.max_clock_skew_ms});
+      t.ms = std::min(t.ms, latest_allowed);  // clock skew: never ahead of now + skew
+      chunk_max = std::max(chunk_max, t.ms);
       DocumentToDeltas(doc, t, [&](Delta&& d) {
         size_t s = shards_.ShardFor(d.route_hash);
         if (!batches[s]) batches[s] = std::make_unique<DeltaBatch>();
         batches[s]->deltas.push_back(std::move(d));
       });
+    }
+    // Raise the global stream time before handing the deltas over, so shards
+    // never see a delta from beyond the stream time they follow.
+    int64_t seen = stream_time_.load(std::memory_order_relaxed);
+    while (chunk_max > seen &&
+           !stream_time_.compare_exchange_weak(seen, chunk_max, std::memory_order_relaxed)) {
     }
     flush();
   }

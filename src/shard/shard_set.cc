@@ -4,15 +4,28 @@
 
 namespace seismo {
 
-ShardSet::ShardSet(size_t shards, size_t producers, size_t ring_capacity) {
+struct ShardSet::Shard {
+  explicit Shard(const AggregateOptions& o) : state(o), snapshots(4) {}
+  ShardState state;
+  std::vector<std::unique_ptr<SpscRing<DeltaBatchPtr>>> rings;  // one per producer
+  SpscRing<std::unique_ptr<ShardSnapshot>> snapshots;          // shard thread -> publisher
+  uint64_t snapshot_epoch = 0;                                  // shard thread only
+  std::thread thread;
+};
+
+ShardSet::ShardSet(size_t shards, size_t producers, size_t ring_capacity, AggregateOptions options,
+                   const std::atomic<int64_t>* stream_time)
+    : stream_time_(stream_time) {
   if (shards == 0) shards = 1;
+  options.shards = shards;
   for (size_t s = 0; s < shards; ++s) {
-    auto shard = std::make_unique<Shard>();
+    auto shard = std::make_unique<Shard>(options);
     for (size_t p = 0; p < producers; ++p) {
       shard->rings.push_back(std::make_unique<SpscRing<DeltaBatchPtr>>(ring_capacity));
     }
     shards_.push_back(std::move(shard));
   }
+  latest_.resize(shards);
 }
 
 ShardSet::~ShardSet() { Stop(); }
@@ -28,8 +41,7 @@ void ShardSet::Start() {
 
 void ShardSet::Stop() {
   if (!running_) return;
-  // release: everything producers pushed before Stop() is visible to the shard
-  // threads once they observe stopping_ (acquire in Run).
+  // release: pairs with the acquire in Run(); producers' pushes before Stop() are visible.
   stopping_.store(true, std::memory_order_release);
   for (auto& shard : shards_) shard->thread.join();
   running_ = false;
@@ -45,12 +57,22 @@ void ShardSet::Run(Shard& shard) {
         any = true;
       }
     }
+    if (stream_time_ != nullptr) {
+      // relaxed: a monotonic hint; deltas carry their own times.
+      shard.state.AdvanceTo(EventTime{stream_time_->load(std::memory_order_relaxed)});
+    }
+    // acquire: pairs with RequestSnapshots()' release (nothing else is published through it).
+    uint64_t requested = snapshot_epoch_.load(std::memory_order_acquire);
+    if (requested != shard.snapshot_epoch) {
+      auto snap = shard.state.Snapshot();
+      if (shard.snapshots.TryPush(snap)) shard.snapshot_epoch = requested;  // full: retry next turn
+      any = true;
+    }
     if (any) {
       backoff.Reset();
       continue;
     }
     if (stopping_.load(std::memory_order_acquire)) {
-      // Producers are done; one last sweep catches batches pushed just before.
       bool empty = true;
       for (auto& ring : shard.rings) empty = empty && ring->SizeApprox() == 0;
       if (empty) return;
@@ -77,9 +99,38 @@ size_t ShardSet::QueuedBatches() const {
   return n;
 }
 
+double ShardSet::MaxRingFill() const {
+  double fill = 0;
+  for (const auto& shard : shards_) {
+    for (const auto& ring : shard->rings) {
+      fill = std::max(fill, static_cast<double>(ring->SizeApprox()) / static_cast<double>(ring->capacity()));
+    }
+  }
+  return fill;
+}
+
+void ShardSet::RequestSnapshots() { snapshot_epoch_.fetch_add(1, std::memory_order_release); }
+
+std::vector<std::shared_ptr<const ShardSnapshot>> ShardSet::LatestSnapshots() {
+  for (size_t s = 0; s < shards_.size(); ++s) {
+    while (auto snap = shards_[s]->snapshots.TryPop()) latest_[s] = std::move(*snap);
+  }
+  return latest_;
+}
+
+void ShardSet::AdvanceAllTo(EventTime t) {
+  for (auto& shard : shards_) shard->state.AdvanceTo(t);
+}
+
 Aggregates ShardSet::Merge() const {
   Aggregates out;
   for (const auto& shard : shards_) out.Merge(shard->state);
+  return out;
+}
+
+std::vector<std::shared_ptr<const ShardSnapshot>> ShardSet::FinalSnapshots() const {
+  std::vector<std::shared_ptr<const ShardSnapshot>> out;
+  for (const auto& shard : shards_) out.push_back(shard->state.Snapshot());
   return out;
 }
 

@@ -18,6 +18,8 @@ using OrderedTable = std::map<std::string, SeriesValues>;
 struct Aggregates {
   std::array<OrderedTable, kTableCount> tables;
   uint64_t duplicates = 0;
+  uint64_t late_dropped = 0;
+  uint64_t folded = 0;
 
   const OrderedTable& table(Table t) const { return tables[static_cast<size_t>(t)]; }
   OrderedTable& table(Table t) { return tables[static_cast<size_t>(t)]; }

@@ -1,25 +1,36 @@
-// ShardState: the aggregates of the series routed to one shard.
+// ShardState: windowed aggregates of the series routed to one shard.
 //
-//   ShardState
-//   ├── tables_[kUsage]       key -> SeriesValues
-//   ├── tables_[kBuildUsage]  key -> SeriesValues
-//   ├── tables_[kHangs]       key -> SeriesValues
-//   └── tables_[kCrashes]     key -> SeriesValues (+ installs sketch)
+//   series_[id]  key, table, total (within retention), bucket list
+//   index_[table]: key -> id
 //
-// Ownership: created and owned by its ShardWorker. Threading: Apply() and
-// every mutator run on the shard thread only; readers get merged copies
-// (Aggregates) produced on the shard thread or after it stopped.
+//   buckets_ (event-time buckets, one per bucket_ms, kept for the retention)
+//   ┌────────┬────────┬────────┬─────── ... ──────┬────────┐
+//   │ b-R    │        │        │                  │ b(st)  │   st = stream time
+//   └────────┴────────┴────────┴─────── ... ──────┴────────┘
+//                               <──── span W ────────────────>  span_sums_[W]
+//
+// Every span (each configured window W and its double 2W, for "previous
+// window" comparisons) keeps running sums, updated on Apply and when stream
+// time moves buckets out of it. A bucket older than the retention is removed
+// from the totals and freed. Series beyond the budget fold into an "(other)"
+// series of their parent group, so every total stays exact.
+//
+// Ownership: owned by one shard. Threading: every method runs on the shard
+// thread only; Snapshot() builds an immutable copy for readers.
 #pragma once
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
+#include <vector>
 
 #include "seismo/aggregate/delta.h"
 #include "seismo/aggregate/hll.h"
+#include "seismo/aggregate/options.h"
 
 namespace seismo {
 
@@ -28,26 +39,92 @@ struct SeriesValues {
   HyperLogLog installs;  // kCrashes only
 
   void Add(const SeriesValues& o);
+  void Subtract(const std::array<int64_t, kMaxValues>& o);
+  bool IsZero() const;
 };
 
 using SeriesTable = std::unordered_map<std::string, SeriesValues>;
 
 struct ShardCounters {
   uint64_t deltas = 0;
-  uint64_t duplicates = 0;  // crash deltas whose document id was seen before
+  uint64_t duplicates = 0;    // crash deltas whose document id was seen before
+  uint64_t late_dropped = 0;  // deltas older than stream time - retention
+  uint64_t folded = 0;        // series folded into "(other)"
+};
+
+// One point of a series' time series.
+struct BucketPoint {
+  int64_t bucket = 0;  // bucket index: start = bucket * bucket_ms
+  std::array<int64_t, 2> v{};
+};
+
+// An immutable copy of one shard's state for readers.
+struct ShardSnapshot {
+  struct Series {
+    Table table;
+    std::string key;
+    SeriesValues total;
+    std::vector<SeriesValues> spans;  // per ShardState::spans(); installs only for crashes
+    std::vector<BucketPoint> points;  // buckets within the longest window, ascending
+  };
+  int64_t stream_time_ms = 0;
+  std::vector<int64_t> spans_ms;
+  std::vector<Series> series;
+  ShardCounters counters;
+  size_t memory_bytes = 0;
 };
 
 class ShardState {
  public:
-  void Apply(const Delta& d);
+  explicit ShardState(AggregateOptions options = {});
+  ~ShardState();
+  ShardState(const ShardState&) = delete;
+  ShardState& operator=(const ShardState&) = delete;
 
-  const SeriesTable& table(Table t) const { return tables_[static_cast<size_t>(t)]; }
+  // Aggregates one delta; moves stream time forward to its time if later.
+  void Apply(const Delta& d);
+  // Moves stream time forward (never back) and expires buckets.
+  void AdvanceTo(EventTime stream_time);
+
+  EventTime stream_time() const { return EventTime{stream_time_ms_}; }
   const ShardCounters& counters() const { return counters_; }
+  const std::vector<int64_t>& spans_ms() const { return spans_ms_; }
+  size_t series_count() const;
+  size_t MemoryBytes() const;
+
+  // Totals within the retention, by table (for replay output and tests).
+  SeriesTable Totals(Table t) const;
+
+  std::unique_ptr<ShardSnapshot> Snapshot() const;
 
  private:
-  std::array<SeriesTable, kTableCount> tables_;
-  std::unordered_set<uint64_t> seen_crash_docs_;
+  struct Series;
+  struct Bucket;
+  uint32_t SeriesFor(Table table, const std::string& key);
+  void FoldIfOverBudget();
+  void Fold(uint32_t id);
+  void ReleaseIfEmpty(uint32_t id);
+  int64_t BucketOf(int64_t ms) const;
+  int64_t SpanStart(size_t span) const;  // first bucket index inside the span
+
+  AggregateOptions options_;
+  std::vector<int64_t> spans_ms_;
+  int64_t stream_time_ms_ = INT64_MIN;
+  std::vector<std::unique_ptr<Series>> series_;  // index = series id; null = free slot
+  std::vector<uint32_t> free_ids_;
+  std::array<std::unordered_map<std::string, uint32_t>, kTableCount> index_;
+  std::map<int64_t, Bucket> buckets_;
+  std::vector<int64_t> span_start_;  // first bucket currently summed, per span
+  std::unordered_set<uint64_t> seen_crash_docs_;  // crash document ids, this generation
+  std::unordered_set<uint64_t> seen_previous_;    // ... and the previous one
+  int64_t dedup_epoch_ = INT64_MIN;
+  size_t live_series_ = 0;
+  size_t foldable_series_ = 0;
   ShardCounters counters_;
 };
+
+// The "(other)" series a hang or crash key folds into; "" for tables that never fold.
+std::string OtherKey(Table table, std::string_view key);
+inline constexpr std::string_view kOtherSeries = "(other)";
 
 }  // namespace seismo

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "seismo/core/status.h"
+#include "seismo/aggregate/options.h"
 #include "seismo/parse/options.h"
 
 namespace seismo {
@@ -85,6 +86,9 @@ struct Config {
 // "<path>: <key>: <problem>".
 Result<Config> LoadConfig(const std::string& path);
 Result<Config> ParseConfig(std::string_view toml_text, const std::string& path_for_errors);
+
+// The shard options a config describes (shards resolved to cores).
+AggregateOptions ToAggregateOptions(const Config& config);
 
 // Threads to use for a setting of 0 (= cores).
 size_t ResolveThreads(size_t configured);

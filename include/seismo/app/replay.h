@@ -26,6 +26,10 @@ struct ReplayOptions {
   bool progress = false;  // draw a progress bar on stderr
 };
 
+struct PipelineCounters;
+// A plain copy of live pipeline counters.
+RecordCounts CountsOf(const PipelineCounters& counters);
+
 // Loads the signature lists named by the config (or the built-in ones).
 Result<std::unique_ptr<SignatureGenerator>> LoadSignatures(const Config& config);
 

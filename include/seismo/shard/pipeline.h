@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "seismo/aggregate/aggregates.h"
+#include "seismo/aggregate/snapshot.h"
 #include "seismo/core/reject.h"
 #include "seismo/core/time.h"
 #include "seismo/parse/options.h"
@@ -59,6 +60,8 @@ struct PipelineOptions {
   size_t chunk_ring_capacity = 64;
   size_t delta_ring_capacity = 1024;
   ParseOptions parse;
+  AggregateOptions aggregate;
+  int64_t max_clock_skew_ms = 600'000;  // later event times are clamped to now + skew
   std::vector<SourceInfo> sources;
 };
 
@@ -81,8 +84,13 @@ class Pipeline {
   bool TrySubmit(DocChunkPtr& chunk);       // false (chunk kept) when full
   void Finish();                            // drain everything, stop all threads
 
-  // After Finish().
+  // After Finish(): every shard has been moved to the final stream time.
   Aggregates Result() const { return shards_.Merge(); }
+  std::shared_ptr<const Snapshot> FinalSnapshot() const;
+
+  // Largest (clamped) event time seen, ms; INT64_MIN before the first document.
+  EventTime stream_time() const { return EventTime{stream_time_.load(std::memory_order_relaxed)}; }
+  ShardSet& shards() { return shards_; }
 
   const PipelineCounters& counters() const { return counters_; }
   size_t QueuedChunks() const;
@@ -96,6 +104,7 @@ class Pipeline {
   const SignatureGenerator* signatures_;
   DeadLetterSink* dead_letters_;
   const Clock* clock_;
+  std::atomic<int64_t> stream_time_{INT64_MIN};  // raised by workers (CAS max), read by shards
   ShardSet shards_;
   std::vector<std::unique_ptr<Worker>> workers_;
   size_t next_worker_ = 0;

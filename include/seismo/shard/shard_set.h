@@ -1,24 +1,31 @@
 // ShardSet: N shard threads, each the single writer of one ShardState, fed by
 // one SpscRing per (producer, shard) pair.
 //
-//   producer 0 ──ring[0][0]──┐                ┌─> shard 0 thread ─ ShardState 0
-//   producer 0 ──ring[0][1]──┼── ... ──────── ┤
-//   producer 1 ──ring[1][0]──┘                └─> shard 1 thread ─ ShardState 1
+//   producer 0 ──ring[0][0]──┐                ┌─> shard 0 thread ─ ShardState 0 ──snapshot ring──┐
+//   producer 0 ──ring[0][1]──┼── ... ──────── ┤                                                   ├─> publisher
+//   producer 1 ──ring[1][0]──┘                └─> shard 1 thread ─ ShardState 1 ──snapshot ring──┘
 //
-// Ownership: owns the rings, threads and states. Threading: Push/TryPush for
-// producer p are called only by producer p's thread; Start/Stop/Merge by the
-// owner's thread. States are read (Merge) only after Stop() has joined the
-// shard threads, or through the snapshot hook on the shard thread.
+// Stream time: shards follow a global stream time (an atomic the producers
+// raise) so their windows end at the same moment.
+// Snapshots: the publisher calls RequestSnapshots(); each shard thread, at its
+// next loop turn, copies its state into an immutable ShardSnapshot and pushes
+// it through its own SPSC ring; LatestSnapshots() collects them. Shard
+// threads never block on readers.
+//
+// Ownership: owns rings, threads and states. Threading: Push/TryPush for
+// producer p only on producer p's thread; RequestSnapshots/LatestSnapshots on
+// one publisher thread; Start/Stop/Finalize/Merge on the owner's thread.
 #pragma once
 
 #include <atomic>
-#include <functional>
 #include <memory>
 #include <thread>
 #include <vector>
 
 #include "seismo/aggregate/aggregates.h"
 #include "seismo/aggregate/delta.h"
+#include "seismo/aggregate/options.h"
+#include "seismo/aggregate/shard_state.h"
 #include "seismo/shard/spsc_ring.h"
 
 namespace seismo {
@@ -30,8 +37,10 @@ using DeltaBatchPtr = std::unique_ptr<DeltaBatch>;
 
 class ShardSet {
  public:
-  ShardSet(size_t shards, size_t producers, size_t ring_capacity = 1024);
-  ~ShardSet();  // stops the threads if still running
+  // `stream_time` (ms, may be null) is the global stream time shards follow.
+  ShardSet(size_t shards, size_t producers, size_t ring_capacity, AggregateOptions options,
+           const std::atomic<int64_t>* stream_time);
+  ~ShardSet();
 
   void Start();
   // Drains every ring, then joins the shard threads. Producers must have stopped.
@@ -45,21 +54,27 @@ class ShardSet {
   // As Push, but returns false (keeping `batch`) when the ring is full.
   bool TryPush(size_t p, size_t s, DeltaBatchPtr& batch);
 
-  // Total batches waiting in all rings (monitoring).
+  // Batches waiting in all rings, and the fullest ring's fill ratio (monitoring).
   size_t QueuedBatches() const;
+  double MaxRingFill() const;
 
-  // After Stop(): combine every shard's state.
+  // Publisher thread only.
+  void RequestSnapshots();
+  std::vector<std::shared_ptr<const ShardSnapshot>> LatestSnapshots();
+
+  // After Stop(): move every shard to `t`, then read the states.
+  void AdvanceAllTo(EventTime t);
   Aggregates Merge() const;
+  std::vector<std::shared_ptr<const ShardSnapshot>> FinalSnapshots() const;
 
  private:
-  struct Shard {
-    ShardState state;
-    std::vector<std::unique_ptr<SpscRing<DeltaBatchPtr>>> rings;  // one per producer
-    std::thread thread;
-  };
+  struct Shard;
   void Run(Shard& shard);
 
   std::vector<std::unique_ptr<Shard>> shards_;
+  const std::atomic<int64_t>* stream_time_;
+  std::atomic<uint64_t> snapshot_epoch_{0};
+  std::vector<std::shared_ptr<const ShardSnapshot>> latest_;  // publisher thread only
   std::atomic<bool> stopping_{false};
   bool running_ = false;
 };

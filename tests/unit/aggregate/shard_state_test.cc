@@ -27,7 +27,7 @@ TEST(ShardState, SumsValuesPerSeries) {
   s.Apply(u);
   u.values = {1'800'000, 1};
   s.Apply(u);
-  const SeriesValues& v = s.table(Table::kUsage).at(u.key);
+  const SeriesValues& v = s.Totals(Table::kUsage).at(u.key);
   EXPECT_EQ(v.v[0], 5'400'000);
   EXPECT_EQ(v.v[1], 2);
 }
@@ -40,7 +40,7 @@ TEST(ShardState, DuplicateCrashDocumentsCountOnce) {
   s.Apply(Crash("sig", 0, Hash64("b")));  // no id: cannot be de-duplicated
   s.Apply(Crash("sig", 0, Hash64("b")));
   EXPECT_EQ(s.counters().duplicates, 1u);
-  const SeriesValues& v = s.table(Table::kCrashes).begin()->second;
+  SeriesValues v = s.Totals(Table::kCrashes).begin()->second;
   EXPECT_EQ(v.v[0], 4);
   EXPECT_NEAR(v.installs.Estimate(), 2.0, 0.01);
 }

@@ -1,0 +1,52 @@
+// Snapshot: the merged, immutable view of every shard's state at one moment,
+// what the HTTP API and the alert engine read. Built by the publisher thread
+// from per-shard snapshots and shared as shared_ptr<const Snapshot>; readers
+// never touch shard state.
+//
+// Spans are the configured windows W and their doubles 2W (capped at the
+// retention): "previous window" sums are span(2W) - span(W).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "seismo/aggregate/aggregates.h"
+#include "seismo/aggregate/shard_state.h"
+
+namespace seismo {
+
+struct MergedSeries {
+  SeriesValues total;                // within the retention
+  std::vector<SeriesValues> spans;   // per Snapshot::spans_ms
+  std::vector<BucketPoint> points;   // per bucket within the longest window, ascending
+};
+
+struct Snapshot {
+  int64_t stream_time_ms = 0;
+  int64_t bucket_ms = 60'000;
+  std::vector<int64_t> windows_ms;
+  std::vector<int64_t> spans_ms;
+  std::array<std::map<std::string, MergedSeries>, kTableCount> tables;
+  ShardCounters counters;  // summed over shards
+  size_t memory_bytes = 0;
+  int64_t built_at_ms = 0;  // wall clock
+
+  const std::map<std::string, MergedSeries>& table(Table t) const {
+    return tables[static_cast<size_t>(t)];
+  }
+  // Index into spans_ms of a span length; nullopt when not kept.
+  std::optional<size_t> SpanIndex(int64_t span_ms) const;
+  // Totals as replay output expects them.
+  Aggregates Totals() const;
+};
+
+// Merges per-shard snapshots (any order gives the same result).
+std::shared_ptr<const Snapshot> MergeSnapshots(const std::vector<std::shared_ptr<const ShardSnapshot>>& shards,
+                                               int64_t bucket_ms, const std::vector<int64_t>& windows_ms);
+
+}  // namespace seismo

@@ -1,0 +1,77 @@
+#include "seismo/aggregate/snapshot.h"
+
+#include <algorithm>
+
+namespace seismo {
+
+std::optional<size_t> Snapshot::SpanIndex(int64_t span_ms) const {
+  for (size_t i = 0; i < spans_ms.size(); ++i) {
+    if (spans_ms[i] == span_ms) return i;
+  }
+  return std::nullopt;
+}
+
+Aggregates Snapshot::Totals() const {
+  Aggregates out;
+  for (size_t t = 0; t < kTableCount; ++t) {
+    for (const auto& [key, s] : tables[t]) out.tables[t][key] = s.total;
+  }
+  out.duplicates = counters.duplicates;
+  out.late_dropped = counters.late_dropped;
+  out.folded = counters.folded;
+  return out;
+}
+
+namespace {
+
+void MergePoints(std::vector<BucketPoint>& into, const std::vector<BucketPoint>& from) {
+  if (into.empty()) {
+    into = from;
+    return;
+  }
+  std::vector<BucketPoint> out;
+  out.reserve(into.size() + from.size());
+  size_t i = 0, j = 0;
+  while (i < into.size() || j < from.size()) {
+    if (j == from.size() || (i < into.size() && into[i].bucket < from[j].bucket)) {
+      out.push_back(into[i++]);
+    } else if (i == into.size() || from[j].bucket < into[i].bucket) {
+      out.push_back(from[j++]);
+    } else {
+      BucketPoint p = into[i++];
+      p.v[0] += from[j].v[0];
+      p.v[1] += from[j++].v[1];
+      out.push_back(p);
+    }
+  }
+  into = std::move(out);
+}
+
+}  // namespace
+
+std::shared_ptr<const Snapshot> MergeSnapshots(const std::vector<std::shared_ptr<const ShardSnapshot>>& shards,
+                                               int64_t bucket_ms, const std::vector<int64_t>& windows_ms) {
+  auto out = std::make_shared<Snapshot>();
+  out->bucket_ms = bucket_ms;
+  out->windows_ms = windows_ms;
+  for (const auto& shard : shards) {
+    if (!shard) continue;
+    out->stream_time_ms = std::max(out->stream_time_ms, shard->stream_time_ms);
+    if (out->spans_ms.empty()) out->spans_ms = shard->spans_ms;
+    out->counters.deltas += shard->counters.deltas;
+    out->counters.duplicates += shard->counters.duplicates;
+    out->counters.late_dropped += shard->counters.late_dropped;
+    out->counters.folded += shard->counters.folded;
+    out->memory_bytes += shard->memory_bytes;
+    for (const ShardSnapshot::Series& s : shard->series) {
+      MergedSeries& m = out->tables[static_cast<size_t>(s.table)][s.key];
+      m.total.Add(s.total);
+      if (m.spans.size() < s.spans.size()) m.spans.resize(s.spans.size());
+      for (size_t i = 0; i < s.spans.size(); ++i) m.spans[i].Add(s.spans[i]);
+      MergePoints(m.points, s.points);
+    }
+  }
+  return out;
+}
+
+}  // namespace seismo

@@ -1,0 +1,197 @@
+// Rolling windows, retention and late data against a naive recomputation.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+
+#include "seismo/aggregate/shard_state.h"
+#include "seismo/aggregate/snapshot.h"
+#include "seismo/app/synth.h"
+
+namespace seismo {
+namespace {
+
+constexpr int64_t kMinute = 60'000, kHour = 3'600'000, kDay = 86'400'000;
+
+struct Event {
+  int64_t t;
+  int series;
+  int64_t value;
+};
+
+Delta MakeDelta(const Event& e) {
+  Delta d;
+  d.table = Table::kHangs;
+  d.key = JoinKey({"bhr", "nightly", "Linux", "20261101", "parent", "Gecko", "sig" + std::to_string(e.series),
+                   "f" + std::to_string(e.series)});
+  d.time = EventTime{e.t};
+  d.values[0] = e.value;
+  d.values[1] = 1;
+  return d;
+}
+
+int64_t Bucket(int64_t t) { return t / kMinute; }
+
+// What the windows must hold, from first principles: the arrival-time stream
+// time decides lateness; at the end a span W holds kept events whose bucket is
+// within the last W/bucket buckets; totals hold those within the retention.
+struct Expected {
+  std::map<int, int64_t> total;
+  std::map<int64_t, std::map<int, int64_t>> spans;
+  uint64_t late = 0;
+};
+
+Expected Naive(const std::vector<Event>& arrivals, const std::vector<int64_t>& spans, int64_t retention) {
+  Expected e;
+  int64_t stream = INT64_MIN;
+  std::vector<Event> kept;
+  for (const Event& ev : arrivals) {
+    stream = std::max(stream, ev.t);
+    if (Bucket(ev.t) <= Bucket(stream) - retention / kMinute) {
+      ++e.late;
+      continue;
+    }
+    kept.push_back(ev);
+  }
+  for (const Event& ev : kept) {
+    if (Bucket(ev.t) > Bucket(stream) - retention / kMinute) e.total[ev.series] += ev.value;
+    for (int64_t w : spans) {
+      if (Bucket(ev.t) >= Bucket(stream) - w / kMinute + 1) e.spans[w][ev.series] += ev.value;
+    }
+  }
+  return e;
+}
+
+std::vector<Event> RandomArrivals(uint64_t seed, int64_t start, int64_t length, size_t n) {
+  Rng r(seed);
+  std::vector<Event> events;
+  for (size_t i = 0; i < n; ++i) {
+    int64_t t = start + static_cast<int64_t>(r.Below(static_cast<uint64_t>(length)));
+    events.push_back({t, static_cast<int>(r.Below(20)), r.Between(1, 1000)});
+  }
+  std::sort(events.begin(), events.end(), [](const Event& a, const Event& b) { return a.t < b.t; });
+  // Disorder: most events are a little late, some very late (beyond retention).
+  for (size_t i = 0; i + 1 < events.size(); ++i) {
+    if (r.Chance(0.3)) std::swap(events[i], events[std::min(events.size() - 1, i + r.Below(50))]);
+  }
+  for (int k = 0; k < 40; ++k) {
+    events.insert(events.begin() + static_cast<ptrdiff_t>(r.Below(events.size())),
+                  {start - r.Between(0, 3) * kDay, static_cast<int>(r.Below(20)), 7});
+  }
+  return events;
+}
+
+TEST(Windows, RollingSumsAreExactWithDisorderAndLateEvents) {
+  AggregateOptions o;
+  o.bucket_ms = kMinute;
+  o.windows_ms = {kHour, kDay, 7 * kDay};
+  o.retention_ms = 8 * kDay;
+  for (uint64_t seed : {1u, 2u, 3u, 4u}) {
+    const int64_t start = 1'795'000'000'000;
+    std::vector<Event> arrivals = RandomArrivals(seed, start, 10 * kDay, 20'000);
+    ShardState state(o);
+    for (const Event& ev : arrivals) state.Apply(MakeDelta(ev));
+    Expected expected = Naive(arrivals, state.spans_ms(), o.retention_ms);
+    auto snap = MergeSnapshots({state.Snapshot()}, o.bucket_ms, o.windows_ms);
+    SCOPED_TRACE(seed);
+    EXPECT_EQ(state.counters().late_dropped, expected.late);
+    EXPECT_GT(expected.late, 0u);
+    // Totals and every span (1h, 2h, 24h, 48h, 7d, 8d) for every series.
+    for (const auto& [key, series] : snap->table(Table::kHangs)) {
+      int id = std::stoi(std::string(SplitKey(key)[6]).substr(3));
+      EXPECT_EQ(series.total.v[0], expected.total[id]) << key;
+      for (size_t i = 0; i < snap->spans_ms.size(); ++i) {
+        EXPECT_EQ(series.spans[i].v[0], expected.spans[snap->spans_ms[i]][id]) << "span " << snap->spans_ms[i];
+      }
+    }
+  }
+}
+
+TEST(Windows, AdvancingStreamTimeAloneExpiresWindowsAndRetention) {
+  AggregateOptions o;
+  o.bucket_ms = kMinute;
+  o.windows_ms = {kHour};
+  o.retention_ms = 2 * kHour;
+  ShardState state(o);
+  const int64_t t0 = 1'795'000'000'000 - 1'795'000'000'000 % kMinute;
+  state.Apply(MakeDelta({t0, 1, 10}));
+  state.Apply(MakeDelta({t0 + 30 * kMinute, 1, 5}));
+  auto at = [&](int64_t t) {
+    state.AdvanceTo(EventTime{t});
+    auto snap = MergeSnapshots({state.Snapshot()}, o.bucket_ms, o.windows_ms);
+    const auto& table = snap->table(Table::kHangs);
+    if (table.empty()) return std::pair<int64_t, int64_t>{0, 0};
+    const MergedSeries& s = table.begin()->second;
+    return std::pair<int64_t, int64_t>{s.spans[*snap->SpanIndex(kHour)].v[0], s.total.v[0]};
+  };
+  EXPECT_EQ(at(t0 + 59 * kMinute), (std::pair<int64_t, int64_t>{15, 15}));  // both within the hour
+  EXPECT_EQ(at(t0 + 60 * kMinute), (std::pair<int64_t, int64_t>{5, 15}));   // first bucket left the hour
+  EXPECT_EQ(at(t0 + 90 * kMinute), (std::pair<int64_t, int64_t>{0, 15}));
+  EXPECT_EQ(at(t0 + 120 * kMinute), (std::pair<int64_t, int64_t>{0, 5}));   // first bucket past retention
+  EXPECT_EQ(at(t0 + 150 * kMinute), (std::pair<int64_t, int64_t>{0, 0}));   // series released
+  EXPECT_EQ(state.series_count(), 0u);
+  state.Apply(MakeDelta({t0, 1, 99}));  // far too old now
+  EXPECT_EQ(state.counters().late_dropped, 1u);
+}
+
+TEST(Windows, SnapshotPointsCoverTheLongestWindowPerBucket) {
+  AggregateOptions o;
+  o.bucket_ms = kMinute;
+  o.windows_ms = {kHour};
+  o.retention_ms = kDay;
+  ShardState state(o);
+  const int64_t t0 = 1'795'000'000'000 - 1'795'000'000'000 % kMinute;
+  for (int m = 0; m < 90; ++m) state.Apply(MakeDelta({t0 + m * kMinute + 5, 1, m}));
+  auto snap = state.Snapshot();
+  ASSERT_EQ(snap->series.size(), 1u);
+  const auto& points = snap->series[0].points;
+  ASSERT_EQ(points.size(), 60u);
+  EXPECT_EQ(points.front().bucket, Bucket(t0) + 30);
+  EXPECT_EQ(points.front().v[0], 30);
+  EXPECT_EQ(points.back().v[0], 89);
+}
+
+TEST(Cardinality, MillionDistinctStacksStayExactInTotalAndTopWithinMemory) {
+  AggregateOptions o;
+  o.max_series = 2000;
+  o.memory_limit = 64ull << 20;
+  ShardState state(o);
+  Rng r(9);
+  int64_t sum = 0;
+  std::map<int, int64_t> heavy;
+  const int64_t t = 1'795'000'000'000;
+  for (int i = 0; i < 1'000'000; ++i) {
+    Event e;
+    if (i % 50 == 0) {
+      e = {t, -1 - static_cast<int>(r.Below(10)), 1000};  // ten heavy hitters
+      heavy[e.series] += e.value;
+    } else {
+      e = {t, i, r.Between(1, 10)};  // a new distinct stack every time
+    }
+    sum += e.value;
+    state.Apply(MakeDelta(e));
+    ASSERT_LE(state.series_count(), o.max_series + 2);
+  }
+  int64_t seen = 0;
+  auto totals = state.Totals(Table::kHangs);
+  for (const auto& [key, v] : totals) seen += v.v[0];
+  EXPECT_EQ(seen, sum);  // folding never loses a count
+  EXPECT_GT(state.counters().folded, 900'000u);
+  auto other = totals.find(OtherKey(Table::kHangs, MakeDelta({t, 1, 1}).key));
+  ASSERT_NE(other, totals.end());
+  // The ten heavy stacks are still their own series, with exact values, and on top.
+  std::vector<std::pair<int64_t, std::string>> ranked;
+  for (const auto& [key, v] : totals) {
+    if (key != other->first) ranked.push_back({v.v[0], key});
+  }
+  std::sort(ranked.rbegin(), ranked.rend());
+  for (size_t i = 0; i < 10; ++i) {
+    int id = std::stoi(std::string(SplitKey(ranked[i].second)[6]).substr(3));
+    ASSERT_LT(id, 0);
+    EXPECT_EQ(ranked[i].first, heavy[id]);
+  }
+  EXPECT_LT(state.MemoryBytes(), o.memory_limit);
+}
+
+}  // namespace
+}  // namespace seismo
