@@ -2,6 +2,7 @@
 
 #include <array>
 #include <cctype>
+#include <cstring>
 #include <vector>
 
 #include "signature/py_text.h"
@@ -72,13 +73,11 @@ void FixupSpacesAndCommas(std::string& s) {
 
 bool HasByte(std::string_view s, char c) { return s.find(c) != std::string_view::npos; }
 
-// `"::operator" in s`, searching for the rarer "operator" first (C++ names
-// are full of "::", which makes a plain find slow).
+// `"::operator" in s` (glibc memmem: C++ names are full of "::", which makes
+// a first-character search slow).
 bool ContainsScopedOperator(std::string_view s) {
-  for (size_t at = s.find("operator"); at != std::string_view::npos; at = s.find("operator", at + 1)) {
-    if (at >= 2 && s[at - 1] == ':' && s[at - 2] == ':') return true;
-  }
-  return false;
+  constexpr std::string_view kNeedle = "::operator";
+  return ::memmem(s.data(), s.size(), kNeedle.data(), kNeedle.size()) != nullptr;
 }
 
 // `::\$_\d+::` -> `::$::`, scanning left to right without overlap like re.sub.
@@ -248,10 +247,44 @@ std::string CollapseTypesRust(std::string_view s) {
 }
 
 std::string CollapseArgumentsCpp(std::string_view s) {
-  if (!HasByte(s, '(')) return std::string(s);
-  return ReplaceEnclosedSlices(s, '(', ')', [](std::string_view before, std::string_view inside, std::string& out) {
-    if (inside == "(anonymous namespace)" || EndsWith(before, "operator")) out.append(inside);
-  });
+  std::string out(s);
+  CollapseArgumentsCppInPlace(out);
+  return out;
+}
+
+void CollapseArgumentsCppInPlace(std::string& s) {
+  // Same as ReplaceEnclosedSlices with "keep or drop": the output never gets
+  // longer, so it is compacted in place (w <= the read position).
+  size_t w = 0;
+  size_t previous_end = 0;
+  size_t start = 0;
+  int depth = 0;
+  auto emit = [&](size_t end) {
+    size_t before_len = start - previous_end;
+    std::string_view before(s.data() + previous_end, before_len);
+    std::string_view inside(s.data() + start, end - start);
+    bool keep = inside == "(anonymous namespace)" || EndsWith(before, "operator");
+    std::memmove(&s[w], s.data() + previous_end, before_len);
+    w += before_len;
+    if (keep) {
+      std::memmove(&s[w], s.data() + start, end - start);
+      w += end - start;
+    }
+    previous_end = end;
+  };
+  for (size_t i = 0; i < s.size(); ++i) {
+    char c = s[i];
+    if (c == '(') {
+      if (depth == 0) start = i;
+      ++depth;
+    } else if (c == ')' && depth > 0) {
+      if (--depth == 0) emit(i + 1);
+    }
+  }
+  if (depth > 0) emit(s.size());
+  size_t rest = s.size() - previous_end;
+  std::memmove(&s[w], s.data() + previous_end, rest);
+  s.resize(w + rest);
 }
 
 PyOr<std::string> NormalizeCppFunction(std::string function, const PyValue& line, const SigLists& lists) {
@@ -276,7 +309,7 @@ PyOr<std::string> NormalizeCppFunction(std::string function, const PyValue& line
   if (HasByte(function, '$') && Contains(function, "::$_")) function = CollapseLambdaNumbers(function);
   // 5.-7. Template arguments, call arguments, PGO cold-block labels.
   if (HasByte(function, '<')) function = CollapseTypesCpp(function);
-  if (HasByte(function, '(')) function = CollapseArgumentsCpp(function);
+  if (HasByte(function, '(')) CollapseArgumentsCppInPlace(function);
   if (HasByte(function, '[') && Contains(function, "clone .cold")) {
     function = ReplaceEnclosedSlices(function, '[', ']', [](std::string_view, std::string_view, std::string&) {});
   }

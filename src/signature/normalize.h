@@ -41,6 +41,7 @@ bool DropPrefixAndReturnType(std::string_view function, std::string_view* out);
 std::string CollapseTypesCpp(std::string_view s);
 std::string CollapseTypesRust(std::string_view s);
 std::string CollapseArgumentsCpp(std::string_view s);
+void CollapseArgumentsCppInPlace(std::string& s);
 
 // Python str() of a value, with None -> "None".
 inline std::string_view PyStr(const PyValue& v) { return v.is_none() ? std::string_view("None") : v.text; }

@@ -132,7 +132,12 @@ Result<std::unique_ptr<SigLists>> SigLists::LoadFromDir(const std::string& dir) 
 
 void SigLists::IndexSentinels() {
   sentinel_set_.clear();
-  for (const std::string& s : sentinels_) sentinel_set_.insert(s);
+  sentinel_lengths_.clear();
+  for (const std::string& s : sentinels_) {
+    sentinel_set_.insert(s);
+    if (sentinel_lengths_.size() <= s.size()) sentinel_lengths_.resize(s.size() + 1, false);
+    sentinel_lengths_[s.size()] = true;
+  }
 }
 
 bool SigLists::IsIrrelevant(std::string_view frame) const { return irrelevant_->Matches(frame); }

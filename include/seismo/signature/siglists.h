@@ -52,7 +52,11 @@ class SigLists {
   bool WantsLineNumber(std::string_view function) const;
   // Sentinels in file order.
   const std::vector<std::string>& sentinels() const { return sentinels_; }
-  bool IsSentinel(std::string_view frame) const { return sentinel_set_.contains(frame); }
+  bool IsSentinel(std::string_view frame) const {
+    // Most frames differ in length from every sentinel: skip the hash then.
+    return frame.size() < sentinel_lengths_.size() && sentinel_lengths_[frame.size()] &&
+           sentinel_set_.contains(frame);
+  }
 
  private:
   SigLists();
@@ -62,6 +66,7 @@ class SigLists {
   std::unique_ptr<signature_internal::PyRegexSet> line_numbers_;
   std::vector<std::string> sentinels_;
   std::unordered_set<std::string_view> sentinel_set_;  // views into sentinels_
+  std::vector<bool> sentinel_lengths_;                  // [n]: some sentinel has length n
 
   void IndexSentinels();
 };
