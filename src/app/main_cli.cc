@@ -17,6 +17,7 @@ int RunCli(int argc, char** argv) {
   app.fallthrough(false);
 
   CommandRunner runner;
+  RegisterRunCommand(app, &runner);
   RegisterReplayCommand(app, &runner);
   RegisterGenerateCommand(app, &runner);
   RegisterSignatureCommand(app, &runner);

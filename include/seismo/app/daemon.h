@@ -1,0 +1,87 @@
+// Daemon: the production wiring of `seismo run` (and `seismo demo`).
+//
+//   source thread:    [sources] files, then Kafka polling ──DocChunk──> Pipeline
+//   pipeline threads: parse workers -> shard threads (see shard/pipeline.h)
+//   publisher thread: every publish interval, collects shard snapshots and
+//                     publishes one merged Snapshot for readers
+//
+// Start order: pipeline, publisher, source. Stop order is the reverse: stop
+// fetching (the Kafka consumer commits what it handed over and leaves the
+// group), drain the pipeline, publish a final snapshot.
+//
+// Ownership: owns all of the above; borrows the SignatureGenerator and Clock.
+// Threading: Start/Stop/Final* from the owning thread; snapshot(), counts()
+// and status() from any thread.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "seismo/aggregate/snapshot.h"
+#include "seismo/app/config.h"
+#include "seismo/core/status.h"
+#include "seismo/core/time.h"
+#include "seismo/query/provider.h"
+#include "seismo/query/replay_output.h"
+
+namespace seismo {
+
+class SignatureGenerator;
+class Pipeline;
+class DeadLetterSink;
+class KafkaConsumer;
+
+
+class Daemon final : public StateProvider {
+ public:
+  Daemon(Config config, const SignatureGenerator* signatures, const Clock* clock);
+  ~Daemon();
+
+  Status Start();
+  // Stops fetching, drains every queue and publishes a final snapshot. Idempotent.
+  void Stop();
+
+  // StateProvider
+  std::shared_ptr<const Snapshot> snapshot() const override;
+  RecordCounts counts() const override;
+  ServiceStatus status() const override;
+  std::string alerts_json() const override { return "[]"; }
+  // After Stop(): the totals as replay would write them.
+  Aggregates FinalAggregates() const;
+
+  const Config& config() const { return config_; }
+
+ private:
+  class Rebalance;
+  void RunSource();
+  bool SubmitWithBackpressure(std::unique_ptr<struct DocChunk> chunk);
+  void RunPublisher();
+  void Publish();
+
+  Config config_;
+  const SignatureGenerator* signatures_;
+  const Clock* clock_;
+  std::unique_ptr<DeadLetterSink> dead_letters_;
+  std::unique_ptr<Pipeline> pipeline_;
+  std::unique_ptr<Rebalance> rebalance_;
+  std::unique_ptr<KafkaConsumer> consumer_;
+
+  std::atomic<bool> stop_source_{false};
+  std::atomic<bool> stop_publisher_{false};
+  std::atomic<bool> sources_done_{false};
+  std::atomic<bool> consuming_{false};
+  std::atomic<uint64_t> pauses_{0};
+  bool stopped_ = false;
+  int64_t started_at_ms_ = 0;
+  std::thread source_thread_;
+  std::thread publisher_thread_;
+
+  mutable std::mutex snapshot_mu_;  // guards snapshot_ (publisher writes, readers copy the pointer)
+  std::shared_ptr<const Snapshot> snapshot_;
+};
+
+}  // namespace seismo

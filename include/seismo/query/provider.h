@@ -1,0 +1,45 @@
+// StateProvider: what the HTTP API and the alert engine may read from a
+// running seismo — published snapshots and counters, never live shard state.
+//
+// Threading: every method is callable from any thread at any time and
+// returns quickly (copies of small structs or a shared_ptr to an immutable
+// snapshot). Implemented by app::Daemon; tests use fakes.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "seismo/aggregate/snapshot.h"
+#include "seismo/query/replay_output.h"
+
+namespace seismo {
+
+struct ServiceStatus {
+  int64_t started_at_ms = 0;    // wall clock
+  bool sources_done = false;    // every [sources] file was read
+  bool restored = true;         // checkpoint restored (or none configured)
+  bool kafka_enabled = false;
+  bool consuming = false;       // Kafka partitions assigned (or no Kafka configured)
+  uint64_t pauses = 0;          // times consumption paused for backpressure
+  size_t queued_chunks = 0;     // documents waiting for parse workers (in chunks)
+  size_t queued_batches = 0;    // delta batches waiting for shards
+  int64_t consumer_lag = -1;    // messages behind the partitions' ends; -1 unknown
+  size_t paused_partitions = 0;
+  uint64_t kafka_errors = 0;
+  std::string last_kafka_error;
+  int64_t last_checkpoint_ms = 0;  // wall clock; 0 = never
+};
+
+class StateProvider {
+ public:
+  virtual ~StateProvider() = default;
+  // Latest published snapshot; null before the first one.
+  virtual std::shared_ptr<const Snapshot> snapshot() const = 0;
+  virtual RecordCounts counts() const = 0;
+  virtual ServiceStatus status() const = 0;
+  // Current alerts as a JSON array (the alert engine's view); "[]" when none.
+  virtual std::string alerts_json() const = 0;
+};
+
+}  // namespace seismo

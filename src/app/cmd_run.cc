@@ -1,0 +1,93 @@
+// `seismo run [--config FILE] [--output FILE]`: the daemon.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <thread>
+
+#include "output_file.h"
+#include "seismo/app/command.h"
+#include "seismo/app/daemon.h"
+#include "seismo/app/logging.h"
+#include "seismo/app/replay.h"
+#include "seismo/signature/generator.h"
+
+namespace seismo {
+namespace {
+
+struct RunArgs {
+  std::string config;
+  std::string output;
+};
+
+// Blocks SIGINT/SIGTERM in this thread and every thread it starts later, so
+// WaitForSignal() receives them synchronously.
+sigset_t BlockStopSignals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  return set;
+}
+
+int RunDaemon(const RunArgs& args) {
+  sigset_t stop_signals = BlockStopSignals();
+  auto config = LoadConfig(args.config);
+  if (!config) {
+    fmt::print(stderr, "seismo run: {}\n", config.error().message());
+    return 2;
+  }
+  SetUpLogging(config->log);
+  auto signatures = LoadSignatures(*config);
+  if (!signatures) {
+    fmt::print(stderr, "seismo run: {}\n", signatures.error().message());
+    return 2;
+  }
+  SystemClock clock;
+  Daemon daemon(*config, signatures->get(), &clock);
+  if (Status s = daemon.Start(); !s.ok()) {
+    spdlog::error("start: {}", s.message());
+    return 1;
+  }
+  spdlog::info("seismo {} running (config: {})", SEISMO_VERSION, args.config.empty() ? "defaults" : args.config);
+
+  int sig = 0;
+  sigwait(&stop_signals, &sig);
+  spdlog::info("received {}, stopping", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+
+  // Watchdog: a stuck drain must not keep the process alive past shutdown_timeout.
+  auto timeout = config->shutdown_timeout;
+  std::thread([timeout] {
+    std::this_thread::sleep_for(timeout);
+    spdlog::error("shutdown took longer than {} ms; exiting", timeout.count());
+    _exit(1);
+  }).detach();
+
+  daemon.Stop();
+  if (!args.output.empty()) {
+    Status s = WriteOutputFile(args.output, ReplayOutputJson(daemon.FinalAggregates(), daemon.counts()));
+    if (!s.ok()) {
+      spdlog::error("output: {}", s.message());
+      return 1;
+    }
+  }
+  RecordCounts c = daemon.counts();
+  spdlog::info("stopped: {} documents, {} main, {} bhr, {} crash", c.documents, c.by_kind[0], c.by_kind[1],
+               c.by_kind[2]);
+  return 0;
+}
+
+}  // namespace
+
+void RegisterRunCommand(CLI::App& root, CommandRunner* runner) {
+  auto args = std::make_shared<RunArgs>();
+  CLI::App* cmd = root.add_subcommand("run", "The daemon: consume, aggregate, serve; SIGTERM/SIGINT to stop");
+  cmd->add_option("--config,-c", args->config, "TOML configuration file (every key has a default)");
+  cmd->add_option("--output,-o", args->output, "At shutdown, write the final state as JSON (like replay --output)");
+  cmd->callback([args, runner] { *runner = [args] { return RunDaemon(*args); }; });
+}
+
+}  // namespace seismo

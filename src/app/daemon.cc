@@ -1,0 +1,263 @@
+#include "seismo/app/daemon.h"
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <map>
+
+#include "seismo/app/replay.h"
+#include "seismo/ingest/kafka_consumer.h"
+#include "seismo/ingest/line_reader.h"
+#include "seismo/shard/backoff.h"
+#include "seismo/shard/pipeline.h"
+
+namespace seismo {
+namespace {
+
+constexpr size_t kChunkBytes = 1 << 20;
+constexpr size_t kChunkDocs = 2048;
+constexpr auto kPublishInterval = std::chrono::milliseconds(500);
+constexpr auto kCommitInterval = std::chrono::seconds(5);
+
+std::optional<DocKind> KindByName(const std::string& name) {
+  if (name == "main") return DocKind::kMain;
+  if (name == "bhr") return DocKind::kBhr;
+  if (name == "crash") return DocKind::kCrash;
+  return std::nullopt;
+}
+
+}  // namespace
+
+// Commits what was handed to the pipeline before partitions go away, so the
+// next owner starts right after it (each record counted once per group).
+class Daemon::Rebalance final : public KafkaRebalanceListener {
+ public:
+  explicit Rebalance(Daemon& d) : daemon_(d) {}
+
+  std::map<TopicPartition, int64_t> OnAssigned(const std::vector<TopicPartition>& partitions) override {
+    spdlog::info("kafka: assigned {} partition(s)", partitions.size());
+    daemon_.consuming_.store(true, std::memory_order_relaxed);
+    return {};  // start from the group's committed offsets (or auto.offset.reset)
+  }
+
+  void OnRevoking(const std::vector<TopicPartition>& partitions) override {
+    std::map<TopicPartition, int64_t> commit;
+    for (const TopicPartition& tp : partitions) {
+      auto it = handed.find(tp);
+      if (it != handed.end()) commit[tp] = it->second;
+    }
+    if (!commit.empty() && daemon_.consumer_) {
+      Status s = daemon_.consumer_->Commit(commit, CommitMode::kSync);
+      if (!s.ok()) spdlog::warn("kafka: commit before revoke failed: {}", s.message());
+    }
+    for (const TopicPartition& tp : partitions) handed.erase(tp);
+    spdlog::info("kafka: revoked {} partition(s)", partitions.size());
+  }
+
+  // Next offset per partition of what has been handed to the pipeline. Source thread only
+  // (rebalance callbacks run inside Poll() on that thread).
+  std::map<TopicPartition, int64_t> handed;
+
+ private:
+  Daemon& daemon_;
+};
+
+Daemon::Daemon(Config config, const SignatureGenerator* signatures, const Clock* clock)
+    : config_(std::move(config)), signatures_(signatures), clock_(clock) {}
+
+Daemon::~Daemon() { Stop(); }
+
+Status Daemon::Start() {
+  started_at_ms_ = clock_->Now().ms;
+  if (!config_.ingest.dead_letter_file.empty()) {
+    auto sink = OpenDeadLetterFile(config_.ingest.dead_letter_file);
+    if (!sink) return sink.error();
+    dead_letters_ = std::move(*sink);
+  }
+  PipelineOptions po;
+  po.parse_threads = ResolveThreads(config_.ingest.threads);
+  po.shards = ResolveThreads(config_.aggregate.shards);
+  po.parse = config_.parse;
+  po.aggregate = ToAggregateOptions(config_);
+  po.max_clock_skew_ms = config_.aggregate.max_clock_skew.count();
+  for (const std::string& f : config_.sources.files) po.sources.push_back({f, std::nullopt});
+  for (const std::string& t : config_.kafka.topics) {
+    auto kind = config_.kafka.topic_kinds.find(t);
+    po.sources.push_back({t, kind == config_.kafka.topic_kinds.end() ? std::nullopt : KindByName(kind->second)});
+  }
+  po.sources.push_back({"(other topic)", std::nullopt});
+  pipeline_ = std::make_unique<Pipeline>(po, signatures_, dead_letters_.get(), clock_);
+
+  if (!config_.kafka.topics.empty()) {
+    KafkaConsumerOptions ko;
+    ko.brokers = config_.kafka.brokers;
+    ko.group_id = config_.kafka.group_id;
+    ko.topics = config_.kafka.topics;
+    ko.properties = {{"auto.offset.reset", "earliest"}, {"enable.auto.commit", "false"}};
+    for (const auto& [k, v] : config_.kafka.properties) ko.properties[k] = v;
+    rebalance_ = std::make_unique<Rebalance>(*this);
+    auto consumer = KafkaConsumer::Create(ko, rebalance_.get());
+    if (!consumer) return consumer.error();
+    consumer_ = std::move(*consumer);
+  } else {
+    consuming_.store(true, std::memory_order_relaxed);
+  }
+
+  pipeline_->Start();
+  publisher_thread_ = std::thread([this] { RunPublisher(); });
+  source_thread_ = std::thread([this] { RunSource(); });
+  return Status::Ok();
+}
+
+bool Daemon::SubmitWithBackpressure(std::unique_ptr<DocChunk> chunk) {
+  if (pipeline_->TrySubmit(chunk)) return true;
+  // Workers are behind: stop fetching instead of growing memory; nothing is dropped.
+  bool paused = false;
+  if (consumer_) {
+    paused = consumer_->PauseAll().ok();
+    pauses_.fetch_add(1, std::memory_order_relaxed);
+  }
+  Backoff backoff;
+  while (!pipeline_->TrySubmit(chunk)) {
+    backoff.Idle();
+  }
+  if (paused) {
+    Status s = consumer_->ResumeAll();
+    if (!s.ok()) spdlog::warn("kafka: resume failed: {}", s.message());
+  }
+  return true;
+}
+
+void Daemon::RunSource() {
+  // 1. Files named in [sources], read once.
+  for (size_t s = 0; s < config_.sources.files.size() && !stop_source_.load(); ++s) {
+    const std::string& path = config_.sources.files[s];
+    auto reader = LineReader::Open(path);
+    if (!reader) {
+      spdlog::error("sources: {}", reader.error().message());
+      continue;
+    }
+    auto chunk = std::make_unique<DocChunk>();
+    int64_t line_no = 0;
+    while (auto line = (*reader)->Next()) {
+      ++line_no;
+      if (line->find_first_not_of(" \t") == std::string_view::npos) continue;
+      DocRef ref;
+      ref.begin = static_cast<uint32_t>(chunk->data.size());
+      ref.length = static_cast<uint32_t>(line->size());
+      ref.source = static_cast<uint16_t>(s);
+      ref.offset = line_no;
+      chunk->data.append(*line);
+      chunk->docs.push_back(ref);
+      if (chunk->data.size() >= kChunkBytes || chunk->docs.size() >= kChunkDocs) {
+        SubmitWithBackpressure(std::move(chunk));
+        chunk = std::make_unique<DocChunk>();
+      }
+      if (stop_source_.load(std::memory_order_relaxed)) break;
+    }
+    if (!chunk->docs.empty()) SubmitWithBackpressure(std::move(chunk));
+    if (!(*reader)->error().ok()) spdlog::error("sources: {}: {}", path, (*reader)->error().message());
+    spdlog::info("sources: read {} ({} lines)", path, line_no);
+  }
+  sources_done_.store(true, std::memory_order_relaxed);
+  if (!consumer_) return;
+
+  // 2. Kafka, until told to stop.
+  std::map<std::string, uint16_t> topic_index;
+  const size_t files = config_.sources.files.size();
+  for (size_t t = 0; t < config_.kafka.topics.size(); ++t) {
+    topic_index[config_.kafka.topics[t]] = static_cast<uint16_t>(files + t);
+  }
+  const auto other_topic = static_cast<uint16_t>(files + config_.kafka.topics.size());
+  auto last_commit = std::chrono::steady_clock::now();
+  while (!stop_source_.load(std::memory_order_relaxed)) {
+    KafkaMessageBatch batch = consumer_->Poll(kChunkDocs, std::chrono::milliseconds(100));
+    if (!batch.empty()) {
+      auto chunk = std::make_unique<DocChunk>();
+      chunk->data.reserve(batch.payload_bytes());
+      for (const KafkaMessage& m : batch) {
+        DocRef ref;
+        ref.begin = static_cast<uint32_t>(chunk->data.size());
+        ref.length = static_cast<uint32_t>(m.payload().size());
+        auto it = topic_index.find(std::string(m.topic()));
+        ref.source = it == topic_index.end() ? other_topic : it->second;
+        ref.partition = m.partition();
+        ref.offset = m.offset();
+        if (auto ts = m.timestamp_ms()) ref.transport_time = EventTime{*ts};
+        chunk->data.append(m.payload());
+        chunk->docs.push_back(ref);
+        int64_t& next = rebalance_->handed[{std::string(m.topic()), m.partition()}];
+        next = std::max(next, m.offset() + 1);
+      }
+      SubmitWithBackpressure(std::move(chunk));
+    }
+    if (std::chrono::steady_clock::now() - last_commit > kCommitInterval && !rebalance_->handed.empty()) {
+      (void)consumer_->Commit(rebalance_->handed, CommitMode::kAsync);  // lag monitoring only
+      last_commit = std::chrono::steady_clock::now();
+    }
+  }
+  Status closed = consumer_->Close();  // commits handed offsets through OnRevoking
+  if (!closed.ok()) spdlog::warn("kafka: close: {}", closed.message());
+}
+
+void Daemon::Publish() {
+  ShardSet& shards = pipeline_->shards();
+  auto snap = MergeSnapshots(shards.LatestSnapshots(), config_.aggregate.bucket.count(),
+                             ToAggregateOptions(config_).windows_ms);
+  std::lock_guard<std::mutex> lock(snapshot_mu_);
+  snapshot_ = std::move(snap);
+}
+
+void Daemon::RunPublisher() {
+  ShardSet& shards = pipeline_->shards();
+  while (!stop_publisher_.load(std::memory_order_relaxed)) {
+    shards.RequestSnapshots();
+    std::this_thread::sleep_for(kPublishInterval);
+    Publish();
+  }
+}
+
+void Daemon::Stop() {
+  if (stopped_ || !pipeline_) return;
+  stopped_ = true;
+  stop_source_.store(true);
+  if (source_thread_.joinable()) source_thread_.join();
+  stop_publisher_.store(true);
+  if (publisher_thread_.joinable()) publisher_thread_.join();
+  pipeline_->Finish();
+  auto final_snapshot = pipeline_->FinalSnapshot();
+  std::lock_guard<std::mutex> lock(snapshot_mu_);
+  snapshot_ = std::move(final_snapshot);
+}
+
+std::shared_ptr<const Snapshot> Daemon::snapshot() const {
+  std::lock_guard<std::mutex> lock(snapshot_mu_);
+  return snapshot_;
+}
+
+RecordCounts Daemon::counts() const { return pipeline_ ? CountsOf(pipeline_->counters()) : RecordCounts{}; }
+
+ServiceStatus Daemon::status() const {
+  ServiceStatus s;
+  s.started_at_ms = started_at_ms_;
+  s.sources_done = sources_done_.load(std::memory_order_relaxed);
+  s.kafka_enabled = consumer_ != nullptr;
+  s.consuming = consuming_.load(std::memory_order_relaxed);
+  s.pauses = pauses_.load(std::memory_order_relaxed);
+  if (pipeline_) {
+    s.queued_chunks = pipeline_->QueuedChunks();
+    s.queued_batches = pipeline_->QueuedBatches();
+  }
+  if (consumer_) {
+    KafkaConsumerStats k = consumer_->stats();
+    s.consumer_lag = k.total_lag;
+    s.paused_partitions = k.paused_partitions;
+    s.kafka_errors = k.errors;
+    s.last_kafka_error = k.last_error;
+  }
+  return s;
+}
+
+Aggregates Daemon::FinalAggregates() const { return pipeline_->Result(); }
+
+}  // namespace seismo
