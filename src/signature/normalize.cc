@@ -73,6 +73,15 @@ void FixupSpacesAndCommas(std::string& s) {
 
 bool HasByte(std::string_view s, char c) { return s.find(c) != std::string_view::npos; }
 
+// Shrinks s to `part`, a view into s, without allocating.
+void KeepOnly(std::string& s, std::string_view part) {
+  if (part.size() == s.size()) return;
+  size_t begin = static_cast<size_t>(part.data() - s.data());
+  size_t size = part.size();
+  s.erase(begin + size);
+  s.erase(0, begin);
+}
+
 // `"::operator" in s` (glibc memmem: C++ names are full of "::", which makes
 // a first-character search slow).
 bool ContainsScopedOperator(std::string_view s) {
@@ -300,7 +309,7 @@ PyOr<std::string> NormalizeCppFunction(std::string function, const PyValue& line
   if (!ContainsScopedOperator(function)) {
     std::string_view kept;
     if (!DropPrefixAndReturnType(function, &kept)) return PyError::Lookup("list index out of range");
-    if (kept.size() != function.size()) function = std::string(kept);
+    KeepOnly(function, kept);
   }
   // 3.-4. `anonymous namespace' and lambda numbers (rare: gate on one byte).
   if (HasByte(function, '`') && Contains(function, "`anonymous namespace'")) {
@@ -325,7 +334,7 @@ PyOr<std::string> NormalizeCppFunction(std::string function, const PyValue& line
 
 std::string NormalizeRustFunction(std::string function, const PyValue& line, const SigLists& lists) {
   std::string_view kept;
-  if (DropPrefixAndReturnType(function, &kept) && kept.size() != function.size()) function = std::string(kept);
+  if (DropPrefixAndReturnType(function, &kept)) KeepOnly(function, kept);
   if (HasByte(function, '<')) function = CollapseTypesRust(function);
   if (HasByte(function, '(')) {
     function = ReplaceEnclosedSlices(function, '(', ')', [](std::string_view, std::string_view, std::string&) {});
