@@ -11,4 +11,13 @@ void Aggregates::Merge(const ShardState& shard) {
   folded += shard.counters().folded;
 }
 
+void Aggregates::Add(const Aggregates& other) {
+  for (size_t t = 0; t < kTableCount; ++t) {
+    for (const auto& [key, values] : other.tables[t]) tables[t][key].Add(values);
+  }
+  duplicates += other.duplicates;
+  late_dropped += other.late_dropped;
+  folded += other.folded;
+}
+
 }  // namespace seismo

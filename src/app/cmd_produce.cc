@@ -160,6 +160,9 @@ int RunProduce(const ProduceArgs& args) {
   // A command-line tool should not wait librdkafka's default 5 minutes for
   // an unreachable cluster; --property message.timeout.ms=... overrides.
   options.properties["message.timeout.ms"] = "30000";
+  // Keyless messages: spread them over the partitions instead of sticking to one
+  // per batch, so no single partition outgrows the mock cluster's 5 MiB cap (SPEC §10).
+  options.properties["sticky.partitioning.linger.ms"] = "0";
   for (const std::string& kv : args.properties) {
     const size_t eq = kv.find('=');
     if (eq == std::string::npos || eq == 0) {

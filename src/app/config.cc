@@ -250,6 +250,7 @@ Result<Config> ParseConfig(std::string_view text, const std::string& path) {
     s.Int("threads", c.ingest.threads, 0, 256);
     s.Int("max_document_bytes", c.ingest.max_document_bytes, 1024, int64_t{1} << 31);
     s.Int("max_depth", c.parse.max_depth, 8, 100000);
+    s.Int("queue_chunks", c.ingest.queue_chunks, 1, 65536);
     s.Str("dead_letter_file", c.ingest.dead_letter_file);
     s.Str("dead_letter_topic", c.ingest.dead_letter_topic);
     s.Duration("shutdown_timeout", c.shutdown_timeout);

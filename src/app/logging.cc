@@ -6,7 +6,8 @@
 namespace seismo {
 
 void SetUpLogging(const LogConfig& log) {
-  auto logger = spdlog::stderr_color_mt("seismo");
+  auto logger = spdlog::get("seismo");
+  if (!logger) logger = spdlog::stderr_color_mt("seismo");
   logger->set_level(spdlog::level::from_str(log.level));
   if (log.format == "json") {
     // One object per line; messages are seismo's own text (no user data), so no escaping needed.

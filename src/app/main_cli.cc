@@ -1,4 +1,5 @@
 #include <CLI/CLI.hpp>
+#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
@@ -8,6 +9,8 @@
 namespace seismo {
 
 int RunCli(int argc, char** argv) {
+  // Logs go to stderr so that commands writing data to stdout stay clean.
+  spdlog::set_default_logger(spdlog::stderr_color_mt("stderr"));
   CLI::App app{
       "seismo: release health from live telemetry — hang rates, Socorro-compatible crash\n"
       "signatures, rolling windows, a live dashboard and alerts when a new build gets worse.",

@@ -26,6 +26,8 @@ struct Aggregates {
 
   // Adds one shard's state (local state -> combine).
   void Merge(const ShardState& shard);
+  // Adds another instance's aggregates (e.g. two consumers of one group).
+  void Add(const Aggregates& other);
 };
 
 }  // namespace seismo

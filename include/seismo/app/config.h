@@ -32,6 +32,7 @@ struct SourcesConfig {
 struct IngestConfig {
   size_t threads = 0;  // 0 = number of cores
   size_t max_document_bytes = 8 * 1024 * 1024;
+  size_t queue_chunks = 64;  // chunks (≈1 MB or 2048 documents each) queued per parse thread
   std::string dead_letter_file;   // "" = none
   std::string dead_letter_topic;  // "" = none
 };
