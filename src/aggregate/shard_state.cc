@@ -49,6 +49,7 @@ std::string OtherKey(Table table, std::string_view key) {
 struct ShardState::Series {
   Table table;
   std::string key;
+  int64_t first_ms = INT64_MAX;  // earliest event time applied (reset when buckets expire)
   bool is_other = false;
   SeriesValues total;
   std::vector<std::array<int64_t, kMaxValues>> span_sums;
@@ -173,6 +174,7 @@ void ShardState::Apply(const Delta& d) {
   if (s.buckets.empty() || s.buckets.back() != b) InsertSorted(s.buckets, b);
   AddValues(entry.v, d.values);
   AddValues(s.total.v, d.values);
+  s.first_ms = std::min(s.first_ms, d.time.ms);
   if (d.install_hash != 0) {
     entry.installs.Add(d.install_hash);
     s.total.installs.Add(d.install_hash);
@@ -208,6 +210,7 @@ void ShardState::AdvanceTo(EventTime t) {
       s.total.Subtract(v.v);
       auto pos = std::lower_bound(s.buckets.begin(), s.buckets.end(), node.key());
       if (pos != s.buckets.end() && *pos == node.key()) s.buckets.erase(pos);
+      if (!s.buckets.empty()) s.first_ms = std::max(s.first_ms, s.buckets.front() * options_.bucket_ms);
       ReleaseIfEmpty(id);
     }
   }
@@ -239,6 +242,7 @@ void ShardState::Fold(uint32_t id) {
     InsertSorted(o.buckets, b);
   }
   o.total.Add(xs.total);
+  o.first_ms = std::min(o.first_ms, xs.first_ms);
   for (size_t i = 0; i < spans_ms_.size(); ++i) AddValues(o.span_sums[i], xs.span_sums[i]);
   xs.buckets.clear();
   ++counters_.folded;
@@ -297,11 +301,14 @@ std::unique_ptr<ShardSnapshot> ShardState::Snapshot() const {
     out.total = s->total;
     out.spans.resize(spans_ms_.size());
     for (size_t i = 0; i < spans_ms_.size(); ++i) out.spans[i].v = s->span_sums[i];
-    int64_t from = points_from;
-    for (int64_t start : span_start_) from = std::min(from, start);
-    for (auto it = std::lower_bound(s->buckets.begin(), s->buckets.end(), from); it != s->buckets.end(); ++it) {
+    out.first_ms = s->first_ms;
+    for (auto it = s->buckets.begin(); it != s->buckets.end(); ++it) {
       const SeriesValues& v = buckets_.at(*it).values.at(id);
       if (*it >= points_from) out.points.push_back({*it, {v.v[0], v.v[1]}});
+      const int64_t hour = *it * options_.bucket_ms / 3'600'000;
+      if (out.hourly.empty() || out.hourly.back().bucket != hour) out.hourly.push_back({hour, {0, 0}});
+      out.hourly.back().v[0] += v.v[0];
+      out.hourly.back().v[1] += v.v[1];
       if (s->table == Table::kCrashes && !v.installs.empty()) {
         for (size_t i = 0; i < spans_ms_.size(); ++i) {
           if (*it >= span_start_[i]) out.spans[i].installs.Merge(v.installs);

@@ -69,6 +69,8 @@ std::shared_ptr<const Snapshot> MergeSnapshots(const std::vector<std::shared_ptr
       if (m.spans.size() < s.spans.size()) m.spans.resize(s.spans.size());
       for (size_t i = 0; i < s.spans.size(); ++i) m.spans[i].Add(s.spans[i]);
       MergePoints(m.points, s.points);
+      MergePoints(m.hourly, s.hourly);
+      m.first_ms = std::min(m.first_ms, s.first_ms);
     }
   }
   return out;

@@ -54,7 +54,7 @@ struct ShardCounters {
 
 // One point of a series' time series.
 struct BucketPoint {
-  int64_t bucket = 0;  // bucket index: start = bucket * bucket_ms
+  int64_t bucket = 0;  // bucket index: start = bucket * bucket_ms (or hour index for hourly points)
   std::array<int64_t, 2> v{};
 };
 
@@ -66,6 +66,8 @@ struct ShardSnapshot {
     SeriesValues total;
     std::vector<SeriesValues> spans;  // per ShardState::spans(); installs only for crashes
     std::vector<BucketPoint> points;  // buckets within the longest window, ascending
+    std::vector<BucketPoint> hourly;  // the whole retention summed per hour (bucket = hour index)
+    int64_t first_ms = 0;             // earliest event time still retained
   };
   int64_t stream_time_ms = 0;
   std::vector<int64_t> spans_ms;

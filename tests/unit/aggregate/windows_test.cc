@@ -195,3 +195,34 @@ TEST(Cardinality, MillionDistinctStacksStayExactInTotalAndTopWithinMemory) {
 
 }  // namespace
 }  // namespace seismo
+
+namespace seismo {
+namespace {
+
+TEST(Windows, SnapshotKeepsHourlyPointsForTheRetentionAndFirstSeen) {
+  AggregateOptions o;
+  o.bucket_ms = kMinute;
+  o.windows_ms = {kHour};
+  o.retention_ms = 3 * kDay;
+  ShardState state(o);
+  const int64_t t0 = 1'795'000'000'000 - 1'795'000'000'000 % kHour;
+  for (int h = 0; h < 50; ++h) {
+    state.Apply(MakeDelta({t0 + h * kHour + 5, 1, 10}));
+    state.Apply(MakeDelta({t0 + h * kHour + 30 * kMinute, 1, 1}));
+  }
+  auto snap = MergeSnapshots({state.Snapshot()}, o.bucket_ms, o.windows_ms);
+  const MergedSeries& s = snap->table(Table::kHangs).begin()->second;
+  EXPECT_EQ(s.first_ms, t0 + 5);
+  ASSERT_EQ(s.hourly.size(), 50u);
+  EXPECT_EQ(s.hourly.front().bucket, t0 / kHour);
+  EXPECT_EQ(s.hourly.front().v[0], 11);
+  EXPECT_EQ(s.points.size(), 2u);  // the last hour, per minute bucket
+  // Once the first hours expire, first_ms moves to the oldest retained bucket.
+  state.AdvanceTo(EventTime{t0 + 3 * kDay + 2 * kHour});
+  auto later = MergeSnapshots({state.Snapshot()}, o.bucket_ms, o.windows_ms);
+  // Retention 3 d at stream time t0 + 3 d + 2 h: buckets up to t0 + 2 h are gone.
+  EXPECT_EQ(later->table(Table::kHangs).begin()->second.first_ms, t0 + 2 * kHour + 30 * kMinute);
+}
+
+}  // namespace
+}  // namespace seismo
