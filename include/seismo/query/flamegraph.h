@@ -1,0 +1,26 @@
+// /api/v1/hangs/flamegraph: the hang stacks of a selection merged into one
+// call tree, root first (SPEC §4 "Flame graphs").
+//
+//   (root) 100 ms ─┬─ main 70 ms ── Tick 70 ms
+//                  └─ idle 30 ms
+//
+// A node's numbers include everything below it. `tree` is nested JSON with
+// children ordered by hang ms descending (then name); `collapsed` is the
+// folded-stack text that flame-graph tools read: one "a;b;c <ms>" line per
+// distinct stack, ms rounded to an integer, lines in stack order. A frame's
+// own ';' and line breaks become ' ' so each line stays parseable.
+//
+// Threading: pure functions on an immutable Snapshot.
+#pragma once
+
+#include <string>
+
+#include "seismo/aggregate/snapshot.h"
+#include "seismo/query/params.h"
+
+namespace seismo {
+
+std::string FlamegraphTreeJson(const Snapshot& snap, const Query& q);
+std::string FlamegraphCollapsed(const Snapshot& snap, const Query& q);
+
+}  // namespace seismo

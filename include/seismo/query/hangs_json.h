@@ -1,0 +1,25 @@
+// /api/v1/hangs and /api/v1/hangs/timeseries (docs/api.md).
+//
+// Hang rates divide by the usage of the (source, channel, os, build_date)
+// groups the filters select, over the same window; rows grouped by build date
+// divide by that date's usage. The source is the `source` filter, else "bhr"
+// when the snapshot holds bhr usage, else "main": the two sources measure
+// different things and are never summed.
+//
+// Threading: pure functions on an immutable Snapshot.
+#pragma once
+
+#include <string>
+
+#include "seismo/aggregate/snapshot.h"
+#include "seismo/query/params.h"
+
+namespace seismo {
+
+std::string HangsJson(const Snapshot& snap, const Query& q);
+std::string HangsTimeseriesJson(const Snapshot& snap, const Query& q);
+
+// The source a hang query reads: the filter, or bhr when any bhr usage exists, else main.
+std::string HangSource(const Snapshot& snap, const Query& q);
+
+}  // namespace seismo

@@ -1,0 +1,29 @@
+// /api/v1/status and the small SSE "snapshot" message.
+//
+// Threading: pure functions; `snap` may be null (nothing published yet).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "seismo/aggregate/snapshot.h"
+#include "seismo/query/provider.h"
+#include "seismo/query/replay_output.h"
+
+namespace seismo {
+
+// What the API knows about the configuration before a snapshot exists.
+struct ApiSettings {
+  std::vector<int64_t> windows_ms = {3'600'000, 86'400'000, 604'800'000};
+  int64_t bucket_ms = 60'000;
+};
+
+// `now_ms` is the wall clock (for uptime).
+std::string StatusJson(const Snapshot* snap, const RecordCounts& counts, const ServiceStatus& status,
+                       const ApiSettings& settings, int64_t now_ms);
+
+// {"stream_time": "..." | null, "documents": n}
+std::string SnapshotEventJson(const Snapshot* snap, const RecordCounts& counts);
+
+}  // namespace seismo

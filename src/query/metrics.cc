@@ -1,0 +1,158 @@
+#include "seismo/query/metrics.h"
+
+#include <fmt/format.h>
+
+#include <map>
+
+#include "seismo/core/json_writer.h"
+
+namespace seismo {
+namespace {
+
+class Exposition {
+ public:
+  void Family(std::string_view name, std::string_view type, std::string_view help) {
+    fmt::format_to(std::back_inserter(out_), "# HELP {} {}\n# TYPE {} {}\n", name, help, name, type);
+  }
+  void Sample(std::string_view name, std::string_view labels, double v) {
+    out_ += name;
+    if (!labels.empty()) fmt::format_to(std::back_inserter(out_), "{{{}}}", labels);
+    out_ += ' ';
+    out_ += FormatDouble(v);
+    out_ += '\n';
+  }
+  void Sample(std::string_view name, std::string_view labels, uint64_t v) {
+    out_ += name;
+    if (!labels.empty()) fmt::format_to(std::back_inserter(out_), "{{{}}}", labels);
+    fmt::format_to(std::back_inserter(out_), " {}\n", v);
+  }
+  void Gauge(std::string_view name, std::string_view help, double v) {
+    Family(name, "gauge", help);
+    Sample(name, "", v);
+  }
+  void Counter(std::string_view name, std::string_view help, uint64_t v) {
+    Family(name, "counter", help);
+    Sample(name, "", v);
+  }
+  std::string Take() { return std::move(out_); }
+
+ private:
+  std::string out_;
+};
+
+// Label value escaping per the exposition format: backslash, quote, newline.
+std::string Label(std::string_view name, std::string_view value) {
+  std::string out(name);
+  out += "=\"";
+  for (char c : value) {
+    if (c == '\\' || c == '"') {
+      out += '\\';
+      out += c;
+    } else if (c == '\n') {
+      out += "\\n";
+    } else {
+      out += c;
+    }
+  }
+  out += '"';
+  return out;
+}
+
+size_t SkipSpace(std::string_view s, size_t i) {
+  while (i < s.size() && (s[i] == ' ' || s[i] == '\n' || s[i] == '\r' || s[i] == '\t')) ++i;
+  return i;
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, uint64_t>> AlertStateCounts(std::string_view json) {
+  std::map<std::string, uint64_t> counts;
+  constexpr std::string_view kKey = "\"state\"";
+  for (size_t pos = json.find(kKey); pos != std::string_view::npos; pos = json.find(kKey, pos + 1)) {
+    size_t i = SkipSpace(json, pos + kKey.size());
+    if (i >= json.size() || json[i] != ':') continue;
+    i = SkipSpace(json, i + 1);
+    if (i >= json.size() || json[i] != '"') continue;
+    size_t end = json.find('"', i + 1);
+    if (end == std::string_view::npos) break;
+    ++counts[std::string(json.substr(i + 1, end - i - 1))];
+  }
+  return {counts.begin(), counts.end()};
+}
+
+std::string MetricsText(const Snapshot* snap, const RecordCounts& counts, const ServiceStatus& status,
+                        std::string_view alerts_json, const HttpStats& http, int64_t now_ms) {
+  Exposition e;
+  e.Family("seismo_build_info", "gauge", "Build information; always 1.");
+  e.Sample("seismo_build_info", Label("version", SEISMO_VERSION), uint64_t{1});
+  e.Gauge("seismo_uptime_seconds", "Seconds since the daemon started.",
+          status.started_at_ms > 0 ? static_cast<double>(now_ms - status.started_at_ms) / 1000.0 : 0.0);
+  e.Gauge("seismo_ready", "1 when restored, consuming and [sources] files read.",
+          status.restored && status.consuming && status.sources_done ? 1.0 : 0.0);
+
+  e.Family("seismo_records_total", "counter", "Accepted records by document kind.");
+  constexpr std::array<std::string_view, 3> kKinds = {"main", "bhr", "crash"};
+  for (size_t i = 0; i < kKinds.size(); ++i) e.Sample("seismo_records_total", Label("kind", kKinds[i]), counts.by_kind[i]);
+  e.Family("seismo_rejected_total", "counter", "Rejected records by reason (filtered = dropped by a configured filter).");
+  for (size_t i = 0; i < kRejectReasonCount; ++i) {
+    e.Sample("seismo_rejected_total", Label("reason", RejectReasonName(static_cast<RejectReason>(i))),
+             counts.rejected[i]);
+  }
+  e.Counter("seismo_documents_total", "Documents read from every source.", counts.documents);
+  e.Counter("seismo_bytes_total", "Bytes of documents read.", counts.bytes);
+  const ShardCounters c = snap ? snap->counters : ShardCounters{};
+  e.Counter("seismo_duplicates_total", "Crash documents counted once because their id was seen before.", c.duplicates);
+  e.Counter("seismo_late_dropped_total", "Deltas older than stream time minus retention.", c.late_dropped);
+  e.Counter("seismo_folded_series_total", "Series folded into (other) by the series budget.", c.folded);
+  size_t series = 0;
+  if (snap) {
+    for (const auto& t : snap->tables) series += t.size();
+  }
+  e.Gauge("seismo_series", "Live series in the latest snapshot.", static_cast<double>(series));
+  e.Gauge("seismo_memory_bytes", "Estimated bytes held by shard state.",
+          static_cast<double>(snap ? snap->memory_bytes : 0));
+  if (snap && snap->stream_time_ms > 0) {
+    e.Gauge("seismo_stream_time_seconds", "Stream time (largest event time seen), Unix seconds.",
+            static_cast<double>(snap->stream_time_ms) / 1000.0);
+    e.Gauge("seismo_snapshot_age_seconds", "Seconds since the latest snapshot was built.",
+            static_cast<double>(now_ms - snap->built_at_ms) / 1000.0);
+  }
+
+  e.Family("seismo_queue_depth", "gauge", "Items waiting in the ingest queues.");
+  e.Sample("seismo_queue_depth", Label("queue", "chunks"), static_cast<uint64_t>(status.queued_chunks));
+  e.Sample("seismo_queue_depth", Label("queue", "batches"), static_cast<uint64_t>(status.queued_batches));
+  e.Family("seismo_consumer_lag", "gauge", "Kafka messages behind the partitions' ends (absent when unknown).");
+  if (status.consumer_lag >= 0) e.Sample("seismo_consumer_lag", "", static_cast<uint64_t>(status.consumer_lag));
+  e.Gauge("seismo_consumer_consuming", "1 when Kafka partitions are assigned (or no Kafka is configured).",
+          status.consuming ? 1.0 : 0.0);
+  e.Gauge("seismo_consumer_paused_partitions", "Partitions paused for backpressure.",
+          static_cast<double>(status.paused_partitions));
+  e.Counter("seismo_consumer_pauses_total", "Times consumption paused for backpressure.", status.pauses);
+  e.Counter("seismo_consumer_errors_total", "Kafka client errors.", status.kafka_errors);
+  e.Family("seismo_checkpoint_age_seconds", "gauge", "Seconds since the last checkpoint (absent before the first).");
+  if (status.last_checkpoint_ms > 0) {
+    e.Sample("seismo_checkpoint_age_seconds", "", static_cast<double>(now_ms - status.last_checkpoint_ms) / 1000.0);
+  }
+
+  e.Family("seismo_alerts", "gauge", "Alerts by state.");
+  for (const auto& [state, n] : AlertStateCounts(alerts_json)) e.Sample("seismo_alerts", Label("state", state), n);
+
+  e.Gauge("seismo_http_sse_clients", "Open /api/v1/stream connections.", static_cast<double>(http.sse_clients));
+  constexpr std::string_view kHist = "seismo_http_request_duration_seconds";
+  e.Family(kHist, "histogram", "HTTP request handling time by route.");
+  const auto& bounds = http.latency.upper_bounds_s;
+  for (const auto& r : http.latency.routes) {
+    const std::string path = Label("path", r.path);
+    uint64_t cumulative = 0;
+    for (size_t i = 0; i < r.counts.size(); ++i) {
+      cumulative += r.counts[i];
+      const std::string le = i < bounds.size() ? FormatDouble(bounds[i]) : "+Inf";
+      e.Sample(std::string(kHist) + "_bucket", path + "," + Label("le", le), cumulative);
+    }
+    e.Sample(std::string(kHist) + "_sum", path, r.sum_s);
+    e.Sample(std::string(kHist) + "_count", path, cumulative);
+  }
+  return e.Take();
+}
+
+}  // namespace seismo

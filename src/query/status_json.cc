@@ -1,0 +1,98 @@
+#include "seismo/query/status_json.h"
+
+#include "seismo/core/json_writer.h"
+#include "seismo/core/time.h"
+#include "seismo/query/params.h"
+
+namespace seismo {
+namespace {
+
+void StreamTime(JsonWriter& w, const Snapshot* snap) {
+  w.Key("stream_time");
+  if (snap && snap->stream_time_ms > 0) {
+    w.String(FormatTimestamp(EventTime{snap->stream_time_ms}));
+  } else {
+    w.Null();
+  }
+}
+
+}  // namespace
+
+std::string StatusJson(const Snapshot* snap, const RecordCounts& counts, const ServiceStatus& status,
+                       const ApiSettings& settings, int64_t now_ms) {
+  JsonWriter w;
+  w.BeginObject();
+  w.Key("version").String(SEISMO_VERSION);
+  w.Key("uptime_s").Double(status.started_at_ms > 0 ? static_cast<double>(now_ms - status.started_at_ms) / 1000.0
+                                                    : 0.0);
+  StreamTime(w, snap);
+  w.Key("records").BeginObject();
+  w.Key("main").Uint(counts.by_kind[0]);
+  w.Key("bhr").Uint(counts.by_kind[1]);
+  w.Key("crash").Uint(counts.by_kind[2]);
+  w.EndObject();
+  w.Key("rejected").BeginObject();
+  for (size_t i = 0; i < kRejectReasonCount; ++i) {
+    auto r = static_cast<RejectReason>(i);
+    if (r == RejectReason::kFiltered || counts.rejected[i] == 0) continue;
+    w.Key(RejectReasonName(r)).Uint(counts.rejected[i]);
+  }
+  w.EndObject();
+  w.Key("filtered").Uint(counts.rejected[static_cast<size_t>(RejectReason::kFiltered)]);
+  w.Key("documents").Uint(counts.documents);
+  w.Key("bytes").Uint(counts.bytes);
+  const ShardCounters c = snap ? snap->counters : ShardCounters{};
+  w.Key("duplicates").Uint(c.duplicates);
+  w.Key("late_dropped").Uint(c.late_dropped);
+  w.Key("folded_series").Uint(c.folded);
+  size_t series = 0;
+  if (snap) {
+    for (const auto& t : snap->tables) series += t.size();
+  }
+  w.Key("series").Uint(series);
+  w.Key("memory_bytes").Uint(snap ? snap->memory_bytes : 0);
+  w.Key("queues").BeginObject();
+  w.Key("chunks").Uint(status.queued_chunks);
+  w.Key("batches").Uint(status.queued_batches);
+  w.EndObject();
+  w.Key("consumer").BeginObject();
+  w.Key("enabled").Bool(status.kafka_enabled);
+  w.Key("consuming").Bool(status.consuming);
+  w.Key("lag");
+  if (status.consumer_lag >= 0) {
+    w.Int(status.consumer_lag);
+  } else {
+    w.Null();
+  }
+  w.Key("paused_partitions").Uint(status.paused_partitions);
+  w.Key("pauses").Uint(status.pauses);
+  w.Key("errors").Uint(status.kafka_errors);
+  w.Key("last_error").String(status.last_kafka_error);
+  w.EndObject();
+  w.Key("ready").Bool(status.restored && status.consuming && status.sources_done);
+  w.Key("last_checkpoint");
+  if (status.last_checkpoint_ms > 0) {
+    w.String(FormatTimestamp(EventTime{status.last_checkpoint_ms}));
+  } else {
+    w.Null();
+  }
+  const std::vector<int64_t>& windows = snap && !snap->windows_ms.empty() ? snap->windows_ms : settings.windows_ms;
+  w.Key("windows").BeginArray();
+  for (int64_t win : windows) w.String(WindowName(win));
+  w.EndArray();
+  w.Key("default_window").String(WindowName(DefaultWindow(windows)));
+  w.Key("bucket").String(FormatDuration(std::chrono::milliseconds(snap ? snap->bucket_ms : settings.bucket_ms)));
+  w.EndObject();
+  return w.Take();
+}
+
+std::string SnapshotEventJson(const Snapshot* snap, const RecordCounts& counts) {
+  JsonWriter w;
+  w.BeginObject();
+  StreamTime(w, snap);
+  w.Key("documents").Uint(counts.documents);
+  w.EndObject();
+  return w.Take();
+}
+
+}  // namespace seismo
