@@ -1,0 +1,176 @@
+// Alerts: the live list, each with the numbers that justify it (counts,
+// exposures, ratio, p-value, baseline builds) and its life cycle.
+
+import {h, table} from '../dom.js';
+import * as api from '../api.js';
+import * as fmt from '../format.js';
+import {emptyState, section, stateBadge, signatureLink, choices} from './common.js';
+
+export const title = 'Alerts';
+
+const RULES = {
+  crash_signature_spike: 'Crash signature spike',
+  new_crash_signature: 'New crash signature',
+  crash_rate_regression: 'Crash rate regression',
+  hang_spike: 'Hang spike',
+  burst: 'Burst',
+};
+
+// Nested objects the alert engine may group its fields in.
+const GROUPS = ['key', 'numbers', 'stats', 'evidence', 'values', 'detail'];
+
+// Looks a field up at the top level, then in the nested groups.
+function pick(a, ...names) {
+  for (const n of names) if (a[n] !== undefined && a[n] !== null && typeof a[n] !== 'object') return a[n];
+  for (const g of GROUPS) {
+    const o = a[g];
+    if (o && typeof o === 'object') {
+      for (const n of names) if (o[n] !== undefined && o[n] !== null && typeof o[n] !== 'object') return o[n];
+    }
+  }
+  return null;
+}
+
+function pickArray(a, ...names) {
+  for (const src of [a, ...GROUPS.map((g) => a[g]).filter((o) => o && typeof o === 'object')]) {
+    for (const n of names) if (Array.isArray(src[n])) return src[n];
+  }
+  return null;
+}
+
+// The fields the dashboard shows, whatever grouping the engine uses.
+export function alertFields(a) {
+  return {
+    rule: pick(a, 'rule'),
+    state: pick(a, 'state'),
+    channel: pick(a, 'channel'),
+    os: pick(a, 'os'),
+    build: pick(a, 'build_id', 'build'),
+    version: pick(a, 'version'),
+    signature: pick(a, 'signature'),
+    process: pick(a, 'class', 'process_class', 'process'),
+    count_new: pick(a, 'count_new', 'new_count', 'count'),
+    count_base: pick(a, 'count_base', 'baseline_count', 'base_count'),
+    exposure_new: pick(a, 'exposure_new', 'new_exposure', 'exposure'),
+    exposure_base: pick(a, 'exposure_base', 'baseline_exposure', 'base_exposure'),
+    rate_new: pick(a, 'rate_new', 'new_rate'),
+    rate_base: pick(a, 'rate_base', 'baseline_rate', 'base_rate'),
+    ratio: pick(a, 'ratio', 'rate_ratio'),
+    p_value: pick(a, 'p_value', 'p', 'pvalue'),
+    installs: pick(a, 'installs', 'installs_new'),
+    exposure_kind: pick(a, 'exposure_kind', 'exposure_unit'),
+    baseline_builds: pickArray(a, 'baseline_builds', 'baseline'),
+    first_seen: pick(a, 'first_seen', 'since', 'started_at'),
+    last_seen: pick(a, 'last_seen', 'updated_at'),
+    link: pick(a, 'link', 'url', 'path'),
+  };
+}
+
+const SHOWN = new Set(['rule', 'state', 'channel', 'os', 'build_id', 'build', 'version', 'signature', 'class',
+  'process_class', 'process', 'count_new', 'new_count', 'count', 'count_base', 'baseline_count', 'base_count',
+  'exposure_new', 'new_exposure', 'exposure', 'exposure_base', 'baseline_exposure', 'base_exposure', 'rate_new',
+  'new_rate', 'rate_base', 'baseline_rate', 'base_rate', 'ratio', 'rate_ratio', 'p_value', 'p', 'pvalue',
+  'installs', 'installs_new', 'exposure_kind', 'exposure_unit', 'baseline_builds', 'baseline', 'first_seen',
+  'since', 'started_at', 'last_seen', 'updated_at', 'link', 'url', 'path']);
+
+// Scalar fields not shown elsewhere, so no number the engine reports is hidden.
+function otherFields(a) {
+  const out = [];
+  const visit = (o, prefix) => {
+    for (const [k, v] of Object.entries(o)) {
+      if (v !== null && typeof v === 'object' && !Array.isArray(v)) { if (GROUPS.includes(k)) visit(v, k + '.'); continue; }
+      if (SHOWN.has(k) || Array.isArray(v)) continue;
+      out.push([prefix + k, typeof v === 'number' ? fmt.num(v) : String(v)]);
+    }
+  };
+  visit(a, '');
+  return out;
+}
+
+// Where the alert's subject is shown on this dashboard.
+function subjectHref(ctx, f) {
+  if (f.signature && f.rule === 'hang_spike') return ctx.href('hangs', {by: 'signature'});
+  if (f.signature) return ctx.href('crashes/signature', {signature: f.signature});
+  return null;
+}
+
+const rate = (count, exposure) => (count !== null && exposure ? (1000 * count) / exposure : null);
+
+function alertCard(ctx, a, i) {
+  const f = alertFields(a);
+  const hoursExposure = !f.exposure_kind || /hour|usage/i.test(String(f.exposure_kind));
+  const expo = (v) => (v === null ? '—' : hoursExposure ? `${fmt.num(v)} h` : fmt.num(v));
+  const rNew = f.rate_new ?? (hoursExposure ? rate(f.count_new, f.exposure_new) : null);
+  const rBase = f.rate_base ?? (hoursExposure ? rate(f.count_base, f.exposure_base) : null);
+  const subject = subjectHref(ctx, f);
+  const hid = `alert-${i}-title`;
+  const other = otherFields(a);
+  return h('article', {class: 'alert-card state-' + String(f.state || '').toLowerCase(), 'aria-labelledby': hid,
+    'data-testid': 'alert', 'data-rule': f.rule, 'data-signature': f.signature ?? ''},
+  h('header', {},
+    stateBadge(f.state),
+    h('h3', {id: hid}, RULES[f.rule] || f.rule || 'alert'),
+    f.signature ? (subject ? h('a', {class: 'sig', href: subject}, f.signature) : h('span', {class: 'sig'}, f.signature))
+      : f.process ? h('span', {class: 'sig'}, `${f.process} crashes`) : null),
+  h('p', {class: 'alert-key'},
+    [['channel', f.channel], ['OS', f.os], ['build', f.build], ['version', f.version], ['class', f.signature ? f.process : null]]
+      .filter(([, v]) => v !== null && v !== undefined && v !== '')
+      .map(([k, v]) => h('span', {}, h('span', {class: 'muted'}, k + ' '), h('span', {class: 'mono'}, String(v))))),
+  table({caption: 'The numbers behind this alert', hideCaption: true, className: 'numbers', testid: 'alert-numbers',
+    columns: [{label: ''}, {label: 'New build', num: true}, {label: 'Baseline', num: true}],
+    rows: [
+      h('tr', {}, h('th', {scope: 'row'}, 'Count'), h('td', {class: 'num', 'data-testid': 'count-new'}, fmt.int(f.count_new)),
+        h('td', {class: 'num', 'data-testid': 'count-base'}, fmt.int(f.count_base))),
+      h('tr', {}, h('th', {scope: 'row'}, hoursExposure ? 'Exposure (usage)' : `Exposure (${f.exposure_kind})`),
+        h('td', {class: 'num'}, expo(f.exposure_new)), h('td', {class: 'num'}, expo(f.exposure_base))),
+      hoursExposure ? h('tr', {}, h('th', {scope: 'row'}, 'Rate per 1000 h'),
+        h('td', {class: 'num'}, fmt.num(rNew)), h('td', {class: 'num'}, fmt.num(rBase))) : null,
+    ]}),
+  h('dl', {class: 'facts inline'},
+    h('div', {}, h('dt', {}, 'Ratio'), h('dd', {'data-testid': 'ratio'}, fmt.ratio(f.ratio))),
+    h('div', {}, h('dt', {}, 'p-value'), h('dd', {'data-testid': 'p-value'}, fmt.pValue(f.p_value))),
+    f.installs !== null ? h('div', {}, h('dt', {}, 'Installs'), h('dd', {}, fmt.int(f.installs))) : null,
+    h('div', {}, h('dt', {}, 'Baseline builds'), h('dd', {class: 'mono', 'data-testid': 'baseline-builds'},
+      f.baseline_builds && f.baseline_builds.length
+        ? f.baseline_builds.map((b) => (typeof b === 'object' ? b.build_id ?? JSON.stringify(b) : String(b))).join(', ') : '—')),
+    h('div', {}, h('dt', {}, 'First seen'), h('dd', {title: fmt.timestamp(f.first_seen)}, fmt.relative(f.first_seen))),
+    h('div', {}, h('dt', {}, 'Last seen'), h('dd', {title: fmt.timestamp(f.last_seen)}, fmt.relative(f.last_seen)))),
+  other.length ? h('details', {class: 'other'}, h('summary', {}, 'All fields'),
+    h('dl', {class: 'facts inline'}, other.map(([k, v]) => h('div', {}, h('dt', {}, k), h('dd', {}, v))))) : null);
+}
+
+const ORDER = {firing: 0, pending: 1, resolved: 2};
+
+export async function render(ctx) {
+  const a = await api.get('alerts');
+  let list = Array.isArray(a.alerts) ? a.alerts : [];
+  const want = ctx.params.get('state') || '';
+  const counts = {firing: 0, pending: 0, resolved: 0};
+  for (const x of list) counts[String(x.state || '').toLowerCase()] = (counts[String(x.state || '').toLowerCase()] || 0) + 1;
+  // Global filters narrow the list where the alert has that dimension.
+  for (const k of ['channel', 'os']) {
+    const v = ctx.filters[k];
+    if (v) list = list.filter((x) => { const f = alertFields(x)[k]; return f === null || f === v; });
+  }
+  if (ctx.filters.build_id) list = list.filter((x) => { const b = alertFields(x).build; return b === null || b === ctx.filters.build_id; });
+  if (want) list = list.filter((x) => String(x.state || '').toLowerCase() === want);
+  list.sort((x, y) => (ORDER[String(x.state).toLowerCase()] ?? 3) - (ORDER[String(y.state).toLowerCase()] ?? 3) ||
+    String(alertFields(y).last_seen ?? '').localeCompare(String(alertFields(x).last_seen ?? '')));
+
+  const filter = choices('Show', [['', `All`], ['firing', `Firing (${counts.firing})`],
+    ['pending', `Pending (${counts.pending})`], ['resolved', `Resolved (${counts.resolved})`]],
+  want, (v) => ctx.href('alerts', {state: v}, {keepLocal: true}));
+  let body;
+  if (list.length === 0) {
+    body = ctx.waiting() ? emptyState(ctx, 'alerts')
+      : h('div', {class: 'notice notice-empty', role: 'status', 'data-testid': 'notice-empty'},
+        h('p', {class: 'notice-title'}, want ? `No ${want} alerts.` : 'No alerts.'),
+        h('p', {class: 'notice-detail'}, 'Alerts appear here by themselves when a new build makes crashes or hangs worse ' +
+          'than the builds before it, or a signature bursts. The list updates live.'));
+  } else {
+    body = h('div', {class: 'alert-list', 'data-testid': 'alert-list'}, list.map((x, i) => alertCard(ctx, x, i)));
+  }
+  return h('div', {class: 'view view-alerts'},
+    section('Alerts', {id: 'alerts', testid: 'alerts', actions: filter,
+      subtitle: `${fmt.int(list.length)} shown · live from /api/v1/stream`}, body));
+}

@@ -1,0 +1,86 @@
+// Crashes: Top Crashers with rank change against the previous window of the
+// same length and a per-signature sparkline, plus the trend of all crashes.
+
+import {h, table} from '../dom.js';
+import * as api from '../api.js';
+import * as fmt from '../format.js';
+import {lineChart, sparkline} from '../charts.js';
+import {emptyState, section, choices, facts, signatureLink} from './common.js';
+
+export const title = 'Crashes';
+
+const SPARKLINES = 25;     // rows that get a sparkline (one request each)
+const SPARK_BINS = 48;
+
+// Sums `values` into at most `bins` consecutive groups.
+export function bin(values, bins) {
+  if (values.length <= bins) return values;
+  const out = new Array(bins).fill(0);
+  values.forEach((v, i) => { out[Math.floor((i * bins) / values.length)] += v || 0; });
+  return out;
+}
+
+function rankChange(r) {
+  if (r.is_new) return h('span', {class: 'rank new', 'data-testid': 'rank-change', title: 'not in the previous window'}, 'new');
+  const c = r.rank_change;
+  if (c === null || c === undefined) return h('span', {class: 'rank', 'data-testid': 'rank-change'}, '—');
+  if (c === 0) return h('span', {class: 'rank same', 'data-testid': 'rank-change', title: 'same rank as the previous window'}, '=');
+  return h('span', {class: 'rank ' + (c > 0 ? 'up' : 'down'), 'data-testid': 'rank-change',
+    title: `${c > 0 ? 'up' : 'down'} ${Math.abs(c)} from rank ${r.previous_rank} in the previous window`},
+  `${c > 0 ? '▲' : '▼'} ${Math.abs(c)}`);
+}
+
+export async function render(ctx) {
+  const f = ctx.filters;
+  const [top, ts] = await Promise.all([
+    api.get('crashes/top', {...f, limit: 50}),
+    api.get('crashes/timeseries', f),
+  ]);
+  const rows = Array.isArray(top.rows) ? top.rows : [];
+  const sparks = await api.mapLimit(rows.slice(0, SPARKLINES), 4,
+    (r) => api.get('crashes/timeseries', {...f, signature: r.signature}));
+
+  const procs = [['', 'Any'], ['parent', 'Parent'], ['content', 'Content'], ['gpu', 'GPU'], ['rdd', 'RDD'],
+    ['utility', 'Utility'], ['gmplugin', 'GMP']];
+  const controls = choices('Process', procs, f.process || '', (v) => ctx.href('crashes', {process: v}, {keepLocal: true}));
+
+  const body = rows.length === 0 ? emptyState(ctx, 'crashes') : h('div', {class: 'scroll'}, table({
+    caption: 'Top Crashers', hideCaption: true, testid: 'top-crashers',
+    columns: [{label: 'Rank', num: true}, {label: 'Change', title: 'rank change against the previous window of the same length'},
+      {label: 'Signature'}, {label: 'Crashes', num: true}, {label: 'Share', num: true, title: 'of all crashes in the selection'},
+      {label: 'Per 1000 usage h', num: true}, {label: 'Installs', num: true, title: 'distinct installs (estimate, ±2 %)'},
+      {label: 'Trend', title: `crashes per bucket over the window (top ${SPARKLINES} signatures)`}],
+    rows: rows.map((r, i) => {
+      const sp = sparks[i];
+      const spark = !sp ? h('span', {class: 'muted small'}, '') : sp instanceof Error
+        ? h('span', {class: 'muted small', title: sp.message}, 'n/a')
+        : sparkline(bin((sp.points || []).map((p) => p.count), SPARK_BINS), {label: `crashes of ${r.signature}`});
+      return h('tr', {'data-signature': r.signature},
+        h('td', {class: 'num', 'data-testid': 'rank'}, fmt.int(r.rank)),
+        h('td', {}, rankChange(r)),
+        h('th', {scope: 'row'}, signatureLink(ctx, r.signature)),
+        h('td', {class: 'num', 'data-testid': 'count'}, fmt.int(r.count)),
+        h('td', {class: 'num', 'data-testid': 'share'}, h('span', {class: 'bar', style: {'--w': Math.min(100, r.share || 0) + '%'}}),
+          fmt.pct(r.share)),
+        h('td', {class: 'num', 'data-testid': 'rate'}, fmt.num(r.rate_per_1000h)),
+        h('td', {class: 'num', 'data-testid': 'installs'}, fmt.int(r.installs)),
+        h('td', {class: 'spark-cell'}, spark));
+    }),
+  }));
+
+  const rate = top.usage_hours ? (1000 * (top.total || 0)) / top.usage_hours : null;
+  const points = (ts.points || []).map((p) => ({...p, t: fmt.toMs(p.t), v: p.count}));
+  return h('div', {class: 'view view-crashes'},
+    h('h1', {class: 'visually-hidden'}, 'Crashes'),
+    section('Top Crashers', {id: 'top', testid: 'top', actions: controls,
+      subtitle: `window ${top.window ?? '—'} · rank change against the previous ${top.window ?? ''} window`},
+    facts([
+      ['Crashes', fmt.int(top.total), {'data-testid': 'crash-total'}],
+      ['Usage', `${fmt.num(top.usage_hours)} h`, {'data-testid': 'crash-usage'}],
+      ['Crashes per 1000 usage h', fmt.num(rate), {'data-testid': 'crash-rate'}],
+      ['Signatures shown', fmt.int(rows.length)],
+    ]), body),
+    section('Trend', {id: 'crash-trend', testid: 'crash-trend', subtitle: `crashes per ${ts.bucket ?? 'bucket'}`},
+      lineChart({points, label: 'crashes', yFormat: fmt.int, testid: 'crash-trend-chart',
+        detail: (p) => [`usage ${fmt.num(p.usage_hours)} h`, `per 1000 h ${fmt.num(p.rate_per_1000h)}`]})));
+}

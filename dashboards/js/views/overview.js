@@ -1,0 +1,182 @@
+// Overview: ingest (rate from /status deltas), builds with crash and hang
+// rates against the builds before them on the same channel, active alerts.
+
+import {h, table} from '../dom.js';
+import * as api from '../api.js';
+import * as fmt from '../format.js';
+import {sparkline} from '../charts.js';
+import {emptyState, section, facts, stateBadge, signatureLink, ratioClass} from './common.js';
+import {alertFields} from './alerts.js';
+
+export const title = 'Overview';
+
+// How many earlier builds of the same channel form a build's baseline
+// (the alert engine's default `baseline_builds`).
+export const BASELINE_BUILDS = 3;
+
+// Hang rate of a build row: bhr when it has one, else the main-ping (legacy) rate.
+export function hangRate(b) {
+  const hb = b.hangs || {};
+  for (const src of ['bhr', 'main']) {
+    if (hb[src] && hb[src].hang_ms_per_hour !== null && hb[src].hang_ms_per_hour !== undefined) {
+      return {source: src, ms: hb[src].hang_ms_per_hour, count: hb[src].hang_count_per_hour};
+    }
+  }
+  return {source: null, ms: null, count: null};
+}
+
+// For each build (API order: newest first), its baseline: the next
+// BASELINE_BUILDS older builds of the same channel and product that have usage.
+// Crash baseline = pooled rate Σcrashes / Σusage; hang baseline = the
+// usage-weighted mean of their hang ms per hour (same source).
+export function withBaselines(builds) {
+  return builds.map((b, i) => {
+    const base = [];
+    for (let j = i + 1; j < builds.length && base.length < BASELINE_BUILDS; j++) {
+      const o = builds[j];
+      if (o.channel === b.channel && o.product === b.product && o.build_id < b.build_id && o.usage_hours > 0) base.push(o);
+    }
+    const usage = base.reduce((a, o) => a + o.usage_hours, 0);
+    const crashes = base.reduce((a, o) => a + (o.crashes?.total ?? 0), 0);
+    const crashBase = usage > 0 ? (1000 * crashes) / usage : null;
+    const hr = hangRate(b);
+    let hw = 0;
+    let hs = 0;
+    for (const o of base) {
+      const r = hangRate(o);
+      if (r.source === hr.source && r.ms !== null) { hw += o.usage_hours; hs += r.ms * o.usage_hours; }
+    }
+    const hangBase = hw > 0 ? hs / hw : null;
+    const crashRate = b.crash_rate_per_1000h?.total ?? null;
+    return {
+      build: b, base, crashBase, hangBase, hang: hr, crashRate,
+      crashRatio: crashRate !== null && crashBase ? crashRate / crashBase : null,
+      hangRatio: hr.ms !== null && hangBase ? hr.ms / hangBase : null,
+    };
+  });
+}
+
+function vsCell(ratio, baseValue, base, unit, testid) {
+  if (ratio === null) {
+    return h('td', {class: 'num muted', 'data-testid': testid, title: base.length ? 'baseline has no rate' : 'no earlier build on this channel'}, '—');
+  }
+  const ids = base.map((o) => o.build_id).join(', ');
+  return h('td', {class: 'num ' + ratioClass(ratio), 'data-testid': testid,
+    title: `baseline ${fmt.num(baseValue)} ${unit} over ${base.length} earlier build(s): ${ids}`}, fmt.ratio(ratio));
+}
+
+function ingestPanel(ctx) {
+  const st = ctx.status;
+  if (!st) return section('Ingest', {id: 'ingest'}, emptyState(ctx, 'status'));
+  const rec = st.records || {};
+  const rejected = Object.entries(st.rejected || {}).sort((a, b) => b[1] - a[1]);
+  const rejTotal = rejected.reduce((a, [, n]) => a + n, 0);
+  const c = st.consumer || {};
+  return section('Ingest', {id: 'ingest', testid: 'ingest'},
+    h('div', {class: 'ingest'},
+      h('div', {class: 'big-stat'},
+        h('span', {class: 'big', 'data-testid': 'ingest-rate'}, ctx.ingestRate === null ? '—' : fmt.num(ctx.ingestRate)),
+        h('span', {class: 'unit'}, 'documents/s'),
+        sparkline(ctx.rateHistory, {width: 160, height: 30, label: 'ingest rate, documents per second'}),
+        h('span', {class: 'muted small'}, 'from /status deltas over the last minute')),
+      facts([
+        ['Documents', fmt.int(st.documents), {'data-testid': 'fact-documents'}],
+        ['Records', `${fmt.int(rec.main)} main · ${fmt.int(rec.bhr)} bhr · ${fmt.int(rec.crash)} crash`, {'data-testid': 'fact-records'}],
+        ['Rejected', rejTotal ? `${fmt.int(rejTotal)} (${rejected.slice(0, 3).map(([k, n]) => `${k} ${fmt.int(n)}`).join(', ')})` : '0'],
+        ['Duplicates', fmt.int(st.duplicates)],
+        ['Late dropped', fmt.int(st.late_dropped)],
+        ['Stream time', st.stream_time ? `${fmt.timestamp(st.stream_time)} (${fmt.relative(st.stream_time)})` : '— (no events yet)'],
+        ['Kafka', c.enabled ? `${c.consuming ? 'consuming' : 'not consuming'}, lag ${c.lag === undefined || c.lag < 0 ? '—' : fmt.int(c.lag)}` +
+          (c.errors ? `, ${fmt.int(c.errors)} errors` : '') : 'not configured'],
+        ['Series', `${fmt.int(st.series)} (${fmt.bytes(st.memory_bytes)})`],
+        ['Data read', fmt.bytes(st.bytes)],
+      ], 'ingest-facts')));
+}
+
+const CHANNEL_ORDER = ['release', 'esr', 'beta', 'aurora', 'nightly'];
+const channelRank = (c) => (CHANNEL_ORDER.includes(c) ? CHANNEL_ORDER.indexOf(c) : CHANNEL_ORDER.length);
+
+function buildsPanel(ctx, builds) {
+  if (builds.length === 0) return section('Builds', {id: 'builds'}, emptyState(ctx, 'builds'));
+  // Grouped by channel (release first), newest build first within a channel,
+  // so each build sits just above the builds it is compared with.
+  const ordered = withBaselines(builds).map((r, i) => ({...r, i}))
+    .sort((a, b) => channelRank(a.build.channel) - channelRank(b.build.channel) ||
+      a.build.channel.localeCompare(b.build.channel) || a.i - b.i);
+  const rows = ordered.map((r, k) => {
+    const b = r.build;
+    const cr = b.crash_rate_per_1000h || {};
+    const first = k === 0 || ordered[k - 1].build.channel !== b.channel;
+    return h('tr', {'data-build': b.build_id, 'data-channel': b.channel, class: first && k > 0 ? 'group-start' : ''},
+      h('td', {}, b.channel),
+      h('td', {}, b.version),
+      h('th', {scope: 'row', class: 'mono', title: fmt.buildId(b.build_id)}, b.build_id),
+      h('td', {class: 'num', 'data-testid': 'usage'}, fmt.num(b.usage_hours)),
+      h('td', {class: 'num', 'data-testid': 'crashes'}, fmt.int(b.crashes?.total)),
+      h('td', {class: 'num', 'data-testid': 'crash-rate'}, fmt.num(r.crashRate)),
+      vsCell(r.crashRatio, r.crashBase, r.base, 'crashes per 1000 h', 'crash-vs'),
+      h('td', {class: 'num'}, fmt.num(cr.parent)),
+      h('td', {class: 'num'}, fmt.num(cr.content)),
+      h('td', {class: 'num'}, fmt.num(cr.startup)),
+      h('td', {class: 'num', 'data-testid': 'hang-rate', title: r.hang.source ? `${r.hang.source} pings` : ''},
+        r.hang.ms === null ? '—' : fmt.num(r.hang.ms)),
+      vsCell(r.hangRatio, r.hangBase, r.base, 'ms/h', 'hang-vs'),
+      h('td', {class: 'num'}, fmt.num(r.hang.count)));
+  });
+  for (const b of builds) { ctx.learn('channel', b.channel); ctx.learn('build_id', b.build_id); }
+  return section('Builds', {id: 'builds', testid: 'builds',
+    subtitle: `by channel, newest first; ×baseline compares with the ${BASELINE_BUILDS} earlier builds of the same channel (red ≥ ×1.5, green ≤ ×0.67)`},
+  h('div', {class: 'scroll'}, table({
+    caption: 'Builds with crash rates per 1000 usage hours and hang rates per usage hour', hideCaption: true,
+    testid: 'builds-table',
+    columns: [{label: 'Channel'}, {label: 'Version'}, {label: 'Build ID'},
+      {label: 'Usage (h)', num: true, title: 'usage hours from main pings'},
+      {label: 'Crashes', num: true},
+      {label: 'Crashes /1000 h', num: true, title: 'all crash classes per 1000 usage hours'},
+      {label: '× baseline', num: true, title: 'crash rate ÷ pooled rate of the baseline builds'},
+      {label: 'Parent', num: true, title: 'parent crashes per 1000 h'},
+      {label: 'Content', num: true, title: 'content crashes per 1000 h'},
+      {label: 'Startup', num: true, title: 'startup crashes per 1000 h'},
+      {label: 'Hang ms/h', num: true, title: 'hang milliseconds per usage hour (bhr, else main pings)'},
+      {label: '× baseline', num: true, title: 'hang ms/h ÷ usage-weighted mean of the baseline builds'},
+      {label: 'Hangs/h', num: true, title: 'hang count per usage hour'}],
+    rows,
+  })));
+}
+
+function alertsPanel(ctx, list) {
+  const active = list.filter((a) => ['firing', 'pending'].includes(String(a.state || '').toLowerCase()))
+    .sort((a, b) => (a.state === 'firing' ? 0 : 1) - (b.state === 'firing' ? 0 : 1));
+  const link = h('a', {href: ctx.href('alerts')}, `All alerts (${fmt.int(list.length)}) →`);
+  if (active.length === 0) {
+    return section('Active alerts', {id: 'active-alerts', testid: 'active-alerts', actions: link},
+      h('p', {class: 'muted', 'data-testid': 'no-active-alerts'},
+        ctx.waiting() ? 'Waiting for data…' : 'No alert is firing or pending. Every build is within its baseline.'));
+  }
+  return section('Active alerts', {id: 'active-alerts', testid: 'active-alerts', actions: link},
+    h('div', {class: 'scroll'}, table({caption: 'Firing and pending alerts', hideCaption: true, testid: 'active-alerts-table',
+      columns: [{label: 'State'}, {label: 'Rule'}, {label: 'Signature / build'},
+        {label: 'Ratio', num: true}, {label: 'p-value', num: true}, {label: 'Since'}],
+      rows: active.slice(0, 10).map((a) => {
+        const f = alertFields(a);
+        return h('tr', {},
+          h('td', {}, stateBadge(a.state)), h('td', {}, f.rule),
+          h('td', {}, f.signature ? signatureLink(ctx, f.signature) : f.process ? `${f.process} crashes` : '—',
+            h('div', {class: 'muted small'}, [f.channel, f.os, f.build].filter(Boolean).join(' · '))),
+          h('td', {class: 'num'}, fmt.ratio(f.ratio)), h('td', {class: 'num'}, fmt.pValue(f.p_value)),
+          h('td', {class: 'nowrap'}, fmt.relative(f.first_seen)));
+      })})));
+}
+
+export async function render(ctx) {
+  const [b, a] = await Promise.all([
+    api.get('builds', {...ctx.filters, limit: 200}),
+    api.get('alerts'),
+  ]);
+  const builds = Array.isArray(b.builds) ? b.builds : [];
+  const list = Array.isArray(a.alerts) ? a.alerts : [];
+  return h('div', {class: 'view view-overview'},
+    h('h1', {class: 'visually-hidden'}, 'Overview'),
+    h('div', {class: 'grid-2'}, ingestPanel(ctx), alertsPanel(ctx, list)),
+    buildsPanel(ctx, builds));
+}
