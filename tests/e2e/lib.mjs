@@ -1,0 +1,124 @@
+// Shared fixture for the dashboard's browser tests: Debian's Chromium driven by
+// playwright-core, the daemon under test (SEISMO_URL, started by ./run), JSON
+// from the same daemon's API to compute expectations, screenshots.
+
+import {chromium} from 'playwright-core';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import assert from 'node:assert/strict';
+
+export const BASE_URL = (process.env.SEISMO_URL || 'http://127.0.0.1:8080').replace(/\/$/, '');
+export const SHOTS = process.env.E2E_SCREENSHOTS || path.resolve('build/e2e-screenshots');
+const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
+
+// A fresh browser profile per launch; never a downloaded browser.
+export async function launch() {
+  const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'seismo-e2e-profile-'));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    viewport: {width: 1366, height: 768},  // a laptop screen
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync'],
+  });
+  const errors = [];
+  context.on('page', (p) => watch(p, errors));
+  for (const p of context.pages()) watch(p, errors);
+  return {
+    context,
+    errors,  // uncaught page errors and console errors, asserted empty by the tests
+    async page() {
+      const p = context.pages()[0] ?? await context.newPage();
+      return p;
+    },
+    async close() {
+      await context.close();
+      fs.rmSync(profile, {recursive: true, force: true});
+    },
+  };
+}
+
+function watch(page, errors) {
+  page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
+  page.on('console', (m) => { if (m.type() === 'error') errors.push(`console: ${m.text()}`); });
+}
+
+// GET /api/v1/<path> from the daemon under test, as JSON.
+export async function api(p, params = {}) {
+  const q = new URLSearchParams(Object.entries(params).filter(([, v]) => v !== undefined && v !== null && v !== ''));
+  const url = `${BASE_URL}/api/v1/${p}${q.size ? '?' + q : ''}`;
+  const res = await fetch(url);
+  assert.equal(res.status, 200, `${url} answered ${res.status}`);
+  return res.json();
+}
+
+// Opens a view and waits until it has rendered from the API (not the loading notice).
+export async function open(page, hash) {
+  await page.goto(`${BASE_URL}/#/${hash}`);
+  await settled(page);
+}
+
+// Waits until the current hash has rendered.
+export async function settled(page) {
+  await page.waitForFunction(() => {
+    const m = document.getElementById('view');
+    return m && m.dataset.rendered === location.hash && !m.querySelector('[data-testid="notice-loading"]');
+  }, null, {timeout: 15000});
+}
+
+export async function screenshot(page, name) {
+  fs.mkdirSync(SHOTS, {recursive: true});
+  await page.screenshot({path: path.join(SHOTS, name + '.png'), fullPage: true});
+}
+
+// "1,234.5 ms" -> 1234.5; "×2.35" -> 2.35; "9.7 %" -> 9.7; "—" -> null.
+export function parseNum(text) {
+  const t = String(text).replace(/[,\s×%]|ms\/h|h$/g, '');
+  if (t === '—' || t === '') return null;
+  const v = Number(t.replace(/[^0-9.eE+-]/g, ''));
+  return Number.isNaN(v) ? null : v;
+}
+
+// A shown number matches the expected one to the precision it is shown with
+// ("1,235" within 0.5, "12.3" within 0.05, "0.0123" within 0.00005).
+export function assertShown(text, expected, what) {
+  const shown = parseNum(text);
+  if (expected === null || expected === undefined) {
+    assert.equal(shown, null, `${what}: expected no value, shown "${text}"`);
+    return;
+  }
+  assert.notEqual(shown, null, `${what}: expected ${expected}, shown "${text}"`);
+  const m = /\.(\d+)/.exec(String(text).replace(/,/g, ''));
+  const decimals = m ? m[1].length : 0;
+  const tol = 0.5 * 10 ** -decimals * 1.0001 + 1e-9;
+  assert.ok(Math.abs(shown - expected) <= tol, `${what}: shown "${text}", expected ${expected}`);
+}
+
+// Text of every cell of the rows of a table, by data-testid.
+export async function tableRows(page, testid) {
+  return page.$$eval(`table[data-testid="${testid}"] > tbody > tr:not(.stacks-row)`, (trs) =>
+    trs.map((tr) => ({
+      key: tr.dataset.key ?? tr.dataset.signature ?? tr.dataset.build ?? null,
+      cells: [...tr.children].map((c) => c.textContent.trim()),
+      byId: Object.fromEntries([...tr.querySelectorAll('[data-testid]')].map((c) => [c.dataset.testid, c.textContent.trim()])),
+    })));
+}
+
+export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// Polls `fn` until it returns a truthy value or `ms` pass.
+export async function eventually(fn, ms, what) {
+  const end = Date.now() + ms;
+  let last;
+  while (Date.now() < end) {
+    try {
+      last = await fn();
+      if (last) return last;
+    } catch (e) {
+      last = e;
+    }
+    await sleep(250);
+  }
+  throw new Error(`${what}: not true within ${ms} ms (last: ${last instanceof Error ? last.message : JSON.stringify(last)})`);
+}

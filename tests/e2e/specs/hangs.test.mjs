@@ -1,0 +1,111 @@
+// Hangs: build date → thread → signature drill-down, stacks on click, flame
+// graph and trend chart, filters in the URL.
+import {test, before, after} from 'node:test';
+import assert from 'node:assert/strict';
+import {launch, api, open, settled, screenshot, tableRows, assertShown, parseNum, BASE_URL} from '../lib.mjs';
+
+let b;
+let page;
+before(async () => { b = await launch(); page = await b.page(); });
+after(async () => { await b.close(); });
+
+function assertRowsMatch(rows, apiRows, keyOf) {
+  assert.ok(apiRows.length > 0, 'the API has rows for this selection');
+  assert.deepEqual(rows.map((r) => r.key), apiRows.map(keyOf), 'same rows in the same order');
+  for (const [i, r] of apiRows.entries()) {
+    const what = `${keyOf(r)}`;
+    assertShown(rows[i].byId['ms-per-hour'], r.hang_ms_per_hour, `${what} ms/h`);
+    assertShown(rows[i].byId['count-per-hour'], r.hang_count_per_hour, `${what} count/h`);
+    assertShown(rows[i].byId['hang-ms'], Math.round(r.hang_ms), `${what} hang ms`);
+    assert.equal(parseNum(rows[i].byId['hang-count']), r.hang_count, `${what} hang count`);
+  }
+}
+
+test('drill down from build date to thread to signature, with the numbers of /api/v1/hangs', async () => {
+  await open(page, 'hangs');
+  const byDate = await api('hangs', {by: 'build_date', limit: 25});
+  assertRowsMatch(await tableRows(page, 'hangs-table'), byDate.rows, (r) => r.build_date);
+  assertShown(await page.textContent('[data-testid="usage-hours"] dd'), byDate.usage_hours, 'usage hours');
+  await screenshot(page, 'hangs');
+
+  const date = byDate.rows[0].build_date;
+  await page.click(`tr[data-key="${date}"] a`);
+  await settled(page);
+  assert.match(page.url(), new RegExp(`build_date=${date}`));
+  const byThread = await api('hangs', {by: 'thread', build_date: date, limit: 25});
+  assertRowsMatch(await tableRows(page, 'hangs-table'), byThread.rows, (r) => r.thread);
+
+  const thread = byThread.rows[0].thread;
+  await page.click(`table[data-testid="hangs-table"] tbody tr >> nth=0 >> a`);
+  await settled(page);
+  assert.match(page.url(), new RegExp(`thread=${encodeURIComponent(thread)}`));
+  const bySig = await api('hangs', {by: 'signature', build_date: date, thread, limit: 25});
+  assertRowsMatch(await tableRows(page, 'hangs-table'), bySig.rows, (r) => r.signature);
+
+  // Stacks on click: innermost frame first, numbers of the top stack.
+  const top = bySig.rows[0];
+  const button = page.locator('table[data-testid="hangs-table"] tbody tr >> nth=0 >> button');
+  assert.equal(await button.getAttribute('aria-expanded'), 'false');
+  await button.click();
+  assert.equal(await button.getAttribute('aria-expanded'), 'true');
+  const stacks = page.locator('[data-testid="stacks"]').first();
+  await stacks.waitFor({state: 'visible'});
+  const frames = await stacks.locator('.stack').first().locator(':scope > ol.frames > li').allTextContents();
+  assert.equal(frames[0], top.stacks[0].stack.at(-1), 'innermost frame first');
+  assert.equal(frames.length, Math.min(40, top.stacks[0].stack.length));
+  const head = await stacks.locator('.stack h4').first().textContent();
+  assert.match(head, new RegExp(`${Math.round(top.stacks[0].hang_ms).toLocaleString('en-US')} ms, ${top.stacks[0].hang_count.toLocaleString('en-US')} hangs`));
+  assert.equal(await stacks.locator('.stack').count(), top.stacks.length);
+  await screenshot(page, 'hangs-stacks');
+  assert.deepEqual(b.errors, []);
+});
+
+test('flame graph and trend chart show the selection', async () => {
+  await open(page, 'hangs');
+  const tree = await api('hangs/flamegraph', {format: 'tree'});
+  const root = page.locator('[data-testid="flamegraph"] g.frame').first();
+  const label = await root.getAttribute('aria-label');
+  assert.ok(label.startsWith('(root)'), label);
+  assert.equal(parseNum(/— ([\d,]+) ms/.exec(label)[1]), Math.round(tree.hang_ms));
+  // The heaviest child of the root is drawn with its name.
+  const heaviest = [...tree.children].sort((x, y) => y.hang_ms - x.hang_ms)[0];
+  assert.ok(await page.locator(`[data-testid="flamegraph"] g.frame[aria-label^="${heaviest.name.replace(/"/g, '\\"')} —"]`).count() >= 1);
+  // Click to zoom into it: it becomes full width, reset zooms out.
+  await page.locator(`[data-testid="flamegraph"] g.frame[aria-label^="${heaviest.name.replace(/"/g, '\\"')} —"]`).first().click();
+  const w = await page.locator('[data-testid="flamegraph"] svg').getAttribute('width');
+  const zw = await page.locator(`[data-testid="flamegraph"] g.frame:not(.ancestor)`).first().locator('rect').getAttribute('width');
+  assert.ok(Number(zw) >= Number(w) - 2, 'zoomed frame spans the width');
+  await page.click('[data-testid="flame"] button:has-text("Reset zoom")');
+
+  const ts = await api('hangs/timeseries');
+  const points = ts.points.filter((p) => p.hang_ms_per_hour !== null);
+  const chart = await page.getAttribute('[data-testid="hang-trend-chart"] svg', 'aria-label');
+  assert.match(chart, new RegExp(`^hang ms per usage hour: ${points.length} points`));
+  const max = Math.max(...points.map((p) => p.hang_ms_per_hour));
+  assertShown(/highest (.*)$/.exec(chart)[1], max, 'trend peak');
+  await page.hover('[data-testid="hang-trend-chart"] rect.overlay');
+  assert.ok(await page.isVisible('[data-testid="hang-trend-chart"] .chart-tip'));
+  await screenshot(page, 'hangs-flamegraph');
+});
+
+test('filters live in the URL: a shared link shows the same selection', async () => {
+  const {builds} = await api('builds', {limit: 200});
+  const channel = builds[0].channel;
+  await open(page, 'hangs?by=signature');
+  await page.fill('#filters input[name="channel"]', channel);
+  await page.press('#filters input[name="channel"]', 'Enter');
+  await settled(page);
+  const url = page.url();
+  assert.match(url, new RegExp(`channel=${channel}`));
+  assert.match(url, /by=signature/);
+  const expected = await api('hangs', {by: 'signature', channel, limit: 25});
+  // A second page opened from the address alone shows the same rows.
+  const other = await b.context.newPage();
+  await other.goto(url);
+  await settled(other);
+  const rows = await tableRows(other, 'hangs-table');
+  assert.deepEqual(rows.map((r) => r.key), expected.rows.map((r) => r.signature));
+  assert.equal(await other.inputValue('#filters input[name="channel"]'), channel);
+  await other.close();
+  assert.ok(url.startsWith(BASE_URL));
+});

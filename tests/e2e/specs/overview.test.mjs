@@ -1,0 +1,71 @@
+// Overview: ingest numbers from /status, the builds table with rates against
+// the builds before them on the same channel, the active alerts panel.
+import {test, before, after} from 'node:test';
+import assert from 'node:assert/strict';
+import {launch, api, open, screenshot, tableRows, assertShown, parseNum, eventually} from '../lib.mjs';
+
+let b;
+let page;
+before(async () => { b = await launch(); page = await b.page(); });
+after(async () => { await b.close(); });
+
+// The baseline rule, recomputed naively: the 3 next older builds of the same
+// channel and product with usage, crash rate pooled over them.
+function crashRatio(builds, i) {
+  const x = builds[i];
+  const base = builds.filter((o) => o.channel === x.channel && o.product === x.product &&
+    o.build_id < x.build_id && o.usage_hours > 0).sort((a, c) => c.build_id.localeCompare(a.build_id)).slice(0, 3);
+  const usage = base.reduce((a, o) => a + o.usage_hours, 0);
+  const crashes = base.reduce((a, o) => a + o.crashes.total, 0);
+  const rate = x.crash_rate_per_1000h?.total;
+  if (!usage || !crashes || rate === null || rate === undefined) return null;
+  return rate / ((1000 * crashes) / usage);
+}
+
+test('overview shows ingest counts from /api/v1/status', async () => {
+  await open(page, 'overview');
+  const st = await api('status');
+  const docs = await page.textContent('[data-testid="fact-documents"] dd');
+  assert.equal(parseNum(docs), st.documents);
+  const rec = await page.textContent('[data-testid="fact-records"] dd');
+  assert.match(rec, new RegExp(`${st.records.main.toLocaleString('en-US')} main`));
+  assert.match(rec, new RegExp(`${st.records.crash.toLocaleString('en-US')} crash`));
+  // The ingest rate appears once two /status samples (5 s apart) exist.
+  await eventually(async () => parseNum(await page.textContent('[data-testid="ingest-rate"]')) !== null, 15000, 'ingest rate');
+});
+
+test('builds table lists every build with usage, crashes, rates and the ratio to its baseline', async () => {
+  await open(page, 'overview');
+  const {builds} = await api('builds', {limit: 200});
+  assert.ok(builds.length >= 3, 'the fixture has several builds');
+  const rows = await tableRows(page, 'builds-table');
+  assert.deepEqual(rows.map((r) => r.key).sort(), builds.map((x) => x.build_id).sort());
+  for (const [i, x] of builds.entries()) {
+    const row = rows.find((r) => r.key === x.build_id);
+    assertShown(row.byId.usage, x.usage_hours, `${x.build_id} usage`);
+    assertShown(row.byId.crashes, x.crashes.total, `${x.build_id} crashes`);
+    assertShown(row.byId['crash-rate'], x.crash_rate_per_1000h.total, `${x.build_id} crash rate`);
+    const hang = x.hangs?.bhr?.hang_ms_per_hour ?? x.hangs?.main?.hang_ms_per_hour ?? null;
+    assertShown(row.byId['hang-rate'], hang, `${x.build_id} hang rate`);
+    assertShown(row.byId['crash-vs'], crashRatio(builds, i), `${x.build_id} crash rate vs baseline`);
+  }
+  // A build with a baseline says which builds it is compared with.
+  const withBase = builds.findIndex((_, i) => crashRatio(builds, i) !== null);
+  assert.ok(withBase >= 0, 'some build has a baseline');
+  const title = await page.getAttribute(`tr[data-build="${builds[withBase].build_id}"] [data-testid="crash-vs"]`, 'title');
+  assert.match(title, /earlier build/);
+  assert.deepEqual(b.errors, []);
+});
+
+test('active alerts panel matches /api/v1/alerts', async () => {
+  await open(page, 'overview');
+  const {alerts} = await api('alerts');
+  const active = alerts.filter((a) => ['firing', 'pending'].includes(String(a.state).toLowerCase()));
+  if (active.length === 0) {
+    assert.ok(await page.isVisible('[data-testid="no-active-alerts"]'));
+  } else {
+    const rows = await tableRows(page, 'active-alerts-table');
+    assert.equal(rows.length, Math.min(10, active.length));
+  }
+  await screenshot(page, 'overview');
+});
