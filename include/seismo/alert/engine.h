@@ -1,0 +1,165 @@
+// AlertEngine: SPEC §5 evaluated on published snapshots.
+//
+//   Snapshot ──EvaluateRules──> candidates (key, numbers, condition holds?)
+//                                   │  one round: p-values adjusted together
+//                                   v  (Bonferroni / BH / none)
+//   life cycle per AlertKey:   (none) ─true─> pending ─true × `for`─> firing
+//                                 ^            │ false                 │ false × resolve_after
+//                                 └─inactive───┘                       v
+//                              pending <───────────true─────────── resolved
+//
+// Every transition is returned once by Evaluate() (and only then), for the sinks.
+//
+// Rules (see docs/adr/0006-alerts.md for the choices behind them):
+//   crash_signature_spike  new build vs its baseline builds, per signature
+//   new_crash_signature    a signature absent from every baseline build
+//   crash_rate_regression  per class: parent, content, content_shutdown, gpu, startup
+//   hang_spike             per hang signature and source (bhr / main), builds = build dates
+//   burst                  per (channel, OS, signature) over all builds: burst_window against
+//                          the burst_baseline before it
+//
+// Ownership: owns its alert state. Threading: Evaluate(), Serialize() and Restore()
+// from one thread at a time (the alert thread); Alerts()/AlertsJson()/stats() from any
+// thread (a mutex guards the state; evaluation of the rules runs outside it).
+#pragma once
+
+#include <array>
+#include <compare>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "seismo/aggregate/snapshot.h"
+#include "seismo/alert/options.h"
+#include "seismo/core/status.h"
+
+namespace seismo {
+
+enum class AlertRule : uint8_t {
+  kCrashSignatureSpike,
+  kNewCrashSignature,
+  kCrashRateRegression,
+  kHangSpike,
+  kBurst,
+};
+inline constexpr size_t kAlertRuleCount = 5;
+std::string_view AlertRuleName(AlertRule r);
+
+enum class AlertState : uint8_t {
+  kPending,   // condition true, not yet for `for` rounds
+  kFiring,    // condition held for `for` rounds
+  kResolved,  // was firing, then false for `resolve_after` rounds
+  kInactive,  // was pending, condition went false: forgotten (a transition, never a state kept)
+};
+std::string_view AlertStateName(AlertState s);
+
+// (rule, channel, os, build, signature) of SPEC §5, plus `scope`: the crash class of
+// crash_rate_regression ("parent", ..., "startup") or the source of hang_spike ("bhr",
+// "main"); "" otherwise. `os` is "all" unless per_os (burst is always per OS); `build` is
+// the build id (crash rules), the build date (hang_spike) or "" (burst).
+struct AlertKey {
+  AlertRule rule = AlertRule::kCrashSignatureSpike;
+  std::string channel;
+  std::string os;
+  std::string build;
+  std::string signature;
+  std::string scope;
+  auto operator<=>(const AlertKey&) const = default;
+};
+
+// The numbers that justify an alert. Only aggregates, never a document.
+struct AlertNumbers {
+  int64_t count_new = 0;         // crashes / hangs of the new build (or the burst window)
+  int64_t count_base = 0;        // ... of the baseline builds (age-matched) or trailing window
+  double exposure_new = 0;       // usage hours (or crashes, in crash_share mode)
+  double exposure_base = 0;
+  ExposureMode exposure = ExposureMode::kUsageHours;
+  std::optional<double> ratio;   // rate ratio new / baseline; none when the baseline is 0
+  std::optional<double> p_value;     // one-sided conditional binomial test
+  std::optional<double> p_adjusted;  // after the round's multiple-testing guard
+  std::optional<int64_t> installs;   // distinct installs behind count_new (HLL); none for hangs
+  std::vector<std::string> baseline_builds;
+  std::string version;           // of the new build, when known
+  double age_hours = 0;          // of the new build (burst: the window)
+  int64_t hang_ms_new = 0;       // hang_spike: hang milliseconds behind the ratio
+  int64_t hang_ms_base = 0;
+};
+
+struct Alert {
+  AlertKey key;
+  AlertState state = AlertState::kPending;
+  AlertNumbers numbers;      // of the latest round in which the condition held
+  int64_t first_seen_ms = 0;  // stream time the condition first held (this cycle)
+  int64_t last_seen_ms = 0;   // stream time it last held
+  int64_t since_ms = 0;       // stream time of the last transition
+  int true_streak = 0;
+  int false_streak = 0;
+};
+
+// One transition, for the sinks.
+struct AlertEvent {
+  Alert alert;  // state = the new state
+  AlertState from = AlertState::kInactive;  // kInactive when the key was new
+};
+
+// One rule outcome in one round.
+struct AlertCandidate {
+  AlertKey key;
+  AlertNumbers numbers;
+  bool holds = false;
+};
+
+// Evaluates every rule on `snap` (stream time = snap.stream_time_ms), p-values adjusted
+// across the round. Pure: no life cycle. Candidates that failed a gate before testing
+// (counts, installs, no baseline) are not returned.
+std::vector<AlertCandidate> EvaluateRules(const Snapshot& snap, const AlertOptions& options);
+
+// The alert as the API, file, webhook and Kafka sinks carry it (one JSON object).
+std::string AlertJson(const Alert& alert);
+// The dashboard view of the alert's signature (or build), e.g.
+// "/#/crashes/signature?signature=...&build_id=...&channel=...".
+std::string DashboardPath(const AlertKey& key);
+
+struct AlertEngineStats {
+  uint64_t rounds = 0;
+  uint64_t tested = 0;       // candidates in the last round
+  uint64_t transitions = 0;  // over the engine's life
+  std::array<uint64_t, 3> by_state{};  // current pending, firing, resolved
+};
+
+class AlertEngine {
+ public:
+  explicit AlertEngine(AlertOptions options);
+
+  // Evaluates the rules on `snap` and advances every key's life cycle; returns the
+  // transitions of this round (sorted by key). Keys not produced this round count as
+  // false. Resolved alerts are forgotten new_build_days after resolving.
+  std::vector<AlertEvent> Evaluate(const Snapshot& snap);
+
+  std::vector<Alert> Alerts() const;  // sorted: firing, pending, resolved; then by key
+  std::string AlertsJson() const;     // JSON array of AlertJson objects, same order
+  AlertEngineStats stats() const;
+
+  // The whole life-cycle state as bytes (versioned, checksummed), for checkpoints.
+  std::string Serialize() const;
+  // Replaces the state with a serialized one; kCorrupt when it does not parse (the
+  // state is then unchanged).
+  [[nodiscard]] Status Restore(std::string_view bytes);
+
+  const AlertOptions& options() const { return options_; }
+
+ private:
+  void RenderLocked();
+
+  const AlertOptions options_;
+  mutable std::mutex mu_;
+  std::map<AlertKey, Alert> alerts_;  // guarded by mu_
+  std::string json_ = "[]";           // guarded by mu_; rendered after each change
+  AlertEngineStats stats_;            // guarded by mu_
+};
+
+}  // namespace seismo

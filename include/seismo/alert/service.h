@@ -1,0 +1,60 @@
+// AlertService: the alert thread of the daemon.
+//
+//   every `interval`: snapshot() ──> AlertEngine::Evaluate ──transitions──> sinks (in order)
+//
+// Start order: sinks are added before Start(); Stop() joins the thread, runs one last
+// round on the final snapshot if asked, then stops the sinks in reverse order.
+//
+// Ownership: owns the engine and the sinks; the snapshot function is borrowed (it must
+// stay callable until Stop() returns). Threading: Start/Stop/AddSink/EvaluateNow from
+// the owner; engine().AlertsJson() from any thread.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "seismo/alert/engine.h"
+#include "seismo/alert/sinks.h"
+
+namespace seismo {
+
+class AlertService {
+ public:
+  using SnapshotFn = std::function<std::shared_ptr<const Snapshot>()>;
+  AlertService(AlertOptions options, SnapshotFn snapshots);
+  ~AlertService();
+
+  void AddSink(std::unique_ptr<AlertSink> sink);  // before Start()
+  void Start();
+  // Stops the thread; with `final_round`, evaluates the latest snapshot once more; then
+  // stops the sinks (last added first). Idempotent.
+  void Stop(bool final_round = false);
+  // One round on `snap`, transitions to the sinks. Not concurrently with the thread.
+  std::vector<AlertEvent> EvaluateNow(const Snapshot& snap);
+
+  AlertEngine& engine() { return engine_; }
+  const AlertEngine& engine() const { return engine_; }
+
+ private:
+  void Run();
+
+  AlertEngine engine_;
+  SnapshotFn snapshots_;
+  std::vector<std::unique_ptr<AlertSink>> sinks_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;  // guarded by mu_
+  bool stopped_ = false;
+  std::thread thread_;
+};
+
+// Builds the file and webhook sinks the options name (the Kafka sink needs a producer,
+// which the app adds). Fails when the log file cannot be opened.
+[[nodiscard]] Status AddConfiguredSinks(AlertService& service, const AlertOptions& options);
+
+}  // namespace seismo

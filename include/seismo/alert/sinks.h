@@ -1,0 +1,128 @@
+// Alert sinks: where transitions go besides the API (which reads the engine).
+//
+//   AlertService thread ──Publish(event)──> FileSink     (append + flush, same thread)
+//                                      ├──> WebhookSink  (bounded queue ─> own thread ─> libcurl POST)
+//                                      └──> KafkaSink    (librdkafka's own queue, never waits)
+//
+// Contract: Publish() never blocks evaluation for long. The webhook queue holds at most
+// `queue_capacity` events; when full the oldest is dropped and counted. Each webhook event
+// is POSTed (Content-Type: application/json) with a per-attempt timeout and up to
+// `retries` more attempts, backing off 100 ms, 200 ms, 400 ms ... (at most 5 s); a 2xx
+// answer is a delivery, anything else (refused, timeout, 4xx/5xx) a failed attempt.
+// Stop() ends the worker promptly (a backoff wait is cut short); events still queued are
+// counted as dropped.
+//
+// Only aggregates leave the process: the payload is the alert JSON (numbers, keys, a
+// dashboard path), never a document.
+//
+// Threading: Publish() and Stop() from the alert thread; stats() from any thread.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <cstdio>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <thread>
+
+#include "seismo/alert/engine.h"
+#include "seismo/core/status.h"
+
+namespace seismo {
+
+// The JSON a sink carries for one transition: the alert object plus "previous_state".
+std::string AlertEventJson(const AlertEvent& event);
+
+class AlertSink {
+ public:
+  virtual ~AlertSink() = default;
+  virtual std::string_view name() const = 0;
+  virtual void Publish(const AlertEvent& event, const std::string& json) = 0;
+  virtual void Stop() {}
+};
+
+// Appends one JSON line per transition and flushes it.
+class FileSink final : public AlertSink {
+ public:
+  [[nodiscard]] static Result<std::unique_ptr<FileSink>> Open(const std::string& path);
+  ~FileSink() override;
+  std::string_view name() const override { return "file"; }
+  void Publish(const AlertEvent& event, const std::string& json) override;
+  uint64_t write_errors() const { return write_errors_; }
+
+ private:
+  FileSink(std::string path, FILE* f) : path_(std::move(path)), file_(f) {}
+  std::string path_;
+  FILE* file_;  // owned
+  uint64_t write_errors_ = 0;  // alert thread only
+};
+
+struct WebhookOptions {
+  std::string url;
+  std::chrono::milliseconds timeout{5'000};  // per attempt
+  int retries = 3;                           // attempts after the first
+  size_t queue_capacity = 1024;
+  std::chrono::milliseconds initial_backoff{100};
+};
+
+struct WebhookStats {
+  uint64_t enqueued = 0;
+  uint64_t delivered = 0;       // events answered 2xx
+  uint64_t failed = 0;          // events given up after every attempt
+  uint64_t failed_attempts = 0;
+  uint64_t dropped = 0;         // queue full, or still queued at Stop()
+  std::string last_error;
+};
+
+class WebhookSink final : public AlertSink {
+ public:
+  explicit WebhookSink(WebhookOptions options);
+  ~WebhookSink() override;
+  std::string_view name() const override { return "webhook"; }
+  void Publish(const AlertEvent& event, const std::string& json) override;
+  void Stop() override;
+  WebhookStats stats() const;
+  // Waits until the queue is empty and no POST is in flight (tests); false on timeout.
+  bool WaitIdle(std::chrono::milliseconds timeout) const;
+
+ private:
+  void Run();
+  bool PostOnce(const std::string& body, std::string* error);
+
+  const WebhookOptions options_;
+  mutable std::mutex mu_;
+  mutable std::condition_variable cv_;  // queue_ changed, stop_ set, or idle
+  std::deque<std::string> queue_;       // guarded by mu_
+  bool busy_ = false;                   // guarded by mu_: a POST is in flight
+  bool stop_ = false;                   // guarded by mu_
+  WebhookStats stats_;                  // guarded by mu_
+  std::thread worker_;
+};
+
+// Produces one message per transition (key = the alert key, value = the JSON) through an
+// injected producer, so this stage needs no Kafka client of its own: the app passes
+// KafkaProducer::Produce on the configured topic.
+class KafkaSink final : public AlertSink {
+ public:
+  using ProduceFn = std::function<Status(std::string_view key, std::string_view value)>;
+  explicit KafkaSink(ProduceFn produce) : produce_(std::move(produce)) {}
+  std::string_view name() const override { return "kafka"; }
+  void Publish(const AlertEvent& event, const std::string& json) override;
+  uint64_t produced() const { return produced_; }
+  uint64_t failed() const { return failed_; }
+
+ private:
+  ProduceFn produce_;
+  uint64_t produced_ = 0;  // alert thread only
+  uint64_t failed_ = 0;
+};
+
+// "crash_signature_spike|release|all|20261118090000|sig|" — stable, for Kafka keys.
+std::string AlertKeyString(const AlertKey& key);
+
+}  // namespace seismo

@@ -1,0 +1,44 @@
+// Statistics of the alert rules (SPEC §5).
+//
+// Two Poisson counts, X_new ~ Poisson(λ_new · e_new) and X_base ~ Poisson(λ_base · e_base),
+// are compared by conditioning on their sum n = x_new + x_base: under H0 (λ_new ≤ λ_base)
+// X_new | n is at most Binomial(n, p0) with p0 = e_new / (e_new + e_base), so the exact
+// one-sided p-value is the binomial upper tail
+//
+//     p = P(X ≥ x_new | n, p0) = I_{p0}(x_new, n - x_new + 1)
+//
+// (regularized incomplete beta). It is computed in log space with a continued fraction
+// (modified Lentz), so counts in the millions and p-values far below 1e-300 neither
+// overflow nor lose their exponent.
+//
+// Threading: pure functions.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "seismo/alert/options.h"
+
+namespace seismo {
+
+// log of the regularized incomplete beta function I_x(a, b), a > 0, b > 0, x in [0, 1].
+double LogRegularizedBeta(double x, double a, double b);
+
+// log P(X ≥ k) for X ~ Binomial(n, p). k ≤ 0 gives 0 (probability 1); k > n gives -inf.
+double LogBinomialUpperTail(int64_t k, int64_t n, double p);
+
+// The one-sided conditional test above. Exposures must be > 0 (else 1.0 is returned:
+// nothing can be concluded). Returns the p-value (may underflow to 0 for huge effects;
+// use the log form to rank such cases).
+double PoissonRateTestP(int64_t count_new, double exposure_new, int64_t count_base,
+                        double exposure_base);
+double PoissonRateTestLogP(int64_t count_new, double exposure_new, int64_t count_base,
+                           double exposure_base);
+
+// Adjusted p-values for one family of tests (same order as the input): Bonferroni
+// min(1, p·m); Benjamini–Hochberg step-up min_{j ≥ i} (m/j)·p_(j); kNone as is.
+// Rejecting where adjusted < alpha keeps the family-wise error (Bonferroni) or the
+// false discovery rate (BH) at alpha.
+std::vector<double> AdjustPValues(const std::vector<double>& p, MultipleTesting method);
+
+}  // namespace seismo

@@ -1,0 +1,119 @@
+// Scenario: a release timeline with known truth, for alert tests and the demo.
+//
+//   hour:  0 ........ 48 ........ 96 ....... 144 ....... 192 ........ end
+//          B1 ─────────────────────────────────────────────────────────>
+//                     B2 ──────────────────────────────────────────────>
+//                                 B3 ──────────────────────────────────>
+//                                             B4 ──────────────────────>
+//                                                         N (new) ─────>  age new_build_age_hours
+//
+// Every build has the same users (usage hours per hour, split over Windows_NT /
+// Darwin / Linux), the same crash signatures (Zipf rates, a fixed class each) and the
+// same bhr hang signatures, with per-build noise on every rate and an early-adopter
+// factor during each build's first hours. Plants (bit flags) then make N bad in a
+// known way, so tests can check that exactly the planted alerts fire.
+//
+// Records are produced as ParsedDocuments (what the parser would have made) and can
+// be turned into deltas (fast; for many seeds) or rendered as NDJSON documents (main
+// pings, bhr pings, Socorro processed crashes) that the real parser and signature
+// generator turn back into the same series.
+//
+// Threading: immutable after construction; deterministic for a seed.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "seismo/aggregate/delta.h"
+#include "seismo/aggregate/options.h"
+#include "seismo/aggregate/snapshot.h"
+#include "seismo/parse/document.h"
+
+namespace seismo {
+
+enum ScenarioPlant : uint32_t {
+  kPlantSignatureSpike = 1 << 0,   // one signature's rate × spike_factor on N
+  kPlantNewSignature = 1 << 1,     // a signature no earlier build has, on N
+  kPlantBuildRegression = 1 << 2,  // every crash rate × regression_factor on N
+  kPlantHangSpike = 1 << 3,        // one bhr hang signature × hang_factor on N
+  kPlantOsBurst = 1 << 4,          // one signature × burst_factor on Linux, last hour, all builds
+  kPlantInstallStorm = 1 << 5,     // a new signature on N, hundreds of crashes from one install
+  kPlantEarlyBuild = 1 << 6,       // a build one hour old with two crashes of a new signature
+};
+
+struct ScenarioOptions {
+  uint64_t seed = 1;
+  int64_t start_ms = 1'794'960'000'000;  // 2026-11-18T00:00:00Z (whole hour)
+  std::string channel = "release";
+  int baseline_builds = 4;             // builds before N
+  int64_t build_spacing_hours = 48;
+  int64_t new_build_age_hours = 30;    // N's age at the end
+  double usage_per_hour = 800;         // usage hours per build per hour (main and bhr each)
+  double crashes_per_usage_hour = 0.05;
+  int crash_signatures = 40;
+  double hangs_per_usage_hour = 0.3;
+  int hang_signatures = 20;
+  double early_adopter_factor = 1.5;   // crash and hang rates during a build's first hours
+  int64_t early_hours = 24;
+  double build_noise = 0.05;           // sigma of the log-normal per-build, per-signature factor
+  uint32_t plants = 0;
+  double spike_factor = 3.0;
+  double regression_factor = 2.5;
+  double hang_factor = 2.0;
+  double burst_factor = 15.0;
+  int storm_crashes = 200;
+};
+
+// What was planted, for assertions.
+struct ScenarioTruth {
+  std::string new_build_id, new_build_date, new_version;
+  std::string spike_signature;    // crash signature tripled on N
+  std::string new_signature;      // brand-new crash signature on N
+  std::string hang_signature;     // bhr hang signature doubled on N
+  std::string burst_signature, burst_os;
+  std::string storm_signature;
+  std::string early_build_id, early_signature;
+  std::vector<std::string> baseline_build_ids;  // B1..B4, oldest first
+};
+
+struct ScenarioRecord {
+  EventTime time;
+  ParsedDocument doc;
+  int pings = 1;                          // usage records: pings the usage is split into
+  std::vector<int64_t> hang_durations_us;  // bhr records: one per hang (sum = hangs[0].hang_us)
+};
+
+class Scenario {
+ public:
+  explicit Scenario(ScenarioOptions options);
+
+  const ScenarioOptions& options() const { return options_; }
+  const ScenarioTruth& truth() const { return truth_; }
+  int64_t end_ms() const { return end_ms_; }
+  const std::vector<ScenarioRecord>& records() const { return records_; }  // time order
+
+  // Crash signature `i` as the signature generator names it.
+  static std::string CrashSignature(int i);
+  static std::string HangSignature(int i);
+
+  void ForEachDelta(const std::function<void(Delta&&)>& emit) const;
+  // NDJSON documents (no newline), in time order: main pings, bhr pings, processed crashes.
+  void ForEachDocument(const std::function<void(std::string&&)>& emit) const;
+
+  // The records aggregated by one ShardState into a merged Snapshot at end_ms().
+  std::shared_ptr<const Snapshot> MakeSnapshot(const AggregateOptions& options = {}) const;
+
+ private:
+  void Generate();
+  static int64_t FloorHour(int64_t ms);
+
+  ScenarioOptions options_;
+  ScenarioTruth truth_;
+  int64_t end_ms_ = 0;
+  std::vector<ScenarioRecord> records_;
+};
+
+}  // namespace seismo

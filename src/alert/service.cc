@@ -1,0 +1,72 @@
+#include "seismo/alert/service.h"
+
+#include <spdlog/spdlog.h>
+
+namespace seismo {
+
+AlertService::AlertService(AlertOptions options, SnapshotFn snapshots)
+    : engine_(std::move(options)), snapshots_(std::move(snapshots)) {}
+
+AlertService::~AlertService() { Stop(); }
+
+void AlertService::AddSink(std::unique_ptr<AlertSink> sink) { sinks_.push_back(std::move(sink)); }
+
+void AlertService::Start() {
+  thread_ = std::thread([this] { Run(); });
+}
+
+std::vector<AlertEvent> AlertService::EvaluateNow(const Snapshot& snap) {
+  std::vector<AlertEvent> events = engine_.Evaluate(snap);
+  for (const AlertEvent& e : events) {
+    spdlog::info("alert {} -> {}: {} {} {} {} {}", AlertStateName(e.from), AlertStateName(e.alert.state),
+                 AlertRuleName(e.alert.key.rule), e.alert.key.channel, e.alert.key.os, e.alert.key.build,
+                 e.alert.key.signature.empty() ? e.alert.key.scope : e.alert.key.signature);
+    const std::string json = AlertEventJson(e);
+    for (const auto& sink : sinks_) sink->Publish(e, json);
+  }
+  return events;
+}
+
+void AlertService::Run() {
+  const auto interval = engine_.options().interval;
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    if (cv_.wait_for(lock, interval, [&] { return stop_; })) break;
+    lock.unlock();
+    if (std::shared_ptr<const Snapshot> snap = snapshots_()) (void)EvaluateNow(*snap);
+    lock.lock();
+  }
+}
+
+void AlertService::Stop(bool final_round) {
+  if (stopped_) return;
+  stopped_ = true;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+    cv_.notify_all();
+  }
+  if (thread_.joinable()) thread_.join();
+  if (final_round) {
+    if (std::shared_ptr<const Snapshot> snap = snapshots_()) (void)EvaluateNow(*snap);
+  }
+  for (auto it = sinks_.rbegin(); it != sinks_.rend(); ++it) (*it)->Stop();
+}
+
+Status AddConfiguredSinks(AlertService& service, const AlertOptions& o) {
+  if (!o.log_file.empty()) {
+    auto file = FileSink::Open(o.log_file);
+    if (!file) return file.error();
+    service.AddSink(std::move(*file));
+  }
+  if (!o.webhook_url.empty()) {
+    WebhookOptions w;
+    w.url = o.webhook_url;
+    w.timeout = o.webhook_timeout;
+    w.retries = o.webhook_retries;
+    service.AddSink(std::make_unique<WebhookSink>(std::move(w)));
+  }
+  return Status::Ok();
+}
+
+}  // namespace seismo

@@ -1,0 +1,187 @@
+#include "seismo/alert/sinks.h"
+
+#include <curl/curl.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+namespace seismo {
+
+std::string AlertEventJson(const AlertEvent& event) {
+  std::string json = AlertJson(event.alert);
+  json.pop_back();  // the closing brace
+  json += ",\"previous_state\":\"";
+  json += AlertStateName(event.from);
+  json += "\"}";
+  return json;
+}
+
+std::string AlertKeyString(const AlertKey& k) {
+  std::string out(AlertRuleName(k.rule));
+  for (const std::string* s : {&k.channel, &k.os, &k.build, &k.signature, &k.scope}) {
+    out += '|';
+    out += *s;
+  }
+  return out;
+}
+
+// ------------------------------------------------------------------ file
+
+Result<std::unique_ptr<FileSink>> FileSink::Open(const std::string& path) {
+  FILE* f = std::fopen(path.c_str(), "ab");
+  if (f == nullptr) return Status::IoError(path + ": " + std::strerror(errno));
+  return std::unique_ptr<FileSink>(new FileSink(path, f));
+}
+
+FileSink::~FileSink() { std::fclose(file_); }
+
+void FileSink::Publish(const AlertEvent&, const std::string& json) {
+  if (std::fwrite(json.data(), 1, json.size(), file_) != json.size() || std::fputc('\n', file_) == EOF ||
+      std::fflush(file_) != 0) {
+    if (write_errors_++ == 0) spdlog::error("alerts: cannot write {}: {}", path_, std::strerror(errno));
+  }
+}
+
+// ------------------------------------------------------------------ webhook
+
+namespace {
+
+void InitCurlOnce() {
+  static std::once_flag once;
+  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+}
+
+size_t DiscardBody(char*, size_t size, size_t n, void*) { return size * n; }
+
+}  // namespace
+
+WebhookSink::WebhookSink(WebhookOptions options) : options_(std::move(options)) {
+  InitCurlOnce();
+  worker_ = std::thread([this] { Run(); });
+}
+
+WebhookSink::~WebhookSink() { Stop(); }
+
+void WebhookSink::Publish(const AlertEvent&, const std::string& json) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (stop_) {
+    ++stats_.dropped;
+    return;
+  }
+  if (queue_.size() >= options_.queue_capacity) {
+    queue_.pop_front();
+    ++stats_.dropped;
+  }
+  queue_.push_back(json);
+  ++stats_.enqueued;
+  cv_.notify_all();
+}
+
+void WebhookSink::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+    cv_.notify_all();
+  }
+  if (worker_.joinable()) worker_.join();
+}
+
+WebhookStats WebhookSink::stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return stats_;
+}
+
+bool WebhookSink::WaitIdle(std::chrono::milliseconds timeout) const {
+  std::unique_lock<std::mutex> lock(mu_);
+  return cv_.wait_for(lock, timeout, [&] { return queue_.empty() && !busy_; });
+}
+
+bool WebhookSink::PostOnce(const std::string& body, std::string* error) {
+  CURL* curl = curl_easy_init();
+  if (curl == nullptr) {
+    *error = "curl_easy_init failed";
+    return false;
+  }
+  curl_slist* headers = curl_slist_append(nullptr, "Content-Type: application/json");
+  curl_easy_setopt(curl, CURLOPT_URL, options_.url.c_str());
+  curl_easy_setopt(curl, CURLOPT_POST, 1L);
+  curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body.data());
+  curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
+  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+  curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(options_.timeout.count()));
+  curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(options_.timeout.count()));
+  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);  // no SIGALRM from a worker thread
+  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, DiscardBody);
+  curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
+  const CURLcode rc = curl_easy_perform(curl);
+  long status = 0;
+  curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
+  curl_slist_free_all(headers);
+  curl_easy_cleanup(curl);
+  if (rc != CURLE_OK) {
+    *error = curl_easy_strerror(rc);
+    return false;
+  }
+  if (status < 200 || status > 299) {
+    *error = "HTTP " + std::to_string(status);
+    return false;
+  }
+  return true;
+}
+
+void WebhookSink::Run() {
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+    if (stop_) break;
+    std::string body = std::move(queue_.front());
+    queue_.pop_front();
+    busy_ = true;
+    bool delivered = false;
+    std::string error;
+    auto backoff = options_.initial_backoff;
+    for (int attempt = 0; attempt <= options_.retries && !stop_; ++attempt) {
+      if (attempt > 0) {
+        // Interruptible backoff: Stop() cuts it short.
+        cv_.wait_for(lock, backoff, [&] { return stop_; });
+        if (stop_) break;
+        backoff = std::min<std::chrono::milliseconds>(backoff * 2, std::chrono::seconds(5));
+      }
+      lock.unlock();
+      delivered = PostOnce(body, &error);
+      lock.lock();
+      if (delivered) break;
+      ++stats_.failed_attempts;
+    }
+    if (delivered) {
+      ++stats_.delivered;
+    } else {
+      ++stats_.failed;
+      stats_.last_error = error;
+      if (stats_.failed == 1 || stats_.failed % 100 == 0) {
+        spdlog::warn("alerts: webhook {} failed ({} so far): {}", options_.url, stats_.failed, error);
+      }
+    }
+    busy_ = false;
+    cv_.notify_all();
+  }
+  stats_.dropped += queue_.size();
+  queue_.clear();
+  busy_ = false;
+  cv_.notify_all();
+}
+
+// ------------------------------------------------------------------ kafka
+
+void KafkaSink::Publish(const AlertEvent& event, const std::string& json) {
+  Status s = produce_(AlertKeyString(event.alert.key), json);
+  if (s.ok()) {
+    ++produced_;
+  } else if (failed_++ == 0 || failed_ % 100 == 0) {
+    spdlog::warn("alerts: kafka sink: {} ({} failed)", s.message(), failed_);
+  }
+}
+
+}  // namespace seismo

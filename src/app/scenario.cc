@@ -1,0 +1,369 @@
+#include "seismo/app/scenario.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "seismo/aggregate/shard_state.h"
+#include "seismo/app/synth.h"
+#include "seismo/core/json_writer.h"
+#include "seismo/core/time.h"
+
+namespace seismo {
+namespace {
+
+constexpr int64_t kHour = 3'600'000;
+
+struct OsShare {
+  const char* name;
+  double share;
+};
+constexpr OsShare kOs[] = {{"Windows_NT", 0.72}, {"Darwin", 0.18}, {"Linux", 0.10}};
+
+struct Build {
+  std::string version, build_id, build_date;
+  int64_t release_ms = 0;
+  bool is_new = false;
+  bool early = false;  // the one-hour-old build of kPlantEarlyBuild
+};
+
+std::string BuildIdAt(int64_t ms) {
+  std::string ts = FormatTimestamp(EventTime{ms});  // 2026-11-18T09:00:00.000Z
+  std::string digits;
+  for (char c : ts) {
+    if (c >= '0' && c <= '9') digits += c;
+  }
+  return digits.substr(0, 14);
+}
+
+int64_t Poisson(Rng& r, double mean) {
+  int64_t total = 0;
+  while (mean > 30) {  // split large means so exp(-mean) never underflows
+    total += Poisson(r, 30);
+    mean -= 30;
+  }
+  if (mean <= 0) return total;
+  const double limit = std::exp(-mean);
+  double product = r.Uniform();
+  while (product > limit) {
+    ++total;
+    product *= r.Uniform();
+  }
+  return total;
+}
+
+// Zipf weights 1/(i+1)^1.1, normalised to 1.
+std::vector<double> ZipfShares(int n) {
+  std::vector<double> w(static_cast<size_t>(n));
+  double sum = 0;
+  for (int i = 0; i < n; ++i) sum += w[static_cast<size_t>(i)] = 1.0 / std::pow(i + 1.0, 1.1);
+  for (double& x : w) x /= sum;
+  return w;
+}
+
+// Every crash signature has a fixed process class.
+CrashClass ClassOf(int signature) {
+  switch (signature % 10) {
+    case 0: case 1: case 2: case 3: case 4: return CrashClass::kParent;
+    case 5: case 6: case 7: return CrashClass::kContent;
+    case 8: return CrashClass::kContentShutdown;
+    default: return CrashClass::kGpu;
+  }
+}
+
+std::string ProcessOf(CrashClass c) {
+  switch (c) {
+    case CrashClass::kContent:
+    case CrashClass::kContentShutdown: return "content";
+    case CrashClass::kGpu: return "gpu";
+    default: return "parent";
+  }
+}
+
+}  // namespace
+
+std::string Scenario::CrashSignature(int i) { return fmt::format("mozilla::scenario::Crash{:02}", i); }
+std::string Scenario::HangSignature(int i) { return fmt::format("scenario::Hang{:02}", i); }
+
+Scenario::Scenario(ScenarioOptions options) : options_(std::move(options)) { Generate(); }
+
+void Scenario::Generate() {
+  const ScenarioOptions& o = options_;
+  Rng r(o.seed * 0x9e3779b97f4a7c15ULL + 17);
+  const int64_t start = o.start_ms - o.start_ms % kHour;
+
+  std::vector<Build> builds;
+  for (int i = 0; i <= o.baseline_builds; ++i) {
+    Build b;
+    b.release_ms = start + (i * o.build_spacing_hours + 9) * kHour;
+    b.build_id = BuildIdAt(b.release_ms);
+    b.build_date = b.build_id.substr(0, 8);
+    b.version = fmt::format("{}.0", 140 + i);
+    b.is_new = i == o.baseline_builds;
+    builds.push_back(b);
+  }
+  const int64_t end_hour_start = builds.back().release_ms + (o.new_build_age_hours - 1) * kHour;
+  end_ms_ = end_hour_start + kHour - 1;
+  if (o.plants & kPlantEarlyBuild) {
+    Build e;
+    e.release_ms = end_hour_start;
+    e.build_id = BuildIdAt(e.release_ms + 60'000);
+    e.build_date = e.build_id.substr(0, 8);
+    e.version = fmt::format("{}.0", 141 + o.baseline_builds);
+    e.early = true;
+    builds.push_back(e);
+  }
+  const Build& n = builds[static_cast<size_t>(o.baseline_builds)];
+  truth_.new_build_id = n.build_id;
+  truth_.new_build_date = n.build_date;
+  truth_.new_version = n.version;
+  for (int i = 0; i < o.baseline_builds; ++i) truth_.baseline_build_ids.push_back(builds[static_cast<size_t>(i)].build_id);
+  if (o.plants & kPlantSignatureSpike) truth_.spike_signature = CrashSignature(5);
+  if (o.plants & kPlantNewSignature) truth_.new_signature = "mozilla::scenario::NewInThisBuild";
+  if (o.plants & kPlantHangSpike) truth_.hang_signature = HangSignature(3);
+  if (o.plants & kPlantOsBurst) {
+    truth_.burst_signature = CrashSignature(2);
+    truth_.burst_os = "Linux";
+  }
+  if (o.plants & kPlantInstallStorm) truth_.storm_signature = "mozilla::scenario::OneMachineStorm";
+  if (o.plants & kPlantEarlyBuild) {
+    truth_.early_build_id = builds.back().build_id;
+    truth_.early_signature = "mozilla::scenario::EarlyBuildCrash";
+  }
+
+  const std::vector<double> crash_share = ZipfShares(o.crash_signatures);
+  const std::vector<double> hang_share = ZipfShares(o.hang_signatures);
+  // Per-build, per-signature rate factors: builds are never exactly alike.
+  std::vector<std::vector<double>> crash_noise, hang_noise;
+  for (size_t b = 0; b < builds.size(); ++b) {
+    crash_noise.emplace_back();
+    hang_noise.emplace_back();
+    for (int s = 0; s < o.crash_signatures; ++s) crash_noise[b].push_back(r.LogNormal(0, o.build_noise));
+    for (int s = 0; s < o.hang_signatures; ++s) hang_noise[b].push_back(r.LogNormal(0, o.build_noise));
+  }
+
+  uint64_t doc_counter = 0;
+  auto dims_of = [&](const Build& b, const char* os) {
+    Dimensions d;
+    d.channel = o.channel;
+    d.product = "Firefox";
+    d.version = b.version;
+    d.build_id = b.build_id;
+    d.build_date = b.build_date;
+    d.os = os;
+    return d;
+  };
+  auto at = [&](int64_t hour_start) { return EventTime{hour_start + static_cast<int64_t>(r.Below(kHour))}; };
+  auto add_crash = [&](const Build& b, const char* os, int64_t hour_start, std::string signature, CrashClass cls,
+                       std::string install) {
+    ScenarioRecord rec;
+    rec.time = at(hour_start);
+    rec.doc.kind = DocKind::kCrash;
+    rec.doc.dims = dims_of(b, os);
+    rec.doc.doc_id = fmt::format("scenario-{}-{}", o.seed, doc_counter++);
+    CrashRecord c;
+    c.crash_class = cls;
+    c.process = ProcessOf(cls);
+    c.startup = r.Chance(0.05);
+    c.signature = std::move(signature);
+    c.install_id = std::move(install);
+    rec.doc.crash = std::move(c);
+    records_.push_back(std::move(rec));
+  };
+
+  const int64_t last_hour = FloorHour(end_ms_);
+  for (int64_t hour = FloorHour(start); hour <= last_hour; hour += kHour) {
+    const bool final_hour = hour == end_hour_start;
+    for (size_t bi = 0; bi < builds.size(); ++bi) {
+      const Build& b = builds[bi];
+      if (b.release_ms > hour) continue;
+      const double age_h = static_cast<double>(hour - b.release_ms) / kHour;
+      const double early = age_h < static_cast<double>(o.early_hours) ? o.early_adopter_factor : 1.0;
+      for (const OsShare& os : kOs) {
+        const double usage = o.usage_per_hour * (b.early ? 0.05 : 1.0) * os.share * (0.9 + 0.2 * r.Uniform());
+        const int pings = std::max(1, static_cast<int>(std::ceil(usage / 20.0)));
+        // Main pings: usage (and the crash-rate denominator).
+        ScenarioRecord main;
+        main.time = at(hour);
+        main.doc.kind = DocKind::kMain;
+        main.doc.dims = dims_of(b, os.name);
+        main.doc.usage_ms = static_cast<int64_t>(usage * kHour);
+        main.pings = pings;
+        records_.push_back(std::move(main));
+        // bhr pings: bhr usage and hangs.
+        ScenarioRecord bhr;
+        bhr.time = at(hour);
+        bhr.doc.kind = DocKind::kBhr;
+        bhr.doc.dims = dims_of(b, os.name);
+        bhr.doc.usage_ms = static_cast<int64_t>(usage * kHour);
+        bhr.pings = pings;
+        if (!b.early) {
+          for (int s = 0; s < o.hang_signatures; ++s) {
+            double rate = o.hangs_per_usage_hour * hang_share[static_cast<size_t>(s)] * hang_noise[bi][static_cast<size_t>(s)] * early;
+            if (b.is_new && s == 3 && (o.plants & kPlantHangSpike)) rate *= o.hang_factor;
+            const int64_t count = Poisson(r, usage * rate);
+            if (count == 0) continue;
+            HangRecord h;
+            h.process = "parent";
+            h.thread = "Gecko";
+            h.stack = {"Startup::XRE_Main", "Events::ProcessGeckoEvents", HangSignature(s)};
+            h.signature = HangSignature(s);
+            h.hang_count = static_cast<uint64_t>(count);
+            for (int64_t k = 0; k < count; ++k) {
+              const int64_t us = (1500 + static_cast<int64_t>(r.Below(5000))) * 100;  // 150.0 .. 649.9 ms
+              bhr.hang_durations_us.push_back(us);
+              h.hang_us += us;
+            }
+            bhr.doc.hangs.push_back(std::move(h));
+          }
+        }
+        records_.push_back(std::move(bhr));
+        // Crash reports.
+        if (b.early) continue;
+        for (int s = 0; s < o.crash_signatures; ++s) {
+          double rate = o.crashes_per_usage_hour * crash_share[static_cast<size_t>(s)] * crash_noise[bi][static_cast<size_t>(s)] * early;
+          if (b.is_new && s == 5 && (o.plants & kPlantSignatureSpike)) rate *= o.spike_factor;
+          if (b.is_new && (o.plants & kPlantBuildRegression)) rate *= o.regression_factor;
+          if (final_hour && s == 2 && (o.plants & kPlantOsBurst) && std::string_view(os.name) == "Linux") {
+            rate *= o.burst_factor;
+          }
+          const int64_t count = Poisson(r, usage * rate);
+          for (int64_t k = 0; k < count; ++k) {
+            add_crash(b, os.name, hour, CrashSignature(s), ClassOf(s),
+                      fmt::format("{}", 1'700'000'000 + bi * 1'000'000 + r.Below(200'000)));
+          }
+        }
+        if (b.is_new && (o.plants & kPlantNewSignature)) {
+          const double rate = 60.0 / (o.usage_per_hour * static_cast<double>(o.new_build_age_hours));
+          for (int64_t k = Poisson(r, usage * rate); k > 0; --k) {
+            add_crash(b, os.name, hour, truth_.new_signature, CrashClass::kParent,
+                      fmt::format("{}", 1'800'000'000 + r.Below(200'000)));
+          }
+        }
+      }
+      if (b.is_new && (o.plants & kPlantInstallStorm)) {
+        const int64_t per_hour = std::max<int64_t>(1, o.storm_crashes / o.new_build_age_hours);
+        for (int64_t k = 0; k < per_hour; ++k) {
+          add_crash(b, "Linux", hour, truth_.storm_signature, CrashClass::kParent, "1799999999");
+        }
+      }
+      if (b.early && final_hour) {
+        add_crash(b, "Windows_NT", hour, truth_.early_signature, CrashClass::kParent, "1811111111");
+        add_crash(b, "Windows_NT", hour, truth_.early_signature, CrashClass::kParent, "1822222222");
+      }
+    }
+  }
+  std::stable_sort(records_.begin(), records_.end(),
+                   [](const ScenarioRecord& a, const ScenarioRecord& b) { return a.time < b.time; });
+}
+
+int64_t Scenario::FloorHour(int64_t ms) { return ms - ((ms % kHour) + kHour) % kHour; }
+
+void Scenario::ForEachDelta(const std::function<void(Delta&&)>& emit) const {
+  for (const ScenarioRecord& rec : records_) {
+    DocumentToDeltas(rec.doc, rec.time, [&](Delta&& d) {
+      if (d.table == Table::kUsage || d.table == Table::kBuildUsage) d.values[1] = rec.pings;
+      emit(std::move(d));
+    });
+  }
+}
+
+namespace {
+
+void WriteDims(JsonWriter& w, const Dimensions& d) {
+  w.Key("application").BeginObject();
+  w.Key("buildId").String(d.build_id);
+  w.Key("channel").String(d.channel);
+  w.Key("name").String(d.product);
+  w.Key("version").String(d.version);
+  w.Key("displayVersion").String(d.version);
+  w.EndObject();
+  w.Key("environment").BeginObject().Key("system").BeginObject().Key("os").BeginObject();
+  w.Key("name").String(d.os);
+  w.EndObject().EndObject().EndObject();
+}
+
+}  // namespace
+
+void Scenario::ForEachDocument(const std::function<void(std::string&&)>& emit) const {
+  uint64_t id = 0;
+  auto doc_id = [&] { return fmt::format("00000000-5ce0-4000-8000-{:012x}", options_.seed * 100'000'000 + id++); };
+  for (const ScenarioRecord& rec : records_) {
+    const ParsedDocument& d = rec.doc;
+    const std::string ts = FormatTimestamp(rec.time);
+    if (d.kind == DocKind::kCrash) {
+      const CrashRecord& c = *d.crash;
+      JsonWriter w;
+      w.BeginObject();
+      w.Key("uuid").String(d.doc_id);
+      w.Key("submitted_timestamp").String(ts);
+      w.Key("product").String(d.dims.product);
+      w.Key("version").String(d.dims.version);
+      w.Key("build").String(d.dims.build_id);
+      w.Key("release_channel").String(d.dims.channel);
+      w.Key("process_type").String(c.process);
+      w.Key("install_time").String(c.install_id);
+      w.Key("startup_crash").Bool(c.startup);
+      w.Key("os_name").String(d.dims.os);
+      if (c.crash_class == CrashClass::kContentShutdown) w.Key("ipc_channel_error").String("ShutDownKill");
+      w.Key("json_dump").BeginObject();
+      w.Key("crash_info").BeginObject().Key("type").String("SIGSEGV").Key("crashing_thread").Int(0).EndObject();
+      w.Key("threads").BeginArray().BeginObject().Key("frames").BeginArray();
+      w.BeginObject().Key("frame").Int(0).Key("function").String(c.signature + "()").Key("module").String("xul.dll");
+      w.Key("offset").String("0x1234").EndObject();
+      w.EndArray().EndObject().EndArray();
+      w.EndObject();
+      w.EndObject();
+      emit(w.Take());
+      continue;
+    }
+    // Usage split over `pings` pings; a bhr record's hangs ride on its first ping.
+    for (int p = 0; p < rec.pings; ++p) {
+      const int64_t share = d.usage_ms / rec.pings + (p == 0 ? d.usage_ms % rec.pings : 0);
+      JsonWriter w;
+      w.BeginObject();
+      w.Key("type").String(d.kind == DocKind::kMain ? "main" : "bhr");
+      w.Key("id").String(doc_id());
+      w.Key("submission_timestamp").String(ts);
+      WriteDims(w, d.dims);
+      w.Key("payload").BeginObject();
+      if (d.kind == DocKind::kMain) {
+        // subsessionLength is in whole seconds: put the sub-second rest on no ping.
+        w.Key("info").BeginObject().Key("reason").String("daily").Key("subsessionLength").Int(share / 1000).EndObject();
+      } else {
+        w.Key("timeSinceLastPing").Int(share);
+        w.Key("modules").BeginArray().EndArray();
+        w.Key("hangs").BeginArray();
+        if (p == 0) {
+          size_t k = 0;
+          for (const HangRecord& h : d.hangs) {
+            for (uint64_t i = 0; i < h.hang_count; ++i, ++k) {
+              w.BeginObject();
+              w.Key("duration").Double(static_cast<double>(rec.hang_durations_us[k]) / 1000.0);
+              w.Key("thread").String(h.thread);
+              w.Key("process").String("default");
+              w.Key("stack").BeginArray();
+              for (const std::string& f : h.stack) w.String(f);
+              w.EndArray();
+              w.EndObject();
+            }
+          }
+        }
+        w.EndArray();
+      }
+      w.EndObject();
+      w.EndObject();
+      emit(w.Take());
+    }
+  }
+}
+
+std::shared_ptr<const Snapshot> Scenario::MakeSnapshot(const AggregateOptions& options) const {
+  ShardState state(options);
+  ForEachDelta([&](Delta&& d) { state.Apply(d); });
+  state.AdvanceTo(EventTime{end_ms_});
+  return MergeSnapshots({state.Snapshot()}, options.bucket_ms, options.windows_ms);
+}
+
+}  // namespace seismo

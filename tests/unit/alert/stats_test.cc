@@ -1,0 +1,146 @@
+// The alert statistics against p-values computed independently: exact rational
+// arithmetic (Python fractions, the sum of binomial terms, outside this code base)
+// for the table below, and summation of the binomial terms in long double here.
+#include "seismo/alert/stats.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "seismo/app/synth.h"
+
+namespace seismo {
+namespace {
+
+struct TailCase {
+  int64_t k, n;
+  double p;
+  double log_tail;  // log P(X >= k), exact
+};
+
+// Computed with Python's fractions.Fraction: sum(comb(n, i) p^i q^(n-i), i >= k) exactly,
+// then log(numerator) - log(denominator).
+constexpr TailCase kExact[] = {
+    {8, 10, 1.0 / 2.0, -2.9061201148643034},        // 56/1024 by hand as well
+    {30, 60, 1.0 / 4.0, -10.531061540887137},
+    {15, 65, 1.0 / 11.0, -7.407736400402769},
+    {5200, 10000, 1.0 / 2.0, -10.319985964502848},
+    {300, 1000, 1.0 / 10.0, -156.9580209937385},
+    {3000, 10000, 1.0 / 10.0, -1541.0797544672714},  // p = 1e-669: only the log survives
+    {5, 100, 1.0 / 10.0, -0.0239967145136859},       // upper half: the symmetric branch
+    {1, 1, 1.0 / 3.0, -1.0986122886681098},
+    {12, 20, 3.0 / 10.0, -5.271059941489035},
+};
+
+TEST(AlertStats, BinomialTailMatchesExactRationalArithmetic) {
+  for (const TailCase& c : kExact) {
+    SCOPED_TRACE(testing::Message() << c.k << " of " << c.n << " at " << c.p);
+    const double got = LogBinomialUpperTail(c.k, c.n, c.p);
+    EXPECT_NEAR(got, c.log_tail, 1e-9 * std::max(1.0, std::fabs(c.log_tail)));
+  }
+}
+
+TEST(AlertStats, HandDerivedSmallCases) {
+  // P(X >= n) = p^n; P(X >= 1) = 1 - q^n; P(X >= 0) = 1; P(X > n) = 0.
+  EXPECT_NEAR(std::exp(LogBinomialUpperTail(3, 3, 0.2)), 0.008, 1e-15);
+  EXPECT_NEAR(std::exp(LogBinomialUpperTail(1, 2, 0.5)), 0.75, 1e-15);
+  EXPECT_NEAR(std::exp(LogBinomialUpperTail(10, 10, 0.5)), 1.0 / 1024, 1e-17);
+  EXPECT_EQ(LogBinomialUpperTail(0, 5, 0.3), 0.0);
+  EXPECT_EQ(LogBinomialUpperTail(6, 5, 0.3), -INFINITY);
+  // Two new crashes, one in the baseline, equal exposure: P(X >= 2 | n=3, 1/2) = 4/8.
+  EXPECT_NEAR(PoissonRateTestP(2, 50.0, 1, 50.0), 0.5, 1e-15);
+  // The baseline's exposure is three times the new build's: p0 = 1/4; 3 of 3 -> 1/64.
+  EXPECT_NEAR(PoissonRateTestP(3, 10.0, 0, 30.0), 1.0 / 64, 1e-16);
+  // Nothing to conclude without exposure on either side.
+  EXPECT_EQ(PoissonRateTestP(50, 0.0, 1, 10.0), 1.0);
+  EXPECT_EQ(PoissonRateTestP(50, 10.0, 1, 0.0), 1.0);
+}
+
+// Independent method: the sum of the binomial terms in long double, each term from
+// lgammal (no continued fraction, no symmetry).
+long double SummedTail(int64_t k, int64_t n, long double p) {
+  long double sum = 0;
+  for (int64_t i = k; i <= n; ++i) {
+    long double log_term = lgammal(n + 1.0L) - lgammal(i + 1.0L) - lgammal(n - i + 1.0L) +
+                           i * logl(p) + (n - i) * log1pl(-p);
+    sum += expl(log_term);
+  }
+  return sum;
+}
+
+TEST(AlertStats, BinomialTailMatchesLongDoubleSummationOverRandomCases) {
+  Rng r(20261118);
+  for (int t = 0; t < 400; ++t) {
+    const int64_t n = r.Between(1, t < 300 ? 300 : 20000);
+    const int64_t k = r.Between(0, n);
+    const double p = 0.001 + 0.998 * r.Uniform();
+    const long double expected = SummedTail(k, n, p);
+    if (expected < 1e-4000L) continue;  // below long double's range
+    SCOPED_TRACE(testing::Message() << k << " of " << n << " at " << p);
+    const double got = LogBinomialUpperTail(k, n, p);
+    EXPECT_NEAR(got, static_cast<double>(logl(expected)), 1e-8 * std::max(1.0, std::fabs(got)));
+  }
+}
+
+TEST(AlertStats, LargeCountsStayFiniteAndOrdered) {
+  // A million crashes: the test must neither overflow nor round to 0 or 1 in log space.
+  const double equal = PoissonRateTestLogP(1'000'000, 1e6, 1'000'000, 1e6);
+  EXPECT_GT(equal, std::log(0.4));
+  EXPECT_LT(equal, 0.0);
+  const double higher = PoissonRateTestLogP(1'010'000, 1e6, 1'000'000, 1e6);
+  EXPECT_TRUE(std::isfinite(higher));
+  EXPECT_LT(higher, std::log(1e-6));
+  const double much_higher = PoissonRateTestLogP(2'000'000, 1e6, 1'000'000, 1e6);
+  EXPECT_TRUE(std::isfinite(much_higher));
+  EXPECT_LT(much_higher, higher);
+}
+
+TEST(AlertStats, PValuesAreUniformishUnderTheNull) {
+  // Under H0 the test is exact-conservative: P(p <= a) <= a for every a.
+  Rng r(7);
+  int below_1pct = 0, below_10pct = 0;
+  constexpr int kTrials = 4000;
+  for (int t = 0; t < kTrials; ++t) {
+    // Poisson(20) and Poisson(60) by inversion; exposures 1 : 3.
+    auto poisson = [&](double mean) {
+      double l = std::exp(-mean), pr = 1;
+      int64_t k = 0;
+      do {
+        ++k;
+        pr *= r.Uniform();
+      } while (pr > l);
+      return k - 1;
+    };
+    double p = PoissonRateTestP(poisson(20), 1.0, poisson(60), 3.0);
+    below_1pct += p <= 0.01;
+    below_10pct += p <= 0.10;
+  }
+  EXPECT_LE(below_1pct, kTrials * 0.01 + 3 * std::sqrt(kTrials * 0.01));
+  EXPECT_LE(below_10pct, kTrials * 0.10 + 3 * std::sqrt(kTrials * 0.1 * 0.9));
+  EXPECT_GE(below_10pct, kTrials * 0.05);  // not absurdly conservative either
+}
+
+TEST(AlertStats, BonferroniAndBenjaminiHochbergByHand) {
+  const std::vector<double> p = {0.01, 0.04, 0.03, 0.005};
+  EXPECT_EQ(AdjustPValues(p, MultipleTesting::kNone), p);
+  std::vector<double> bonf = AdjustPValues(p, MultipleTesting::kBonferroni);
+  EXPECT_DOUBLE_EQ(bonf[0], 0.04);
+  EXPECT_DOUBLE_EQ(bonf[1], 0.16);
+  EXPECT_DOUBLE_EQ(bonf[2], 0.12);
+  EXPECT_DOUBLE_EQ(bonf[3], 0.02);
+  EXPECT_DOUBLE_EQ(AdjustPValues({0.5, 0.9}, MultipleTesting::kBonferroni)[1], 1.0);
+  // BH: sorted 0.005, 0.01, 0.03, 0.04 -> 4/1*.005=.02, 4/2*.01=.02, 4/3*.03=.04, 4/4*.04=.04,
+  // then the running minimum from the top.
+  std::vector<double> bh = AdjustPValues(p, MultipleTesting::kBh);
+  EXPECT_DOUBLE_EQ(bh[3], 0.02);
+  EXPECT_DOUBLE_EQ(bh[0], 0.02);
+  EXPECT_DOUBLE_EQ(bh[2], 0.04);
+  EXPECT_DOUBLE_EQ(bh[1], 0.04);
+  // Step-up: a larger p can pull a smaller one's adjusted value down.
+  std::vector<double> step = AdjustPValues({0.02, 0.021}, MultipleTesting::kBh);
+  EXPECT_DOUBLE_EQ(step[0], 0.021);
+  EXPECT_DOUBLE_EQ(step[1], 0.021);
+}
+
+}  // namespace
+}  // namespace seismo
