@@ -33,7 +33,7 @@ export async function get(path, params) {
   try {
     res = await fetch(url, {cache: 'no-store', signal: ctl.signal, headers: {Accept: 'application/json'}});
   } catch (e) {
-    throw new ApiError(`cannot reach the seismo API (${e.name === 'AbortError' ? 'timed out' : e.message})`,
+    throw new ApiError(`/api/v1/${path}: no answer (${e.name === 'AbortError' ? 'timed out' : e.message})`,
       {unreachable: true, path});
   } finally {
     clearTimeout(timer);

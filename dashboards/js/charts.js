@@ -42,15 +42,25 @@ function timeLabel(ms, step) {
 //   points: [{t: ms, v: number|null, ...}]   (null leaves a gap)
 //   label: what the series is ("hang ms per usage hour"), yFormat: v -> text,
 //   detail(point): extra lines for the hover read-out.
-export function lineChart({points, label, yFormat = fmt.num, detail, height = 200, testid}) {
-  const el = h('figure', {class: 'chart', 'data-testid': testid, style: {height: height + 'px'}});
+// Leading buckets without data (no usage, nothing counted) are left out, so
+// a window longer than the data does not squeeze it into one edge.
+export function lineChart({points: all, label, yFormat = fmt.num, detail, height = 200, testid}) {
+  const first = all.findIndex((p) => !emptyBucket(p));
+  const points = first < 0 ? [] : all.slice(first);
+  const el = h('figure', {class: 'chart', 'data-testid': testid});
   const valid = points.filter((p) => p.v !== null && p.v !== undefined && !Number.isNaN(p.v));
   if (valid.length === 0) {
     el.appendChild(h('p', {class: 'chart-empty'}, `No ${label} in this window yet.`));
     return el;
   }
   const tip = h('div', {class: 'chart-tip', hidden: true});
-  onWidth(el, (width) => {
+  const plot = h('div', {class: 'chart-plot', style: {height: height + 'px', position: 'relative'}});
+  el.appendChild(plot);
+  if (first > 0) {
+    el.appendChild(h('figcaption', {class: 'chart-note'},
+      `From ${fmt.timestamp(points[0].t)}, the first bucket with data; the ${first} earlier buckets of the window are empty.`));
+  }
+  onWidth(plot, (width) => {
     const m = {l: 64, r: 14, t: 12, b: 26};
     const W = width - m.l - m.r;
     const H = height - m.t - m.b;
@@ -119,9 +129,14 @@ export function lineChart({points, label, yFormat = fmt.num, detail, height = 20
       cursor.setAttribute('visibility', 'hidden');
       dot.setAttribute('visibility', 'hidden');
     });
-    mount(el, svg, tip);
+    mount(plot, svg, tip);
   });
   return el;
+}
+
+// A time-series bucket with nothing in it: no value, or 0 with no usage.
+export function emptyBucket(p) {
+  return p.v === null || p.v === undefined || Number.isNaN(p.v) || (p.v === 0 && !p.usage_hours);
 }
 
 // A small trend line for a table cell. values: numbers (null = gap).

@@ -196,7 +196,7 @@ function showError(e, live) {
       setBanner(`Cannot reach the seismo API — showing data from ${fmt.relative(shownAt)}; retrying.`);
     } else {
       mount(main, notice('error', 'Cannot reach the seismo API.',
-        `${e.message}. The dashboard retries every few seconds; check that seismo is running.`));
+        `${e.message}. The dashboard retries every ${STATUS_EVERY_MS / 1000} s and recovers by itself; check that seismo is running.`));
       main.dataset.rendered = '';
     }
     clearTimeout(retryTimer);
@@ -251,10 +251,18 @@ async function pollStatus() {
   } catch (e) {
     state.statusError = e;
     if (e.unreachable) setBanner(`Cannot reach the seismo API (${e.message}); retrying every ${STATUS_EVERY_MS / 1000} s.`);
+    else setBanner(`seismo API error: ${e.message}`);
   }
   setConn();
   renderFoot();
   pollAlerts();
+  // Views that show /status numbers update them in place between refreshes.
+  const route = parseHash();
+  const view = VIEWS[route.key];
+  if (state.status && view.onStatus && $('view').dataset.rendered === location.hash) {
+    view.onStatus({status: state.status, ingestRate: ingestRate(), rateHistory: state.rateHistory,
+      waiting: () => !state.status.documents});
+  }
 }
 
 async function pollAlerts() {
@@ -310,6 +318,8 @@ function start() {
   window.addEventListener('hashchange', () => render());
   if (!location.hash) history.replaceState(null, '', '#/overview');
   pollStatus().then(() => render());
+  // A second sample soon after the first, so the ingest rate shows early.
+  setTimeout(pollStatus, 1500);
   setInterval(pollStatus, STATUS_EVERY_MS);
   setInterval(renderFoot, 1000);
   connectStream();

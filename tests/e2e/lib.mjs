@@ -105,6 +105,14 @@ export async function tableRows(page, testid) {
     })));
 }
 
+// Points a trend chart draws: from the first bucket with data (a value, or
+// usage) on; leading empty buckets of the window are left out.
+export function drawnPoints(points, key) {
+  const empty = (p) => p[key] === null || p[key] === undefined || (p[key] === 0 && !p.usage_hours);
+  const first = points.findIndex((p) => !empty(p));
+  return first < 0 ? [] : points.slice(first).filter((p) => p[key] !== null && p[key] !== undefined);
+}
+
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 // Polls `fn` until it returns a truthy value or `ms` pass.

@@ -40,6 +40,10 @@ export async function render(ctx) {
   const sparks = await api.mapLimit(rows.slice(0, SPARKLINES), 4,
     (r) => api.get('crashes/timeseries', {...f, signature: r.signature}));
 
+  // Sparklines share the overall trend's time range: from its first bucket with data.
+  const firstData = (ts.points || []).find((p) => p.count || p.usage_hours);
+  const since = firstData ? fmt.toMs(firstData.t) : -Infinity;
+
   const procs = [['', 'Any'], ['parent', 'Parent'], ['content', 'Content'], ['gpu', 'GPU'], ['rdd', 'RDD'],
     ['utility', 'Utility'], ['gmplugin', 'GMP']];
   const controls = choices('Process', procs, f.process || '', (v) => ctx.href('crashes', {process: v}, {keepLocal: true}));
@@ -54,7 +58,8 @@ export async function render(ctx) {
       const sp = sparks[i];
       const spark = !sp ? h('span', {class: 'muted small'}, '') : sp instanceof Error
         ? h('span', {class: 'muted small', title: sp.message}, 'n/a')
-        : sparkline(bin((sp.points || []).map((p) => p.count), SPARK_BINS), {label: `crashes of ${r.signature}`});
+        : sparkline(bin((sp.points || []).filter((p) => fmt.toMs(p.t) >= since).map((p) => p.count), SPARK_BINS),
+          {label: `crashes of ${r.signature}`});
       return h('tr', {'data-signature': r.signature},
         h('td', {class: 'num', 'data-testid': 'rank'}, fmt.int(r.rank)),
         h('td', {}, rankChange(r)),

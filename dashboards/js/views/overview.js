@@ -78,7 +78,7 @@ function ingestPanel(ctx) {
         h('span', {class: 'big', 'data-testid': 'ingest-rate'}, ctx.ingestRate === null ? '—' : fmt.num(ctx.ingestRate)),
         h('span', {class: 'unit'}, 'documents/s'),
         sparkline(ctx.rateHistory, {width: 160, height: 30, label: 'ingest rate, documents per second'}),
-        h('span', {class: 'muted small'}, 'from /status deltas over the last minute')),
+        h('span', {class: 'muted small'}, ctx.ingestRate === null ? 'measuring…' : 'from /status deltas over the last minute')),
       facts([
         ['Documents', fmt.int(st.documents), {'data-testid': 'fact-documents'}],
         ['Records', `${fmt.int(rec.main)} main · ${fmt.int(rec.bhr)} bhr · ${fmt.int(rec.crash)} crash`, {'data-testid': 'fact-records'}],
@@ -166,6 +166,12 @@ function alertsPanel(ctx, list) {
           h('td', {class: 'num'}, fmt.ratio(f.ratio)), h('td', {class: 'num'}, fmt.pValue(f.p_value)),
           h('td', {class: 'nowrap'}, fmt.relative(f.first_seen)));
       })})));
+}
+
+// Called after every /status poll: redraws the ingest panel in place.
+export function onStatus(ctx) {
+  const old = document.querySelector('[data-testid="ingest"]');
+  if (old) old.replaceWith(ingestPanel(ctx));
 }
 
 export async function render(ctx) {

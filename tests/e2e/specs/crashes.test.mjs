@@ -2,7 +2,7 @@
 // sparklines) and a signature page (by build, OS, process).
 import {test, before, after} from 'node:test';
 import assert from 'node:assert/strict';
-import {launch, api, open, settled, screenshot, tableRows, assertShown, parseNum} from '../lib.mjs';
+import {launch, api, open, settled, screenshot, tableRows, assertShown, parseNum, drawnPoints} from '../lib.mjs';
 
 let b;
 let page;
@@ -33,7 +33,9 @@ test('Top Crashers shows the rows of /api/v1/crashes/top with rank change and sp
   assert.ok(ts.points.reduce((a, p) => a + p.count, 0) > 0);
   const trend = await page.getAttribute('[data-testid="crash-trend-chart"] svg', 'aria-label');
   const all = await api('crashes/timeseries');
-  assert.match(trend, new RegExp(`^crashes: ${all.points.filter((p) => p.count !== null).length} points`));
+  const drawn = drawnPoints(all.points, 'count');
+  assert.match(trend, new RegExp(`^crashes: ${drawn.length} points`));
+  assertShown(/highest (.*)$/.exec(trend)[1], Math.max(...drawn.map((p) => p.count)), 'crash trend peak');
   await screenshot(page, 'crashes');
   assert.deepEqual(b.errors, []);
 });
