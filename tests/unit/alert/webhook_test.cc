@@ -1,0 +1,229 @@
+// The webhook sink against a real HTTP receiver on 127.0.0.1 (a tiny socket server),
+// a receiver that answers 500 and one that is down.
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <thread>
+
+#include "seismo/alert/service.h"
+#include "seismo/alert/sinks.h"
+
+namespace seismo {
+namespace {
+
+using namespace std::chrono_literals;
+
+// Accepts connections, reads one HTTP request (headers + Content-Length body), answers
+// `status` and records the body.
+class Receiver {
+ public:
+  explicit Receiver(int status) : status_(status) {
+    fd_ = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = 0;
+    EXPECT_EQ(bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    EXPECT_EQ(listen(fd_, 16), 0);
+    socklen_t len = sizeof addr;
+    getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len);
+    port_ = ntohs(addr.sin_port);
+    thread_ = std::thread([this] { Run(); });
+  }
+  ~Receiver() {
+    stop_ = true;
+    shutdown(fd_, SHUT_RDWR);
+    close(fd_);
+    thread_.join();
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/hook"; }
+  std::vector<std::string> bodies() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return bodies_;
+  }
+  int requests() const { return requests_.load(); }
+
+ private:
+  void Run() {
+    while (!stop_) {
+      int c = accept(fd_, nullptr, nullptr);
+      if (c < 0) return;
+      std::string req;
+      char buf[4096];
+      size_t body_at = std::string::npos, need = 0;
+      while (true) {
+        ssize_t n = read(c, buf, sizeof buf);
+        if (n <= 0) break;
+        req.append(buf, static_cast<size_t>(n));
+        if (body_at == std::string::npos && (body_at = req.find("\r\n\r\n")) != std::string::npos) {
+          body_at += 4;
+          auto cl = req.find("Content-Length: ");
+          need = cl == std::string::npos ? 0 : std::stoul(req.substr(cl + 16));
+        }
+        if (body_at != std::string::npos && req.size() - body_at >= need) break;
+      }
+      ++requests_;
+      if (body_at != std::string::npos) {
+        EXPECT_EQ(req.rfind("POST /hook", 0), 0u);
+        EXPECT_NE(req.find("Content-Type: application/json"), std::string::npos);
+        std::lock_guard<std::mutex> lock(mu_);
+        bodies_.push_back(req.substr(body_at));
+      }
+      std::string resp = "HTTP/1.1 " + std::to_string(status_) + " X\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+      (void)!write(c, resp.data(), resp.size());
+      close(c);
+    }
+  }
+
+  int status_;
+  int fd_ = -1;
+  int port_ = 0;
+  std::atomic<bool> stop_{false};
+  std::atomic<int> requests_{0};
+  mutable std::mutex mu_;
+  std::vector<std::string> bodies_;
+  std::thread thread_;
+};
+
+AlertEvent Event(const std::string& signature) {
+  AlertEvent e;
+  e.alert.key = {AlertRule::kNewCrashSignature, "release", "all", "20261126090000", signature, ""};
+  e.alert.state = AlertState::kFiring;
+  e.alert.numbers.count_new = 42;
+  e.from = AlertState::kPending;
+  return e;
+}
+
+TEST(Webhook, PostsEachTransitionToARealReceiver) {
+  Receiver receiver(200);
+  WebhookOptions o;
+  o.url = receiver.url();
+  WebhookSink sink(o);
+  for (int i = 0; i < 3; ++i) {
+    AlertEvent e = Event("sig" + std::to_string(i));
+    sink.Publish(e, AlertEventJson(e));
+  }
+  ASSERT_TRUE(sink.WaitIdle(10s));
+  const WebhookStats s = sink.stats();
+  EXPECT_EQ(s.delivered, 3u);
+  EXPECT_EQ(s.failed, 0u);
+  const std::vector<std::string> bodies = receiver.bodies();
+  ASSERT_EQ(bodies.size(), 3u);
+  EXPECT_EQ(bodies[0], AlertEventJson(Event("sig0")));
+  EXPECT_NE(bodies[2].find("\"signature\":\"sig2\""), std::string::npos);
+}
+
+TEST(Webhook, ErrorAnswersAreRetriedThenCountedAsFailed) {
+  Receiver receiver(500);
+  WebhookOptions o;
+  o.url = receiver.url();
+  o.retries = 2;
+  o.initial_backoff = 10ms;
+  WebhookSink sink(o);
+  AlertEvent e = Event("sig");
+  sink.Publish(e, AlertEventJson(e));
+  ASSERT_TRUE(sink.WaitIdle(10s));
+  EXPECT_EQ(receiver.requests(), 3);  // first attempt + 2 retries
+  EXPECT_EQ(sink.stats().failed, 1u);
+  EXPECT_EQ(sink.stats().failed_attempts, 3u);
+  EXPECT_EQ(sink.stats().last_error, "HTTP 500");
+}
+
+TEST(Webhook, ReceiverDownIsCountedAndNeverBlocksEvaluation) {
+  int port = 0;
+  {
+    Receiver gone(200);  // learn a free port, then close it
+    port = std::stoi(gone.url().substr(17, 5));
+  }
+  WebhookOptions o;
+  o.url = "http://127.0.0.1:" + std::to_string(port) + "/hook";
+  o.retries = 3;
+  o.timeout = 500ms;
+  o.initial_backoff = 200ms;  // 200 + 400 + 800 ms of backoff per event
+  o.queue_capacity = 4;
+  WebhookSink sink(o);
+  // Publishing is immediate even though every delivery will take over a second.
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < 10; ++i) {
+    AlertEvent e = Event("sig" + std::to_string(i));
+    sink.Publish(e, AlertEventJson(e));
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 100ms);
+  EXPECT_GE(sink.stats().dropped, 5u);  // the bounded queue dropped the oldest
+  // Wait for the first event to exhaust its attempts.
+  for (int i = 0; i < 100 && sink.stats().failed == 0; ++i) std::this_thread::sleep_for(50ms);
+  EXPECT_GE(sink.stats().failed, 1u);
+  EXPECT_GE(sink.stats().failed_attempts, 4u);
+  EXPECT_FALSE(sink.stats().last_error.empty());
+  // Stop is prompt: a backoff in progress is cut short; what is queued counts as dropped.
+  const auto stop_start = std::chrono::steady_clock::now();
+  sink.Stop();
+  EXPECT_LT(std::chrono::steady_clock::now() - stop_start, 2s);
+  const WebhookStats s = sink.stats();
+  EXPECT_EQ(s.delivered, 0u);
+  EXPECT_EQ(s.enqueued, 10u);
+}
+
+TEST(AlertServiceTest, EvaluatesOnItsThreadAndFeedsTheSinks) {
+  Receiver receiver(200);
+  AlertOptions o;
+  o.interval = 20ms;
+  o.for_evaluations = 1;
+  o.age_matched = false;  // the hand-made snapshot has totals only, no hourly points
+  o.webhook_url = receiver.url();
+  char path[] = "/tmp/seismo-alerts-XXXXXX";
+  int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  close(fd);
+  o.log_file = path;
+  // A snapshot with one brand-new signature from many installs on a new build.
+  auto snap = std::make_shared<Snapshot>();
+  snap->stream_time_ms = 1'795'000'000'000;
+  auto key = [](const char* build, const char* sig) {
+    return JoinKey({"release", "Firefox", "150.0", build, "Linux", "parent", "parent", sig});
+  };
+  auto usage = [](const char* build) { return JoinKey({"release", "Firefox", "150.0", build, "Linux"}); };
+  MergedSeries old_usage, new_usage, old_crash, new_crash;
+  old_usage.total.v[0] = 1000 * 3'600'000LL;
+  old_usage.first_ms = snap->stream_time_ms - 10 * 86'400'000LL;
+  new_usage.total.v[0] = 100 * 3'600'000LL;
+  new_usage.first_ms = snap->stream_time_ms - 3'600'000;
+  old_crash.total.v[0] = 50;
+  old_crash.first_ms = old_usage.first_ms;
+  new_crash.total.v[0] = 30;
+  new_crash.first_ms = new_usage.first_ms;
+  for (uint64_t i = 0; i < 30; ++i) new_crash.total.installs.Add(0x9e3779b97f4a7c15ULL * (i + 1));
+  snap->tables[static_cast<size_t>(Table::kBuildUsage)][usage("20261101000000")] = old_usage;
+  snap->tables[static_cast<size_t>(Table::kBuildUsage)][usage("20261120000000")] = new_usage;
+  snap->tables[static_cast<size_t>(Table::kCrashes)][key("20261101000000", "old")] = old_crash;
+  snap->tables[static_cast<size_t>(Table::kCrashes)][key("20261120000000", "brand_new")] = new_crash;
+  std::shared_ptr<const Snapshot> published = snap;
+  std::mutex mu;
+  AlertService service(o, [&] {
+    std::lock_guard<std::mutex> lock(mu);
+    return published;
+  });
+  ASSERT_TRUE(AddConfiguredSinks(service, o).ok());
+  service.Start();
+  for (int i = 0; i < 200 && receiver.bodies().empty(); ++i) std::this_thread::sleep_for(10ms);
+  service.Stop();
+  ASSERT_EQ(receiver.bodies().size(), 1u);  // one transition, sent once
+  EXPECT_NE(receiver.bodies()[0].find("\"rule\":\"new_crash_signature\""), std::string::npos);
+  EXPECT_NE(service.engine().AlertsJson().find("brand_new"), std::string::npos);
+  FILE* f = std::fopen(path, "r");
+  ASSERT_NE(f, nullptr);
+  char line[8192];
+  ASSERT_NE(std::fgets(line, sizeof line, f), nullptr);
+  EXPECT_EQ(std::string(line), receiver.bodies()[0] + "\n");
+  std::fclose(f);
+  std::remove(path);
+}
+
+}  // namespace
+}  // namespace seismo
