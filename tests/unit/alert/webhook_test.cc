@@ -213,14 +213,21 @@ TEST(AlertServiceTest, EvaluatesOnItsThreadAndFeedsTheSinks) {
   service.Start();
   for (int i = 0; i < 200 && receiver.bodies().empty(); ++i) std::this_thread::sleep_for(10ms);
   service.Stop();
-  ASSERT_EQ(receiver.bodies().size(), 1u);  // one transition, sent once
-  EXPECT_NE(receiver.bodies()[0].find("\"rule\":\"new_crash_signature\""), std::string::npos);
+  // Two transitions (the new signature, and the parent class whose rate it raised),
+  // each sent once, in key order, also appended to the log file.
+  const std::vector<std::string> bodies = receiver.bodies();
+  ASSERT_EQ(bodies.size(), 2u);
+  EXPECT_EQ(service.engine().stats().transitions, 2u);
+  EXPECT_NE(bodies[0].find("\"rule\":\"new_crash_signature\""), std::string::npos);
+  EXPECT_NE(bodies[1].find("\"rule\":\"crash_rate_regression\""), std::string::npos);
   EXPECT_NE(service.engine().AlertsJson().find("brand_new"), std::string::npos);
   FILE* f = std::fopen(path, "r");
   ASSERT_NE(f, nullptr);
   char line[8192];
-  ASSERT_NE(std::fgets(line, sizeof line, f), nullptr);
-  EXPECT_EQ(std::string(line), receiver.bodies()[0] + "\n");
+  for (const std::string& body : bodies) {
+    ASSERT_NE(std::fgets(line, sizeof line, f), nullptr);
+    EXPECT_EQ(std::string(line), body + "\n");
+  }
   std::fclose(f);
   std::remove(path);
 }
