@@ -199,7 +199,7 @@ export function flameGraph(tree, {key = 'flame', rowHeight = 18, testid = 'flame
     const add = (n, depth, x0, w, ancestor, zpath) => {
       maxDepth = Math.max(maxDepth, depth);
       const y = depth * rowHeight;
-      const label = w > 28 ? n.name.slice(0, Math.floor((w - 6) / 6.4)) : '';
+      const label = w > 28 ? n.name.slice(0, Math.floor((w - 8) / 7)) : '';
       const text = label.length < n.name.length && label ? label.slice(0, -1) + '…' : label;
       const g = s('g', {class: 'frame' + (ancestor ? ' ancestor' : ''), tabindex: 0, role: 'button',
         'aria-label': describe(n)},

@@ -45,10 +45,16 @@ export function alertFields(a) {
     state: pick(a, 'state'),
     channel: pick(a, 'channel'),
     os: pick(a, 'os'),
-    build: pick(a, 'build_id', 'build'),
+    build: pick(a, 'build_id', 'build_date', 'build'),
     version: pick(a, 'version'),
     signature: pick(a, 'signature'),
     process: pick(a, 'class', 'process_class', 'process'),
+    source: pick(a, 'source'),
+    hang_ms_new: pick(a, 'hang_ms_new'),
+    hang_ms_base: pick(a, 'hang_ms_base'),
+    p_adjusted: pick(a, 'p_adjusted'),
+    age_hours: pick(a, 'age_hours'),
+    since: pick(a, 'since'),
     count_new: pick(a, 'count_new', 'new_count', 'count'),
     count_base: pick(a, 'count_base', 'baseline_count', 'base_count'),
     exposure_new: pick(a, 'exposure_new', 'new_exposure', 'exposure'),
@@ -60,9 +66,9 @@ export function alertFields(a) {
     installs: pick(a, 'installs', 'installs_new'),
     exposure_kind: pick(a, 'exposure_kind', 'exposure_unit'),
     baseline_builds: pickArray(a, 'baseline_builds', 'baseline'),
-    first_seen: pick(a, 'first_seen', 'since', 'started_at'),
+    first_seen: pick(a, 'first_seen', 'started_at'),
     last_seen: pick(a, 'last_seen', 'updated_at'),
-    link: pick(a, 'link', 'url', 'path'),
+    link: pick(a, 'dashboard_path', 'link', 'path'),
   };
 }
 
@@ -71,7 +77,8 @@ const SHOWN = new Set(['rule', 'state', 'channel', 'os', 'build_id', 'build', 'v
   'exposure_new', 'new_exposure', 'exposure', 'exposure_base', 'baseline_exposure', 'base_exposure', 'rate_new',
   'new_rate', 'rate_base', 'baseline_rate', 'base_rate', 'ratio', 'rate_ratio', 'p_value', 'p', 'pvalue',
   'installs', 'installs_new', 'exposure_kind', 'exposure_unit', 'baseline_builds', 'baseline', 'first_seen',
-  'since', 'started_at', 'last_seen', 'updated_at', 'link', 'url', 'path']);
+  'since', 'started_at', 'last_seen', 'updated_at', 'link', 'url', 'path', 'dashboard_path', 'build_date', 'source',
+  'hang_ms_new', 'hang_ms_base', 'p_adjusted', 'age_hours']);
 
 // Scalar fields not shown elsewhere, so no number the engine reports is hidden.
 function otherFields(a) {
@@ -89,6 +96,8 @@ function otherFields(a) {
 
 // Where the alert's subject is shown on this dashboard.
 function subjectHref(ctx, f) {
+  // The engine's own link ("/#/crashes/signature?…"), made relative to this page.
+  if (typeof f.link === 'string' && /^\/?#\//.test(f.link)) return f.link.replace(/^\//, '');
   if (f.signature && f.rule === 'hang_spike') return ctx.href('hangs', {by: 'signature'});
   if (f.signature) return ctx.href('crashes/signature', {signature: f.signature});
   return null;
@@ -99,21 +108,26 @@ const rate = (count, exposure) => (count !== null && exposure ? (1000 * count) /
 function alertCard(ctx, a, i) {
   const f = alertFields(a);
   const hoursExposure = !f.exposure_kind || /hour|usage/i.test(String(f.exposure_kind));
+  const hang = f.rule === 'hang_spike';
   const expo = (v) => (v === null ? '—' : hoursExposure ? `${fmt.num(v)} h` : fmt.num(v));
-  const rNew = f.rate_new ?? (hoursExposure ? rate(f.count_new, f.exposure_new) : null);
-  const rBase = f.rate_base ?? (hoursExposure ? rate(f.count_base, f.exposure_base) : null);
+  const rNew = f.rate_new ?? (hoursExposure && !hang ? rate(f.count_new, f.exposure_new) : null);
+  const rBase = f.rate_base ?? (hoursExposure && !hang ? rate(f.count_base, f.exposure_base) : null);
+  const rateLabel = !hoursExposure ? 'Share of crashes' : hang ? 'Hang ms per usage hour' : 'Crashes per 1000 h';
   const subject = subjectHref(ctx, f);
   const hid = `alert-${i}-title`;
   const other = otherFields(a);
   return h('article', {class: 'alert-card state-' + String(f.state || '').toLowerCase(), 'aria-labelledby': hid,
-    'data-testid': 'alert', 'data-rule': f.rule, 'data-signature': f.signature ?? ''},
+    'data-testid': 'alert', 'data-rule': f.rule, 'data-signature': f.signature ?? '', 'data-build': f.build ?? '',
+    'data-os': f.os ?? '', 'data-channel': f.channel ?? ''},
   h('header', {},
     stateBadge(f.state),
     h('h3', {id: hid}, RULES[f.rule] || f.rule || 'alert'),
     f.signature ? (subject ? h('a', {class: 'sig', href: subject}, f.signature) : h('span', {class: 'sig'}, f.signature))
-      : f.process ? h('span', {class: 'sig'}, `${f.process} crashes`) : null),
+      : f.process ? (subject ? h('a', {class: 'sig', href: subject}, `${f.process} crashes`)
+        : h('span', {class: 'sig'}, `${f.process} crashes`)) : null),
   h('p', {class: 'alert-key'},
-    [['channel', f.channel], ['OS', f.os], ['build', f.build], ['version', f.version], ['class', f.signature ? f.process : null]]
+    [['channel', f.channel], ['OS', f.os], [hang ? 'build date' : 'build', f.build], ['version', f.version],
+      ['class', f.signature ? f.process : null], ['source', f.source]]
       .filter(([, v]) => v !== null && v !== undefined && v !== '')
       .map(([k, v]) => h('span', {}, h('span', {class: 'muted'}, k + ' '), h('span', {class: 'mono'}, String(v))))),
   table({caption: 'The numbers behind this alert', hideCaption: true, className: 'numbers', testid: 'alert-numbers',
@@ -123,18 +137,24 @@ function alertCard(ctx, a, i) {
         h('td', {class: 'num', 'data-testid': 'count-base'}, fmt.int(f.count_base))),
       h('tr', {}, h('th', {scope: 'row'}, hoursExposure ? 'Exposure (usage)' : `Exposure (${f.exposure_kind})`),
         h('td', {class: 'num'}, expo(f.exposure_new)), h('td', {class: 'num'}, expo(f.exposure_base))),
-      hoursExposure ? h('tr', {}, h('th', {scope: 'row'}, 'Rate per 1000 h'),
-        h('td', {class: 'num'}, fmt.num(rNew)), h('td', {class: 'num'}, fmt.num(rBase))) : null,
+      hang ? h('tr', {}, h('th', {scope: 'row'}, 'Hang ms'),
+        h('td', {class: 'num'}, fmt.int(f.hang_ms_new)), h('td', {class: 'num'}, fmt.int(f.hang_ms_base))) : null,
+      rNew !== null || rBase !== null ? h('tr', {}, h('th', {scope: 'row'}, rateLabel),
+        h('td', {class: 'num', 'data-testid': 'rate-new'}, fmt.num(rNew)),
+        h('td', {class: 'num', 'data-testid': 'rate-base'}, fmt.num(rBase))) : null,
     ]}),
   h('dl', {class: 'facts inline'},
     h('div', {}, h('dt', {}, 'Ratio'), h('dd', {'data-testid': 'ratio'}, fmt.ratio(f.ratio))),
     h('div', {}, h('dt', {}, 'p-value'), h('dd', {'data-testid': 'p-value'}, fmt.pValue(f.p_value))),
+    f.p_adjusted !== null ? h('div', {}, h('dt', {}, 'p adjusted'), h('dd', {}, fmt.pValue(f.p_adjusted))) : null,
+    f.age_hours !== null ? h('div', {}, h('dt', {}, 'Build age'), h('dd', {}, fmt.duration(f.age_hours * 3600))) : null,
     f.installs !== null ? h('div', {}, h('dt', {}, 'Installs'), h('dd', {}, fmt.int(f.installs))) : null,
     h('div', {}, h('dt', {}, 'Baseline builds'), h('dd', {class: 'mono', 'data-testid': 'baseline-builds'},
       f.baseline_builds && f.baseline_builds.length
         ? f.baseline_builds.map((b) => (typeof b === 'object' ? b.build_id ?? JSON.stringify(b) : String(b))).join(', ') : '—')),
     h('div', {}, h('dt', {}, 'First seen'), h('dd', {title: fmt.timestamp(f.first_seen)}, fmt.relative(f.first_seen))),
-    h('div', {}, h('dt', {}, 'Last seen'), h('dd', {title: fmt.timestamp(f.last_seen)}, fmt.relative(f.last_seen)))),
+    h('div', {}, h('dt', {}, 'Last seen'), h('dd', {title: fmt.timestamp(f.last_seen)}, fmt.relative(f.last_seen))),
+    f.since !== null ? h('div', {}, h('dt', {}, `${f.state || 'state'} since`), h('dd', {title: fmt.timestamp(f.since)}, fmt.relative(f.since))) : null),
   other.length ? h('details', {class: 'other'}, h('summary', {}, 'All fields'),
     h('dl', {class: 'facts inline'}, other.map(([k, v]) => h('div', {}, h('dt', {}, k), h('dd', {}, v))))) : null);
 }

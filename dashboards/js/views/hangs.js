@@ -19,6 +19,7 @@ const expanded = new Set();
 function level(params) {
   const by = params.get('by');
   if (LEVELS.includes(by)) return by;
+  if (params.get('signature')) return 'signature';
   if (!params.get('build_date')) return 'build_date';
   if (!params.get('thread')) return 'thread';
   return 'signature';
@@ -103,21 +104,31 @@ function breadcrumb(ctx) {
   const p = ctx.params;
   const date = p.get('build_date');
   const thread = p.get('thread');
-  const parts = [h('li', {}, date || thread
-    ? h('a', {href: ctx.href('hangs', {build_date: null, thread: null, by: null}, {keepLocal: true})}, 'All build dates')
+  const parts = [h('li', {}, date || thread || p.get('signature')
+    ? h('a', {href: ctx.href('hangs', {build_date: null, thread: null, signature: null, by: null}, {keepLocal: true})}, 'All build dates')
     : h('span', {'aria-current': 'location'}, 'All build dates'))];
   if (date) {
     parts.push(h('li', {}, thread
       ? h('a', {href: ctx.href('hangs', {thread: null, by: null}, {keepLocal: true})}, `Build date ${fmt.buildId(date)}`)
       : h('span', {'aria-current': 'location'}, `Build date ${fmt.buildId(date)}`)));
   }
-  if (thread) parts.push(h('li', {}, h('span', {'aria-current': 'location'}, `Thread ${thread}`)));
+  const sig = p.get('signature');
+  if (thread) {
+    parts.push(h('li', {}, sig
+      ? h('a', {href: ctx.href('hangs', {signature: null}, {keepLocal: true})}, `Thread ${thread}`)
+      : h('span', {'aria-current': 'location'}, `Thread ${thread}`)));
+  }
+  if (sig) {
+    parts.push(h('li', {}, h('span', {'aria-current': 'location', class: 'sig'}, `Signature ${sig}`), ' ',
+      h('a', {href: ctx.href('hangs', {signature: null}, {keepLocal: true}), class: 'small',
+        'aria-label': 'Remove the signature filter'}, '(all signatures)')));
+  }
   return h('nav', {class: 'crumbs', 'aria-label': 'Selection'}, h('ol', {}, parts));
 }
 
 function selectionText(ctx, source) {
   const bits = [`${source} hangs`];
-  for (const k of ['build_date', 'thread', 'channel', 'os', 'process', 'build_id']) {
+  for (const k of ['build_date', 'thread', 'signature', 'channel', 'os', 'process', 'build_id']) {
     const v = ctx.params.get(k);
     if (v) bits.push(`${k.replace('_', ' ')} ${v}`);
   }
@@ -128,7 +139,8 @@ export async function render(ctx) {
   const p = ctx.params;
   const lv = level(p);
   const sel = {...ctx.filters, source: p.get('source') || undefined,
-    build_date: p.get('build_date') || undefined, thread: p.get('thread') || undefined};
+    build_date: p.get('build_date') || undefined, thread: p.get('thread') || undefined,
+    signature: p.get('signature') || undefined};
   const limit = Math.min(1000, Math.max(1, Number(p.get('limit')) || DEFAULT_ROWS));
   const [list, ts, tree] = await Promise.all([
     api.get('hangs', {...sel, by: lv, limit}),
@@ -136,6 +148,8 @@ export async function render(ctx) {
     api.get('hangs/flamegraph', {...sel, format: 'tree'}),
   ]);
   const rows = Array.isArray(list.rows) ? list.rows : [];
+  // A link to one signature (e.g. from an alert) opens its stacks.
+  if (sel.signature && lv === 'signature' && rows.length === 1) expanded.add(rowKey(rows[0]));
   const source = list.source || p.get('source') || 'bhr';
   for (const r of rows) { ctx.learn('process', r.process); }
 

@@ -1,7 +1,7 @@
 // Alerts: the live list with the numbers behind each alert.
 import {test, before, after} from 'node:test';
 import assert from 'node:assert/strict';
-import {launch, api, open, screenshot, parseNum} from '../lib.mjs';
+import {launch, api, open, screenshot, parseNum, assertShown} from '../lib.mjs';
 
 let b;
 let page;
@@ -16,14 +16,25 @@ test('alerts view lists /api/v1/alerts with their numbers', async () => {
   if (alerts.length === 0) {
     assert.match(await page.textContent('[data-testid="notice-empty"]'), /No alerts\./);
   }
+  const keyOf = (x) => [x.rule, x.channel, x.os, x.build ?? '', x.signature ?? ''].join('|');
+  const shown = [];
   for (let i = 0; i < alerts.length; i++) {
     const card = cards.nth(i);
-    const rule = await card.getAttribute('data-rule');
-    const a = alerts.find((x) => (x.rule ?? x.key?.rule) === rule);
-    assert.ok(a, `alert ${rule} comes from the API`);
-    assert.ok(await card.locator('[data-testid="alert-numbers"]').isVisible());
-    assert.notEqual(await card.locator('[data-testid="p-value"]').textContent(), '');
+    const key = (await Promise.all(['data-rule', 'data-channel', 'data-os', 'data-build', 'data-signature']
+      .map((n) => card.getAttribute(n)))).join('|');
+    shown.push(key);
+    const a = alerts.find((x) => keyOf(x) === key);
+    assert.ok(a, `alert ${key} comes from the API`);
+    assert.equal(parseNum(await card.locator('[data-testid="count-new"]').textContent()), a.count_new, `${key} count`);
+    assert.equal(parseNum(await card.locator('[data-testid="count-base"]').textContent()), a.count_base, `${key} baseline count`);
+    assertShown(await card.locator('[data-testid="ratio"]').textContent(), a.ratio, `${key} ratio`);
+    assert.equal(await card.locator('[data-testid="baseline-builds"]').textContent(),
+      a.baseline_builds?.length ? a.baseline_builds.join(', ') : '—');
+    if (a.p_value !== null && a.p_value !== undefined) {
+      assert.notEqual(await card.locator('[data-testid="p-value"]').textContent(), '—');
+    }
   }
+  assert.deepEqual([...shown].sort(), alerts.map(keyOf).sort(), 'every alert is listed once');
   await screenshot(page, 'alerts');
   assert.deepEqual(b.errors, []);
 });
