@@ -8,6 +8,7 @@
 
 #include "output_file.h"
 #include "seismo/app/command.h"
+#include "seismo/alert/engine.h"
 #include "seismo/app/replay.h"
 #include "seismo/signature/generator.h"
 
@@ -97,8 +98,15 @@ int RunReplayCommand(const ReplayArgs& args) {
     return 1;
   }
   if (!args.output.empty()) {
-    Status s = WriteOutputFile(args.output,
-                               ReplayOutputJson(result->aggregates, result->counts, "[]", args.pretty ? 2 : 0));
+    // One round of the alert rules at the end of the input (stream time = the last event).
+    // `for` is a number of rounds, and a replay has exactly one: conditions that hold are
+    // reported as firing.
+    AlertOptions alert_options = config->alerts;
+    alert_options.for_evaluations = 1;
+    AlertEngine alerts(alert_options);
+    if (result->snapshot) (void)alerts.Evaluate(*result->snapshot);
+    Status s = WriteOutputFile(args.output, ReplayOutputJson(result->aggregates, result->counts,
+                                                             alerts.AlertsJson(), args.pretty ? 2 : 0));
     if (!s.ok()) {
       fmt::print(stderr, "seismo replay: {}\n", s.message());
       return 1;

@@ -53,6 +53,22 @@ class Section {
     out = static_cast<T>(v);
   }
 
+  void Bool(std::string_view key, bool& out) {
+    const toml::node* n = Get(key);
+    if (n == nullptr) return;
+    if (!n->is_boolean()) return Fail(key, "expected true or false");
+    out = *n->value<bool>();
+  }
+
+  void Double(std::string_view key, double& out, double min, double max) {
+    const toml::node* n = Get(key);
+    if (n == nullptr) return;
+    if (!n->is_floating_point() && !n->is_integer()) return Fail(key, "expected a number");
+    double v = *n->value<double>();
+    if (!(v >= min && v <= max)) return Fail(key, fmt::format("{} is out of range [{}, {}]", v, min, max));
+    out = v;
+  }
+
   void Duration(std::string_view key, std::chrono::milliseconds& out, bool allow_zero = false) {
     std::string text;
     const toml::node* n = Get(key);
@@ -206,6 +222,38 @@ void ReadAggregate(Section s, AggregateConfig& a) {
   s.Finish();
 }
 
+void ReadAlerts(Section s, AlertOptions& a) {
+  s.Duration("interval", a.interval);
+  s.Int("new_build_days", a.new_build_days, 1, 365);
+  s.Int("baseline_builds", a.baseline_builds, 1, 100);
+  s.Double("min_baseline_usage_hours", a.min_baseline_usage_hours, 0, 1e12);
+  s.Bool("per_os", a.per_os);
+  s.Enum("exposure", a.exposure,
+         {{"usage_hours", ExposureMode::kUsageHours}, {"crash_share", ExposureMode::kCrashShare}});
+  s.Bool("age_matched", a.age_matched);
+  s.Int("min_count", a.min_count, 1, int64_t{1} << 40);
+  s.Double("min_ratio", a.min_ratio, 1.0, 1e9);
+  s.Double("alpha", a.alpha, 1e-300, 0.5);
+  s.Int("min_new_count", a.min_new_count, 1, int64_t{1} << 40);
+  s.Int("min_installs", a.min_installs, 0, int64_t{1} << 40);
+  s.Int("for", a.for_evaluations, 1, 1000);
+  s.Int("resolve_after", a.resolve_after, 1, 1000);
+  s.Duration("burst_window", a.burst_window);
+  s.Duration("burst_baseline", a.burst_baseline);
+  s.Enum("multiple_testing", a.multiple_testing,
+         {{"bonferroni", MultipleTesting::kBonferroni}, {"bh", MultipleTesting::kBh},
+          {"none", MultipleTesting::kNone}});
+  s.Str("log_file", a.log_file);
+  s.Str("webhook_url", a.webhook_url);
+  s.Duration("webhook_timeout", a.webhook_timeout);
+  s.Int("webhook_retries", a.webhook_retries, 0, 100);
+  s.Str("kafka_topic", a.kafka_topic);
+  if (!a.webhook_url.empty() && a.webhook_url.rfind("http://", 0) != 0 && a.webhook_url.rfind("https://", 0) != 0) {
+    s.Fail("webhook_url", "must start with http:// or https://");
+  }
+  s.Finish();
+}
+
 }  // namespace
 
 AggregateOptions ToAggregateOptions(const Config& c) {
@@ -271,6 +319,7 @@ Result<Config> ParseConfig(std::string_view text, const std::string& path) {
     s.StrList("cors_origins", c.http.cors_origins);
     s.Finish();
   }
+  ReadAlerts(top.Sub("alerts"), c.alerts);
   {
     Section s = top.Sub("checkpoint");
     s.Str("dir", c.checkpoint.dir);

@@ -151,6 +151,7 @@ Result<ReplayResult> RunReplay(const Config& config, const std::vector<std::stri
   ReplayResult result;
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   result.aggregates = pipeline.Result();
+  result.snapshot = pipeline.FinalSnapshot();  // for the alert rules (hourly points, first seen)
   result.counts = CountsOf(pipeline.counters());
   result.input_bytes = result.counts.bytes;
   return result;

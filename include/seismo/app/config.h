@@ -13,6 +13,7 @@
 
 #include "seismo/core/status.h"
 #include "seismo/aggregate/options.h"
+#include "seismo/alert/options.h"
 #include "seismo/parse/options.h"
 
 namespace seismo {
@@ -78,6 +79,7 @@ struct Config {
   ParseOptions parse;  // [hangs] and ingest.max_document_bytes
   CrashesConfig crashes;
   HttpConfig http;
+  AlertOptions alerts;  // [alerts]
   CheckpointConfig checkpoint;
   LogConfig log;
   std::chrono::milliseconds shutdown_timeout{30'000};

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "seismo/aggregate/aggregates.h"
+#include "seismo/aggregate/snapshot.h"
 #include "seismo/app/config.h"
 #include "seismo/core/status.h"
 #include "seismo/query/replay_output.h"
@@ -17,6 +18,7 @@ class SignatureGenerator;
 
 struct ReplayResult {
   Aggregates aggregates;
+  std::shared_ptr<const Snapshot> snapshot;  // the merged final state (stream time = last event)
   RecordCounts counts;
   double seconds = 0;
   uint64_t input_bytes = 0;  // bytes of the (decompressed) documents

@@ -107,3 +107,103 @@ TEST(Config, ShippedExampleFilesAreValidAndDocumentTheDefaults) {
 
 }  // namespace
 }  // namespace seismo
+
+namespace seismo {
+namespace {
+
+TEST(ConfigAlerts, DefaultsMatchSpec) {
+  auto c = ParseConfig("", "test.toml");
+  ASSERT_TRUE(c);
+  const AlertOptions& a = c->alerts;
+  EXPECT_EQ(a.new_build_days, 7);
+  EXPECT_EQ(a.baseline_builds, 3);
+  EXPECT_EQ(a.min_count, 10);
+  EXPECT_DOUBLE_EQ(a.min_ratio, 2.0);
+  EXPECT_DOUBLE_EQ(a.alpha, 0.001);
+  EXPECT_EQ(a.min_new_count, 20);
+  EXPECT_EQ(a.min_installs, 5);
+  EXPECT_EQ(a.for_evaluations, 2);
+  EXPECT_TRUE(a.age_matched);
+  EXPECT_EQ(a.burst_window, std::chrono::hours(1));
+  EXPECT_EQ(a.burst_baseline, std::chrono::hours(24));
+  EXPECT_EQ(a.multiple_testing, MultipleTesting::kBonferroni);
+}
+
+TEST(ConfigAlerts, ReadsEveryKey) {
+  auto c = ParseConfig(R"(
+[alerts]
+interval = "30s"
+new_build_days = 3
+baseline_builds = 5
+min_baseline_usage_hours = 12.5
+per_os = true
+exposure = "crash_share"
+age_matched = false
+min_count = 4
+min_ratio = 1.5
+alpha = 0.01
+min_new_count = 8
+min_installs = 2
+for = 3
+resolve_after = 4
+burst_window = "30m"
+burst_baseline = "12h"
+multiple_testing = "bh"
+log_file = "/tmp/a.jsonl"
+webhook_url = "http://127.0.0.1:9/x"
+webhook_timeout = "2s"
+webhook_retries = 1
+kafka_topic = "seismo.alerts"
+)", "test.toml");
+  ASSERT_TRUE(c) << c.error().message();
+  const AlertOptions& a = c->alerts;
+  EXPECT_EQ(a.interval, std::chrono::seconds(30));
+  EXPECT_EQ(a.new_build_days, 3);
+  EXPECT_EQ(a.baseline_builds, 5);
+  EXPECT_DOUBLE_EQ(a.min_baseline_usage_hours, 12.5);
+  EXPECT_TRUE(a.per_os);
+  EXPECT_EQ(a.exposure, ExposureMode::kCrashShare);
+  EXPECT_FALSE(a.age_matched);
+  EXPECT_EQ(a.min_count, 4);
+  EXPECT_DOUBLE_EQ(a.min_ratio, 1.5);
+  EXPECT_DOUBLE_EQ(a.alpha, 0.01);
+  EXPECT_EQ(a.min_new_count, 8);
+  EXPECT_EQ(a.min_installs, 2);
+  EXPECT_EQ(a.for_evaluations, 3);
+  EXPECT_EQ(a.resolve_after, 4);
+  EXPECT_EQ(a.burst_window, std::chrono::minutes(30));
+  EXPECT_EQ(a.burst_baseline, std::chrono::hours(12));
+  EXPECT_EQ(a.multiple_testing, MultipleTesting::kBh);
+  EXPECT_EQ(a.log_file, "/tmp/a.jsonl");
+  EXPECT_EQ(a.webhook_url, "http://127.0.0.1:9/x");
+  EXPECT_EQ(a.webhook_timeout, std::chrono::seconds(2));
+  EXPECT_EQ(a.webhook_retries, 1);
+  EXPECT_EQ(a.kafka_topic, "seismo.alerts");
+}
+
+TEST(ConfigAlerts, ErrorsNameTheKey) {
+  auto bad = [](const std::string& text, const std::string& fragment) {
+    auto c = ParseConfig(text, "test.toml");
+    ASSERT_FALSE(c) << text;
+    EXPECT_NE(c.error().message().find(fragment), std::string::npos) << c.error().message();
+  };
+  bad("[alerts]\nmin_ratio = 0.5\n", "test.toml: alerts.min_ratio: 0.5 is out of range");
+  bad("[alerts]\nalpha = 0.9\n", "alerts.alpha");
+  bad("[alerts]\nexposure = \"pings\"\n", "alerts.exposure: \"pings\" is not one of");
+  bad("[alerts]\nmultiple_testing = \"holm\"\n", "alerts.multiple_testing");
+  bad("[alerts]\nper_os = 1\n", "alerts.per_os: expected true or false");
+  bad("[alerts]\nfor = 0\n", "alerts.for: 0 is out of range");
+  bad("[alerts]\nwebhook_url = \"ftp://x\"\n", "alerts.webhook_url: must start with http");
+  bad("[alerts]\nthreshold = 3\n", "alerts.threshold: unknown key");
+  bad("[alerts]\nburst_window = \"soon\"\n", "alerts.burst_window");
+}
+
+TEST(ConfigAlerts, DocumentedExampleParses) {
+  auto c = LoadConfig(std::string(SEISMO_SOURCE_DIR) + "/config/seismo.toml");
+  ASSERT_TRUE(c) << c.error().message();
+  EXPECT_EQ(c->alerts.min_count, AlertOptions{}.min_count);
+  EXPECT_EQ(c->alerts.interval, AlertOptions{}.interval);
+}
+
+}  // namespace
+}  // namespace seismo
