@@ -12,6 +12,8 @@
 #include "seismo/app/daemon.h"
 #include "seismo/app/logging.h"
 #include "seismo/app/replay.h"
+#include "seismo/http/access.h"
+#include "seismo/http/server.h"
 #include "seismo/signature/generator.h"
 
 namespace seismo {
@@ -52,7 +54,30 @@ int RunDaemon(const RunArgs& args) {
     spdlog::error("start: {}", s.message());
     return 1;
   }
-  spdlog::info("seismo {} running (config: {})", SEISMO_VERSION, args.config.empty() ? "defaults" : args.config);
+  // HTTP starts after the daemon and stops before it (reverse start order).
+  HttpServerOptions http;
+  http.listen = config->http.listen;
+  http.document_root = config->http.static_dir;
+  http.cors_origins = config->http.cors_origins;
+  http.api.windows_ms = ToAggregateOptions(*config).windows_ms;
+  http.api.bucket_ms = config->aggregate.bucket.count();
+  if (!config->http.auth_token_file.empty()) {
+    auto token = ReadTokenFile(config->http.auth_token_file);
+    if (!token) {
+      spdlog::error("start: {}", token.error().message());
+      daemon.Stop();
+      return 2;
+    }
+    http.auth_token = *token;
+  }
+  HttpServer server;
+  if (Status s = server.Start(http, daemon); !s.ok()) {
+    spdlog::error("start: {}", s.message());
+    daemon.Stop();
+    return 1;
+  }
+  spdlog::info("seismo {} running (config: {}), serving {}", SEISMO_VERSION,
+               args.config.empty() ? "defaults" : args.config, server.url());
 
   int sig = 0;
   sigwait(&stop_signals, &sig);
@@ -66,6 +91,7 @@ int RunDaemon(const RunArgs& args) {
     _exit(1);
   }).detach();
 
+  server.Stop();
   daemon.Stop();
   if (!args.output.empty()) {
     Status s = WriteOutputFile(args.output, ReplayOutputJson(daemon.FinalAggregates(), daemon.counts()));

@@ -129,7 +129,7 @@ std::string CrashesTimeseriesJson(const Snapshot& snap, const Query& q) {
   JsonWriter w;
   w.BeginObject();
   w.Key("window").String(WindowName(q.window_ms));
-  w.Key("bucket").String(FormatDuration(std::chrono::milliseconds(axis.PointMs())));
+  w.Key("bucket").String(BucketName(axis.PointMs()));
   w.Key("points").BeginArray();
   for (size_t i = 0; i < axis.size(); ++i) {
     w.BeginObject();

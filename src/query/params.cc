@@ -93,6 +93,11 @@ std::string WindowName(int64_t window_ms) {
   return FormatDuration(std::chrono::milliseconds(window_ms));
 }
 
+std::string BucketName(int64_t bucket_ms) {
+  if (bucket_ms < kHourMs && bucket_ms % 1000 == 0) return fmt::format("{}s", bucket_ms / 1000);
+  return WindowName(bucket_ms);
+}
+
 int64_t DefaultWindow(const std::vector<int64_t>& windows_ms) {
   if (windows_ms.empty()) return 0;
   if (std::find(windows_ms.begin(), windows_ms.end(), kDayMs) != windows_ms.end()) return kDayMs;

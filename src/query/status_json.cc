@@ -81,7 +81,7 @@ std::string StatusJson(const Snapshot* snap, const RecordCounts& counts, const S
   for (int64_t win : windows) w.String(WindowName(win));
   w.EndArray();
   w.Key("default_window").String(WindowName(DefaultWindow(windows)));
-  w.Key("bucket").String(FormatDuration(std::chrono::milliseconds(snap ? snap->bucket_ms : settings.bucket_ms)));
+  w.Key("bucket").String(BucketName(snap ? snap->bucket_ms : settings.bucket_ms));
   w.EndObject();
   return w.Take();
 }

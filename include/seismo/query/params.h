@@ -78,5 +78,7 @@ Result<Query> ParseQuery(Endpoint endpoint, const Params& params, const std::vec
 // "1h", "24h", "7d", "all" (0): hours up to a day, then days when whole.
 std::string WindowName(int64_t window_ms);
 int64_t DefaultWindow(const std::vector<int64_t>& windows_ms);
+// Bucket widths: whole seconds below an hour ("60s"), else as a window ("1h").
+std::string BucketName(int64_t bucket_ms);
 
 }  // namespace seismo

@@ -1,0 +1,97 @@
+// HttpServer: the v1 API, /metrics, health, the SSE stream and the dashboard's
+// static files on CivetWeb (the only place CivetWeb is used).
+//
+//   request ─> method (GET; OPTIONS preflight for allowed origins; else 405)
+//           ─> /healthz (always open)
+//           ─> bearer token (when configured; else 401)
+//           ─> /readyz | /metrics | /api/v1/stream (SSE) | /api/v1/* (query::AnswerApi) | static file
+//
+// Every answer is written in one write (headers and body together) and the
+// sockets have TCP_NODELAY, so no answer waits on Nagle's algorithm (SPEC §10).
+// Handlers only read: the provider's snapshot, counters and alerts.
+//
+// SSE: each /api/v1/stream client holds one worker thread; it polls the
+// provider every sse_poll and sends `event: snapshot` when the published state
+// changes (stream time, documents or deltas), `event: alert` when the alerts
+// change, and a comment every sse_keepalive. At most max_sse_clients stream at
+// once (503 beyond), so API requests always have threads left.
+//
+// Ownership: borrows the StateProvider, which must outlive Stop().
+// Threading: Start/Stop/port from the owning thread; request handlers run on
+// CivetWeb's worker threads. Stop wakes every SSE client and returns once
+// CivetWeb has joined its threads; it is idempotent and run by the destructor.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <filesystem>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "seismo/core/status.h"
+#include "seismo/http/latency.h"
+#include "seismo/query/provider.h"
+#include "seismo/query/status_json.h"
+
+struct mg_context;
+struct mg_connection;
+
+namespace seismo {
+
+struct HttpServerOptions {
+  std::string listen = "127.0.0.1:8080";  // host:port; port 0 picks a free port
+  std::string document_root;              // "" = DefaultStaticDir()
+  std::string auth_token;                 // "" = no token (ReadTokenFile reads [http] auth_token_file)
+  std::vector<std::string> cors_origins;  // exact origins, "*" = any
+  int num_threads = 16;
+  size_t max_request_size = 16 * 1024;    // bytes of request line and headers
+  int request_timeout_ms = 10'000;
+  int max_sse_clients = 8;
+  std::chrono::milliseconds sse_poll{250};
+  std::chrono::milliseconds sse_keepalive{15'000};
+  ApiSettings api;                        // windows and bucket before the first snapshot
+};
+
+class HttpServer {
+ public:
+  HttpServer();
+  ~HttpServer();
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  // Binds and starts the worker threads. Fails when the address cannot be
+  // bound or the options are invalid. Call once.
+  Status Start(const HttpServerOptions& options, const StateProvider& provider);
+  void Stop();
+
+  int port() const { return port_; }  // the bound port (the real one when 0 was asked)
+  std::string url() const;            // "http://127.0.0.1:<port>"
+
+ private:
+  static int OnRequest(mg_connection* conn);
+  static int OnLog(const mg_connection* conn, const char* message);
+  int Handle(mg_connection* conn);
+  int HandleStream(mg_connection* conn, const std::string& cors);
+  int ServeStatic(mg_connection* conn, std::string_view path, const std::string& cors);
+
+  // Set by Start before the workers exist, then read-only.
+  HttpServerOptions options_;
+  const StateProvider* provider_ = nullptr;
+  std::filesystem::path root_;  // canonical document root
+  std::string host_;
+  int port_ = 0;
+  mg_context* ctx_ = nullptr;
+
+  LatencyRecorder latency_;  // atomics
+  std::atomic<int> sse_clients_{0};
+
+  std::mutex mu_;                // guards stopping_ and start_error_
+  std::condition_variable cv_;   // notified on Stop (SSE loops wait on it)
+  bool stopping_ = false;
+  std::string start_error_;      // CivetWeb's last error message during Start
+};
+
+}  // namespace seismo

@@ -1,0 +1,302 @@
+#include "seismo/http/server.h"
+
+#include <civetweb.h>
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <fstream>
+#include <sstream>
+#include <tuple>
+
+#include "seismo/core/json_writer.h"
+#include "seismo/http/access.h"
+#include "seismo/query/api.h"
+#include "seismo/query/metrics.h"
+
+namespace seismo {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr size_t kMaxStaticBytes = 16 * 1024 * 1024;
+
+struct Reply {
+  int code = 200;
+  std::string content_type = "application/json";
+  std::string body;
+  std::string headers;                    // extra header lines, each ending in \r\n
+  std::string_view cache = "no-store";
+};
+
+int64_t WallMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// Headers and body in one write: nothing for Nagle's algorithm to hold back.
+void Send(mg_connection* conn, const Reply& r, const std::string& cors) {
+  std::string out = fmt::format(
+      "HTTP/1.1 {} {}\r\nContent-Type: {}\r\nContent-Length: {}\r\nCache-Control: {}\r\n"
+      "X-Content-Type-Options: nosniff\r\nConnection: close\r\n{}{}\r\n",
+      r.code, mg_get_response_code_text(conn, r.code), r.content_type, r.body.size(), r.cache, cors, r.headers);
+  out += r.body;
+  mg_write(conn, out.data(), out.size());
+}
+
+Reply JsonError(int code, std::string_view message) { return {code, "application/json", ErrorJson(message), {}}; }
+
+// One SSE event; every line of `data` gets its own "data:" field.
+std::string SseEvent(std::string_view event, std::string_view data) {
+  std::string out = fmt::format("event: {}\n", event);
+  size_t pos = 0;
+  while (true) {
+    size_t nl = data.find('\n', pos);
+    out += "data: ";
+    out += data.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
+    out += '\n';
+    if (nl == std::string_view::npos) break;
+    pos = nl + 1;
+  }
+  out += '\n';
+  return out;
+}
+
+// What the stream reports as "a new snapshot": the published state changed.
+std::tuple<const Snapshot*, int64_t, uint64_t, uint64_t> SnapshotKey(const Snapshot* s, const RecordCounts& c) {
+  return {s, s ? s->stream_time_ms : 0, s ? s->counters.deltas : 0, c.documents};
+}
+
+bool SameState(const std::tuple<const Snapshot*, int64_t, uint64_t, uint64_t>& a,
+               const std::tuple<const Snapshot*, int64_t, uint64_t, uint64_t>& b) {
+  // A republished snapshot with the same numbers is not news.
+  return std::get<1>(a) == std::get<1>(b) && std::get<2>(a) == std::get<2>(b) && std::get<3>(a) == std::get<3>(b) &&
+         (std::get<0>(a) == nullptr) == (std::get<0>(b) == nullptr);
+}
+
+}  // namespace
+
+HttpServer::HttpServer() = default;
+HttpServer::~HttpServer() { Stop(); }
+
+std::string HttpServer::url() const { return fmt::format("http://{}:{}", host_, port_); }
+
+int HttpServer::OnRequest(mg_connection* conn) {
+  auto* self = static_cast<HttpServer*>(mg_get_user_data(mg_get_context(conn)));
+  return self->Handle(conn);
+}
+
+int HttpServer::OnLog(const mg_connection* conn, const char* message) {
+  const mg_context* ctx = conn ? mg_get_context(conn) : nullptr;
+  auto* self = ctx ? static_cast<HttpServer*>(mg_get_user_data(ctx)) : nullptr;
+  if (self) {
+    std::lock_guard<std::mutex> lock(self->mu_);
+    self->start_error_ = message;
+  }
+  spdlog::warn("http: {}", message);
+  return 1;
+}
+
+Status HttpServer::Start(const HttpServerOptions& options, const StateProvider& provider) {
+  if (ctx_) return Status::Internal("http: already started");
+  static std::once_flag init;
+  std::call_once(init, [] { mg_init_library(0); });
+  options_ = options;
+  provider_ = &provider;
+  if (options_.num_threads < 2) options_.num_threads = 2;
+  options_.max_sse_clients = std::clamp(options_.max_sse_clients, 0, options_.num_threads / 2);
+
+  const std::string root = options_.document_root.empty() ? DefaultStaticDir() : options_.document_root;
+  std::error_code ec;
+  root_ = fs::canonical(root, ec);
+  if (ec || !fs::is_directory(root_, ec)) {
+    if (!options_.document_root.empty()) return Status::InvalidArgument(fmt::format("http: static_dir {}: not a directory", root));
+    spdlog::warn("http: no dashboards directory at {}; static files answer 404", root);
+    root_.clear();
+  }
+  const size_t colon = options_.listen.rfind(':');
+  if (colon == std::string::npos || colon + 1 == options_.listen.size()) {
+    return Status::InvalidArgument(fmt::format("http: listen '{}' is not host:port", options_.listen));
+  }
+  host_ = options_.listen.substr(0, colon);
+
+  const std::string threads = std::to_string(options_.num_threads);
+  const std::string request_size = std::to_string(options_.max_request_size);
+  const std::string timeout = std::to_string(options_.request_timeout_ms);
+  // Explicit document_root and no listing (SPEC §10); every request is
+  // answered by OnRequest, CivetWeb never serves files itself.
+  const std::string doc_root = root_.empty() ? root : root_.string();
+  const char* mg_options[] = {"listening_ports",    options_.listen.c_str(),
+                              "document_root",      doc_root.c_str(),
+                              "enable_directory_listing", "no",
+                              "tcp_nodelay",        "1",
+                              "enable_keep_alive",  "no",
+                              "num_threads",        threads.c_str(),
+                              "max_request_size",   request_size.c_str(),
+                              "request_timeout_ms", timeout.c_str(),
+                              nullptr};
+  mg_callbacks callbacks{};
+  callbacks.begin_request = &HttpServer::OnRequest;
+  callbacks.log_message = &HttpServer::OnLog;
+  ctx_ = mg_start(&callbacks, this, mg_options);
+  if (!ctx_) {
+    std::lock_guard<std::mutex> lock(mu_);
+    return Status::Unavailable(fmt::format("http: cannot listen on {}{}{}", options_.listen,
+                                           start_error_.empty() ? "" : ": ", start_error_));
+  }
+  mg_server_port ports[4] = {};
+  const int n = mg_get_server_ports(ctx_, 4, ports);
+  if (n < 1) {
+    Stop();
+    return Status::Internal("http: CivetWeb reports no listening port");
+  }
+  port_ = ports[0].port;
+  return Status::Ok();
+}
+
+void HttpServer::Stop() {
+  if (!ctx_) return;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  mg_stop(ctx_);  // joins the workers; SSE loops have been woken above
+  ctx_ = nullptr;
+}
+
+int HttpServer::Handle(mg_connection* conn) {
+  const auto start = std::chrono::steady_clock::now();
+  const mg_request_info* ri = mg_get_request_info(conn);
+  const std::string_view method = ri->request_method ? ri->request_method : "";
+  const std::string_view path = ri->local_uri_raw ? ri->local_uri_raw : "";
+
+  std::string cors;
+  const char* origin = mg_get_header(conn, "Origin");
+  const bool cors_ok = origin && OriginAllowed(options_.cors_origins, origin);
+  if (cors_ok) {
+    const bool any = std::find(options_.cors_origins.begin(), options_.cors_origins.end(), "*") !=
+                     options_.cors_origins.end();
+    cors = any ? "Access-Control-Allow-Origin: *\r\n" : fmt::format("Access-Control-Allow-Origin: {}\r\nVary: Origin\r\n", origin);
+  }
+
+  Reply r;
+  if (method == "OPTIONS" && cors_ok) {
+    r = {204, "text/plain", "", "Access-Control-Allow-Methods: GET\r\nAccess-Control-Allow-Headers: Authorization\r\n"
+                                "Access-Control-Max-Age: 600\r\n"};
+  } else if (method != "GET") {
+    r = JsonError(405, "method not allowed");
+    r.headers = "Allow: GET\r\n";
+  } else if (path == "/healthz") {
+    r = {200, "text/plain; charset=utf-8", "ok\n", {}};
+  } else if (!options_.auth_token.empty() && !BearerMatches(mg_get_header(conn, "Authorization"), options_.auth_token)) {
+    r = JsonError(401, "unauthorized");
+    r.headers = "WWW-Authenticate: Bearer\r\n";
+  } else if (path == "/readyz") {
+    const ServiceStatus s = provider_->status();
+    const bool ready = s.restored && s.consuming && s.sources_done;
+    JsonWriter w;
+    w.BeginObject();
+    w.Key("ready").Bool(ready);
+    w.Key("restored").Bool(s.restored);
+    w.Key("consuming").Bool(s.consuming);
+    w.Key("sources_done").Bool(s.sources_done);
+    w.EndObject();
+    r = {ready ? 200 : 503, "application/json", w.Take(), {}};
+  } else if (path == "/metrics") {
+    HttpStats stats{latency_.Copy(), static_cast<uint64_t>(sse_clients_.load(std::memory_order_relaxed))};
+    auto snap = provider_->snapshot();
+    r = {200, "text/plain; version=0.0.4; charset=utf-8",
+         MetricsText(snap.get(), provider_->counts(), provider_->status(), provider_->alerts_json(), stats, WallMs()),
+         {}};
+  } else if (path == "/api/v1/stream") {
+    return HandleStream(conn, cors);
+  } else if (path.starts_with("/api/")) {
+    ApiAnswer a = AnswerApi(path, ri->query_string ? ri->query_string : "", *provider_, options_.api, WallMs());
+    r = {a.status, std::move(a.content_type), std::move(a.body), {}};
+  } else {
+    const int code = ServeStatic(conn, path, cors);
+    latency_.Record(LatencyRecorder::RouteOf(path),
+                    std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    return code;
+  }
+  Send(conn, r, cors);
+  latency_.Record(LatencyRecorder::RouteOf(path),
+                  std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  return r.code;
+}
+
+int HttpServer::ServeStatic(mg_connection* conn, std::string_view path, const std::string& cors) {
+  std::optional<fs::path> file = root_.empty() ? std::nullopt : ResolveStaticFile(root_, path);
+  std::string body;
+  if (file) {
+    std::ifstream in(*file, std::ios::binary);
+    std::error_code ec;
+    const auto size = fs::file_size(*file, ec);
+    if (!in || ec || size > kMaxStaticBytes) {
+      file.reset();
+    } else {
+      std::ostringstream ss;
+      ss << in.rdbuf();
+      body = ss.str();
+    }
+  }
+  if (!file) {
+    Send(conn, JsonError(404, "not found"), cors);
+    return 404;
+  }
+  Reply r{200, mg_get_builtin_mime_type(file->c_str()), std::move(body), {}, "no-cache"};
+  Send(conn, r, cors);
+  return 200;
+}
+
+int HttpServer::HandleStream(mg_connection* conn, const std::string& cors) {
+  if (sse_clients_.fetch_add(1, std::memory_order_relaxed) >= options_.max_sse_clients) {
+    sse_clients_.fetch_sub(1, std::memory_order_relaxed);
+    Send(conn, JsonError(503, "too many stream clients"), cors);
+    return 503;
+  }
+  struct Release {
+    std::atomic<int>& n;
+    ~Release() { n.fetch_sub(1, std::memory_order_relaxed); }
+  } release{sse_clients_};
+
+  std::shared_ptr<const Snapshot> snap = provider_->snapshot();
+  RecordCounts counts = provider_->counts();
+  std::string alerts = provider_->alerts_json();
+  auto last = SnapshotKey(snap.get(), counts);
+  std::string out = fmt::format(
+      "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-store\r\nConnection: close\r\n"
+      "X-Accel-Buffering: no\r\n{}\r\nretry: 2000\n\n",
+      cors);
+  out += SseEvent("snapshot", SnapshotEventJson(snap.get(), counts));
+  if (mg_write(conn, out.data(), out.size()) <= 0) return 200;
+  auto last_write = std::chrono::steady_clock::now();
+
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!cv_.wait_for(lock, options_.sse_poll, [this] { return stopping_; })) {
+    lock.unlock();
+    out.clear();
+    snap = provider_->snapshot();
+    counts = provider_->counts();
+    auto key = SnapshotKey(snap.get(), counts);
+    if (!SameState(key, last)) {
+      last = key;
+      out += SseEvent("snapshot", SnapshotEventJson(snap.get(), counts));
+    }
+    std::string now_alerts = provider_->alerts_json();
+    if (now_alerts != alerts) {
+      alerts = std::move(now_alerts);
+      out += SseEvent("alert", "{\"alerts\":" + alerts + "}");
+    }
+    const auto now = std::chrono::steady_clock::now();
+    if (out.empty() && now - last_write >= options_.sse_keepalive) out = ": keep-alive\n\n";
+    if (!out.empty()) {
+      if (mg_write(conn, out.data(), out.size()) <= 0) return 200;  // the client went away
+      last_write = now;
+    }
+    lock.lock();
+  }
+  return 200;
+}
+
+}  // namespace seismo
