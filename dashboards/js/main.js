@@ -133,7 +133,8 @@ function syncChrome(route) {
 function fillWindows() {
   const sel = $('f-window');
   const windows = state.status?.windows?.length ? state.status.windows : ['1h', '24h', '7d'];
-  const def = windows[Math.floor((windows.length - 1) / 2)] ?? '24h';
+  // The API's default: 24h when configured, else the middle window.
+  const def = windows.includes('24h') ? '24h' : windows[Math.floor(windows.length / 2)] ?? '24h';
   const want = ['', ...windows.filter((w) => w !== def), 'all'];
   const labels = want.map((w) => (w === '' ? `${def} (default)` : w === 'all' ? 'all retained' : w));
   const sig = want.join(',');
