@@ -46,7 +46,8 @@ enum ScenarioPlant : uint32_t {
 
 struct ScenarioOptions {
   uint64_t seed = 1;
-  int64_t start_ms = 1'794'960'000'000;  // 2026-11-18T00:00:00Z (whole hour)
+  int64_t start_ms = 1'790'812'800'000;  // 2026-10-01T00:00:00Z (whole hour; in the past, so
+                                         // documents are not clamped to now + max_clock_skew)
   std::string channel = "release";
   int baseline_builds = 4;             // builds before N
   int64_t build_spacing_hours = 48;
