@@ -7,6 +7,7 @@
 
 #include "seismo/app/replay.h"
 #include "seismo/ingest/kafka_consumer.h"
+#include "seismo/ingest/kafka_producer.h"
 #include "seismo/ingest/line_reader.h"
 #include "seismo/shard/backoff.h"
 #include "seismo/shard/pipeline.h"
@@ -104,8 +105,25 @@ Status Daemon::Start() {
     consuming_.store(true, std::memory_order_relaxed);
   }
 
+  // Alerts: sinks in order (file, webhook, Kafka), then the engine's thread.
+  alerts_ = std::make_unique<AlertService>(config_.alerts, [this] { return snapshot(); });
+  if (Status s = AddConfiguredSinks(*alerts_, config_.alerts); !s.ok()) return s;
+  if (!config_.alerts.kafka_topic.empty()) {
+    KafkaProducerOptions kp;
+    kp.brokers = config_.kafka.brokers;
+    kp.properties = config_.kafka.properties;
+    kp.enqueue_timeout = std::chrono::milliseconds(0);  // never block the alert thread
+    auto producer = KafkaProducer::Create(kp);
+    if (!producer) return producer.error();
+    alert_producer_ = std::move(*producer);
+    alerts_->AddSink(std::make_unique<KafkaSink>([this](std::string_view key, std::string_view value) {
+      return alert_producer_->Produce(config_.alerts.kafka_topic, key, value);
+    }));
+  }
+
   pipeline_->Start();
   publisher_thread_ = std::thread([this] { RunPublisher(); });
+  alerts_->Start();
   source_thread_ = std::thread([this] { RunSource(); });
   return Status::Ok();
 }
@@ -227,9 +245,15 @@ void Daemon::Stop() {
   if (publisher_thread_.joinable()) publisher_thread_.join();
   pipeline_->Finish();
   auto final_snapshot = pipeline_->FinalSnapshot();
-  std::lock_guard<std::mutex> lock(snapshot_mu_);
-  snapshot_ = std::move(final_snapshot);
+  {
+    std::lock_guard<std::mutex> lock(snapshot_mu_);
+    snapshot_ = std::move(final_snapshot);
+  }
+  // Last round on the final snapshot, then the sinks stop (reverse order).
+  if (alerts_) alerts_->Stop(/*final_round=*/true);
 }
+
+std::string Daemon::alerts_json() const { return alerts_ ? alerts_->engine().AlertsJson() : "[]"; }
 
 std::shared_ptr<const Snapshot> Daemon::snapshot() const {
   std::lock_guard<std::mutex> lock(snapshot_mu_);

@@ -22,6 +22,7 @@
 #include <thread>
 
 #include "seismo/aggregate/snapshot.h"
+#include "seismo/alert/service.h"
 #include "seismo/app/config.h"
 #include "seismo/core/status.h"
 #include "seismo/core/time.h"
@@ -49,7 +50,7 @@ class Daemon final : public StateProvider {
   std::shared_ptr<const Snapshot> snapshot() const override;
   RecordCounts counts() const override;
   ServiceStatus status() const override;
-  std::string alerts_json() const override { return "[]"; }
+  std::string alerts_json() const override;  // the alert engine's view, "[]" before Start()
   // After Stop(): the totals as replay would write them.
   Aggregates FinalAggregates() const;
 
@@ -82,6 +83,11 @@ class Daemon final : public StateProvider {
 
   mutable std::mutex snapshot_mu_;  // guards snapshot_ (publisher writes, readers copy the pointer)
   std::shared_ptr<const Snapshot> snapshot_;
+
+  // Alert thread (evaluates snapshot() every alerts.interval) and its sinks; the Kafka
+  // sink's producer outlives the service. Created in Start() before any thread reads them.
+  std::unique_ptr<class KafkaProducer> alert_producer_;
+  std::unique_ptr<AlertService> alerts_;
 };
 
 }  // namespace seismo
