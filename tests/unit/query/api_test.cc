@@ -1,0 +1,146 @@
+#include "seismo/query/api.h"
+
+#include <gtest/gtest.h>
+
+#include "fake_provider.h"
+#include "query_fixture.h"
+#include "seismo/query/metrics.h"
+
+namespace seismo {
+namespace {
+
+using namespace seismo::testing;
+
+class ApiTest : public ::testing::Test {
+ protected:
+  ApiAnswer Get(std::string_view path, std::string_view qs = "") {
+    return AnswerApi(path, qs, provider_, settings_, 1'000'000'000'000);
+  }
+  FakeProvider provider_;
+  ApiSettings settings_;
+};
+
+TEST_F(ApiTest, UnknownPathIs404AndBadParameterIs400) {
+  ApiAnswer a = Get("/api/v1/nothing");
+  EXPECT_EQ(a.status, 404);
+  EXPECT_EQ(a.body, R"({"error":"not found"})");
+  ApiAnswer b = Get("/api/v1/crashes/top", "limit=0");
+  EXPECT_EQ(b.status, 400);
+  EXPECT_EQ(b.body, R"({"error":"limit: '0' is not an integer in 1..1000"})");
+  EXPECT_EQ(Get("/api/v1/hangs", "by=x").status, 400);
+}
+
+TEST_F(ApiTest, BeforeTheFirstSnapshotListsAreEmpty) {
+  for (const char* path : {"/api/v1/builds", "/api/v1/hangs", "/api/v1/crashes/top", "/api/v1/hangs/timeseries",
+                           "/api/v1/crashes/timeseries"}) {
+    ApiAnswer a = Get(path);
+    EXPECT_EQ(a.status, 200) << path;
+    Json j(a.body);
+    EXPECT_EQ(j.root["window"].get_string().value(), "24h") << path;
+  }
+  EXPECT_EQ(Get("/api/v1/crashes/top").body, R"({"window":"24h","total":0,"usage_hours":0,"rows":[]})");
+  EXPECT_EQ(Get("/api/v1/hangs/flamegraph", "format=collapsed").content_type, "text/plain; charset=utf-8");
+  EXPECT_EQ(Get("/api/v1/hangs/flamegraph", "format=collapsed").body, "");
+}
+
+TEST_F(ApiTest, AlertsPassThrough) {
+  provider_.SetAlerts(R"([{"rule":"r","state":"firing"}])");
+  EXPECT_EQ(Get("/api/v1/alerts").body, R"({"alerts":[{"rule":"r","state":"firing"}]})");
+}
+
+TEST_F(ApiTest, StatusReportsCountersAndConfiguration) {
+  RecordCounts c;
+  c.by_kind = {1, 2, 3};
+  c.rejected[static_cast<size_t>(RejectReason::kBadUsage)] = 4;
+  c.rejected[static_cast<size_t>(RejectReason::kFiltered)] = 5;
+  c.documents = 15;
+  c.bytes = 1234;
+  provider_.SetCounts(c);
+  ServiceStatus s;
+  s.started_at_ms = 1'000'000'000'000 - 12'500;
+  s.sources_done = true;
+  s.consuming = true;
+  s.queued_chunks = 2;
+  s.consumer_lag = 7;
+  s.last_checkpoint_ms = ParseTimestamp("2026-11-20T10:00:00Z")->ms;
+  provider_.SetStatus(s);
+  EXPECT_EQ(Get("/api/v1/status").body,
+            R"({"version":"0.1.0","uptime_s":12.5,"stream_time":null,"records":{"main":1,"bhr":2,"crash":3},)"
+            R"("rejected":{"bad_usage":4},"filtered":5,"documents":15,"bytes":1234,"duplicates":0,"late_dropped":0,)"
+            R"("folded_series":0,"series":0,"memory_bytes":0,"queues":{"chunks":2,"batches":0},)"
+            R"("consumer":{"enabled":false,"consuming":true,"lag":7,"paused_partitions":0,"pauses":0,"errors":0,)"
+            R"("last_error":""},"ready":true,"last_checkpoint":"2026-11-20T10:00:00.000Z",)"
+            R"("windows":["1h","24h","7d"],"default_window":"24h","bucket":"60s"})");
+  World w;
+  w.Usage("bhr", "Linux", kHour, 0);
+  provider_.SetSnapshot(w.Build());
+  Json j(Get("/api/v1/status").body);
+  EXPECT_EQ(j.root["stream_time"].get_string().value(), "2026-11-20T12:00:00.000Z");
+  EXPECT_EQ(j.root["series"].get_int64().value(), 1);
+}
+
+TEST_F(ApiTest, WindowsComeFromTheSnapshotOnceThereIsOne) {
+  auto snap = std::make_shared<Snapshot>();
+  snap->windows_ms = {2 * kHour};
+  provider_.SetSnapshot(snap);
+  EXPECT_EQ(Get("/api/v1/hangs", "window=1h").status, 400);
+  EXPECT_EQ(Get("/api/v1/hangs", "window=2h").status, 200);
+  Json j(Get("/api/v1/hangs").body);
+  EXPECT_EQ(j.root["window"].get_string().value(), "2h");
+}
+
+TEST(Metrics, ExpositionHasHelpTypeAndHistogram) {
+  RecordCounts c;
+  c.by_kind = {10, 0, 2};
+  c.rejected[static_cast<size_t>(RejectReason::kMalformedJson)] = 3;
+  c.bytes = 99;
+  ServiceStatus s;
+  s.consumer_lag = 42;
+  s.last_checkpoint_ms = 1000;
+  HttpStats http;
+  http.latency.upper_bounds_s = {0.001, 0.01};
+  http.latency.routes.push_back({"/api/v1/hangs", {2, 1, 1}, 0.5});
+  http.sse_clients = 1;
+  const std::string text = MetricsText(nullptr, c, s, R"([{"state":"firing"},{"state": "firing"},{"state":"resolved"}])",
+                                       http, 11'000);
+  for (const char* line :
+       {"# TYPE seismo_records_total counter\n", "seismo_records_total{kind=\"main\"} 10\n",
+        "seismo_rejected_total{reason=\"malformed_json\"} 3\n", "seismo_bytes_total 99\n", "seismo_consumer_lag 42\n",
+        "seismo_checkpoint_age_seconds 10\n", "seismo_queue_depth{queue=\"chunks\"} 0\n",
+        "seismo_alerts{state=\"firing\"} 2\n", "seismo_alerts{state=\"resolved\"} 1\n",
+        "# TYPE seismo_http_request_duration_seconds histogram\n",
+        "seismo_http_request_duration_seconds_bucket{path=\"/api/v1/hangs\",le=\"0.001\"} 2\n",
+        "seismo_http_request_duration_seconds_bucket{path=\"/api/v1/hangs\",le=\"0.01\"} 3\n",
+        "seismo_http_request_duration_seconds_bucket{path=\"/api/v1/hangs\",le=\"+Inf\"} 4\n",
+        "seismo_http_request_duration_seconds_sum{path=\"/api/v1/hangs\"} 0.5\n",
+        "seismo_http_request_duration_seconds_count{path=\"/api/v1/hangs\"} 4\n", "seismo_http_sse_clients 1\n"}) {
+    EXPECT_NE(text.find(line), std::string::npos) << line << "\n" << text;
+  }
+  // Every sample belongs to a family announced with HELP and TYPE.
+  std::string family;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t nl = text.find('\n', pos);
+    std::string line = text.substr(pos, nl - pos);
+    pos = nl + 1;
+    if (line.starts_with("# HELP ")) {
+      family = line.substr(7, line.find(' ', 7) - 7);
+      continue;
+    }
+    if (line.starts_with("# TYPE ")) {
+      EXPECT_EQ(line.substr(7, family.size()), family);
+      continue;
+    }
+    EXPECT_TRUE(line.starts_with(family)) << line;
+  }
+}
+
+TEST(Metrics, AlertStateCountsIgnoresOtherKeys) {
+  auto counts = AlertStateCounts(R"([{"state":"firing","x":{"states":"no"}},{"state" : "pending"}])");
+  ASSERT_EQ(counts.size(), 2u);
+  EXPECT_EQ(counts[0], (std::pair<std::string, uint64_t>{"firing", 1}));
+  EXPECT_EQ(counts[1], (std::pair<std::string, uint64_t>{"pending", 1}));
+}
+
+}  // namespace
+}  // namespace seismo

@@ -1,0 +1,171 @@
+#include "seismo/query/crashes_json.h"
+
+#include <gtest/gtest.h>
+
+#include "query_fixture.h"
+#include "seismo/query/builds_json.h"
+
+namespace seismo {
+namespace {
+
+using namespace seismo::testing;
+
+// release Firefox 146.0 build 20261117090501, Linux; t0 = 2026-11-20T12:00Z.
+//   build usage 2 h (4 pings, 1 gpu sub-process crash) at t0-1h
+//   current day (t0-2h):    X parent x3 (installs a,b,c), Y content x2 (install d twice),
+//                           Z content_shutdown x1 (startup)
+//   previous day (t0-30h):  Y x5, W parent x2, X x1
+//   ranks now: X 1, Y 2, Z 3; the day before: Y 1, W 2, X 3
+class CrashesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    world_.BuildUsage("Linux", 2 * kHour, 4, 1, kHour);
+    for (const char* install : {"a", "b", "c"}) world_.Crash("X", "parent", "parent", install, 2 * kHour);
+    for (int i = 0; i < 2; ++i) world_.Crash("Y", "content", "content", "d", 2 * kHour);
+    world_.Crash("Z", "content", "content_shutdown", "e", 2 * kHour, /*startup=*/true);
+    for (int i = 0; i < 5; ++i) world_.Crash("Y", "content", "content", "f" + std::to_string(i), 30 * kHour);
+    for (int i = 0; i < 2; ++i) world_.Crash("W", "parent", "parent", "g", 30 * kHour);
+    world_.Crash("X", "parent", "parent", "h", 30 * kHour);
+    snap_ = world_.Build();
+  }
+  std::string Top(std::string_view qs) { return CrashesTopJson(*snap_, Q(Endpoint::kCrashesTop, qs)); }
+
+  World world_;
+  std::shared_ptr<const Snapshot> snap_;
+};
+
+TEST_F(CrashesTest, TopCrashersRankShareRateAndRankChange) {
+  EXPECT_EQ(Top(""),
+            R"({"window":"24h","total":6,"usage_hours":2,"rows":[)"
+            R"({"rank":1,"signature":"X","count":3,"share":50,"rate_per_1000h":1500,"installs":3,)"
+            R"("previous_rank":3,"rank_change":2,"is_new":false},)"
+            R"({"rank":2,"signature":"Y","count":2,"share":33.333333333333336,"rate_per_1000h":1000,"installs":1,)"
+            R"("previous_rank":1,"rank_change":-1,"is_new":false},)"
+            R"({"rank":3,"signature":"Z","count":1,"share":16.666666666666668,"rate_per_1000h":500,"installs":1,)"
+            R"("previous_rank":null,"rank_change":null,"is_new":true}]})");
+}
+
+TEST_F(CrashesTest, LimitCutsRowsNotTheTotal) {
+  Json j(Top("limit=1"));
+  EXPECT_EQ(j.root["total"].get_int64().value(), 6);
+  EXPECT_EQ(j.root["rows"].get_array().value().size(), 1u);
+}
+
+TEST_F(CrashesTest, ProcessFilterRanksWithinTheProcess) {
+  Json j(Top("process=content"));
+  EXPECT_EQ(j.root["total"].get_int64().value(), 3);
+  auto rows = j.root["rows"].get_array().value();
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows.at(0)["signature"].get_string().value(), "Y");
+  EXPECT_EQ(rows.at(0)["previous_rank"].get_int64().value(), 1);
+  EXPECT_EQ(rows.at(0)["rank_change"].get_int64().value(), 0);
+  EXPECT_TRUE(rows.at(1)["is_new"].get_bool().value());
+  // The denominator is all usage of the selected builds.
+  EXPECT_EQ(j.root["usage_hours"].get_double().value(), 2.0);
+}
+
+TEST_F(CrashesTest, WeekWithEmptyPreviousWeekIsAllNew) {
+  Json j(Top("window=7d"));
+  EXPECT_EQ(j.root["total"].get_int64().value(), 14);
+  auto rows = j.root["rows"].get_array().value();
+  ASSERT_EQ(rows.size(), 4u);
+  const char* order[] = {"Y", "X", "W", "Z"};
+  for (size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(rows.at(i)["signature"].get_string().value(), order[i]);
+    EXPECT_EQ(rows.at(i)["rank"].get_int64().value(), static_cast<int64_t>(i + 1));
+    EXPECT_TRUE(rows.at(i)["is_new"].get_bool().value());
+  }
+}
+
+TEST_F(CrashesTest, AllHasNoPreviousWindow) {
+  Json j(Top("window=all"));
+  auto rows = j.root["rows"].get_array().value();
+  ASSERT_EQ(rows.size(), 4u);
+  for (auto row : rows) {
+    EXPECT_TRUE(row["previous_rank"].is_null());
+    EXPECT_TRUE(row["rank_change"].is_null());
+    EXPECT_FALSE(row["is_new"].get_bool().value());
+  }
+}
+
+TEST_F(CrashesTest, UnknownBuildHasNoUsageSoNullRate) {
+  Json j(Top("build_id=20990101000000"));
+  EXPECT_EQ(j.root["total"].get_int64().value(), 0);
+  EXPECT_EQ(j.root["rows"].get_array().value().size(), 0u);
+  World w;
+  w.Crash("Q", "parent", "parent", "i", 0);
+  auto snap = w.Build();
+  Json n(CrashesTopJson(*snap, Q(Endpoint::kCrashesTop, "")));
+  EXPECT_TRUE(n.root["rows"].at(0)["rate_per_1000h"].is_null());
+}
+
+TEST_F(CrashesTest, SignaturePageBreaksDown) {
+  EXPECT_EQ(CrashSignatureJson(*snap_, Q(Endpoint::kCrashesSignature, "signature=Y")),
+            R"({"window":"24h","signature":"Y","count":2,"installs":1,)"
+            R"("by_build":[{"build_id":"20261117090501","version":"146.0","channel":"release","product":"Firefox",)"
+            R"("count":2,"usage_hours":2,"rate_per_1000h":1000}],)"
+            R"("by_os":[{"os":"Linux","count":2}],"by_process":[{"process":"content","class":"content","count":2}]})");
+  Json week(CrashSignatureJson(*snap_, Q(Endpoint::kCrashesSignature, "signature=Y&window=7d")));
+  EXPECT_EQ(week.root["count"].get_int64().value(), 7);
+  EXPECT_EQ(week.root["installs"].get_int64().value(), 6);
+  Json none(CrashSignatureJson(*snap_, Q(Endpoint::kCrashesSignature, "signature=nope")));
+  EXPECT_EQ(none.root["count"].get_int64().value(), 0);
+  EXPECT_EQ(none.root["by_build"].get_array().value().size(), 0u);
+}
+
+TEST_F(CrashesTest, TimeseriesCountsAndRates) {
+  Json j(CrashesTimeseriesJson(*snap_, Q(Endpoint::kCrashesTimeseries, "")));
+  auto points = j.root["points"].get_array().value();
+  ASSERT_EQ(points.size(), 1440u);
+  auto at10 = points.at(1439 - 120);  // 10:00: the crashes, no usage in that minute
+  EXPECT_EQ(at10["t"].get_string().value(), "2026-11-20T10:00:00.000Z");
+  EXPECT_EQ(at10["count"].get_int64().value(), 6);
+  EXPECT_TRUE(at10["rate_per_1000h"].is_null());
+  auto at11 = points.at(1439 - 60);  // 11:00: usage, no crash
+  EXPECT_EQ(at11["usage_hours"].get_double().value(), 2.0);
+  EXPECT_EQ(at11["rate_per_1000h"].get_double().value(), 0.0);
+}
+
+TEST_F(CrashesTest, BuildsRowHasClassesRatesAndHangs) {
+  world_.Usage("bhr", "Linux", 3 * kHour, kHour);
+  world_.Hang("bhr", "Linux", "parent", "Gecko", {"A"}, 4'500'000, 4, kHour);
+  auto snap = world_.Build();
+  Json j(BuildsJson(*snap, Q(Endpoint::kBuilds, "")));
+  auto rows = j.root["builds"].get_array().value();
+  ASSERT_EQ(rows.size(), 1u);
+  auto b = rows.at(0);
+  EXPECT_EQ(b["build_date"].get_string().value(), "20261117");
+  EXPECT_EQ(b["usage_hours"].get_double().value(), 2.0);
+  EXPECT_EQ(b["pings"].get_int64().value(), 4);
+  EXPECT_EQ(b["crashes"]["parent"].get_int64().value(), 3);
+  EXPECT_EQ(b["crashes"]["content"].get_int64().value(), 2);
+  EXPECT_EQ(b["crashes"]["content_shutdown"].get_int64().value(), 1);
+  EXPECT_EQ(b["crashes"]["gpu"].get_int64().value(), 1);  // SUBPROCESS_CRASHES_WITH_DUMP
+  EXPECT_EQ(b["crashes"]["startup"].get_int64().value(), 1);
+  EXPECT_EQ(b["crashes"]["total"].get_int64().value(), 7);
+  EXPECT_EQ(b["crash_rate_per_1000h"]["parent"].get_double().value(), 1500.0);
+  EXPECT_EQ(b["crash_rate_per_1000h"]["total"].get_double().value(), 3500.0);
+  EXPECT_EQ(b["hangs"]["bhr"]["hang_ms_per_hour"].get_double().value(), 1500.0);
+  EXPECT_EQ(b["hangs"]["bhr"]["hang_count_per_hour"].get_double().value(), 4.0 / 3.0);
+  EXPECT_TRUE(b["hangs"]["main"]["hang_ms_per_hour"].is_null());
+}
+
+TEST(Builds, NewestBuildFirstAndOsNarrows) {
+  World w;
+  w.BuildUsage("Linux", kHour, 1, 0, kHour, "20261101000000");
+  w.BuildUsage("Linux", kHour, 1, 0, kHour, "20261115000000");
+  w.BuildUsage("Windows", 3 * kHour, 1, 0, kHour, "20261115000000");
+  auto snap = w.Build();
+  Json j(BuildsJson(*snap, Q(Endpoint::kBuilds, "")));
+  auto rows = j.root["builds"].get_array().value();
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows.at(0)["build_id"].get_string().value(), "20261115000000");
+  EXPECT_EQ(rows.at(0)["usage_hours"].get_double().value(), 4.0);
+  Json linux_only(BuildsJson(*snap, Q(Endpoint::kBuilds, "os=Linux&build_date=20261115")));
+  auto lrows = linux_only.root["builds"].get_array().value();
+  ASSERT_EQ(lrows.size(), 1u);
+  EXPECT_EQ(lrows.at(0)["usage_hours"].get_double().value(), 1.0);
+}
+
+}  // namespace
+}  // namespace seismo

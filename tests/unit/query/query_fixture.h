@@ -1,0 +1,105 @@
+// A hand-built world for the query tests: deltas applied to one ShardState at
+// chosen event times, merged into a Snapshot exactly as the daemon does.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <simdjson.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "seismo/aggregate/shard_state.h"
+#include "seismo/aggregate/snapshot.h"
+#include "seismo/core/hash.h"
+#include "seismo/core/time.h"
+#include "seismo/query/params.h"
+
+namespace seismo::testing {
+
+inline constexpr int64_t kMin = 60'000;
+inline constexpr int64_t kHour = 3'600'000;
+inline constexpr int64_t kDay = 86'400'000;
+
+class World {
+ public:
+  // Stream time ends at t0 (2026-11-20T12:00:00Z).
+  World() : state_(Options()) {}
+
+  static AggregateOptions Options() {
+    AggregateOptions o;
+    o.bucket_ms = kMin;
+    o.windows_ms = {kHour, kDay, 7 * kDay};
+    o.retention_ms = 14 * kDay;
+    return o;
+  }
+  int64_t t0() const { return t0_; }
+
+  void Usage(std::string_view source, std::string_view os, int64_t usage_ms, int64_t ago_ms,
+             std::string_view channel = "release", std::string_view date = "20261117") {
+    Apply(Table::kUsage, JoinKey({source, channel, os, date}), {usage_ms, 1}, ago_ms);
+  }
+  void BuildUsage(std::string_view os, int64_t usage_ms, int64_t pings, int64_t gpu, int64_t ago_ms,
+                  std::string_view build_id = "20261117090501") {
+    Apply(Table::kBuildUsage, JoinKey({"release", "Firefox", "146.0", build_id, os}), {usage_ms, pings, gpu, 0, 0},
+          ago_ms);
+  }
+  void Hang(std::string_view source, std::string_view os, std::string_view process, std::string_view thread,
+            const std::vector<std::string>& stack, int64_t hang_us, int64_t count, int64_t ago_ms) {
+    Apply(Table::kHangs,
+          JoinKey({source, "release", os, "20261117", process, thread, stack.back(), JoinStack(stack)}),
+          {hang_us, count}, ago_ms);
+  }
+  void Crash(std::string_view sig, std::string_view process, std::string_view cls, std::string_view install,
+             int64_t ago_ms, bool startup = false, std::string_view os = "Linux",
+             std::string_view build_id = "20261117090501") {
+    Delta d;
+    d.table = Table::kCrashes;
+    d.key = JoinKey({"release", "Firefox", "146.0", build_id, os, process, cls, sig});
+    d.time = EventTime{t0_ - ago_ms};
+    d.values = {1, startup ? 1 : 0};
+    d.install_hash = Hash64(install);
+    d.route_hash = Hash64(d.key);
+    state_.Apply(d);
+  }
+  std::shared_ptr<const Snapshot> Build() {
+    state_.AdvanceTo(EventTime{t0_});
+    std::shared_ptr<const ShardSnapshot> shard = state_.Snapshot();
+    return MergeSnapshots({shard}, kMin, Options().windows_ms);
+  }
+
+ private:
+  void Apply(Table t, std::string key, std::array<int64_t, 5> v, int64_t ago_ms) {
+    Delta d;
+    d.table = t;
+    d.key = std::move(key);
+    d.time = EventTime{t0_ - ago_ms};
+    d.values = v;
+    d.route_hash = Hash64(d.key);
+    state_.Apply(d);
+  }
+
+  int64_t t0_ = ParseTimestamp("2026-11-20T12:00:00Z")->ms;
+  ShardState state_;
+};
+
+inline Query Q(Endpoint e, std::string_view query_string) {
+  auto params = ParseQueryString(query_string);
+  EXPECT_TRUE(params.has_value());
+  auto q = ParseQuery(e, *params, World::Options().windows_ms);
+  EXPECT_TRUE(q.has_value()) << (q ? "" : q.error().message());
+  return q ? *q : Query{};
+}
+
+// Parses JSON text for assertions; the document owns the padded copy.
+struct Json {
+  explicit Json(const std::string& text) : padded(text) {
+    auto err = parser.parse(padded).get(root);
+    EXPECT_EQ(err, simdjson::SUCCESS) << text;
+  }
+  simdjson::padded_string padded;
+  simdjson::dom::parser parser;
+  simdjson::dom::element root;
+};
+
+}  // namespace seismo::testing
