@@ -4,8 +4,14 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <fstream>
 #include <sstream>
+#include <thread>
 #include <tuple>
 
 #include "seismo/core/json_writer.h"
@@ -74,6 +80,19 @@ bool SameState(const std::tuple<const Snapshot*, int64_t, uint64_t, uint64_t>& a
 }
 
 }  // namespace
+
+void HttpServer::WakeListener() const {
+  // A wildcard bind is reachable on loopback; otherwise connect to the bound host.
+  const std::string host = host_.empty() || host_ == "0.0.0.0" ? "127.0.0.1" : host_;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port_));
+  if (port_ <= 0 || ::inet_pton(AF_INET, host.c_str(), &addr.sin_addr) != 1) return;  // IPv6 etc.: wait it out
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+  if (fd < 0) return;
+  (void)::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr));
+  ::close(fd);
+}
 
 HttpServer::HttpServer() = default;
 HttpServer::~HttpServer() { Stop(); }
@@ -160,7 +179,19 @@ void HttpServer::Stop() {
     stopping_ = true;
   }
   cv_.notify_all();
+  // CivetWeb's accept loop notices the stop flag only when poll() returns,
+  // which without traffic takes up to 2 s: poke it with connections until
+  // mg_stop (which sets the flag, then joins every thread) returns.
+  std::atomic<bool> stopped{false};
+  std::thread waker([this, &stopped] {
+    while (!stopped.load(std::memory_order_acquire)) {  // pairs with the release store below
+      WakeListener();
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  });
   mg_stop(ctx_);  // joins the workers; SSE loops have been woken above
+  stopped.store(true, std::memory_order_release);
+  waker.join();
   ctx_ = nullptr;
 }
 

@@ -75,6 +75,7 @@ class HttpServer {
   static int OnLog(const mg_connection* conn, const char* message);
   int Handle(mg_connection* conn);
   int HandleStream(mg_connection* conn, const std::string& cors);
+  void WakeListener() const;  // a throw-away connection to the listening port
   int ServeStatic(mg_connection* conn, std::string_view path, const std::string& cors);
 
   // Set by Start before the workers exist, then read-only.
