@@ -1,0 +1,161 @@
+// A real Daemon reading `seismo generate` files through [sources], served by
+// the real HTTP server: the API's numbers equal `seismo replay` of the same
+// files.
+#include <gtest/gtest.h>
+#include <simdjson.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <thread>
+#include <tuple>
+
+#include "seismo/app/daemon.h"
+#include "seismo/app/replay.h"
+#include "seismo/http/server.h"
+#include "seismo/signature/generator.h"
+#include "unit/http/http_client.h"
+#include "unit/query/query_fixture.h"
+
+namespace seismo {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace seismo::testing;
+using namespace std::chrono_literals;
+
+class HttpDaemon : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::path(::testing::TempDir()) / ("seismo_http_daemon_" + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    for (auto [kind, n, seed] : {std::tuple{"main", 800, 21}, std::tuple{"bhr", 800, 22}, std::tuple{"crash", 600, 23}}) {
+      const std::string file = (dir_ / (std::string(kind) + ".ndjson")).string();
+      const std::string cmd = std::string(SEISMO_BINARY) + " generate --kind " + kind + " --count " +
+                              std::to_string(n) + " --seed " + std::to_string(seed) + " --output " + file;
+      ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+      files_.push_back(file);
+      documents_ += static_cast<uint64_t>(n);
+    }
+    std::string cmd = std::string(SEISMO_BINARY) + " replay --quiet --output " + (dir_ / "replay.json").string();
+    for (const auto& f : files_) cmd += " " + f;
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+    replay_ = parser_.load((dir_ / "replay.json").string());
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  static std::unique_ptr<Json> GetJson(int port, const std::string& target) {
+    HttpResponse r = HttpGet(port, target);
+    EXPECT_EQ(r.status, 200) << target << ": " << r.body;
+    return std::make_unique<Json>(r.body);
+  }
+
+  fs::path dir_;
+  std::vector<std::string> files_;
+  uint64_t documents_ = 0;
+  simdjson::dom::parser parser_;
+  simdjson::dom::element replay_;
+};
+
+TEST_F(HttpDaemon, ApiNumbersEqualReplayOfTheSameFiles) {
+  Config config;
+  config.kafka.topics.clear();  // files only
+  config.sources.files = files_;
+  config.ingest.threads = 2;
+  config.aggregate.shards = 2;
+  auto signatures = LoadSignatures(config);
+  ASSERT_TRUE(signatures.has_value());
+  SystemClock clock;
+  Daemon daemon(config, signatures->get(), &clock);
+  ASSERT_TRUE(daemon.Start().ok());
+  HttpServerOptions options;
+  options.listen = "127.0.0.1:0";
+  HttpServer server;
+  ASSERT_TRUE(server.Start(options, daemon).ok());
+  const int port = server.port();
+
+  // Expected from replay: crash counts by signature, bhr hang ms by (process, thread, signature), usage.
+  std::map<std::string, int64_t> crashes;
+  int64_t crash_total = 0;
+  for (auto row : replay_["crashes"].get_array()) {
+    crashes[std::string(std::string_view(row["signature"]))] += int64_t(row["count"]);
+    crash_total += int64_t(row["count"]);
+  }
+  std::map<std::tuple<std::string, std::string, std::string>, double> hangs;
+  for (auto row : replay_["hangs"].get_array()) {
+    if (std::string_view(row["source"]) != "bhr") continue;
+    hangs[{std::string(std::string_view(row["process"])), std::string(std::string_view(row["thread"])),
+           std::string(std::string_view(row["signature"]))}] += double(row["hang_ms"]);
+  }
+  double bhr_usage = 0;
+  for (auto row : replay_["usage"].get_array()) {
+    if (std::string_view(row["source"]) == "bhr") bhr_usage += double(row["usage_hours"]);
+  }
+  double build_usage = 0;
+  int64_t build_pings = 0;
+  for (auto row : replay_["builds"].get_array()) {
+    build_usage += double(row["usage_hours"]);
+    build_pings += int64_t(row["pings"]);
+  }
+  ASSERT_GT(crash_total, 0);
+  ASSERT_GT(hangs.size(), 0u);
+
+  // Ready once every file is read; the numbers once a snapshot holds everything.
+  const auto deadline = std::chrono::steady_clock::now() + 60s;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (HttpGet(port, "/readyz").status == 200) {
+      auto top = GetJson(port, "/api/v1/crashes/top?window=all&limit=1");
+      if (top->root["total"].get_int64().value() == crash_total) break;
+    }
+    std::this_thread::sleep_for(100ms);
+  }
+  auto status = GetJson(port, "/api/v1/status");
+  EXPECT_EQ(status->root["documents"].get_uint64().value(), documents_);
+  EXPECT_EQ(status->root["records"]["main"].get_int64().value(), int64_t(replay_["records"]["main"]));
+  EXPECT_EQ(status->root["records"]["bhr"].get_int64().value(), int64_t(replay_["records"]["bhr"]));
+  EXPECT_EQ(status->root["records"]["crash"].get_int64().value(), int64_t(replay_["records"]["crash"]));
+
+  auto top = GetJson(port, "/api/v1/crashes/top?window=all&limit=1000");
+  EXPECT_EQ(top->root["total"].get_int64().value(), crash_total);
+  auto rows = top->root["rows"].get_array().value();
+  EXPECT_EQ(rows.size(), std::min<size_t>(crashes.size(), 1000));
+  int64_t previous = INT64_MAX;
+  for (auto row : rows) {
+    const std::string sig(row["signature"].get_string().value());
+    const int64_t count = row["count"].get_int64().value();
+    EXPECT_EQ(count, crashes[sig]) << sig;
+    EXPECT_LE(count, previous);
+    previous = count;
+  }
+
+  auto h = GetJson(port, "/api/v1/hangs?window=all&source=bhr&limit=1000");
+  EXPECT_NEAR(h->root["usage_hours"].get_double().value(), bhr_usage, 1e-6 * bhr_usage);
+  size_t compared = 0;
+  for (auto row : h->root["rows"].get_array()) {
+    std::tuple<std::string, std::string, std::string> key{std::string(row["process"].get_string().value()),
+                                                          std::string(row["thread"].get_string().value()),
+                                                          std::string(row["signature"].get_string().value())};
+    const double ms = row["hang_ms"].get_double().value();
+    EXPECT_NEAR(ms, hangs[key], 1e-6 * ms + 1e-9) << std::get<2>(key);
+    ++compared;
+  }
+  EXPECT_EQ(compared, std::min<size_t>(hangs.size(), 1000));
+
+  auto builds = GetJson(port, "/api/v1/builds?window=all&limit=1000");
+  double api_usage = 0;
+  int64_t api_pings = 0;
+  for (auto row : builds->root["builds"].get_array()) {
+    api_usage += row["usage_hours"].get_double().value();
+    api_pings += row["pings"].get_int64().value();
+  }
+  EXPECT_NEAR(api_usage, build_usage, 1e-6 * build_usage);
+  EXPECT_EQ(api_pings, build_pings);
+
+  server.Stop();
+  daemon.Stop();
+}
+
+}  // namespace
+}  // namespace seismo
