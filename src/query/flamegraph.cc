@@ -22,9 +22,12 @@ std::map<std::string_view, Sums> SelectedStacks(const Snapshot& snap, const Quer
   const WindowSel win = ResolveWindow(snap, q.window_ms);
   const std::string source = HangSource(snap, q);
   std::map<std::string_view, Sums> out;
+  const std::string prefix = source + kKeySep;
+  std::vector<std::string_view> f;
   for (const auto& [key, s] : snap.table(Table::kHangs)) {
-    auto f = SplitKey(key);
-    if (f.size() < 8 || f[0] != source || !RowMatches(Table::kHangs, f, q.filters)) continue;
+    if (!key.starts_with(prefix)) continue;
+    SplitKeyInto(key, f, 8);
+    if (f.size() < 8 || !RowMatches(Table::kHangs, f, q.filters)) continue;
     const Values v = ValuesIn(s, win);
     if (v[0] == 0 && v[1] == 0) continue;
     Sums& st = out[f[7]];

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <unordered_map>
 #include <tuple>
 
 #include "seismo/core/json_writer.h"
@@ -22,7 +23,7 @@ struct Sums {
 struct Group {
   std::string process, thread, signature, build_date;
   Sums sums;
-  std::map<std::string_view, Sums> stacks;  // encoded stack -> sums (views into snapshot keys)
+  std::unordered_map<std::string_view, Sums> stacks;  // encoded stack -> sums (views into snapshot keys)
 };
 
 // Usage (ms) of the selected (source, channel, os, build_date) groups, per build date.
@@ -62,9 +63,12 @@ std::string HangsJson(const Snapshot& snap, const Query& q) {
   for (const auto& [date, ms] : usage_by_date) usage_ms += ms;
 
   std::map<std::tuple<std::string_view, std::string_view, std::string_view>, Group> groups;
+  const std::string prefix = source + kKeySep;
+  std::vector<std::string_view> f;
   for (const auto& [key, s] : snap.table(Table::kHangs)) {
-    auto f = SplitKey(key);
-    if (f.size() < 8 || f[0] != source || !RowMatches(Table::kHangs, f, q.filters)) continue;
+    if (!key.starts_with(prefix)) continue;
+    SplitKeyInto(key, f, 8);
+    if (f.size() < 8 || !RowMatches(Table::kHangs, f, q.filters)) continue;
     const Values v = ValuesIn(s, win);
     if (v[0] == 0 && v[1] == 0) continue;
     std::tuple<std::string_view, std::string_view, std::string_view> gk;
@@ -130,10 +134,15 @@ std::string HangsJson(const Snapshot& snap, const Query& q) {
       w.Key("process").String(g.process);
     }
     WriteRates(w, g.sums, r.usage_ms);
+    // Top stacks by hang ms, ties by stack text: the hash map's order never shows.
     std::vector<std::pair<std::string_view, Sums>> stacks(g.stacks.begin(), g.stacks.end());
-    std::stable_sort(stacks.begin(), stacks.end(),
-                     [](const auto& a, const auto& b) { return a.second.hang_us > b.second.hang_us; });
-    if (stacks.size() > kTopStacks) stacks.resize(kTopStacks);
+    const size_t top = std::min(kTopStacks, stacks.size());
+    std::partial_sort(stacks.begin(), stacks.begin() + static_cast<std::ptrdiff_t>(top), stacks.end(),
+                      [](const auto& a, const auto& b) {
+                        return a.second.hang_us != b.second.hang_us ? a.second.hang_us > b.second.hang_us
+                                                                    : a.first < b.first;
+                      });
+    stacks.resize(top);
     w.Key("stacks").BeginArray();
     for (const auto& [stack, sums] : stacks) {
       w.BeginObject();

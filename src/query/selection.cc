@@ -21,6 +21,20 @@ int64_t FloorDiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) 
 
 }  // namespace
 
+void SplitKeyInto(std::string_view key, std::vector<std::string_view>& out, size_t max_fields) {
+  out.clear();
+  size_t start = 0;
+  while (true) {
+    const size_t sep = out.size() + 1 >= max_fields ? std::string_view::npos : key.find(kKeySep, start);
+    if (sep == std::string_view::npos) {
+      out.push_back(key.substr(start));
+      return;
+    }
+    out.push_back(key.substr(start, sep - start));
+    start = sep + 1;
+  }
+}
+
 WindowSel ResolveWindow(const Snapshot& snap, int64_t window_ms) {
   WindowSel w;
   w.window_ms = window_ms;

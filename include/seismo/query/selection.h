@@ -16,6 +16,7 @@
 
 #include <array>
 #include <cstdint>
+#include <cstddef>
 #include <optional>
 #include <string_view>
 #include <vector>
@@ -48,6 +49,12 @@ const HyperLogLog* InstallsIn(const MergedSeries& s, const WindowSel& w);
 // caller applies itself (or wants ignored, e.g. hang-only filters on usage).
 bool RowMatches(Table t, const std::vector<std::string_view>& f, const Filters& filters,
                 std::initializer_list<Dim> ignore = {});
+
+// SplitKey into a reused vector (no allocation once it has grown): the hot
+// loops split every series key of a table per request.
+// At most `max_fields`: the last one keeps the rest (a hang key's stack is
+// long and has no key separator, so it is not scanned).
+void SplitKeyInto(std::string_view key, std::vector<std::string_view>& out, size_t max_fields = SIZE_MAX);
 
 // Field of `f` holding dimension `d` in table `t`; build_date of build and crash
 // rows is the first 8 characters of build_id; "" when the table lacks it.
