@@ -1,5 +1,7 @@
 #include "seismo/aggregate/shard_state.h"
 
+#include "seismo/aggregate/shard_image.h"
+
 #include <algorithm>
 
 
@@ -274,6 +276,64 @@ void ShardState::FoldIfOverBudget() {
                      return sa.key < sb.key;
                    });
   for (size_t i = 0; i < to_fold; ++i) Fold(candidates[i]);
+}
+
+ShardImage ShardState::Image() const {
+  ShardImage image;
+  image.stream_time_ms = stream_time_ms_;
+  image.counters = counters_;
+  image.dedup_epoch = dedup_epoch_;
+  image.seen_docs.assign(seen_crash_docs_.begin(), seen_crash_docs_.end());
+  image.seen_previous.assign(seen_previous_.begin(), seen_previous_.end());
+  for (uint32_t id = 0; id < series_.size(); ++id) {
+    const auto& s = series_[id];
+    if (!s) continue;
+    SeriesImage out;
+    out.table = s->table;
+    out.key = s->key;
+    out.first_ms = s->first_ms;
+    for (int64_t b : s->buckets) {
+      const SeriesValues& v = buckets_.at(b).values.at(id);
+      out.entries.push_back({b, v.v, v.installs});
+    }
+    image.series.push_back(std::move(out));
+  }
+  return image;
+}
+
+void ShardState::RestoreBegin(const ShardImage& image, bool with_dedup, bool with_counters) {
+  if (image.stream_time_ms != INT64_MIN) AdvanceTo(EventTime{image.stream_time_ms});
+  if (with_counters) {
+    counters_.deltas += image.counters.deltas;
+    counters_.duplicates += image.counters.duplicates;
+    counters_.late_dropped += image.counters.late_dropped;
+    counters_.folded += image.counters.folded;
+  }
+  if (with_dedup) {
+    dedup_epoch_ = image.dedup_epoch;
+    seen_crash_docs_.insert(image.seen_docs.begin(), image.seen_docs.end());
+    seen_previous_.insert(image.seen_previous.begin(), image.seen_previous.end());
+  }
+}
+
+void ShardState::RestoreSeries(const SeriesImage& in) {
+  const uint32_t id = SeriesFor(in.table, in.key);
+  Series& s = *series_[id];
+  s.first_ms = std::min(s.first_ms, in.first_ms);
+  const int64_t expired = BucketOf(stream_time_ms_) - options_.retention_ms / options_.bucket_ms;
+  for (const SeriesImage::Entry& e : in.entries) {
+    if (stream_time_ms_ != INT64_MIN && e.bucket <= expired) continue;  // retention shrank since
+    SeriesValues& entry = buckets_[e.bucket].values[id];
+    InsertSorted(s.buckets, e.bucket);
+    AddValues(entry.v, e.v);
+    entry.installs.Merge(e.installs);
+    AddValues(s.total.v, e.v);
+    s.total.installs.Merge(e.installs);
+    for (size_t i = 0; i < spans_ms_.size(); ++i) {
+      if (e.bucket >= span_start_[i]) AddValues(s.span_sums[i], e.v);
+    }
+  }
+  ReleaseIfEmpty(id);
 }
 
 SeriesTable ShardState::Totals(Table t) const {

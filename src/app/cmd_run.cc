@@ -94,7 +94,7 @@ int RunDaemon(const RunArgs& args) {
   server.Stop();
   daemon.Stop();
   if (!args.output.empty()) {
-    Status s = WriteOutputFile(args.output, ReplayOutputJson(daemon.FinalAggregates(), daemon.counts()));
+    Status s = WriteOutputFile(args.output, ReplayOutputJson(daemon.FinalAggregates(), daemon.counts(), daemon.alerts_json()));
     if (!s.ok()) {
       spdlog::error("output: {}", s.message());
       return 1;

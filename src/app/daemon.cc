@@ -6,6 +6,7 @@
 #include <map>
 
 #include "seismo/app/replay.h"
+#include "seismo/checkpoint/checkpoint.h"
 #include "seismo/ingest/kafka_consumer.h"
 #include "seismo/ingest/kafka_producer.h"
 #include "seismo/ingest/line_reader.h"
@@ -18,7 +19,7 @@ namespace {
 constexpr size_t kChunkBytes = 1 << 20;
 constexpr size_t kChunkDocs = 2048;
 constexpr auto kPublishInterval = std::chrono::milliseconds(500);
-constexpr auto kCommitInterval = std::chrono::seconds(5);
+constexpr auto kBarrierTimeout = std::chrono::seconds(60);
 
 std::optional<DocKind> KindByName(const std::string& name) {
   if (name == "main") return DocKind::kMain;
@@ -37,11 +38,32 @@ class Daemon::Rebalance final : public KafkaRebalanceListener {
 
   std::map<TopicPartition, int64_t> OnAssigned(const std::vector<TopicPartition>& partitions) override {
     spdlog::info("kafka: assigned {} partition(s)", partitions.size());
+    // Offsets in the checkpoint are the truth for what this instance counted.
+    // Another instance may have counted further since (it commits what it
+    // checkpointed before giving a partition up): take the later of the two.
+    std::map<TopicPartition, int64_t> start;
+    for (const TopicPartition& tp : partitions) {
+      auto it = daemon_.checkpoint_offsets_.find({tp.topic, tp.partition});
+      if (it != daemon_.checkpoint_offsets_.end()) start[tp] = it->second;
+    }
+    if (!start.empty()) {
+      auto committed = daemon_.consumer_->Committed(partitions, std::chrono::seconds(10));
+      if (committed) {
+        for (auto& [tp, offset] : start) {
+          auto c = committed->find(tp);
+          if (c != committed->end()) offset = std::max(offset, c->second);
+        }
+      } else {
+        spdlog::warn("kafka: reading committed offsets failed: {}", committed.error().message());
+      }
+    }
+    for (const auto& [tp, offset] : start) handed[tp] = offset;
     daemon_.consuming_.store(true, std::memory_order_relaxed);
-    return {};  // start from the group's committed offsets (or auto.offset.reset)
+    return start;  // others: the group's committed offsets (or auto.offset.reset)
   }
 
   void OnRevoking(const std::vector<TopicPartition>& partitions) override {
+    daemon_.Checkpoint();  // everything handed so far is aggregated and saved first
     std::map<TopicPartition, int64_t> commit;
     for (const TopicPartition& tp : partitions) {
       auto it = handed.find(tp);
@@ -89,6 +111,7 @@ Status Daemon::Start() {
   }
   po.sources.push_back({"(other topic)", std::nullopt});
   pipeline_ = std::make_unique<Pipeline>(po, signatures_, dead_letters_.get(), clock_);
+  if (Status s = RestoreCheckpoint(); !s.ok()) return s;
 
   if (!config_.kafka.topics.empty()) {
     KafkaConsumerOptions ko;
@@ -120,6 +143,13 @@ Status Daemon::Start() {
       return alert_producer_->Produce(config_.alerts.kafka_topic, key, value);
     }));
   }
+
+  if (!restored_alert_state_.empty()) {
+    Status restored = alerts_->engine().Restore(restored_alert_state_);
+    if (!restored.ok()) spdlog::error("checkpoint: {}; alerts start empty", restored.message());
+  }
+  // Serialize() takes the engine's own lock, so the source thread may call it.
+  save_alert_state_ = [this] { return alerts_->engine().Serialize(); };
 
   pipeline_->Start();
   publisher_thread_ = std::thread([this] { RunPublisher(); });
@@ -158,8 +188,17 @@ void Daemon::RunSource() {
     }
     auto chunk = std::make_unique<DocChunk>();
     int64_t line_no = 0;
+    const int64_t already = file_lines_[path];  // consumed before a restart
+    auto submit = [&] {
+      handed_docs_ += chunk->docs.size();
+      SubmitWithBackpressure(std::move(chunk));
+      chunk = std::make_unique<DocChunk>();
+      file_lines_[path] = line_no;
+      MaybeCheckpoint();
+    };
     while (auto line = (*reader)->Next()) {
       ++line_no;
+      if (line_no <= already) continue;
       if (line->find_first_not_of(" \t") == std::string_view::npos) continue;
       DocRef ref;
       ref.begin = static_cast<uint32_t>(chunk->data.size());
@@ -168,18 +207,22 @@ void Daemon::RunSource() {
       ref.offset = line_no;
       chunk->data.append(*line);
       chunk->docs.push_back(ref);
-      if (chunk->data.size() >= kChunkBytes || chunk->docs.size() >= kChunkDocs) {
-        SubmitWithBackpressure(std::move(chunk));
-        chunk = std::make_unique<DocChunk>();
-      }
+      if (chunk->data.size() >= kChunkBytes || chunk->docs.size() >= kChunkDocs) submit();
       if (stop_source_.load(std::memory_order_relaxed)) break;
     }
-    if (!chunk->docs.empty()) SubmitWithBackpressure(std::move(chunk));
+    submit();
     if (!(*reader)->error().ok()) spdlog::error("sources: {}: {}", path, (*reader)->error().message());
     spdlog::info("sources: read {} ({} lines)", path, line_no);
   }
   sources_done_.store(true, std::memory_order_relaxed);
-  if (!consumer_) return;
+  if (!consumer_) {
+    while (!stop_source_.load(std::memory_order_relaxed)) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      MaybeCheckpoint();
+    }
+    Checkpoint();
+    return;
+  }
 
   // 2. Kafka, until told to stop.
   std::map<std::string, uint16_t> topic_index;
@@ -188,7 +231,6 @@ void Daemon::RunSource() {
     topic_index[config_.kafka.topics[t]] = static_cast<uint16_t>(files + t);
   }
   const auto other_topic = static_cast<uint16_t>(files + config_.kafka.topics.size());
-  auto last_commit = std::chrono::steady_clock::now();
   while (!stop_source_.load(std::memory_order_relaxed)) {
     KafkaMessageBatch batch = consumer_->Poll(kChunkDocs, std::chrono::milliseconds(100));
     if (!batch.empty()) {
@@ -208,15 +250,79 @@ void Daemon::RunSource() {
         int64_t& next = rebalance_->handed[{std::string(m.topic()), m.partition()}];
         next = std::max(next, m.offset() + 1);
       }
+      handed_docs_ += chunk->docs.size();
       SubmitWithBackpressure(std::move(chunk));
     }
-    if (std::chrono::steady_clock::now() - last_commit > kCommitInterval && !rebalance_->handed.empty()) {
-      (void)consumer_->Commit(rebalance_->handed, CommitMode::kAsync);  // lag monitoring only
-      last_commit = std::chrono::steady_clock::now();
-    }
+    MaybeCheckpoint();
   }
+  Checkpoint();
   Status closed = consumer_->Close();  // commits handed offsets through OnRevoking
   if (!closed.ok()) spdlog::warn("kafka: close: {}", closed.message());
+}
+
+Status Daemon::RestoreCheckpoint() {
+  restored_.store(true);
+  if (config_.checkpoint.dir.empty()) return Status::Ok();
+  std::string problem;
+  std::optional<CheckpointData> data =
+      LoadCheckpoint(config_.checkpoint.dir, config_.aggregate.bucket.count(), &problem);
+  if (!problem.empty()) spdlog::error("checkpoint: {}; starting empty", problem);
+  if (!data) return Status::Ok();
+  pipeline_->Restore(data->counts, data->shards);
+  checkpoint_offsets_ = data->kafka_offsets;
+  file_lines_ = data->file_lines;
+  restored_alert_state_ = data->alerts;
+  last_checkpoint_ms_.store(data->written_at_ms);
+  spdlog::info("checkpoint: restored {} documents, {} partition offsets, {} files from {}", data->counts.documents,
+               data->kafka_offsets.size(), data->file_lines.size(), config_.checkpoint.dir);
+  return Status::Ok();
+}
+
+void Daemon::MaybeCheckpoint() {
+  if (config_.checkpoint.dir.empty()) return;
+  auto now = std::chrono::steady_clock::now();
+  if (now < next_checkpoint_) return;
+  next_checkpoint_ = now + config_.checkpoint.interval;
+  Checkpoint();
+}
+
+void Daemon::Checkpoint() {
+  if (config_.checkpoint.dir.empty()) return;
+  if (handed_docs_ == handed_docs_at_checkpoint_ && last_checkpoint_ms_.load() != 0) return;
+  if (!pipeline_->WaitIdle(kBarrierTimeout)) {
+    spdlog::error("checkpoint: the pipeline did not drain within {} s; skipped", kBarrierTimeout.count());
+    checkpoint_failures_.fetch_add(1);
+    return;
+  }
+  CheckpointData data;
+  data.shards = pipeline_->shards().CollectImages(kBarrierTimeout);
+  if (data.shards.empty()) {
+    spdlog::error("checkpoint: shards did not answer; skipped");
+    checkpoint_failures_.fetch_add(1);
+    return;
+  }
+  data.written_at_ms = clock_->Now().ms;
+  data.bucket_ms = config_.aggregate.bucket.count();
+  data.counts = CountsOf(pipeline_->counters());
+  data.kafka_offsets = checkpoint_offsets_;
+  if (rebalance_) {
+    for (const auto& [tp, offset] : rebalance_->handed) data.kafka_offsets[{tp.topic, tp.partition}] = offset;
+  }
+  data.file_lines = file_lines_;
+  if (save_alert_state_) data.alerts = save_alert_state_();
+  if (Status s = WriteCheckpoint(config_.checkpoint.dir, data); !s.ok()) {
+    spdlog::error("checkpoint: {}; the previous checkpoint stays", s.message());
+    checkpoint_failures_.fetch_add(1);
+    return;
+  }
+  checkpoint_offsets_ = data.kafka_offsets;
+  handed_docs_at_checkpoint_ = handed_docs_;
+  last_checkpoint_ms_.store(data.written_at_ms);
+  if (consumer_ && rebalance_ && !rebalance_->handed.empty()) {
+    // Only checkpointed offsets are ever committed: the group's commit tells a
+    // partition's next owner where counting continues.
+    (void)consumer_->Commit(rebalance_->handed, CommitMode::kAsync);
+  }
 }
 
 void Daemon::Publish() {
@@ -269,6 +375,8 @@ ServiceStatus Daemon::status() const {
   s.kafka_enabled = consumer_ != nullptr;
   s.consuming = consuming_.load(std::memory_order_relaxed);
   s.pauses = pauses_.load(std::memory_order_relaxed);
+  s.restored = restored_.load(std::memory_order_relaxed);
+  s.last_checkpoint_ms = last_checkpoint_ms_.load(std::memory_order_relaxed);
   if (pipeline_) {
     s.queued_chunks = pipeline_->QueuedChunks();
     s.queued_batches = pipeline_->QueuedBatches();

@@ -37,12 +37,37 @@ void Pipeline::Start() {
 }
 
 bool Pipeline::TrySubmit(DocChunkPtr& chunk) {
+  const size_t docs = chunk->docs.size();
   for (size_t tries = 0; tries < workers_.size(); ++tries) {
     size_t w = next_worker_;
     next_worker_ = (next_worker_ + 1) % workers_.size();
-    if (workers_[w]->ring.TryPush(chunk)) return true;
+    if (workers_[w]->ring.TryPush(chunk)) {
+      submitted_docs_ += docs;
+      ++chunks_submitted_;
+      return true;
+    }
   }
   return false;
+}
+
+bool Pipeline::WaitIdle(std::chrono::milliseconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  Backoff backoff;
+  for (;;) {
+    // acquire: pairs with the workers' release after they pushed a chunk's batches.
+    bool parsed = chunks_done_.load(std::memory_order_acquire) == chunks_submitted_;
+    if (parsed && shards_.Idle()) return true;
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    backoff.Idle();
+  }
+}
+
+void Pipeline::Restore(const RecordCounts& counts, const std::vector<ShardImage>& shards) {
+  for (size_t i = 0; i < counts.by_kind.size(); ++i) counters_.records[i].store(counts.by_kind[i]);
+  for (size_t i = 0; i < kRejectReasonCount; ++i) counters_.rejected[i].store(counts.rejected[i]);
+  counters_.documents.store(counts.documents);
+  counters_.bytes.store(counts.bytes);
+  shards_.Restore(shards);
 }
 
 void Pipeline::Submit(DocChunkPtr chunk) {
@@ -125,6 +150,8 @@ void Pipeline::RunWorker(size_t index) {
            !stream_time_.compare_exchange_weak(seen, chunk_max, std::memory_order_relaxed)) {
     }
     flush();
+    // release: the chunk's batches were pushed before it counts as done.
+    chunks_done_.fetch_add(1, std::memory_order_release);
   }
   flush();
 }

@@ -1,15 +1,18 @@
 #include "seismo/shard/shard_set.h"
 
+#include "seismo/core/hash.h"
 #include "seismo/shard/backoff.h"
 
 namespace seismo {
 
 struct ShardSet::Shard {
-  explicit Shard(const AggregateOptions& o) : state(o), snapshots(4) {}
+  explicit Shard(const AggregateOptions& o) : state(o), snapshots(4), images(2) {}
   ShardState state;
   std::vector<std::unique_ptr<SpscRing<DeltaBatchPtr>>> rings;  // one per producer
   SpscRing<std::unique_ptr<ShardSnapshot>> snapshots;          // shard thread -> publisher
+  SpscRing<std::unique_ptr<ShardImage>> images;                // shard thread -> checkpoint thread
   uint64_t snapshot_epoch = 0;                                  // shard thread only
+  uint64_t image_epoch = 0;                                     // shard thread only
   std::thread thread;
 };
 
@@ -54,6 +57,8 @@ void ShardSet::Run(Shard& shard) {
     for (auto& ring : shard.rings) {
       while (std::optional<DeltaBatchPtr> batch = ring->TryPop()) {
         for (const Delta& d : (*batch)->deltas) shard.state.Apply(d);
+        // release: pairs with Idle()'s acquire; the applied state is complete before it counts.
+        batches_applied_.fetch_add(1, std::memory_order_release);
         any = true;
       }
     }
@@ -66,6 +71,13 @@ void ShardSet::Run(Shard& shard) {
     if (requested != shard.snapshot_epoch) {
       auto snap = shard.state.Snapshot();
       if (shard.snapshots.TryPush(snap)) shard.snapshot_epoch = requested;  // full: retry next turn
+      any = true;
+    }
+    // acquire: pairs with CollectImages()' release.
+    uint64_t image_requested = image_epoch_.load(std::memory_order_acquire);
+    if (image_requested != shard.image_epoch) {
+      auto image = std::make_unique<ShardImage>(shard.state.Image());
+      if (shard.images.TryPush(image)) shard.image_epoch = image_requested;
       any = true;
     }
     if (any) {
@@ -83,12 +95,63 @@ void ShardSet::Run(Shard& shard) {
 }
 
 void ShardSet::Push(size_t p, size_t s, DeltaBatchPtr batch) {
+  // relaxed: counted before the push, so pushed >= applied always holds.
+  batches_pushed_.fetch_add(1, std::memory_order_relaxed);
   Backoff backoff;
   while (!shards_[s]->rings[p]->TryPush(batch)) backoff.Idle();
 }
 
 bool ShardSet::TryPush(size_t p, size_t s, DeltaBatchPtr& batch) {
-  return shards_[s]->rings[p]->TryPush(batch);
+  if (!shards_[s]->rings[p]->TryPush(batch)) return false;
+  batches_pushed_.fetch_add(1, std::memory_order_relaxed);  // TryPush callers only read it after joining
+  return true;
+}
+
+bool ShardSet::Idle() const {
+  // Callers know no producer is pushing (the source is paused and the parse
+  // workers are done with everything submitted), so pushed_ is final here.
+  return batches_applied_.load(std::memory_order_acquire) == batches_pushed_.load(std::memory_order_relaxed);
+}
+
+std::vector<ShardImage> ShardSet::CollectImages(std::chrono::milliseconds timeout) {
+  // release: pairs with the shard threads' acquire of image_epoch_.
+  const uint64_t epoch = image_epoch_.fetch_add(1, std::memory_order_release) + 1;
+  (void)epoch;
+  std::vector<std::unique_ptr<ShardImage>> got(shards_.size());
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  Backoff backoff;
+  size_t have = 0;
+  while (have < shards_.size()) {
+    for (size_t s = 0; s < shards_.size(); ++s) {
+      if (got[s]) continue;
+      if (auto image = shards_[s]->images.TryPop()) {
+        got[s] = std::move(*image);
+        ++have;
+      }
+    }
+    if (have == shards_.size()) break;
+    if (std::chrono::steady_clock::now() > deadline) return {};
+    backoff.Idle();
+  }
+  std::vector<ShardImage> out;
+  for (auto& image : got) out.push_back(std::move(*image));
+  return out;
+}
+
+void ShardSet::Restore(const std::vector<ShardImage>& images) {
+  const bool same_layout = images.size() == shards_.size();
+  for (size_t s = 0; s < shards_.size(); ++s) {
+    for (size_t i = 0; i < images.size(); ++i) {
+      // Document ids go back where they were; with another shard count every
+      // shard gets all of them (each must recognise duplicates of its series).
+      shards_[s]->state.RestoreBegin(images[i], !same_layout || i == s, same_layout ? i == s : s == 0);
+    }
+  }
+  for (const ShardImage& image : images) {
+    for (const SeriesImage& series : image.series) {
+      shards_[ShardFor(Hash64(series.key))]->state.RestoreSeries(series);
+    }
+  }
 }
 
 size_t ShardSet::QueuedBatches() const {

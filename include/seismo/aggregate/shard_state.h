@@ -34,6 +34,9 @@
 
 namespace seismo {
 
+struct ShardImage;
+struct SeriesImage;
+
 struct SeriesValues {
   std::array<int64_t, kMaxValues> v{};
   HyperLogLog installs;  // kCrashes only
@@ -98,6 +101,13 @@ class ShardState {
   SeriesTable Totals(Table t) const;
 
   std::unique_ptr<ShardSnapshot> Snapshot() const;
+
+  // Checkpoint support (shard thread, or the owner while the shard is stopped).
+  // Image(): the whole state. RestoreBegin() then RestoreSeries() for each
+  // series routed here rebuilds it (window sums and totals are recomputed).
+  ShardImage Image() const;
+  void RestoreBegin(const ShardImage& image, bool with_dedup, bool with_counters);
+  void RestoreSeries(const SeriesImage& series);
 
  private:
   struct Series;

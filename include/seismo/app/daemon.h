@@ -15,6 +15,9 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
+#include <functional>
+#include <map>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -54,6 +57,7 @@ class Daemon final : public StateProvider {
   // After Stop(): the totals as replay would write them.
   Aggregates FinalAggregates() const;
 
+
   const Config& config() const { return config_; }
 
  private:
@@ -62,6 +66,11 @@ class Daemon final : public StateProvider {
   bool SubmitWithBackpressure(std::unique_ptr<struct DocChunk> chunk);
   void RunPublisher();
   void Publish();
+  Status RestoreCheckpoint();
+  // Barrier checkpoint on the source thread; no-op without [checkpoint] dir or
+  // when nothing was handed to the pipeline since the last one.
+  void Checkpoint();
+  void MaybeCheckpoint();
 
   Config config_;
   const SignatureGenerator* signatures_;
@@ -76,6 +85,17 @@ class Daemon final : public StateProvider {
   std::atomic<bool> sources_done_{false};
   std::atomic<bool> consuming_{false};
   std::atomic<uint64_t> pauses_{0};
+  std::atomic<int64_t> last_checkpoint_ms_{0};
+  std::atomic<uint64_t> checkpoint_failures_{0};
+  std::atomic<bool> restored_{false};
+  // Source thread only (after Start()):
+  std::map<std::pair<std::string, int32_t>, int64_t> checkpoint_offsets_;  // as of the last checkpoint
+  std::map<std::string, int64_t> file_lines_;  // lines handed to the pipeline, per [sources] file
+  uint64_t handed_docs_ = 0;
+  uint64_t handed_docs_at_checkpoint_ = 0;
+  std::chrono::steady_clock::time_point next_checkpoint_;
+  std::function<std::string()> save_alert_state_;
+  std::string restored_alert_state_;
   bool stopped_ = false;
   int64_t started_at_ms_ = 0;
   std::thread source_thread_;

@@ -15,6 +15,7 @@
 
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
@@ -24,6 +25,7 @@
 #include "seismo/aggregate/aggregates.h"
 #include "seismo/aggregate/snapshot.h"
 #include "seismo/core/reject.h"
+#include "seismo/query/replay_output.h"
 #include "seismo/core/time.h"
 #include "seismo/parse/options.h"
 #include "seismo/parse/parser.h"
@@ -84,6 +86,12 @@ class Pipeline {
   bool TrySubmit(DocChunkPtr& chunk);       // false (chunk kept) when full
   void Finish();                            // drain everything, stop all threads
 
+  // Source thread: waits (up to `timeout`) until everything submitted so far
+  // has been parsed and aggregated. The caller submits nothing meanwhile.
+  bool WaitIdle(std::chrono::milliseconds timeout);
+  // Before Start(): continue from a checkpoint.
+  void Restore(const RecordCounts& counts, const std::vector<ShardImage>& shards);
+
   // After Finish(): every shard has been moved to the final stream time.
   Aggregates Result() const { return shards_.Merge(); }
   std::shared_ptr<const Snapshot> FinalSnapshot() const;
@@ -108,6 +116,9 @@ class Pipeline {
   ShardSet shards_;
   std::vector<std::unique_ptr<Worker>> workers_;
   size_t next_worker_ = 0;
+  uint64_t submitted_docs_ = 0;    // source thread only
+  uint64_t chunks_submitted_ = 0;  // source thread only
+  std::atomic<uint64_t> chunks_done_{0};  // parse workers: chunks parsed and handed to shards
   std::atomic<bool> finishing_{false};
   PipelineCounters counters_;
 };

@@ -18,6 +18,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -25,6 +26,7 @@
 #include "seismo/aggregate/aggregates.h"
 #include "seismo/aggregate/delta.h"
 #include "seismo/aggregate/options.h"
+#include "seismo/aggregate/shard_image.h"
 #include "seismo/aggregate/shard_state.h"
 #include "seismo/shard/spsc_ring.h"
 
@@ -58,6 +60,16 @@ class ShardSet {
   size_t QueuedBatches() const;
   double MaxRingFill() const;
 
+  // True when every batch pushed so far has been applied (any thread).
+  bool Idle() const;
+
+  // Checkpoint thread (one at a time): each shard thread serialises its state
+  // at its next loop turn; waits up to `timeout`. Empty on timeout.
+  std::vector<ShardImage> CollectImages(std::chrono::milliseconds timeout);
+  // Before Start(): rebuild the states from images of any shard count (series
+  // are re-routed by key).
+  void Restore(const std::vector<ShardImage>& images);
+
   // Publisher thread only.
   void RequestSnapshots();
   std::vector<std::shared_ptr<const ShardSnapshot>> LatestSnapshots();
@@ -74,6 +86,9 @@ class ShardSet {
   std::vector<std::unique_ptr<Shard>> shards_;
   const std::atomic<int64_t>* stream_time_;
   std::atomic<uint64_t> snapshot_epoch_{0};
+  std::atomic<uint64_t> image_epoch_{0};
+  std::atomic<uint64_t> batches_pushed_{0};   // by producers
+  std::atomic<uint64_t> batches_applied_{0};  // by shard threads
   std::vector<std::shared_ptr<const ShardSnapshot>> latest_;  // publisher thread only
   std::atomic<bool> stopping_{false};
   bool running_ = false;

@@ -1,0 +1,62 @@
+// Checkpoints: everything needed to restart without losing or double-counting
+// a record — all shard state, the pipeline counters, the next offset of every
+// Kafka partition and the progress through every [sources] file, and the
+// alert engine's state — consistent with each other (taken at a barrier where
+// everything handed to the pipeline has been aggregated).
+//
+// File layout (little endian):
+//
+//   0        8        12               20               28
+//   ┌────────┬────────┬────────────────┬────────────────┬───────────────────┐
+//   │SEISMOCP│version │ payload length │ xxh64(payload) │ payload ...       │
+//   └────────┴────────┴────────────────┴────────────────┴───────────────────┘
+//
+// Written atomically: <dir>/seismo.ckpt.tmp, fsync, rename to
+// <dir>/seismo.ckpt, fsync the directory. A file that fails any check
+// (magic, version, length, checksum, decoding) is reported, renamed to
+// seismo.ckpt.bad-<ms> and ignored — never half-loaded.
+//
+// Threading: free functions; callers serialise writes to one directory.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "seismo/aggregate/shard_image.h"
+#include "seismo/core/status.h"
+#include "seismo/query/replay_output.h"
+
+namespace seismo {
+
+inline constexpr uint32_t kCheckpointFormatVersion = 1;
+inline constexpr std::string_view kCheckpointFile = "seismo.ckpt";
+
+struct CheckpointData {
+  int64_t written_at_ms = 0;
+  int64_t bucket_ms = 0;  // a checkpoint is only compatible with the same bucket width
+  RecordCounts counts;
+  std::map<std::pair<std::string, int32_t>, int64_t> kafka_offsets;  // (topic, partition) -> next offset
+  std::map<std::string, int64_t> file_lines;                         // path -> lines consumed
+  std::vector<ShardImage> shards;
+  std::string alerts;  // the alert engine's serialised state ("" = none)
+};
+
+std::string EncodeCheckpoint(const CheckpointData& data);
+// kCorrupt with a reason for anything that is not a complete, valid checkpoint
+// of this format version.
+Result<CheckpointData> DecodeCheckpoint(std::string_view bytes);
+
+// Writes atomically into `dir` (created if missing). On failure the previous
+// checkpoint is untouched and the temp file removed.
+Status WriteCheckpoint(const std::string& dir, const CheckpointData& data);
+
+// The checkpoint in `dir`: nullopt when there is none. A bad one is moved
+// aside and reported through `problem` (then nullopt is returned too).
+std::optional<CheckpointData> LoadCheckpoint(const std::string& dir, int64_t bucket_ms, std::string* problem);
+
+}  // namespace seismo

@@ -1,0 +1,182 @@
+#include "seismo/checkpoint/checkpoint.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "seismo/core/bytes.h"
+#include "seismo/core/hash.h"
+
+namespace seismo {
+namespace {
+
+constexpr std::string_view kMagic = "SEISMOCP";
+constexpr size_t kHeaderBytes = 28;
+
+void PutFixed32(std::string& out, uint32_t v) {
+  for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+void PutFixed64(std::string& out, uint64_t v) {
+  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+uint64_t GetFixed(std::string_view in, size_t pos, int bytes) {
+  uint64_t v = 0;
+  for (int i = 0; i < bytes; ++i) v |= static_cast<uint64_t>(static_cast<uint8_t>(in[pos + i])) << (8 * i);
+  return v;
+}
+
+Status WriteAll(int fd, std::string_view bytes, const std::string& path) {
+  size_t done = 0;
+  while (done < bytes.size()) {
+    ssize_t n = write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return Status::IoError(fmt::format("{}: {}", path, std::strerror(n < 0 ? errno : ENOSPC)));
+    done += static_cast<size_t>(n);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+std::string EncodeCheckpoint(const CheckpointData& d) {
+  ByteWriter w;
+  w.I64(d.written_at_ms);
+  w.I64(d.bucket_ms);
+  for (uint64_t v : d.counts.by_kind) w.U64(v);
+  w.U64(kRejectReasonCount);
+  for (uint64_t v : d.counts.rejected) w.U64(v);
+  w.U64(d.counts.documents);
+  w.U64(d.counts.bytes);
+  w.U64(d.kafka_offsets.size());
+  for (const auto& [tp, offset] : d.kafka_offsets) {
+    w.Str(tp.first);
+    w.I64(tp.second);
+    w.I64(offset);
+  }
+  w.U64(d.file_lines.size());
+  for (const auto& [path, lines] : d.file_lines) {
+    w.Str(path);
+    w.I64(lines);
+  }
+  w.U64(d.shards.size());
+  for (const ShardImage& s : d.shards) EncodeShardImage(s, w);
+  w.Str(d.alerts);
+  std::string payload = w.Take();
+
+  std::string out(kMagic);
+  PutFixed32(out, kCheckpointFormatVersion);
+  PutFixed64(out, payload.size());
+  PutFixed64(out, Hash64(payload));
+  out += payload;
+  return out;
+}
+
+Result<CheckpointData> DecodeCheckpoint(std::string_view bytes) {
+  if (bytes.size() < kHeaderBytes || bytes.substr(0, kMagic.size()) != kMagic) {
+    return Status::Corrupt("not a seismo checkpoint (bad magic or too short)");
+  }
+  auto version = static_cast<uint32_t>(GetFixed(bytes, 8, 4));
+  if (version != kCheckpointFormatVersion) {
+    return Status::Corrupt(fmt::format("incompatible format version {} (this build reads {})", version,
+                                       kCheckpointFormatVersion));
+  }
+  uint64_t length = GetFixed(bytes, 12, 8);
+  if (length != bytes.size() - kHeaderBytes) {
+    return Status::Corrupt(fmt::format("truncated: payload is {} bytes, header says {}", bytes.size() - kHeaderBytes,
+                                       length));
+  }
+  std::string_view payload = bytes.substr(kHeaderBytes);
+  if (Hash64(payload) != GetFixed(bytes, 20, 8)) return Status::Corrupt("checksum mismatch");
+
+  CheckpointData d;
+  ByteReader r(payload);
+  d.written_at_ms = r.I64();
+  d.bucket_ms = r.I64();
+  for (uint64_t& v : d.counts.by_kind) v = r.U64();
+  uint64_t reasons = r.U64();
+  for (uint64_t i = 0; i < reasons && r.ok(); ++i) {
+    uint64_t v = r.U64();
+    if (i < kRejectReasonCount) d.counts.rejected[i] = v;
+  }
+  d.counts.documents = r.U64();
+  d.counts.bytes = r.U64();
+  uint64_t offsets = r.Count(3);
+  for (uint64_t i = 0; i < offsets && r.ok(); ++i) {
+    std::string topic(r.Str());
+    auto partition = static_cast<int32_t>(r.I64());
+    d.kafka_offsets[{topic, partition}] = r.I64();
+  }
+  uint64_t files = r.Count(2);
+  for (uint64_t i = 0; i < files && r.ok(); ++i) {
+    std::string path(r.Str());
+    d.file_lines[path] = r.I64();
+  }
+  uint64_t shards = r.Count(8);
+  d.shards.resize(shards);
+  for (ShardImage& s : d.shards) {
+    if (!DecodeShardImage(r, s)) return Status::Corrupt("undecodable shard state");
+  }
+  d.alerts = std::string(r.Str());
+  if (!r.ok() || !r.at_end()) return Status::Corrupt("undecodable payload");
+  return d;
+}
+
+Status WriteCheckpoint(const std::string& dir, const CheckpointData& data) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return Status::IoError(fmt::format("{}: {}", dir, ec.message()));
+  const std::string final_path = dir + "/" + std::string(kCheckpointFile);
+  const std::string tmp_path = final_path + ".tmp";
+  std::string bytes = EncodeCheckpoint(data);
+  int fd = open(tmp_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return Status::IoError(fmt::format("{}: {}", tmp_path, std::strerror(errno)));
+  Status s = WriteAll(fd, bytes, tmp_path);
+  if (s.ok() && fsync(fd) != 0) s = Status::IoError(fmt::format("{}: fsync: {}", tmp_path, std::strerror(errno)));
+  if (close(fd) != 0 && s.ok()) s = Status::IoError(fmt::format("{}: close: {}", tmp_path, std::strerror(errno)));
+  if (s.ok() && std::rename(tmp_path.c_str(), final_path.c_str()) != 0) {
+    s = Status::IoError(fmt::format("{}: rename: {}", final_path, std::strerror(errno)));
+  }
+  if (!s.ok()) {
+    unlink(tmp_path.c_str());
+    return s;
+  }
+  int dfd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd >= 0) {
+    fsync(dfd);  // make the rename durable
+    close(dfd);
+  }
+  return Status::Ok();
+}
+
+std::optional<CheckpointData> LoadCheckpoint(const std::string& dir, int64_t bucket_ms, std::string* problem) {
+  const std::string path = dir + "/" + std::string(kCheckpointFile);
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string bytes = ss.str();
+  Result<CheckpointData> data = DecodeCheckpoint(bytes);
+  std::string why;
+  if (!data) {
+    why = data.error().message();
+  } else if (data->bucket_ms != bucket_ms) {
+    why = fmt::format("written with bucket {} ms, configured bucket is {} ms", data->bucket_ms, bucket_ms);
+  }
+  if (why.empty()) return std::move(*data);
+  auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                 std::chrono::system_clock::now().time_since_epoch()).count();
+  std::string aside = fmt::format("{}.bad-{}", path, now);
+  std::rename(path.c_str(), aside.c_str());
+  if (problem != nullptr) *problem = fmt::format("{}: {}; moved aside to {}", path, why, aside);
+  return std::nullopt;
+}
+
+}  // namespace seismo
