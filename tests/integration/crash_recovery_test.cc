@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <atomic>
 #include <thread>
 
 #include "seismo/app/replay.h"
@@ -64,7 +65,8 @@ class CrashRecovery : public ::testing::Test {
     for (const std::string& t : kTopics) ASSERT_TRUE(cluster_->CreateTopic(t, kPartitions).ok());
   }
 
-  void Produce(uint64_t seed, size_t main, size_t bhr, size_t crash) {
+  // `pace` > 0 sleeps that long after every 10 documents (a live stream).
+  void Produce(uint64_t seed, size_t main, size_t bhr, size_t crash, milliseconds pace = milliseconds(0)) {
     KafkaProducerOptions po;
     po.brokers = cluster_->bootstrap_servers();
     auto producer = KafkaProducer::Create(po);
@@ -77,6 +79,7 @@ class CrashRecovery : public ::testing::Test {
       ASSERT_TRUE((*producer)->Produce(topic, "", doc, static_cast<int32_t>(produced_ % kPartitions)).ok());
       file << doc << "\n";
       ++produced_;
+      if (pace.count() > 0 && produced_ % 10 == 0) std::this_thread::sleep_for(pace);
     };
     for (size_t i = 0; i < main; ++i) send(kTopics[0], synth.Main(i));
     for (size_t i = 0; i < bhr; ++i) send(kTopics[1], synth.Bhr(i));
@@ -92,7 +95,7 @@ class CrashRecovery : public ::testing::Test {
         << extra_kafka_properties
         << "[ingest]\nthreads = 2\nqueue_chunks = 2\n[aggregate]\nshards = 2\n"
         << "[checkpoint]\ndir = \"" << (dir_ / "ckpt").string() << "\"\ninterval = \"150ms\"\n"
-        << "[log]\nlevel = \"warn\"\n";
+        << "[http]\nlisten = \"127.0.0.1:0\"\n[log]\nlevel = \"info\"\n";
   }
 
   void Start() {
@@ -106,8 +109,20 @@ class CrashRecovery : public ::testing::Test {
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_addopen(&actions, 2, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    const size_t runs_before = Count(Slurp(log), " running");
     ASSERT_EQ(posix_spawn(&pid_, SEISMO_BINARY, &actions, nullptr, argv.data(), environ), 0);
     posix_spawn_file_actions_destroy(&actions);
+    // Signals are only handled once the daemon says it runs.
+    auto deadline = std::chrono::steady_clock::now() + seconds(20);
+    while (Count(Slurp(log), " running") == runs_before && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(milliseconds(20));
+    }
+  }
+
+  static size_t Count(const std::string& text, const std::string& needle) {
+    size_t n = 0;
+    for (size_t pos = text.find(needle); pos != std::string::npos; pos = text.find(needle, pos + 1)) ++n;
+    return n;
   }
 
   int Kill(int sig) {
@@ -143,13 +158,16 @@ class CrashRecovery : public ::testing::Test {
 
   fs::path dir_;
   std::unique_ptr<MockCluster> cluster_;
-  uint64_t produced_ = 0;
+  std::atomic<uint64_t> produced_{0};
   pid_t pid_ = -1;
 };
 
 TEST_F(CrashRecovery, RestartAfterKillAtRandomPointsCountsEachRecordOnce) {
   StartCluster(1);
-  Produce(21, 4000, 1200, 800);
+  Produce(21, 1000, 300, 200);
+  // The rest arrives while the daemon is being killed and restarted, so every
+  // kill lands in the middle of a stream.
+  std::thread live([&] { Produce(23, 3000, 900, 600, milliseconds(40)); });
   // Small fetches make consumption round-trip bound, so kills land mid-stream.
   WriteConfig("\"fetch.max.bytes\" = \"100000\"\n\"message.max.bytes\" = \"100000\"\n\"max.partition.fetch.bytes\" = \"20000\"\n");
   Rng r(77);
@@ -169,9 +187,10 @@ TEST_F(CrashRecovery, RestartAfterKillAtRandomPointsCountsEachRecordOnce) {
     EXPECT_GE(now, before);
     before = now;
   }
-  EXPECT_LT(before, produced_) << "the kills all came after consumption finished: no recovery tested";
+  live.join();
+  EXPECT_LT(before, produced_.load()) << "the kills all came after consumption finished: no recovery tested";
   Start();
-  ASSERT_TRUE(WaitForCheckpointed(produced_, seconds(120))) << CheckpointedDocuments() << " of " << produced_;
+  ASSERT_TRUE(WaitForCheckpointed(produced_.load(), seconds(120))) << CheckpointedDocuments() << " of " << produced_.load();
   EXPECT_EQ(Kill(SIGTERM), 0);
   EXPECT_EQ(WithoutAlerts(Slurp(dir_ / "run.json")), WithoutAlerts(ReplayJson()));
 }
@@ -186,7 +205,7 @@ TEST_F(CrashRecovery, CoordinatorDownLongerThanTheSessionTimeoutLosesNothing) {
   ASSERT_TRUE(cluster_->SetBrokerDown(2).ok());
   std::this_thread::sleep_for(seconds(8));  // > session.timeout.ms
   ASSERT_TRUE(cluster_->SetBrokerUp(2).ok());
-  ASSERT_TRUE(WaitForCheckpointed(produced_, seconds(120))) << CheckpointedDocuments() << " of " << produced_;
+  ASSERT_TRUE(WaitForCheckpointed(produced_.load(), seconds(120))) << CheckpointedDocuments() << " of " << produced_.load();
   EXPECT_EQ(Kill(SIGTERM), 0);
   EXPECT_EQ(WithoutAlerts(Slurp(dir_ / "run.json")), WithoutAlerts(ReplayJson()));
 }
