@@ -1,0 +1,226 @@
+// Google Benchmark micro-benchmarks of the hot paths, on documents from the
+// same generator (and seed) as scripts/bench's corpus:
+//   BM_ParseMain / BM_ParseBhr / BM_ParseCrashPing   Parser::Parse of one document
+//   BM_RouteEnqueue    DocumentToDeltas + shard routing + batch push through an SPSC ring
+//   BM_AggregateAdd    ShardState::Apply of one delta (hang series, realistic keys)
+//   BM_Signature       SignatureGenerator::Generate of one crash (CrashData prepared)
+// Not a test: nothing here asserts a speed (SPEC §8).
+#include <benchmark/benchmark.h>
+
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "seismo/aggregate/delta.h"
+#include "seismo/aggregate/shard_state.h"
+#include "seismo/app/synth.h"
+#include "seismo/parse/crash_parser.h"
+#include "seismo/parse/parser.h"
+#include "seismo/shard/shard_set.h"
+#include "seismo/shard/spsc_ring.h"
+#include "seismo/signature/generator.h"
+
+namespace seismo {
+namespace {
+
+constexpr uint64_t kSeed = 42;
+constexpr size_t kPadBytes = 24 * 1024;  // as scripts/bench's corpus
+constexpr size_t kDocs = 256;            // distinct documents cycled through
+
+const SignatureGenerator& Signatures() {
+  static std::unique_ptr<SignatureGenerator> gen = [] {
+    auto g = SignatureGenerator::LoadDefault();
+    if (!g) std::abort();
+    return std::move(*g);
+  }();
+  return *gen;
+}
+
+std::vector<std::string> MakeDocs(DocKind kind, bool crash_ping = false) {
+  SynthOptions o;
+  o.seed = kSeed;
+  o.pad_bytes = kPadBytes;
+  Synth synth(o);
+  std::vector<std::string> docs;
+  for (size_t i = 0; i < kDocs; ++i) {
+    switch (kind) {
+      case DocKind::kMain: docs.push_back(synth.Main(i)); break;
+      case DocKind::kBhr: docs.push_back(synth.Bhr(i)); break;
+      case DocKind::kCrash: docs.push_back(crash_ping ? synth.CrashPing(i) : synth.ProcessedCrash(i)); break;
+    }
+  }
+  return docs;
+}
+
+void RunParse(benchmark::State& state, const std::vector<std::string>& docs) {
+  Parser parser(ParseOptions{}, &Signatures());
+  size_t i = 0;
+  uint64_t bytes = 0;
+  for (auto _ : state) {
+    const std::string& d = docs[i++ % docs.size()];
+    auto r = parser.Parse(d);
+    if (!r.ok()) state.SkipWithError("document rejected");
+    benchmark::DoNotOptimize(r);
+    bytes += d.size();
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(bytes));
+  state.SetItemsProcessed(state.iterations());
+}
+
+void BM_ParseMain(benchmark::State& state) { RunParse(state, MakeDocs(DocKind::kMain)); }
+void BM_ParseBhr(benchmark::State& state) { RunParse(state, MakeDocs(DocKind::kBhr)); }
+void BM_ParseCrashPing(benchmark::State& state) { RunParse(state, MakeDocs(DocKind::kCrash, true)); }
+void BM_ParseProcessedCrash(benchmark::State& state) { RunParse(state, MakeDocs(DocKind::kCrash)); }
+
+std::vector<ParsedDocument> ParsedMix() {
+  Parser parser(ParseOptions{}, &Signatures());
+  std::vector<ParsedDocument> out;
+  for (DocKind k : {DocKind::kMain, DocKind::kBhr}) {
+    for (const std::string& d : MakeDocs(k)) {
+      auto r = parser.Parse(d);
+      if (r.ok()) out.push_back(std::move(r.value()));
+    }
+  }
+  return out;
+}
+
+// One parsed document (main or bhr, alternating) -> deltas -> per-shard batches
+// -> one SPSC ring per shard (popped on the same thread to keep the ring from filling).
+void BM_RouteEnqueue(benchmark::State& state) {
+  const size_t shards = static_cast<size_t>(state.range(0));
+  std::vector<ParsedDocument> docs = ParsedMix();
+  std::vector<std::unique_ptr<SpscRing<DeltaBatchPtr>>> rings;
+  for (size_t s = 0; s < shards; ++s) rings.push_back(std::make_unique<SpscRing<DeltaBatchPtr>>(1024));
+  std::vector<DeltaBatchPtr> batches(shards);
+  size_t i = 0;
+  uint64_t deltas = 0;
+  for (auto _ : state) {
+    const ParsedDocument& doc = docs[i++ % docs.size()];
+    DocumentToDeltas(doc, EventTime{1'795'000'000'000}, [&](Delta&& d) {
+      size_t s = d.route_hash % shards;
+      if (!batches[s]) batches[s] = std::make_unique<DeltaBatch>();
+      batches[s]->deltas.push_back(std::move(d));
+      ++deltas;
+    });
+    for (size_t s = 0; s < shards; ++s) {
+      if (!batches[s]) continue;
+      if (!rings[s]->TryPush(batches[s])) state.SkipWithError("ring full");
+      batches[s].reset();
+      benchmark::DoNotOptimize(rings[s]->TryPop());
+    }
+  }
+  state.SetItemsProcessed(state.iterations());
+  state.counters["deltas_per_doc"] = static_cast<double>(deltas) / static_cast<double>(state.iterations());
+}
+
+// Deltas of the parsed mix, applied to one shard; time advances one bucket per
+// pass so windows slide as in a live stream.
+void BM_AggregateAdd(benchmark::State& state) {
+  std::vector<ParsedDocument> docs = ParsedMix();
+  std::vector<Delta> deltas;
+  for (const ParsedDocument& d : docs) {
+    DocumentToDeltas(d, EventTime{1'795'000'000'000}, [&](Delta&& x) { deltas.push_back(std::move(x)); });
+  }
+  ShardState shard(AggregateOptions{});
+  size_t i = 0;
+  int64_t t = 1'795'000'000'000;
+  for (auto _ : state) {
+    Delta& d = deltas[i];
+    d.time = EventTime{t};
+    shard.Apply(d);
+    if (++i == deltas.size()) {
+      i = 0;
+      t += 60'000;
+    }
+  }
+  state.SetItemsProcessed(state.iterations());
+  state.counters["series"] = static_cast<double>(shard.series_count());
+}
+
+void BM_Signature(benchmark::State& state) {
+  SynthOptions o;
+  o.seed = kSeed;
+  Synth synth(o);
+  std::vector<CrashData> crashes;
+  for (size_t i = 0; i < kDocs; ++i) {
+    auto c = CrashDataFromProcessedJson(synth.ProcessedCrash(i));
+    if (c.ok()) crashes.push_back(std::move(c.value()));
+  }
+  if (crashes.empty()) {
+    state.SkipWithError("no crash data");
+    return;
+  }
+  const SignatureGenerator& gen = Signatures();
+  size_t i = 0;
+  for (auto _ : state) {
+    SignatureResult r = gen.Generate(crashes[i++ % crashes.size()]);
+    benchmark::DoNotOptimize(r);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+
+BENCHMARK(BM_ParseMain);
+BENCHMARK(BM_ParseBhr);
+BENCHMARK(BM_ParseCrashPing);
+BENCHMARK(BM_ParseProcessedCrash);
+BENCHMARK(BM_RouteEnqueue)->Arg(1)->Arg(2);
+BENCHMARK(BM_AggregateAdd);
+BENCHMARK(BM_Signature);
+
+// One JSON line per benchmark on stdout, like seismo_bench's measures:
+// {"measure":"micro","name":...,"ns_per_op":...,"items_per_s":...,"mb_per_s":...}
+class JsonLineReporter : public benchmark::BenchmarkReporter {
+ public:
+  bool ReportContext(const Context&) override { return true; }
+  void ReportRuns(const std::vector<Run>& runs) override {
+    for (const Run& run : runs) {
+      if (run.error_occurred) {
+        std::printf("{\"measure\":\"micro\",\"name\":\"%s\",\"error\":\"%s\"}\n",
+                    run.benchmark_name().c_str(), run.error_message.c_str());
+        continue;
+      }
+      const double ns = run.GetAdjustedRealTime() * 1e9 / benchmark::GetTimeUnitMultiplier(run.time_unit);
+      std::string extra;
+      for (const auto& [name, counter] : run.counters) {
+        std::string key = name == "items_per_second" ? "items_per_s"
+                          : name == "bytes_per_second" ? "mb_per_s"
+                                                       : name;
+        double v = name == "bytes_per_second" ? counter.value / 1e6 : counter.value;
+        char buf[96];
+        std::snprintf(buf, sizeof buf, ",\"%s\":%.1f", key.c_str(), v);
+        extra += buf;
+      }
+      std::printf("{\"measure\":\"micro\",\"name\":\"%s\",\"ns_per_op\":%.1f,\"iterations\":%lld%s}\n",
+                  run.benchmark_name().c_str(), ns, static_cast<long long>(run.iterations), extra.c_str());
+    }
+    std::fflush(stdout);
+  }
+};
+
+}  // namespace
+}  // namespace seismo
+
+int main(int argc, char** argv) {
+  // --json-lines (ours) is taken out before Google Benchmark reads the flags.
+  bool json_lines = false;
+  int kept = 1;
+  for (int i = 1; i < argc; ++i) {
+    if (std::string(argv[i]) == "--json-lines") {
+      json_lines = true;
+    } else {
+      argv[kept++] = argv[i];
+    }
+  }
+  argc = kept;
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  if (json_lines) {
+    seismo::JsonLineReporter reporter;
+    benchmark::RunSpecifiedBenchmarks(&reporter);
+  } else {
+    benchmark::RunSpecifiedBenchmarks();
+  }
+  benchmark::Shutdown();
+  return 0;
+}

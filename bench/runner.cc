@@ -1,0 +1,631 @@
+// seismo_bench: the end-to-end measures of scripts/bench (SPEC §8). Each
+// subcommand prints one JSON object per line on stdout (one line per measure);
+// progress and librdkafka chatter go to stderr.
+//
+//   seismo_bench throughput FILE...      floor, replay 1 thread, replay 2 threads
+//   seismo_bench signature FILE          signatures of every crash in FILE (crashes/s)
+//   seismo_bench kafka FILE...           mock cluster: plain librdkafka consumer vs the daemon
+//   seismo_bench api SECONDS FILE        API p50/p99 at 200 req/s while the daemon ingests
+//   seismo_bench memory SERIES           RSS per live series in one ShardState
+//
+// FILE arguments are NDJSON (one document per line) from `seismo generate`.
+// Nothing here is a test: no figure is compared with a target by this program;
+// scripts/bench prints the targets next to the figures.
+#include <curl/curl.h>
+#include <librdkafka/rdkafka.h>
+#include <malloc.h>
+#include <spdlog/spdlog.h>
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "floor.h"
+#include "seismo/aggregate/delta.h"
+#include "seismo/aggregate/shard_state.h"
+#include "seismo/app/config.h"
+#include "seismo/app/daemon.h"
+#include "seismo/app/replay.h"
+#include "seismo/core/hash.h"
+#include "seismo/http/server.h"
+#include "seismo/ingest/kafka_consumer.h"
+#include "seismo/ingest/kafka_producer.h"
+#include "seismo/ingest/mock_cluster.h"
+#include "seismo/parse/crash_parser.h"
+#include "seismo/signature/generator.h"
+
+namespace seismo::bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+double Since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+double CpuSeconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+}
+
+[[noreturn]] void Die(const std::string& what) {
+  std::fprintf(stderr, "seismo_bench: %s\n", what.c_str());
+  std::exit(1);
+}
+
+// One JSON line: {"measure": name, k: v, ...}. Values are preformatted JSON.
+class Line {
+ public:
+  explicit Line(const std::string& measure) { s_ = "{\"measure\":\"" + measure + "\""; }
+  Line& Num(const std::string& k, double v, int precision = 1) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.*f", precision, v);
+    s_ += ",\"" + k + "\":" + buf;
+    return *this;
+  }
+  Line& Int(const std::string& k, uint64_t v) {
+    s_ += ",\"" + k + "\":" + std::to_string(v);
+    return *this;
+  }
+  Line& Str(const std::string& k, const std::string& v) {
+    s_ += ",\"" + k + "\":\"" + v + "\"";
+    return *this;
+  }
+  Line& Bool(const std::string& k, bool v) {
+    s_ += ",\"" + k + "\":" + (v ? "true" : "false");
+    return *this;
+  }
+  void Print() {
+    std::printf("%s}\n", s_.c_str());
+    std::fflush(stdout);
+  }
+
+ private:
+  std::string s_;
+};
+
+// The corpus in memory, each document followed by SIMDJSON_PADDING bytes.
+struct Corpus {
+  std::string data;
+  std::vector<std::pair<size_t, size_t>> docs;  // begin, length
+  uint64_t bytes = 0;                           // document bytes (no newlines, no padding)
+};
+
+Corpus LoadCorpus(const std::vector<std::string>& files) {
+  Corpus c;
+  for (const std::string& f : files) {
+    std::ifstream in(f);
+    if (!in) Die("cannot read " + f);
+    std::string line;
+    while (std::getline(in, line)) {
+      if (line.empty()) continue;
+      c.docs.emplace_back(c.data.size(), line.size());
+      c.data += line;
+      c.data.append(simdjson::SIMDJSON_PADDING, ' ');
+      c.bytes += line.size();
+    }
+  }
+  return c;
+}
+
+std::unique_ptr<SignatureGenerator> Signatures() {
+  auto gen = SignatureGenerator::LoadDefault();
+  if (!gen) Die(gen.error().message());
+  return std::move(*gen);
+}
+
+// ------------------------------------------------------------------ throughput
+
+struct Rate {
+  double seconds = 0;
+  double cpu_seconds = 0;
+};
+
+Rate Floor(const Corpus& c, FloorTotals& totals) {
+  FloorExtractor x;
+  double cpu0 = CpuSeconds();
+  auto t0 = Clock::now();
+  for (const auto& [begin, length] : c.docs) {
+    x.Extract(simdjson::padded_string_view(c.data.data() + begin, length, length + simdjson::SIMDJSON_PADDING),
+              totals);
+  }
+  return {Since(t0), CpuSeconds() - cpu0};
+}
+
+int Throughput(const std::vector<std::string>& files) {
+  Corpus corpus = LoadCorpus(files);
+  const double mb = static_cast<double>(corpus.bytes) / 1e6;
+  const double docs = static_cast<double>(corpus.docs.size());
+  std::fprintf(stderr, "throughput: %zu documents, %.1f MB\n", corpus.docs.size(), mb);
+
+  // Floor: best of 5 passes (the first warms the caches and the allocator).
+  double floor_s = 1e9;
+  FloorTotals totals;
+  for (int pass = 0; pass < 5; ++pass) floor_s = std::min(floor_s, Floor(corpus, totals).seconds);
+  const double floor_mbs = mb / floor_s;
+  Line("parse_floor")
+      .Num("mb_per_s", floor_mbs)
+      .Num("docs_per_s", docs / floor_s, 0)
+      .Int("documents", corpus.docs.size())
+      .Num("mb", mb)
+      .Int("errors", totals.errors / 5)
+      .Int("frames_read", totals.frames / 5)
+      .Print();
+
+  // Replay: the whole pipeline from the files (read, parse, signature, deltas, shards, merge).
+  auto gen = Signatures();
+  spdlog::set_level(spdlog::level::warn);
+  double replay_mbs[3] = {0, 0, 0};
+  for (size_t threads : {size_t{1}, size_t{2}}) {
+    Config config;
+    config.ingest.threads = threads;
+    config.aggregate.shards = threads;
+    double best = 1e9;
+    double best_cpu = 0;
+    uint64_t accepted = 0, rejected = 0;
+    for (int pass = 0; pass < 3; ++pass) {
+      double cpu0 = CpuSeconds();
+      auto t0 = Clock::now();
+      auto r = RunReplay(config, files, gen.get(), {});
+      double s = Since(t0);
+      double cpu = CpuSeconds() - cpu0;
+      if (!r) Die(r.error().message());
+      accepted = r->counts.by_kind[0] + r->counts.by_kind[1] + r->counts.by_kind[2];
+      rejected = 0;
+      for (uint64_t n : r->counts.rejected) rejected += n;
+      if (s < best) {
+        best = s;
+        best_cpu = cpu;
+      }
+    }
+    replay_mbs[threads] = mb / best;
+    Line("replay")
+        .Int("threads", threads)
+        .Num("mb_per_s", mb / best)
+        .Num("docs_per_s", docs / best, 0)
+        .Num("seconds", best, 3)
+        .Num("cpu_seconds", best_cpu, 3)
+        .Num("mb_per_cpu_s", mb / best_cpu)
+        .Num("ratio_to_floor", (mb / best) / floor_mbs, 3)
+        .Num("ratio_to_floor_per_core", (mb / best) / (floor_mbs * static_cast<double>(threads)), 3)
+        .Num("cpu_ratio_to_floor", (mb / best_cpu) / floor_mbs, 3)
+        .Int("accepted", accepted)
+        .Int("rejected", rejected)
+        .Print();
+  }
+  Line("replay_scaling")
+      .Num("speedup_1_to_2_threads", replay_mbs[2] / replay_mbs[1], 3)
+      .Num("target", 1.8, 1)
+      .Print();
+  return 0;
+}
+
+// ------------------------------------------------------------------ signature
+
+int Signature(const std::string& file) {
+  Corpus corpus = LoadCorpus({file});
+  std::vector<CrashData> crashes;
+  std::vector<std::string_view> jsons;
+  for (const auto& [begin, length] : corpus.docs) {
+    std::string_view j(corpus.data.data() + begin, length);
+    auto c = CrashDataFromAnyJson(j);
+    if (c.ok()) {
+      crashes.push_back(std::move(c.value()));
+      jsons.push_back(j);
+    }
+  }
+  if (crashes.empty()) Die("no crash in " + file);
+  auto gen = Signatures();
+  // Signature generation alone, repeated for at least 2 s.
+  size_t n = 0;
+  size_t sig_bytes = 0;
+  auto t0 = Clock::now();
+  do {
+    for (const CrashData& c : crashes) sig_bytes += gen->Generate(c).signature.size();
+    n += crashes.size();
+  } while (Since(t0) < 2.0);
+  double s = Since(t0);
+  // The whole crash path: JSON -> CrashData -> signature -> ParsedDocument.
+  size_t m = 0;
+  auto t1 = Clock::now();
+  do {
+    for (std::string_view j : jsons) {
+      CrashFormat format = j.find("\"type\":\"crash\"") != std::string_view::npos ? CrashFormat::kTelemetryPing
+                                                                                    : CrashFormat::kProcessed;
+      auto d = ParseCrashDocument(j, format, *gen);
+      sig_bytes += d.ok();
+    }
+    m += jsons.size();
+  } while (Since(t1) < 2.0);
+  double s2 = Since(t1);
+  Line("signature")
+      .Num("crashes_per_s", static_cast<double>(n) / s, 0)
+      .Num("us_per_crash", s * 1e6 / static_cast<double>(n), 2)
+      .Num("crash_documents_per_s", static_cast<double>(m) / s2, 0)
+      .Int("distinct_crashes", crashes.size())
+      .Int("checksum", sig_bytes % 1000)
+      .Print();
+  return 0;
+}
+
+// ------------------------------------------------------------------ kafka
+
+// Topic of a document by its shape, as a deployment would route them.
+std::string TopicOf(std::string_view doc) {
+  if (doc.find("\"type\":\"main\"") != std::string_view::npos) return "telemetry.main";
+  if (doc.find("\"type\":\"bhr\"") != std::string_view::npos) return "telemetry.bhr";
+  if (doc.find("\"type\":\"crash\"") != std::string_view::npos) return "telemetry.crash";
+  return "socorro.processed";
+}
+
+// The plain consumer: librdkafka's high-level consumer with the properties the
+// daemon's KafkaConsumer uses, counting messages and bytes and nothing else.
+struct PlainResult {
+  double first_to_last_s = 0;
+  double total_s = 0;
+  uint64_t messages = 0;
+  uint64_t bytes = 0;
+};
+
+PlainResult PlainConsume(const std::string& brokers, const std::vector<std::string>& topics, uint64_t expected) {
+  char err[512];
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  const std::map<std::string, std::string> props = {
+      {"bootstrap.servers", brokers},   {"group.id", "plain-bench"},
+      {"auto.offset.reset", "earliest"}, {"enable.auto.commit", "false"},
+      {"enable.auto.offset.store", "false"}, {"enable.partition.eof", "false"},
+      {"fetch.wait.max.ms", "100"},     {"fetch.error.backoff.ms", "100"},
+      {"queued.min.messages", "100000"}, {"session.timeout.ms", "6000"},
+      {"heartbeat.interval.ms", "500"}, {"log_level", "3"}};
+  for (const auto& [k, v] : props) {
+    if (rd_kafka_conf_set(conf, k.c_str(), v.c_str(), err, sizeof err) != RD_KAFKA_CONF_OK) Die(err);
+  }
+  rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof err);
+  if (rk == nullptr) Die(err);
+  rd_kafka_poll_set_consumer(rk);
+  rd_kafka_topic_partition_list_t* subs = rd_kafka_topic_partition_list_new(static_cast<int>(topics.size()));
+  for (const std::string& t : topics) rd_kafka_topic_partition_list_add(subs, t.c_str(), RD_KAFKA_PARTITION_UA);
+  if (rd_kafka_subscribe(rk, subs) != RD_KAFKA_RESP_ERR_NO_ERROR) Die("subscribe failed");
+  rd_kafka_topic_partition_list_destroy(subs);
+
+  PlainResult r;
+  auto t0 = Clock::now();
+  Clock::time_point first{};
+  uint64_t checksum = 0;
+  while (r.messages < expected && Since(t0) < 240) {
+    rd_kafka_message_t* m = rd_kafka_consumer_poll(rk, 100);
+    if (m == nullptr) continue;
+    if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+      if (r.messages == 0) first = Clock::now();
+      ++r.messages;
+      r.bytes += m->len;
+      if (m->len > 0) checksum += static_cast<const unsigned char*>(m->payload)[m->len / 2];
+    }
+    rd_kafka_message_destroy(m);
+  }
+  r.total_s = Since(t0);
+  r.first_to_last_s = std::chrono::duration<double>(Clock::now() - first).count();
+  rd_kafka_consumer_close(rk);
+  rd_kafka_destroy(rk);
+  if (checksum == 1) std::fprintf(stderr, " ");  // keeps the payload reads
+  return r;
+}
+
+int Kafka(const std::vector<std::string>& files) {
+  spdlog::set_level(spdlog::level::warn);
+  Corpus corpus = LoadCorpus(files);
+  // Partitions per topic: at most ~2.5 MiB of documents each (the mock keeps 5 MiB).
+  std::map<std::string, uint64_t> topic_bytes;
+  for (const auto& [begin, length] : corpus.docs) {
+    topic_bytes[TopicOf(std::string_view(corpus.data.data() + begin, length))] += length;
+  }
+  auto cluster = MockCluster::Create(1);
+  if (!cluster) Die(cluster.error().message());
+  std::map<std::string, int> partitions;
+  std::vector<std::string> topics;
+  int total_partitions = 0;
+  for (const auto& [topic, bytes] : topic_bytes) {
+    int p = std::max<int>(4, static_cast<int>((bytes + (5u << 19) - 1) / (5u << 19)));
+    partitions[topic] = p;
+    topics.push_back(topic);
+    total_partitions += p;
+    if (Status s = (*cluster)->CreateTopic(topic, p); !s.ok()) Die(s.message());
+  }
+  const std::string brokers = (*cluster)->bootstrap_servers();
+
+  // Produce round robin over each topic's partitions.
+  {
+    KafkaProducerOptions po;
+    po.brokers = brokers;
+    auto producer = KafkaProducer::Create(po);
+    if (!producer) Die(producer.error().message());
+    std::map<std::string, int> next;
+    auto t0 = Clock::now();
+    for (const auto& [begin, length] : corpus.docs) {
+      std::string_view doc(corpus.data.data() + begin, length);
+      std::string topic = TopicOf(doc);
+      int p = next[topic]++ % partitions[topic];
+      if (Status s = (*producer)->Produce(topic, "", doc, p); !s.ok()) Die(s.message());
+    }
+    if (Status s = (*producer)->Flush(seconds(120)); !s.ok()) Die(s.message());
+    std::fprintf(stderr, "kafka: produced %zu documents in %.2f s\n", corpus.docs.size(), Since(t0));
+  }
+  // Every partition must still hold everything (the mock silently drops old data).
+  bool intact = true;
+  {
+    KafkaConsumerOptions o{brokers, "watermarks", {topics[0]}, {}};
+    auto consumer = KafkaConsumer::Create(o, nullptr);
+    if (!consumer) Die(consumer.error().message());
+    for (const auto& [topic, p] : partitions) {
+      for (int i = 0; i < p; ++i) {
+        auto wm = (*consumer)->QueryWatermarks({topic, i}, seconds(5));
+        if (!wm) Die(wm.error().message());
+        if (wm->first != 0) intact = false;
+      }
+    }
+  }
+  if (!intact) Die("the mock dropped data: a partition's low watermark is not 0");
+
+  const uint64_t expected = corpus.docs.size();
+  const double mb = static_cast<double>(corpus.bytes) / 1e6;
+  PlainResult plain = PlainConsume(brokers, topics, expected);
+  if (plain.messages != expected) Die("plain consumer read " + std::to_string(plain.messages));
+
+  auto gen = Signatures();
+  Config config;
+  config.kafka.brokers = brokers;
+  config.kafka.group_id = "seismo-bench";
+  config.kafka.topics = topics;
+  config.kafka.properties = {{"session.timeout.ms", "6000"}, {"heartbeat.interval.ms", "500"}};
+  config.ingest.threads = 2;
+  config.aggregate.shards = 2;
+  SystemClock clock;
+  double daemon_first_to_last = 0, daemon_total = 0;
+  {
+    Daemon daemon(config, gen.get(), &clock);
+    auto t0 = Clock::now();
+    if (Status s = daemon.Start(); !s.ok()) Die(s.message());
+    Clock::time_point first{};
+    bool seen = false;
+    while (Since(t0) < 240) {
+      RecordCounts c = daemon.counts();
+      if (!seen && c.documents > 0) {
+        first = Clock::now();
+        seen = true;
+      }
+      if (c.documents >= expected) {
+        ServiceStatus st = daemon.status();
+        if (st.queued_chunks == 0 && st.queued_batches == 0) break;
+      }
+      std::this_thread::sleep_for(std::chrono::microseconds(500));
+    }
+    daemon_total = Since(t0);
+    daemon_first_to_last = std::chrono::duration<double>(Clock::now() - first).count();
+    if (daemon.counts().documents != expected) Die("daemon read " + std::to_string(daemon.counts().documents));
+    daemon.Stop();
+  }
+  Line("kafka_end_to_end")
+      .Int("documents", expected)
+      .Num("mb", mb)
+      .Int("partitions", static_cast<uint64_t>(total_partitions))
+      .Bool("low_watermarks_zero", intact)
+      .Num("plain_mb_per_s", mb / plain.first_to_last_s)
+      .Num("plain_docs_per_s", static_cast<double>(expected) / plain.first_to_last_s, 0)
+      .Num("daemon_mb_per_s", mb / daemon_first_to_last)
+      .Num("daemon_docs_per_s", static_cast<double>(expected) / daemon_first_to_last, 0)
+      .Num("ratio", plain.first_to_last_s / daemon_first_to_last, 3)
+      .Num("plain_seconds_with_join", plain.total_s, 2)
+      .Num("daemon_seconds_with_join", daemon_total, 2)
+      .Num("target", 0.8, 1)
+      .Print();
+  return 0;
+}
+
+// ------------------------------------------------------------------ api
+
+size_t Discard(char*, size_t size, size_t n, void* body) {
+  static_cast<std::string*>(body)->append(size * n, ' ');
+  return size * n;
+}
+
+double Percentile(std::vector<double> v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  size_t i = static_cast<size_t>(std::ceil(p * static_cast<double>(v.size()))) - 1;
+  return v[std::min(i, v.size() - 1)];
+}
+
+int Api(double duration_s, const std::string& file) {
+  spdlog::set_level(spdlog::level::warn);
+  auto gen = Signatures();
+  Config config;
+  config.kafka.topics.clear();
+  // The corpus read over and over, so ingestion lasts the whole measurement.
+  // The daemon remembers how far it read each path, so each pass needs its own
+  // name: symbolic links in a scratch directory.
+  const std::filesystem::path links = std::filesystem::path(file).parent_path() / "api-links";
+  std::filesystem::remove_all(links);
+  std::filesystem::create_directories(links);
+  const std::filesystem::path target = std::filesystem::absolute(file);
+  for (int i = 0; i < 400; ++i) {
+    std::filesystem::path link = links / ("pass-" + std::to_string(i) + ".ndjson");
+    std::filesystem::create_symlink(target, link);
+    config.sources.files.push_back(link.string());
+  }
+  config.ingest.threads = 2;
+  config.aggregate.shards = 2;
+  SystemClock clock;
+  Daemon daemon(config, gen.get(), &clock);
+  HttpServer server;
+  HttpServerOptions ho;
+  ho.listen = "127.0.0.1:0";
+  if (Status s = daemon.Start(); !s.ok()) Die(s.message());
+  if (Status s = server.Start(ho, daemon); !s.ok()) Die(s.message());
+  // Let the first snapshot be published so answers carry data.
+  std::this_thread::sleep_for(milliseconds(1500));
+
+  const std::vector<std::string> paths = {
+      "/api/v1/status", "/api/v1/builds", "/api/v1/hangs", "/api/v1/hangs?by=thread",
+      "/api/v1/hangs/timeseries", "/api/v1/crashes/top", "/api/v1/crashes/timeseries", "/api/v1/hangs/flamegraph"};
+  CURL* curl = curl_easy_init();
+  std::string body;
+  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, Discard);
+  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &body);
+  curl_easy_setopt(curl, CURLOPT_TCP_NODELAY, 1L);
+  curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, 5000L);
+
+  // Open loop at 200 requests/s: request i is due at t0 + i * 5 ms; latency is
+  // measured from when it was due (so a slow answer also delays the next ones).
+  const auto interval = std::chrono::microseconds(5000);
+  std::vector<double> latency_ms, service_ms;
+  uint64_t errors = 0, late = 0, answer_bytes = 0;
+  const uint64_t docs0 = daemon.counts().documents;
+  const uint64_t bytes0 = daemon.counts().bytes;
+  auto t0 = Clock::now();
+  for (size_t i = 0; Since(t0) < duration_s; ++i) {
+    auto due = t0 + i * interval;
+    if (Clock::now() < due) {
+      std::this_thread::sleep_until(due);
+    } else {
+      ++late;
+    }
+    std::string url = server.url() + paths[i % paths.size()];
+    curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
+    body.clear();
+    auto start = Clock::now();
+    CURLcode rc = curl_easy_perform(curl);
+    auto end = Clock::now();
+    long code = 0;
+    curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &code);
+    if (rc != CURLE_OK || code != 200) ++errors;
+    answer_bytes += body.size();
+    latency_ms.push_back(std::chrono::duration<double, std::milli>(end - due).count());
+    service_ms.push_back(std::chrono::duration<double, std::milli>(end - start).count());
+  }
+  double elapsed = Since(t0);
+  const RecordCounts c = daemon.counts();
+  const double ingest_mbs = static_cast<double>(c.bytes - bytes0) / 1e6 / elapsed;
+  const double ingest_docs = static_cast<double>(c.documents - docs0) / elapsed;
+  const bool still_ingesting = !daemon.status().sources_done;
+  curl_easy_cleanup(curl);
+  server.Stop();
+  daemon.Stop();
+  std::filesystem::remove_all(links);
+  Line("api_latency")
+      .Num("requests_per_s", static_cast<double>(latency_ms.size()) / elapsed)
+      .Int("requests", latency_ms.size())
+      .Int("errors", errors)
+      .Int("late_sends", late)
+      .Num("p50_ms", Percentile(latency_ms, 0.50), 2)
+      .Num("p99_ms", Percentile(latency_ms, 0.99), 2)
+      .Num("max_ms", Percentile(latency_ms, 1.0), 2)
+      .Num("service_p99_ms", Percentile(service_ms, 0.99), 2)
+      .Num("mean_answer_kb", static_cast<double>(answer_bytes) / 1024.0 / static_cast<double>(latency_ms.size()), 1)
+      .Num("ingest_mb_per_s", ingest_mbs)
+      .Num("ingest_docs_per_s", ingest_docs, 0)
+      .Bool("ingesting_throughout", still_ingesting)
+      .Num("target_p99_ms", 10, 0)
+      .Print();
+  return 0;
+}
+
+// ------------------------------------------------------------------ memory
+
+uint64_t RssBytes() {
+  std::ifstream in("/proc/self/statm");
+  uint64_t size = 0, resident = 0;
+  in >> size >> resident;
+  return resident * static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+}
+
+// Live series: hang series with realistic keys (a few dimensions, a 6-12 frame
+// stack), each given one delta in the current bucket, plus crash series
+// (with an install sketch) for one in ten.
+int Memory(size_t series) {
+  AggregateOptions o;
+  o.max_series = series * 2;
+  o.memory_limit = 64ull << 30;
+  const std::vector<std::string> frames = {
+      "nsThread::ProcessNextEvent", "mozilla::dom::ScriptLoader::ProcessRequest", "js::RunScript",
+      "mozilla::layers::CompositorBridgeChild::RecvDidComposite", "nsRefreshDriver::Tick",
+      "mozilla::PresShell::DoReflow", "nsLayoutUtils::PaintFrame", "mozilla::net::nsHttpChannel::OnStopRequest",
+      "js::gc::GCRuntime::collect", "mozilla::dom::Element::GetBoundingClientRect"};
+  malloc_trim(0);
+  const uint64_t rss0 = RssBytes();
+  uint64_t rss1 = 0;
+  size_t estimate = 0;
+  {
+    ShardState shard(o);
+    const int64_t t = 1'795'000'000'000;
+    for (size_t i = 0; i < series; ++i) {
+      Delta d;
+      d.time = EventTime{t + static_cast<int64_t>(i % 60) * 1000};
+      if (i % 10 == 9) {
+        d.table = Table::kCrashes;
+        d.key = JoinKey({"release", "Firefox", "146.0", "20261117090501", "Windows_NT", "content", "content",
+                         "mozilla::dom::Signature" + std::to_string(i)});
+        d.values = {1, 0, 0, 0, 0};
+        d.install_hash = Hash64(std::to_string(i));
+      } else {
+        std::vector<std::string> stack;
+        size_t depth = 6 + i % 7;
+        for (size_t f = 0; f < depth; ++f) stack.push_back(frames[(i / (f + 1) + f) % frames.size()]);
+        stack.push_back("Leaf" + std::to_string(i));
+        d.table = Table::kHangs;
+        d.key = JoinKey({"bhr", "nightly", "Windows_NT", "20261117", "parent", "Gecko", stack.back(),
+                         JoinStack(stack)});
+        d.values = {128'000, 1, 0, 0, 0};
+      }
+      d.route_hash = Hash64(d.key);
+      shard.Apply(d);
+    }
+    rss1 = RssBytes();
+    estimate = shard.MemoryBytes();
+    if (shard.series_count() < series) std::fprintf(stderr, "memory: only %zu series live\n", shard.series_count());
+  }
+  const double per = static_cast<double>(rss1 - rss0) / static_cast<double>(series);
+  Line("memory_per_series")
+      .Int("series", series)
+      .Num("rss_mb", static_cast<double>(rss1 - rss0) / 1e6)
+      .Num("rss_bytes_per_series", per, 0)
+      .Num("estimated_bytes_per_series", static_cast<double>(estimate) / static_cast<double>(series), 0)
+      .Num("series_per_gib_memory_limit", (1ull << 30) / per, 0)
+      .Print();
+  return 0;
+}
+
+int Usage() {
+  std::fprintf(stderr,
+               "usage: seismo_bench throughput FILE... | signature FILE | kafka FILE... | api SECONDS FILE | "
+               "memory SERIES\n");
+  return 2;
+}
+
+}  // namespace
+}  // namespace seismo::bench
+
+int main(int argc, char** argv) {
+  using namespace seismo::bench;
+  if (argc < 3) return Usage();
+  std::string cmd = argv[1];
+  std::vector<std::string> args(argv + 2, argv + argc);
+  curl_global_init(CURL_GLOBAL_DEFAULT);
+  if (cmd == "throughput") return Throughput(args);
+  if (cmd == "signature") return Signature(args[0]);
+  if (cmd == "kafka") return Kafka(args);
+  if (cmd == "api" && args.size() == 2) return Api(std::stod(args[0]), args[1]);
+  if (cmd == "memory") return Memory(std::stoul(args[0]));
+  return Usage();
+}
