@@ -26,6 +26,7 @@ int RunCli(int argc, char** argv) {
   RegisterSignatureCommand(app, &runner);
   RegisterBrokerCommand(app, &runner);
   RegisterProduceCommand(app, &runner);
+  RegisterDemoCommand(app, &runner);
 
   try {
     app.parse(argc, argv);
