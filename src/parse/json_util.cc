@@ -1,7 +1,11 @@
 #include "json_util.h"
 
 #include <charconv>
+#include <cstdint>
 #include <cstring>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace seismo::parse_internal {
 
@@ -33,33 +37,100 @@ Outcome ReadOptString(od::value v, std::optional<std::string>& out) {
   return std::nullopt;
 }
 
-bool NestsDeeperThan(std::string_view json, size_t max_depth) {
-  // Cheap bound first: fewer openers than the limit cannot nest deeper.
-  size_t openers = 0;
-  for (char c : json) openers += (c == '{') | (c == '[');
-  if (openers <= max_depth) return false;
+namespace {
+
+// Depth-scan state carried from one byte (or 64-byte block) to the next.
+struct NestState {
   size_t depth = 0;
-  const char* p = json.data();
-  const char* end = p + json.size();
-  while (p < end) {
-    char c = *p++;
-    if (c == '"') {
-      // Skip the string: find the closing quote not preceded by a backslash.
-      while (p < end) {
-        const char* q = static_cast<const char*>(std::memchr(p, '"', static_cast<size_t>(end - p)));
-        if (q == nullptr) return false;  // unterminated: the parser reports it
-        size_t backslashes = 0;
-        for (const char* b = q; b > p && b[-1] == '\\'; --b) ++backslashes;
-        p = q + 1;
-        if (backslashes % 2 == 0) break;
+  bool in_string = false;
+  bool escaped = false;  // the previous byte was a backslash inside a string
+};
+
+// Byte at a time: a backslash inside a string escapes the next byte; outside
+// strings only brackets and quotes matter. True once depth passes max_depth.
+bool ScanBytes(const char* p, const char* end, size_t max_depth, NestState& st) {
+  for (; p < end; ++p) {
+    const char c = *p;
+    if (st.in_string) {
+      if (st.escaped) {
+        st.escaped = false;
+      } else if (c == '\\') {
+        st.escaped = true;
+      } else if (c == '"') {
+        st.in_string = false;
       }
+    } else if (c == '"') {
+      st.in_string = true;
     } else if (c == '{' || c == '[') {
-      if (++depth > max_depth) return true;
-    } else if ((c == '}' || c == ']') && depth > 0) {
-      --depth;
+      if (++st.depth > max_depth) return true;
+    } else if ((c == '}' || c == ']') && st.depth > 0) {
+      --st.depth;
     }
   }
   return false;
+}
+
+#if defined(__SSE2__)
+// Bit i set where block[i] == c, for 64 bytes.
+uint64_t Mask64(const __m128i (&v)[4], char c) {
+  const __m128i k = _mm_set1_epi8(c);
+  uint64_t m = 0;
+  for (int i = 0; i < 4; ++i) {
+    m |= static_cast<uint64_t>(static_cast<uint16_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(v[i], k)))) << (16 * i);
+  }
+  return m;
+}
+
+// Bit i = XOR of bits 0..i: set inside a string (opening quote included).
+uint64_t PrefixXor(uint64_t x) {
+  x ^= x << 1;
+  x ^= x << 2;
+  x ^= x << 4;
+  x ^= x << 8;
+  x ^= x << 16;
+  x ^= x << 32;
+  return x;
+}
+#endif
+
+}  // namespace
+
+// 64 bytes at a time: quote, backslash and bracket masks; a block without a
+// backslash (the common case) finds its strings by a prefix XOR of the quotes
+// and walks only the brackets outside them. A block with a backslash (or after
+// an escape) goes byte by byte, so escapes are handled by ScanBytes alone.
+// Equivalent to ScanBytes over the whole document (bench/ has the numbers:
+// docs/benchmarks.md).
+bool NestsDeeperThan(std::string_view json, size_t max_depth) {
+  NestState st;
+  const char* p = json.data();
+  const char* end = p + json.size();
+#if defined(__SSE2__)
+  for (; end - p >= 64; p += 64) {
+    __m128i v[4];
+    for (int i = 0; i < 4; ++i) v[i] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * i));
+    const uint64_t backslash = Mask64(v, '\\');
+    if (backslash != 0 || st.escaped) {
+      if (ScanBytes(p, p + 64, max_depth, st)) return true;
+      continue;
+    }
+    const uint64_t quotes = Mask64(v, '"');
+    const uint64_t inside = PrefixXor(quotes) ^ (st.in_string ? ~uint64_t{0} : 0);
+    // Last byte inside a string (or opening one) means the string goes on.
+    st.in_string = (inside >> 63) != 0;
+    const uint64_t opens = (Mask64(v, '{') | Mask64(v, '[')) & ~inside;
+    const uint64_t closes = (Mask64(v, '}') | Mask64(v, ']')) & ~inside;
+    for (uint64_t m = opens | closes; m != 0; m &= m - 1) {
+      const uint64_t bit = m & (~m + 1);
+      if (opens & bit) {
+        if (++st.depth > max_depth) return true;
+      } else if (st.depth > 0) {
+        --st.depth;
+      }
+    }
+  }
+#endif
+  return ScanBytes(p, end, max_depth, st);
 }
 
 std::optional<uint64_t> ParseUint(std::string_view text) {
