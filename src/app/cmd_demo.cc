@@ -224,6 +224,13 @@ int RunDemo(const DemoArgs& args) {
   }).detach();
 
   simulator.Stop();
+  // Let the daemon take in what was already produced (bounded), so the final counts
+  // account for every simulated document.
+  if (Status s = (*producer)->Flush(std::chrono::seconds(2)); !s.ok()) spdlog::warn("demo: {}", s.message());
+  const auto drain_deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (daemon.counts().documents < simulator.produced() && std::chrono::steady_clock::now() < drain_deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
   server.Stop();
   daemon.Stop();
   producer->reset();
