@@ -5,6 +5,7 @@
 #include <chrono>
 #include <map>
 
+#include "seismo/app/dead_letters.h"
 #include "seismo/app/replay.h"
 #include "seismo/checkpoint/checkpoint.h"
 #include "seismo/ingest/kafka_consumer.h"
@@ -92,11 +93,9 @@ Daemon::~Daemon() { Stop(); }
 
 Status Daemon::Start() {
   started_at_ms_ = clock_->Now().ms;
-  if (!config_.ingest.dead_letter_file.empty()) {
-    auto sink = OpenDeadLetterFile(config_.ingest.dead_letter_file);
-    if (!sink) return sink.error();
-    dead_letters_ = std::move(*sink);
-  }
+  auto dead_letters = OpenDeadLetters(config_);
+  if (!dead_letters) return dead_letters.error();
+  dead_letters_ = std::move(*dead_letters);
   PipelineOptions po;
   po.parse_threads = ResolveThreads(config_.ingest.threads);
   po.shards = ResolveThreads(config_.aggregate.shards);

@@ -1,5 +1,7 @@
 #include "seismo/app/replay.h"
 
+#include "seismo/app/dead_letters.h"
+
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -101,12 +103,9 @@ Result<ReplayResult> RunReplay(const Config& config, const std::vector<std::stri
     po.sources.push_back({path == "-" ? std::string("stdin") : path, std::nullopt});
   }
 
-  std::unique_ptr<DeadLetterSink> dead_letters;
-  if (!config.ingest.dead_letter_file.empty()) {
-    auto sink = OpenDeadLetterFile(config.ingest.dead_letter_file);
-    if (!sink) return sink.error();
-    dead_letters = std::move(*sink);
-  }
+  auto opened = OpenDeadLetters(config);
+  if (!opened) return opened.error();
+  std::unique_ptr<DeadLetterSink> dead_letters = std::move(*opened);
 
   SystemClock clock;
   Pipeline pipeline(po, signatures, dead_letters.get(), &clock);

@@ -61,10 +61,16 @@ std::string FormatDeadLetter(const DeadLetter& letter) {
   w.Key("source").String(letter.source);
   w.Key("partition").Int(letter.partition);
   w.Key("offset").Int(letter.offset);
-  if (simdjson::validate_utf8(letter.document.data(), letter.document.size())) {
-    w.Key("document").String(letter.document);
+  std::string_view doc = letter.document;
+  if (doc.size() > kMaxDeadLetterDocumentBytes) {
+    w.Key("document_bytes").Uint(doc.size());
+    w.Key("truncated").Bool(true);
+    doc = doc.substr(0, kMaxDeadLetterDocumentBytes);
+  }
+  if (simdjson::validate_utf8(doc.data(), doc.size())) {
+    w.Key("document").String(doc);
   } else {
-    w.Key("document_base64").String(Base64(letter.document));
+    w.Key("document_base64").String(Base64(doc));
   }
   w.EndObject();
   return w.Take();

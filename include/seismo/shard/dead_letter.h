@@ -1,7 +1,8 @@
 // DeadLetterSink: where rejected documents go, each with its reason and
 // provenance (topic or file, partition, offset or line number), one JSON object
 // per line: {"reason":…, "source":…, "partition":…, "offset":…, "document":…}.
-// Documents that are not valid UTF-8 are written as "document_base64".
+// Documents that are not valid UTF-8 are written as "document_base64";
+// documents over kMaxDeadLetterDocumentBytes are truncated.
 //
 // Threading: Write() may be called from any parse thread concurrently
 // (implementations serialise internally; rejects are off the hot path).
@@ -30,6 +31,10 @@ class DeadLetterSink {
   virtual ~DeadLetterSink() = default;
   virtual void Write(const DeadLetter& letter) = 0;
 };
+
+// Documents longer than this are cut (with "truncated": true and the original
+// "document_bytes"), so a dead letter always fits a Kafka message.
+inline constexpr size_t kMaxDeadLetterDocumentBytes = 512 * 1024;
 
 // Formats one dead letter as a JSON line (without the newline).
 std::string FormatDeadLetter(const DeadLetter& letter);

@@ -15,5 +15,12 @@ TEST(DeadLetter, InvalidUtf8IsKeptExactlyAsBase64) {
             R"({"reason":"invalid_utf8","source":"f.ndjson","partition":-1,"offset":7,"document_base64":"//5h"})");
 }
 
+TEST(DeadLetter, HugeDocumentsAreTruncatedWithTheirSize) {
+  std::string doc(3 << 20, 'x');
+  std::string letter = FormatDeadLetter({RejectReason::kTooLarge, "t", 0, 1, doc});
+  EXPECT_LT(letter.size(), kMaxDeadLetterDocumentBytes + 200);
+  EXPECT_NE(letter.find(R"("document_bytes":3145728,"truncated":true)"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace seismo
