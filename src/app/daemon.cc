@@ -101,6 +101,7 @@ Status Daemon::Start() {
   po.shards = ResolveThreads(config_.aggregate.shards);
   po.parse = config_.parse;
   po.chunk_ring_capacity = config_.ingest.queue_chunks;
+  po.parse_delay_for_testing = parse_delay_for_testing_;
   po.aggregate = ToAggregateOptions(config_);
   po.max_clock_skew_ms = config_.aggregate.max_clock_skew.count();
   for (const std::string& f : config_.sources.files) po.sources.push_back({f, std::nullopt});

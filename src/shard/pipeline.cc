@@ -115,6 +115,7 @@ void Pipeline::RunWorker(size_t index) {
       continue;
     }
     backoff.Reset();
+    if (options_.parse_delay_for_testing.count() > 0) std::this_thread::sleep_for(options_.parse_delay_for_testing);
     const DocChunk& c = **chunk;
     const int64_t latest_allowed = clock_->Now().ms + options_.max_clock_skew_ms;
     int64_t chunk_max = INT64_MIN;

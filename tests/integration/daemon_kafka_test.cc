@@ -162,6 +162,7 @@ TEST_F(DaemonKafka, FullQueuesPauseConsumptionAndLoseNothing) {
   ProduceCorpus(13, 3000, 800, 0, 0);
   SystemClock clock;
   Daemon daemon(DaemonConfig(1, /*queue_chunks=*/1), signatures_.get(), &clock);
+  daemon.SetParseDelayForTesting(std::chrono::milliseconds(30));  // parsing slower than fetching
   ASSERT_TRUE(daemon.Start().ok());
   ASSERT_TRUE(WaitForDocuments({&daemon}, produced_, seconds(90)));
   EXPECT_GT(daemon.status().pauses, 0u);

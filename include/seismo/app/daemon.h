@@ -60,6 +60,9 @@ class Daemon final : public StateProvider {
 
   const Config& config() const { return config_; }
 
+  // Test seam: parse workers sleep this long per chunk (to force backpressure). Before Start().
+  void SetParseDelayForTesting(std::chrono::milliseconds d) { parse_delay_for_testing_ = d; }
+
  private:
   class Rebalance;
   void RunSource();
@@ -95,6 +98,7 @@ class Daemon final : public StateProvider {
   uint64_t handed_docs_at_checkpoint_ = 0;
   std::chrono::steady_clock::time_point next_checkpoint_;
   std::function<std::string()> save_alert_state_;
+  std::chrono::milliseconds parse_delay_for_testing_{0};
   std::string restored_alert_state_;
   bool stopped_ = false;
   int64_t started_at_ms_ = 0;

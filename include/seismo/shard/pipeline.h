@@ -64,6 +64,7 @@ struct PipelineOptions {
   ParseOptions parse;
   AggregateOptions aggregate;
   int64_t max_clock_skew_ms = 600'000;  // later event times are clamped to now + skew
+  std::chrono::milliseconds parse_delay_for_testing{0};  // tests only: slow workers down per chunk
   std::vector<SourceInfo> sources;
 };
 
