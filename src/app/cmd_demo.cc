@@ -8,12 +8,12 @@
 // Start order: cluster and topics, daemon, HTTP (the URL is then printed as the first line
 // of stdout), and once the daemon's consumer has its partitions, the simulator. SIGINT or
 // SIGTERM stops them in reverse order; exit 0.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <pthread.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <csignal>
 #include <cstdio>
 #include <ctime>
@@ -86,7 +86,8 @@ int RunDemo(const DemoArgs& args) {
   }
   const std::string config_path = args.config.empty() ? FindDemoConfig() : args.config;
   if (config_path.empty()) {
-    fmt::print(stderr, "seismo demo: config/demo.toml not found next to the build directory; pass --config\n");
+    fmt::print(stderr,
+               "seismo demo: config/demo.toml not found next to the build directory; pass --config\n");
     return 2;
   }
   auto config = LoadConfig(config_path);
@@ -194,10 +195,11 @@ int RunDemo(const DemoArgs& args) {
   spdlog::info("seismo demo {} serving {}", SEISMO_VERSION, server.url());
   spdlog::info("simulating beta, nightly and release from {} at {}x speed (seed {})",
                FormatTimestamp(EventTime{population.start_ms()}), args.speed, args.seed);
-  spdlog::info("bad release: {} build {} ({}) in about {:.0f} s, with a crash spike of {} and a hang "
-               "regression of {}; the simulation reaches the wall clock in about {:.0f} s",
-               truth.channel, truth.bad_build_id, truth.bad_version, wall_s(population.bad_release_ms()),
-               truth.spike_signature, truth.hang_signature, wall_s(demo.now_ms));
+  spdlog::info(
+      "bad release: {} build {} ({}) in about {:.0f} s, with a crash spike of {} and a hang "
+      "regression of {}; the simulation reaches the wall clock in about {:.0f} s",
+      truth.channel, truth.bad_build_id, truth.bad_version, wall_s(population.bad_release_ms()),
+      truth.spike_signature, truth.hang_signature, wall_s(demo.now_ms));
 
   bool release_logged = false, caught_up_logged = false;
   int sig = 0;
@@ -205,7 +207,8 @@ int RunDemo(const DemoArgs& args) {
     const int64_t now = sim.Now();
     if (!release_logged && now >= population.bad_release_ms()) {
       release_logged = true;
-      spdlog::info("bad release {} is out ({} documents produced so far)", truth.bad_build_id, simulator.produced());
+      spdlog::info("bad release {} is out ({} documents produced so far)", truth.bad_build_id,
+                   simulator.produced());
     }
     if (!caught_up_logged && now >= demo.now_ms) {
       caught_up_logged = true;
@@ -228,15 +231,16 @@ int RunDemo(const DemoArgs& args) {
   // account for every simulated document.
   if (Status s = (*producer)->Flush(std::chrono::seconds(2)); !s.ok()) spdlog::warn("demo: {}", s.message());
   const auto drain_deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  while (daemon.counts().documents < simulator.produced() && std::chrono::steady_clock::now() < drain_deadline) {
+  while (daemon.counts().documents < simulator.produced() &&
+         std::chrono::steady_clock::now() < drain_deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   server.Stop();
   daemon.Stop();
   producer->reset();
   const RecordCounts c = daemon.counts();
-  spdlog::info("stopped: {} documents produced, {} consumed ({} main, {} bhr, {} crash)", simulator.produced(),
-               c.documents, c.by_kind[0], c.by_kind[1], c.by_kind[2]);
+  spdlog::info("stopped: {} documents produced, {} consumed ({} main, {} bhr, {} crash)",
+               simulator.produced(), c.documents, c.by_kind[0], c.by_kind[1], c.by_kind[2]);
   return 0;
 }
 

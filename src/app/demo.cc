@@ -76,7 +76,8 @@ SimClock::SimClock(int64_t sim_start_ms, double speed, const Clock* wall)
 
 int64_t SimClock::Now() const {
   const int64_t wall = wall_->Now().ms;
-  const double compressed = static_cast<double>(sim_start_ms_) + speed_ * static_cast<double>(wall - wall_start_ms_);
+  const double compressed =
+      static_cast<double>(sim_start_ms_) + speed_ * static_cast<double>(wall - wall_start_ms_);
   return std::min(static_cast<int64_t>(compressed), wall);
 }
 
@@ -90,8 +91,8 @@ int64_t SimClock::WallMsUntil(int64_t sim_ms) const {
 }
 
 std::optional<EventTime> DemoDocumentTime(std::string_view doc) {
-  for (std::string_view field : {std::string_view("\"submission_timestamp\":\""),
-                                 std::string_view("\"submitted_timestamp\":\"")}) {
+  for (std::string_view field :
+       {std::string_view("\"submission_timestamp\":\""), std::string_view("\"submitted_timestamp\":\"")}) {
     const size_t at = doc.find(field);
     if (at == std::string_view::npos) continue;
     const size_t begin = at + field.size();

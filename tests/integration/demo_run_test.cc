@@ -108,11 +108,13 @@ TEST(DemoPopulation, FiresExactlyThePlantedCrashSpikeAndHangRegressionSoonAfterT
     std::set<Key> firing;
     for (const auto& [k, at] : tl.first_firing_ms) firing.insert(k);
     EXPECT_EQ(firing, (std::set<Key>{spike, hang})) << "seed " << seed;
-    EXPECT_EQ(tl.ever_pending_or_firing, (std::set<Key>{spike, hang})) << "seed " << seed << ": not even pending";
+    EXPECT_EQ(tl.ever_pending_or_firing, (std::set<Key>{spike, hang}))
+        << "seed " << seed << ": not even pending";
     // At --speed 3600 a simulated hour is a wall second: both fire within 12 s of the release.
     for (const Key& k : {spike, hang}) {
       ASSERT_TRUE(tl.first_firing_ms.count(k)) << std::get<0>(k) << " seed " << seed;
-      EXPECT_LE(tl.first_firing_ms.at(k) - p.bad_release_ms(), 12 * kHour) << std::get<0>(k) << " seed " << seed;
+      EXPECT_LE(tl.first_firing_ms.at(k) - p.bad_release_ms(), 12 * kHour)
+          << std::get<0>(k) << " seed " << seed;
     }
   }
 }
@@ -203,7 +205,8 @@ TEST(DemoCommand, ServesThePlantedAlertsAndStopsCleanlyOnSigterm) {
   while (port == 0 && std::chrono::steady_clock::now() < deadline) {
     const std::string text = slurp(out);
     const size_t colon = text.rfind(':'), nl = text.find('\n');
-    if (nl != std::string::npos && colon != std::string::npos && colon < nl) port = std::stoi(text.substr(colon + 1));
+    if (nl != std::string::npos && colon != std::string::npos && colon < nl)
+      port = std::stoi(text.substr(colon + 1));
     std::this_thread::sleep_for(50ms);
   }
   ASSERT_GT(port, 0) << slurp(log);
@@ -221,8 +224,9 @@ TEST(DemoCommand, ServesThePlantedAlertsAndStopsCleanlyOnSigterm) {
     ASSERT_EQ(parser.parse(r.body).get(root), simdjson::SUCCESS);
     firing.clear();
     for (simdjson::dom::element a : root["alerts"].get_array()) {
-      const std::string what = std::string(std::string_view(a["rule"])) + " " + std::string(std::string_view(a["channel"])) +
-                               " " + std::string(std::string_view(a["signature"]));
+      const std::string what = std::string(std::string_view(a["rule"])) + " " +
+                               std::string(std::string_view(a["channel"])) + " " +
+                               std::string(std::string_view(a["signature"]));
       const bool planted = what == "crash_signature_spike release mozilla::scenario::Crash05" ||
                            what == "hang_spike release scenario::Hang03";
       if (!planted) others.insert(what + " (" + std::string(std::string_view(a["state"])) + ")");

@@ -42,17 +42,17 @@ class KafkaProducer;
 
 struct DemoOptions {
   uint64_t seed = 1;
-  int64_t now_ms = 0;                  // wall clock when the demo starts
+  int64_t now_ms = 0;                   // wall clock when the demo starts
   int64_t compressed_after_hours = 24;  // simulated hours from the bad release to `now`
-  int64_t live_hours = 48;             // simulated (= real) hours after `now`
+  int64_t live_hours = 48;              // simulated (= real) hours after `now`
 };
 
 // What the demo planted, for the log and for tests.
 struct DemoTruth {
-  std::string channel;                  // "release"
+  std::string channel;  // "release"
   std::string bad_build_id, bad_build_date, bad_version;
-  std::string spike_signature;          // crash_signature_spike on bad_build_id
-  std::string hang_signature;           // hang_spike on bad_build_date (source bhr)
+  std::string spike_signature;  // crash_signature_spike on bad_build_id
+  std::string hang_signature;   // hang_spike on bad_build_date (source bhr)
 };
 
 class DemoPopulation {
