@@ -369,7 +369,9 @@ TEST_F(KafkaConsumerTest, TwoMembersSplitPartitionsAndTogetherSeeEachMessageOnce
   std::vector<Received> from_a;
   std::vector<Received> from_b;
   bool resumed = false;
-  const auto deadline = Clock::now() + seconds(25);
+  uint64_t last_rebalances = 0;
+  auto stable_since = Clock::now();
+  const auto deadline = Clock::now() + seconds(35);
   while (from_a.size() + from_b.size() < kCount && Clock::now() < deadline) {
     for (const Received& r : ConsumeUntil(*a, SIZE_MAX, milliseconds(50), &listener_a)) {
       from_a.push_back(r);
@@ -377,8 +379,16 @@ TEST_F(KafkaConsumerTest, TwoMembersSplitPartitionsAndTogetherSeeEachMessageOnce
     for (const Received& r : ConsumeUntil(*b, SIZE_MAX, milliseconds(50), &listener_b)) {
       from_b.push_back(r);
     }
-    if (!resumed && !b->assignment().empty() &&
-        a->assignment().size() + b->assignment().size() == kPartitions) {
+    // Resume only once the group has settled: both assigned, together covering
+    // the topic, and no further rebalance for 2 s (a pending second rebalance
+    // would move partitions A already read, and the mock refuses the commit).
+    const uint64_t rebalances = a->stats().rebalances + b->stats().rebalances;
+    const bool covered = !b->assignment().empty() && a->assignment().size() + b->assignment().size() == kPartitions;
+    if (!covered || rebalances != last_rebalances) {
+      last_rebalances = rebalances;
+      stable_since = Clock::now();
+    }
+    if (!resumed && covered && Clock::now() - stable_since > seconds(2)) {
       ASSERT_TRUE(a->ResumeAll().ok());
       resumed = true;
     }
