@@ -14,6 +14,8 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+
+#include "http_options.h"
 #include <csignal>
 #include <cstdio>
 #include <ctime>
@@ -130,23 +132,14 @@ int RunDemo(const DemoArgs& args) {
   }
 
   // 3. HTTP (after the daemon, stopped before it).
-  HttpServerOptions http;
-  http.listen = config->http.listen;
-  http.document_root = config->http.static_dir;
-  http.cors_origins = config->http.cors_origins;
-  http.api.windows_ms = ToAggregateOptions(*config).windows_ms;
-  http.api.bucket_ms = config->aggregate.bucket.count();
-  if (!config->http.auth_token_file.empty()) {
-    auto token = ReadTokenFile(config->http.auth_token_file);
-    if (!token) {
-      spdlog::error("start: {}", token.error().message());
-      daemon.Stop();
-      return 2;
-    }
-    http.auth_token = *token;
+  auto http = HttpOptionsFromConfig(*config);
+  if (!http) {
+    spdlog::error("start: {}", http.error().message());
+    daemon.Stop();
+    return 2;
   }
   HttpServer server;
-  if (Status s = server.Start(http, daemon); !s.ok()) {
+  if (Status s = server.Start(*http, daemon); !s.ok()) {
     spdlog::error("start: {}", s.message());
     daemon.Stop();
     return 1;

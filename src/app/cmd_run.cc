@@ -7,6 +7,7 @@
 #include <csignal>
 #include <thread>
 
+#include "http_options.h"
 #include "output_file.h"
 #include "seismo/app/command.h"
 #include "seismo/app/daemon.h"
@@ -55,23 +56,14 @@ int RunDaemon(const RunArgs& args) {
     return 1;
   }
   // HTTP starts after the daemon and stops before it (reverse start order).
-  HttpServerOptions http;
-  http.listen = config->http.listen;
-  http.document_root = config->http.static_dir;
-  http.cors_origins = config->http.cors_origins;
-  http.api.windows_ms = ToAggregateOptions(*config).windows_ms;
-  http.api.bucket_ms = config->aggregate.bucket.count();
-  if (!config->http.auth_token_file.empty()) {
-    auto token = ReadTokenFile(config->http.auth_token_file);
-    if (!token) {
-      spdlog::error("start: {}", token.error().message());
-      daemon.Stop();
-      return 2;
-    }
-    http.auth_token = *token;
+  auto http = HttpOptionsFromConfig(*config);
+  if (!http) {
+    spdlog::error("start: {}", http.error().message());
+    daemon.Stop();
+    return 2;
   }
   HttpServer server;
-  if (Status s = server.Start(http, daemon); !s.ok()) {
+  if (Status s = server.Start(*http, daemon); !s.ok()) {
     spdlog::error("start: {}", s.message());
     daemon.Stop();
     return 1;

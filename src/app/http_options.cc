@@ -1,0 +1,20 @@
+#include "http_options.h"
+
+namespace seismo {
+
+Result<HttpServerOptions> HttpOptionsFromConfig(const Config& config) {
+  HttpServerOptions http;
+  http.listen = config.http.listen;
+  http.document_root = config.http.static_dir;
+  http.cors_origins = config.http.cors_origins;
+  http.api.windows_ms = ToAggregateOptions(config).windows_ms;
+  http.api.bucket_ms = config.aggregate.bucket.count();
+  if (!config.http.auth_token_file.empty()) {
+    auto token = ReadTokenFile(config.http.auth_token_file);
+    if (!token) return token.error();
+    http.auth_token = *token;
+  }
+  return http;
+}
+
+}  // namespace seismo
