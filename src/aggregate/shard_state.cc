@@ -146,6 +146,8 @@ uint32_t ShardState::SeriesFor(Table table, const std::string& key) {
 void ShardState::Apply(const Delta& d) {
   ++counters_.deltas;
   if (d.time.ms > stream_time_ms_) AdvanceTo(d.time);
+  int64_t& table_time = table_time_ms_[static_cast<size_t>(d.table)];
+  table_time = std::max(table_time, d.time.ms);
   const int64_t b = BucketOf(d.time.ms);
   if (b <= BucketOf(stream_time_ms_) - options_.retention_ms / options_.bucket_ms) {
     ++counters_.late_dropped;
@@ -345,6 +347,7 @@ SeriesTable ShardState::Totals(Table t) const {
 std::unique_ptr<ShardSnapshot> ShardState::Snapshot() const {
   auto snap = std::make_unique<ShardSnapshot>();
   snap->stream_time_ms = stream_time_ms_;
+  snap->table_time_ms = table_time_ms_;
   snap->spans_ms = spans_ms_;
   snap->counters = counters_;
   snap->memory_bytes = MemoryBytes();

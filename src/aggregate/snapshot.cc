@@ -57,6 +57,9 @@ std::shared_ptr<const Snapshot> MergeSnapshots(const std::vector<std::shared_ptr
   for (const auto& shard : shards) {
     if (!shard) continue;
     out->stream_time_ms = std::max(out->stream_time_ms, shard->stream_time_ms);
+    for (size_t t = 0; t < kTableCount; ++t) {
+      out->table_time_ms[t] = std::max(out->table_time_ms[t], shard->table_time_ms[t]);
+    }
     if (out->spans_ms.empty()) out->spans_ms = shard->spans_ms;
     out->counters.deltas += shard->counters.deltas;
     out->counters.duplicates += shard->counters.duplicates;

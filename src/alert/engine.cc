@@ -415,10 +415,18 @@ BurstRanges MakeBurstRanges(const Snapshot& snap, const AlertOptions& o) {
   for (int64_t x : snap.windows_ms) longest = std::max(longest, x);
   const int64_t unit = (w + base <= longest && snap.bucket_ms > 0) ? snap.bucket_ms : kHourMs;
   b.use_points = unit == snap.bucket_ms;
-  const int64_t now = FloorDiv(snap.stream_time_ms, unit);
+  // The window ends with the last unit that is complete in both usage and crashes: the
+  // two arrive through different topics, and a window holding the crashes of minutes
+  // whose usage has not arrived yet would look like a burst.
+  int64_t end = snap.stream_time_ms;
+  for (Table t : {Table::kBuildUsage, Table::kCrashes}) {
+    const int64_t at = snap.table_time_ms[static_cast<size_t>(t)];
+    if (at != INT64_MIN) end = std::min(end, at);
+  }
+  const int64_t last_complete = FloorDiv(end + 1, unit) - 1;
   const int64_t w_units = std::max<int64_t>(1, w / unit), base_units = std::max<int64_t>(1, base / unit);
-  b.window_hi = now;
-  b.window_lo = now - w_units;
+  b.window_hi = last_complete;
+  b.window_lo = last_complete - w_units;
   b.baseline_hi = b.window_lo;
   b.baseline_lo = b.window_lo - base_units;
   return b;

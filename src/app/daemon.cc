@@ -8,6 +8,7 @@
 #include "seismo/app/dead_letters.h"
 #include "seismo/app/replay.h"
 #include "seismo/checkpoint/checkpoint.h"
+#include "seismo/ingest/handed_offsets.h"
 #include "seismo/ingest/kafka_consumer.h"
 #include "seismo/ingest/kafka_producer.h"
 #include "seismo/ingest/line_reader.h"
@@ -58,7 +59,7 @@ class Daemon::Rebalance final : public KafkaRebalanceListener {
         spdlog::warn("kafka: reading committed offsets failed: {}", committed.error().message());
       }
     }
-    for (const auto& [tp, offset] : start) handed[tp] = offset;
+    for (const auto& [tp, offset] : start) handed.Start(tp, offset);
     daemon_.consuming_.store(true, std::memory_order_relaxed);
     return start;  // others: the group's committed offsets (or auto.offset.reset)
   }
@@ -67,20 +68,20 @@ class Daemon::Rebalance final : public KafkaRebalanceListener {
     daemon_.Checkpoint();  // everything handed so far is aggregated and saved first
     std::map<TopicPartition, int64_t> commit;
     for (const TopicPartition& tp : partitions) {
-      auto it = handed.find(tp);
-      if (it != handed.end()) commit[tp] = it->second;
+      auto it = handed.next().find(tp);
+      if (it != handed.next().end()) commit[tp] = it->second;
     }
     if (!commit.empty() && daemon_.consumer_) {
       Status s = daemon_.consumer_->Commit(commit, CommitMode::kSync);
       if (!s.ok()) spdlog::warn("kafka: commit before revoke failed: {}", s.message());
     }
-    for (const TopicPartition& tp : partitions) handed.erase(tp);
+    for (const TopicPartition& tp : partitions) handed.Forget(tp);
     spdlog::info("kafka: revoked {} partition(s)", partitions.size());
   }
 
-  // Next offset per partition of what has been handed to the pipeline. Source thread only
-  // (rebalance callbacks run inside Poll() on that thread).
-  std::map<TopicPartition, int64_t> handed;
+  // What has been handed to the pipeline. Source thread only (rebalance
+  // callbacks run inside Poll() on that thread).
+  HandedOffsets handed;
 
  private:
   Daemon& daemon_;
@@ -118,7 +119,11 @@ Status Daemon::Start() {
     ko.brokers = config_.kafka.brokers;
     ko.group_id = config_.kafka.group_id;
     ko.topics = config_.kafka.topics;
-    ko.properties = {{"auto.offset.reset", "earliest"}, {"enable.auto.commit", "false"}};
+    // Cooperative rebalancing: a member gives up only the partitions that move, after the
+    // group has synced, so its hand-over commit lands before the next owner reads it (ADR 0003).
+    ko.properties = {{"auto.offset.reset", "earliest"},
+                     {"enable.auto.commit", "false"},
+                     {"partition.assignment.strategy", "cooperative-sticky"}};
     for (const auto& [k, v] : config_.kafka.properties) ko.properties[k] = v;
     rebalance_ = std::make_unique<Rebalance>(*this);
     auto consumer = KafkaConsumer::Create(ko, rebalance_.get());
@@ -237,6 +242,7 @@ void Daemon::RunSource() {
       auto chunk = std::make_unique<DocChunk>();
       chunk->data.reserve(batch.payload_bytes());
       for (const KafkaMessage& m : batch) {
+        if (!rebalance_->handed.Accept(m.topic(), m.partition(), m.offset())) continue;  // seen already
         DocRef ref;
         ref.begin = static_cast<uint32_t>(chunk->data.size());
         ref.length = static_cast<uint32_t>(m.payload().size());
@@ -247,11 +253,9 @@ void Daemon::RunSource() {
         if (auto ts = m.timestamp_ms()) ref.transport_time = EventTime{*ts};
         chunk->data.append(m.payload());
         chunk->docs.push_back(ref);
-        int64_t& next = rebalance_->handed[{std::string(m.topic()), m.partition()}];
-        next = std::max(next, m.offset() + 1);
       }
       handed_docs_ += chunk->docs.size();
-      SubmitWithBackpressure(std::move(chunk));
+      if (!chunk->docs.empty()) SubmitWithBackpressure(std::move(chunk));
     }
     MaybeCheckpoint();
   }
@@ -306,7 +310,7 @@ void Daemon::Checkpoint() {
   data.counts = CountsOf(pipeline_->counters());
   data.kafka_offsets = checkpoint_offsets_;
   if (rebalance_) {
-    for (const auto& [tp, offset] : rebalance_->handed) data.kafka_offsets[{tp.topic, tp.partition}] = offset;
+    for (const auto& [tp, offset] : rebalance_->handed.next()) data.kafka_offsets[{tp.topic, tp.partition}] = offset;
   }
   data.file_lines = file_lines_;
   if (save_alert_state_) data.alerts = save_alert_state_();
@@ -318,10 +322,10 @@ void Daemon::Checkpoint() {
   checkpoint_offsets_ = data.kafka_offsets;
   handed_docs_at_checkpoint_ = handed_docs_;
   last_checkpoint_ms_.store(data.written_at_ms);
-  if (consumer_ && rebalance_ && !rebalance_->handed.empty()) {
+  if (consumer_ && rebalance_ && !rebalance_->handed.next().empty()) {
     // Only checkpointed offsets are ever committed: the group's commit tells a
     // partition's next owner where counting continues.
-    (void)consumer_->Commit(rebalance_->handed, CommitMode::kAsync);
+    (void)consumer_->Commit(rebalance_->handed.next(), CommitMode::kAsync);
   }
 }
 
@@ -375,6 +379,7 @@ ServiceStatus Daemon::status() const {
   s.kafka_enabled = consumer_ != nullptr;
   s.consuming = consuming_.load(std::memory_order_relaxed);
   s.pauses = pauses_.load(std::memory_order_relaxed);
+  if (rebalance_) s.redelivered = rebalance_->handed.redelivered();
   s.restored = restored_.load(std::memory_order_relaxed);
   s.last_checkpoint_ms = last_checkpoint_ms_.load(std::memory_order_relaxed);
   if (pipeline_) {

@@ -234,9 +234,11 @@ KafkaMessageBatch KafkaConsumer::Poll(size_t max_messages, std::chrono::millisec
 }
 
 Status KafkaConsumer::SetPaused(const std::vector<TopicPartition>& partitions, bool pause) {
+  // Only assigned partitions whose state changes: librdkafka 2.0 may rewind a
+  // partition that is resumed without being paused (librdkafka#4637).
   std::vector<TopicPartition> assigned;
   for (const TopicPartition& tp : partitions) {
-    if (assignment_.count(tp) != 0) assigned.push_back(tp);
+    if (assignment_.count(tp) != 0 && (paused_.count(tp) != 0) != pause) assigned.push_back(tp);
   }
   if (assigned.empty()) return Status::Ok();
   KafkaPartitionListPtr list = ToList(assigned);

@@ -128,6 +128,8 @@ std::string MetricsText(const Snapshot* snap, const RecordCounts& counts, const 
   e.Gauge("seismo_consumer_paused_partitions", "Partitions paused for backpressure.",
           static_cast<double>(status.paused_partitions));
   e.Counter("seismo_consumer_pauses_total", "Times consumption paused for backpressure.", status.pauses);
+  e.Counter("seismo_consumer_redelivered_total",
+            "Kafka records the client delivered twice; skipped, counted once.", status.redelivered);
   e.Counter("seismo_consumer_errors_total", "Kafka client errors.", status.kafka_errors);
   e.Family("seismo_checkpoint_age_seconds", "gauge", "Seconds since the last checkpoint (absent before the first).");
   if (status.last_checkpoint_ms > 0) {

@@ -66,6 +66,7 @@ std::string StatusJson(const Snapshot* snap, const RecordCounts& counts, const S
   }
   w.Key("paused_partitions").Uint(status.paused_partitions);
   w.Key("pauses").Uint(status.pauses);
+  w.Key("redelivered").Uint(status.redelivered);
   w.Key("errors").Uint(status.kafka_errors);
   w.Key("last_error").String(status.last_kafka_error);
   w.EndObject();

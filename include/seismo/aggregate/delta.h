@@ -32,6 +32,13 @@ enum class Table : uint8_t { kUsage, kBuildUsage, kHangs, kCrashes };
 inline constexpr size_t kTableCount = 4;
 inline constexpr size_t kMaxValues = 5;
 
+// Per-table event times, all "none yet".
+inline std::array<int64_t, kTableCount> MakeTableTimes() {
+  std::array<int64_t, kTableCount> t;
+  t.fill(INT64_MIN);
+  return t;
+}
+
 inline constexpr char kKeySep = '\x1f';
 inline constexpr char kStackSep = '\x1e';
 

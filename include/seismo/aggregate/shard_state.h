@@ -73,6 +73,7 @@ struct ShardSnapshot {
     int64_t first_ms = 0;             // earliest event time still retained
   };
   int64_t stream_time_ms = 0;
+  std::array<int64_t, kTableCount> table_time_ms = MakeTableTimes();  // latest event time applied per table
   std::vector<int64_t> spans_ms;
   std::vector<Series> series;
   ShardCounters counters;
@@ -122,6 +123,9 @@ class ShardState {
   AggregateOptions options_;
   std::vector<int64_t> spans_ms_;
   int64_t stream_time_ms_ = INT64_MIN;
+  // Latest event time applied per table: where each input has got to (not checkpointed;
+  // after a restore it starts again with the next delta).
+  std::array<int64_t, kTableCount> table_time_ms_ = MakeTableTimes();
   std::vector<std::unique_ptr<Series>> series_;  // index = series id; null = free slot
   std::vector<uint32_t> free_ids_;
   std::array<std::unordered_map<std::string, uint32_t>, kTableCount> index_;

@@ -30,6 +30,10 @@ struct MergedSeries {
 
 struct Snapshot {
   int64_t stream_time_ms = 0;
+  // Latest event time aggregated per table (INT64_MIN: none yet). Inputs arrive through
+  // different topics and can lag one another; rules that compare tables read up to the
+  // earliest of these rather than stream_time_ms.
+  std::array<int64_t, kTableCount> table_time_ms = MakeTableTimes();
   int64_t bucket_ms = 60'000;
   std::vector<int64_t> windows_ms;
   std::vector<int64_t> spans_ms;

@@ -22,6 +22,7 @@ struct ServiceStatus {
   bool kafka_enabled = false;
   bool consuming = false;       // Kafka partitions assigned (or no Kafka configured)
   uint64_t pauses = 0;          // times consumption paused for backpressure
+  uint64_t redelivered = 0;     // Kafka records delivered again by the client and skipped
   size_t queued_chunks = 0;     // documents waiting for parse workers (in chunks)
   size_t queued_batches = 0;    // delta batches waiting for shards
   int64_t consumer_lag = -1;    // messages behind the partitions' ends; -1 unknown

@@ -151,6 +151,27 @@ TEST(Windows, SnapshotPointsCoverTheLongestWindowPerBucket) {
   EXPECT_EQ(points.back().v[0], 89);
 }
 
+// Each table's latest event time travels with the snapshot (the latest over shards), so
+// rules can tell how far each input has arrived; a table without data says so.
+TEST(Windows, SnapshotsCarryTheLatestEventTimeOfEachTable) {
+  AggregateOptions o;
+  ShardState a(o), b(o);
+  const int64_t t0 = 1'795'000'000'000;
+  a.Apply(MakeDelta({t0 + 7 * kMinute, 1, 1}));
+  a.Apply(MakeDelta({t0 + 2 * kMinute, 2, 1}));  // out of order: the latest stays
+  Delta usage;
+  usage.table = Table::kBuildUsage;
+  usage.key = JoinKey({"nightly", "Firefox", "147.0a1", "20261101000000", "Linux"});
+  usage.time = EventTime{t0 + 3 * kMinute};
+  b.Apply(usage);
+  b.Apply(MakeDelta({t0 + 5 * kMinute, 3, 1}));
+  auto merged = MergeSnapshots({a.Snapshot(), b.Snapshot()}, o.bucket_ms, o.windows_ms);
+  EXPECT_EQ(merged->table_time_ms[static_cast<size_t>(Table::kHangs)], t0 + 7 * kMinute);
+  EXPECT_EQ(merged->table_time_ms[static_cast<size_t>(Table::kBuildUsage)], t0 + 3 * kMinute);
+  EXPECT_EQ(merged->table_time_ms[static_cast<size_t>(Table::kCrashes)], INT64_MIN);
+  EXPECT_EQ(merged->stream_time_ms, t0 + 7 * kMinute);
+}
+
 TEST(Cardinality, MillionDistinctStacksStayExactInTotalAndTopWithinMemory) {
   AggregateOptions o;
   o.max_series = 2000;

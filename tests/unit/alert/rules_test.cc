@@ -6,6 +6,8 @@
 #include <set>
 #include <tuple>
 
+#include "seismo/aggregate/shard_state.h"
+#include "seismo/aggregate/snapshot.h"
 #include "seismo/alert/engine.h"
 #include "seismo/app/scenario.h"
 
@@ -125,6 +127,36 @@ TEST(AlertRules, OneHourOsBurstFiresBurstForThatOsAndSignature) {
     const std::set<std::tuple<std::string, std::string, std::string>> expected = {
         {"burst", s.truth().burst_os, s.truth().burst_signature}};
     EXPECT_EQ(bursts, expected) << "seed " << seed;
+  }
+}
+
+// Crashes arrive through another topic than usage and can run ahead of it. A burst
+// window that holds crashes of minutes whose usage has not arrived must not fire.
+TEST(AlertRules, BurstWaitsForUsageThatLagsBehindCrashes) {
+  constexpr int64_t kLag = 45 * 60'000;
+  for (uint64_t seed : {1, 2, 3}) {
+    Scenario s(Plant(0, seed));
+    AggregateOptions ao;
+    ShardState state(ao);
+    s.ForEachDelta([&](Delta&& d) {
+      if (d.table == Table::kBuildUsage && d.time.ms > s.end_ms() - kLag) return;  // not consumed yet
+      state.Apply(d);
+    });
+    state.AdvanceTo(EventTime{s.end_ms()});
+    auto lagging = MergeSnapshots({state.Snapshot()}, ao.bucket_ms, ao.windows_ms);
+    EXPECT_LE(lagging->table_time_ms[static_cast<size_t>(Table::kBuildUsage)], s.end_ms() - kLag);
+    std::set<std::string> bursts;
+    for (const AlertCandidate& c : EvaluateRules(*lagging, {})) {
+      if (c.holds && c.key.rule == AlertRule::kBurst) bursts.insert(c.key.os + " " + c.key.signature);
+    }
+    EXPECT_TRUE(bursts.empty()) << "seed " << seed << ": " << *bursts.begin();
+
+    // The control: reading up to the stream time instead sees a burst that is not there.
+    Snapshot blind = *lagging;
+    blind.table_time_ms = MakeTableTimes();
+    size_t blind_bursts = 0;
+    for (const AlertCandidate& c : EvaluateRules(blind, {})) blind_bursts += c.holds && c.key.rule == AlertRule::kBurst;
+    EXPECT_GT(blind_bursts, 0u) << "seed " << seed;
   }
 }
 
