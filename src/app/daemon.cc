@@ -108,7 +108,8 @@ Status Daemon::Start() {
   for (const std::string& f : config_.sources.files) po.sources.push_back({f, std::nullopt});
   for (const std::string& t : config_.kafka.topics) {
     auto kind = config_.kafka.topic_kinds.find(t);
-    po.sources.push_back({t, kind == config_.kafka.topic_kinds.end() ? std::nullopt : KindByName(kind->second)});
+    po.sources.push_back(
+        {t, kind == config_.kafka.topic_kinds.end() ? std::nullopt : KindByName(kind->second)});
   }
   po.sources.push_back({"(other topic)", std::nullopt});
   pipeline_ = std::make_unique<Pipeline>(po, signatures_, dead_letters_.get(), clock_);
@@ -276,9 +277,11 @@ Status Daemon::RestoreCheckpoint() {
   checkpoint_offsets_ = data->kafka_offsets;
   file_lines_ = data->file_lines;
   restored_alert_state_ = data->alerts;
+  alerts_at_checkpoint_ = data->alerts;
   last_checkpoint_ms_.store(data->written_at_ms);
-  spdlog::info("checkpoint: restored {} documents, {} partition offsets, {} files from {}", data->counts.documents,
-               data->kafka_offsets.size(), data->file_lines.size(), config_.checkpoint.dir);
+  spdlog::info("checkpoint: restored {} documents, {} partition offsets, {} files from {}",
+               data->counts.documents, data->kafka_offsets.size(), data->file_lines.size(),
+               config_.checkpoint.dir);
   return Status::Ok();
 }
 
@@ -292,25 +295,33 @@ void Daemon::MaybeCheckpoint() {
 
 void Daemon::Checkpoint() {
   if (config_.checkpoint.dir.empty()) return;
-  if (handed_docs_ == handed_docs_at_checkpoint_ && last_checkpoint_ms_.load() != 0) return;
+  const bool alerts_changed = save_alert_state_ && save_alert_state_() != alerts_at_checkpoint_;
+  if (handed_docs_ == handed_docs_at_checkpoint_ && !alerts_changed && last_checkpoint_ms_.load() != 0)
+    return;
   if (!pipeline_->WaitIdle(kBarrierTimeout)) {
     spdlog::error("checkpoint: the pipeline did not drain within {} s; skipped", kBarrierTimeout.count());
     checkpoint_failures_.fetch_add(1);
     return;
   }
-  CheckpointData data;
-  data.shards = pipeline_->shards().CollectImages(kBarrierTimeout);
-  if (data.shards.empty()) {
+  std::vector<ShardImage> shards = pipeline_->shards().CollectImages(kBarrierTimeout);
+  if (shards.empty()) {
     spdlog::error("checkpoint: shards did not answer; skipped");
     checkpoint_failures_.fetch_add(1);
     return;
   }
+  WriteCheckpointOf(std::move(shards));
+}
+
+void Daemon::WriteCheckpointOf(std::vector<ShardImage> shards) {
+  CheckpointData data;
+  data.shards = std::move(shards);
   data.written_at_ms = clock_->Now().ms;
   data.bucket_ms = config_.aggregate.bucket.count();
   data.counts = CountsOf(pipeline_->counters());
   data.kafka_offsets = checkpoint_offsets_;
   if (rebalance_) {
-    for (const auto& [tp, offset] : rebalance_->handed.next()) data.kafka_offsets[{tp.topic, tp.partition}] = offset;
+    for (const auto& [tp, offset] : rebalance_->handed.next())
+      data.kafka_offsets[{tp.topic, tp.partition}] = offset;
   }
   data.file_lines = file_lines_;
   if (save_alert_state_) data.alerts = save_alert_state_();
@@ -321,6 +332,7 @@ void Daemon::Checkpoint() {
   }
   checkpoint_offsets_ = data.kafka_offsets;
   handed_docs_at_checkpoint_ = handed_docs_;
+  alerts_at_checkpoint_ = std::move(data.alerts);
   last_checkpoint_ms_.store(data.written_at_ms);
   if (consumer_ && rebalance_ && !rebalance_->handed.next().empty()) {
     // Only checkpointed offsets are ever committed: the group's commit tells a
@@ -361,6 +373,11 @@ void Daemon::Stop() {
   }
   // Last round on the final snapshot, then the sinks stop (reverse order).
   if (alerts_) alerts_->Stop(/*final_round=*/true);
+  // Transitions since the source thread's last checkpoint (the final round among them)
+  // belong in the checkpoint too, or a restart would emit them again.
+  if (!config_.checkpoint.dir.empty() && save_alert_state_ && save_alert_state_() != alerts_at_checkpoint_) {
+    WriteCheckpointOf(pipeline_->shards().FinalImages());
+  }
 }
 
 std::string Daemon::alerts_json() const { return alerts_ ? alerts_->engine().AlertsJson() : "[]"; }

@@ -197,4 +197,10 @@ std::vector<std::shared_ptr<const ShardSnapshot>> ShardSet::FinalSnapshots() con
   return out;
 }
 
+std::vector<ShardImage> ShardSet::FinalImages() const {
+  std::vector<ShardImage> out;
+  for (const auto& shard : shards_) out.push_back(shard->state.Image());
+  return out;
+}
+
 }  // namespace seismo

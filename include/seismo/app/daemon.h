@@ -73,6 +73,8 @@ class Daemon final : public StateProvider {
   // Barrier checkpoint on the source thread; no-op without [checkpoint] dir or
   // when nothing was handed to the pipeline since the last one.
   void Checkpoint();
+  // Writes a checkpoint of `shards` with the current offsets and alert state.
+  void WriteCheckpointOf(std::vector<ShardImage> shards);
   void MaybeCheckpoint();
 
   Config config_;
@@ -96,6 +98,7 @@ class Daemon final : public StateProvider {
   std::map<std::string, int64_t> file_lines_;  // lines handed to the pipeline, per [sources] file
   uint64_t handed_docs_ = 0;
   uint64_t handed_docs_at_checkpoint_ = 0;
+  std::string alerts_at_checkpoint_;  // the alert state the last checkpoint holds
   std::chrono::steady_clock::time_point next_checkpoint_;
   std::function<std::string()> save_alert_state_;
   std::chrono::milliseconds parse_delay_for_testing_{0};

@@ -78,6 +78,7 @@ class ShardSet {
   void AdvanceAllTo(EventTime t);
   Aggregates Merge() const;
   std::vector<std::shared_ptr<const ShardSnapshot>> FinalSnapshots() const;
+  std::vector<ShardImage> FinalImages() const;
 
  private:
   struct Shard;
