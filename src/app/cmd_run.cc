@@ -1,9 +1,9 @@
 // `seismo run [--config FILE] [--output FILE]`: the daemon.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <csignal>
 #include <thread>
 
@@ -51,20 +51,21 @@ int RunDaemon(const RunArgs& args) {
   }
   SystemClock clock;
   Daemon daemon(*config, signatures->get(), &clock);
-  if (Status s = daemon.Start(); !s.ok()) {
-    spdlog::error("start: {}", s.message());
-    return 1;
-  }
-  // HTTP starts after the daemon and stops before it (reverse start order).
+  // HTTP starts first, so /healthz answers and /readyz says 503 while a large checkpoint
+  // is restored; it stops before the daemon (reverse start order).
   auto http = HttpOptionsFromConfig(*config);
   if (!http) {
     spdlog::error("start: {}", http.error().message());
-    daemon.Stop();
     return 2;
   }
   HttpServer server;
   if (Status s = server.Start(*http, daemon); !s.ok()) {
     spdlog::error("start: {}", s.message());
+    return 1;
+  }
+  if (Status s = daemon.Start(); !s.ok()) {
+    spdlog::error("start: {}", s.message());
+    server.Stop();
     daemon.Stop();
     return 1;
   }
@@ -86,7 +87,8 @@ int RunDaemon(const RunArgs& args) {
   server.Stop();
   daemon.Stop();
   if (!args.output.empty()) {
-    Status s = WriteOutputFile(args.output, ReplayOutputJson(daemon.FinalAggregates(), daemon.counts(), daemon.alerts_json()));
+    Status s = WriteOutputFile(
+        args.output, ReplayOutputJson(daemon.FinalAggregates(), daemon.counts(), daemon.alerts_json()));
     if (!s.ok()) {
       spdlog::error("output: {}", s.message());
       return 1;
@@ -104,7 +106,8 @@ void RegisterRunCommand(CLI::App& root, CommandRunner* runner) {
   auto args = std::make_shared<RunArgs>();
   CLI::App* cmd = root.add_subcommand("run", "The daemon: consume, aggregate, serve; SIGTERM/SIGINT to stop");
   cmd->add_option("--config,-c", args->config, "TOML configuration file (every key has a default)");
-  cmd->add_option("--output,-o", args->output, "At shutdown, write the final state as JSON (like replay --output)");
+  cmd->add_option("--output,-o", args->output,
+                  "At shutdown, write the final state as JSON (like replay --output)");
   cmd->callback([args, runner] { *runner = [args] { return RunDaemon(*args); }; });
 }
 

@@ -88,12 +88,13 @@ class Daemon::Rebalance final : public KafkaRebalanceListener {
 };
 
 Daemon::Daemon(Config config, const SignatureGenerator* signatures, const Clock* clock)
-    : config_(std::move(config)), signatures_(signatures), clock_(clock) {}
+    : config_(std::move(config)), signatures_(signatures), clock_(clock) {
+  started_at_ms_ = clock_->Now().ms;
+}
 
 Daemon::~Daemon() { Stop(); }
 
 Status Daemon::Start() {
-  started_at_ms_ = clock_->Now().ms;
   auto dead_letters = OpenDeadLetters(config_);
   if (!dead_letters) return dead_letters.error();
   dead_letters_ = std::move(*dead_letters);
@@ -161,6 +162,8 @@ Status Daemon::Start() {
   publisher_thread_ = std::thread([this] { RunPublisher(); });
   alerts_->Start();
   source_thread_ = std::thread([this] { RunSource(); });
+  // release: readers that see it (acquire) see every member Start() set.
+  restored_.store(true, std::memory_order_release);
   return Status::Ok();
 }
 
@@ -266,8 +269,8 @@ void Daemon::RunSource() {
 }
 
 Status Daemon::RestoreCheckpoint() {
-  restored_.store(true);
   if (config_.checkpoint.dir.empty()) return Status::Ok();
+  if (restore_delay_for_testing_.count() > 0) std::this_thread::sleep_for(restore_delay_for_testing_);
   std::string problem;
   std::optional<CheckpointData> data =
       LoadCheckpoint(config_.checkpoint.dir, config_.aggregate.bucket.count(), &problem);
@@ -380,24 +383,32 @@ void Daemon::Stop() {
   }
 }
 
-std::string Daemon::alerts_json() const { return alerts_ ? alerts_->engine().AlertsJson() : "[]"; }
+std::string Daemon::alerts_json() const {
+  return restored_.load(std::memory_order_acquire) && alerts_ ? alerts_->engine().AlertsJson() : "[]";
+}
 
 std::shared_ptr<const Snapshot> Daemon::snapshot() const {
   std::lock_guard<std::mutex> lock(snapshot_mu_);
   return snapshot_;
 }
 
-RecordCounts Daemon::counts() const { return pipeline_ ? CountsOf(pipeline_->counters()) : RecordCounts{}; }
+RecordCounts Daemon::counts() const {
+  return restored_.load(std::memory_order_acquire) && pipeline_ ? CountsOf(pipeline_->counters())
+                                                                : RecordCounts{};
+}
 
 ServiceStatus Daemon::status() const {
   ServiceStatus s;
   s.started_at_ms = started_at_ms_;
+  // Until Start() has restored the checkpoint and started every thread, the HTTP server
+  // (started first, so probes answer during a long restore) sees a daemon that is not ready.
+  s.restored = restored_.load(std::memory_order_acquire);
+  if (!s.restored) return s;
   s.sources_done = sources_done_.load(std::memory_order_relaxed);
   s.kafka_enabled = consumer_ != nullptr;
   s.consuming = consuming_.load(std::memory_order_relaxed);
   s.pauses = pauses_.load(std::memory_order_relaxed);
   if (rebalance_) s.redelivered = rebalance_->handed.redelivered();
-  s.restored = restored_.load(std::memory_order_relaxed);
   s.last_checkpoint_ms = last_checkpoint_ms_.load(std::memory_order_relaxed);
   if (pipeline_) {
     s.queued_chunks = pipeline_->QueuedChunks();

@@ -31,7 +31,8 @@ class HttpDaemon : public ::testing::Test {
     dir_ = fs::path(::testing::TempDir()) / ("seismo_http_daemon_" + std::to_string(::getpid()));
     fs::remove_all(dir_);
     fs::create_directories(dir_);
-    for (auto [kind, n, seed] : {std::tuple{"main", 800, 21}, std::tuple{"bhr", 800, 22}, std::tuple{"crash", 600, 23}}) {
+    for (auto [kind, n, seed] :
+         {std::tuple{"main", 800, 21}, std::tuple{"bhr", 800, 22}, std::tuple{"crash", 600, 23}}) {
       const std::string file = (dir_ / (std::string(kind) + ".ndjson")).string();
       const std::string cmd = std::string(SEISMO_BINARY) + " generate --kind " + kind + " --count " +
                               std::to_string(n) + " --seed " + std::to_string(seed) + " --output " + file;
@@ -39,7 +40,8 @@ class HttpDaemon : public ::testing::Test {
       files_.push_back(file);
       documents_ += static_cast<uint64_t>(n);
     }
-    std::string cmd = std::string(SEISMO_BINARY) + " replay --quiet --output " + (dir_ / "replay.json").string();
+    std::string cmd =
+        std::string(SEISMO_BINARY) + " replay --quiet --output " + (dir_ / "replay.json").string();
     for (const auto& f : files_) cmd += " " + f;
     ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
     replay_ = parser_.load((dir_ / "replay.json").string());
@@ -153,6 +155,54 @@ TEST_F(HttpDaemon, ApiNumbersEqualReplayOfTheSameFiles) {
   EXPECT_NEAR(api_usage, build_usage, 1e-6 * build_usage);
   EXPECT_EQ(api_pings, build_pings);
 
+  server.Stop();
+  daemon.Stop();
+}
+
+// The server starts before the daemon: while a checkpoint is restored /healthz answers,
+// /readyz says 503 with restored=false and the API shows no numbers yet; once the daemon
+// has restored and read its files, /readyz says 200 and the restored counts are served.
+TEST_F(HttpDaemon, NotReadyWhileTheCheckpointIsRestored) {
+  Config config;
+  config.kafka.topics.clear();  // files only
+  config.sources.files = files_;
+  config.checkpoint.dir = (dir_ / "ckpt").string();
+  auto signatures = LoadSignatures(config);
+  ASSERT_TRUE(signatures.has_value());
+  SystemClock clock;
+  {
+    Daemon first(config, signatures->get(), &clock);  // leaves a checkpoint behind
+    ASSERT_TRUE(first.Start().ok());
+    for (int i = 0; i < 600 && first.counts().documents < documents_; ++i) std::this_thread::sleep_for(50ms);
+    ASSERT_EQ(first.counts().documents, documents_);
+    first.Stop();
+  }
+
+  Daemon daemon(config, signatures->get(), &clock);
+  daemon.SetRestoreDelayForTesting(1500ms);
+  HttpServerOptions options;
+  options.listen = "127.0.0.1:0";
+  HttpServer server;
+  ASSERT_TRUE(server.Start(options, daemon).ok());
+  const int port = server.port();
+  std::thread starter([&] { EXPECT_TRUE(daemon.Start().ok()); });
+  std::this_thread::sleep_for(200ms);  // inside the restore
+  EXPECT_EQ(HttpGet(port, "/healthz").status, 200);
+  HttpResponse ready = HttpGet(port, "/readyz");
+  EXPECT_EQ(ready.status, 503);
+  EXPECT_NE(ready.body.find("\"restored\":false"), std::string::npos) << ready.body;
+  HttpResponse status = HttpGet(port, "/api/v1/status");
+  EXPECT_EQ(status.status, 200);
+  EXPECT_NE(status.body.find("\"documents\":0"), std::string::npos) << status.body;
+  starter.join();
+
+  for (int i = 0; i < 100 && HttpGet(port, "/readyz").status != 200; ++i) std::this_thread::sleep_for(50ms);
+  ready = HttpGet(port, "/readyz");
+  EXPECT_EQ(ready.status, 200) << ready.body;
+  EXPECT_EQ(daemon.counts().documents, documents_) << "restored; the files are not read again";
+  status = HttpGet(port, "/api/v1/status");
+  EXPECT_NE(status.body.find("\"documents\":" + std::to_string(documents_)), std::string::npos)
+      << status.body;
   server.Stop();
   daemon.Stop();
 }

@@ -62,6 +62,8 @@ class Daemon final : public StateProvider {
 
   // Test seam: parse workers sleep this long per chunk (to force backpressure). Before Start().
   void SetParseDelayForTesting(std::chrono::milliseconds d) { parse_delay_for_testing_ = d; }
+  // Test seam: restoring the checkpoint takes at least this long. Before Start().
+  void SetRestoreDelayForTesting(std::chrono::milliseconds d) { restore_delay_for_testing_ = d; }
 
  private:
   class Rebalance;
@@ -102,6 +104,7 @@ class Daemon final : public StateProvider {
   std::chrono::steady_clock::time_point next_checkpoint_;
   std::function<std::string()> save_alert_state_;
   std::chrono::milliseconds parse_delay_for_testing_{0};
+  std::chrono::milliseconds restore_delay_for_testing_{0};
   std::string restored_alert_state_;
   bool stopped_ = false;
   int64_t started_at_ms_ = 0;
