@@ -6,10 +6,14 @@ namespace seismo {
 
 size_t ValueCount(Table t) {
   switch (t) {
-    case Table::kUsage: return 2;
-    case Table::kBuildUsage: return 5;
-    case Table::kHangs: return 2;
-    case Table::kCrashes: return 2;
+    case Table::kUsage:
+      return 2;
+    case Table::kBuildUsage:
+      return 5;
+    case Table::kHangs:
+      return 2;
+    case Table::kCrashes:
+      return 2;
   }
   return 0;
 }
@@ -58,8 +62,7 @@ std::string JoinStack(const std::vector<std::string>& frames) {
   return out;
 }
 
-void DocumentToDeltas(const ParsedDocument& doc, EventTime t,
-                      const std::function<void(Delta&&)>& emit) {
+void DocumentToDeltas(const ParsedDocument& doc, EventTime t, const std::function<void(Delta&&)>& emit) {
   const Dimensions& d = doc.dims;
   auto make = [&](Table table, std::string key) {
     Delta delta;
@@ -76,16 +79,15 @@ void DocumentToDeltas(const ParsedDocument& doc, EventTime t,
     usage.values[1] = 1;
     emit(std::move(usage));
     if (doc.kind == DocKind::kMain) {
-      Delta build =
-          make(Table::kBuildUsage, JoinKey({d.channel, d.product, d.version, d.build_id, d.os}));
+      Delta build = make(Table::kBuildUsage, JoinKey({d.channel, d.product, d.version, d.build_id, d.os}));
       build.values = {doc.usage_ms, 1, static_cast<int64_t>(doc.subprocess_crashes.gpu),
                       static_cast<int64_t>(doc.subprocess_crashes.plugin),
                       static_cast<int64_t>(doc.subprocess_crashes.gmplugin)};
       emit(std::move(build));
     }
     for (const HangRecord& h : doc.hangs) {
-      Delta hang = make(Table::kHangs, JoinKey({source, d.channel, d.os, d.build_date, h.process,
-                                                h.thread, h.signature, JoinStack(h.stack)}));
+      Delta hang = make(Table::kHangs, JoinKey({source, d.channel, d.os, d.build_date, h.process, h.thread,
+                                                h.signature, JoinStack(h.stack)}));
       hang.values[0] = h.hang_us;
       hang.values[1] = static_cast<int64_t>(h.hang_count);
       emit(std::move(hang));
@@ -93,13 +95,18 @@ void DocumentToDeltas(const ParsedDocument& doc, EventTime t,
   }
   if (doc.crash) {
     const CrashRecord& c = *doc.crash;
-    Delta crash = make(Table::kCrashes, JoinKey({d.channel, d.product, d.version, d.build_id, d.os,
-                                                 c.process, CrashClassName(c.crash_class),
-                                                 c.signature}));
+    Delta crash = make(Table::kCrashes, JoinKey({d.channel, d.product, d.version, d.build_id, d.os, c.process,
+                                                 CrashClassName(c.crash_class), c.signature}));
     crash.values[0] = 1;
     crash.values[1] = c.startup ? 1 : 0;
     if (!c.install_id.empty()) crash.install_hash = Hash64(c.install_id, 0x1a57a11);
-    if (!doc.doc_id.empty()) crash.doc_hash = Hash64(doc.doc_id, 0xd0c1d) | 1;
+    if (!doc.doc_id.empty()) {
+      // Every copy of a document must meet the same shard's memory of ids, whatever
+      // its signature or dimensions: such deltas are routed by the id, not the key.
+      // A crash series may then live in several shards; snapshots and merges add them.
+      crash.doc_hash = Hash64(doc.doc_id, 0xd0c1d) | 1;
+      crash.route_hash = crash.doc_hash;
+    }
     emit(std::move(crash));
   }
 }

@@ -33,11 +33,16 @@ ParseResult<dom::element> ParseDom(std::string_view json) {
   dom::element root;
   simdjson::error_code e = parser.parse(buffer.data(), json.size(), false).get(root);
   switch (e) {
-    case simdjson::SUCCESS: return root;
-    case simdjson::UTF8_ERROR: return RejectReason::kInvalidUtf8;
-    case simdjson::DEPTH_ERROR: return RejectReason::kTooDeep;
-    case simdjson::CAPACITY: return RejectReason::kTooLarge;
-    default: return RejectReason::kMalformedJson;
+    case simdjson::SUCCESS:
+      return root;
+    case simdjson::UTF8_ERROR:
+      return RejectReason::kInvalidUtf8;
+    case simdjson::DEPTH_ERROR:
+      return RejectReason::kTooDeep;
+    case simdjson::CAPACITY:
+      return RejectReason::kTooLarge;
+    default:
+      return RejectReason::kMalformedJson;
   }
 }
 
@@ -116,12 +121,14 @@ std::optional<RejectReason> PingDocument(dom::object root, ParsedDocument& doc, 
   if (payload_e->type() != dom::element_type::OBJECT) return RejectReason::kWrongType;
   dom::object payload(*payload_e);
 
+  // One crash can send two pings (crash reporter client and CrashManager), each
+  // with its own document id but the same payload.crashId: the crash id wins.
   std::optional<std::string> id;
-  if (auto r = OptString(FirstOf(root, {"id", "uuid", "crashId", "crash_id"}), id)) return r;
+  if (auto r = OptString(Field(payload, "crashId"), id)) return r;
   if (!id) {
-    if (auto r = OptString(Field(payload, "crashId"), id)) return r;
+    if (auto r = OptString(FirstOf(root, {"id", "uuid", "crashId", "crash_id"}), id)) return r;
   }
-  if (id) doc.doc_id = *id;
+  if (id) doc.doc_id = "crash-ping:" + *id;
   if (auto r = SetTime(Field(root, "submission_timestamp"), doc.primary_time)) return r;
   // creationDate is the client's clock: unreadable means absent (ADR 0001).
   if (SetTime(Field(root, "creationDate"), doc.fallback_time)) doc.fallback_time.reset();
@@ -157,10 +164,11 @@ std::optional<RejectReason> ProcessedDocument(dom::object root, ParsedDocument& 
   std::optional<dom::element> os = Field(root, "os_name");
   if (IsNull(os)) os = Path(root, {"json_dump", "system_info", "os"});
   if (auto r = SetDim(os, doc.dims.os)) return r;
+  doc.dims.os = NormalizeOs(doc.dims.os);
 
   std::optional<std::string> id;
   if (auto r = OptString(FirstOf(root, {"id", "uuid", "crashId", "crash_id"}), id)) return r;
-  if (id) doc.doc_id = *id;
+  if (id) doc.doc_id = "crash:" + *id;
   if (auto r = SetTime(FirstOf(root, {"submitted_timestamp", "date_processed"}), doc.primary_time)) return r;
 
   std::optional<std::string> process;
@@ -171,14 +179,22 @@ std::optional<RejectReason> ProcessedDocument(dom::object root, ParsedDocument& 
                   ((startup->type() == dom::element_type::BOOL && bool(*startup)) ||
                    (startup->type() == dom::element_type::STRING && std::string_view(*startup) == "1"));
   std::optional<dom::element> ipc = Field(root, "ipc_channel_error");
-  ipc_error = (!IsNull(ipc) && ipc->type() == dom::element_type::STRING) ? std::string(std::string_view(*ipc)) : "";
+  ipc_error =
+      (!IsNull(ipc) && ipc->type() == dom::element_type::STRING) ? std::string(std::string_view(*ipc)) : "";
   std::optional<dom::element> install = Field(root, "install_time");
   if (!IsNull(install)) {
     switch (install->type()) {
-      case dom::element_type::INT64: crash.install_id = std::to_string(int64_t(*install)); break;
-      case dom::element_type::UINT64: crash.install_id = std::to_string(uint64_t(*install)); break;
-      case dom::element_type::STRING: crash.install_id = std::string(std::string_view(*install)); break;
-      default: return RejectReason::kWrongType;
+      case dom::element_type::INT64:
+        crash.install_id = std::to_string(int64_t(*install));
+        break;
+      case dom::element_type::UINT64:
+        crash.install_id = std::to_string(uint64_t(*install));
+        break;
+      case dom::element_type::STRING:
+        crash.install_id = std::string(std::string_view(*install));
+        break;
+      default:
+        return RejectReason::kWrongType;
     }
   }
   return std::nullopt;
@@ -214,16 +230,22 @@ ParseResult<CrashData> CrashDataFromAnyJson(std::string_view json, CrashInput* d
   dom::object o = root.value();
   std::optional<dom::element> type = Field(o, "type");
   CrashInput kind = CrashInput::kCrashData;
-  if (type && type->type() == dom::element_type::STRING && std::string_view(*type) == "crash") {
+  const bool typed = type && type->type() == dom::element_type::STRING;
+  if (typed && std::string_view(*type) == "crash") {
     kind = CrashInput::kPing;
+  } else if (typed) {
+    return RejectReason::kUnknownKind;  // a main, bhr or other Telemetry ping: no crash
   } else if (Field(o, "json_dump")) {
     kind = CrashInput::kProcessed;
   }
   if (detected != nullptr) *detected = kind;
   switch (kind) {
-    case CrashInput::kPing: return CrashDataFromPing(o);
-    case CrashInput::kProcessed: return CrashDataFromProcessed(o);
-    default: return CrashDataFromObject(o);
+    case CrashInput::kPing:
+      return CrashDataFromPing(o);
+    case CrashInput::kProcessed:
+      return CrashDataFromProcessed(o);
+    default:
+      return CrashDataFromObject(o);
   }
 }
 

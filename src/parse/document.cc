@@ -8,20 +8,21 @@ namespace seismo {
 
 std::string_view DocKindName(DocKind k) {
   switch (k) {
-    case DocKind::kMain: return "main";
-    case DocKind::kBhr: return "bhr";
-    case DocKind::kCrash: return "crash";
+    case DocKind::kMain:
+      return "main";
+    case DocKind::kBhr:
+      return "bhr";
+    case DocKind::kCrash:
+      return "crash";
   }
   return "unknown";
 }
 
-std::string_view UsageSourceName(UsageSource s) {
-  return s == UsageSource::kMain ? "main" : "bhr";
-}
+std::string_view UsageSourceName(UsageSource s) { return s == UsageSource::kMain ? "main" : "bhr"; }
 
 std::string_view CrashClassName(CrashClass c) {
   static constexpr std::array<std::string_view, 10> kNames = {
-      "parent", "content", "content_shutdown", "gpu", "rdd",
+      "parent", "content", "content_shutdown", "gpu",    "rdd",
       "socket", "utility", "gmplugin",         "plugin", "other"};
   return kNames[static_cast<size_t>(c)];
 }
@@ -37,12 +38,17 @@ std::string NormalizeProcess(std::string_view raw) {
   std::string p(raw);
   std::transform(p.begin(), p.end(), p.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  if (p.empty() || p == "main" || p == "default" || p == "null" || p == "parent" ||
-      p == "browser") {
+  if (p.empty() || p == "main" || p == "default" || p == "null" || p == "parent" || p == "browser") {
     return "parent";
   }
   if (p == "tab" || p.find("content") != std::string::npos) return "content";
   return p;
+}
+
+std::string NormalizeOs(std::string_view raw) {
+  if (raw == "Windows NT") return "Windows_NT";
+  if (raw == "Mac OS X") return "Darwin";
+  return std::string(raw);
 }
 
 }  // namespace seismo

@@ -143,7 +143,8 @@ void ShardSet::Restore(const std::vector<ShardImage>& images) {
   for (size_t s = 0; s < shards_.size(); ++s) {
     for (size_t i = 0; i < images.size(); ++i) {
       // Document ids go back where they were; with another shard count every
-      // shard gets all of them (each must recognise duplicates of its series).
+      // shard gets all of them (ids are routed by their hash, which now maps to
+      // another shard). Series go to the shard of their key: merges add them.
       shards_[s]->state.RestoreBegin(images[i], !same_layout || i == s, same_layout ? i == s : s == 0);
     }
   }

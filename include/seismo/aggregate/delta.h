@@ -49,7 +49,7 @@ struct Delta {
   std::array<int64_t, kMaxValues> values{};
   uint64_t install_hash = 0;  // kCrashes: hash of the install id, 0 = unknown
   uint64_t doc_hash = 0;      // kCrashes: hash of the document id for de-duplication, 0 = none
-  uint64_t route_hash = 0;    // Hash64(key): which shard owns the series
+  uint64_t route_hash = 0;    // which shard applies it: Hash64(key), or doc_hash for crashes with an id
 };
 
 // Number of meaningful values in a table's rows.

@@ -70,7 +70,10 @@ struct SubprocessCrashes {
 struct ParsedDocument {
   DocKind kind = DocKind::kMain;
   Dimensions dims;
-  std::string doc_id;  // id / uuid / crashId; "" if absent
+  // Crash documents: the de-duplication key, "<format>:<id>" ("crash:" + uuid for
+  // processed crashes, "crash-ping:" + payload.crashId, else id, for crash pings), so
+  // a crash ping and a processed crash never collide (ADR 0009). "" if absent.
+  std::string doc_id;
 
   // Event time candidates, most preferred first (SPEC §2): `primary` comes from
   // the document (submission_timestamp / submitted_timestamp / date_processed)
@@ -106,5 +109,10 @@ class [[nodiscard]] ParseResult {
 // Normalises a process name (SPEC §2): main/default/null/"" -> parent,
 // tab or anything containing "content" -> content, known names kept, others lower-cased.
 std::string NormalizeProcess(std::string_view raw);
+
+// Maps Socorro's OS names onto Telemetry's, so crash reports and main pings of the
+// same build meet in one series (crash rates need both): "Windows NT" -> "Windows_NT",
+// "Mac OS X" -> "Darwin"; every other name is kept as it is (ADR 0009).
+std::string NormalizeOs(std::string_view raw);
 
 }  // namespace seismo

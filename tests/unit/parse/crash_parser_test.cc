@@ -1,12 +1,13 @@
 // Crash documents: processed crash and Telemetry crash ping -> crash data
 // (reference §2, SPEC §3.3) and -> ParsedDocument (dimensions, ids, times,
 // class).
+#include "seismo/parse/crash_parser.h"
+
 #include <gtest/gtest.h>
 
 #include <fstream>
 #include <sstream>
 
-#include "seismo/parse/crash_parser.h"
 #include "seismo/signature/generator.h"
 
 namespace seismo {
@@ -58,7 +59,8 @@ TEST(CrashPingTest, ReferenceExampleDocument) {
   EXPECT_EQ(d.dims.build_id, "20210222142601");
   EXPECT_EQ(d.dims.build_date, "20210222");
   EXPECT_EQ(d.dims.os, "Windows_NT");
-  EXPECT_EQ(d.doc_id, "9a8b7c6d-5e4f-4a3b-9c2d-1e0f2a3b4c5d");
+  // The crash id, not the ping's own id: both pings of one crash share it.
+  EXPECT_EQ(d.doc_id, "crash-ping:0d1e2f3a-4b5c-4d6e-8f90-a1b2c3d4e5f6");
   EXPECT_FALSE(d.primary_time.has_value());
   ASSERT_TRUE(d.fallback_time.has_value());
   EXPECT_EQ(*d.fallback_time, ParseTimestamp("2021-03-02T11:00:00.000Z"));
@@ -92,7 +94,8 @@ TEST(CrashPingTest, MetadataAnnotationsAreRightStrippedAndOomSizeIsAnInteger) {
   EXPECT_EQ(c.hang.text, "ui");
   EXPECT_EQ(c.js_large_allocation_failure.text, "Reporting");
   EXPECT_EQ(c.async_shutdown_timeout.text, "{}");
-  ParseResult<CrashData> sized = CrashDataFromPingJson(R"j({"payload": {"metadata": {"OOMAllocationSize": "300000"}}})j");
+  ParseResult<CrashData> sized =
+      CrashDataFromPingJson(R"j({"payload": {"metadata": {"OOMAllocationSize": "300000"}}})j");
   ASSERT_TRUE(sized.ok());
   EXPECT_EQ(sized.value().oom_allocation_size.text, "300000");
 }
@@ -104,10 +107,12 @@ TEST(CrashPingTest, NullStackTracesIsAnEmptyStack) {
 }
 
 TEST(CrashPingTest, WrongTypesAreRejected) {
-  EXPECT_EQ(CrashDataFromPingJson(R"j({"payload": {"metadata": {"Hang": 1}}})j").reason(), RejectReason::kWrongType);
+  EXPECT_EQ(CrashDataFromPingJson(R"j({"payload": {"metadata": {"Hang": 1}}})j").reason(),
+            RejectReason::kWrongType);
   EXPECT_EQ(CrashDataFromPingJson(R"j({"payload": {"stackTraces": {"threads": {}}}})j").reason(),
             RejectReason::kWrongType);
-  EXPECT_EQ(CrashDataFromPingJson(R"j({"payload": {"stackTraces": {"threads": [{"frames": [{"ip": 5}]}]}}})j").reason(),
+  EXPECT_EQ(CrashDataFromPingJson(R"j({"payload": {"stackTraces": {"threads": [{"frames": [{"ip": 5}]}]}}})j")
+                .reason(),
             RejectReason::kWrongType);
   EXPECT_EQ(CrashDataFromPingJson(R"j({"payload": 3})j").reason(), RejectReason::kWrongType);
   EXPECT_EQ(CrashDataFromPingJson(R"j({"type": "crash"})j").reason(), RejectReason::kBadCrash);
@@ -120,8 +125,9 @@ TEST(CrashPingTest, BuildIdMustHaveEightLeadingDigits) {
   EXPECT_EQ(MustReject(R"j({"type": "crash", "application": {"buildId": "2021x2221"}, "payload": {}})j",
                        CrashFormat::kTelemetryPing),
             RejectReason::kBadBuildId);
-  EXPECT_EQ(MustReject(R"j({"type": "crash", "application": {}, "payload": {}})j", CrashFormat::kTelemetryPing),
-            RejectReason::kMissingBuildId);
+  EXPECT_EQ(
+      MustReject(R"j({"type": "crash", "application": {}, "payload": {}})j", CrashFormat::kTelemetryPing),
+      RejectReason::kMissingBuildId);
   EXPECT_EQ(MustReject(R"j({"type": "crash", "payload": {}})j", CrashFormat::kTelemetryPing),
             RejectReason::kMissingBuildId);
 }
@@ -134,7 +140,7 @@ TEST(CrashPingTest, MissingDimensionsAreUnknownAndVersionFallsBack) {
   EXPECT_EQ(d.dims.channel, "unknown");
   EXPECT_EQ(d.dims.os, "unknown");
   EXPECT_EQ(d.dims.version, "86.0");
-  EXPECT_EQ(d.doc_id, "c1");
+  EXPECT_EQ(d.doc_id, "crash-ping:c1");
   EXPECT_EQ(d.primary_time, ParseTimestamp("2021-03-02T12:00:00Z"));
   ASSERT_TRUE(d.crash.has_value());
   EXPECT_EQ(d.crash->process, "parent");  // processType missing -> parent
@@ -142,14 +148,18 @@ TEST(CrashPingTest, MissingDimensionsAreUnknownAndVersionFallsBack) {
 }
 
 TEST(CrashPingTest, BadSubmissionTimestampIsRejectedBadCreationDateIgnored) {
-  EXPECT_EQ(MustReject(R"j({"application": {"buildId": "20210222"}, "payload": {}, "submission_timestamp": "yesterday"})j",
-                       CrashFormat::kTelemetryPing),
-            RejectReason::kBadTimestamp);
-  ParsedDocument d = MustParse(R"j({"application": {"buildId": "20210222"}, "payload": {}, "creationDate": "soon"})j",
-                               CrashFormat::kTelemetryPing);
+  EXPECT_EQ(
+      MustReject(
+          R"j({"application": {"buildId": "20210222"}, "payload": {}, "submission_timestamp": "yesterday"})j",
+          CrashFormat::kTelemetryPing),
+      RejectReason::kBadTimestamp);
+  ParsedDocument d =
+      MustParse(R"j({"application": {"buildId": "20210222"}, "payload": {}, "creationDate": "soon"})j",
+                CrashFormat::kTelemetryPing);
   EXPECT_FALSE(d.fallback_time.has_value());
-  EXPECT_EQ(MustReject(R"j({"application": {"buildId": 20210222}, "payload": {}})j", CrashFormat::kTelemetryPing),
-            RejectReason::kWrongType);
+  EXPECT_EQ(
+      MustReject(R"j({"application": {"buildId": 20210222}, "payload": {}})j", CrashFormat::kTelemetryPing),
+      RejectReason::kWrongType);
 }
 
 TEST(CrashPingTest, ShutDownKillContentIsContentShutdownAndStartupFlag) {
@@ -172,8 +182,8 @@ TEST(ProcessedCrashTest, ReferenceExampleDocument) {
   EXPECT_EQ(d.dims.version, "130.0");
   EXPECT_EQ(d.dims.build_id, "20260901000000");
   EXPECT_EQ(d.dims.build_date, "20260901");
-  EXPECT_EQ(d.dims.os, "Windows NT");
-  EXPECT_EQ(d.doc_id, "de1bb258-cbbf-4589-a673-34f800260918");
+  EXPECT_EQ(d.dims.os, "Windows_NT");  // Socorro's name mapped onto Telemetry's
+  EXPECT_EQ(d.doc_id, "crash:de1bb258-cbbf-4589-a673-34f800260918");
   EXPECT_EQ(d.primary_time, ParseTimestamp("2026-09-18T12:34:56.123456+00:00"));
   ASSERT_TRUE(d.crash.has_value());
   EXPECT_EQ(d.crash->process, "content");
@@ -193,10 +203,11 @@ TEST(ProcessedCrashTest, UsesCrashInfoThreadNotTopLevelCrashingThread) {
 }
 
 TEST(ProcessedCrashTest, WithoutJsonDumpThereIsNoStack) {
-  ParseResult<CrashData> cd = CrashDataFromProcessedJson(R"j({"crashing_thread": 0, "reason": "EXCEPTION_STACK_OVERFLOW",
+  ParseResult<CrashData> cd =
+      CrashDataFromProcessedJson(R"j({"crashing_thread": 0, "reason": "EXCEPTION_STACK_OVERFLOW",
       "mdsw_status_string": "OK"})j");
   ASSERT_TRUE(cd.ok());
-  EXPECT_TRUE(cd.value().reason.is_none());               // only from json_dump
+  EXPECT_TRUE(cd.value().reason.is_none());  // only from json_dump
   EXPECT_EQ(Gen().Generate(cd.value()).signature, "EMPTY: no frame data available; OK");
 }
 
@@ -228,7 +239,7 @@ TEST(ProcessedCrashTest, AnnotationNamesAreFallbacks) {
   EXPECT_EQ(d.dims.product, "Fenix");
   EXPECT_EQ(d.dims.version, "1.0");
   EXPECT_EQ(d.dims.build_date, "20260101");
-  EXPECT_EQ(d.doc_id, "x");
+  EXPECT_EQ(d.doc_id, "crash:x");
   EXPECT_EQ(d.primary_time, ParseTimestamp("2026-01-02T00:00:00Z"));
   ASSERT_TRUE(d.crash.has_value());
   EXPECT_TRUE(d.crash->startup);
@@ -266,6 +277,41 @@ TEST(CrashJsonTest, DetectsTheThreeShapes) {
   EXPECT_EQ(kind, CrashInput::kProcessed);
   ASSERT_TRUE(CrashDataFromAnyJson(R"j({"threads": []})j", &kind).ok());
   EXPECT_EQ(kind, CrashInput::kCrashData);
+}
+
+TEST(CrashJsonTest, OtherTelemetryPingsAreNotCrashData) {
+  EXPECT_EQ(CrashDataFromAnyJson(R"j({"type": "main", "payload": {}})j").reason(),
+            RejectReason::kUnknownKind);
+  EXPECT_EQ(CrashDataFromAnyJson(R"j({"type": "bhr", "threads": []})j").reason(), RejectReason::kUnknownKind);
+  EXPECT_TRUE(CrashDataFromAnyJson(R"j({"type": 3, "threads": []})j").ok());  // not a ping type: a dict key
+}
+
+// The two pings one crash sends (crash reporter client, CrashManager) have their own
+// ids but one crashId; without a crashId the ping's id is the key.
+TEST(CrashPingTest, DeduplicationKeyIsTheCrashIdThenTheId) {
+  const char* with = R"j({"type": "crash", "id": "ping-1", "application": {"buildId": "20210222"},
+                          "payload": {"crashId": "crash-9"}})j";
+  const char* without = R"j({"type": "crash", "id": "ping-2", "application": {"buildId": "20210222"},
+                             "payload": {}})j";
+  EXPECT_EQ(MustParse(with, CrashFormat::kTelemetryPing).doc_id, "crash-ping:crash-9");
+  EXPECT_EQ(MustParse(without, CrashFormat::kTelemetryPing).doc_id, "crash-ping:ping-2");
+}
+
+TEST(ProcessedCrashTest, SocorroOsNamesAreMappedOntoTelemetryNames) {
+  auto os_of = [](const char* name) {
+    std::string doc = std::string(R"j({"uuid": "u", "os_name": ")j") + name + "\"}";
+    return MustParse(doc, CrashFormat::kProcessed).dims.os;
+  };
+  EXPECT_EQ(os_of("Windows NT"), "Windows_NT");
+  EXPECT_EQ(os_of("Mac OS X"), "Darwin");
+  EXPECT_EQ(os_of("Linux"), "Linux");
+  EXPECT_EQ(os_of("Android"), "Android");
+  // The signature still sees Socorro's name (Windows module names are lower-cased).
+  ParsedDocument d = MustParse(R"j({"uuid": "u", "os_name": "Windows NT", "json_dump": {"system_info":
+      {"os": "Windows NT"}, "crash_info": {"crashing_thread": 0}, "threads": [{"frames": [{"module": "XUL.DLL"}]}]}})j",
+                               CrashFormat::kProcessed);
+  EXPECT_EQ(d.dims.os, "Windows_NT");
+  EXPECT_EQ(d.crash->signature, "xul.dll");
 }
 
 TEST(CrashJsonTest, DuplicateKeysKeepTheLastValueLikePython) {

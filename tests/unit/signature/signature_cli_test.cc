@@ -40,7 +40,8 @@ class SignatureCliTest : public ::testing::Test {
                           << "not json\n"
                           << R"j({"json_dump": {"threads": [{"frames": [{"function": "Proc::Crash()"}]}]}})j" "\n"
                           << R"j({"type": "crash", "payload": {"stackTraces": {"modules": [{"filename": "xul.dll"}], )j"
-                          << R"j("threads": [{"frames": [{"ip": "0x1", "module_index": 0}]}]}}})j" "\n";
+                          << R"j("threads": [{"frames": [{"ip": "0x1", "module_index": 0}]}]}}})j" "\n"
+                          << R"j({"type": "main", "payload": {"info": {"subsessionLength": 60}}})j" "\n";
   }
   void TearDown() override {
     if (!input_.empty()) std::filesystem::remove(input_);
@@ -48,10 +49,11 @@ class SignatureCliTest : public ::testing::Test {
   std::filesystem::path input_;
 };
 
+// A main ping is a document, but not a crash: an empty line, like bad JSON.
 TEST_F(SignatureCliTest, PrintsOneLinePerInputLineForAllThreeShapes) {
   CliRun r = RunSeismo("signature " + input_.string());
   EXPECT_EQ(r.exit_code, 0);
-  EXPECT_EQ(r.out, "hang: ui | Foo::Bar\n\nProc::Crash\nxul.dll\n");
+  EXPECT_EQ(r.out, "hang: ui | Foo::Bar\n\nProc::Crash\nxul.dll\n\n");
 }
 
 TEST_F(SignatureCliTest, JsonOutputHasNotesAndErrors) {
@@ -61,6 +63,7 @@ TEST_F(SignatureCliTest, JsonOutputHasNotesAndErrors) {
             std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find(R"j({"error":"malformed_json"})j"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(R"j({"error":"unknown_kind"})j"), std::string::npos) << r.out;
 }
 
 TEST_F(SignatureCliTest, MissingFileOrListsExitWithTwo) {
