@@ -51,6 +51,7 @@ void EncodeShardImage(const ShardImage& image, ByteWriter& w) {
   w.U64(image.counters.duplicates);
   w.U64(image.counters.late_dropped);
   w.U64(image.counters.folded);
+  w.U64(image.counters.dedup_forgotten);
   w.I64(image.dedup_epoch);
   for (const auto* set : {&image.seen_docs, &image.seen_previous}) {
     w.U64(set->size());
@@ -76,6 +77,7 @@ bool DecodeShardImage(ByteReader& r, ShardImage& image) {
   image.counters.duplicates = r.U64();
   image.counters.late_dropped = r.U64();
   image.counters.folded = r.U64();
+  image.counters.dedup_forgotten = r.U64();
   image.dedup_epoch = r.I64();
   for (auto* set : {&image.seen_docs, &image.seen_previous}) {
     uint64_t n = r.Count(8);

@@ -1,9 +1,8 @@
 #include "seismo/aggregate/shard_state.h"
 
-#include "seismo/aggregate/shard_image.h"
-
 #include <algorithm>
 
+#include "seismo/aggregate/shard_image.h"
 
 namespace seismo {
 
@@ -22,37 +21,13 @@ bool SeriesValues::IsZero() const {
   return std::all_of(v.begin(), v.end(), [](int64_t x) { return x == 0; });
 }
 
-std::string OtherKey(Table table, std::string_view key) {
-  size_t keep;  // number of leading fields that form the parent group
-  if (table == Table::kHangs) {
-    keep = 6;  // source, channel, os, build_date, process, thread
-  } else if (table == Table::kCrashes) {
-    keep = 7;  // channel, product, version, build_id, os, process, class
-  } else {
-    return "";
-  }
-  std::vector<std::string_view> f = SplitKey(key);
-  if (f.size() <= keep) return "";
-  std::string out;
-  for (size_t i = 0; i < keep; ++i) {
-    out.append(f[i]);
-    out += kKeySep;
-  }
-  out.append(kOtherSeries);  // signature
-  if (table == Table::kHangs) {
-    out += kKeySep;
-    out.append(kOtherSeries);  // stack
-  }
-  return out;
-}
-
 // ------------------------------------------------------------ internals
 
 struct ShardState::Series {
   Table table;
   std::string key;
   int64_t first_ms = INT64_MAX;  // earliest event time applied (reset when buckets expire)
-  bool is_other = false;
+  int level = 0;                 // fold level of the key (fold.h)
   SeriesValues total;
   std::vector<std::array<int64_t, kMaxValues>> span_sums;
   std::vector<int64_t> buckets;  // ascending bucket indices holding a value of this series
@@ -64,8 +39,16 @@ struct ShardState::Bucket {
 
 namespace {
 
-constexpr size_t kSeriesOverhead = 160;  // bytes per series beyond its key (estimate)
-constexpr size_t kEntryOverhead = 96;    // bytes per (bucket, series) value
+// Heap cost estimates (glibc: 16-byte granules, 8 bytes of header per chunk).
+constexpr size_t HeapChunk(size_t n) { return n == 0 ? 0 : (n + 8 + 15) / 16 * 16; }
+constexpr size_t StringHeap(size_t len) { return len < 16 ? 0 : HeapChunk(len + 1); }
+// A bucket entry: an unordered_map node (next pointer, id, SeriesValues) plus its
+// slot in the bucket array; its sketch is counted separately.
+constexpr size_t kEntryBytes = HeapChunk(8 + 8 + sizeof(SeriesValues)) + 8;
+// An index entry: node (next, std::string, id, cached hash) plus bucket slot.
+constexpr size_t kIndexBytes = HeapChunk(8 + sizeof(std::string) + 8 + 8) + 8;
+// A remembered crash id: an unordered_set node plus its bucket slot.
+constexpr size_t kIdBytes = HeapChunk(16) + 8;
 
 void InsertSorted(std::vector<int64_t>& v, int64_t b) {
   if (v.empty() || v.back() < b) {
@@ -91,13 +74,16 @@ ShardState::ShardState(AggregateOptions options) : options_(std::move(options)) 
   std::sort(spans_ms_.begin(), spans_ms_.end());
   spans_ms_.erase(std::unique(spans_ms_.begin(), spans_ms_.end()), spans_ms_.end());
   span_start_.assign(spans_ms_.size(), INT64_MIN);
+  state_budget_ = static_cast<size_t>(ShardStateBudget(options_));
 }
 
 ShardState::~ShardState() = default;
 
 int64_t ShardState::BucketOf(int64_t ms) const {
-  int64_t b = options_.bucket_ms;
-  return ms >= 0 ? ms / b : -((-ms + b - 1) / b);
+  // Floor division; INT64_MIN ("no stream time yet") must not be negated.
+  const int64_t b = options_.bucket_ms;
+  const int64_t q = ms / b;
+  return (ms % b != 0 && ms < 0) ? q - 1 : q;
 }
 
 int64_t ShardState::SpanStart(size_t span) const {
@@ -106,14 +92,39 @@ int64_t ShardState::SpanStart(size_t span) const {
 
 size_t ShardState::series_count() const { return live_series_; }
 
+size_t ShardState::SeriesBytes(const Series& s) const {
+  // The bucket list is counted as it grows (capacity), not here.
+  return HeapChunk(sizeof(Series)) + 8 /* series_ slot */ +
+         2 * StringHeap(s.key.size()) /* key, index copy */ + kIndexBytes +
+         HeapChunk(spans_ms_.size() * sizeof(s.span_sums[0]));
+}
+
 size_t ShardState::MemoryBytes() const {
-  size_t bytes = (seen_crash_docs_.size() + seen_previous_.size()) * 32;
-  for (const auto& s : series_) {
+  return static_cast<size_t>(memory_bytes_) + (seen_crash_docs_.size() + seen_previous_.size()) * kIdBytes;
+}
+
+size_t ShardState::RecountMemoryBytes() const {
+  size_t bytes = (seen_crash_docs_.size() + seen_previous_.size()) * kIdBytes;
+  for (uint32_t id = 0; id < series_.size(); ++id) {
+    const auto& s = series_[id];
     if (!s) continue;
-    bytes += kSeriesOverhead + s->key.size() + s->span_sums.size() * sizeof(s->span_sums[0]) +
-             s->buckets.size() * (kEntryOverhead + 8) + s->total.installs.MemoryBytes();
+    bytes += SeriesBytes(*s) + s->buckets.capacity() * sizeof(int64_t) + s->total.installs.MemoryBytes();
+    for (int64_t b : s->buckets) bytes += kEntryBytes + buckets_.at(b).values.at(id).installs.MemoryBytes();
   }
   return bytes;
+}
+
+void ShardState::AddInstall(HyperLogLog& h, uint64_t hash) {
+  const size_t before = h.MemoryBytes();
+  h.Add(hash);
+  memory_bytes_ += static_cast<int64_t>(h.MemoryBytes()) - static_cast<int64_t>(before);
+}
+
+void ShardState::MergeInstalls(HyperLogLog& into, const HyperLogLog& from) {
+  if (from.empty()) return;
+  const size_t before = into.MemoryBytes();
+  into.Merge(from);
+  memory_bytes_ += static_cast<int64_t>(into.MemoryBytes()) - static_cast<int64_t>(before);
 }
 
 uint32_t ShardState::SeriesFor(Table table, const std::string& key) {
@@ -132,11 +143,8 @@ uint32_t ShardState::SeriesFor(Table table, const std::string& key) {
   s->table = table;
   s->key = key;
   s->span_sums.resize(spans_ms_.size());
-  s->is_other = (table == Table::kHangs || table == Table::kCrashes) &&
-                key.size() >= kOtherSeries.size() &&
-                std::string_view(key).substr(key.size() - kOtherSeries.size()) == kOtherSeries &&
-                OtherKey(table, key) == key;
-  if ((table == Table::kHangs || table == Table::kCrashes) && !s->is_other) ++foldable_series_;
+  s->level = FoldLevel(table, key);
+  memory_bytes_ += static_cast<int64_t>(SeriesBytes(*s));
   series_[id] = std::move(s);
   index.emplace(key, id);
   ++live_series_;
@@ -153,40 +161,56 @@ void ShardState::Apply(const Delta& d) {
     ++counters_.late_dropped;
     return;
   }
-  if (d.table == Table::kCrashes && d.doc_hash != 0) {
-    // Two generations of half a retention each: an id is remembered for at
-    // least half and at most one and a half retention periods.
-    const int64_t half = std::max<int64_t>(1, options_.retention_ms / options_.bucket_ms / 2);
-    const int64_t epoch = BucketOf(stream_time_ms_) / half;
-    if (epoch != dedup_epoch_) {
-      seen_previous_ = std::move(seen_crash_docs_);
-      seen_crash_docs_.clear();
-      if (epoch != dedup_epoch_ + 1) seen_previous_.clear();
-      dedup_epoch_ = epoch;
-    }
-    if (seen_previous_.count(d.doc_hash) != 0 || !seen_crash_docs_.insert(d.doc_hash).second) {
-      ++counters_.duplicates;
-      return;
-    }
+  if (d.table == Table::kCrashes && d.doc_hash != 0 && SeenBefore(d.doc_hash)) {
+    ++counters_.duplicates;
+    return;
   }
   // A key folded earlier comes back as a new, small series; if it stays
   // insignificant it is folded again. Remembering folded keys would cost
   // memory per distinct key, which is exactly what the budget bounds.
   const uint32_t id = SeriesFor(d.table, d.key);
   Series& s = *series_[id];
-  SeriesValues& entry = buckets_[b].values[id];
-  if (s.buckets.empty() || s.buckets.back() != b) InsertSorted(s.buckets, b);
+  auto [slot, created] = buckets_[b].values.try_emplace(id);
+  SeriesValues& entry = slot->second;
+  if (created) {
+    memory_bytes_ += static_cast<int64_t>(kEntryBytes);
+    const size_t capacity = s.buckets.capacity();
+    InsertSorted(s.buckets, b);
+    memory_bytes_ += static_cast<int64_t>((s.buckets.capacity() - capacity) * sizeof(int64_t));
+  }
   AddValues(entry.v, d.values);
   AddValues(s.total.v, d.values);
   s.first_ms = std::min(s.first_ms, d.time.ms);
   if (d.install_hash != 0) {
-    entry.installs.Add(d.install_hash);
-    s.total.installs.Add(d.install_hash);
+    AddInstall(entry.installs, d.install_hash);
+    AddInstall(s.total.installs, d.install_hash);
   }
   for (size_t i = 0; i < spans_ms_.size(); ++i) {
     if (b >= span_start_[i]) AddValues(s.span_sums[i], d.values);
   }
   FoldIfOverBudget();
+}
+
+bool ShardState::SeenBefore(uint64_t doc_hash) {
+  // Two generations of half a retention each: an id is remembered for at least
+  // half and at most one and a half retention periods...
+  const int64_t half = std::max<int64_t>(1, options_.retention_ms / options_.bucket_ms / 2);
+  const int64_t epoch = BucketOf(stream_time_ms_) / half;
+  if (epoch != dedup_epoch_) {
+    seen_previous_ = std::move(seen_crash_docs_);
+    seen_crash_docs_.clear();
+    if (epoch != dedup_epoch_ + 1) seen_previous_.clear();  // both generations expired
+    dedup_epoch_ = epoch;
+  }
+  // ... unless the ids outgrow their share of the budget (an eighth): then the
+  // older generation goes early.
+  const size_t max_ids = std::max<size_t>(1024, state_budget_ / 8 / kIdBytes);
+  if (seen_crash_docs_.size() + seen_previous_.size() >= max_ids) {
+    counters_.dedup_forgotten += seen_previous_.size();
+    seen_previous_ = std::move(seen_crash_docs_);
+    seen_crash_docs_.clear();
+  }
+  return seen_previous_.count(doc_hash) != 0 || !seen_crash_docs_.insert(doc_hash).second;
 }
 
 void ShardState::AdvanceTo(EventTime t) {
@@ -196,7 +220,8 @@ void ShardState::AdvanceTo(EventTime t) {
   for (size_t i = 0; i < spans_ms_.size(); ++i) {
     int64_t new_start = SpanStart(i);
     if (!first) {
-      for (auto it = buckets_.lower_bound(span_start_[i]); it != buckets_.end() && it->first < new_start; ++it) {
+      for (auto it = buckets_.lower_bound(span_start_[i]); it != buckets_.end() && it->first < new_start;
+           ++it) {
         for (const auto& [id, v] : it->second.values) {
           auto& sums = series_[id]->span_sums[i];
           for (size_t k = 0; k < kMaxValues; ++k) sums[k] -= v.v[k];
@@ -211,6 +236,7 @@ void ShardState::AdvanceTo(EventTime t) {
     auto node = buckets_.extract(buckets_.begin());
     for (auto& [id, v] : node.mapped().values) {
       Series& s = *series_[id];
+      memory_bytes_ -= static_cast<int64_t>(kEntryBytes + v.installs.MemoryBytes());
       s.total.Subtract(v.v);
       auto pos = std::lower_bound(s.buckets.begin(), s.buckets.end(), node.key());
       if (pos != s.buckets.end() && *pos == node.key()) s.buckets.erase(pos);
@@ -224,7 +250,8 @@ void ShardState::ReleaseIfEmpty(uint32_t id) {
   Series& s = *series_[id];
   if (!s.buckets.empty()) return;
   index_[static_cast<size_t>(s.table)].erase(s.key);
-  if ((s.table == Table::kHangs || s.table == Table::kCrashes) && !s.is_other) --foldable_series_;
+  memory_bytes_ -= static_cast<int64_t>(SeriesBytes(s) + s.buckets.capacity() * sizeof(int64_t) +
+                                        s.total.installs.MemoryBytes());
   series_[id].reset();
   free_ids_.push_back(id);
   --live_series_;
@@ -232,20 +259,31 @@ void ShardState::ReleaseIfEmpty(uint32_t id) {
 
 void ShardState::Fold(uint32_t id) {
   Series& x = *series_[id];
-  std::string other_key = OtherKey(x.table, x.key);
-  if (other_key.empty() || x.is_other) return;
-  uint32_t oid = SeriesFor(x.table, other_key);
+  if (x.level >= FoldLevels(x.table)) return;
+  const uint32_t oid = SeriesFor(x.table, FoldKey(x.table, x.key, x.level + 1));
   Series& o = *series_[oid];
   Series& xs = *series_[id];  // SeriesFor may have grown series_; re-read
   for (int64_t b : xs.buckets) {
     auto& values = buckets_[b].values;
     auto it = values.find(id);
     if (it == values.end()) continue;
-    values[oid].Add(it->second);
-    values.erase(it);
-    InsertSorted(o.buckets, b);
+    auto [slot, created] = values.try_emplace(oid);
+    if (created) {
+      const size_t capacity = o.buckets.capacity();
+      InsertSorted(o.buckets, b);
+      memory_bytes_ += static_cast<int64_t>((o.buckets.capacity() - capacity) * sizeof(int64_t));
+    } else {
+      memory_bytes_ -= static_cast<int64_t>(kEntryBytes);  // two entries become one
+    }
+    // Re-read: try_emplace may have rehashed `values`.
+    SeriesValues& from = values.find(id)->second;
+    AddValues(slot->second.v, from.v);
+    MergeInstalls(slot->second.installs, from.installs);
+    memory_bytes_ -= static_cast<int64_t>(from.installs.MemoryBytes());
+    values.erase(id);
   }
-  o.total.Add(xs.total);
+  AddValues(o.total.v, xs.total.v);
+  MergeInstalls(o.total.installs, xs.total.installs);
   o.first_ms = std::min(o.first_ms, xs.first_ms);
   for (size_t i = 0; i < spans_ms_.size(); ++i) AddValues(o.span_sums[i], xs.span_sums[i]);
   xs.buckets.clear();
@@ -254,30 +292,56 @@ void ShardState::Fold(uint32_t id) {
 }
 
 void ShardState::FoldIfOverBudget() {
-  const size_t memory_budget =
-      static_cast<size_t>(options_.memory_limit / std::max<size_t>(options_.shards, 1));
-  bool over_count = foldable_series_ > options_.max_series;
-  // Memory is estimated only every 4096 deltas: the estimate walks every series.
-  bool over_memory = (counters_.deltas & 4095) == 0 && MemoryBytes() > memory_budget;
-  if (!over_count && !over_memory) return;
-  size_t target = over_memory ? foldable_series_ * 7 / 10 : options_.max_series * 9 / 10;
-  // Least significant first: smallest first value (hang time or crash count), then key.
-  std::vector<uint32_t> candidates;
-  for (uint32_t id = 0; id < series_.size(); ++id) {
-    const auto& s = series_[id];
-    if (s && !s->is_other && (s->table == Table::kHangs || s->table == Table::kCrashes)) {
-      candidates.push_back(id);
+  if (live_series_ > options_.max_series) {
+    FoldOnce(options_.max_series * 9 / 10);
+  } else if (MemoryBytes() > state_budget_) {
+    FoldOnce(live_series_ * 7 / 10);
+  }
+}
+
+void ShardState::FoldOnce(size_t target) {
+  // Least significant first: the smallest share of its own table's total (so hang
+  // microseconds, crash counts and usage milliseconds compete fairly), usage
+  // series weighted ten times (folding usage takes rates away from whole groups).
+  // A series that folds into an "(other)" series that does not exist yet only
+  // moves up (a distinct thread becomes a distinct "(other)"): passes repeat until
+  // the count is under the target. Terminal series never fold, and there are at
+  // most a few of them, so this ends.
+  for (int pass = 0; pass < 8 && live_series_ > target; ++pass) {
+    struct Candidate {
+      double share;
+      uint32_t id;
+    };
+    std::array<double, kTableCount> totals{};
+    std::vector<Candidate> candidates;
+    candidates.reserve(live_series_);
+    for (uint32_t id = 0; id < series_.size(); ++id) {
+      const auto& s = series_[id];
+      if (!s || s->level >= FoldLevels(s->table)) continue;
+      totals[static_cast<size_t>(s->table)] += static_cast<double>(std::max<int64_t>(s->total.v[0], 0));
+      candidates.push_back({0, id});
+    }
+    for (Candidate& c : candidates) {
+      const Series& s = *series_[c.id];
+      const double total = totals[static_cast<size_t>(s.table)];
+      const double weight = s.table == Table::kUsage || s.table == Table::kBuildUsage ? 10 : 1;
+      c.share = total > 0 ? weight * static_cast<double>(std::max<int64_t>(s.total.v[0], 0)) / total : 0;
+    }
+    const size_t to_fold = std::min(live_series_ - target, candidates.size());
+    if (to_fold == 0) return;
+    auto less = [&](const Candidate& a, const Candidate& b) {
+      if (a.share != b.share) return a.share < b.share;
+      const Series& x = *series_[a.id];
+      const Series& y = *series_[b.id];
+      if (x.level != y.level) return x.level < y.level;
+      return x.key < y.key;
+    };
+    std::nth_element(candidates.begin(), candidates.begin() + static_cast<ptrdiff_t>(to_fold - 1),
+                     candidates.end(), less);
+    for (size_t i = 0; i < to_fold; ++i) {
+      if (series_[candidates[i].id]) Fold(candidates[i].id);
     }
   }
-  size_t to_fold = candidates.size() > target ? candidates.size() - target : 0;
-  std::nth_element(candidates.begin(), candidates.begin() + static_cast<ptrdiff_t>(to_fold), candidates.end(),
-                   [&](uint32_t a, uint32_t b) {
-                     const Series& sa = *series_[a];
-                     const Series& sb = *series_[b];
-                     if (sa.total.v[0] != sb.total.v[0]) return sa.total.v[0] < sb.total.v[0];
-                     return sa.key < sb.key;
-                   });
-  for (size_t i = 0; i < to_fold; ++i) Fold(candidates[i]);
 }
 
 ShardImage ShardState::Image() const {
@@ -310,6 +374,7 @@ void ShardState::RestoreBegin(const ShardImage& image, bool with_dedup, bool wit
     counters_.duplicates += image.counters.duplicates;
     counters_.late_dropped += image.counters.late_dropped;
     counters_.folded += image.counters.folded;
+    counters_.dedup_forgotten += image.counters.dedup_forgotten;
   }
   if (with_dedup) {
     dedup_epoch_ = image.dedup_epoch;
@@ -325,12 +390,18 @@ void ShardState::RestoreSeries(const SeriesImage& in) {
   const int64_t expired = BucketOf(stream_time_ms_) - options_.retention_ms / options_.bucket_ms;
   for (const SeriesImage::Entry& e : in.entries) {
     if (stream_time_ms_ != INT64_MIN && e.bucket <= expired) continue;  // retention shrank since
-    SeriesValues& entry = buckets_[e.bucket].values[id];
-    InsertSorted(s.buckets, e.bucket);
+    auto [slot, created] = buckets_[e.bucket].values.try_emplace(id);
+    SeriesValues& entry = slot->second;
+    if (created) {
+      memory_bytes_ += static_cast<int64_t>(kEntryBytes);
+      const size_t capacity = s.buckets.capacity();
+      InsertSorted(s.buckets, e.bucket);
+      memory_bytes_ += static_cast<int64_t>((s.buckets.capacity() - capacity) * sizeof(int64_t));
+    }
     AddValues(entry.v, e.v);
-    entry.installs.Merge(e.installs);
+    MergeInstalls(entry.installs, e.installs);
     AddValues(s.total.v, e.v);
-    s.total.installs.Merge(e.installs);
+    MergeInstalls(s.total.installs, e.installs);
     for (size_t i = 0; i < spans_ms_.size(); ++i) {
       if (e.bucket >= span_start_[i]) AddValues(s.span_sums[i], e.v);
     }

@@ -65,6 +65,7 @@ std::shared_ptr<const Snapshot> MergeSnapshots(const std::vector<std::shared_ptr
     out->counters.duplicates += shard->counters.duplicates;
     out->counters.late_dropped += shard->counters.late_dropped;
     out->counters.folded += shard->counters.folded;
+    out->counters.dedup_forgotten += shard->counters.dedup_forgotten;
     out->memory_bytes += shard->memory_bytes;
     for (const ShardSnapshot::Series& s : shard->series) {
       MergedSeries& m = out->tables[static_cast<size_t>(s.table)][s.key];

@@ -1,12 +1,13 @@
 #include "seismo/app/config.h"
 
 #include <fmt/format.h>
+#include <toml++/toml.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <set>
 #include <sstream>
 #include <thread>
-#include <toml++/toml.h>
 
 #include "seismo/core/time.h"
 
@@ -173,7 +174,8 @@ void ReadHangs(Section s, HangOptions& h) {
   s.Enum("weighting", h.weighting,
          {{"upper", HangWeighting::kUpper}, {"lower", HangWeighting::kLower}, {"mid", HangWeighting::kMid}});
   s.Enum("child_payloads", h.child_payloads,
-         {{"shutdown_only", ChildPayloads::kShutdownOnly}, {"all", ChildPayloads::kAll},
+         {{"shutdown_only", ChildPayloads::kShutdownOnly},
+          {"all", ChildPayloads::kAll},
           {"none", ChildPayloads::kNone}});
   s.Enum("signature", h.signature,
          {{"innermost", HangSignatureMode::kInnermost},
@@ -241,14 +243,16 @@ void ReadAlerts(Section s, AlertOptions& a) {
   s.Duration("burst_window", a.burst_window);
   s.Duration("burst_baseline", a.burst_baseline);
   s.Enum("multiple_testing", a.multiple_testing,
-         {{"bonferroni", MultipleTesting::kBonferroni}, {"bh", MultipleTesting::kBh},
+         {{"bonferroni", MultipleTesting::kBonferroni},
+          {"bh", MultipleTesting::kBh},
           {"none", MultipleTesting::kNone}});
   s.Str("log_file", a.log_file);
   s.Str("webhook_url", a.webhook_url);
   s.Duration("webhook_timeout", a.webhook_timeout);
   s.Int("webhook_retries", a.webhook_retries, 0, 100);
   s.Str("kafka_topic", a.kafka_topic);
-  if (!a.webhook_url.empty() && a.webhook_url.rfind("http://", 0) != 0 && a.webhook_url.rfind("https://", 0) != 0) {
+  if (!a.webhook_url.empty() && a.webhook_url.rfind("http://", 0) != 0 &&
+      a.webhook_url.rfind("https://", 0) != 0) {
     s.Fail("webhook_url", "must start with http:// or https://");
   }
   s.Finish();
@@ -264,8 +268,40 @@ AggregateOptions ToAggregateOptions(const Config& c) {
   o.retention_ms = c.aggregate.retention.count();
   o.max_series = c.aggregate.max_series;
   o.memory_limit = c.aggregate.memory_limit;
+  o.fixed_reserve = FixedMemoryReserve(c);
   o.shards = ResolveThreads(c.aggregate.shards);
   return o;
+}
+
+PipelineOptions ToPipelineOptions(const Config& c) {
+  PipelineOptions po;
+  po.parse_threads = ResolveThreads(c.ingest.threads);
+  po.shards = ResolveThreads(c.aggregate.shards);
+  po.parse = c.parse;
+  po.chunk_ring_capacity = c.ingest.queue_chunks;
+  po.delta_ring_capacity = c.ingest.queue_chunks;
+  po.aggregate = ToAggregateOptions(c);
+  po.max_clock_skew_ms = c.aggregate.max_clock_skew.count();
+  return po;
+}
+
+uint64_t FixedMemoryReserve(const Config& c) {
+  constexpr uint64_t kMiB = 1 << 20;
+  constexpr uint64_t kBaseline = 64 * kMiB;  // code, libraries, siglists, HTTP, thread stacks
+  // Per parse thread: its queue of ~1 MiB chunks and as many chunks' worth of deltas
+  // on their way to the shards (keys and values: ~1.5x the documents' bytes at
+  // most), and the largest document held three times (chunk, padded copy) plus
+  // simdjson's structural index (4 bytes a byte).
+  const uint64_t per_thread =
+      c.ingest.queue_chunks * kMiB * 5 / 2 + 7 * uint64_t{c.ingest.max_document_bytes};
+  uint64_t kafka = 0;  // only when consuming: librdkafka's queued.max.messages.kbytes
+  if (!c.kafka.topics.empty()) {
+    kafka = 65536 * 1024;
+    if (auto it = c.kafka.properties.find("queued.max.messages.kbytes"); it != c.kafka.properties.end()) {
+      kafka = std::strtoull(it->second.c_str(), nullptr, 10) * 1024;
+    }
+  }
+  return kBaseline + ResolveThreads(c.ingest.threads) * per_thread + kafka;
 }
 
 size_t ResolveThreads(size_t configured) {
@@ -282,8 +318,8 @@ Result<Config> ParseConfig(std::string_view text, const std::string& path) {
     root = toml::parse(text, path);
   } catch (const toml::parse_error& e) {
     const auto& where = e.source().begin;
-    return Status::InvalidArgument(fmt::format("{}:{}:{}: {}", path, where.line, where.column,
-                                               e.description()));
+    return Status::InvalidArgument(
+        fmt::format("{}:{}:{}: {}", path, where.line, where.column, e.description()));
   }
   std::string error;
   Section top(&root, "", &error);
@@ -329,14 +365,29 @@ Result<Config> ParseConfig(std::string_view text, const std::string& path) {
   {
     Section s = top.Sub("log");
     s.Enum("level", c.log.level,
-           {{"trace", std::string("trace")}, {"debug", std::string("debug")},
-            {"info", std::string("info")}, {"warn", std::string("warn")},
-            {"error", std::string("error")}, {"off", std::string("off")}});
+           {{"trace", std::string("trace")},
+            {"debug", std::string("debug")},
+            {"info", std::string("info")},
+            {"warn", std::string("warn")},
+            {"error", std::string("error")},
+            {"off", std::string("off")}});
     s.Enum("format", c.log.format, {{"text", std::string("text")}, {"json", std::string("json")}});
     s.Finish();
   }
   top.Finish();
   c.parse.max_document_bytes = c.ingest.max_document_bytes;
+  if (error.empty()) {
+    const uint64_t reserve = FixedMemoryReserve(c);
+    constexpr uint64_t kMinimum = 32 << 20;  // for the aggregates themselves
+    if (c.aggregate.memory_limit < reserve + kMinimum) {
+      error = fmt::format(
+          "aggregate.memory_limit: {} bytes leave less than 32 MiB for the aggregates after {} MiB of "
+          "queues and buffers (64 MiB + ingest.threads x (ingest.queue_chunks x 2.5 MiB + 7 x "
+          "ingest.max_document_bytes) + Kafka's queued.max.messages.kbytes); raise it to at least {} or "
+          "lower those",
+          c.aggregate.memory_limit, reserve >> 20, reserve + kMinimum);
+    }
+  }
   if (!error.empty()) return Status::InvalidArgument(fmt::format("{}: {}", path, error));
   return c;
 }

@@ -98,14 +98,8 @@ Status Daemon::Start() {
   auto dead_letters = OpenDeadLetters(config_);
   if (!dead_letters) return dead_letters.error();
   dead_letters_ = std::move(*dead_letters);
-  PipelineOptions po;
-  po.parse_threads = ResolveThreads(config_.ingest.threads);
-  po.shards = ResolveThreads(config_.aggregate.shards);
-  po.parse = config_.parse;
-  po.chunk_ring_capacity = config_.ingest.queue_chunks;
+  PipelineOptions po = ToPipelineOptions(config_);
   po.parse_delay_for_testing = parse_delay_for_testing_;
-  po.aggregate = ToAggregateOptions(config_);
-  po.max_clock_skew_ms = config_.aggregate.max_clock_skew.count();
   for (const std::string& f : config_.sources.files) po.sources.push_back({f, std::nullopt});
   for (const std::string& t : config_.kafka.topics) {
     auto kind = config_.kafka.topic_kinds.find(t);

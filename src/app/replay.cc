@@ -85,12 +85,7 @@ Result<ReplayResult> RunReplay(const Config& config, const std::vector<std::stri
                                const SignatureGenerator* signatures, const ReplayOptions& options) {
   std::vector<std::unique_ptr<LineReader>> readers;
   std::optional<uint64_t> total = 0;
-  PipelineOptions po;
-  po.parse_threads = ResolveThreads(config.ingest.threads);
-  po.shards = ResolveThreads(config.aggregate.shards);
-  po.parse = config.parse;
-  po.aggregate = ToAggregateOptions(config);
-  po.max_clock_skew_ms = config.aggregate.max_clock_skew.count();
+  PipelineOptions po = ToPipelineOptions(config);
   for (const std::string& path : inputs) {
     auto reader = LineReader::Open(path);
     if (!reader) return reader.error();

@@ -104,6 +104,8 @@ std::string MetricsText(const Snapshot* snap, const RecordCounts& counts, const 
   e.Counter("seismo_duplicates_total", "Crash documents counted once because their id was seen before.", c.duplicates);
   e.Counter("seismo_late_dropped_total", "Deltas older than stream time minus retention.", c.late_dropped);
   e.Counter("seismo_folded_series_total", "Series folded into (other) by the series budget.", c.folded);
+  e.Counter("seismo_dedup_forgotten_total",
+            "Crash ids forgotten before their time because the id memory was full.", c.dedup_forgotten);
   size_t series = 0;
   if (snap) {
     for (const auto& t : snap->tables) series += t.size();

@@ -45,6 +45,7 @@ std::string StatusJson(const Snapshot* snap, const RecordCounts& counts, const S
   w.Key("duplicates").Uint(c.duplicates);
   w.Key("late_dropped").Uint(c.late_dropped);
   w.Key("folded_series").Uint(c.folded);
+  w.Key("dedup_forgotten").Uint(c.dedup_forgotten);
   size_t series = 0;
   if (snap) {
     for (const auto& t : snap->tables) series += t.size();

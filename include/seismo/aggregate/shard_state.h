@@ -12,8 +12,15 @@
 // Every span (each configured window W and its double 2W, for "previous
 // window" comparisons) keeps running sums, updated on Apply and when stream
 // time moves buckets out of it. A bucket older than the retention is removed
-// from the totals and freed. Series beyond the budget fold into an "(other)"
-// series of their parent group, so every total stays exact.
+// from the totals and freed.
+//
+// Budget (ADR 0010): a shard holds at most `max_series` series of all tables and
+// about ShardStateBudget() bytes (an estimate kept up to date on every change).
+// Beyond either, the least significant series (smallest share of its table's
+// total) fold one level up their table's chain (fold.h), so every total stays
+// exact and the largest series keep their own rows. Remembered crash ids are bounded too: when
+// they outgrow their share, the older generation is forgotten early
+// (`dedup_forgotten`).
 //
 // Ownership: owned by one shard. Threading: every method runs on the shard
 // thread only; Snapshot() builds an immutable copy for readers.
@@ -29,6 +36,7 @@
 #include <vector>
 
 #include "seismo/aggregate/delta.h"
+#include "seismo/aggregate/fold.h"
 #include "seismo/aggregate/hll.h"
 #include "seismo/aggregate/options.h"
 
@@ -53,6 +61,7 @@ struct ShardCounters {
   uint64_t duplicates = 0;    // crash deltas whose document id was seen before
   uint64_t late_dropped = 0;  // deltas older than stream time - retention
   uint64_t folded = 0;        // series folded into "(other)"
+  uint64_t dedup_forgotten = 0;  // crash ids forgotten before their time (id memory full)
 };
 
 // One point of a series' time series.
@@ -96,7 +105,10 @@ class ShardState {
   const ShardCounters& counters() const { return counters_; }
   const std::vector<int64_t>& spans_ms() const { return spans_ms_; }
   size_t series_count() const;
+  // Estimated heap bytes of the state: series, bucket entries, sketches, remembered ids.
   size_t MemoryBytes() const;
+  // The same, recounted from scratch (tests check the running estimate against it).
+  size_t RecountMemoryBytes() const;
 
   // Totals within the retention, by table (for replay output and tests).
   SeriesTable Totals(Table t) const;
@@ -115,8 +127,15 @@ class ShardState {
   struct Bucket;
   uint32_t SeriesFor(Table table, const std::string& key);
   void FoldIfOverBudget();
+  void FoldOnce(size_t target);
   void Fold(uint32_t id);
   void ReleaseIfEmpty(uint32_t id);
+  bool SeenBefore(uint64_t doc_hash);
+  // Estimated heap bytes of one series (without its bucket entries) and of one
+  // bucket entry; `memory_bytes_` is the running sum.
+  size_t SeriesBytes(const Series& s) const;
+  void AddInstall(HyperLogLog& h, uint64_t hash);
+  void MergeInstalls(HyperLogLog& into, const HyperLogLog& from);
   int64_t BucketOf(int64_t ms) const;
   int64_t SpanStart(size_t span) const;  // first bucket index inside the span
 
@@ -135,12 +154,9 @@ class ShardState {
   std::unordered_set<uint64_t> seen_previous_;    // ... and the previous one
   int64_t dedup_epoch_ = INT64_MIN;
   size_t live_series_ = 0;
-  size_t foldable_series_ = 0;
+  int64_t memory_bytes_ = 0;  // estimate of series, entries and sketches (not ids: see MemoryBytes)
+  size_t state_budget_ = 0;   // ShardStateBudget(options_)
   ShardCounters counters_;
 };
-
-// The "(other)" series a hang or crash key folds into; "" for tables that never fold.
-std::string OtherKey(Table table, std::string_view key);
-inline constexpr std::string_view kOtherSeries = "(other)";
 
 }  // namespace seismo

@@ -15,6 +15,7 @@
 #include "seismo/aggregate/options.h"
 #include "seismo/alert/options.h"
 #include "seismo/parse/options.h"
+#include "seismo/shard/pipeline.h"
 
 namespace seismo {
 
@@ -90,8 +91,18 @@ struct Config {
 Result<Config> LoadConfig(const std::string& path);
 Result<Config> ParseConfig(std::string_view toml_text, const std::string& path_for_errors);
 
-// The shard options a config describes (shards resolved to cores).
+// The shard options a config describes (shards resolved to cores, fixed reserve set).
 AggregateOptions ToAggregateOptions(const Config& config);
+
+// The pipeline options a config describes: threads, shards, parse and aggregate
+// options, queue bounds (both the document rings and the delta rings hold at most
+// ingest.queue_chunks chunks' worth per ring). Sources are the caller's.
+PipelineOptions ToPipelineOptions(const Config& config);
+
+// Bytes of aggregate.memory_limit that do not grow with the input (ADR 0010): code
+// and libraries, each parse thread's document queue and parser buffers, librdkafka's
+// prefetch queue. The rest holds the aggregates and their snapshots.
+uint64_t FixedMemoryReserve(const Config& config);
 
 // Threads to use for a setting of 0 (= cores).
 size_t ResolveThreads(size_t configured);

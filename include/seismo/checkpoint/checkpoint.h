@@ -33,7 +33,8 @@
 
 namespace seismo {
 
-inline constexpr uint32_t kCheckpointFormatVersion = 1;
+// 2: shard counters carry dedup_forgotten.
+inline constexpr uint32_t kCheckpointFormatVersion = 2;
 inline constexpr std::string_view kCheckpointFile = "seismo.ckpt";
 
 struct CheckpointData {

@@ -27,7 +27,7 @@ TEST(ShardState, SumsValuesPerSeries) {
   s.Apply(u);
   u.values = {1'800'000, 1};
   s.Apply(u);
-  const SeriesValues& v = s.Totals(Table::kUsage).at(u.key);
+  const SeriesValues v = s.Totals(Table::kUsage).at(u.key);  // Totals() is a temporary
   EXPECT_EQ(v.v[0], 5'400'000);
   EXPECT_EQ(v.v[1], 2);
 }
@@ -70,7 +70,8 @@ TEST(KeyEncoding, SplitsWhatJoinJoined) {
   EXPECT_EQ(f[1], "");
   EXPECT_EQ(f[2], "c d");
   EXPECT_TRUE(SplitStack("").empty());
-  auto s = SplitStack(JoinStack({"x", "y"}));
+  const std::string stack = JoinStack({"x", "y"});  // SplitStack returns views into it
+  auto s = SplitStack(stack);
   ASSERT_EQ(s.size(), 2u);
   EXPECT_EQ(s[1], "y");
 }

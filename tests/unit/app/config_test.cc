@@ -86,6 +86,23 @@ TEST(Config, ImpossibleValuesAreErrors) {
   ExpectError("[kafka.topic_kinds]\nx = \"pings\"\n", "kafka.topic_kinds.x");
 }
 
+// memory_limit covers the whole process: what queues and buffers need comes off
+// the top (ADR 0010), and a limit that leaves under 32 MiB is refused by name.
+TEST(Config, MemoryLimitMustLeaveRoomAfterTheFixedReserve) {
+  const char* small = "[ingest]\nthreads = 2\nqueue_chunks = 4\nmax_document_bytes = 1048576\n[kafka]\ntopics = []\n";
+  auto ok = Parse(std::string(small) + "[aggregate]\nmemory_limit = 167772160\n");
+  ASSERT_TRUE(ok) << ok.error().message();
+  EXPECT_EQ(FixedMemoryReserve(*ok), (64ull + 2 * 10 + 2 * 7) << 20);  // 64 + threads x (4 x 2.5 + 7)
+  EXPECT_EQ(ToAggregateOptions(*ok).fixed_reserve, FixedMemoryReserve(*ok));
+  ExpectError(std::string(small) + "[aggregate]\nmemory_limit = 100000000\n",
+              "aggregate.memory_limit: 100000000 bytes leave less than 32 MiB");
+  // Consuming Kafka adds librdkafka's prefetch queue (64 MiB unless configured).
+  auto kafka = Parse("[ingest]\nthreads = 1\nqueue_chunks = 4\nmax_document_bytes = 1048576\n"
+                     "[kafka.properties]\n\"queued.max.messages.kbytes\" = \"1024\"\n");
+  ASSERT_TRUE(kafka) << kafka.error().message();
+  EXPECT_EQ(FixedMemoryReserve(*kafka), (64ull + 10 + 7 + 1) << 20);
+}
+
 TEST(Config, SyntaxErrorsGiveLineAndColumn) {
   auto c = Parse("[hangs\nmin_ms = 1\n");
   ASSERT_FALSE(c);

@@ -142,14 +142,15 @@ TEST_F(CheckpointFiles, EveryKindOfDamageIsReportedAndSetAside) {
   std::string flipped = good;
   flipped[good.size() / 2] = static_cast<char>(flipped[good.size() / 2] ^ 0x40);
   std::string old_version = good;
-  old_version[8] = 0;  // format version 0
+  old_version[8] = static_cast<char>(kCheckpointFormatVersion - 1);  // the previous format
+  const std::string old_reason = "incompatible format version " + std::to_string(kCheckpointFormatVersion - 1);
   std::vector<Damage> cases = {
       {"flipped byte", flipped, "checksum mismatch"},
       {"truncated", good.substr(0, good.size() - 100), "truncated"},
       {"header only", good.substr(0, 20), "not a seismo checkpoint"},
       {"empty", "", "not a seismo checkpoint"},
       {"other file", "{\"json\": true}", "not a seismo checkpoint"},
-      {"older format", old_version, "incompatible format version 0"},
+      {"older format", old_version, old_reason.c_str()},
   };
   size_t aside = 0;
   for (const Damage& d : cases) {

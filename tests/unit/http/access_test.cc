@@ -1,6 +1,7 @@
 #include "seismo/http/access.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <fstream>
 
@@ -54,7 +55,8 @@ TEST(Access, Origins) {
 class StaticFiles : public ::testing::Test {
  protected:
   void SetUp() override {
-    base_ = fs::path(::testing::TempDir()) / "seismo_static_test";
+    // Per process: ctest runs the tests of this fixture in parallel.
+    base_ = fs::path(::testing::TempDir()) / ("seismo_static_test_" + std::to_string(::getpid()));
     fs::remove_all(base_);
     fs::create_directories(base_ / "root/js");
     fs::create_directories(base_ / "root/empty");

@@ -67,7 +67,7 @@ TEST_F(ApiTest, StatusReportsCountersAndConfiguration) {
   EXPECT_EQ(Get("/api/v1/status").body,
             R"({"version":"0.1.0","uptime_s":12.5,"stream_time":null,"records":{"main":1,"bhr":2,"crash":3},)"
             R"("rejected":{"bad_usage":4},"filtered":5,"documents":15,"bytes":1234,"duplicates":0,"late_dropped":0,)"
-            R"("folded_series":0,"series":0,"memory_bytes":0,"queues":{"chunks":2,"batches":0},)"
+            R"("folded_series":0,"dedup_forgotten":0,"series":0,"memory_bytes":0,"queues":{"chunks":2,"batches":0},)"
             R"("consumer":{"enabled":false,"consuming":true,"lag":7,"paused_partitions":0,"pauses":0,"redelivered":0,"errors":0,)"
             R"("last_error":""},"ready":true,"last_checkpoint":"2026-11-20T10:00:00.000Z",)"
             R"("windows":["1h","24h","7d"],"default_window":"24h","bucket":"60s"})");

@@ -1,0 +1,209 @@
+// Series and memory budgets (ADR 0010): adversarial cardinality in every dimension
+// folds into coarser and coarser "(other)" series, totals stay exact, the biggest
+// series keep their own rows, and the memory estimate is both consistent with a
+// recount and close to what the allocator really holds.
+#include <gtest/gtest.h>
+#include <malloc.h>
+
+#include <map>
+#include <string>
+
+#include "seismo/aggregate/fold.h"
+#include "seismo/aggregate/shard_image.h"
+#include "seismo/aggregate/shard_state.h"
+#include "seismo/app/synth.h"
+#include "seismo/core/hash.h"
+
+namespace seismo {
+namespace {
+
+constexpr int64_t kT0 = 1'795'000'000'000;
+constexpr int64_t kMinute = 60'000;
+
+// A delta of `table` whose every field is random text: no two keys share a group.
+Delta Adversarial(Rng& r, Table table, int64_t t) {
+  auto f = [&] { return "x" + std::to_string(r.Next() % 1'000'000'000); };
+  Delta d;
+  d.table = table;
+  d.time = EventTime{t};
+  switch (table) {
+    case Table::kUsage:
+      d.key = JoinKey({"main", f(), f(), f()});
+      break;
+    case Table::kBuildUsage:
+      d.key = JoinKey({f(), f(), f(), f(), f()});
+      break;
+    case Table::kHangs:
+      d.key = JoinKey({"bhr", f(), f(), f(), f(), f(), f(), f()});
+      break;
+    case Table::kCrashes:
+      d.key = JoinKey({f(), f(), f(), f(), f(), f(), "content", f()});
+      d.install_hash = r.Next() | 1;
+      d.doc_hash = r.Next() | 1;
+      break;
+  }
+  d.values[0] = r.Between(1, 1000);
+  d.values[1] = 1;
+  return d;
+}
+
+std::array<int64_t, kTableCount> Sums(const ShardState& s) {
+  std::array<int64_t, kTableCount> out{};
+  for (size_t t = 0; t < kTableCount; ++t) {
+    for (const auto& [key, v] : s.Totals(static_cast<Table>(t))) out[t] += v.v[0];
+  }
+  return out;
+}
+
+TEST(FoldKeys, EachLevelKeepsItsFieldsAndTheLastIsTerminal) {
+  const std::string hang = JoinKey({"bhr", "nightly", "Linux", "20261101", "content", "Gecko", "sig",
+                                    "a\x1e"
+                                    "b"});
+  EXPECT_EQ(FoldKey(Table::kHangs, hang, 1),
+            JoinKey({"bhr", "nightly", "Linux", "20261101", "content", "Gecko", "(other)", "(other)"}));
+  EXPECT_EQ(FoldKey(Table::kHangs, hang, 2),
+            JoinKey({"bhr", "nightly", "Linux", "20261101", "(other)", "(other)", "(other)", "(other)"}));
+  const std::string top = FoldKey(Table::kHangs, hang, 3);
+  EXPECT_EQ(top,
+            JoinKey({"bhr", "(other)", "(other)", "(other)", "(other)", "(other)", "(other)", "(other)"}));
+  EXPECT_EQ(FoldLevel(Table::kHangs, hang), 0);
+  EXPECT_EQ(FoldLevel(Table::kHangs, FoldKey(Table::kHangs, hang, 2)), 2);
+  EXPECT_EQ(FoldLevel(Table::kHangs, top), FoldLevels(Table::kHangs));
+  const std::string crash =
+      JoinKey({"beta", "Firefox", "147.0b1", "20261101", "Darwin", "gpu", "gpu", "sig"});
+  EXPECT_EQ(FoldKey(Table::kCrashes, crash, 1),
+            JoinKey({"beta", "Firefox", "147.0b1", "20261101", "Darwin", "gpu", "gpu", "(other)"}));
+  EXPECT_EQ(FoldKey(Table::kCrashes, crash, 2),
+            JoinKey({"beta", "Firefox", "147.0b1", "20261101", "Darwin", "(other)", "(other)", "(other)"}));
+  EXPECT_EQ(FoldKey(Table::kUsage, JoinKey({"main", "beta", "Linux", "20261101"}), 1),
+            JoinKey({"main", "(other)", "(other)", "(other)"}));
+  EXPECT_EQ(FoldKey(Table::kBuildUsage, JoinKey({"beta", "Firefox", "1", "20261101", "Linux"}), 1),
+            JoinKey({"(other)", "(other)", "(other)", "(other)", "(other)"}));
+  EXPECT_EQ(OtherKey(Table::kHangs,
+                     "too\x1f"
+                     "short"),
+            "");
+}
+
+// Every field of every table random: the budget holds, every table's total is
+// exact, and the terminal "(other)" series end up holding the tail.
+TEST(Budget, RandomTextInEveryFieldOfEveryTableStaysWithinTheSeriesBudgetAndExact) {
+  AggregateOptions o;
+  o.max_series = 500;
+  ShardState state(o);
+  Rng r(5);
+  std::array<int64_t, kTableCount> sent{};
+  for (int i = 0; i < 100'000; ++i) {
+    Delta d = Adversarial(r, static_cast<Table>(i % kTableCount), kT0 + i);
+    sent[static_cast<size_t>(d.table)] += d.values[0];
+    state.Apply(d);
+    ASSERT_LE(state.series_count(), o.max_series + 8) << "after " << i;
+  }
+  EXPECT_EQ(Sums(state), sent);
+  EXPECT_GT(state.counters().folded, 90'000u);
+  EXPECT_EQ(state.MemoryBytes(), state.RecountMemoryBytes());
+}
+
+// A heavy hitter in each table survives any amount of one-off noise beside it.
+TEST(Budget, HeavySeriesKeepTheirOwnRowsWithExactValues) {
+  AggregateOptions o;
+  o.max_series = 300;
+  ShardState state(o);
+  Rng r(6);
+  std::map<std::string, int64_t> heavy;
+  for (int i = 0; i < 60'000; ++i) {
+    Delta d = Adversarial(r, static_cast<Table>(i % kTableCount), kT0 + i);
+    if (i % 10 == 0) {
+      Rng fixed(static_cast<uint64_t>(i % 40));  // 4 tables x 10 heavy keys
+      d.key = Adversarial(fixed, d.table, 0).key;
+      d.values[0] = 5000;
+      heavy[d.key] += 5000;
+      d.doc_hash = 0;
+    }
+    state.Apply(d);
+  }
+  for (const auto& [key, value] : heavy) {
+    bool found = false;
+    for (size_t t = 0; t < kTableCount; ++t) {
+      auto totals = state.Totals(static_cast<Table>(t));
+      if (auto it = totals.find(key); it != totals.end()) {
+        EXPECT_EQ(it->second.v[0], value);
+        found = true;
+      }
+    }
+    EXPECT_TRUE(found) << "heavy series folded away";
+  }
+}
+
+// The memory budget alone (a large series budget) also holds, and the running
+// estimate stays equal to a recount through folds, expiry and a restore.
+TEST(Budget, MemoryBudgetHoldsAndTheRunningEstimateEqualsARecount) {
+  AggregateOptions o;
+  o.max_series = 1'000'000;
+  o.memory_limit = 8 << 20;  // 2 MiB of state for one shard (four copies)
+  o.retention_ms = 3 * 3'600'000;
+  o.windows_ms = {3'600'000};
+  ShardState state(o);
+  Rng r(7);
+  for (int i = 0; i < 200'000; ++i) {
+    Delta d = Adversarial(r, static_cast<Table>(i % kTableCount), kT0 + i * 100);
+    state.Apply(d);
+    if (i % 20'000 == 0) ASSERT_EQ(state.MemoryBytes(), state.RecountMemoryBytes()) << "after " << i;
+  }
+  EXPECT_LE(state.MemoryBytes(), ShardStateBudget(o) + ShardStateBudget(o) / 10);
+  EXPECT_EQ(state.MemoryBytes(), state.RecountMemoryBytes());
+  state.AdvanceTo(EventTime{kT0 + 200'000 * 100 + 2 * 3'600'000});  // most buckets expire
+  EXPECT_EQ(state.MemoryBytes(), state.RecountMemoryBytes());
+  ShardState restored(o);
+  ShardImage image = state.Image();
+  restored.RestoreBegin(image, true, true);
+  for (const SeriesImage& s : image.series) restored.RestoreSeries(s);
+  EXPECT_EQ(restored.MemoryBytes(), restored.RecountMemoryBytes());
+  EXPECT_EQ(Sums(restored), Sums(state));
+}
+
+// Remembered crash ids take at most an eighth of the budget: beyond it the older
+// generation is forgotten early, and counted.
+TEST(Budget, RememberedCrashIdsAreBoundedAndForgettingIsCounted) {
+  AggregateOptions o;
+  o.memory_limit = 8 << 20;
+  ShardState state(o);
+  Rng r(8);
+  for (int i = 0; i < 200'000; ++i) {
+    Delta d;
+    d.table = Table::kCrashes;
+    d.key = JoinKey({"release", "Firefox", "1", "20261101", "Linux", "content", "content", "sig"});
+    d.time = EventTime{kT0 + i};
+    d.values[0] = 1;
+    d.doc_hash = r.Next() | 1;
+    state.Apply(d);
+  }
+  EXPECT_GT(state.counters().dedup_forgotten, 0u);
+  EXPECT_LE(state.MemoryBytes(), ShardStateBudget(o) / 8 + (64 << 10));
+  EXPECT_EQ(Sums(state)[static_cast<size_t>(Table::kCrashes)], 200'000);
+}
+
+// The estimate is what the allocator holds, within a margin: checked with
+// mallinfo2 (not meaningful when a sanitizer replaces malloc).
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+TEST(Budget, EstimateIsCloseToTheAllocatorsCount) {
+  AggregateOptions o;
+  o.max_series = 10'000'000;
+  o.memory_limit = 64ull << 30;
+  Rng r(9);
+  malloc_trim(0);
+  const size_t before = mallinfo2().uordblks;
+  auto state = std::make_unique<ShardState>(o);
+  for (int i = 0; i < 100'000; ++i) {
+    Delta d = Adversarial(r, static_cast<Table>(i % kTableCount), kT0 + (i % 600) * kMinute);
+    state->Apply(d);
+  }
+  const double actual = static_cast<double>(mallinfo2().uordblks - before);
+  const double estimate = static_cast<double>(state->MemoryBytes());
+  EXPECT_GT(estimate, 0.8 * actual) << "estimate " << estimate << " actual " << actual;
+  EXPECT_LT(estimate, 1.25 * actual) << "estimate " << estimate << " actual " << actual;
+}
+#endif
+
+}  // namespace
+}  // namespace seismo
