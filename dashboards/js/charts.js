@@ -113,9 +113,9 @@ export function lineChart({points: all, label, yFormat = fmt.num, detail, height
         {...axis, values: (u, splits) => splits.map((v) => yFormat(v)), size: 64}],
       cursor: {drag: {x: false, y: false}, points: {size: 7}, y: false},
       hooks: {setCursor: [(u) => {
-        const i = u.cursor.idx;
-        const p = i === null || i === undefined ? null : points[i];
-        if (!p || ys[i] === null) { tip.hidden = true; return; }
+        const i = nearestValue(ys, u.cursor.idx);
+        const p = i === null ? null : points[i];
+        if (!p) { tip.hidden = true; return; }
         mount(tip, h('strong', {}, fmt.timestamp(p.t)), h('br'), `${label}: ${yFormat(p.v)}`,
           (detail ? detail(p) : []).map((d) => [h('br'), d]));
         tip.hidden = false;
@@ -128,6 +128,16 @@ export function lineChart({points: all, label, yFormat = fmt.num, detail, height
     track(chart);
   });
   return el;
+}
+
+// The index of the non-null value nearest to `i` (the read-out skips empty buckets).
+function nearestValue(ys, i) {
+  if (i === null || i === undefined) return null;
+  for (let d = 0; d < ys.length; d++) {
+    if (i - d >= 0 && ys[i - d] !== null) return i - d;
+    if (i + d < ys.length && ys[i + d] !== null) return i + d;
+  }
+  return null;
 }
 
 // A time-series bucket with nothing in it: no value, or 0 with no usage.
