@@ -1,10 +1,36 @@
-// The dashboard's only door to seismo: GET /api/v1/... (docs/api.md).
+// The dashboard's only door to seismo: GET /api/v1/... (docs/api.md) and the
+// live stream. When the daemon has a bearer token ([http] auth_token_file) the
+// page asks for it once (main.js), keeps it in sessionStorage (this tab only,
+// gone when the tab closes) and sends it as `Authorization: Bearer` on every
+// request; the stream is then read with fetch, since EventSource cannot send
+// headers.
 
 const BASE = 'api/v1/';
 const TIMEOUT_MS = 10000;
+const TOKEN_KEY = 'seismo.token';
+const STREAM_RETRY_MS = 2000;
+let memoryToken = '';  // when sessionStorage is unavailable
+
+export function token() {
+  try { return sessionStorage.getItem(TOKEN_KEY) || ''; } catch { return ''; }
+}
+
+// Stores (or with '' forgets) the token for this tab.
+export function setToken(value) {
+  try {
+    if (value) sessionStorage.setItem(TOKEN_KEY, value); else sessionStorage.removeItem(TOKEN_KEY);
+  } catch { /* storage disabled: the token lasts until reload */ }
+  memoryToken = value || '';
+}
+
+function authHeaders() {
+  const t = token() || memoryToken;
+  return t ? {Authorization: `Bearer ${t}`} : {};
+}
 
 // Thrown for every failed request. `unreachable` is true when no HTTP answer
-// came back (daemon down, network error, timeout) or the server failed (5xx).
+// came back (daemon down, network error, timeout) or the server failed (5xx);
+// `status` 401 means the daemon wants a (different) token.
 export class ApiError extends Error {
   constructor(message, {status = 0, unreachable = false, path = ''} = {}) {
     super(message);
@@ -31,7 +57,7 @@ export async function get(path, params) {
   const timer = setTimeout(() => ctl.abort(), TIMEOUT_MS);
   let res;
   try {
-    res = await fetch(url, {cache: 'no-store', signal: ctl.signal, headers: {Accept: 'application/json'}});
+    res = await fetch(url, {cache: 'no-store', signal: ctl.signal, headers: {Accept: 'application/json', ...authHeaders()}});
   } catch (e) {
     throw new ApiError(`/api/v1/${path}: no answer (${e.name === 'AbortError' ? 'timed out' : e.message})`,
       {unreachable: true, path});
@@ -68,4 +94,65 @@ export async function mapLimit(items, limit, fn) {
   }
   await Promise.all(Array.from({length: Math.min(limit, items.length)}, worker));
   return out;
+}
+
+// Splits Server-Sent Events text into events; returns the unfinished rest.
+//   "event: alert\ndata: {...}\n\n" -> onEvent('alert', '{...}')
+export function parseSse(text, onEvent) {
+  const blocks = text.replace(/\r\n?/g, '\n').split('\n\n');
+  const rest = blocks.pop();
+  for (const block of blocks) {
+    let type = 'message';
+    const data = [];
+    for (const line of block.split('\n')) {
+      if (line.startsWith(':')) continue;
+      const colon = line.indexOf(':');
+      const field = colon < 0 ? line : line.slice(0, colon);
+      const value = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
+      if (field === 'event') type = value;
+      else if (field === 'data') data.push(value);
+    }
+    if (data.length) onEvent(type, data.join('\n'));
+  }
+  return rest;
+}
+
+// Opens /api/v1/stream: EventSource without a token, else fetch + a stream
+// reader (reconnecting after STREAM_RETRY_MS like EventSource does).
+// Handlers: onOpen(), onEvent(type, data), onDown(error). Returns close().
+export function openStream({onOpen, onEvent, onDown}) {
+  if (!token() && !memoryToken && typeof EventSource !== 'undefined') {
+    const es = new EventSource(BASE + 'stream');
+    es.addEventListener('open', () => onOpen());
+    es.addEventListener('error', () => onDown(new ApiError('/api/v1/stream: disconnected', {unreachable: true})));
+    for (const type of ['snapshot', 'alert']) es.addEventListener(type, (ev) => onEvent(type, ev.data));
+    return () => es.close();
+  }
+  let closed = false;
+  let ctl = null;
+  let retry = null;
+  const run = async () => {
+    ctl = new AbortController();
+    try {
+      const res = await fetch(BASE + 'stream', {cache: 'no-store', signal: ctl.signal,
+        headers: {Accept: 'text/event-stream', ...authHeaders()}});
+      if (!res.ok || !res.body) throw new ApiError(`/api/v1/stream: HTTP ${res.status}`, {status: res.status});
+      onOpen();
+      const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+      let buf = '';
+      for (;;) {
+        const {value, done} = await reader.read();
+        if (done) break;
+        buf = parseSse(buf + value, onEvent);
+      }
+      if (!closed) onDown(new ApiError('/api/v1/stream: closed by the server', {unreachable: true}));
+    } catch (e) {
+      if (closed) return;
+      onDown(e instanceof ApiError ? e : new ApiError(`/api/v1/stream: ${e.message}`, {unreachable: true}));
+      if (e instanceof ApiError && e.status === 401) return;  // a new token reopens the stream
+    }
+    if (!closed) retry = setTimeout(run, STREAM_RETRY_MS);
+  };
+  run();
+  return () => { closed = true; clearTimeout(retry); ctl?.abort(); };
 }

@@ -1,41 +1,68 @@
-// Charts drawn as SVG without a library: a time-series line chart with axes and
-// a hover read-out, a sparkline, and an icicle-style flame graph.
-// Charts that need their pixel width draw when the browser lays them out
-// (ResizeObserver) and redraw on resize.
+// Charts: time-series line charts and sparklines drawn by uPlot (npm `uplot`,
+// copied to vendor/ by `npm ci` in dashboards/; ADR 0005), and an icicle-style
+// flame graph drawn as SVG. Charts that need their pixel width draw when the
+// browser lays them out (ResizeObserver) and redraw on resize.
 
 import {h, s, mount} from './dom.js';
 import * as fmt from './format.js';
 
-// Calls draw(width) whenever `el` is laid out with a new width.
+// uPlot loads once; if vendor/ is missing (npm ci never ran) charts say so
+// instead of the whole dashboard failing to load.
+let uPlot = null;
+let uPlotError = null;
+const uPlotReady = import('../vendor/uplot/uPlot.esm.js')
+  .then((m) => { uPlot = m.default; })
+  .catch((e) => { uPlotError = e; });
+
+// Live uPlot instances; those whose element left the page (or never reached
+// it within a minute) are destroyed: a view re-renders on every live update.
+const live = new Map();  // uPlot -> {created: ms, attached: bool}
+function track(u) { live.set(u, {created: Date.now(), attached: u.root.isConnected}); }
+function sweep() {
+  const now = Date.now();
+  for (const [u, st] of live) {
+    if (u.root.isConnected) { st.attached = true; continue; }
+    if (st.attached || now - st.created > 60000) { u.destroy(); live.delete(u); }
+  }
+}
+
+function cssVar(name, fallback) {
+  const v = getComputedStyle(document.documentElement).getPropertyValue(name).trim();
+  return v || fallback;
+}
+
+function missingLibrary(el) {
+  mount(el, h('p', {class: 'chart-empty', 'data-testid': 'chart-missing-library'},
+    'Charts need the dashboard\'s libraries: run scripts/setup (npm ci in dashboards/).'));
+}
+
+// Calls draw(width) whenever `el` is laid out with a new width, once uPlot is loaded.
 function onWidth(el, draw) {
   let last = -1;
   const ro = new ResizeObserver(() => {
-    if (!el.isConnected) { ro.disconnect(); return; }
+    if (!el.isConnected) { ro.disconnect(); sweep(); return; }
     const w = Math.floor(el.clientWidth);
-    if (w > 0 && w !== last) { last = w; draw(w); }
+    if (w <= 0 || w === last) return;
+    last = w;
+    uPlotReady.then(() => {
+      if (!el.isConnected) return;
+      if (uPlotError) { ro.disconnect(); missingLibrary(el); return; }
+      draw(w);
+    });
   });
   ro.observe(el);
 }
 
-// A "nice" step for about `count` ticks over [0, max].
-function niceStep(max, count) {
-  const raw = max / count;
-  const mag = 10 ** Math.floor(Math.log10(raw));
-  const f = raw / mag;
-  return (f <= 1 ? 1 : f <= 2 ? 2 : f <= 5 ? 5 : 10) * mag;
-}
-
-const MIN = 60e3;
-const TIME_STEPS = [MIN, 5 * MIN, 10 * MIN, 15 * MIN, 30 * MIN, 60 * MIN, 180 * MIN, 360 * MIN,
-  720 * MIN, 1440 * MIN, 2880 * MIN, 7 * 1440 * MIN];
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
 
-function timeLabel(ms, step) {
-  const d = new Date(ms);
-  const hm = `${String(d.getUTCHours()).padStart(2, '0')}:${String(d.getUTCMinutes()).padStart(2, '0')}`;
-  const day = `${MONTHS[d.getUTCMonth()]} ${d.getUTCDate()}`;
-  if (step >= 1440 * MIN) return day;
-  return d.getUTCHours() === 0 && d.getUTCMinutes() === 0 ? day : hm;
+// Axis labels in UTC, like every timestamp of the dashboard: "10:30", a day's
+// first tick "Nov 20".
+function timeLabels(u, splits) {
+  return splits.map((sec) => {
+    const d = new Date(sec * 1000);
+    if (d.getUTCHours() === 0 && d.getUTCMinutes() === 0) return `${MONTHS[d.getUTCMonth()]} ${d.getUTCDate()}`;
+    return `${String(d.getUTCHours()).padStart(2, '0')}:${String(d.getUTCMinutes()).padStart(2, '0')}`;
+  });
 }
 
 // A line chart of one series over time.
@@ -53,85 +80,64 @@ export function lineChart({points: all, label, yFormat = fmt.num, detail, height
     el.appendChild(h('p', {class: 'chart-empty'}, `No ${label} in this window yet.`));
     return el;
   }
+  const vmax = Math.max(...valid.map((p) => p.v));
+  const t0 = points[0].t;
+  const t1 = points[points.length - 1].t;
   const tip = h('div', {class: 'chart-tip', hidden: true});
-  const plot = h('div', {class: 'chart-plot', style: {height: height + 'px', position: 'relative'}});
+  // The canvas is not readable by assistive technology: the figure says what it shows.
+  const plot = h('div', {class: 'chart-plot', role: 'img', style: {height: height + 'px', position: 'relative'},
+    'aria-label': `${label}: ${valid.length} points from ${fmt.timestamp(t0)} to ${fmt.timestamp(t1)}, ` +
+      `highest ${yFormat(vmax)}`});
   el.appendChild(plot);
   if (first > 0) {
     el.appendChild(h('figcaption', {class: 'chart-note'},
       `From ${fmt.timestamp(points[0].t)}, the first bucket with data; the ${first} earlier buckets of the window are empty.`));
   }
+  const xs = points.map((p) => p.t / 1000);
+  const ys = points.map((p) => (p.v === null || p.v === undefined || Number.isNaN(p.v) ? null : p.v));
+  let chart = null;
   onWidth(plot, (width) => {
-    const m = {l: 64, r: 14, t: 12, b: 26};
-    const W = width - m.l - m.r;
-    const H = height - m.t - m.b;
-    let t0 = points[0].t;
-    let t1 = points[points.length - 1].t;
-    if (t1 === t0) { t0 -= MIN; t1 += MIN; }
-    const vmax = Math.max(...valid.map((p) => p.v)) || 1;
-    const ystep = niceStep(vmax, 4);
-    const ymax = Math.ceil(vmax / ystep) * ystep;
-    const x = (t) => m.l + ((t - t0) / (t1 - t0)) * W;
-    const y = (v) => m.t + H - (v / ymax) * H;
-
-    const g = [];
-    for (let v = 0; v <= ymax + ystep / 2; v += ystep) {
-      g.push(s('line', {class: 'grid', x1: m.l, x2: m.l + W, y1: y(v), y2: y(v)}));
-      g.push(s('text', {class: 'tick', x: m.l - 6, y: y(v) + 4, 'text-anchor': 'end'}, yFormat(v)));
-    }
-    const step = TIME_STEPS.find((st) => (t1 - t0) / st <= W / 90) ?? TIME_STEPS[TIME_STEPS.length - 1];
-    for (let t = Math.ceil(t0 / step) * step; t <= t1; t += step) {
-      g.push(s('line', {class: 'grid', x1: x(t), x2: x(t), y1: m.t, y2: m.t + H}));
-      g.push(s('text', {class: 'tick', x: x(t), y: m.t + H + 17, 'text-anchor': 'middle'}, timeLabel(t, step)));
-    }
-    // Line and area, broken at nulls.
-    let line = '';
-    let area = '';
-    let run = [];
-    const flush = () => {
-      if (run.length === 0) return;
-      const pts = run.map((p) => `${x(p.t).toFixed(1)},${y(p.v).toFixed(1)}`);
-      line += 'M' + pts.join('L');
-      area += `M${x(run[0].t).toFixed(1)},${y(0)}L${pts.join('L')}L${x(run[run.length - 1].t).toFixed(1)},${y(0)}Z`;
-      run = [];
-    };
-    for (const p of points) {
-      if (p.v === null || p.v === undefined || Number.isNaN(p.v)) flush();
-      else run.push(p);
-    }
-    flush();
-    const cursor = s('line', {class: 'cursor', y1: m.t, y2: m.t + H, visibility: 'hidden'});
-    const dot = s('circle', {class: 'dot', r: 3.5, visibility: 'hidden'});
-    const overlay = s('rect', {class: 'overlay', x: m.l, y: m.t, width: W, height: H});
-    const svg = s('svg', {width, height, role: 'img',
-      'aria-label': `${label}: ${valid.length} points from ${fmt.timestamp(t0)} to ${fmt.timestamp(t1)}, ` +
-        `highest ${yFormat(vmax)}`},
-    g, s('path', {class: 'area', d: area}), s('path', {class: 'line', d: line}),
-    s('line', {class: 'axis', x1: m.l, x2: m.l + W, y1: m.t + H, y2: m.t + H}), cursor, dot, overlay);
-
-    overlay.addEventListener('mousemove', (ev) => {
-      const box = svg.getBoundingClientRect();
-      const tx = t0 + ((ev.clientX - box.left - m.l) / W) * (t1 - t0);
-      let best = valid[0];
-      for (const p of valid) if (Math.abs(p.t - tx) < Math.abs(best.t - tx)) best = p;
-      cursor.setAttribute('x1', x(best.t)); cursor.setAttribute('x2', x(best.t));
-      cursor.setAttribute('visibility', 'visible');
-      dot.setAttribute('cx', x(best.t)); dot.setAttribute('cy', y(best.v));
-      dot.setAttribute('visibility', 'visible');
-      mount(tip, h('strong', {}, fmt.timestamp(best.t)), h('br'), `${label}: ${yFormat(best.v)}`,
-        (detail ? detail(best) : []).map((d) => [h('br'), d]));
-      tip.hidden = false;
-      const left = Math.min(x(best.t) + 12, width - 230);
-      tip.style.left = Math.max(0, left) + 'px';
-      tip.style.top = '8px';
-    });
-    overlay.addEventListener('mouseleave', () => {
-      tip.hidden = true;
-      cursor.setAttribute('visibility', 'hidden');
-      dot.setAttribute('visibility', 'hidden');
-    });
-    mount(plot, svg, tip);
+    if (chart) { chart.setSize({width, height}); return; }
+    sweep();
+    const ink = cssVar('--muted', '#5d6678');
+    const grid = {stroke: cssVar('--line', '#dfe3ea'), width: 1};
+    const axis = {stroke: ink, grid, ticks: {stroke: grid.stroke, width: 1}, font: '11px system-ui, sans-serif'};
+    chart = new uPlot({
+      width, height,
+      legend: {show: false},
+      scales: {x: {time: true, range: (u, lo, hi) => (lo === hi ? [lo - 60, hi + 60] : [lo, hi])},
+        y: {range: (u, lo, hi) => [0, hi > 0 ? hi * 1.05 : 1]}},
+      series: [{}, {label, stroke: cssVar('--chart', '#2d5fd3'), fill: cssVar('--chart-fill', 'rgba(45,95,211,.12)'),
+        width: 1.6, spanGaps: false, points: {show: (u, si, i0, i1) => i1 - i0 < 3}}],
+      axes: [{...axis, values: timeLabels, space: 70},
+        {...axis, values: (u, splits) => splits.map((v) => yFormat(v)), size: 64}],
+      cursor: {drag: {x: false, y: false}, points: {size: 7}, y: false},
+      hooks: {setCursor: [(u) => {
+        const i = nearestValue(ys, u.cursor.idx);
+        const p = i === null ? null : points[i];
+        if (!p) { tip.hidden = true; return; }
+        mount(tip, h('strong', {}, fmt.timestamp(p.t)), h('br'), `${label}: ${yFormat(p.v)}`,
+          (detail ? detail(p) : []).map((d) => [h('br'), d]));
+        tip.hidden = false;
+        const x = u.valToPos(xs[i], 'x') + u.over.offsetLeft;
+        tip.style.left = Math.max(0, Math.min(x + 12, width - 230)) + 'px';
+        tip.style.top = '8px';
+      }]},
+    }, [xs, ys], plot);
+    plot.appendChild(tip);
+    track(chart);
   });
   return el;
+}
+
+// The index of the non-null value nearest to `i` (the read-out skips empty buckets).
+function nearestValue(ys, i) {
+  if (i === null || i === undefined) return null;
+  for (let d = 0; d < ys.length; d++) {
+    if (i - d >= 0 && ys[i - d] !== null) return i - d;
+    if (i + d < ys.length && ys[i + d] !== null) return i + d;
+  }
+  return null;
 }
 
 // A time-series bucket with nothing in it: no value, or 0 with no usage.
@@ -139,19 +145,28 @@ export function emptyBucket(p) {
   return p.v === null || p.v === undefined || Number.isNaN(p.v) || (p.v === 0 && !p.usage_hours);
 }
 
-// A small trend line for a table cell. values: numbers (null = gap).
+// A small trend line for a table cell. values: numbers (null = 0).
 export function sparkline(values, {width = 120, height = 26, label = 'trend'} = {}) {
   const vals = values.map((v) => (v === null || v === undefined || Number.isNaN(v) ? 0 : v));
   const max = Math.max(0, ...vals);
-  const svg = s('svg', {class: 'spark', width, height, viewBox: `0 0 ${width} ${height}`, role: 'img',
+  const el = h('span', {class: 'spark', role: 'img', style: {width: width + 'px', height: height + 'px'},
     'aria-label': vals.length ? `${label}: ${vals.length} buckets, peak ${fmt.num(max)}` : `${label}: no data`});
-  if (vals.length < 2) return svg;
-  const x = (i) => (i / (vals.length - 1)) * (width - 2) + 1;
-  const y = (v) => height - 2 - (max > 0 ? (v / max) * (height - 4) : 0);
-  const pts = vals.map((v, i) => `${x(i).toFixed(1)},${y(v).toFixed(1)}`).join(' ');
-  svg.appendChild(s('polygon', {class: 'spark-area', points: `1,${height - 2} ${pts} ${x(vals.length - 1).toFixed(1)},${height - 2}`}));
-  svg.appendChild(s('polyline', {class: 'spark-line', points: pts}));
-  return svg;
+  if (vals.length < 2) return el;
+  uPlotReady.then(() => {
+    if (uPlotError) return;  // the view's trend chart says why
+    sweep();
+    const u = new uPlot({
+      width, height, pxAlign: false,
+      legend: {show: false}, cursor: {show: false}, select: {show: false},
+      axes: [{show: false}, {show: false}],
+      scales: {x: {time: false}, y: {range: [0, max > 0 ? max * 1.08 : 1]}},
+      padding: [2, 1, 1, 1],
+      series: [{}, {stroke: cssVar('--chart', '#2d5fd3'), fill: cssVar('--chart-fill', 'rgba(45,95,211,.12)'),
+        width: 1.3, points: {show: false}}],
+    }, [vals.map((_, i) => i), vals], el);
+    track(u);
+  });
+  return el;
 }
 
 // Zoom state of flame graphs, by key, so a live refresh keeps the zoom.

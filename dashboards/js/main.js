@@ -58,6 +58,7 @@ const state = {
   samples: [],             // [{t: wall ms, documents}] for the ingest rate
   rateHistory: [],         // docs/s per status poll, for the overview sparkline
   streamOpen: false,
+  needsToken: false,       // the API answered 401: the token form is shown
   lastSnapshot: null,      // last `event: snapshot` payload
   firing: 0,
   known: {channel: new Set(), os: new Set(), process: new Set(), build_id: new Set()},
@@ -106,7 +107,8 @@ function setConn() {
   const c = $('conn');
   let st;
   let text;
-  if (state.statusError) { st = 'offline'; text = 'API unreachable'; }
+  if (state.needsToken) { st = 'locked'; text = 'Token needed'; }
+  else if (state.statusError) { st = 'offline'; text = 'API unreachable'; }
   else if (state.streamOpen) { st = 'live'; text = 'Live'; }
   else { st = 'connecting'; text = 'Connecting to stream…'; }
   c.dataset.state = st;
@@ -191,7 +193,12 @@ async function render({live = false} = {}) {
 
 function showError(e, live) {
   const main = $('view');
-  if (e instanceof api.ApiError && e.unreachable) {
+  if (e instanceof api.ApiError && e.status === 401) {
+    mount(main, notice('auth', 'This seismo needs an access token.',
+      'Enter the token of this seismo ([http] auth_token_file) above; it is kept for this browser tab only.'));
+    main.dataset.rendered = '';
+    askToken();
+  } else if (e instanceof api.ApiError && e.unreachable) {
     const shownAt = Number(main.dataset.updated || 0);
     if (live && main.dataset.rendered === location.hash && shownAt) {
       setBanner(`Cannot reach the seismo API — showing data from ${fmt.relative(shownAt)}; retrying.`);
@@ -250,6 +257,12 @@ async function pollStatus() {
     // Without the stream, fall back to refreshing when the counts move.
     else if (!state.streamOpen && prevDocs !== undefined && prevDocs !== st.documents) scheduleRefresh();
   } catch (e) {
+    if (e.status === 401) {
+      askToken();
+      setConn();
+      renderFoot();
+      return;
+    }
     state.statusError = e;
     if (e.unreachable) setBanner(`Cannot reach the seismo API (${e.message}); retrying every ${STATUS_EVERY_MS / 1000} s.`);
     else setBanner(`seismo API error: ${e.message}`);
@@ -280,17 +293,73 @@ async function pollAlerts() {
   b.setAttribute('aria-label', `${state.firing} firing`);
 }
 
+let closeStream = null;
+
 function connectStream() {
-  if (typeof EventSource === 'undefined') return;
-  const es = new EventSource('api/v1/stream');
-  es.addEventListener('open', () => { state.streamOpen = true; setConn(); });
-  es.addEventListener('error', () => { state.streamOpen = false; setConn(); });
-  es.addEventListener('snapshot', (ev) => {
-    try { state.lastSnapshot = JSON.parse(ev.data); } catch { state.lastSnapshot = null; }
-    scheduleRefresh();
+  if (closeStream) closeStream();
+  closeStream = api.openStream({
+    onOpen: () => { state.streamOpen = true; setConn(); },
+    onDown: (e) => {
+      state.streamOpen = false;
+      if (e.status === 401) askToken();
+      setConn();
+    },
+    onEvent: (type, data) => {
+      if (type === 'snapshot') {
+        try { state.lastSnapshot = JSON.parse(data); } catch { state.lastSnapshot = null; }
+        scheduleRefresh();
+      } else if (type === 'alert') {
+        pollAlerts();
+        scheduleRefresh();
+      }
+    },
   });
-  es.addEventListener('alert', () => { pollAlerts(); scheduleRefresh(); });
-  window.seismoStream = es;  // for tests and debugging
+  window.seismoStream = {close: closeStream};  // for tests and debugging
+}
+
+// ---- Access token ------------------------------------------------------------
+// With [http] auth_token_file set, the API answers 401 until the page sends the
+// token: the form asks for it once, api.js keeps it for this tab.
+
+function askToken() {
+  if (state.needsToken) return;
+  state.needsToken = true;
+  const refused = !!api.token();
+  api.setToken('');
+  const form = $('auth');
+  form.hidden = false;
+  $('auth-error').hidden = !refused;
+  $('auth-error').textContent = refused ? 'The stored token was refused; enter the current one.' : '';
+  $('auth-token').focus();
+  setBanner(null);
+  setConn();
+}
+
+function wireAuth() {
+  $('auth').addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    const value = $('auth-token').value.trim();
+    if (!value) return;
+    api.setToken(value);
+    try {
+      await api.get('status');
+    } catch (e) {
+      if (e.status === 401) {
+        api.setToken('');
+        $('auth-error').hidden = false;
+        $('auth-error').textContent = 'That token was refused; check it and try again.';
+        $('auth-token').select();
+        return;
+      }
+    }
+    state.needsToken = false;
+    $('auth').hidden = true;
+    $('auth-token').value = '';
+    $('auth-error').hidden = true;
+    connectStream();
+    await pollStatus();
+    render();
+  });
 }
 
 // ---- Filter bar ------------------------------------------------------------
@@ -316,6 +385,7 @@ function wireFilters() {
 
 function start() {
   wireFilters();
+  wireAuth();
   window.addEventListener('hashchange', () => render());
   if (!location.hash) history.replaceState(null, '', '#/overview');
   pollStatus().then(() => render());

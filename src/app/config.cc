@@ -353,6 +353,15 @@ Result<Config> ParseConfig(std::string_view text, const std::string& path) {
     s.Str("static_dir", c.http.static_dir);
     s.Str("auth_token_file", c.http.auth_token_file);
     s.StrList("cors_origins", c.http.cors_origins);
+    s.Int("num_threads", c.http.num_threads, 2, 1024);
+    s.Int("max_sse_clients", c.http.max_sse_clients, 0, 512);
+    s.Int("max_request_size", c.http.max_request_size, 1024, 1 << 20);
+    s.Duration("request_timeout", c.http.request_timeout);
+    if (c.http.max_sse_clients > c.http.num_threads / 2) {
+      s.Fail("max_sse_clients",
+             fmt::format("{} is more than half of num_threads ({}): API requests need threads too",
+                         c.http.max_sse_clients, c.http.num_threads));
+    }
     s.Finish();
   }
   ReadAlerts(top.Sub("alerts"), c.alerts);

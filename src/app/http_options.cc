@@ -7,6 +7,10 @@ Result<HttpServerOptions> HttpOptionsFromConfig(const Config& config) {
   http.listen = config.http.listen;
   http.document_root = config.http.static_dir;
   http.cors_origins = config.http.cors_origins;
+  http.num_threads = config.http.num_threads;
+  http.max_sse_clients = config.http.max_sse_clients;
+  http.max_request_size = static_cast<size_t>(config.http.max_request_size);
+  http.request_timeout_ms = static_cast<int>(config.http.request_timeout.count());
   http.api.windows_ms = ToAggregateOptions(config).windows_ms;
   http.api.bucket_ms = config.aggregate.bucket.count();
   if (!config.http.auth_token_file.empty()) {

@@ -79,6 +79,12 @@ bool SameState(const std::tuple<const Snapshot*, int64_t, uint64_t, uint64_t>& a
          (std::get<0>(a) == nullptr) == (std::get<0>(b) == nullptr);
 }
 
+// Everything but the API, /metrics and the health endpoints is a dashboard file.
+bool IsStaticPath(std::string_view path) {
+  return path != "/healthz" && path != "/readyz" && path != "/metrics" && path != "/api" &&
+         !path.starts_with("/api/");
+}
+
 }  // namespace
 
 void HttpServer::WakeListener() const {
@@ -219,7 +225,15 @@ int HttpServer::Handle(mg_connection* conn) {
     r.headers = "Allow: GET\r\n";
   } else if (path == "/healthz") {
     r = {200, "text/plain; charset=utf-8", "ok\n", {}};
-  } else if (!options_.auth_token.empty() && !BearerMatches(mg_get_header(conn, "Authorization"), options_.auth_token)) {
+  } else if (IsStaticPath(path)) {
+    // The dashboard's files hold no data: served without the token, so a browser
+    // can load the page that then asks for the token (ADR 0004).
+    const int code = ServeStatic(conn, path, cors);
+    latency_.Record(LatencyRecorder::RouteOf(path),
+                    std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    return code;
+  } else if (!options_.auth_token.empty() &&
+             !BearerMatches(mg_get_header(conn, "Authorization"), options_.auth_token)) {
     r = JsonError(401, "unauthorized");
     r.headers = "WWW-Authenticate: Bearer\r\n";
   } else if (path == "/readyz") {
@@ -241,14 +255,9 @@ int HttpServer::Handle(mg_connection* conn) {
          {}};
   } else if (path == "/api/v1/stream") {
     return HandleStream(conn, cors);
-  } else if (path.starts_with("/api/")) {
+  } else {
     ApiAnswer a = AnswerApi(path, ri->query_string ? ri->query_string : "", *provider_, options_.api, WallMs());
     r = {a.status, std::move(a.content_type), std::move(a.body), {}};
-  } else {
-    const int code = ServeStatic(conn, path, cors);
-    latency_.Record(LatencyRecorder::RouteOf(path),
-                    std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-    return code;
   }
   Send(conn, r, cors);
   latency_.Record(LatencyRecorder::RouteOf(path),

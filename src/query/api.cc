@@ -1,6 +1,7 @@
 #include "seismo/query/api.h"
 
 #include "seismo/core/json_writer.h"
+#include "seismo/query/alerts_json.h"
 #include "seismo/query/builds_json.h"
 #include "seismo/query/crashes_json.h"
 #include "seismo/query/flamegraph.h"
@@ -47,7 +48,7 @@ ApiAnswer AnswerApi(std::string_view path, std::string_view raw_query, const Sta
     case Endpoint::kAlerts: {
       JsonWriter w;
       w.BeginObject();
-      w.Key("alerts").Raw(provider.alerts_json());
+      w.Key("alerts").Raw(FilterAlertsJson(provider.alerts_json(), q));
       w.EndObject();
       return {200, "application/json", w.Take()};
     }

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "seismo/core/json_writer.h"
+#include "seismo/query/alerts_json.h"
 
 namespace seismo {
 namespace {
@@ -58,24 +59,12 @@ std::string Label(std::string_view name, std::string_view value) {
   return out;
 }
 
-size_t SkipSpace(std::string_view s, size_t i) {
-  while (i < s.size() && (s[i] == ' ' || s[i] == '\n' || s[i] == '\r' || s[i] == '\t')) ++i;
-  return i;
-}
-
 }  // namespace
 
 std::vector<std::pair<std::string, uint64_t>> AlertStateCounts(std::string_view json) {
   std::map<std::string, uint64_t> counts;
-  constexpr std::string_view kKey = "\"state\"";
-  for (size_t pos = json.find(kKey); pos != std::string_view::npos; pos = json.find(kKey, pos + 1)) {
-    size_t i = SkipSpace(json, pos + kKey.size());
-    if (i >= json.size() || json[i] != ':') continue;
-    i = SkipSpace(json, i + 1);
-    if (i >= json.size() || json[i] != '"') continue;
-    size_t end = json.find('"', i + 1);
-    if (end == std::string_view::npos) break;
-    ++counts[std::string(json.substr(i + 1, end - i - 1))];
+  for (std::string_view alert : SplitJsonArray(json).value_or(std::vector<std::string_view>{})) {
+    if (auto state = TopLevelString(alert, "state")) ++counts[*state];
   }
   return {counts.begin(), counts.end()};
 }

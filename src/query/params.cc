@@ -61,7 +61,10 @@ Result<std::string> Decode(std::string_view s) {
   return out;
 }
 
-bool IsFilterAllowed(Endpoint e) { return e != Endpoint::kStatus && e != Endpoint::kAlerts; }
+// Dimension filters: every endpoint but status. Window and limit: the endpoints
+// that answer from the snapshot's windows (alerts are the engine's current list).
+bool AcceptsFilters(Endpoint e) { return e != Endpoint::kStatus; }
+bool AcceptsWindow(Endpoint e) { return e != Endpoint::kStatus && e != Endpoint::kAlerts; }
 
 std::string WindowList(const std::vector<int64_t>& windows_ms) {
   std::string out;
@@ -132,8 +135,9 @@ Result<Query> ParseQuery(Endpoint endpoint, const Params& params, const std::vec
   for (const auto& [name, value] : params) {
     if (std::find(seen.begin(), seen.end(), name) != seen.end()) return Bad(name, "given more than once");
     seen.push_back(name);
-    const bool filters = IsFilterAllowed(endpoint);
-    if (name == "window" && filters) {
+    const bool filters = AcceptsFilters(endpoint);
+    const bool windowed = AcceptsWindow(endpoint);
+    if (name == "window" && windowed) {
       if (value == "all") {
         q.window_ms = 0;
         continue;
@@ -143,7 +147,7 @@ Result<Query> ParseQuery(Endpoint endpoint, const Params& params, const std::vec
         return Bad(name, fmt::format("unknown window '{}' (one of {})", value, WindowList(windows_ms)));
       }
       q.window_ms = d->count();
-    } else if (name == "limit" && filters) {
+    } else if (name == "limit" && windowed) {
       size_t limit = 0;
       auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), limit);
       if (value.empty() || ec != std::errc() || end != value.data() + value.size() || limit < 1 ||
@@ -169,6 +173,9 @@ Result<Query> ParseQuery(Endpoint endpoint, const Params& params, const std::vec
       } else {
         return Bad(name, fmt::format("unknown format '{}' (tree or collapsed)", value));
       }
+    } else if ((name == "rule" || name == "state") && endpoint == Endpoint::kAlerts) {
+      if (value.empty()) return Bad(name, "empty value");
+      (name == "rule" ? q.alert_rule : q.alert_state) = value;
     } else {
       auto dim = std::find(kDimNames.begin(), kDimNames.end(), name);
       if (dim == kDimNames.end() || !filters) return Bad(name, "unknown parameter");

@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import assert from 'node:assert/strict';
+import {spawn} from 'node:child_process';
 
 export const BASE_URL = (process.env.SEISMO_URL || 'http://127.0.0.1:8080').replace(/\/$/, '');
 export const SHOTS = process.env.E2E_SCREENSHOTS || path.resolve('build/e2e-screenshots');
@@ -23,11 +24,14 @@ export async function launch() {
       '--disable-component-update', '--disable-sync'],
   });
   const errors = [];
+  const requests = [];
   context.on('page', (p) => watch(p, errors));
   for (const p of context.pages()) watch(p, errors);
+  context.on('request', (r) => requests.push(r.url()));
   return {
     context,
     errors,  // uncaught page errors and console errors, asserted empty by the tests
+    requests,  // every URL the pages asked for
     async page() {
       const p = context.pages()[0] ?? await context.newPage();
       return p;
@@ -44,11 +48,11 @@ function watch(page, errors) {
   page.on('console', (m) => { if (m.type() === 'error') errors.push(`console: ${m.text()}`); });
 }
 
-// GET /api/v1/<path> from the daemon under test, as JSON.
-export async function api(p, params = {}) {
+// GET /api/v1/<path> from the daemon under test (or `base`, with `token`), as JSON.
+export async function api(p, params = {}, {base = BASE_URL, token = ''} = {}) {
   const q = new URLSearchParams(Object.entries(params).filter(([, v]) => v !== undefined && v !== null && v !== ''));
-  const url = `${BASE_URL}/api/v1/${p}${q.size ? '?' + q : ''}`;
-  const res = await fetch(url);
+  const url = `${base}/api/v1/${p}${q.size ? '?' + q : ''}`;
+  const res = await fetch(url, token ? {headers: {Authorization: `Bearer ${token}`}} : {});
   assert.equal(res.status, 200, `${url} answered ${res.status}`);
   return res.json();
 }
@@ -129,4 +133,26 @@ export async function eventually(fn, ms, what) {
     await sleep(250);
   }
   throw new Error(`${what}: not true within ${ms} ms (last: ${last instanceof Error ? last.message : JSON.stringify(last)})`);
+}
+
+// `seismo produce` of an NDJSON file to a topic of the fixture's broker.
+export function produce(file, topic = process.env.E2E_TOPIC) {
+  return new Promise((resolve, reject) => {
+    const p = spawn(process.env.SEISMO_BIN, ['produce', '--brokers', process.env.SEISMO_BROKERS, '--topic', topic, file],
+      {stdio: ['ignore', 'ignore', 'pipe']});
+    let err = '';
+    p.stderr.on('data', (d) => { err += d; });
+    p.on('exit', (code) => (code === 0 ? resolve(err) : reject(new Error(`produce exited ${code}: ${err}`))));
+  });
+}
+
+export function lineCount(file) {
+  return fs.readFileSync(file, 'utf8').split('\n').filter((l) => l.trim() !== '').length;
+}
+
+// Waits until the daemon has counted `documents` documents (later tests compare
+// the page with the API, so nothing may still be arriving).
+export async function settledAt(documents, opts = {}) {
+  await eventually(async () => (await api('status', {}, opts)).documents >= documents, 60000,
+    `daemon counted ${documents} documents`);
 }

@@ -1,6 +1,6 @@
 // The real HTTP server on a free loopback port, fed by a fake StateProvider:
-// routing, headers, token, CORS, static-file confinement, SSE, Stop with open
-// streams, and no Nagle stalls.
+// routing, headers, token, CORS, static-file confinement, every 400 case, alert
+// filters, connection and request limits, TCP_NODELAY, SSE and Stop with open streams.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -9,7 +9,9 @@
 #include <thread>
 
 #include "seismo/http/server.h"
+#include "seismo/query/api.h"
 #include "unit/http/http_client.h"
+#include "unit/query/bad_params.h"
 #include "unit/query/fake_provider.h"
 #include "unit/query/query_fixture.h"
 
@@ -124,22 +126,88 @@ TEST_F(HttpServerTest, HealthAndReadiness) {
   EXPECT_EQ(Get("/readyz").status, 503);
 }
 
-TEST_F(HttpServerTest, TokenProtectsEverythingButHealthz) {
+TEST_F(HttpServerTest, TokenGuardsApiMetricsReadinessAndStream) {
   options_.auth_token = "s3cret";
   Start();
-  for (const char* path : {"/api/v1/status", "/api/v1/hangs", "/metrics", "/readyz", "/", "/js/app.js"}) {
+  for (const char* path : {"/api/v1/status", "/api/v1/hangs", "/api/v1/alerts", "/api/v1/nothing", "/api",
+                           "/metrics", "/readyz"}) {
     HttpResponse none = Get(path);
     EXPECT_EQ(none.status, 401) << path;
     EXPECT_EQ(none.body, R"({"error":"unauthorized"})") << path;
     EXPECT_EQ(none.header("www-authenticate"), "Bearer") << path;
     EXPECT_EQ(Get(path, {"Authorization: Bearer wrong"}).status, 401) << path;
     EXPECT_EQ(Get(path, {"Authorization: Bearer s3cret2"}).status, 401) << path;
-    EXPECT_EQ(Get(path, {"Authorization: Bearer s3cret"}).status, path == std::string("/readyz") ? 503 : 200)
-        << path;
+    const int with_token = Get(path, {"Authorization: Bearer s3cret"}).status;
+    const std::string p(path);
+    EXPECT_EQ(with_token, p == "/readyz" ? 503 : p == "/api/v1/nothing" || p == "/api" ? 404 : 200) << path;
   }
   EXPECT_EQ(Get("/healthz").status, 200);
   SseClient denied(server_.port());
   EXPECT_TRUE(denied.WaitFor("401 Unauthorized", 1, 2s)) << denied.text();
+  EXPECT_EQ(denied.Count("event: snapshot"), 0u);
+  SseClient allowed(server_.port(), {"Authorization: Bearer s3cret"});
+  EXPECT_TRUE(allowed.WaitFor("event: snapshot", 1, 3s)) << allowed.text();
+}
+
+// The dashboard's files hold no data; the page they make asks for the token.
+TEST_F(HttpServerTest, DashboardFilesAreServedWithoutTheToken) {
+  options_.auth_token = "s3cret";
+  Start();
+  HttpResponse index = Get("/");
+  EXPECT_EQ(index.status, 200);
+  EXPECT_EQ(index.body, "<html>dashboard</html>");
+  HttpResponse js = Get("/js/app.js");
+  EXPECT_EQ(js.status, 200);
+  EXPECT_EQ(js.body, "console.log(1);");
+  EXPECT_EQ(Get("/nothing.html").status, 404);
+  for (const char* path : {"/../secret.txt", "/%2e%2e/secret.txt", "/up/secret.txt"}) {
+    HttpResponse r = Get(path);
+    EXPECT_NE(r.status, 200) << path;
+    EXPECT_EQ(r.body.find("TOPSECRET"), std::string::npos) << path;
+  }
+  // The API stays closed, also when reached through a static-looking path.
+  EXPECT_EQ(Get("/api/v1/status").status, 401);
+  for (const char* path : {"/js/../api/v1/status", "/%61pi/v1/status", "/api%2fv1/status"}) {
+    HttpResponse r = Get(path);
+    EXPECT_NE(r.status, 200) << path;
+    EXPECT_EQ(r.body.find("version"), std::string::npos) << path;
+  }
+}
+
+TEST_F(HttpServerTest, EveryBadParameterIs400NamingIt) {
+  Start();
+  const std::vector<BadCase> cases = LoadBadParams();
+  for (const BadCase& c : cases) {
+    HttpResponse r = Get(c.path + "?" + c.query);
+    EXPECT_EQ(r.status, 400) << c.path << "?" << c.query;
+    EXPECT_EQ(r.header("content-type"), "application/json") << c.path << "?" << c.query;
+    EXPECT_EQ(r.body, ErrorJson(c.error)) << c.path << "?" << c.query;
+  }
+}
+
+TEST_F(HttpServerTest, AlertsAreFilteredByDimensionRuleAndState) {
+  provider_.SetAlerts(
+      R"([{"state":"firing","rule":"burst","channel":"release","os":"Linux","build":null,"signature":"A"},)"
+      R"({"state":"pending","rule":"crash_signature_spike","channel":"beta","os":"all","build":"20261117090501",)"
+      R"("build_id":"20261117090501","signature":"B"}])");
+  Start();
+  auto signatures = [&](const std::string& query) {
+    HttpResponse r = Get("/api/v1/alerts" + query);
+    EXPECT_EQ(r.status, 200) << query << ": " << r.body;
+    Json j(r.body);
+    std::vector<std::string> out;
+    for (auto a : j.root["alerts"].get_array()) out.emplace_back(a["signature"].get_string().value());
+    return out;
+  };
+  using V = std::vector<std::string>;
+  EXPECT_EQ(signatures(""), (V{"A", "B"}));
+  EXPECT_EQ(signatures("?channel=beta"), V{"B"});
+  EXPECT_EQ(signatures("?state=firing"), V{"A"});
+  EXPECT_EQ(signatures("?os=Linux"), (V{"A", "B"}));  // B is over all OSes
+  EXPECT_EQ(signatures("?os=Darwin"), V{"B"});
+  EXPECT_EQ(signatures("?signature=B&rule=crash_signature_spike"), V{"B"});
+  EXPECT_EQ(signatures("?build_id=20261110090501"), V{"A"});  // A (burst) spans every build
+  EXPECT_EQ(signatures("?channel=nightly"), V{});
 }
 
 TEST_F(HttpServerTest, CorsOnlyForConfiguredOrigins) {
@@ -181,11 +249,48 @@ TEST_F(HttpServerTest, StaticFilesAreServedFromTheRootOnly) {
   }
 }
 
-TEST_F(HttpServerTest, OversizedRequestIsRefused) {
+TEST_F(HttpServerTest, RequestsOverMaxRequestSizeAreRefused) {
   options_.max_request_size = 4096;
   Start();
-  HttpResponse r = Get("/api/v1/status", {"X-Padding: " + std::string(8192, 'a')});
-  EXPECT_NE(r.status, 200);
+  HttpResponse fits = Get("/api/v1/status", {"X-Padding: " + std::string(3000, 'a')});
+  EXPECT_EQ(fits.status, 200);
+  HttpResponse big = Get("/api/v1/status", {"X-Padding: " + std::string(5000, 'a')});
+  EXPECT_NE(big.status, 200);
+  EXPECT_EQ(big.body.find("\"version\""), std::string::npos) << big.body;
+}
+
+// num_threads workers serve that many connections at once; the next one waits
+// (in the backlog) until a worker is free.
+TEST_F(HttpServerTest, ConnectionsBeyondNumThreadsWaitForAFreeWorker) {
+  options_.num_threads = 2;
+  options_.max_sse_clients = 1;
+  Start();
+  int idle[2] = {ConnectLoopback(server_.port()), ConnectLoopback(server_.port())};  // each holds a worker
+  ASSERT_GE(idle[0], 0);
+  ASSERT_GE(idle[1], 0);
+  EXPECT_EQ(HttpGet(server_.port(), "/healthz", {}, "GET", 700ms).status, 0)
+      << "answered with every worker busy";
+  ::close(idle[0]);
+  EXPECT_EQ(Get("/healthz").status, 200);
+  ::close(idle[1]);
+}
+
+TEST_F(HttpServerTest, IncompleteRequestsAreClosedAfterRequestTimeout) {
+  options_.request_timeout_ms = 300;
+  Start();
+  int fd = ConnectLoopback(server_.port());
+  ASSERT_GE(fd, 0);
+  ASSERT_TRUE(SendAll(fd, "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n"));  // no blank line: never complete
+  pollfd p{fd, POLLIN, 0};
+  char buf[256];
+  bool closed = false;
+  const auto deadline = std::chrono::steady_clock::now() + 8s;  // the default timeout would be 10 s
+  while (!closed && std::chrono::steady_clock::now() < deadline) {
+    if (::poll(&p, 1, 200) > 0 && ::recv(fd, buf, sizeof(buf), 0) <= 0) closed = true;
+  }
+  ::close(fd);
+  EXPECT_TRUE(closed) << "the server kept an incomplete request open";
+  EXPECT_EQ(Get("/healthz").status, 200);
 }
 
 TEST_F(HttpServerTest, MetricsCountRequestLatencies) {
@@ -199,13 +304,46 @@ TEST_F(HttpServerTest, MetricsCountRequestLatencies) {
   EXPECT_NE(m.body.find("# TYPE seismo_rejected_total counter"), std::string::npos);
 }
 
-TEST_F(HttpServerTest, SequentialRequestsDoNotStallOnNagle) {
+// What keeps answers from waiting on Nagle's algorithm (SPEC §10): TCP_NODELAY
+// on every accepted socket, and each answer complete (Content-Length) on a
+// connection the server closes, so a client never waits for more bytes.
+TEST_F(HttpServerTest, AcceptedSocketsHaveNoDelayAndAnswersEndTheirConnection) {
   Start();
-  const auto start = std::chrono::steady_clock::now();
-  for (int i = 0; i < 50; ++i) ASSERT_EQ(Get("/api/v1/crashes/top").status, 200);
-  const auto elapsed = std::chrono::steady_clock::now() - start;
-  // 50 requests with a 40 ms delayed-ACK stall each would take 2 s.
-  EXPECT_LT(elapsed, 1s) << std::chrono::duration_cast<std::chrono::milliseconds>(elapsed).count() << " ms";
+  const int client = ConnectLoopback(server_.port());
+  ASSERT_GE(client, 0);
+  sockaddr_in local{};
+  socklen_t len = sizeof(local);
+  ASSERT_EQ(::getsockname(client, reinterpret_cast<sockaddr*>(&local), &len), 0);
+  // The server runs in this process: find its end of the connection.
+  int server_end = -1;
+  for (int attempt = 0; attempt < 100 && server_end < 0; ++attempt) {
+    for (const auto& entry : fs::directory_iterator("/proc/self/fd")) {
+      const int fd = std::atoi(entry.path().filename().c_str());
+      sockaddr_in peer{};
+      sockaddr_in self{};
+      socklen_t pl = sizeof(peer);
+      socklen_t sl = sizeof(self);
+      if (fd == client || ::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &pl) != 0 ||
+          ::getsockname(fd, reinterpret_cast<sockaddr*>(&self), &sl) != 0 || peer.sin_family != AF_INET) {
+        continue;
+      }
+      if (peer.sin_port == local.sin_port && ntohs(self.sin_port) == server_.port()) server_end = fd;
+    }
+    if (server_end < 0) std::this_thread::sleep_for(20ms);
+  }
+  ASSERT_GE(server_end, 0) << "the accepted socket was not found";
+  int nodelay = 0;
+  socklen_t nl = sizeof(nodelay);
+  ASSERT_EQ(::getsockopt(server_end, IPPROTO_TCP, TCP_NODELAY, &nodelay, &nl), 0);
+  EXPECT_NE(nodelay, 0) << "TCP_NODELAY is off on the accepted socket";
+
+  ASSERT_TRUE(SendAll(client, RequestText("GET", "/api/v1/crashes/top", {})));
+  HttpResponse r = ParseResponse(ReadUntilClose(client, 10s));
+  ::close(client);
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.header("connection"), "close");
+  EXPECT_EQ(r.header("content-length"), std::to_string(r.body.size()));
+  EXPECT_NE(r.body.find("\"rows\""), std::string::npos);
 }
 
 TEST_F(HttpServerTest, StreamSendsSnapshotAndAlertEvents) {

@@ -161,19 +161,21 @@ function alertCard(ctx, a, i) {
 
 const ORDER = {firing: 0, pending: 1, resolved: 2};
 
+// The global filters /api/v1/alerts narrows by (alerts not split by a
+// dimension, e.g. over all OSes, stay in the list; docs/api.md).
+export function alertQuery(filters) {
+  const q = {};
+  for (const k of ['channel', 'os', 'process', 'build_id']) if (filters[k]) q[k] = filters[k];
+  return q;
+}
+
 export async function render(ctx) {
-  const a = await api.get('alerts');
-  let list = Array.isArray(a.alerts) ? a.alerts : [];
   const want = ctx.params.get('state') || '';
+  const q = alertQuery(ctx.filters);
+  const [all, chosen] = await Promise.all([api.get('alerts', q), want ? api.get('alerts', {...q, state: want}) : null]);
   const counts = {firing: 0, pending: 0, resolved: 0};
-  for (const x of list) counts[String(x.state || '').toLowerCase()] = (counts[String(x.state || '').toLowerCase()] || 0) + 1;
-  // Global filters narrow the list where the alert has that dimension.
-  for (const k of ['channel', 'os']) {
-    const v = ctx.filters[k];
-    if (v) list = list.filter((x) => { const f = alertFields(x)[k]; return f === null || f === v; });
-  }
-  if (ctx.filters.build_id) list = list.filter((x) => { const b = alertFields(x).build; return b === null || b === ctx.filters.build_id; });
-  if (want) list = list.filter((x) => String(x.state || '').toLowerCase() === want);
+  for (const x of all.alerts || []) counts[String(x.state || '').toLowerCase()] = (counts[String(x.state || '').toLowerCase()] || 0) + 1;
+  const list = [...((chosen || all).alerts || [])];
   list.sort((x, y) => (ORDER[String(x.state).toLowerCase()] ?? 3) - (ORDER[String(y.state).toLowerCase()] ?? 3) ||
     String(alertFields(y).last_seen ?? '').localeCompare(String(alertFields(x).last_seen ?? '')));
 

@@ -6,7 +6,7 @@ import * as api from '../api.js';
 import * as fmt from '../format.js';
 import {sparkline} from '../charts.js';
 import {emptyState, section, facts, stateBadge, signatureLink, ratioClass} from './common.js';
-import {alertFields} from './alerts.js';
+import {alertFields, alertQuery} from './alerts.js';
 
 export const title = 'Overview';
 
@@ -160,11 +160,13 @@ function alertsPanel(ctx, list) {
         {label: 'Ratio', num: true}, {label: 'p-value', num: true}, {label: 'Since'}],
       rows: active.slice(0, 10).map((a) => {
         const f = alertFields(a);
-        return h('tr', {},
-          h('td', {}, stateBadge(a.state)), h('td', {}, f.rule),
+        return h('tr', {'data-rule': f.rule, 'data-channel': f.channel ?? '', 'data-build': f.build ?? '',
+          'data-signature': f.signature ?? ''},
+          h('td', {'data-testid': 'state'}, stateBadge(a.state)), h('td', {}, f.rule),
           h('td', {}, f.signature ? signatureLink(ctx, f.signature) : f.process ? `${f.process} crashes` : '—',
             h('div', {class: 'muted small'}, [f.channel, f.os, f.build].filter(Boolean).join(' · '))),
-          h('td', {class: 'num'}, fmt.ratio(f.ratio)), h('td', {class: 'num'}, fmt.pValue(f.p_value)),
+          h('td', {class: 'num', 'data-testid': 'ratio'}, fmt.ratio(f.ratio)),
+          h('td', {class: 'num', 'data-testid': 'p-value'}, fmt.pValue(f.p_value)),
           h('td', {class: 'nowrap'}, fmt.relative(f.first_seen)));
       })})));
 }
@@ -178,7 +180,7 @@ export function onStatus(ctx) {
 export async function render(ctx) {
   const [b, a] = await Promise.all([
     api.get('builds', {...ctx.filters, limit: 200}),
-    api.get('alerts'),
+    api.get('alerts', alertQuery(ctx.filters)),
   ]);
   const builds = Array.isArray(b.builds) ? b.builds : [];
   const list = Array.isArray(a.alerts) ? a.alerts : [];

@@ -59,6 +59,10 @@ struct HttpConfig {
   std::string static_dir;       // "" = dashboards/ next to the config or the source tree
   std::string auth_token_file;  // "" = no token
   std::vector<std::string> cors_origins;
+  int num_threads = 16;                  // CivetWeb workers = most connections served at once
+  int max_sse_clients = 8;               // at most num_threads / 2
+  int64_t max_request_size = 16 * 1024;  // bytes of request line and headers
+  std::chrono::milliseconds request_timeout{10'000};
 };
 
 struct CheckpointConfig {

@@ -3,8 +3,10 @@
 //
 //   request ─> method (GET; OPTIONS preflight for allowed origins; else 405)
 //           ─> /healthz (always open)
+//           ─> static file: any path but /api/*, /metrics, /readyz (open: the
+//              dashboard's files hold no data; the page asks for the token)
 //           ─> bearer token (when configured; else 401)
-//           ─> /readyz | /metrics | /api/v1/stream (SSE) | /api/v1/* (query::AnswerApi) | static file
+//           ─> /readyz | /metrics | /api/v1/stream (SSE) | /api/v1/* (query::AnswerApi)
 //
 // Every answer is written in one write (headers and body together) and the
 // sockets have TCP_NODELAY, so no answer waits on Nagle's algorithm (SPEC §10).
@@ -46,9 +48,11 @@ struct HttpServerOptions {
   std::string document_root;              // "" = DefaultStaticDir()
   std::string auth_token;                 // "" = no token (ReadTokenFile reads [http] auth_token_file)
   std::vector<std::string> cors_origins;  // exact origins, "*" = any
+  // Limits ([http] keys of the same names): workers = connections served at
+  // once (more wait in the backlog), of which at most max_sse_clients stream.
   int num_threads = 16;
   size_t max_request_size = 16 * 1024;    // bytes of request line and headers
-  int request_timeout_ms = 10'000;
+  int request_timeout_ms = 10'000;        // an idle or slow request is closed after this
   int max_sse_clients = 8;
   std::chrono::milliseconds sse_poll{250};
   std::chrono::milliseconds sse_keepalive{15'000};

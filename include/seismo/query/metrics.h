@@ -32,8 +32,8 @@ struct HttpStats {
   uint64_t sse_clients = 0;
 };
 
-// Alert counts by state from the alert engine's JSON array: every `"state"`
-// string member is counted (the engine writes one per alert).
+// Alert counts by state from the alert engine's JSON array: the top-level
+// "state" member of each alert object.
 std::vector<std::pair<std::string, uint64_t>> AlertStateCounts(std::string_view alerts_json);
 
 std::string MetricsText(const Snapshot* snap, const RecordCounts& counts, const ServiceStatus& status,

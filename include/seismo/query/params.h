@@ -62,6 +62,8 @@ struct Query {
   size_t limit = 50;      // 1..1000
   HangsBy by = HangsBy::kSignature;
   FlameFormat format = FlameFormat::kTree;
+  std::optional<std::string> alert_rule;   // /alerts only: rule=
+  std::optional<std::string> alert_state;  // /alerts only: state=
 };
 
 using Params = std::vector<std::pair<std::string, std::string>>;

@@ -26,12 +26,16 @@ test('Top Crashers shows the rows of /api/v1/crashes/top with rank change and sp
     const change = r.is_new ? 'new' : r.rank_change === 0 ? '=' : r.rank_change > 0 ? `▲ ${r.rank_change}` : `▼ ${-r.rank_change}`;
     assert.equal(shown['rank-change'], r.rank_change === null && !r.is_new ? '—' : change, `${r.signature} rank change`);
   }
-  const sparks = await page.locator('table[data-testid="top-crashers"] svg.spark').count();
-  assert.equal(sparks, Math.min(25, top.rows.length));
+  // Sparklines are uPlot charts (canvas) in the first 25 rows.
+  const sparks = page.locator('table[data-testid="top-crashers"] .spark[role="img"]');
+  assert.equal(await sparks.count(), Math.min(25, top.rows.length));
+  await page.locator('table[data-testid="top-crashers"] .spark canvas').nth(Math.min(25, top.rows.length) - 1)
+    .waitFor({state: 'attached', timeout: 10000});
   // The sparkline of the top signature peaks where its time series does.
   const ts = await api('crashes/timeseries', {signature: top.rows[0].signature});
   assert.ok(ts.points.reduce((a, p) => a + p.count, 0) > 0);
-  const trend = await page.getAttribute('[data-testid="crash-trend-chart"] svg', 'aria-label');
+  const trend = await page.getAttribute('[data-testid="crash-trend-chart"] [role="img"]', 'aria-label');
+  await page.locator('[data-testid="crash-trend-chart"] .uplot canvas').waitFor({state: 'attached', timeout: 10000});
   const all = await api('crashes/timeseries');
   const drawn = drawnPoints(all.points, 'count');
   assert.match(trend, new RegExp(`^crashes: ${drawn.length} points`));

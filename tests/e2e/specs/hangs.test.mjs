@@ -80,12 +80,14 @@ test('flame graph and trend chart show the selection', async () => {
   const ts = await api('hangs/timeseries');
   const points = drawnPoints(ts.points, 'hang_ms_per_hour');
   assert.ok(points.length > 0, 'the fixture has hang buckets');
-  const chart = await page.getAttribute('[data-testid="hang-trend-chart"] svg', 'aria-label');
+  const chart = await page.getAttribute('[data-testid="hang-trend-chart"] [role="img"]', 'aria-label');
   assert.match(chart, new RegExp(`^hang ms per usage hour: ${points.length} points`));
   const max = Math.max(...points.map((p) => p.hang_ms_per_hour));
   assertShown(/highest (.*)$/.exec(chart)[1], max, 'trend peak');
-  await page.hover('[data-testid="hang-trend-chart"] rect.overlay');
-  assert.ok(await page.isVisible('[data-testid="hang-trend-chart"] .chart-tip'));
+  // uPlot draws it; hovering shows the bucket's numbers.
+  await page.hover('[data-testid="hang-trend-chart"] .u-over');
+  await page.locator('[data-testid="hang-trend-chart"] .chart-tip').waitFor({state: 'visible', timeout: 5000});
+  assert.match(await page.textContent('[data-testid="hang-trend-chart"] .chart-tip'), /hang ms per usage hour: /);
   await screenshot(page, 'hangs-flamegraph');
 });
 

@@ -2,26 +2,16 @@
 // the numbers on screen without a reload (event: snapshot on /api/v1/stream).
 import {test, before, after} from 'node:test';
 import assert from 'node:assert/strict';
-import {spawn} from 'node:child_process';
-import {launch, api, open, screenshot, parseNum, eventually} from '../lib.mjs';
+import {launch, api, open, screenshot, parseNum, eventually, produce, lineCount, settledAt} from '../lib.mjs';
 
-const {SEISMO_BIN, SEISMO_BROKERS, E2E_TOPIC, E2E_LIVE_FILE} = process.env;
-const skip = !(SEISMO_BIN && SEISMO_BROKERS && E2E_TOPIC && E2E_LIVE_FILE) && 'needs the Kafka fixture from tests/e2e/run';
+const {SEISMO_BIN, SEISMO_BROKERS, E2E_TOPIC, E2E_LIVE_FILE, E2E_LIVE_ALERT_FILE} = process.env;
+const skip = !(SEISMO_BIN && SEISMO_BROKERS && E2E_TOPIC && E2E_LIVE_FILE && E2E_LIVE_ALERT_FILE) &&
+  'needs the Kafka fixture from tests/e2e/run';
 
 let b;
 let page;
 before(async () => { b = await launch(); page = await b.page(); });
 after(async () => { await b.close(); });
-
-function produce(file) {
-  return new Promise((resolve, reject) => {
-    const p = spawn(SEISMO_BIN, ['produce', '--brokers', SEISMO_BROKERS, '--topic', E2E_TOPIC, file],
-      {stdio: ['ignore', 'ignore', 'pipe']});
-    let err = '';
-    p.stderr.on('data', (d) => { err += d; });
-    p.on('exit', (code) => (code === 0 ? resolve(err) : reject(new Error(`produce exited ${code}: ${err}`))));
-  });
-}
 
 test('Top Crashers and the document count update live when Kafka delivers more crashes', {skip}, async () => {
   await open(page, 'crashes');
@@ -33,6 +23,7 @@ test('Top Crashers and the document count update live when Kafka delivers more c
   const navigations = [];
   page.on('framenavigated', (f) => { if (f === page.mainFrame()) navigations.push(f.url()); });
 
+  const documents = (await api('status')).documents;
   await produce(E2E_LIVE_FILE);
   const after = await eventually(async () => {
     const t = await api('crashes/top', {limit: 50});
@@ -53,5 +44,28 @@ test('Top Crashers and the document count update live when Kafka delivers more c
   await eventually(async () => parseNum((await page.textContent('#foot')).match(/([\d,]+) documents/)[1]) >= st.documents - 0,
     10000, 'footer document count');
   await screenshot(page, 'live-update');
+  await settledAt(documents + lineCount(E2E_LIVE_FILE));
+  assert.deepEqual(b.errors, []);
+});
+
+// The fixture's "dev-edition" channel has a new build without crash reports; they
+// arrive through Kafka now, with a planted signature spike.
+test('a new alert arrives on the Alerts view without reload when Kafka delivers a bad build', {skip}, async () => {
+  await open(page, 'alerts');
+  await eventually(async () => (await page.getAttribute('#conn', 'data-state')) === 'live', 10000, 'stream connected');
+  const card = page.locator('[data-testid="alert"][data-channel="dev-edition"]');
+  assert.equal(await card.count(), 0, 'no dev-edition alert before the bad build\'s crashes');
+  assert.equal((await api('alerts', {channel: 'dev-edition'})).alerts.length, 0);
+  await page.evaluate(() => { window.__e2eNoReload = true; });
+  const documents = (await api('status')).documents;
+  await produce(E2E_LIVE_ALERT_FILE);
+  // The alert engine evaluates every second ([alerts] interval in the fixture).
+  await eventually(async () => (await card.count()) >= 1, 60000, 'a dev-edition alert card on the page');
+  assert.equal(await page.evaluate(() => window.__e2eNoReload), true, 'no reload');
+  const {alerts} = await api('alerts', {channel: 'dev-edition'});
+  const shown = await card.first().getAttribute('data-rule');
+  assert.ok(alerts.some((a) => a.rule === shown), `${shown} comes from /api/v1/alerts`);
+  await screenshot(page, 'live-alert');
+  await settledAt(documents + lineCount(E2E_LIVE_ALERT_FILE));
   assert.deepEqual(b.errors, []);
 });

@@ -22,6 +22,30 @@ function crashRatio(builds, i) {
   return rate / ((1000 * crashes) / usage);
 }
 
+// The hang baseline: the same 3 builds' usage-weighted mean hang ms per hour
+// (same source: bhr when the build has bhr pings, else main).
+function hangOf(x) {
+  for (const src of ['bhr', 'main']) {
+    const v = x.hangs?.[src]?.hang_ms_per_hour;
+    if (v !== null && v !== undefined) return {src, v};
+  }
+  return {src: null, v: null};
+}
+function hangRatio(builds, i) {
+  const x = builds[i];
+  const own = hangOf(x);
+  const base = builds.filter((o) => o.channel === x.channel && o.product === x.product &&
+    o.build_id < x.build_id && o.usage_hours > 0).sort((a, c) => c.build_id.localeCompare(a.build_id)).slice(0, 3);
+  let w = 0;
+  let sum = 0;
+  for (const o of base) {
+    const h = hangOf(o);
+    if (h.src === own.src && h.v !== null) { w += o.usage_hours; sum += h.v * o.usage_hours; }
+  }
+  if (own.v === null || !w || !sum) return null;
+  return own.v / (sum / w);
+}
+
 test('overview shows ingest counts from /api/v1/status', async () => {
   await open(page, 'overview');
   const st = await api('status');
@@ -48,7 +72,13 @@ test('builds table lists every build with usage, crashes, rates and the ratio to
     const hang = x.hangs?.bhr?.hang_ms_per_hour ?? x.hangs?.main?.hang_ms_per_hour ?? null;
     assertShown(row.byId['hang-rate'], hang, `${x.build_id} hang rate`);
     assertShown(row.byId['crash-vs'], crashRatio(builds, i), `${x.build_id} crash rate vs baseline`);
+    assertShown(row.byId['hang-vs'], hangRatio(builds, i), `${x.build_id} hang rate vs baseline`);
   }
+  // Some builds have a hang baseline, and its cell names the builds behind it.
+  const withHang = builds.findIndex((_, i) => hangRatio(builds, i) !== null);
+  assert.ok(withHang >= 0, 'some build has a hang baseline');
+  const hangTitle = await page.getAttribute(`tr[data-build="${builds[withHang].build_id}"] [data-testid="hang-vs"]`, 'title');
+  assert.match(hangTitle, /ms\/h over \d earlier build\(s\): \d{14}/);
   // A build with a baseline says which builds it is compared with.
   const withBase = builds.findIndex((_, i) => crashRatio(builds, i) !== null);
   assert.ok(withBase >= 0, 'some build has a baseline');
@@ -57,15 +87,28 @@ test('builds table lists every build with usage, crashes, rates and the ratio to
   assert.deepEqual(b.errors, []);
 });
 
-test('active alerts panel matches /api/v1/alerts', async () => {
+test('active alerts panel lists the firing and pending alerts, the planted one with its numbers', async () => {
+  // The fixture's planted bad build (channel aurora) fires within seconds of the start.
+  await eventually(async () => (await api('alerts', {channel: 'aurora', state: 'firing'})).alerts.length > 0, 60000,
+    'the planted alert firing');
   await open(page, 'overview');
   const {alerts} = await api('alerts');
   const active = alerts.filter((a) => ['firing', 'pending'].includes(String(a.state).toLowerCase()));
-  if (active.length === 0) {
-    assert.ok(await page.isVisible('[data-testid="no-active-alerts"]'));
-  } else {
-    const rows = await tableRows(page, 'active-alerts-table');
-    assert.equal(rows.length, Math.min(10, active.length));
-  }
+  assert.ok(active.length >= 1);
+  const rows = await tableRows(page, 'active-alerts-table');
+  assert.equal(rows.length, Math.min(10, active.length));
   await screenshot(page, 'overview');
+  // The channel filter narrows the panel (and the builds) to aurora, the planted channel.
+  await open(page, 'overview?channel=aurora');
+  const p = active.find((a) => a.channel === 'aurora' && a.rule === 'crash_signature_spike');
+  const row = page.locator(`table[data-testid="active-alerts-table"] tr[data-channel="aurora"][data-rule="crash_signature_spike"]`);
+  assert.equal(await row.count(), 1, 'the planted alert is listed');
+  assert.deepEqual([...new Set(await page.$$eval('table[data-testid="active-alerts-table"] > tbody > tr',
+    (trs) => trs.map((t) => t.dataset.channel)))], ['aurora']);
+  assert.equal(await row.getAttribute('data-signature'), p.signature);
+  assert.equal(await row.getAttribute('data-build'), p.build);
+  assertShown(await row.locator('[data-testid="ratio"]').textContent(), p.ratio, 'ratio');
+  assert.match(await row.locator('[data-testid="state"]').textContent(), /firing/i);
+  await screenshot(page, 'overview-aurora');
+  assert.deepEqual(b.errors, []);
 });

@@ -103,6 +103,33 @@ TEST(Config, MemoryLimitMustLeaveRoomAfterTheFixedReserve) {
   EXPECT_EQ(FixedMemoryReserve(*kafka), (64ull + 10 + 7 + 1) << 20);
 }
 
+TEST(Config, ReadsHttpLimits) {
+  auto c = Parse(
+      "[http]\nnum_threads = 6\nmax_sse_clients = 3\nmax_request_size = 4096\nrequest_timeout = \"2s\"\n");
+  ASSERT_TRUE(c) << c.error().message();
+  EXPECT_EQ(c->http.num_threads, 6);
+  EXPECT_EQ(c->http.max_sse_clients, 3);
+  EXPECT_EQ(c->http.max_request_size, 4096);
+  EXPECT_EQ(c->http.request_timeout, std::chrono::seconds(2));
+  auto d = Parse("");
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->http.num_threads, 16);
+  EXPECT_EQ(d->http.max_sse_clients, 8);
+  EXPECT_EQ(d->http.max_request_size, 16384);
+  EXPECT_EQ(d->http.request_timeout, std::chrono::seconds(10));
+}
+
+TEST(Config, HttpLimitErrorsNameTheKey) {
+  ExpectError("[http]\nnum_threads = 1\n", "http.num_threads: 1 is out of range [2, 1024]");
+  ExpectError("[http]\nnum_threads = \"8\"\n", "http.num_threads: expected an integer");
+  ExpectError("[http]\nmax_request_size = 100\n", "http.max_request_size: 100 is out of range");
+  ExpectError("[http]\nrequest_timeout = 10\n", "http.request_timeout: expected a duration");
+  ExpectError("[http]\nrequest_timeout = \"0s\"\n", "http.request_timeout: must be greater than zero");
+  ExpectError("[http]\nnum_threads = 4\nmax_sse_clients = 3\n",
+              "http.max_sse_clients: 3 is more than half of num_threads (4)");
+  ExpectError("[http]\nmax_sse_clients = -1\n", "http.max_sse_clients: -1 is out of range");
+}
+
 TEST(Config, SyntaxErrorsGiveLineAndColumn) {
   auto c = Parse("[hangs\nmin_ms = 1\n");
   ASSERT_FALSE(c);

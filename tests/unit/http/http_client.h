@@ -8,6 +8,7 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -84,17 +85,27 @@ inline HttpResponse ParseResponse(const std::string& raw) {
   return r;
 }
 
-// Sends one request and reads until the server closes the connection.
+// Reads until the server closes the connection or `timeout` passes without data.
+inline std::string ReadUntilClose(int fd, std::chrono::milliseconds timeout) {
+  timeval tv{static_cast<time_t>(timeout.count() / 1000),
+             static_cast<suseconds_t>((timeout.count() % 1000) * 1000)};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  std::string raw;
+  char buf[65536];
+  ssize_t n;
+  while ((n = ::recv(fd, buf, sizeof(buf), 0)) > 0) raw.append(buf, static_cast<size_t>(n));
+  return raw;
+}
+
+// Sends one request and reads until the server closes the connection (status 0
+// when no answer came within `timeout`).
 inline HttpResponse HttpGet(int port, std::string_view target, const std::vector<std::string>& headers = {},
-                            std::string_view method = "GET") {
+                            std::string_view method = "GET",
+                            std::chrono::milliseconds timeout = std::chrono::milliseconds(20'000)) {
   int fd = ConnectLoopback(port);
   if (fd < 0) return {};
   std::string raw;
-  if (SendAll(fd, RequestText(method, target, headers))) {
-    char buf[65536];
-    ssize_t n;
-    while ((n = ::recv(fd, buf, sizeof(buf), 0)) > 0) raw.append(buf, static_cast<size_t>(n));
-  }
+  if (SendAll(fd, RequestText(method, target, headers))) raw = ReadUntilClose(fd, timeout);
   ::close(fd);
   return ParseResponse(raw);
 }

@@ -2,62 +2,36 @@
 
 #include <gtest/gtest.h>
 
+#include "bad_params.h"
 #include "query_fixture.h"
 
 namespace seismo {
 namespace {
 
+using testing::BadCase;
 using testing::kDay;
 using testing::kHour;
-
-struct BadCase {
-  Endpoint endpoint;
-  const char* query;
-  const char* error;
-};
+using testing::LoadBadParams;
 
 class BadParams : public ::testing::TestWithParam<BadCase> {};
 
 TEST_P(BadParams, AnswerNamesTheParameter) {
   const BadCase& c = GetParam();
+  auto endpoint = EndpointFromPath(c.path);
+  ASSERT_TRUE(endpoint.has_value()) << c.path;
   auto params = ParseQueryString(c.query);
   std::string message;
   if (!params) {
     message = params.error().message();
   } else {
-    auto q = ParseQuery(c.endpoint, *params, {kHour, kDay, 7 * kDay});
+    auto q = ParseQuery(*endpoint, *params, {kHour, kDay, 7 * kDay});
     ASSERT_FALSE(q.has_value()) << c.query;
     message = q.error().message();
   }
   EXPECT_EQ(message, c.error) << c.query;
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Table, BadParams,
-    ::testing::Values(
-        BadCase{Endpoint::kHangs, "window=2h", "window: unknown window '2h' (one of 1h, 24h, 7d, all)"},
-        BadCase{Endpoint::kHangs, "window=yesterday", "window: unknown window 'yesterday' (one of 1h, 24h, 7d, all)"},
-        BadCase{Endpoint::kHangs, "window=", "window: unknown window '' (one of 1h, 24h, 7d, all)"},
-        BadCase{Endpoint::kCrashesTop, "limit=abc", "limit: 'abc' is not an integer in 1..1000"},
-        BadCase{Endpoint::kCrashesTop, "limit=0", "limit: '0' is not an integer in 1..1000"},
-        BadCase{Endpoint::kCrashesTop, "limit=1001", "limit: '1001' is not an integer in 1..1000"},
-        BadCase{Endpoint::kCrashesTop, "limit=-1", "limit: '-1' is not an integer in 1..1000"},
-        BadCase{Endpoint::kCrashesTop, "limit=5x", "limit: '5x' is not an integer in 1..1000"},
-        BadCase{Endpoint::kCrashesTop, "limit=", "limit: '' is not an integer in 1..1000"},
-        BadCase{Endpoint::kCrashesTop, "limit=99999999999999999999999", "limit: '99999999999999999999999' is not an integer in 1..1000"},
-        BadCase{Endpoint::kHangs, "by=stack", "by: unknown grouping 'stack' (signature, thread or build_date)"},
-        BadCase{Endpoint::kCrashesTop, "by=thread", "by: unknown parameter"},
-        BadCase{Endpoint::kHangsFlamegraph, "format=svg", "format: unknown format 'svg' (tree or collapsed)"},
-        BadCase{Endpoint::kHangs, "format=tree", "format: unknown parameter"},
-        BadCase{Endpoint::kHangs, "colour=red", "colour: unknown parameter"},
-        BadCase{Endpoint::kHangs, "os=", "os: empty value"},
-        BadCase{Endpoint::kHangs, "source=crash", "source: unknown source 'crash' (main or bhr)"},
-        BadCase{Endpoint::kHangs, "os=Linux&os=Darwin", "os: given more than once"},
-        BadCase{Endpoint::kStatus, "window=1h", "window: unknown parameter"},
-        BadCase{Endpoint::kAlerts, "limit=5", "limit: unknown parameter"},
-        BadCase{Endpoint::kCrashesSignature, "window=1h", "signature: required"},
-        BadCase{Endpoint::kHangs, "os=%zz", "os: malformed percent-encoding"},
-        BadCase{Endpoint::kHangs, "os=abc%4", "os: malformed percent-encoding"}));
+INSTANTIATE_TEST_SUITE_P(Table, BadParams, ::testing::ValuesIn(LoadBadParams()));
 
 TEST(Params, DefaultsAreTheMiddleWindowFiftyRowsBySignature) {
   auto q = ParseQuery(Endpoint::kHangs, {}, {kHour, kDay, 7 * kDay});
@@ -83,6 +57,23 @@ TEST(Params, ValuesAreDecodedAndKept) {
   auto h = ParseQuery(Endpoint::kHangs, {(*params)[5]}, {kHour});
   ASSERT_TRUE(h.has_value());
   EXPECT_EQ(h->by, HangsBy::kThread);
+}
+
+TEST(Params, AlertsTakeFiltersRuleAndState) {
+  auto q = ParseQuery(Endpoint::kAlerts,
+                      {{"channel", "beta"},
+                       {"os", "Linux"},
+                       {"build_id", "20261117090501"},
+                       {"signature", "S"},
+                       {"rule", "hang_spike"},
+                       {"state", "firing"}},
+                      {kHour});
+  ASSERT_TRUE(q.has_value()) << q.error().message();
+  EXPECT_EQ(*q->filters[Dim::kChannel], "beta");
+  EXPECT_EQ(*q->filters[Dim::kBuildId], "20261117090501");
+  EXPECT_EQ(*q->alert_rule, "hang_spike");
+  EXPECT_EQ(*q->alert_state, "firing");
+  EXPECT_FALSE(ParseQuery(Endpoint::kHangs, {{"state", "firing"}}, {kHour}).has_value());
 }
 
 TEST(Params, EquivalentDurationsNameTheSameWindow) {
