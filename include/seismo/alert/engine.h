@@ -81,7 +81,10 @@ struct AlertNumbers {
   std::optional<double> ratio;   // rate ratio new / baseline; none when the baseline is 0
   std::optional<double> p_value;     // one-sided conditional binomial test
   std::optional<double> p_adjusted;  // after the round's multiple-testing guard
-  std::optional<int64_t> installs;   // distinct installs behind count_new (HLL); none for hangs
+  std::optional<int64_t> installs;   // distinct installs behind count_new (HLL); none when the
+                                     // documents carried no install id (Mozilla's bhr pings)
+  double dispersion = 0;             // spike / hang_spike: build-to-build variance of rates
+                                     // estimated from the baseline (0: plain Poisson test)
   std::vector<std::string> baseline_builds;
   std::string version;           // of the new build, when known
   double age_hours = 0;          // of the new build (burst: the window)

@@ -71,6 +71,9 @@ struct ParsedDocument {
   DocKind kind = DocKind::kMain;
   Dimensions dims;
   std::string doc_id;  // id / uuid / crashId; "" if absent
+  // main / bhr: the ping's clientId ("" if absent: Mozilla's bhr pings carry none). Only
+  // ever hashed into a distinct-installs sketch; it never leaves the process.
+  std::string install_id;
 
   // Event time candidates, most preferred first (SPEC §2): `primary` comes from
   // the document (submission_timestamp / submitted_timestamp / date_processed)

@@ -176,6 +176,7 @@ TEST(AlertServiceTest, EvaluatesOnItsThreadAndFeedsTheSinks) {
   o.interval = 20ms;
   o.for_evaluations = 1;
   o.age_matched = false;  // the hand-made snapshot has totals only, no hourly points
+  o.min_baseline_builds = 1;  // ... and one earlier build
   o.webhook_url = receiver.url();
   char path[] = "/tmp/seismo-alerts-XXXXXX";
   int fd = mkstemp(path);
