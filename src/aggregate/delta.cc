@@ -87,8 +87,9 @@ void DocumentToDeltas(const ParsedDocument& doc, EventTime t,
                       static_cast<int64_t>(doc.subprocess_crashes.gmplugin)};
       // Installs that reported a sub-process crash (not every install that sent usage:
       // a sketch per usage bucket would cost far more than the rules need).
-      if (build.values[2] + build.values[3] + build.values[4] > 0)
+      if (build.values[2] + build.values[3] + build.values[4] > 0) {
         build.install_hash = InstallHash(doc.install_id);
+      }
       emit(std::move(build));
     }
     for (const HangRecord& h : doc.hangs) {

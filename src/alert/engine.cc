@@ -263,12 +263,14 @@ void CrashRulesForBuild(Round& r, const Index& ix, const CrashBuild& nb, std::st
   // (signature, class) -> new-build and baseline counts, to tell a signature's own spike
   // from the rise of its whole class.
   std::map<std::pair<std::string, std::string>, std::pair<int64_t, int64_t>> sig_class;
+  int64_t all_new = 0, all_base = 0;  // every crash report of the build and of its baseline
   for (const CrashSeriesRef& c : nb.crashes) {
     if (!OsMatches(os, c.os)) continue;
     Side& s = sig_new[c.signature];
     s.count += c.s->total.v[0];
     s.installs.Merge(c.s->total.installs);
     sig_class[{c.signature, c.cls}].first += c.s->total.v[0];
+    all_new += c.s->total.v[0];
     for (const char* cls : kClasses) {
       const bool startup = std::string_view(cls) == "startup";
       if (!startup && c.cls != cls) continue;
@@ -284,6 +286,7 @@ void CrashRulesForBuild(Round& r, const Index& ix, const CrashBuild& nb, std::st
       const int64_t count = Sum(*c.s, 0, b.range);
       sig_base[c.signature] += count;
       sig_class[{c.signature, c.cls}].second += count;
+      all_base += count;
       std::vector<int64_t>& per_base = sig_by_base[c.signature];
       per_base.resize(bases.size());
       per_base[bi] += count;
@@ -348,9 +351,9 @@ void CrashRulesForBuild(Round& r, const Index& ix, const CrashBuild& nb, std::st
     if (side.count < o.min_count || *n.installs < o.min_installs) continue;
     n.dispersion = dispersion;
     // A spike is the signature's own: when the rest of its class (the class holding most
-    // of its new-build crashes) rose by ρ > 1 as well, the test's null is "ratio ≤ ρ" and
-    // the ratio must reach min_ratio·ρ. A whole-build regression is crash_rate_regression's
-    // alert, not forty spikes.
+    // of its new-build crashes; the rest of the build when the signature is its whole class)
+    // rose by ρ > 1 as well, the test's null is "ratio ≤ ρ" and the ratio must reach
+    // min_ratio·ρ. A whole-build regression is crash_rate_regression's alert, not forty spikes.
     double rest_ratio = 1;
     const std::pair<int64_t, int64_t>* own = nullptr;
     std::string cls;
@@ -361,9 +364,13 @@ void CrashRulesForBuild(Round& r, const Index& ix, const CrashBuild& nb, std::st
       }
     }
     if (own != nullptr) {
+      int64_t rest_new = class_new[cls].count - own->first, rest_base = class_base[cls] - own->second;
+      if (rest_new + rest_base == 0) {
+        rest_new = all_new - side.count;
+        rest_base = all_base - sig_base[sig];
+      }
       const std::optional<double> rest =
-          RateRatio(static_cast<double>(class_new[cls].count - own->first), e_new,
-                    static_cast<double>(class_base[cls] - own->second), e_base);
+          RateRatio(static_cast<double>(rest_new), e_new, static_cast<double>(rest_base), e_base);
       if (rest && *rest > 1) rest_ratio = *rest;
     }
     const double lp = DispersedRateTestLogP(side.count, e_new, n.count_base, e_bases, dispersion, rest_ratio);

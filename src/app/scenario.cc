@@ -177,6 +177,26 @@ void Scenario::Generate() {
     truth_.early_build_id = builds.back().build_id;
     truth_.early_signature = "mozilla::scenario::EarlyBuildCrash";
   }
+  auto expect = [&](std::string rule, std::string build, std::string signature, std::string os,
+                    std::string scope) {
+    truth_.expected_alerts.push_back(
+        {std::move(rule), std::move(build), std::move(signature), std::move(os), std::move(scope)});
+  };
+  if (o.plants & kPlantSignatureSpike) {
+    expect("crash_signature_spike", n.build_id, truth_.spike_signature, "all", "");
+  }
+  if (o.plants & kPlantNewSignature) expect("new_crash_signature", n.build_id, truth_.new_signature, "all", "");
+  if (o.plants & kPlantBuildRegression) {
+    for (const char* cls : {"parent", "content", "content_shutdown", "gpu", "startup"}) {
+      expect("crash_rate_regression", n.build_id, "", "all", cls);
+    }
+  }
+  if (o.plants & kPlantGpuRegression) expect("crash_rate_regression", n.build_id, "", "all", "gpu");
+  if (o.plants & kPlantHangSpike) expect("hang_spike", n.build_date, truth_.hang_signature, "all", "bhr");
+  if (o.plants & kPlantOsBurst) expect("burst", "", truth_.burst_signature, truth_.burst_os, "");
+  std::sort(truth_.expected_alerts.begin(), truth_.expected_alerts.end());
+  truth_.expected_alerts.erase(std::unique(truth_.expected_alerts.begin(), truth_.expected_alerts.end()),
+                               truth_.expected_alerts.end());
 
   const std::vector<double> crash_share = ZipfShares(o.crash_signatures);
   const std::vector<double> hang_share = ZipfShares(o.hang_signatures);
@@ -184,6 +204,7 @@ void Scenario::Generate() {
   // crash_signatures of crash_noise is the main pings' gpu sub-process crash rate.
   std::vector<std::vector<double>> crash_noise, hang_noise;
   const auto gpu_column = static_cast<size_t>(o.crash_signatures);
+  const double subprocess_gpu = o.subprocess_gpu_per_usage_hour;
   for (size_t b = 0; b < builds.size(); ++b) {
     crash_noise.emplace_back();
     hang_noise.emplace_back();
@@ -281,11 +302,12 @@ void Scenario::Generate() {
               seconds / static_cast<int64_t>(pings) + (p == 0 ? seconds % static_cast<int64_t>(pings) : 0);
           main.push_back(ping(DocKind::kMain, b, os.name, hour, share * 1000, client()));
         }
-        if (o.subprocess_gpu_per_usage_hour > 0 && !b.early) {
-          const double rate = o.subprocess_gpu_per_usage_hour * crash_noise[bi][gpu_column] * early *
+        if (subprocess_gpu > 0 && !b.early) {
+          const double rate = subprocess_gpu * crash_noise[bi][gpu_column] * early *
                               (b.is_new && (o.plants & kPlantBuildRegression) ? o.regression_factor : 1.0);
-          for (int64_t k = Poisson(r, usage * rate); k > 0; --k)
+          for (int64_t k = Poisson(r, usage * rate); k > 0; --k) {
             ++main[r.Below(pings)].doc.subprocess_crashes.gpu;
+          }
         }
         for (ScenarioRecord& m : main) records_.push_back(std::move(m));
         // bhr pings: bhr usage, and the hour's hangs spread over them.
@@ -301,8 +323,9 @@ void Scenario::Generate() {
             const double rate = o.hangs_per_usage_hour * hang_share[static_cast<size_t>(s)] *
                                 hang_noise[bi][static_cast<size_t>(s)] * early;
             const std::string signature = HangSignature(s);
-            for (int64_t k = Poisson(r, usage * rate); k > 0; --k)
+            for (int64_t k = Poisson(r, usage * rate); k > 0; --k) {
               add_hang(bhr[r.Below(pings)], signature, hang_us());
+            }
           }
         }
         for (ScenarioRecord& h : bhr) records_.push_back(std::move(h));
@@ -452,6 +475,38 @@ void Scenario::ForEachDocument(const std::function<void(std::string&&)>& emit) c
     w.EndObject();
     emit(w.Take());
   }
+}
+
+std::string ScenarioTruthJson(const ScenarioOptions& options, const ScenarioTruth& t) {
+  JsonWriter w;
+  w.BeginObject();
+  w.Key("seed").Uint(options.seed);
+  w.Key("plants").BeginArray();
+  for (const ScenarioPlantName& p : ScenarioPlantNames()) {
+    if (options.plants & p.plant) w.String(p.name);
+  }
+  w.EndArray();
+  w.Key("build_noise").Double(options.build_noise);
+  w.Key("channel").String(t.channel);
+  w.Key("new_build_id").String(t.new_build_id);
+  w.Key("new_build_date").String(t.new_build_date);
+  w.Key("new_version").String(t.new_version);
+  w.Key("baseline_build_ids").BeginArray();
+  for (const std::string& b : t.baseline_build_ids) w.String(b);
+  w.EndArray();
+  w.Key("expected_alerts").BeginArray();
+  for (const ScenarioExpectedAlert& a : t.expected_alerts) {
+    w.BeginObject();
+    w.Key("rule").String(a.rule);
+    w.Key("build").String(a.build);
+    w.Key("signature").String(a.signature);
+    w.Key("os").String(a.os);
+    w.Key("scope").String(a.scope);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+  return w.Take();
 }
 
 std::shared_ptr<const Snapshot> Scenario::MakeSnapshot(const AggregateOptions& options) const {

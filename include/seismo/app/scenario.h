@@ -82,13 +82,19 @@ struct ScenarioOptions {
   double build_noise = 0.10;                 // sigma of the log-normal per-build, per-signature factor
   int64_t installs = 20'000;                 // clientIds pings are sent from
   bool bhr_client_ids = true;                // Mozilla's bhr pings carry none; false renders them so
-  double subprocess_gpu_per_usage_hour = 0;  // main pings' SUBPROCESS_CRASHES_WITH_DUMP gpu
+  double subprocess_gpu_per_usage_hour = 0.01;  // main pings' SUBPROCESS_CRASHES_WITH_DUMP gpu
   uint32_t plants = 0;
   double spike_factor = 3.0;
   double regression_factor = 3.0;
   double hang_factor = 2.25;  // "doubles": clears min_ratio = 2 by 3.5 standard errors
   double burst_factor = 15.0;
   int storm_crashes = 200;  // kPlantInstallStorm and kPlantHangStorm (hangs)
+};
+
+// An alert the plants should fire at the default [alerts] settings (os "all": per_os off).
+struct ScenarioExpectedAlert {
+  std::string rule, build, signature, os, scope;  // as AlertKey and the alert JSON name them
+  auto operator<=>(const ScenarioExpectedAlert&) const = default;
 };
 
 // What was planted, for assertions.
@@ -103,7 +109,13 @@ struct ScenarioTruth {
   std::string hang_storm_signature;  // hang signature of the one-install storm
   std::string early_build_id, early_signature;
   std::vector<std::string> baseline_build_ids;  // B1..B4, oldest first
+  // Each plant's alerts, sorted; the guard plants (install_storm, hang_storm, early_build)
+  // expect none. Plants combined can interact (a whole-build regression explains spikes).
+  std::vector<ScenarioExpectedAlert> expected_alerts;
 };
+
+// The truth as one JSON object (`seismo generate --truth`).
+std::string ScenarioTruthJson(const ScenarioOptions& options, const ScenarioTruth& truth);
 
 // One document.
 struct ScenarioRecord {
