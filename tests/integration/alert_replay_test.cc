@@ -4,6 +4,7 @@
 // alert rules at the default settings — fires exactly those alerts and nothing else.
 #include <gtest/gtest.h>
 #include <simdjson.h>
+#include <sys/wait.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -72,6 +73,30 @@ TEST_P(AlertReplay, PlantFiresExactlyItsAlertsThroughGenerateAndReplay) {
     fired.insert({Text(a["rule"]), Text(a["build"]), Text(a["signature"]), Text(a["os"]), scope});
   }
   EXPECT_EQ(fired, expected) << c.plant << " seed " << c.seed;
+}
+
+// Options that belong to the other kind are usage errors (exit code 2), and a scenario is
+// the same bytes for the same seed.
+TEST(GenerateScenario, RefusesOptionsOfTheOtherKindsAndRepeatsItself) {
+  auto exit_code = [](const std::string& args) {
+    const int status =
+        std::system((std::string(SEISMO_BINARY) + " generate " + args + " > /dev/null 2>&1").c_str());
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  };
+  EXPECT_EQ(exit_code("--kind scenario --count 5"), 2);
+  EXPECT_EQ(exit_code("--kind scenario --pad-kb 4"), 2);
+  EXPECT_EQ(exit_code("--kind scenario --scale 0"), 2);
+  EXPECT_EQ(exit_code("--kind main --plant burst"), 2);
+  EXPECT_EQ(exit_code("--kind crash --truth t.json"), 2);
+  EXPECT_EQ(exit_code("--kind scenario --plant no_such_plant"), 2);
+  const std::string dir = testing::TempDir();
+  const std::string a = dir + "/scenario-a.ndjson", b = dir + "/scenario-b.ndjson";
+  ASSERT_EQ(exit_code("--kind scenario --plant burst,hang_spike --seed 5 --scale 0.1 -o " + a), 0);
+  ASSERT_EQ(exit_code("--kind scenario --plant hang_spike --plant burst --seed 5 --scale 0.1 -o " + b), 0);
+  EXPECT_EQ(std::system(("cmp -s " + a + " " + b).c_str()), 0);
+  EXPECT_GT(std::filesystem::file_size(a), 1'000'000u);
+  std::filesystem::remove(a);
+  std::filesystem::remove(b);
 }
 
 INSTANTIATE_TEST_SUITE_P(

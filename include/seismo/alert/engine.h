@@ -11,12 +11,16 @@
 // Every transition is returned once by Evaluate() (and only then), for the sinks.
 //
 // Rules (see docs/adr/0006-alerts.md for the choices behind them):
-//   crash_signature_spike  new build vs its baseline builds, per signature
+//   crash_signature_spike  new build vs its baseline builds, per signature, beyond the rise
+//                          of the rest of its class; build-to-build variation allowed for
 //   new_crash_signature    a signature absent from every baseline build
-//   crash_rate_regression  per class: parent, content, content_shutdown, gpu, startup
-//   hang_spike             per hang signature and source (bhr / main), builds = build dates
+//   crash_rate_regression  per class: parent, content, content_shutdown, gpu (with main pings'
+//                          sub-process counts), startup
+//   hang_spike             per hang signature and source (bhr / main), builds = build dates;
+//                          installs guard when the pings carried client ids
 //   burst                  per (channel, OS, signature) over all builds: burst_window against
 //                          the burst_baseline before it
+// Builds with fewer than min_baseline_builds baseline builds are not evaluated.
 //
 // Ownership: owns its alert state. Threading: Evaluate(), Serialize() and Restore()
 // from one thread at a time (the alert thread); Alerts()/AlertsJson()/stats() from any
