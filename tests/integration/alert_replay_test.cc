@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <ostream>
 #include <set>
 #include <tuple>
 
@@ -27,6 +28,8 @@ struct PlantCase {
   uint64_t seed;
   size_t expected;  // how many alerts the plant fires (the truth names them)
 };
+
+void PrintTo(const PlantCase& c, std::ostream* os) { *os << c.plant << " seed " << c.seed; }
 
 class AlertReplay : public ::testing::TestWithParam<PlantCase> {
  protected:

@@ -12,8 +12,8 @@
 // Linux, sent as main and bhr pings of up to 20 usage hours each, at random minutes, from
 // a population of installs), the same crash signatures (Zipf rates, a fixed class each) and
 // the same bhr hang signatures. Builds are not alike: each (build, signature) rate carries
-// a log-normal factor of sigma `build_noise` (0.15 by default: a healthy build's signature
-// rate differs from the builds before it by up to about ±30 %, two standard deviations),
+// a log-normal factor of sigma `build_noise` (0.10 by default: a healthy build's signature
+// rate differs from the builds before it by up to about ±20 %, two standard deviations),
 // counts are Poisson on top, and rates are higher during each build's first hours (early
 // adopters). Plants (bit flags) then make N bad in a known way, so tests can check that
 // exactly the planted alerts fire.
