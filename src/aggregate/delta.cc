@@ -62,7 +62,12 @@ std::string JoinStack(const std::vector<std::string>& frames) {
   return out;
 }
 
-void DocumentToDeltas(const ParsedDocument& doc, EventTime t, const std::function<void(Delta&&)>& emit) {
+uint64_t InstallHash(std::string_view install_id) {
+  return install_id.empty() ? 0 : Hash64(install_id, 0x1a57a11);
+}
+
+void DocumentToDeltas(const ParsedDocument& doc, EventTime t,
+                      const std::function<void(Delta&&)>& emit) {
   const Dimensions& d = doc.dims;
   auto make = [&](Table table, std::string key) {
     Delta delta;
@@ -83,6 +88,11 @@ void DocumentToDeltas(const ParsedDocument& doc, EventTime t, const std::functio
       build.values = {doc.usage_ms, 1, static_cast<int64_t>(doc.subprocess_crashes.gpu),
                       static_cast<int64_t>(doc.subprocess_crashes.plugin),
                       static_cast<int64_t>(doc.subprocess_crashes.gmplugin)};
+      // Installs that reported a sub-process crash (not every install that sent usage:
+      // a sketch per usage bucket would cost far more than the rules need).
+      if (build.values[2] + build.values[3] + build.values[4] > 0) {
+        build.install_hash = InstallHash(doc.install_id);
+      }
       emit(std::move(build));
     }
     for (const HangRecord& h : doc.hangs) {
@@ -90,6 +100,7 @@ void DocumentToDeltas(const ParsedDocument& doc, EventTime t, const std::functio
                                                 h.signature, JoinStack(h.stack)}));
       hang.values[0] = h.hang_us;
       hang.values[1] = static_cast<int64_t>(h.hang_count);
+      hang.install_hash = InstallHash(doc.install_id);
       emit(std::move(hang));
     }
   }
@@ -99,7 +110,7 @@ void DocumentToDeltas(const ParsedDocument& doc, EventTime t, const std::functio
                                                  CrashClassName(c.crash_class), c.signature}));
     crash.values[0] = 1;
     crash.values[1] = c.startup ? 1 : 0;
-    if (!c.install_id.empty()) crash.install_hash = Hash64(c.install_id, 0x1a57a11);
+    crash.install_hash = InstallHash(c.install_id);
     if (!doc.doc_id.empty()) {
       // Every copy of a document must meet the same shard's memory of ids, whatever
       // its signature or dimensions: such deltas are routed by the id, not the key.

@@ -66,7 +66,7 @@ void EncodeShardImage(const ShardImage& image, ByteWriter& w) {
     for (const SeriesImage::Entry& e : s.entries) {
       w.I64(e.bucket);
       for (size_t i = 0; i < ValueCount(s.table); ++i) w.I64(e.v[i]);
-      if (s.table == Table::kCrashes) EncodeHll(e.installs, w);
+      EncodeHll(e.installs, w);
     }
   }
 }
@@ -97,7 +97,7 @@ bool DecodeShardImage(ByteReader& r, ShardImage& image) {
     for (SeriesImage::Entry& e : s.entries) {
       e.bucket = r.I64();
       for (size_t i = 0; i < ValueCount(s.table); ++i) e.v[i] = r.I64();
-      if (s.table == Table::kCrashes && !DecodeHll(r, e.installs)) return false;
+      if (!DecodeHll(r, e.installs)) return false;
     }
     if (!r.ok()) return false;
   }

@@ -440,9 +440,8 @@ std::unique_ptr<ShardSnapshot> ShardState::Snapshot() const {
       const SeriesValues& v = buckets_.at(*it).values.at(id);
       if (*it >= points_from) out.points.push_back({*it, {v.v[0], v.v[1]}});
       const int64_t hour = *it * options_.bucket_ms / 3'600'000;
-      if (out.hourly.empty() || out.hourly.back().bucket != hour) out.hourly.push_back({hour, {0, 0}});
-      out.hourly.back().v[0] += v.v[0];
-      out.hourly.back().v[1] += v.v[1];
+      if (out.hourly.empty() || out.hourly.back().bucket != hour) out.hourly.push_back({hour, {}});
+      AddValues(out.hourly.back().v, v.v);
       if (s->table == Table::kCrashes && !v.installs.empty()) {
         for (size_t i = 0; i < spans_ms_.size(); ++i) {
           if (*it >= span_start_[i]) out.spans[i].installs.Merge(v.installs);

@@ -24,12 +24,13 @@ Aggregates Snapshot::Totals() const {
 
 namespace {
 
-void MergePoints(std::vector<BucketPoint>& into, const std::vector<BucketPoint>& from) {
+template <typename Point>
+void MergePoints(std::vector<Point>& into, const std::vector<Point>& from) {
   if (into.empty()) {
     into = from;
     return;
   }
-  std::vector<BucketPoint> out;
+  std::vector<Point> out;
   out.reserve(into.size() + from.size());
   size_t i = 0, j = 0;
   while (i < into.size() || j < from.size()) {
@@ -38,9 +39,9 @@ void MergePoints(std::vector<BucketPoint>& into, const std::vector<BucketPoint>&
     } else if (i == into.size() || from[j].bucket < into[i].bucket) {
       out.push_back(from[j++]);
     } else {
-      BucketPoint p = into[i++];
-      p.v[0] += from[j].v[0];
-      p.v[1] += from[j++].v[1];
+      Point p = into[i++];
+      for (size_t k = 0; k < p.v.size(); ++k) p.v[k] += from[j].v[k];
+      ++j;
       out.push_back(p);
     }
   }

@@ -40,6 +40,7 @@ namespace {
 constexpr int64_t kHourMs = 3'600'000;
 constexpr std::string_view kAllOs = "all";
 constexpr const char* kClasses[] = {"parent", "content", "content_shutdown", "gpu", "startup"};
+constexpr size_t kSubprocessGpu = 2;  // kBuildUsage value: SUBPROCESS_CRASHES_WITH_DUMP["gpu"]
 
 int64_t FloorDiv(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
 
@@ -50,10 +51,10 @@ struct Range {
   int64_t to = 0;
 };
 
-int64_t SumPoints(const std::vector<BucketPoint>& points, size_t i, int64_t lo_exclusive,
-                  int64_t hi_inclusive) {
+template <typename Point>
+int64_t SumPoints(const std::vector<Point>& points, size_t i, int64_t lo_exclusive, int64_t hi_inclusive) {
   int64_t sum = 0;
-  for (const BucketPoint& p : points) {
+  for (const Point& p : points) {
     if (p.bucket > lo_exclusive && p.bucket <= hi_inclusive) sum += p.v[i];
   }
   return sum;
@@ -161,13 +162,14 @@ struct Round {
   std::vector<AlertCandidate> out;
   std::vector<size_t> tested;      // indexes into out
   std::vector<double> log_p;       // per tested
-  std::vector<double> min_ratio;   // per tested: the ratio gate (0 = none)
+  std::vector<double> min_ratio;   // per tested: the ratio the candidate's ratio must reach
 };
 
 // Adds a tested candidate; `holds` is decided after the round's adjustment.
-void AddTested(Round& r, AlertCandidate c, double log_p) {
+void AddTested(Round& r, AlertCandidate c, double log_p, double min_ratio) {
   r.tested.push_back(r.out.size());
   r.log_p.push_back(log_p);
+  r.min_ratio.push_back(min_ratio);
   r.out.push_back(std::move(c));
 }
 
@@ -175,6 +177,12 @@ std::optional<double> RateRatio(double count_new, double exposure_new, double co
                                 double exposure_base) {
   if (count_base <= 0 || exposure_new <= 0 || exposure_base <= 0) return std::nullopt;
   return (count_new / exposure_new) / (count_base / exposure_base);
+}
+
+// Fewer baseline builds than this: no build rule is evaluated (a single earlier build
+// cannot tell a regression from ordinary build-to-build variation).
+int MinBaselineBuilds(const AlertOptions& o) {
+  return std::max(1, std::min(o.min_baseline_builds, o.baseline_builds));
 }
 
 bool IsNew(const Snapshot& snap, const AlertOptions& o, int64_t first_ms) {
@@ -234,13 +242,15 @@ void CrashRulesForBuild(Round& r, const Index& ix, const CrashBuild& nb, std::st
     if (whole < needed) continue;
     bases.push_back({&b, BaselineRange(o, b.first_ms, age_hours)});
   }
-  if (bases.empty()) return;
+  if (static_cast<int>(bases.size()) < MinBaselineBuilds(o)) return;
 
   const double e_new = CrashExposure(nb, os, Range{}, mode);
   double e_base = 0;
+  std::vector<double> e_bases;
   std::vector<std::string> base_ids;
   for (const Base& b : bases) {
-    e_base += CrashExposure(*b.b, os, b.range, mode);
+    e_bases.push_back(CrashExposure(*b.b, os, b.range, mode));
+    e_base += e_bases.back();
     base_ids.push_back(b.b->build_id);
   }
   if (!(e_new > 0) || !(e_base > 0)) return;
@@ -248,12 +258,19 @@ void CrashRulesForBuild(Round& r, const Index& ix, const CrashBuild& nb, std::st
   // Per signature and per class, new build and baseline.
   std::map<std::string, Side> sig_new, class_new;
   std::map<std::string, int64_t> sig_base, class_base;
+  std::map<std::string, std::vector<int64_t>> sig_by_base;  // per baseline build, for the dispersion
   std::set<std::string> sig_ever;  // appeared in any baseline build, at any age
+  // (signature, class) -> new-build and baseline counts, to tell a signature's own spike
+  // from the rise of its whole class.
+  std::map<std::pair<std::string, std::string>, std::pair<int64_t, int64_t>> sig_class;
+  int64_t all_new = 0, all_base = 0;  // every crash report of the build and of its baseline
   for (const CrashSeriesRef& c : nb.crashes) {
     if (!OsMatches(os, c.os)) continue;
     Side& s = sig_new[c.signature];
     s.count += c.s->total.v[0];
     s.installs.Merge(c.s->total.installs);
+    sig_class[{c.signature, c.cls}].first += c.s->total.v[0];
+    all_new += c.s->total.v[0];
     for (const char* cls : kClasses) {
       const bool startup = std::string_view(cls) == "startup";
       if (!startup && c.cls != cls) continue;
@@ -262,10 +279,17 @@ void CrashRulesForBuild(Round& r, const Index& ix, const CrashBuild& nb, std::st
       if (c.s->total.v[startup ? 1 : 0] > 0) k.installs.Merge(c.s->total.installs);
     }
   }
-  for (const Base& b : bases) {
+  for (size_t bi = 0; bi < bases.size(); ++bi) {
+    const Base& b = bases[bi];
     for (const CrashSeriesRef& c : b.b->crashes) {
       if (!OsMatches(os, c.os)) continue;
-      sig_base[c.signature] += Sum(*c.s, 0, b.range);
+      const int64_t count = Sum(*c.s, 0, b.range);
+      sig_base[c.signature] += count;
+      sig_class[{c.signature, c.cls}].second += count;
+      all_base += count;
+      std::vector<int64_t>& per_base = sig_by_base[c.signature];
+      per_base.resize(bases.size());
+      per_base[bi] += count;
       if (c.s->total.v[0] > 0) sig_ever.insert(c.signature);
       for (const char* cls : kClasses) {
         const bool startup = std::string_view(cls) == "startup";
@@ -273,6 +297,29 @@ void CrashRulesForBuild(Round& r, const Index& ix, const CrashBuild& nb, std::st
         class_base[cls] += Sum(*c.s, startup ? 1 : 0, b.range);
       }
     }
+  }
+  // SPEC §3.3: gpu crashes also come from main pings' SUBPROCESS_CRASHES_WITH_DUMP, and
+  // /api/v1/builds adds them to the gpu crash reports; the gpu class rate here does too.
+  // Their installs are those of the main pings that reported them.
+  for (const UsageRef& u : nb.usage) {
+    if (!OsMatches(os, u.os) || u.s->total.v[kSubprocessGpu] <= 0) continue;
+    Side& k = class_new["gpu"];
+    k.count += u.s->total.v[kSubprocessGpu];
+    k.installs.Merge(u.s->total.installs);
+  }
+  for (const Base& b : bases) {
+    for (const UsageRef& u : b.b->usage) {
+      if (OsMatches(os, u.os)) class_base["gpu"] += Sum(*u.s, kSubprocessGpu, b.range);
+    }
+  }
+  // Build-to-build variation of signature rates, from the baseline builds (ADR 0006).
+  double dispersion = 0;
+  if (o.overdispersion == Overdispersion::kEstimate) {
+    std::vector<std::vector<int64_t>> counts;
+    for (auto& [sig, per_base] : sig_by_base) {
+      if (sig != kOtherSeries) counts.push_back(std::move(per_base));
+    }
+    dispersion = EstimateRateDispersion(e_bases, counts);
   }
 
   auto numbers = [&](int64_t count_new, int64_t count_base, const HyperLogLog& installs) {
@@ -302,8 +349,33 @@ void CrashRulesForBuild(Round& r, const Index& ix, const CrashBuild& nb, std::st
       continue;
     }
     if (side.count < o.min_count || *n.installs < o.min_installs) continue;
-    const double lp = PoissonRateTestLogP(side.count, e_new, n.count_base, e_base);
-    AddTested(r, {key(AlertRule::kCrashSignatureSpike, sig, ""), std::move(n), false}, lp);
+    n.dispersion = dispersion;
+    // A spike is the signature's own: when the rest of its class (the class holding most
+    // of its new-build crashes; the rest of the build when the signature is its whole class)
+    // rose by ρ > 1 as well, the test's null is "ratio ≤ ρ" and the ratio must reach
+    // min_ratio·ρ. A whole-build regression is crash_rate_regression's alert, not forty spikes.
+    double rest_ratio = 1;
+    const std::pair<int64_t, int64_t>* own = nullptr;
+    std::string cls;
+    for (auto at = sig_class.lower_bound({sig, ""}); at != sig_class.end() && at->first.first == sig; ++at) {
+      if (own == nullptr || at->second.first > own->first) {
+        own = &at->second;
+        cls = at->first.second;
+      }
+    }
+    if (own != nullptr) {
+      int64_t rest_new = class_new[cls].count - own->first, rest_base = class_base[cls] - own->second;
+      if (rest_new + rest_base == 0) {
+        rest_new = all_new - side.count;
+        rest_base = all_base - sig_base[sig];
+      }
+      const std::optional<double> rest =
+          RateRatio(static_cast<double>(rest_new), e_new, static_cast<double>(rest_base), e_base);
+      if (rest && *rest > 1) rest_ratio = *rest;
+    }
+    const double lp = DispersedRateTestLogP(side.count, e_new, n.count_base, e_bases, dispersion, rest_ratio);
+    AddTested(r, {key(AlertRule::kCrashSignatureSpike, sig, ""), std::move(n), false}, lp,
+              o.min_ratio * rest_ratio);
   }
   // Class rates are a different question in crash-share mode only in that a whole-build
   // regression cannot be seen there (every class's share stays put); the test is the same.
@@ -314,7 +386,7 @@ void CrashRulesForBuild(Round& r, const Index& ix, const CrashBuild& nb, std::st
     AlertNumbers n = numbers(side.count, class_base[cls], side.installs);
     if (side.count < o.min_count || *n.installs < o.min_installs) continue;
     const double lp = PoissonRateTestLogP(side.count, e_new, n.count_base, e_base);
-    AddTested(r, {key(AlertRule::kCrashRateRegression, "", cls), std::move(n), false}, lp);
+    AddTested(r, {key(AlertRule::kCrashRateRegression, "", cls), std::move(n), false}, lp, o.min_ratio);
   }
 }
 
@@ -347,39 +419,66 @@ void HangRulesForBuild(Round& r, const Index& ix, const HangBuild& nb, std::stri
     if (HangUsageHours(b, source, os, Range{}) < o.min_baseline_usage_hours) continue;
     bases.push_back({&b, BaselineRange(o, b.first_ms, age_hours)});
   }
-  if (bases.empty()) return;
+  if (static_cast<int>(bases.size()) < MinBaselineBuilds(o)) return;
   const double e_new = HangUsageHours(nb, source, os, Range{});
   double e_base = 0;
+  std::vector<double> e_bases;
   std::vector<std::string> base_ids;
   for (const Base& b : bases) {
-    e_base += HangUsageHours(*b.b, source, os, b.range);
+    e_bases.push_back(HangUsageHours(*b.b, source, os, b.range));
+    e_base += e_bases.back();
     base_ids.push_back(b.b->build_date);
   }
   if (!(e_new > 0) || !(e_base > 0)) return;
 
   struct HangSide {
     int64_t count = 0, us = 0;
+    HyperLogLog installs;  // of the pings that reported the hangs (empty: none had a client id)
   };
   std::map<std::string, HangSide> sig_new, sig_base;
+  std::map<std::string, std::vector<int64_t>> sig_by_base;  // hang counts per baseline build
   for (const HangSeriesRef& h : nb.hangs) {
     if (h.source != source || !OsMatches(os, h.os)) continue;
     HangSide& s = sig_new[h.signature];
     s.us += h.s->total.v[0];
     s.count += h.s->total.v[1];
+    s.installs.Merge(h.s->total.installs);
   }
-  for (const Base& b : bases) {
+  for (size_t bi = 0; bi < bases.size(); ++bi) {
+    const Base& b = bases[bi];
     for (const HangSeriesRef& h : b.b->hangs) {
       if (h.source != source || !OsMatches(os, h.os)) continue;
+      const int64_t count = Sum(*h.s, 1, b.range);
+      std::vector<int64_t>& per_base = sig_by_base[h.signature];
+      per_base.resize(bases.size());
+      per_base[bi] += count;
       if (!sig_new.count(h.signature)) continue;
       HangSide& s = sig_base[h.signature];
       s.us += Sum(*h.s, 0, b.range);
-      s.count += Sum(*h.s, 1, b.range);
+      s.count += count;
     }
+  }
+  double dispersion = 0;
+  if (o.overdispersion == Overdispersion::kEstimate) {
+    std::vector<std::vector<int64_t>> counts;
+    for (auto& [sig, per_base] : sig_by_base) {
+      if (sig != kOtherSeries) counts.push_back(std::move(per_base));
+    }
+    dispersion = EstimateRateDispersion(e_bases, counts);
   }
   for (const auto& [sig, side] : sig_new) {
     if (sig == kOtherSeries || side.count < o.min_count) continue;
-    const HangSide base = sig_base[sig];
+    // Installs are known when the pings carried a client id (main pings do; Mozilla's bhr
+    // pings do not, and then the guard cannot apply: ADR 0006).
+    std::optional<int64_t> installs;
+    if (!side.installs.empty()) {
+      installs = static_cast<int64_t>(std::llround(side.installs.Estimate()));
+      if (*installs < o.min_installs) continue;
+    }
+    const HangSide& base = sig_base[sig];
     AlertNumbers n;
+    n.installs = installs;
+    n.dispersion = dispersion;
     n.count_new = side.count;
     n.count_base = base.count;
     n.exposure_new = e_new;
@@ -390,11 +489,12 @@ void HangRulesForBuild(Round& r, const Index& ix, const HangBuild& nb, std::stri
     n.ratio = RateRatio(static_cast<double>(side.us), e_new, static_cast<double>(base.us), e_base);
     n.baseline_builds = base_ids;
     n.age_hours = static_cast<double>(st - nb.first_ms) / kHourMs;
-    const double lp = PoissonRateTestLogP(side.count, e_new, base.count, e_base);
-    AddTested(r, {AlertKey{AlertRule::kHangSpike, nb.channel, std::string(os), nb.build_date, sig,
-                           std::string(source)},
-                  std::move(n), false},
-              lp);
+    const double lp = DispersedRateTestLogP(side.count, e_new, base.count, e_bases, dispersion);
+    AddTested(r,
+              {AlertKey{AlertRule::kHangSpike, nb.channel, std::string(os), nb.build_date, sig,
+                        std::string(source)},
+               std::move(n), false},
+              lp, o.min_ratio);
   }
 }
 
@@ -433,8 +533,12 @@ BurstRanges MakeBurstRanges(const Snapshot& snap, const AlertOptions& o) {
 }
 
 std::pair<int64_t, int64_t> BurstSums(const MergedSeries& s, size_t i, const BurstRanges& b) {
-  const std::vector<BucketPoint>& pts = b.use_points ? s.points : s.hourly;
-  return {SumPoints(pts, i, b.window_lo, b.window_hi), SumPoints(pts, i, b.baseline_lo, b.baseline_hi)};
+  if (b.use_points) {
+    return {SumPoints(s.points, i, b.window_lo, b.window_hi),
+            SumPoints(s.points, i, b.baseline_lo, b.baseline_hi)};
+  }
+  return {SumPoints(s.hourly, i, b.window_lo, b.window_hi),
+          SumPoints(s.hourly, i, b.baseline_lo, b.baseline_hi)};
 }
 
 void BurstRules(Round& r, const Index& ix) {
@@ -488,7 +592,8 @@ void BurstRules(Round& r, const Index& ix) {
     n.installs = installs;
     n.age_hours = static_cast<double>(o.burst_window.count()) / kHourMs;
     const double lp = PoissonRateTestLogP(side.window, e.window, side.baseline, e.baseline);
-    AddTested(r, {AlertKey{AlertRule::kBurst, channel, os, "", sig, ""}, std::move(n), false}, lp);
+    AddTested(r, {AlertKey{AlertRule::kBurst, channel, os, "", sig, ""}, std::move(n), false}, lp,
+              o.min_ratio);
   }
 }
 
@@ -538,7 +643,7 @@ std::vector<AlertCandidate> EvaluateRules(const Snapshot& snap, const AlertOptio
     } else if (o.multiple_testing == MultipleTesting::kNone) {
       significant = r.log_p[i] < std::log(o.alpha);
     }
-    const bool ratio_ok = !c.numbers.ratio || *c.numbers.ratio >= o.min_ratio;
+    const bool ratio_ok = !c.numbers.ratio || *c.numbers.ratio >= r.min_ratio[i];
     c.holds = significant && ratio_ok;
   }
   std::sort(r.out.begin(), r.out.end(),
@@ -633,6 +738,7 @@ std::string AlertJson(const Alert& a) {
   w.Key("ratio").OptDouble(n.ratio);
   w.Key("p_value").OptDouble(n.p_value);
   w.Key("p_adjusted").OptDouble(n.p_adjusted);
+  w.Key("dispersion").Double(n.dispersion);
   w.Key("installs");
   n.installs ? w.Int(*n.installs) : w.Null();
   w.Key("baseline_builds").BeginArray();
@@ -763,12 +869,13 @@ AlertEngineStats AlertEngine::stats() const {
 //   "SALR" u32 version | u64 count | count × alert | u64 Hash64(everything before)
 //   alert: u8 rule, 5 strings (u32 length + bytes), u8 state, i64 first/last/since,
 //          i32 true/false streaks, numbers (i64 counts, f64 exposures, u8 mode,
-//          optionals as u8 flag + value, string list, string, f64, i64 hang ms)
+//          optionals as u8 flag + value, string list, string, f64, i64 hang ms,
+//          f64 dispersion)
 
 namespace {
 
 constexpr char kMagic[4] = {'S', 'A', 'L', 'R'};
-constexpr uint32_t kFormatVersion = 1;
+constexpr uint32_t kFormatVersion = 2;  // 2: numbers end with the dispersion
 
 class Writer {
  public:
@@ -860,6 +967,7 @@ std::string AlertEngine::Serialize() const {
     w.Pod<double>(n.age_hours);
     w.Pod<int64_t>(n.hang_ms_new);
     w.Pod<int64_t>(n.hang_ms_base);
+    w.Pod<double>(n.dispersion);
   }
   w.Pod<uint64_t>(Hash64(w.out));
   return std::move(w.out);
@@ -897,7 +1005,8 @@ Status AlertEngine::Restore(std::string_view bytes) {
       ok = r.Str(id);
       n.baseline_builds.push_back(std::move(id));
     }
-    ok = ok && r.Str(n.version) && r.Pod(n.age_hours) && r.Pod(n.hang_ms_new) && r.Pod(n.hang_ms_base);
+    ok = ok && r.Str(n.version) && r.Pod(n.age_hours) && r.Pod(n.hang_ms_new) && r.Pod(n.hang_ms_base) &&
+         r.Pod(n.dispersion);
     if (!ok) return corrupt("truncated or malformed alert");
     a.key.rule = static_cast<AlertRule>(rule);
     a.state = static_cast<AlertState>(state);

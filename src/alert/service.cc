@@ -11,6 +11,12 @@ AlertService::~AlertService() { Stop(); }
 
 void AlertService::AddSink(std::unique_ptr<AlertSink> sink) { sinks_.push_back(std::move(sink)); }
 
+std::vector<std::pair<std::string, SinkDelivery>> AlertService::SinkDeliveries() const {
+  std::vector<std::pair<std::string, SinkDelivery>> out;
+  for (const auto& sink : sinks_) out.emplace_back(std::string(sink->name()), sink->delivery());
+  return out;
+}
+
 void AlertService::Start() {
   thread_ = std::thread([this] { Run(); });
 }

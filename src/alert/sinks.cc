@@ -40,8 +40,20 @@ FileSink::~FileSink() { std::fclose(file_); }
 void FileSink::Publish(const AlertEvent&, const std::string& json) {
   if (std::fwrite(json.data(), 1, json.size(), file_) != json.size() || std::fputc('\n', file_) == EOF ||
       std::fflush(file_) != 0) {
-    if (write_errors_++ == 0) spdlog::error("alerts: cannot write {}: {}", path_, std::strerror(errno));
+    std::clearerr(file_);
+    if (write_errors_.fetch_add(1, std::memory_order_relaxed) == 0) {
+      spdlog::error("alerts: cannot write {}: {}", path_, std::strerror(errno));
+    }
+    return;
   }
+  written_.fetch_add(1, std::memory_order_relaxed);
+}
+
+SinkDelivery FileSink::delivery() const {
+  SinkDelivery d;
+  d.sent = written_.load(std::memory_order_relaxed);
+  d.failed = write_errors_.load(std::memory_order_relaxed);
+  return d;
 }
 
 // ------------------------------------------------------------------ webhook
@@ -91,6 +103,16 @@ void WebhookSink::Stop() {
 WebhookStats WebhookSink::stats() const {
   std::lock_guard<std::mutex> lock(mu_);
   return stats_;
+}
+
+SinkDelivery WebhookSink::delivery() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  SinkDelivery d;
+  d.sent = stats_.delivered;
+  d.failed = stats_.failed;
+  d.retried = stats_.retries;
+  d.dropped = stats_.dropped;
+  return d;
 }
 
 bool WebhookSink::WaitIdle(std::chrono::milliseconds timeout) const {
@@ -148,6 +170,7 @@ void WebhookSink::Run() {
         cv_.wait_for(lock, backoff, [&] { return stop_; });
         if (stop_) break;
         backoff = std::min<std::chrono::milliseconds>(backoff * 2, std::chrono::seconds(5));
+        ++stats_.retries;
       }
       lock.unlock();
       delivered = PostOnce(body, &error);
@@ -178,10 +201,20 @@ void WebhookSink::Run() {
 void KafkaSink::Publish(const AlertEvent& event, const std::string& json) {
   Status s = produce_(AlertKeyString(event.alert.key), json);
   if (s.ok()) {
-    ++produced_;
-  } else if (failed_++ == 0 || failed_ % 100 == 0) {
-    spdlog::warn("alerts: kafka sink: {} ({} failed)", s.message(), failed_);
+    produced_.fetch_add(1, std::memory_order_relaxed);
+    return;
   }
+  const uint64_t failed = failed_.fetch_add(1, std::memory_order_relaxed) + 1;
+  if (failed == 1 || failed % 100 == 0) {
+    spdlog::warn("alerts: kafka sink: {} ({} failed)", s.message(), failed);
+  }
+}
+
+SinkDelivery KafkaSink::delivery() const {
+  SinkDelivery d;
+  d.sent = produced_.load(std::memory_order_relaxed);
+  d.failed = failed_.load(std::memory_order_relaxed);
+  return d;
 }
 
 }  // namespace seismo

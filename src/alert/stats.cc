@@ -92,6 +92,91 @@ double PoissonRateTestP(int64_t count_new, double exposure_new, int64_t count_ba
   return std::exp(PoissonRateTestLogP(count_new, exposure_new, count_base, exposure_base));
 }
 
+double DispersedRateTestLogP(int64_t count_new, double exposure_new, int64_t count_base,
+                             const std::vector<double>& base_exposures, double sigma2, double null_ratio) {
+  exposure_new *= std::max(1.0, null_ratio);
+  double exposure_base = 0, squares = 0;
+  for (double e : base_exposures) {
+    exposure_base += e;
+    squares += e * e;
+  }
+  if (!(sigma2 > 0)) return PoissonRateTestLogP(count_new, exposure_new, count_base, exposure_base);
+  if (!(exposure_new > 0) || !(exposure_base > 0) || count_new <= 0) return 0.0;
+  const auto x_new = static_cast<double>(count_new);
+  const auto x_base = static_cast<double>(std::max<int64_t>(count_base, 0));
+  const double rate = (x_new + x_base) / (exposure_new + exposure_base);
+  const double phi_new = 1 + sigma2 * rate * exposure_new;
+  const double phi_base = 1 + sigma2 * rate * squares / exposure_base;
+  const double e_new = exposure_new / phi_new, e_base = exposure_base / phi_base;
+  const double p0 = e_new / (e_new + e_base);
+  // P(X ≥ x | n, p0) = I_p0(x, n − x + 1) with x = x_new / φ_new, n − x = x_base / φ_base.
+  return LogRegularizedBeta(p0, x_new / phi_new, x_base / phi_base + 1);
+}
+
+double EstimateRateDispersion(const std::vector<double>& exposures,
+                              const std::vector<std::vector<int64_t>>& counts) {
+  const size_t k = exposures.size();
+  if (k < 2) return 0.0;
+  double total = 0;
+  for (double e : exposures) total += e;
+  if (!(total > 0)) return 0.0;
+  std::vector<double> w(k), a(k);
+  double w2 = 0;
+  for (size_t b = 0; b < k; ++b) {
+    w[b] = exposures[b] / total;
+    w2 += w[b] * w[b];
+  }
+  for (size_t b = 0; b < k; ++b) a[b] = 1 - 2 * w[b] + w2;
+  // Per series: numerator, denominator and mean count per build.
+  struct Term {
+    double num = 0, den = 0, mean = 0;
+  };
+  std::vector<Term> terms;
+  double num = 0, den = 0;
+  for (const std::vector<int64_t>& c : counts) {
+    double sum = 0;
+    for (size_t b = 0; b < k && b < c.size(); ++b) sum += static_cast<double>(c[b]);
+    if (!(sum > 0)) continue;
+    Term t;
+    t.mean = sum / static_cast<double>(k);
+    for (size_t b = 0; b < k; ++b) {
+      const double m = w[b] * sum;
+      const double d = (b < c.size() ? static_cast<double>(c[b]) : 0.0) - m;
+      t.num += d * d - a[b] * m;
+      t.den += a[b] * m * m;
+    }
+    num += t.num;
+    den += t.den;
+    terms.push_back(t);
+  }
+  if (!(den > 0)) return 0.0;
+  // The pooled ratio weighs series by their squared means, so the two or three largest
+  // decide it alone. Re-weigh each series' own estimate num/den by its inverse variance,
+  // about 1 / (sigma2 + 1/mean)² (every large series counts alike, small ones by their
+  // Poisson noise), starting from the pooled value; two rounds settle it.
+  double sigma2 = std::clamp(num / den, 1e-3, 1.0);
+  for (int round = 0; round < 2; ++round) {
+    double weighted = 0, weights = 0;
+    for (const Term& t : terms) {
+      if (!(t.den > 0)) continue;
+      const double spread = sigma2 + 1 / t.mean;
+      const double weight = 1 / (spread * spread);
+      weighted += weight * t.num / t.den;
+      weights += weight;
+    }
+    sigma2 = std::clamp(weighted / weights, 1e-3, 1.0);
+  }
+  // Clamped only while weighing: the estimate itself may be 0.
+  double weighted = 0, weights = 0;
+  for (const Term& t : terms) {
+    if (!(t.den > 0)) continue;
+    const double spread = sigma2 + 1 / t.mean;
+    weighted += t.num / t.den / (spread * spread);
+    weights += 1 / (spread * spread);
+  }
+  return std::max(0.0, weighted / weights);
+}
+
 std::vector<double> AdjustPValues(const std::vector<double>& p, MultipleTesting method) {
   const size_t m = p.size();
   std::vector<double> out(p);
@@ -115,6 +200,10 @@ std::vector<double> AdjustPValues(const std::vector<double>& p, MultipleTesting 
 
 std::string_view ExposureModeName(ExposureMode m) {
   return m == ExposureMode::kCrashShare ? "crash_share" : "usage_hours";
+}
+
+std::string_view OverdispersionName(Overdispersion o) {
+  return o == Overdispersion::kEstimate ? "estimate" : "none";
 }
 
 std::string_view MultipleTestingName(MultipleTesting m) {

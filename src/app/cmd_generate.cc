@@ -1,9 +1,9 @@
 // `seismo generate --kind main|bhr|crash|crash-ping --count N --seed S [--start T]`
-// `seismo generate --kind scenario --seed S [--channel C] [--plants P,...] [--end T]`
+// `seismo generate --kind scenario [--plant P]... [--seed S] [--noise SIGMA] [--scale F] [--truth FILE]
+//                  [--channel C] [--end T]`
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
-#include <algorithm>
 #include <cstdio>
 
 #include "seismo/app/command.h"
@@ -19,88 +19,38 @@ struct GenerateArgs {
   uint64_t seed = 1;
   size_t pad_kb = 0;
   std::string output = "-";
-  std::string start;  // "" = SynthOptions' default start
-  // --kind scenario: a release timeline with known truth (seismo/app/scenario.h).
+  // --kind scenario
   std::vector<std::string> plants;
-  std::string channel = "release";
-  std::string end;  // "" = the scenario's default start + its length
+  double noise = ScenarioOptions{}.build_noise;
+  double scale = 1.0;
+  std::string truth;
+  std::string channel = ScenarioOptions{}.channel;
+  std::string start;  // synthetic kinds: event time of the first document ("" = the default)
+  std::string end;    // scenario: event time of its last hour's end ("" = the default timeline)
+  // Which options were given, to refuse the ones the kind ignores.
+  bool count_given = false, pad_given = false, scenario_given = false;
 };
 
-constexpr std::pair<std::string_view, ScenarioPlant> kPlants[] = {
-    {"signature_spike", kPlantSignatureSpike},
-    {"new_signature", kPlantNewSignature},
-    {"build_regression", kPlantBuildRegression},
-    {"hang_spike", kPlantHangSpike},
-    {"os_burst", kPlantOsBurst},
-    {"install_storm", kPlantInstallStorm},
-    {"early_build", kPlantEarlyBuild},
-};
-
-// The documents of a small scenario (the volumes of the alert tests) ending at
-// --end, in time order: main pings, bhr pings and processed crashes of four
-// baseline builds and a new build N on --channel, N made bad by --plants.
-int RunScenario(const GenerateArgs& a, FILE* out) {
-  ScenarioOptions o;
-  o.seed = a.seed;
-  o.channel = a.channel;
-  o.usage_per_hour = 200;
-  o.crashes_per_usage_hour = 0.2;
-  o.hangs_per_usage_hour = 0.2;
-  for (const std::string& p : a.plants) {
-    auto it =
-        std::find_if(std::begin(kPlants), std::end(kPlants), [&](const auto& e) { return e.first == p; });
-    if (it == std::end(kPlants)) {
-      fmt::print(stderr, "seismo generate: --plants {}: unknown plant\n", p);
-      return 2;
-    }
-    o.plants |= it->second;
-  }
-  if (!a.end.empty()) {
-    auto t = ParseTimestamp(a.end);
-    if (!t) {
-      fmt::print(stderr, "seismo generate: --end {}: not an RFC 3339 timestamp\n", a.end);
-      return 2;
-    }
-    const int64_t length = Scenario(o).end_ms() - o.start_ms;  // start_ms is a whole hour
-    constexpr int64_t kHour = 3'600'000;
-    o.start_ms = t->ms - length;
-    o.start_ms -= ((o.start_ms % kHour) + kHour) % kHour;
-  }
-  Scenario scenario(o);
-  bool ok = true;
-  scenario.ForEachDocument([&](std::string&& doc) {
-    doc += '\n';
-    ok = std::fwrite(doc.data(), 1, doc.size(), out) == doc.size() && ok;
-  });
-  return ok ? 0 : 1;
+FILE* OpenOutput(const std::string& path) {
+  if (path == "-") return stdout;
+  FILE* out = std::fopen(path.c_str(), "we");
+  if (out == nullptr) fmt::print(stderr, "seismo generate: cannot write {}\n", path);
+  return out;
 }
 
-int RunGenerate(const GenerateArgs& a) {
-  FILE* out = stdout;
-  if (a.output != "-") {
-    out = std::fopen(a.output.c_str(), "we");
-    if (out == nullptr) {
-      fmt::print(stderr, "seismo generate: cannot write {}\n", a.output);
-      return 1;
-    }
-  }
-  if (a.kind == "scenario") {
-    int rc = RunScenario(a, out);
-    if (std::fflush(out) != 0) rc = 1;
-    if (out != stdout && std::fclose(out) != 0) rc = 1;
-    return rc;
-  }
+bool CloseOutput(FILE* out) {
+  bool ok = std::fflush(out) == 0;
+  if (out != stdout) ok = std::fclose(out) == 0 && ok;
+  return ok;
+}
+
+int RunSynth(const GenerateArgs& a) {
+  FILE* out = OpenOutput(a.output);
+  if (out == nullptr) return 1;
   SynthOptions o;
   o.seed = a.seed;
-  if (!a.start.empty()) {
-    auto t = ParseTimestamp(a.start);
-    if (!t) {
-      fmt::print(stderr, "seismo generate: --start {}: not an RFC 3339 timestamp\n", a.start);
-      return 2;
-    }
-    o.start = *t;
-  }
   o.pad_bytes = a.pad_kb * 1024;
+  if (!a.start.empty()) o.start = *ParseTimestamp(a.start);  // checked by RunGenerate
   Synth synth(o);
   for (uint64_t i = 0; i < a.count; ++i) {
     std::string doc = a.kind == "main"    ? synth.Main(i)
@@ -110,9 +60,92 @@ int RunGenerate(const GenerateArgs& a) {
     doc += '\n';
     std::fwrite(doc.data(), 1, doc.size(), out);
   }
-  bool ok = std::fflush(out) == 0;
-  if (out != stdout) ok = std::fclose(out) == 0 && ok;
-  return ok ? 0 : 1;
+  return CloseOutput(out) ? 0 : 1;
+}
+
+// A release timeline (app/scenario.h): four healthy builds, then a new one made bad by
+// the plants. Main pings, bhr pings and Socorro processed crashes in event-time order.
+int RunScenario(const GenerateArgs& a) {
+  ScenarioOptions o;
+  o.seed = a.seed;
+  o.build_noise = a.noise;
+  // `scale` shrinks the population, not the evidence: fewer usage hours (so fewer pings),
+  // higher crash and hang rates per usage hour, the same crash and hang counts.
+  o.usage_per_hour *= a.scale;
+  o.crashes_per_usage_hour /= a.scale;
+  o.hangs_per_usage_hour /= a.scale;
+  o.subprocess_gpu_per_usage_hour /= a.scale;
+  o.channel = a.channel;
+  for (const std::string& name : a.plants) {
+    if (name == "none") continue;
+    o.plants |= *ScenarioPlantByName(name);
+  }
+  if (!a.end.empty()) {
+    // Shift the whole timeline so it ends at --end (starting on a whole hour).
+    constexpr int64_t kHour = 3'600'000;
+    const int64_t length = Scenario(o).end_ms() - o.start_ms;
+    o.start_ms = ParseTimestamp(a.end)->ms - length;
+    o.start_ms -= ((o.start_ms % kHour) + kHour) % kHour;
+  }
+  const Scenario scenario(o);
+  const ScenarioTruth& t = scenario.truth();
+  if (!a.truth.empty()) {
+    FILE* f = OpenOutput(a.truth);
+    if (f == nullptr) return 1;
+    const std::string json = ScenarioTruthJson(o, t) + "\n";
+    std::fwrite(json.data(), 1, json.size(), f);
+    if (!CloseOutput(f)) return 1;
+  }
+  FILE* out = OpenOutput(a.output);
+  if (out == nullptr) return 1;
+  uint64_t documents = 0;
+  scenario.ForEachDocument([&](std::string&& doc) {
+    doc += '\n';
+    std::fwrite(doc.data(), 1, doc.size(), out);
+    ++documents;
+  });
+  if (!CloseOutput(out)) return 1;
+  std::string expected;
+  for (const ScenarioExpectedAlert& e : t.expected_alerts) {
+    expected +=
+        fmt::format("\n  {} {} {}{}{}", e.rule, e.build.empty() ? e.os : e.build,
+                    e.signature.empty() ? e.scope : e.signature,
+                    e.scope.empty() || e.signature.empty() ? "" : " ", e.signature.empty() ? "" : e.scope);
+  }
+  fmt::print(stderr,
+             "seismo generate: scenario seed {}: {} documents; {} {} builds {} .. {}, new build {} ({}); "
+             "expected alerts:{}\n",
+             o.seed, documents, t.channel, t.baseline_build_ids.size(), t.baseline_build_ids.front(),
+             t.baseline_build_ids.back(), t.new_build_id, t.new_version,
+             expected.empty() ? " none" : expected);
+  return 0;
+}
+
+int RunGenerate(const GenerateArgs& a) {
+  auto usage = [](std::string_view message) {
+    fmt::print(stderr, "seismo generate: {}\n", message);
+    return 2;
+  };
+  if (a.kind == "scenario") {
+    if (a.count_given)
+      return usage("--count does not apply to --kind scenario (the timeline sets the volume)");
+    if (a.pad_given) return usage("--pad-kb does not apply to --kind scenario");
+    if (!(a.scale > 0) || a.scale > 100) return usage("--scale must be in (0, 100]");
+    if (!(a.noise >= 0) || a.noise > 2) return usage("--noise must be in [0, 2]");
+    if (!a.start.empty()) return usage("--start does not apply to --kind scenario (use --end)");
+    if (!a.end.empty() && !ParseTimestamp(a.end)) return usage("--end: not an RFC 3339 timestamp");
+    return RunScenario(a);
+  }
+  if (a.scenario_given) return usage("--plant, --noise, --scale, --truth, --channel and --end need --kind scenario");
+  if (!a.start.empty() && !ParseTimestamp(a.start)) return usage("--start: not an RFC 3339 timestamp");
+  return RunSynth(a);
+}
+
+std::string PlantHelp() {
+  std::string out = "Plant a bad new build (repeatable, or comma-separated; --kind scenario):";
+  for (const ScenarioPlantName& p : ScenarioPlantNames()) out += fmt::format("\n  {:<16} {}", p.name, p.what);
+  out += fmt::format("\n  {:<16} {}", "none", "healthy builds only (the default)");
+  return out;
 }
 
 }  // namespace
@@ -120,22 +153,46 @@ int RunGenerate(const GenerateArgs& a) {
 void RegisterGenerateCommand(CLI::App& root, CommandRunner* runner) {
   auto args = std::make_shared<GenerateArgs>();
   CLI::App* cmd = root.add_subcommand("generate", "Write realistic synthetic documents as NDJSON");
-  cmd->add_option("--kind,-k", args->kind, "Document kind")
-      ->check(CLI::IsMember({"main", "bhr", "crash", "crash-ping", "scenario"}));
-  cmd->add_option("--count,-n", args->count, "Number of documents");
+  cmd->footer(
+      "--kind scenario writes a release timeline with known truth: four healthy builds of one channel\n"
+      "48 h apart and a new build 30 h old, with main pings, bhr pings and Socorro processed crashes\n"
+      "in event-time order. --plant makes the new build bad in a known way; `seismo replay` over the\n"
+      "output then fires exactly the planted alerts (--truth lists them). For example:\n"
+      "  seismo generate --kind scenario --plant crash_spike --seed 3 --truth truth.json -o bad.ndjson\n"
+      "  seismo replay --output result.json bad.ndjson");
+  std::vector<std::string> kinds = {"main", "bhr", "crash", "crash-ping", "scenario"};
+  cmd->add_option("--kind,-k", args->kind, "Document kind, or a whole release timeline")
+      ->check(CLI::IsMember(kinds));
+  cmd->add_option("--count,-n", args->count, "Number of documents (not with scenario)")
+      ->each([args](const std::string&) { args->count_given = true; });
   cmd->add_option("--seed,-s", args->seed, "Random seed (same seed, same output)");
-  cmd->add_option("--pad-kb", args->pad_kb, "Pad main pings with realistic histograms to ~N KB more");
+  cmd->add_option("--pad-kb", args->pad_kb, "Pad main pings with realistic histograms to ~N KB more")
+      ->each([args](const std::string&) { args->pad_given = true; });
   cmd->add_option("--output,-o", args->output, "Output file (default: stdout)");
-  cmd->add_option(
-      "--start", args->start,
-      "Event time of the first document (RFC 3339, e.g. 2026-11-18T10:00:00Z); one second apart after it");
-  cmd->add_option("--plants", args->plants,
-                  "scenario: what makes the new build bad (signature_spike, new_signature, build_regression, "
-                  "hang_spike, os_burst, install_storm, early_build)")
-      ->delimiter(',');
-  cmd->add_option("--channel", args->channel, "scenario: the builds' channel");
+  std::vector<std::string> plants = {"none"};
+  for (const ScenarioPlantName& p : ScenarioPlantNames()) plants.emplace_back(p.name);
+  cmd->add_option("--plant,-p", args->plants, PlantHelp())
+      ->delimiter(',')
+      ->check(CLI::IsMember(plants))
+      ->each([args](const std::string&) { args->scenario_given = true; });
+  cmd->add_option("--noise", args->noise,
+                  "Scenario: sigma of each (build, signature) rate's log-normal factor; 0.1 = healthy "
+                  "builds differ by up to ±20 %")
+      ->each([args](const std::string&) { args->scenario_given = true; });
+  cmd->add_option("--scale", args->scale,
+                  "Scenario: population size (1 = 800 usage hours per build per hour); crash and hang "
+                  "counts stay the same")
+      ->each([args](const std::string&) { args->scenario_given = true; });
+  cmd->add_option("--truth", args->truth,
+                  "Scenario: write what was planted and the alerts it should fire (JSON)")
+      ->each([args](const std::string&) { args->scenario_given = true; });
+  cmd->add_option("--channel", args->channel, "Scenario: the builds' channel (default release)")
+      ->each([args](const std::string&) { args->scenario_given = true; });
   cmd->add_option("--end", args->end,
-                  "scenario: event time of the last hour's end (RFC 3339); --count is ignored");
+                  "Scenario: event time the timeline ends at (RFC 3339, e.g. 2026-11-18T12:00:00Z)")
+      ->each([args](const std::string&) { args->scenario_given = true; });
+  cmd->add_option("--start", args->start,
+                  "Event time of the first document (RFC 3339); one second apart after it");
   cmd->callback([args, runner] { *runner = [args] { return RunGenerate(*args); }; });
 }
 

@@ -228,6 +228,7 @@ void ReadAlerts(Section s, AlertOptions& a) {
   s.Duration("interval", a.interval);
   s.Int("new_build_days", a.new_build_days, 1, 365);
   s.Int("baseline_builds", a.baseline_builds, 1, 100);
+  s.Int("min_baseline_builds", a.min_baseline_builds, 1, 100);
   s.Double("min_baseline_usage_hours", a.min_baseline_usage_hours, 0, 1e12);
   s.Bool("per_os", a.per_os);
   s.Enum("exposure", a.exposure,
@@ -246,6 +247,8 @@ void ReadAlerts(Section s, AlertOptions& a) {
          {{"bonferroni", MultipleTesting::kBonferroni},
           {"bh", MultipleTesting::kBh},
           {"none", MultipleTesting::kNone}});
+  s.Enum("overdispersion", a.overdispersion,
+         {{"estimate", Overdispersion::kEstimate}, {"none", Overdispersion::kNone}});
   s.Str("log_file", a.log_file);
   s.Str("webhook_url", a.webhook_url);
   s.Duration("webhook_timeout", a.webhook_timeout);

@@ -408,6 +408,11 @@ ServiceStatus Daemon::status() const {
     s.queued_chunks = pipeline_->QueuedChunks();
     s.queued_batches = pipeline_->QueuedBatches();
   }
+  if (alerts_) {
+    for (const auto& [name, d] : alerts_->SinkDeliveries()) {
+      s.alert_sinks.push_back({name, d.sent, d.failed, d.retried, d.dropped});
+    }
+  }
   if (consumer_) {
     KafkaConsumerStats k = consumer_->stats();
     s.consumer_lag = k.total_lag;

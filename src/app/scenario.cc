@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "seismo/aggregate/shard_state.h"
 #include "seismo/app/synth.h"
@@ -83,10 +84,52 @@ std::string ProcessOf(CrashClass c) {
 
 }  // namespace
 
+const std::vector<ScenarioPlantName>& ScenarioPlantNames() {
+  static const std::vector<ScenarioPlantName> kNames = {
+      {"crash_spike", kPlantSignatureSpike, "one crash signature's rate x3 on the new build"},
+      {"new_signature", kPlantNewSignature, "a crash signature no earlier build has, on the new build"},
+      {"rate_regression", kPlantBuildRegression, "every crash rate x3 on the new build"},
+      {"hang_spike", kPlantHangSpike, "one bhr hang stack's rate x2.25 on the new build"},
+      {"burst", kPlantOsBurst, "one signature x15 on Linux in the last hour, every build"},
+      {"install_storm", kPlantInstallStorm, "a new crash signature, 200 crashes from one install"},
+      {"early_build", kPlantEarlyBuild, "a build one hour old with two crashes of a new signature"},
+      {"hang_storm", kPlantHangStorm, "a new hang stack, 200 hangs from one install's pings"},
+      {"gpu_regression", kPlantGpuRegression, "main pings' gpu sub-process crashes x3 on the new build"},
+  };
+  return kNames;
+}
+
+std::optional<ScenarioPlant> ScenarioPlantByName(std::string_view name) {
+  for (const ScenarioPlantName& p : ScenarioPlantNames()) {
+    if (p.name == name) return p.plant;
+  }
+  return std::nullopt;
+}
+
 std::string Scenario::CrashSignature(int i) { return fmt::format("mozilla::scenario::Crash{:02}", i); }
 std::string Scenario::HangSignature(int i) { return fmt::format("scenario::Hang{:02}", i); }
 
 Scenario::Scenario(ScenarioOptions options) : options_(std::move(options)) { Generate(); }
+
+namespace {
+
+constexpr int kSpikeSignature = 5;  // a content-process crash signature
+constexpr int kBurstSignature = 2;
+constexpr int kHangSpikeSignature = 3;
+constexpr double kUsagePerPing = 20;  // usage hours one ping reports at most
+
+std::string ClientId(uint64_t install) { return fmt::format("5ce0a11d-0000-4000-8000-{:012x}", install); }
+
+// The mean of the last (up to) three entries of `factors[0, n)`: the baseline builds a
+// rule compares the new build with at its defaults.
+double RecentMean(const std::vector<std::vector<double>>& factors, size_t n, size_t signature) {
+  double sum = 0;
+  size_t k = 0;
+  for (size_t b = n; b > 0 && k < 3; --b, ++k) sum += factors[b - 1][signature];
+  return k == 0 ? 1.0 : sum / static_cast<double>(k);
+}
+
+}  // namespace
 
 void Scenario::Generate() {
   const ScenarioOptions& o = options_;
@@ -114,33 +157,71 @@ void Scenario::Generate() {
     e.early = true;
     builds.push_back(e);
   }
-  const Build& n = builds[static_cast<size_t>(o.baseline_builds)];
+  const auto new_index = static_cast<size_t>(o.baseline_builds);
+  const Build& n = builds[new_index];
+  truth_.channel = o.channel;
   truth_.new_build_id = n.build_id;
   truth_.new_build_date = n.build_date;
   truth_.new_version = n.version;
-  for (int i = 0; i < o.baseline_builds; ++i) truth_.baseline_build_ids.push_back(builds[static_cast<size_t>(i)].build_id);
-  if (o.plants & kPlantSignatureSpike) truth_.spike_signature = CrashSignature(5);
+  for (size_t i = 0; i < new_index; ++i) truth_.baseline_build_ids.push_back(builds[i].build_id);
+  if (o.plants & kPlantSignatureSpike) truth_.spike_signature = CrashSignature(kSpikeSignature);
   if (o.plants & kPlantNewSignature) truth_.new_signature = "mozilla::scenario::NewInThisBuild";
-  if (o.plants & kPlantHangSpike) truth_.hang_signature = HangSignature(3);
+  if (o.plants & kPlantHangSpike) truth_.hang_signature = HangSignature(kHangSpikeSignature);
   if (o.plants & kPlantOsBurst) {
-    truth_.burst_signature = CrashSignature(2);
+    truth_.burst_signature = CrashSignature(kBurstSignature);
     truth_.burst_os = "Linux";
   }
   if (o.plants & kPlantInstallStorm) truth_.storm_signature = "mozilla::scenario::OneMachineStorm";
+  if (o.plants & kPlantHangStorm) truth_.hang_storm_signature = "scenario::OneMachineHangStorm";
   if (o.plants & kPlantEarlyBuild) {
     truth_.early_build_id = builds.back().build_id;
     truth_.early_signature = "mozilla::scenario::EarlyBuildCrash";
   }
+  auto expect = [&](std::string rule, std::string build, std::string signature, std::string os,
+                    std::string scope) {
+    truth_.expected_alerts.push_back(
+        {std::move(rule), std::move(build), std::move(signature), std::move(os), std::move(scope)});
+  };
+  if (o.plants & kPlantSignatureSpike) {
+    expect("crash_signature_spike", n.build_id, truth_.spike_signature, "all", "");
+  }
+  if (o.plants & kPlantNewSignature) expect("new_crash_signature", n.build_id, truth_.new_signature, "all", "");
+  if (o.plants & kPlantBuildRegression) {
+    for (const char* cls : {"parent", "content", "content_shutdown", "gpu", "startup"}) {
+      expect("crash_rate_regression", n.build_id, "", "all", cls);
+    }
+  }
+  if (o.plants & kPlantGpuRegression) expect("crash_rate_regression", n.build_id, "", "all", "gpu");
+  if (o.plants & kPlantHangSpike) expect("hang_spike", n.build_date, truth_.hang_signature, "all", "bhr");
+  if (o.plants & kPlantOsBurst) expect("burst", "", truth_.burst_signature, truth_.burst_os, "");
+  std::sort(truth_.expected_alerts.begin(), truth_.expected_alerts.end());
+  truth_.expected_alerts.erase(std::unique(truth_.expected_alerts.begin(), truth_.expected_alerts.end()),
+                               truth_.expected_alerts.end());
 
   const std::vector<double> crash_share = ZipfShares(o.crash_signatures);
   const std::vector<double> hang_share = ZipfShares(o.hang_signatures);
-  // Per-build, per-signature rate factors: builds are never exactly alike.
+  // Per-build, per-signature rate factors: builds are never exactly alike. Column
+  // crash_signatures of crash_noise is the main pings' gpu sub-process crash rate.
   std::vector<std::vector<double>> crash_noise, hang_noise;
+  const auto gpu_column = static_cast<size_t>(o.crash_signatures);
+  const double subprocess_gpu = o.subprocess_gpu_per_usage_hour;
   for (size_t b = 0; b < builds.size(); ++b) {
     crash_noise.emplace_back();
     hang_noise.emplace_back();
-    for (int s = 0; s < o.crash_signatures; ++s) crash_noise[b].push_back(r.LogNormal(0, o.build_noise));
+    for (int s = 0; s <= o.crash_signatures; ++s) crash_noise[b].push_back(r.LogNormal(0, o.build_noise));
     for (int s = 0; s < o.hang_signatures; ++s) hang_noise[b].push_back(r.LogNormal(0, o.build_noise));
+  }
+  // Plants on N are relative to the builds it is compared with (its own factor replaced).
+  if (o.plants & kPlantSignatureSpike) {
+    const auto s = static_cast<size_t>(kSpikeSignature);
+    crash_noise[new_index][s] = o.spike_factor * RecentMean(crash_noise, new_index, s);
+  }
+  if (o.plants & kPlantHangSpike) {
+    const auto s = static_cast<size_t>(kHangSpikeSignature);
+    hang_noise[new_index][s] = o.hang_factor * RecentMean(hang_noise, new_index, s);
+  }
+  if (o.plants & kPlantGpuRegression) {
+    crash_noise[new_index][gpu_column] = o.regression_factor * RecentMean(crash_noise, new_index, gpu_column);
   }
 
   uint64_t doc_counter = 0;
@@ -155,6 +236,32 @@ void Scenario::Generate() {
     return d;
   };
   auto at = [&](int64_t hour_start) { return EventTime{hour_start + static_cast<int64_t>(r.Below(kHour))}; };
+  auto client = [&] { return ClientId(r.Below(static_cast<uint64_t>(std::max<int64_t>(1, o.installs)))); };
+  auto ping = [&](DocKind kind, const Build& b, const char* os, int64_t hour_start, int64_t usage_ms,
+                  std::string install) {
+    ScenarioRecord rec;
+    rec.time = at(hour_start);
+    rec.doc.kind = kind;
+    rec.doc.dims = dims_of(b, os);
+    rec.doc.usage_ms = usage_ms;
+    if (kind == DocKind::kMain || o.bhr_client_ids) rec.doc.install_id = std::move(install);
+    return rec;
+  };
+  auto add_hang = [&](ScenarioRecord& rec, const std::string& signature, int64_t us) {
+    std::vector<HangRecord>& hangs = rec.doc.hangs;
+    if (hangs.empty() || hangs.back().signature != signature) {
+      HangRecord h;
+      h.process = "parent";
+      h.thread = "Gecko";
+      h.stack = {"Startup::XRE_Main", "Events::ProcessGeckoEvents", signature};
+      h.signature = signature;
+      hangs.push_back(std::move(h));
+    }
+    hangs.back().hang_us += us;
+    ++hangs.back().hang_count;
+    rec.hang_durations_us.push_back(us);
+  };
+  auto hang_us = [&] { return (1500 + static_cast<int64_t>(r.Below(5000))) * 100; };  // 150.0 .. 649.9 ms
   auto add_crash = [&](const Build& b, const char* os, int64_t hour_start, std::string signature, CrashClass cls,
                        std::string install) {
     ScenarioRecord rec;
@@ -174,6 +281,9 @@ void Scenario::Generate() {
 
   const int64_t last_hour = FloorHour(end_ms_);
   for (int64_t hour = FloorHour(start); hour <= last_hour; hour += kHour) {
+    // Every record of this hour has its time in it: sorting the hour's records keeps the
+    // whole list in time order.
+    const size_t hour_begin = records_.size();
     const bool final_hour = hour == end_hour_start;
     for (size_t bi = 0; bi < builds.size(); ++bi) {
       const Build& b = builds[bi];
@@ -182,50 +292,51 @@ void Scenario::Generate() {
       const double early = age_h < static_cast<double>(o.early_hours) ? o.early_adopter_factor : 1.0;
       for (const OsShare& os : kOs) {
         const double usage = o.usage_per_hour * (b.early ? 0.05 : 1.0) * os.share * (0.9 + 0.2 * r.Uniform());
-        const int pings = std::max(1, static_cast<int>(std::ceil(usage / 20.0)));
-        // Main pings: usage (and the crash-rate denominator).
-        ScenarioRecord main;
-        main.time = at(hour);
-        main.doc.kind = DocKind::kMain;
-        main.doc.dims = dims_of(b, os.name);
-        main.doc.usage_ms = static_cast<int64_t>(usage * kHour);
-        main.pings = pings;
-        records_.push_back(std::move(main));
-        // bhr pings: bhr usage and hangs.
-        ScenarioRecord bhr;
-        bhr.time = at(hour);
-        bhr.doc.kind = DocKind::kBhr;
-        bhr.doc.dims = dims_of(b, os.name);
-        bhr.doc.usage_ms = static_cast<int64_t>(usage * kHour);
-        bhr.pings = pings;
-        if (!b.early) {
-          for (int s = 0; s < o.hang_signatures; ++s) {
-            double rate = o.hangs_per_usage_hour * hang_share[static_cast<size_t>(s)] * hang_noise[bi][static_cast<size_t>(s)] * early;
-            if (b.is_new && s == 3 && (o.plants & kPlantHangSpike)) rate *= o.hang_factor;
-            const int64_t count = Poisson(r, usage * rate);
-            if (count == 0) continue;
-            HangRecord h;
-            h.process = "parent";
-            h.thread = "Gecko";
-            h.stack = {"Startup::XRE_Main", "Events::ProcessGeckoEvents", HangSignature(s)};
-            h.signature = HangSignature(s);
-            h.hang_count = static_cast<uint64_t>(count);
-            for (int64_t k = 0; k < count; ++k) {
-              const int64_t us = (1500 + static_cast<int64_t>(r.Below(5000))) * 100;  // 150.0 .. 649.9 ms
-              bhr.hang_durations_us.push_back(us);
-              h.hang_us += us;
-            }
-            bhr.doc.hangs.push_back(std::move(h));
+        const auto pings = static_cast<size_t>(std::max(1.0, std::ceil(usage / kUsagePerPing)));
+        // Main pings: usage (whole seconds, as subsessionLength carries it) and the main
+        // pings' gpu sub-process crash counts.
+        const auto seconds = static_cast<int64_t>(std::llround(usage * 3600));
+        std::vector<ScenarioRecord> main;
+        for (size_t p = 0; p < pings; ++p) {
+          const int64_t share =
+              seconds / static_cast<int64_t>(pings) + (p == 0 ? seconds % static_cast<int64_t>(pings) : 0);
+          main.push_back(ping(DocKind::kMain, b, os.name, hour, share * 1000, client()));
+        }
+        if (subprocess_gpu > 0 && !b.early) {
+          const double rate = subprocess_gpu * crash_noise[bi][gpu_column] * early *
+                              (b.is_new && (o.plants & kPlantBuildRegression) ? o.regression_factor : 1.0);
+          for (int64_t k = Poisson(r, usage * rate); k > 0; --k) {
+            ++main[r.Below(pings)].doc.subprocess_crashes.gpu;
           }
         }
-        records_.push_back(std::move(bhr));
+        for (ScenarioRecord& m : main) records_.push_back(std::move(m));
+        // bhr pings: bhr usage, and the hour's hangs spread over them.
+        const auto ms = static_cast<int64_t>(std::llround(usage * kHour));
+        std::vector<ScenarioRecord> bhr;
+        for (size_t p = 0; p < pings; ++p) {
+          const int64_t share =
+              ms / static_cast<int64_t>(pings) + (p == 0 ? ms % static_cast<int64_t>(pings) : 0);
+          bhr.push_back(ping(DocKind::kBhr, b, os.name, hour, share, client()));
+        }
+        if (!b.early) {
+          for (int s = 0; s < o.hang_signatures; ++s) {
+            const double rate = o.hangs_per_usage_hour * hang_share[static_cast<size_t>(s)] *
+                                hang_noise[bi][static_cast<size_t>(s)] * early;
+            const std::string signature = HangSignature(s);
+            for (int64_t k = Poisson(r, usage * rate); k > 0; --k) {
+              add_hang(bhr[r.Below(pings)], signature, hang_us());
+            }
+          }
+        }
+        for (ScenarioRecord& h : bhr) records_.push_back(std::move(h));
         // Crash reports.
         if (b.early) continue;
         for (int s = 0; s < o.crash_signatures; ++s) {
-          double rate = o.crashes_per_usage_hour * crash_share[static_cast<size_t>(s)] * crash_noise[bi][static_cast<size_t>(s)] * early;
-          if (b.is_new && s == 5 && (o.plants & kPlantSignatureSpike)) rate *= o.spike_factor;
+          double rate = o.crashes_per_usage_hour * crash_share[static_cast<size_t>(s)] *
+                        crash_noise[bi][static_cast<size_t>(s)] * early;
           if (b.is_new && (o.plants & kPlantBuildRegression)) rate *= o.regression_factor;
-          if (final_hour && s == 2 && (o.plants & kPlantOsBurst) && std::string_view(os.name) == "Linux") {
+          if (final_hour && s == kBurstSignature && (o.plants & kPlantOsBurst) &&
+              std::string_view(os.name) == "Linux") {
             rate *= o.burst_factor;
           }
           const int64_t count = Poisson(r, usage * rate);
@@ -242,31 +353,33 @@ void Scenario::Generate() {
           }
         }
       }
+      const int64_t storm_per_hour =
+          std::max<int64_t>(1, o.storm_crashes / std::max<int64_t>(1, o.new_build_age_hours));
       if (b.is_new && (o.plants & kPlantInstallStorm)) {
-        const int64_t per_hour = std::max<int64_t>(1, o.storm_crashes / o.new_build_age_hours);
-        for (int64_t k = 0; k < per_hour; ++k) {
+        for (int64_t k = 0; k < storm_per_hour; ++k) {
           add_crash(b, "Linux", hour, truth_.storm_signature, CrashClass::kParent, "1799999999");
         }
+      }
+      if (b.is_new && (o.plants & kPlantHangStorm)) {
+        // One install's bhr ping each hour (an hour of usage), full of one stack's hangs.
+        ScenarioRecord storm = ping(DocKind::kBhr, b, "Linux", hour, kHour, ClientId(0xffffffffffULL));
+        for (int64_t k = 0; k < storm_per_hour; ++k) add_hang(storm, truth_.hang_storm_signature, hang_us());
+        records_.push_back(std::move(storm));
       }
       if (b.early && final_hour) {
         add_crash(b, "Windows_NT", hour, truth_.early_signature, CrashClass::kParent, "1811111111");
         add_crash(b, "Windows_NT", hour, truth_.early_signature, CrashClass::kParent, "1822222222");
       }
     }
+    std::stable_sort(records_.begin() + static_cast<ptrdiff_t>(hour_begin), records_.end(),
+                     [](const ScenarioRecord& a, const ScenarioRecord& b) { return a.time < b.time; });
   }
-  std::stable_sort(records_.begin(), records_.end(),
-                   [](const ScenarioRecord& a, const ScenarioRecord& b) { return a.time < b.time; });
 }
 
 int64_t Scenario::FloorHour(int64_t ms) { return ms - ((ms % kHour) + kHour) % kHour; }
 
 void Scenario::ForEachDelta(const std::function<void(Delta&&)>& emit) const {
-  for (const ScenarioRecord& rec : records_) {
-    DocumentToDeltas(rec.doc, rec.time, [&](Delta&& d) {
-      if (d.table == Table::kUsage || d.table == Table::kBuildUsage) d.values[1] = rec.pings;
-      emit(std::move(d));
-    });
-  }
+  for (const ScenarioRecord& rec : records_) DocumentToDeltas(rec.doc, rec.time, emit);
 }
 
 namespace {
@@ -318,45 +431,82 @@ void Scenario::ForEachDocument(const std::function<void(std::string&&)>& emit) c
       emit(w.Take());
       continue;
     }
-    // Usage split over `pings` pings; a bhr record's hangs ride on its first ping.
-    for (int p = 0; p < rec.pings; ++p) {
-      const int64_t share = d.usage_ms / rec.pings + (p == 0 ? d.usage_ms % rec.pings : 0);
-      JsonWriter w;
-      w.BeginObject();
-      w.Key("type").String(d.kind == DocKind::kMain ? "main" : "bhr");
-      w.Key("id").String(doc_id());
-      w.Key("submission_timestamp").String(ts);
-      WriteDims(w, d.dims);
-      w.Key("payload").BeginObject();
-      if (d.kind == DocKind::kMain) {
-        // subsessionLength is in whole seconds: put the sub-second rest on no ping.
-        w.Key("info").BeginObject().Key("reason").String("daily").Key("subsessionLength").Int(share / 1000).EndObject();
-      } else {
-        w.Key("timeSinceLastPing").Int(share);
-        w.Key("modules").BeginArray().EndArray();
-        w.Key("hangs").BeginArray();
-        if (p == 0) {
-          size_t k = 0;
-          for (const HangRecord& h : d.hangs) {
-            for (uint64_t i = 0; i < h.hang_count; ++i, ++k) {
-              w.BeginObject();
-              w.Key("duration").Double(static_cast<double>(rec.hang_durations_us[k]) / 1000.0);
-              w.Key("thread").String(h.thread);
-              w.Key("process").String("default");
-              w.Key("stack").BeginArray();
-              for (const std::string& f : h.stack) w.String(f);
-              w.EndArray();
-              w.EndObject();
-            }
-          }
-        }
-        w.EndArray();
+    JsonWriter w;
+    w.BeginObject();
+    w.Key("type").String(d.kind == DocKind::kMain ? "main" : "bhr");
+    w.Key("id").String(doc_id());
+    w.Key("submission_timestamp").String(ts);
+    if (!d.install_id.empty()) w.Key("clientId").String(d.install_id);
+    WriteDims(w, d.dims);
+    w.Key("payload").BeginObject();
+    if (d.kind == DocKind::kMain) {
+      w.Key("info")
+          .BeginObject()
+          .Key("reason")
+          .String("daily")
+          .Key("subsessionLength")
+          .Int(d.usage_ms / 1000)
+          .EndObject();
+      if (d.subprocess_crashes.gpu > 0) {
+        w.Key("keyedHistograms").BeginObject().Key("SUBPROCESS_CRASHES_WITH_DUMP").BeginObject();
+        w.Key("gpu").BeginObject().Key("sum").Int(static_cast<int64_t>(d.subprocess_crashes.gpu)).EndObject();
+        w.EndObject().EndObject();
       }
-      w.EndObject();
-      w.EndObject();
-      emit(w.Take());
+    } else {
+      w.Key("timeSinceLastPing").Int(d.usage_ms);
+      w.Key("modules").BeginArray().EndArray();
+      w.Key("hangs").BeginArray();
+      size_t k = 0;
+      for (const HangRecord& h : d.hangs) {
+        for (uint64_t i = 0; i < h.hang_count; ++i, ++k) {
+          w.BeginObject();
+          w.Key("duration").Double(static_cast<double>(rec.hang_durations_us[k]) / 1000.0);
+          w.Key("thread").String(h.thread);
+          w.Key("process").String("default");
+          w.Key("stack").BeginArray();
+          for (const std::string& f : h.stack) w.String(f);
+          w.EndArray();
+          w.EndObject();
+        }
+      }
+      w.EndArray();
     }
+    w.EndObject();
+    w.EndObject();
+    emit(w.Take());
   }
+}
+
+std::string ScenarioTruthJson(const ScenarioOptions& options, const ScenarioTruth& t) {
+  JsonWriter w;
+  w.BeginObject();
+  w.Key("seed").Uint(options.seed);
+  w.Key("plants").BeginArray();
+  for (const ScenarioPlantName& p : ScenarioPlantNames()) {
+    if (options.plants & p.plant) w.String(p.name);
+  }
+  w.EndArray();
+  w.Key("build_noise").Double(options.build_noise);
+  w.Key("channel").String(t.channel);
+  w.Key("new_build_id").String(t.new_build_id);
+  w.Key("new_build_date").String(t.new_build_date);
+  w.Key("new_version").String(t.new_version);
+  w.Key("baseline_build_ids").BeginArray();
+  for (const std::string& b : t.baseline_build_ids) w.String(b);
+  w.EndArray();
+  w.Key("expected_alerts").BeginArray();
+  for (const ScenarioExpectedAlert& a : t.expected_alerts) {
+    w.BeginObject();
+    w.Key("rule").String(a.rule);
+    w.Key("build").String(a.build);
+    w.Key("signature").String(a.signature);
+    w.Key("os").String(a.os);
+    w.Key("scope").String(a.scope);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+  return w.Take();
 }
 
 std::shared_ptr<const Snapshot> Scenario::MakeSnapshot(const AggregateOptions& options) const {

@@ -180,6 +180,7 @@ ParseResult<ParsedDocument> Parser::Parse(std::string_view json, DocHints hints)
     return RejectReason::kFiltered;
   }
   if (f.id) out.doc_id = *f.id;
+  if (f.client_id) out.install_id = *f.client_id;
   if (f.submission_timestamp) {
     out.primary_time = ParseTimestamp(*f.submission_timestamp);
     if (!out.primary_time) return RejectReason::kBadTimestamp;

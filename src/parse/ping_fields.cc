@@ -296,6 +296,8 @@ Outcome ReadPingFields(od::object root, const HangOptions& opts, PingFields& f) 
       return std::nullopt;
     } else if (key == "id") {
       o = ReadOptString(value, f.id);
+    } else if (key == "clientId") {
+      o = ReadOptString(value, f.client_id);
     } else if (key == "submission_timestamp") {
       o = ReadOptString(value, f.submission_timestamp);
     } else if (key == "creationDate") {

@@ -39,6 +39,7 @@ struct PingFields {
   std::optional<std::string> type;
   bool has_crash_keys = false;  // json_dump / threads / crashing_thread at top level
   std::optional<std::string> id;
+  std::optional<std::string> client_id;  // clientId (main pings; absent from Mozilla's bhr pings)
   std::optional<std::string> submission_timestamp;
   std::optional<std::string> creation_date;
 

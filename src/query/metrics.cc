@@ -129,6 +129,27 @@ std::string MetricsText(const Snapshot* snap, const RecordCounts& counts, const 
 
   e.Family("seismo_alerts", "gauge", "Alerts by state.");
   for (const auto& [state, n] : AlertStateCounts(alerts_json)) e.Sample("seismo_alerts", Label("state", state), n);
+  // Alert sinks: one sample per configured sink (none when no sink is configured).
+  struct SinkFamily {
+    std::string_view name, help;
+    uint64_t AlertSinkStatus::*value;
+  };
+  constexpr SinkFamily kSinkFamilies[] = {
+      {"seismo_alert_sink_sent_total",
+       "Alert transitions delivered, by sink (file written, webhook answered 2xx, Kafka producer accepted).",
+       &AlertSinkStatus::sent},
+      {"seismo_alert_sink_failed_total",
+       "Alert transitions a sink gave up on (write error, every webhook attempt failed, produce refused).",
+       &AlertSinkStatus::failed},
+      {"seismo_alert_sink_retries_total", "Webhook attempts made after a failed one.",
+       &AlertSinkStatus::retried},
+      {"seismo_alert_sink_dropped_total", "Webhook events dropped: queue full, or still queued at shutdown.",
+       &AlertSinkStatus::dropped},
+  };
+  for (const SinkFamily& f : kSinkFamilies) {
+    e.Family(f.name, "counter", f.help);
+    for (const AlertSinkStatus& s : status.alert_sinks) e.Sample(f.name, Label("sink", s.sink), s.*f.value);
+  }
 
   e.Gauge("seismo_http_sse_clients", "Open /api/v1/stream connections.", static_cast<double>(http.sse_clients));
   constexpr std::string_view kHist = "seismo_http_request_duration_seconds";

@@ -71,6 +71,16 @@ std::string StatusJson(const Snapshot* snap, const RecordCounts& counts, const S
   w.Key("errors").Uint(status.kafka_errors);
   w.Key("last_error").String(status.last_kafka_error);
   w.EndObject();
+  w.Key("alert_sinks").BeginObject();
+  for (const AlertSinkStatus& s : status.alert_sinks) {
+    w.Key(s.sink).BeginObject();
+    w.Key("sent").Uint(s.sent);
+    w.Key("failed").Uint(s.failed);
+    w.Key("retried").Uint(s.retried);
+    w.Key("dropped").Uint(s.dropped);
+    w.EndObject();
+  }
+  w.EndObject();
   w.Key("ready").Bool(status.restored && status.consuming && status.sources_done);
   w.Key("last_checkpoint");
   if (status.last_checkpoint_ms > 0) {

@@ -1,9 +1,12 @@
 // Alerts in the running daemon: a planted bad build read from a file fires its alerts,
 // each transition reaches a Kafka topic on the mock cluster exactly once with the numbers
 // that justify it, and after a restart from the checkpoint the alerts are still firing and
-// nothing is emitted a second time.
+// nothing is emitted a second time. Sink failures are counted in /metrics and /api/v1/status.
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <simdjson.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -15,9 +18,11 @@
 
 #include "seismo/app/daemon.h"
 #include "seismo/app/scenario.h"
+#include "seismo/http/server.h"
 #include "seismo/ingest/kafka_consumer.h"
 #include "seismo/ingest/mock_cluster.h"
 #include "seismo/signature/generator.h"
+#include "unit/http/http_client.h"
 
 namespace seismo {
 namespace {
@@ -175,6 +180,73 @@ TEST_F(AlertDaemon, TransitionsReachKafkaOnceAndFiringAlertsSurviveARestart) {
   second.Stop();
   std::vector<Transition> after = ReadAlertTopic("reader-2");
   EXPECT_EQ(after.size(), before.size()) << "a restart emits no transition again";
+}
+
+// A port on 127.0.0.1 that nothing listens on (bound, then closed).
+int ClosedPort() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  EXPECT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  socklen_t len = sizeof addr;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  close(fd);
+  return ntohs(addr.sin_port);
+}
+
+// A webhook receiver that is down and a log file on a full disk: alerting goes on, and
+// the operator sees every failure in /metrics and /api/v1/status next to what the Kafka
+// sink delivered.
+TEST_F(AlertDaemon, SinkFailuresAreCountedInMetricsAndStatus) {
+  Config config = DaemonConfig();
+  config.checkpoint.dir.clear();
+  config.alerts.webhook_url = "http://127.0.0.1:" + std::to_string(ClosedPort()) + "/hook";
+  config.alerts.webhook_retries = 1;
+  config.alerts.log_file = "/dev/full";
+  SystemClock clock;
+  Daemon daemon(config, signatures_.get(), &clock);
+  ASSERT_TRUE(daemon.Start().ok());
+  HttpServerOptions options;
+  options.listen = "127.0.0.1:0";
+  HttpServer server;
+  ASSERT_TRUE(server.Start(options, daemon).ok());
+
+  // The planted alerts fire: pending, then firing, four transitions for each sink.
+  auto sample = [](const std::string& metrics, const std::string& name, const std::string& sink) -> int64_t {
+    const std::string prefix = name + "{sink=\"" + sink + "\"} ";
+    const size_t at = metrics.find(prefix);
+    return at == std::string::npos ? -1 : std::stoll(metrics.substr(at + prefix.size()));
+  };
+  std::string metrics;
+  const auto deadline = std::chrono::steady_clock::now() + seconds(60);
+  while (std::chrono::steady_clock::now() < deadline) {
+    metrics = testing::HttpGet(server.port(), "/metrics").body;
+    if (sample(metrics, "seismo_alert_sink_failed_total", "webhook") >= 4 &&
+        sample(metrics, "seismo_alert_sink_sent_total", "kafka") >= 4) {
+      break;
+    }
+    std::this_thread::sleep_for(milliseconds(100));
+  }
+  EXPECT_NE(metrics.find("# TYPE seismo_alert_sink_failed_total counter\n"), std::string::npos);
+  EXPECT_EQ(sample(metrics, "seismo_alert_sink_sent_total", "webhook"), 0) << metrics;
+  EXPECT_GE(sample(metrics, "seismo_alert_sink_failed_total", "webhook"), 4) << metrics;
+  EXPECT_GE(sample(metrics, "seismo_alert_sink_retries_total", "webhook"), 4) << metrics;
+  EXPECT_EQ(sample(metrics, "seismo_alert_sink_sent_total", "file"), 0) << metrics;
+  EXPECT_GE(sample(metrics, "seismo_alert_sink_failed_total", "file"), 4) << metrics;
+  EXPECT_GE(sample(metrics, "seismo_alert_sink_sent_total", "kafka"), 4) << metrics;
+  EXPECT_EQ(sample(metrics, "seismo_alert_sink_failed_total", "kafka"), 0) << metrics;
+
+  simdjson::dom::parser parser;
+  const std::string status = testing::HttpGet(server.port(), "/api/v1/status").body;
+  simdjson::dom::element sinks = parser.parse(status)["alert_sinks"];
+  EXPECT_GE(uint64_t(sinks["webhook"]["failed"]), 4u) << status;
+  EXPECT_GE(uint64_t(sinks["webhook"]["retried"]), 4u) << status;
+  EXPECT_GE(uint64_t(sinks["file"]["failed"]), 4u) << status;
+  EXPECT_GE(uint64_t(sinks["kafka"]["sent"]), 4u) << status;
+  EXPECT_FALSE(daemon.alerts_json().empty());
+  server.Stop();
+  daemon.Stop();
 }
 
 }  // namespace

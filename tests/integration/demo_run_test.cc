@@ -84,10 +84,7 @@ Timeline Play(const DemoPopulation& p, const Config& config, double speed, int64
     }
     if (best == cursor.size() || best_ms > until_ms) break;
     const ScenarioRecord& rec = p.channels()[best]->records()[cursor[best]++];
-    DocumentToDeltas(rec.doc, rec.time, [&](Delta&& d) {
-      if (d.table == Table::kUsage || d.table == Table::kBuildUsage) d.values[1] = rec.pings;
-      state.Apply(d);
-    });
+    DocumentToDeltas(rec.doc, rec.time, [&](Delta&& d) { state.Apply(d); });
   }
   return out;
 }

@@ -47,13 +47,20 @@ struct Delta {
   std::string key;
   EventTime time;
   std::array<int64_t, kMaxValues> values{};
-  uint64_t install_hash = 0;  // kCrashes: hash of the install id, 0 = unknown
+  // InstallHash of the install behind the delta, 0 = unknown: kCrashes the crash's install,
+  // kHangs the ping's clientId, kBuildUsage the clientId of a main ping that reported
+  // sub-process crashes (other usage deltas: 0).
+  uint64_t install_hash = 0;
   uint64_t doc_hash = 0;      // kCrashes: hash of the document id for de-duplication, 0 = none
   uint64_t route_hash = 0;    // which shard applies it: Hash64(key), or doc_hash for crashes with an id
 };
 
 // Number of meaningful values in a table's rows.
 size_t ValueCount(Table t);
+
+// The distinct-installs sketch hash of an install id (clientId, install_time); 0 for "".
+// One salt for every document kind, so a crash ping and a main ping of one install agree.
+uint64_t InstallHash(std::string_view install_id);
 
 // Turns a parsed document into deltas at event time `t`; calls `emit` for each.
 void DocumentToDeltas(const ParsedDocument& doc, EventTime t,

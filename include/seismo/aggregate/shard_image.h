@@ -20,7 +20,7 @@ struct SeriesImage {
   struct Entry {
     int64_t bucket = 0;
     std::array<int64_t, kMaxValues> v{};
-    HyperLogLog installs;
+    HyperLogLog installs;  // empty for tables and deltas without install ids
   };
   Table table = Table::kUsage;
   std::string key;

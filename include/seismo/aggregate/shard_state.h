@@ -47,7 +47,7 @@ struct SeriesImage;
 
 struct SeriesValues {
   std::array<int64_t, kMaxValues> v{};
-  HyperLogLog installs;  // kCrashes only
+  HyperLogLog installs;  // distinct installs (Delta::install_hash); empty when none known
 
   void Add(const SeriesValues& o);
   void Subtract(const std::array<int64_t, kMaxValues>& o);
@@ -64,10 +64,17 @@ struct ShardCounters {
   uint64_t dedup_forgotten = 0;  // crash ids forgotten before their time (id memory full)
 };
 
-// One point of a series' time series.
+// One point of a series' time series: its first two values.
 struct BucketPoint {
-  int64_t bucket = 0;  // bucket index: start = bucket * bucket_ms (or hour index for hourly points)
+  int64_t bucket = 0;  // bucket index: start = bucket * bucket_ms
   std::array<int64_t, 2> v{};
+};
+
+// One hour of a series: every value (the alert rules need kBuildUsage's sub-process
+// crash counts per hour to age-match them).
+struct HourPoint {
+  int64_t bucket = 0;  // hour index: start = bucket * 3 600 000
+  std::array<int64_t, kMaxValues> v{};
 };
 
 // An immutable copy of one shard's state for readers.
@@ -78,7 +85,7 @@ struct ShardSnapshot {
     SeriesValues total;
     std::vector<SeriesValues> spans;  // per ShardState::spans(); installs only for crashes
     std::vector<BucketPoint> points;  // buckets within the longest window, ascending
-    std::vector<BucketPoint> hourly;  // the whole retention summed per hour (bucket = hour index)
+    std::vector<HourPoint> hourly;    // the whole retention summed per hour
     int64_t first_ms = 0;             // earliest event time still retained
   };
   int64_t stream_time_ms = 0;

@@ -24,7 +24,7 @@ struct MergedSeries {
   SeriesValues total;                // within the retention
   std::vector<SeriesValues> spans;   // per Snapshot::spans_ms
   std::vector<BucketPoint> points;   // per bucket within the longest window, ascending
-  std::vector<BucketPoint> hourly;   // per hour over the whole retention (bucket = hour index)
+  std::vector<HourPoint> hourly;     // per hour over the whole retention
   int64_t first_ms = INT64_MAX;      // earliest event time still retained
 };
 

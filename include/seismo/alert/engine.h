@@ -11,12 +11,16 @@
 // Every transition is returned once by Evaluate() (and only then), for the sinks.
 //
 // Rules (see docs/adr/0006-alerts.md for the choices behind them):
-//   crash_signature_spike  new build vs its baseline builds, per signature
+//   crash_signature_spike  new build vs its baseline builds, per signature, beyond the rise
+//                          of the rest of its class; build-to-build variation allowed for
 //   new_crash_signature    a signature absent from every baseline build
-//   crash_rate_regression  per class: parent, content, content_shutdown, gpu, startup
-//   hang_spike             per hang signature and source (bhr / main), builds = build dates
+//   crash_rate_regression  per class: parent, content, content_shutdown, gpu (with main pings'
+//                          sub-process counts), startup
+//   hang_spike             per hang signature and source (bhr / main), builds = build dates;
+//                          installs guard when the pings carried client ids
 //   burst                  per (channel, OS, signature) over all builds: burst_window against
 //                          the burst_baseline before it
+// Builds with fewer than min_baseline_builds baseline builds are not evaluated.
 //
 // Ownership: owns its alert state. Threading: Evaluate(), Serialize() and Restore()
 // from one thread at a time (the alert thread); Alerts()/AlertsJson()/stats() from any
@@ -81,7 +85,10 @@ struct AlertNumbers {
   std::optional<double> ratio;   // rate ratio new / baseline; none when the baseline is 0
   std::optional<double> p_value;     // one-sided conditional binomial test
   std::optional<double> p_adjusted;  // after the round's multiple-testing guard
-  std::optional<int64_t> installs;   // distinct installs behind count_new (HLL); none for hangs
+  std::optional<int64_t> installs;   // distinct installs behind count_new (HLL); none when the
+                                     // documents carried no install id (Mozilla's bhr pings)
+  double dispersion = 0;             // spike / hang_spike: build-to-build variance of rates
+                                     // estimated from the baseline (0: plain Poisson test)
   std::vector<std::string> baseline_builds;
   std::string version;           // of the new build, when known
   double age_hours = 0;          // of the new build (burst: the window)

@@ -7,7 +7,7 @@
 //
 // Ownership: owns the engine and the sinks; the snapshot function is borrowed (it must
 // stay callable until Stop() returns). Threading: Start/Stop/AddSink/EvaluateNow from
-// the owner; engine().AlertsJson() from any thread.
+// the owner; engine().AlertsJson() and SinkDeliveries() from any thread.
 #pragma once
 
 #include <atomic>
@@ -36,6 +36,10 @@ class AlertService {
   void Stop(bool final_round = false);
   // One round on `snap`, transitions to the sinks. Not concurrently with the thread.
   std::vector<AlertEvent> EvaluateNow(const Snapshot& snap);
+
+  // (sink name, delivery counters) of every sink, in the order they were added. Any thread
+  // (the sinks are fixed once Start() has run).
+  std::vector<std::pair<std::string, SinkDelivery>> SinkDeliveries() const;
 
   AlertEngine& engine() { return engine_; }
   const AlertEngine& engine() const { return engine_; }

@@ -15,9 +15,11 @@
 // Only aggregates leave the process: the payload is the alert JSON (numbers, keys, a
 // dashboard path), never a document.
 //
-// Threading: Publish() and Stop() from the alert thread; stats() from any thread.
+// Threading: Publish() and Stop() from the alert thread; stats() and delivery() from any
+// thread.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -38,12 +40,22 @@ namespace seismo {
 // The JSON a sink carries for one transition: the alert object plus "previous_state".
 std::string AlertEventJson(const AlertEvent& event);
 
+// What a sink did with the transitions it was given, since it was made (for /metrics and
+// /api/v1/status). A transition is sent, failed or dropped once it has left the sink.
+struct SinkDelivery {
+  uint64_t sent = 0;     // file: written and flushed; webhook: answered 2xx; kafka: accepted by the producer
+  uint64_t failed = 0;   // file: a write error; webhook: every attempt failed; kafka: the producer refused it
+  uint64_t retried = 0;  // webhook: attempts after a failed one
+  uint64_t dropped = 0;  // webhook: the queue was full, or the event was still queued at Stop()
+};
+
 class AlertSink {
  public:
   virtual ~AlertSink() = default;
   virtual std::string_view name() const = 0;
   virtual void Publish(const AlertEvent& event, const std::string& json) = 0;
   virtual void Stop() {}
+  virtual SinkDelivery delivery() const = 0;  // any thread
 };
 
 // Appends one JSON line per transition and flushes it.
@@ -53,13 +65,16 @@ class FileSink final : public AlertSink {
   ~FileSink() override;
   std::string_view name() const override { return "file"; }
   void Publish(const AlertEvent& event, const std::string& json) override;
-  uint64_t write_errors() const { return write_errors_; }
+  SinkDelivery delivery() const override;
+  uint64_t write_errors() const { return write_errors_.load(std::memory_order_relaxed); }
 
  private:
   FileSink(std::string path, FILE* f) : path_(std::move(path)), file_(f) {}
   std::string path_;
   FILE* file_;  // owned
-  uint64_t write_errors_ = 0;  // alert thread only
+  // Written by the alert thread, read by any: plain counters, relaxed (no data hangs on them).
+  std::atomic<uint64_t> written_{0};
+  std::atomic<uint64_t> write_errors_{0};
 };
 
 struct WebhookOptions {
@@ -75,6 +90,7 @@ struct WebhookStats {
   uint64_t delivered = 0;       // events answered 2xx
   uint64_t failed = 0;          // events given up after every attempt
   uint64_t failed_attempts = 0;
+  uint64_t retries = 0;         // attempts after a failed one
   uint64_t dropped = 0;         // queue full, or still queued at Stop()
   std::string last_error;
 };
@@ -86,6 +102,7 @@ class WebhookSink final : public AlertSink {
   std::string_view name() const override { return "webhook"; }
   void Publish(const AlertEvent& event, const std::string& json) override;
   void Stop() override;
+  SinkDelivery delivery() const override;
   WebhookStats stats() const;
   // Waits until the queue is empty and no POST is in flight (tests); false on timeout.
   bool WaitIdle(std::chrono::milliseconds timeout) const;
@@ -113,13 +130,15 @@ class KafkaSink final : public AlertSink {
   explicit KafkaSink(ProduceFn produce) : produce_(std::move(produce)) {}
   std::string_view name() const override { return "kafka"; }
   void Publish(const AlertEvent& event, const std::string& json) override;
-  uint64_t produced() const { return produced_; }
-  uint64_t failed() const { return failed_; }
+  SinkDelivery delivery() const override;
+  uint64_t produced() const { return produced_.load(std::memory_order_relaxed); }
+  uint64_t failed() const { return failed_.load(std::memory_order_relaxed); }
 
  private:
   ProduceFn produce_;
-  uint64_t produced_ = 0;  // alert thread only
-  uint64_t failed_ = 0;
+  // Written by the alert thread, read by any: plain counters, relaxed.
+  std::atomic<uint64_t> produced_{0};
+  std::atomic<uint64_t> failed_{0};
 };
 
 // "crash_signature_spike|release|all|20261118090000|sig|" — stable, for Kafka keys.

@@ -1,4 +1,5 @@
-// Scenario: a release timeline with known truth, for alert tests and the demo.
+// Scenario: a release timeline with known truth, for alert tests, `seismo generate
+// --kind scenario` and the demo.
 //
 //   hour:  0 ........ 48 ........ 96 ....... 144 ....... 192 ........ end
 //          B1 ─────────────────────────────────────────────────────────>
@@ -7,16 +8,20 @@
 //                                             B4 ──────────────────────>
 //                                                         N (new) ─────>  age new_build_age_hours
 //
-// Every build has the same users (usage hours per hour, split over Windows_NT /
-// Darwin / Linux), the same crash signatures (Zipf rates, a fixed class each) and the
-// same bhr hang signatures, with per-build noise on every rate and an early-adopter
-// factor during each build's first hours. Plants (bit flags) then make N bad in a
-// known way, so tests can check that exactly the planted alerts fire.
+// Every build has the same users (usage hours per hour, split over Windows_NT / Darwin /
+// Linux, sent as main and bhr pings of up to 20 usage hours each, at random minutes, from
+// a population of installs), the same crash signatures (Zipf rates, a fixed class each) and
+// the same bhr hang signatures. Builds are not alike: each (build, signature) rate carries
+// a log-normal factor of sigma `build_noise` (0.10 by default: a healthy build's signature
+// rate differs from the builds before it by up to about ±20 %, two standard deviations),
+// counts are Poisson on top, and rates are higher during each build's first hours (early
+// adopters). Plants (bit flags) then make N bad in a known way, so tests can check that
+// exactly the planted alerts fire.
 //
-// Records are produced as ParsedDocuments (what the parser would have made) and can
-// be turned into deltas (fast; for many seeds) or rendered as NDJSON documents (main
-// pings, bhr pings, Socorro processed crashes) that the real parser and signature
-// generator turn back into the same series.
+// Records are produced as ParsedDocuments (what the parser would have made), one per
+// document, and can be turned into deltas (fast; for many seeds) or rendered as NDJSON
+// documents (main pings, bhr pings, Socorro processed crashes) that the real parser and
+// signature generator turn back into the same series.
 //
 // Threading: immutable after construction; deterministic for a seed.
 #pragma once
@@ -24,7 +29,9 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "seismo/aggregate/delta.h"
@@ -34,15 +41,28 @@
 
 namespace seismo {
 
+// "Rate of N" below is relative to the mean rate of the (up to) three builds before N, the
+// builds the rules compare N with at their defaults; N's own noise factor is replaced.
 enum ScenarioPlant : uint32_t {
-  kPlantSignatureSpike = 1 << 0,   // one signature's rate × spike_factor on N
-  kPlantNewSignature = 1 << 1,     // a signature no earlier build has, on N
-  kPlantBuildRegression = 1 << 2,  // every crash rate × regression_factor on N
-  kPlantHangSpike = 1 << 3,        // one bhr hang signature × hang_factor on N
+  kPlantSignatureSpike = 1 << 0,   // one crash signature's rate × spike_factor on N
+  kPlantNewSignature = 1 << 1,     // a crash signature no earlier build has, on N
+  kPlantBuildRegression = 1 << 2,  // every crash rate (and main pings' gpu counts) × regression_factor on N
+  kPlantHangSpike = 1 << 3,        // one bhr hang signature's rate × hang_factor on N
   kPlantOsBurst = 1 << 4,          // one signature × burst_factor on Linux, last hour, all builds
-  kPlantInstallStorm = 1 << 5,     // a new signature on N, hundreds of crashes from one install
+  kPlantInstallStorm = 1 << 5,     // a new crash signature on N, hundreds of crashes from one install
   kPlantEarlyBuild = 1 << 6,       // a build one hour old with two crashes of a new signature
+  kPlantHangStorm = 1 << 7,        // a new hang stack on N, hundreds of hangs from one install's pings
+  kPlantGpuRegression = 1 << 8,    // main pings' SUBPROCESS_CRASHES_WITH_DUMP gpu × regression_factor on N
 };
+
+// Plant names as `seismo generate --plant` takes them, in flag order.
+struct ScenarioPlantName {
+  std::string_view name;
+  ScenarioPlant plant;
+  std::string_view what;
+};
+const std::vector<ScenarioPlantName>& ScenarioPlantNames();
+std::optional<ScenarioPlant> ScenarioPlantByName(std::string_view name);
 
 struct ScenarioOptions {
   uint64_t seed = 1;
@@ -59,32 +79,49 @@ struct ScenarioOptions {
   int hang_signatures = 20;
   double early_adopter_factor = 1.5;   // crash and hang rates during a build's first hours
   int64_t early_hours = 24;
-  double build_noise = 0.05;           // sigma of the log-normal per-build, per-signature factor
+  double build_noise = 0.10;                 // sigma of the log-normal per-build, per-signature factor
+  int64_t installs = 20'000;                 // clientIds pings are sent from
+  bool bhr_client_ids = true;                // Mozilla's bhr pings carry none; false renders them so
+  double subprocess_gpu_per_usage_hour = 0.01;  // main pings' SUBPROCESS_CRASHES_WITH_DUMP gpu
   uint32_t plants = 0;
   double spike_factor = 3.0;
-  double regression_factor = 2.5;
-  double hang_factor = 2.0;
+  double regression_factor = 3.0;
+  double hang_factor = 2.25;  // "doubles": clears min_ratio = 2 by 3.5 standard errors
   double burst_factor = 15.0;
-  int storm_crashes = 200;
+  int storm_crashes = 200;  // kPlantInstallStorm and kPlantHangStorm (hangs)
+};
+
+// An alert the plants should fire at the default [alerts] settings (os "all": per_os off).
+struct ScenarioExpectedAlert {
+  std::string rule, build, signature, os, scope;  // as AlertKey and the alert JSON name them
+  auto operator<=>(const ScenarioExpectedAlert&) const = default;
 };
 
 // What was planted, for assertions.
 struct ScenarioTruth {
+  std::string channel;
   std::string new_build_id, new_build_date, new_version;
-  std::string spike_signature;    // crash signature tripled on N
-  std::string new_signature;      // brand-new crash signature on N
-  std::string hang_signature;     // bhr hang signature doubled on N
+  std::string spike_signature;  // crash signature × spike_factor on N
+  std::string new_signature;    // brand-new crash signature on N
+  std::string hang_signature;   // bhr hang signature × hang_factor on N
   std::string burst_signature, burst_os;
-  std::string storm_signature;
+  std::string storm_signature;       // crash signature of the one-install storm
+  std::string hang_storm_signature;  // hang signature of the one-install storm
   std::string early_build_id, early_signature;
   std::vector<std::string> baseline_build_ids;  // B1..B4, oldest first
+  // Each plant's alerts, sorted; the guard plants (install_storm, hang_storm, early_build)
+  // expect none. Plants combined can interact (a whole-build regression explains spikes).
+  std::vector<ScenarioExpectedAlert> expected_alerts;
 };
 
+// The truth as one JSON object (`seismo generate --truth`).
+std::string ScenarioTruthJson(const ScenarioOptions& options, const ScenarioTruth& truth);
+
+// One document.
 struct ScenarioRecord {
   EventTime time;
   ParsedDocument doc;
-  int pings = 1;                          // usage records: pings the usage is split into
-  std::vector<int64_t> hang_durations_us;  // bhr records: one per hang (sum = hangs[0].hang_us)
+  std::vector<int64_t> hang_durations_us;  // bhr pings: one per hang, in doc.hangs order
 };
 
 class Scenario {

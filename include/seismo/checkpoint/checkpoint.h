@@ -33,7 +33,8 @@
 
 namespace seismo {
 
-// 2: shard counters carry dedup_forgotten.
+// 2: shard counters carry dedup_forgotten; every series entry carries its installs
+// sketch (1 held it for crashes only).
 inline constexpr uint32_t kCheckpointFormatVersion = 2;
 inline constexpr std::string_view kCheckpointFile = "seismo.ckpt";
 

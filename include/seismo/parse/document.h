@@ -74,6 +74,9 @@ struct ParsedDocument {
   // processed crashes, "crash-ping:" + payload.crashId, else id, for crash pings), so
   // a crash ping and a processed crash never collide (ADR 0009). "" if absent.
   std::string doc_id;
+  // main / bhr: the ping's clientId ("" if absent: Mozilla's bhr pings carry none). Only
+  // ever hashed into a distinct-installs sketch; it never leaves the process.
+  std::string install_id;
 
   // Event time candidates, most preferred first (SPEC §2): `primary` comes from
   // the document (submission_timestamp / submitted_timestamp / date_processed)

@@ -9,11 +9,22 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "seismo/aggregate/snapshot.h"
 #include "seismo/query/replay_output.h"
 
 namespace seismo {
+
+// Delivery counters of one alert sink (alert/sinks.h SinkDelivery, copied: this stage does
+// not depend on the alert stage).
+struct AlertSinkStatus {
+  std::string sink;      // "file", "webhook", "kafka"
+  uint64_t sent = 0;     // transitions delivered
+  uint64_t failed = 0;   // transitions given up
+  uint64_t retried = 0;  // webhook attempts after a failed one
+  uint64_t dropped = 0;  // webhook events dropped (queue full, or queued at stop)
+};
 
 struct ServiceStatus {
   int64_t started_at_ms = 0;    // wall clock
@@ -30,6 +41,7 @@ struct ServiceStatus {
   uint64_t kafka_errors = 0;
   std::string last_kafka_error;
   int64_t last_checkpoint_ms = 0;  // wall clock; 0 = never
+  std::vector<AlertSinkStatus> alert_sinks;  // the configured alert sinks, in start order
 };
 
 class StateProvider {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "seismo/aggregate/aggregates.h"
+#include "seismo/aggregate/delta.h"
 #include "seismo/core/hash.h"
 
 namespace seismo {
@@ -61,6 +62,51 @@ TEST(Aggregates, MergeOfShardsEqualsOneShard) {
     EXPECT_EQ(v.v, split.table(Table::kCrashes).at(k).v);
     EXPECT_EQ(v.installs.Estimate(), split.table(Table::kCrashes).at(k).installs.Estimate());
   }
+}
+
+// Hang series estimate the distinct installs behind them from the pings' clientIds, as
+// crash series do; build usage only from main pings that reported sub-process crashes.
+TEST(ShardState, HangSeriesCountDistinctInstallsOfTheirPings) {
+  ShardState s;
+  auto ping = [](DocKind kind, std::string client, uint64_t gpu) {
+    ParsedDocument d;
+    d.kind = kind;
+    d.dims.channel = "nightly";
+    d.dims.build_id = "20261117090501";
+    d.dims.build_date = "20261117";
+    d.dims.os = "Linux";
+    d.usage_ms = 3'600'000;
+    d.install_id = std::move(client);
+    d.subprocess_crashes.gpu = gpu;
+    HangRecord h;
+    h.process = "parent";
+    h.thread = "Gecko";
+    h.stack = {"a", "b"};
+    h.signature = "b";
+    h.hang_us = 200'000;
+    h.hang_count = 1;
+    d.hangs.push_back(h);
+    return d;
+  };
+  const EventTime t{1'795'000'000'000};
+  for (int i = 0; i < 300; ++i) {  // a storm from one install
+    DocumentToDeltas(ping(DocKind::kBhr, "storm", 0), t, [&](Delta&& d) { s.Apply(d); });
+  }
+  for (int i = 0; i < 40; ++i) {
+    DocumentToDeltas(ping(DocKind::kMain, "client-" + std::to_string(i % 20), i % 4 == 0 ? 1 : 0), t,
+                     [&](Delta&& d) { s.Apply(d); });
+  }
+  DocumentToDeltas(ping(DocKind::kBhr, "", 0), t, [&](Delta&& d) { s.Apply(d); });  // no clientId
+  for (const auto& [key, v] : s.Totals(Table::kHangs)) {
+    const bool bhr = key.rfind("bhr", 0) == 0;
+    EXPECT_EQ(v.v[1], bhr ? 301 : 40) << key;
+    EXPECT_NEAR(v.installs.Estimate(), bhr ? 1.0 : 20.0, 0.5) << key;
+  }
+  // Main pings with a sub-process crash: clients 0, 4, 8, 12, 16.
+  const SeriesValues build = s.Totals(Table::kBuildUsage).begin()->second;
+  EXPECT_EQ(build.v[2], 10);
+  EXPECT_NEAR(build.installs.Estimate(), 5.0, 0.5);
+  for (const auto& [key, v] : s.Totals(Table::kUsage)) EXPECT_TRUE(v.installs.empty()) << key;
 }
 
 TEST(KeyEncoding, SplitsWhatJoinJoined) {

@@ -237,6 +237,19 @@ TEST(Windows, SnapshotKeepsHourlyPointsForTheRetentionAndFirstSeen) {
   ASSERT_EQ(s.hourly.size(), 50u);
   EXPECT_EQ(s.hourly.front().bucket, t0 / kHour);
   EXPECT_EQ(s.hourly.front().v[0], 11);
+  EXPECT_EQ(s.hourly.front().v[1], 2);
+  // Hourly points carry every value: build usage's sub-process crash counts too.
+  Delta build;
+  build.table = Table::kBuildUsage;
+  build.key = JoinKey({"nightly", "Firefox", "147.0a1", "20261101093000", "Linux"});
+  build.time = EventTime{t0 + 49 * kHour + 10 * kMinute};
+  build.values = {3'600'000, 1, 3, 1, 2};
+  state.Apply(build);
+  state.Apply(build);
+  const auto with_build = MergeSnapshots({state.Snapshot()}, o.bucket_ms, o.windows_ms);
+  const HourPoint& hour = with_build->table(Table::kBuildUsage).begin()->second.hourly.back();
+  EXPECT_EQ(hour.bucket, t0 / kHour + 49);
+  EXPECT_EQ(hour.v, (std::array<int64_t, kMaxValues>{7'200'000, 2, 6, 2, 4}));
   EXPECT_EQ(s.points.size(), 2u);  // the last hour, per minute bucket
   // Once the first hours expire, first_ms moves to the oldest retained bucket.
   state.AdvanceTo(EventTime{t0 + 3 * kDay + 2 * kHour});

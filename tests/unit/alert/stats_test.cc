@@ -120,6 +120,104 @@ TEST(AlertStats, PValuesAreUniformishUnderTheNull) {
   EXPECT_GE(below_10pct, kTrials * 0.05);  // not absurdly conservative either
 }
 
+// log I_x(a, b) at real (non-integer) arguments, which the over-dispersed test uses:
+// mpmath.betainc(a, b, 0, x, regularized=True) at 40 digits, outside this code base.
+TEST(AlertStats, IncompleteBetaAtRealArgumentsMatchesMpmath) {
+  struct Case {
+    double x, a, b, log_i;
+  };
+  constexpr Case kCases[] = {
+      {0.25, 38.1, 46.7, -10.186278061517903},   {0.1, 5.5, 60.25, -0.33251557151278484},
+      {0.5, 200.3, 180.9, -1.8333059771816237},  {0.3, 0.7, 2.4, -0.35808807472068046},
+      {0.05, 60.5, 300.25, -36.219071889681825},
+  };
+  for (const Case& c : kCases) {
+    EXPECT_NEAR(LogRegularizedBeta(c.x, c.a, c.b), c.log_i, 1e-9 * std::max(1.0, std::fabs(c.log_i)))
+        << c.x << " " << c.a << " " << c.b;
+  }
+}
+
+// Counts with build-to-build variation: each build's rate is the common rate times a
+// log-normal factor of sigma 0.2, Poisson on top.
+struct Dispersed {
+  explicit Dispersed(uint64_t seed) : r(seed) {}
+  double Factor(double sigma) {
+    const double z =
+        std::sqrt(-2 * std::log(std::max(r.Uniform(), 1e-300))) * std::cos(2 * M_PI * r.Uniform());
+    return std::exp(sigma * z - sigma * sigma / 2);  // mean 1
+  }
+  int64_t Poisson(double mean) {
+    int64_t k = 0;
+    while (mean > 30) {
+      k += Poisson(30);
+      mean -= 30;
+    }
+    const double l = std::exp(-mean);
+    double pr = r.Uniform();
+    while (pr > l) {
+      ++k;
+      pr *= r.Uniform();
+    }
+    return k;
+  }
+  Rng r;
+};
+
+TEST(AlertStats, DispersedTestWithoutDispersionIsThePoissonTest) {
+  for (auto [x, y] : {std::pair<int64_t, int64_t>{12, 20}, {300, 400}, {5, 90}, {0, 3}}) {
+    EXPECT_DOUBLE_EQ(DispersedRateTestLogP(x, 1.0, y, {1.0, 2.0}, 0.0), PoissonRateTestLogP(x, 1.0, y, 3.0));
+  }
+  // A null ratio ρ is the Poisson test with the new side's exposure times ρ.
+  EXPECT_DOUBLE_EQ(DispersedRateTestLogP(300, 1.0, 400, {1.0, 2.0}, 0.0, 2.5),
+                   PoissonRateTestLogP(300, 2.5, 400, 3.0));
+  // More dispersion, less evidence.
+  double previous = DispersedRateTestLogP(300, 1.0, 400, {1.0, 1.0, 1.0}, 0.0);
+  for (double sigma2 : {0.001, 0.01, 0.05}) {
+    const double lp = DispersedRateTestLogP(300, 1.0, 400, {1.0, 1.0, 1.0}, sigma2);
+    EXPECT_GT(lp, previous) << sigma2;
+    previous = lp;
+  }
+}
+
+TEST(AlertStats, DispersedTestKeepsItsLevelWhereThePoissonTestDoesNot) {
+  // A healthy new build and three baseline builds, each with its own rate factor; means
+  // around 500 counts per build, where a factor of sigma 0.2 dwarfs Poisson noise.
+  Dispersed d(11);
+  constexpr int kTrials = 3000;
+  constexpr double kSigma = 0.2;
+  int poisson_below = 0, dispersed_below = 0;
+  for (int t = 0; t < kTrials; ++t) {
+    const int64_t x = d.Poisson(500 * d.Factor(kSigma));
+    int64_t y = 0;
+    for (int b = 0; b < 3; ++b) y += d.Poisson(500 * d.Factor(kSigma));
+    poisson_below += PoissonRateTestP(x, 1.0, y, 3.0) <= 0.01;
+    dispersed_below += std::exp(DispersedRateTestLogP(x, 1.0, y, {1.0, 1.0, 1.0}, kSigma * kSigma)) <= 0.01;
+  }
+  EXPECT_GT(poisson_below, kTrials / 10);  // the Poisson test calls a quarter of healthy builds bad
+  EXPECT_LE(dispersed_below, kTrials * 0.01 + 3 * std::sqrt(kTrials * 0.01));
+  EXPECT_GE(dispersed_below, kTrials * 0.002);  // and is not absurdly conservative
+}
+
+TEST(AlertStats, DispersionEstimateRecoversTheBuildToBuildVariation) {
+  for (double sigma : {0.0, 0.1, 0.2}) {
+    Dispersed d(static_cast<uint64_t>(sigma * 100) + 3);
+    const std::vector<double> exposures = {1.0, 1.5, 0.8};
+    std::vector<std::vector<int64_t>> counts;
+    for (int s = 0; s < 60; ++s) {
+      const double mean = 2000.0 / (s + 1);  // Zipf-like: a few large series, many small
+      std::vector<int64_t> per_build;
+      for (double e : exposures) per_build.push_back(d.Poisson(mean * e * d.Factor(sigma)));
+      counts.push_back(per_build);
+    }
+    const double estimate = EstimateRateDispersion(exposures, counts);
+    EXPECT_NEAR(std::sqrt(estimate), sigma, 0.05) << sigma;
+  }
+  EXPECT_EQ(EstimateRateDispersion({1.0}, {{100}, {200}}), 0.0);  // one build: nothing to compare
+  EXPECT_EQ(EstimateRateDispersion({1.0, 1.0}, {}), 0.0);
+  // Series missing a trailing build count it as 0.
+  EXPECT_GT(EstimateRateDispersion({1.0, 1.0}, {{400}, {300, 300}}), 0.5);
+}
+
 TEST(AlertStats, BonferroniAndBenjaminiHochbergByHand) {
   const std::vector<double> p = {0.01, 0.04, 0.03, 0.005};
   EXPECT_EQ(AdjustPValues(p, MultipleTesting::kNone), p);

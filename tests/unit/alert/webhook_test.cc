@@ -133,6 +133,51 @@ TEST(Webhook, ErrorAnswersAreRetriedThenCountedAsFailed) {
   EXPECT_EQ(sink.stats().failed, 1u);
   EXPECT_EQ(sink.stats().failed_attempts, 3u);
   EXPECT_EQ(sink.stats().last_error, "HTTP 500");
+  const SinkDelivery d = sink.delivery();  // what /metrics and /api/v1/status show
+  EXPECT_EQ(d.sent, 0u);
+  EXPECT_EQ(d.failed, 1u);
+  EXPECT_EQ(d.retried, 2u);
+  EXPECT_EQ(d.dropped, 0u);
+}
+
+// Every sink counts what became of its transitions, readable from any thread.
+TEST(AlertSinks, EachSinkCountsSentAndFailedTransitions) {
+  char path[] = "/tmp/seismo-alert-sink-XXXXXX";
+  const int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  close(fd);
+  auto file = FileSink::Open(path);
+  ASSERT_TRUE(file);
+  AlertEvent e = Event("sig");
+  (*file)->Publish(e, AlertEventJson(e));
+  (*file)->Publish(e, AlertEventJson(e));
+  EXPECT_EQ((*file)->delivery().sent, 2u);
+  EXPECT_EQ((*file)->delivery().failed, 0u);
+  std::remove(path);
+  // A device that is always full: every write fails and is counted, never thrown.
+  auto full = FileSink::Open("/dev/full");
+  ASSERT_TRUE(full);
+  (*full)->Publish(e, AlertEventJson(e));
+  (*full)->Publish(e, AlertEventJson(e));
+  EXPECT_EQ((*full)->delivery().sent, 0u);
+  EXPECT_EQ((*full)->delivery().failed, 2u);
+
+  int calls = 0;
+  KafkaSink kafka([&](std::string_view, std::string_view) {
+    return ++calls % 2 == 0 ? Status::IoError("queue full") : Status::Ok();
+  });
+  for (int i = 0; i < 5; ++i) kafka.Publish(e, AlertEventJson(e));
+  EXPECT_EQ(kafka.delivery().sent, 3u);
+  EXPECT_EQ(kafka.delivery().failed, 2u);
+
+  Receiver receiver(200);
+  WebhookOptions o;
+  o.url = receiver.url();
+  WebhookSink webhook(o);
+  webhook.Publish(e, AlertEventJson(e));
+  ASSERT_TRUE(webhook.WaitIdle(10s));
+  EXPECT_EQ(webhook.delivery().sent, 1u);
+  EXPECT_EQ(webhook.delivery().retried, 0u);
 }
 
 TEST(Webhook, ReceiverDownIsCountedAndNeverBlocksEvaluation) {
@@ -176,6 +221,7 @@ TEST(AlertServiceTest, EvaluatesOnItsThreadAndFeedsTheSinks) {
   o.interval = 20ms;
   o.for_evaluations = 1;
   o.age_matched = false;  // the hand-made snapshot has totals only, no hourly points
+  o.min_baseline_builds = 1;  // ... and one earlier build
   o.webhook_url = receiver.url();
   char path[] = "/tmp/seismo-alerts-XXXXXX";
   int fd = mkstemp(path);
@@ -221,6 +267,13 @@ TEST(AlertServiceTest, EvaluatesOnItsThreadAndFeedsTheSinks) {
   EXPECT_NE(bodies[0].find("\"rule\":\"new_crash_signature\""), std::string::npos);
   EXPECT_NE(bodies[1].find("\"rule\":\"crash_rate_regression\""), std::string::npos);
   EXPECT_NE(service.engine().AlertsJson().find("brand_new"), std::string::npos);
+  // The service names each sink's counters (for /metrics and /api/v1/status).
+  const auto deliveries = service.SinkDeliveries();
+  ASSERT_EQ(deliveries.size(), 2u);
+  EXPECT_EQ(deliveries[0].first, "file");
+  EXPECT_EQ(deliveries[0].second.sent, 2u);
+  EXPECT_EQ(deliveries[1].first, "webhook");
+  EXPECT_EQ(deliveries[1].second.sent, 2u);
   FILE* f = std::fopen(path, "r");
   ASSERT_NE(f, nullptr);
   char line[8192];

@@ -171,6 +171,8 @@ TEST(ConfigAlerts, DefaultsMatchSpec) {
   EXPECT_EQ(a.burst_window, std::chrono::hours(1));
   EXPECT_EQ(a.burst_baseline, std::chrono::hours(24));
   EXPECT_EQ(a.multiple_testing, MultipleTesting::kBonferroni);
+  EXPECT_EQ(a.min_baseline_builds, 2);
+  EXPECT_EQ(a.overdispersion, Overdispersion::kEstimate);
 }
 
 TEST(ConfigAlerts, ReadsEveryKey) {
@@ -179,6 +181,7 @@ TEST(ConfigAlerts, ReadsEveryKey) {
 interval = "30s"
 new_build_days = 3
 baseline_builds = 5
+min_baseline_builds = 3
 min_baseline_usage_hours = 12.5
 per_os = true
 exposure = "crash_share"
@@ -193,6 +196,7 @@ resolve_after = 4
 burst_window = "30m"
 burst_baseline = "12h"
 multiple_testing = "bh"
+overdispersion = "none"
 log_file = "/tmp/a.jsonl"
 webhook_url = "http://127.0.0.1:9/x"
 webhook_timeout = "2s"
@@ -204,6 +208,7 @@ kafka_topic = "seismo.alerts"
   EXPECT_EQ(a.interval, std::chrono::seconds(30));
   EXPECT_EQ(a.new_build_days, 3);
   EXPECT_EQ(a.baseline_builds, 5);
+  EXPECT_EQ(a.min_baseline_builds, 3);
   EXPECT_DOUBLE_EQ(a.min_baseline_usage_hours, 12.5);
   EXPECT_TRUE(a.per_os);
   EXPECT_EQ(a.exposure, ExposureMode::kCrashShare);
@@ -218,6 +223,7 @@ kafka_topic = "seismo.alerts"
   EXPECT_EQ(a.burst_window, std::chrono::minutes(30));
   EXPECT_EQ(a.burst_baseline, std::chrono::hours(12));
   EXPECT_EQ(a.multiple_testing, MultipleTesting::kBh);
+  EXPECT_EQ(a.overdispersion, Overdispersion::kNone);
   EXPECT_EQ(a.log_file, "/tmp/a.jsonl");
   EXPECT_EQ(a.webhook_url, "http://127.0.0.1:9/x");
   EXPECT_EQ(a.webhook_timeout, std::chrono::seconds(2));
@@ -235,6 +241,8 @@ TEST(ConfigAlerts, ErrorsNameTheKey) {
   bad("[alerts]\nalpha = 0.9\n", "alerts.alpha");
   bad("[alerts]\nexposure = \"pings\"\n", "alerts.exposure: \"pings\" is not one of");
   bad("[alerts]\nmultiple_testing = \"holm\"\n", "alerts.multiple_testing");
+  bad("[alerts]\noverdispersion = \"quasi\"\n", "alerts.overdispersion: \"quasi\" is not one of");
+  bad("[alerts]\nmin_baseline_builds = 0\n", "alerts.min_baseline_builds: 0 is out of range");
   bad("[alerts]\nper_os = 1\n", "alerts.per_os: expected true or false");
   bad("[alerts]\nfor = 0\n", "alerts.for: 0 is out of range");
   bad("[alerts]\nwebhook_url = \"ftp://x\"\n", "alerts.webhook_url: must start with http");

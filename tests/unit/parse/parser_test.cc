@@ -29,6 +29,7 @@ TEST(ParserMain, ReferenceExampleGivesUsageHangsAndGpuCrashes) {
   EXPECT_EQ(d.dims.os, "Windows_NT");
   EXPECT_EQ(d.dims.version, "55.0a1");
   EXPECT_EQ(d.doc_id, "5f1c2a7e-0b7d-4c55-9a61-2b9f0f3a1001");
+  EXPECT_EQ(d.install_id, "0f0e0d0c-1111-4222-8333-444455556666");  // clientId
   EXPECT_EQ(d.usage_ms, 3'600'000);  // 1.0 usage hour
   EXPECT_EQ(d.subprocess_crashes.gpu, 1u);
   ASSERT_EQ(d.hangs.size(), 2u);
@@ -148,6 +149,7 @@ TEST(ParserBhr, ReferenceExampleGivesUsageAndTwoHangs) {
   EXPECT_EQ(d.kind, DocKind::kBhr);
   EXPECT_EQ(d.usage_ms, 5'400'000);  // 1.5 h
   EXPECT_EQ(d.dims.build_date, "20210301");
+  EXPECT_EQ(d.install_id, "");  // bhr pings are sent without a clientId
   ASSERT_EQ(d.hangs.size(), 2u);
   const HangRecord& gecko = d.hangs[0];
   EXPECT_EQ(gecko.thread, "Gecko");
@@ -161,6 +163,14 @@ TEST(ParserBhr, ReferenceExampleGivesUsageAndTwoHangs) {
   EXPECT_EQ(gecko.signature, "(unresolved)");
   EXPECT_EQ(d.hangs[1].process, "content");
   EXPECT_EQ(d.hangs[1].hang_us, 145'000);
+}
+
+TEST(ParserBhr, ClientIdIsReadWhenAPipelineAddsIt) {
+  auto r = ParseWith(Replace(DataFile("docs/reference_bhr.json"), R"("type": "bhr",)",
+                             R"("type": "bhr", "clientId": "c1ie47",)"));
+  ASSERT_TRUE(r.ok()) << RejectReasonName(r.reason());
+  EXPECT_EQ(r.value().install_id, "c1ie47");
+  EXPECT_EQ(r.value().hangs.size(), 2u);
 }
 
 TEST(ParserBhr, InnermostLabelSignatureSkipsMarkersAndNativeFrames) {
@@ -270,6 +280,7 @@ std::vector<RejectCase> RejectCases() {
       {"application_not_object", R"({"type":"main","application":"x","payload":{"info":{"subsessionLength":5}}})", RejectReason::kWrongType},
       {"threads_not_array", MainPing(R"("info":{"subsessionLength":5},"threadHangStats":{"name":"G"})"), RejectReason::kWrongType},
       {"stack_frame_not_string", MainPing(R"("info":{"subsessionLength":5},"threadHangStats":[{"name":"G","hangs":[{"stack":[1],"histogram":{"values":{}}}]}])"), RejectReason::kWrongType},
+      {"client_id_not_string", R"({"type":"main","clientId":7,"application":{"buildId":"20261117090501"},"payload":{"info":{"subsessionLength":5}}})", RejectReason::kWrongType},
       {"os_name_not_string", R"({"type":"main","application":{"buildId":"20261117090501"},"environment":{"system":{"os":{"name":7}}},"payload":{"info":{"subsessionLength":5}}})", RejectReason::kWrongType},
       {"bad_submission_timestamp", R"({"type":"main","submission_timestamp":"soon","application":{"buildId":"20261117090501"},"payload":{"info":{"subsessionLength":5}}})", RejectReason::kBadTimestamp},
   };

@@ -69,7 +69,7 @@ TEST_F(ApiTest, StatusReportsCountersAndConfiguration) {
             R"("rejected":{"bad_usage":4},"filtered":5,"documents":15,"bytes":1234,"duplicates":0,"late_dropped":0,)"
             R"("folded_series":0,"dedup_forgotten":0,"series":0,"memory_bytes":0,"queues":{"chunks":2,"batches":0},)"
             R"("consumer":{"enabled":false,"consuming":true,"lag":7,"paused_partitions":0,"pauses":0,"redelivered":0,"errors":0,)"
-            R"("last_error":""},"ready":true,"last_checkpoint":"2026-11-20T10:00:00.000Z",)"
+            R"("last_error":""},"alert_sinks":{},"ready":true,"last_checkpoint":"2026-11-20T10:00:00.000Z",)"
             R"("windows":["1h","24h","7d"],"default_window":"24h","bucket":"60s"})");
   World w;
   w.Usage("bhr", "Linux", kHour, 0);
@@ -77,6 +77,19 @@ TEST_F(ApiTest, StatusReportsCountersAndConfiguration) {
   Json j(Get("/api/v1/status").body);
   EXPECT_EQ(j.root["stream_time"].get_string().value(), "2026-11-20T12:00:00.000Z");
   EXPECT_EQ(j.root["series"].get_int64().value(), 1);
+}
+
+TEST_F(ApiTest, StatusReportsEachAlertSinksDeliveries) {
+  ServiceStatus s;
+  s.alert_sinks = {{"file", 3, 1, 0, 0}, {"webhook", 2, 4, 12, 1}};
+  provider_.SetStatus(s);
+  Json j(Get("/api/v1/status").body);
+  EXPECT_EQ(j.root["alert_sinks"]["file"]["sent"].get_uint64().value(), 3u);
+  EXPECT_EQ(j.root["alert_sinks"]["file"]["failed"].get_uint64().value(), 1u);
+  EXPECT_EQ(j.root["alert_sinks"]["webhook"]["sent"].get_uint64().value(), 2u);
+  EXPECT_EQ(j.root["alert_sinks"]["webhook"]["failed"].get_uint64().value(), 4u);
+  EXPECT_EQ(j.root["alert_sinks"]["webhook"]["retried"].get_uint64().value(), 12u);
+  EXPECT_EQ(j.root["alert_sinks"]["webhook"]["dropped"].get_uint64().value(), 1u);
 }
 
 TEST_F(ApiTest, WindowsComeFromTheSnapshotOnceThereIsOne) {
@@ -97,6 +110,7 @@ TEST(Metrics, ExpositionHasHelpTypeAndHistogram) {
   ServiceStatus s;
   s.consumer_lag = 42;
   s.last_checkpoint_ms = 1000;
+  s.alert_sinks = {{"webhook", 2, 4, 12, 1}, {"kafka", 6, 0, 0, 0}};
   HttpStats http;
   http.latency.upper_bounds_s = {0.001, 0.01};
   http.latency.routes.push_back({"/api/v1/hangs", {2, 1, 1}, 0.5});
@@ -113,7 +127,12 @@ TEST(Metrics, ExpositionHasHelpTypeAndHistogram) {
         "seismo_http_request_duration_seconds_bucket{path=\"/api/v1/hangs\",le=\"0.01\"} 3\n",
         "seismo_http_request_duration_seconds_bucket{path=\"/api/v1/hangs\",le=\"+Inf\"} 4\n",
         "seismo_http_request_duration_seconds_sum{path=\"/api/v1/hangs\"} 0.5\n",
-        "seismo_http_request_duration_seconds_count{path=\"/api/v1/hangs\"} 4\n", "seismo_http_sse_clients 1\n"}) {
+        "seismo_http_request_duration_seconds_count{path=\"/api/v1/hangs\"} 4\n", "seismo_http_sse_clients 1\n",
+        "# TYPE seismo_alert_sink_sent_total counter\n", "seismo_alert_sink_sent_total{sink=\"webhook\"} 2\n",
+        "seismo_alert_sink_sent_total{sink=\"kafka\"} 6\n", "# TYPE seismo_alert_sink_failed_total counter\n",
+        "seismo_alert_sink_failed_total{sink=\"webhook\"} 4\n", "seismo_alert_sink_failed_total{sink=\"kafka\"} 0\n",
+        "# TYPE seismo_alert_sink_retries_total counter\n", "seismo_alert_sink_retries_total{sink=\"webhook\"} 12\n",
+        "# TYPE seismo_alert_sink_dropped_total counter\n", "seismo_alert_sink_dropped_total{sink=\"webhook\"} 1\n"}) {
     EXPECT_NE(text.find(line), std::string::npos) << line << "\n" << text;
   }
   // Every sample belongs to a family announced with HELP and TYPE.
