@@ -18,6 +18,8 @@
 #include <sstream>
 #include <thread>
 
+#include "test_scale.h"
+
 extern char** environ;
 
 namespace seismo {
@@ -27,13 +29,8 @@ namespace fs = std::filesystem;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr bool kSanitized = true;  // shadow memory and quarantine inflate RSS
-constexpr size_t kDocsPerKind = 20'000;
-#else
-constexpr bool kSanitized = false;
-constexpr size_t kDocsPerKind = 120'000;
-#endif
+using test::kSanitized;  // a sanitizer's shadow memory and quarantine inflate RSS: not checked then
+constexpr size_t kDocsPerKind = test::Scaled(120'000, 6);
 
 constexpr uint64_t kLimit = 160ull << 20;
 

@@ -13,6 +13,7 @@
 #include "seismo/aggregate/shard_state.h"
 #include "seismo/app/synth.h"
 #include "seismo/core/hash.h"
+#include "test_scale.h"
 
 namespace seismo {
 namespace {
@@ -93,14 +94,15 @@ TEST(Budget, RandomTextInEveryFieldOfEveryTableStaysWithinTheSeriesBudgetAndExac
   ShardState state(o);
   Rng r(5);
   std::array<int64_t, kTableCount> sent{};
-  for (int i = 0; i < 100'000; ++i) {
+  const int n = static_cast<int>(test::Scaled(100'000, 4));
+  for (int i = 0; i < n; ++i) {
     Delta d = Adversarial(r, static_cast<Table>(i % kTableCount), kT0 + i);
     sent[static_cast<size_t>(d.table)] += d.values[0];
     state.Apply(d);
     ASSERT_LE(state.series_count(), o.max_series + 8) << "after " << i;
   }
   EXPECT_EQ(Sums(state), sent);
-  EXPECT_GT(state.counters().folded, 90'000u);
+  EXPECT_GT(state.counters().folded, static_cast<uint64_t>(n) * 9 / 10);
   EXPECT_EQ(state.MemoryBytes(), state.RecountMemoryBytes());
 }
 
@@ -145,14 +147,15 @@ TEST(Budget, MemoryBudgetHoldsAndTheRunningEstimateEqualsARecount) {
   o.windows_ms = {3'600'000};
   ShardState state(o);
   Rng r(7);
-  for (int i = 0; i < 200'000; ++i) {
+  const int n = static_cast<int>(test::Scaled(200'000, 4));
+  for (int i = 0; i < n; ++i) {
     Delta d = Adversarial(r, static_cast<Table>(i % kTableCount), kT0 + i * 100);
     state.Apply(d);
     if (i % 20'000 == 0) ASSERT_EQ(state.MemoryBytes(), state.RecountMemoryBytes()) << "after " << i;
   }
   EXPECT_LE(state.MemoryBytes(), ShardStateBudget(o) + ShardStateBudget(o) / 10);
   EXPECT_EQ(state.MemoryBytes(), state.RecountMemoryBytes());
-  state.AdvanceTo(EventTime{kT0 + 200'000 * 100 + 2 * 3'600'000});  // most buckets expire
+  state.AdvanceTo(EventTime{kT0 + int64_t{n} * 100 + 2 * 3'600'000});  // most buckets expire
   EXPECT_EQ(state.MemoryBytes(), state.RecountMemoryBytes());
   ShardState restored(o);
   ShardImage image = state.Image();
@@ -169,7 +172,8 @@ TEST(Budget, RememberedCrashIdsAreBoundedAndForgettingIsCounted) {
   o.memory_limit = 8 << 20;
   ShardState state(o);
   Rng r(8);
-  for (int i = 0; i < 200'000; ++i) {
+  const int n = static_cast<int>(test::Scaled(200'000, 4));
+  for (int i = 0; i < n; ++i) {
     Delta d;
     d.table = Table::kCrashes;
     d.key = JoinKey({"release", "Firefox", "1", "20261101", "Linux", "content", "content", "sig"});
@@ -180,7 +184,7 @@ TEST(Budget, RememberedCrashIdsAreBoundedAndForgettingIsCounted) {
   }
   EXPECT_GT(state.counters().dedup_forgotten, 0u);
   EXPECT_LE(state.MemoryBytes(), ShardStateBudget(o) / 8 + (64 << 10));
-  EXPECT_EQ(Sums(state)[static_cast<size_t>(Table::kCrashes)], 200'000);
+  EXPECT_EQ(Sums(state)[static_cast<size_t>(Table::kCrashes)], n);
 }
 
 // The estimate is what the allocator holds, within a margin: checked with

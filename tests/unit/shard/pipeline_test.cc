@@ -10,6 +10,7 @@
 
 #include "seismo/app/synth.h"
 #include "seismo/signature/generator.h"
+#include "test_scale.h"
 
 namespace seismo {
 namespace {
@@ -162,7 +163,7 @@ void ExpectEqual(const Naive& naive, const Aggregates& a) {
 }
 
 TEST(Pipeline, ShardedResultEqualsNaiveRecomputationFor1And2And8Threads) {
-  for (uint64_t seed : {1u, 2u, 3u}) {
+  for (uint64_t seed = 1; seed <= test::Scaled(3, 3); ++seed) {
     std::vector<std::string> docs = Corpus(seed, 1500);
     Naive naive = Recompute(docs);
     ASSERT_GT(naive.hangs.size(), 100u);

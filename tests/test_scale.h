@@ -1,0 +1,23 @@
+// How much data the heavy randomised tests push. An optimised build runs them at
+// full scale (that run checks scale: a million stacks, fifty seeds); under a
+// sanitizer, 10-50x slower, the same code paths run on a fraction of the data
+// (that run checks memory and thread safety), so CI fits its time budget.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+
+namespace seismo::test {
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+inline constexpr bool kSanitized = true;
+#else
+inline constexpr bool kSanitized = false;
+#endif
+
+// `n` in an optimised build, n / divisor (at least `floor`) under a sanitizer.
+constexpr size_t Scaled(size_t n, size_t divisor = 10, size_t floor = 1) {
+  return kSanitized ? std::max(floor, n / divisor) : n;
+}
+
+}  // namespace seismo::test
