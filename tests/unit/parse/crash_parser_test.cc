@@ -150,6 +150,10 @@ TEST(CrashPingTest, BadSubmissionTimestampIsRejectedBadCreationDateIgnored) {
   EXPECT_FALSE(d.fallback_time.has_value());
   EXPECT_EQ(MustReject(R"j({"application": {"buildId": 20210222}, "payload": {}})j", CrashFormat::kTelemetryPing),
             RejectReason::kWrongType);
+  // Unreadable text is ignored; a value that is not a string is a wrong type, as in main pings.
+  EXPECT_EQ(MustReject(R"j({"application": {"buildId": "20210222"}, "payload": {}, "creationDate": 1})j",
+                       CrashFormat::kTelemetryPing),
+            RejectReason::kWrongType);
 }
 
 TEST(CrashPingTest, ShutDownKillContentIsContentShutdownAndStartupFlag) {
