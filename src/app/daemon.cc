@@ -313,7 +313,7 @@ void Daemon::RunSource() {
     MaybeCheckpoint();
   }
   drained_ = WaitForPipeline();
-  if (drained_) Checkpoint();  // a failure is logged and counted; the previous checkpoint stays
+  if (drained_) Checkpoint();          // a failure is logged and counted; the previous checkpoint stays
   Status closed = consumer_->Close();  // commits the checkpointed offsets through OnRevoking
   if (!closed.ok()) spdlog::warn("kafka: close: {}", closed.message());
 }

@@ -132,8 +132,7 @@ void KafkaMessageBatch::Clear() {
 
 // ---- KafkaConsumer ----
 
-KafkaConsumer::KafkaConsumer(const KafkaConsumerOptions& options,
-                             KafkaRebalanceListener* listener)
+KafkaConsumer::KafkaConsumer(const KafkaConsumerOptions& options, KafkaRebalanceListener* listener)
     : options_(options), listener_(listener), callbacks_(std::make_unique<CallbackTarget>()) {
   callbacks_->consumer = this;
 }
@@ -193,8 +192,8 @@ Result<std::unique_ptr<KafkaConsumer>> KafkaConsumer::Create(const KafkaConsumer
 KafkaConsumer::~KafkaConsumer() {
   if (rk_ == nullptr) return;
   auto strategy = options_.properties.find("partition.assignment.strategy");
-  const bool cooperative =
-      strategy != options_.properties.end() && strategy->second.find("cooperative-sticky") != std::string::npos;
+  const bool cooperative = strategy != options_.properties.end() &&
+                           strategy->second.find("cooperative-sticky") != std::string::npos;
   if (!closed_) {
     const Status s = Close();
     if (!s.ok()) spdlog::warn("kafka consumer: close: {}", s.message());

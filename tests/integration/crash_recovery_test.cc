@@ -13,13 +13,13 @@
 #include <thread>
 
 #include "integration/daemon_process.h"
-#include "unit/http/http_client.h"
 #include "seismo/app/replay.h"
 #include "seismo/app/synth.h"
 #include "seismo/checkpoint/checkpoint.h"
 #include "seismo/ingest/kafka_producer.h"
 #include "seismo/ingest/mock_cluster.h"
 #include "seismo/signature/generator.h"
+#include "unit/http/http_client.h"
 
 namespace seismo {
 namespace {

@@ -159,7 +159,8 @@ TEST_F(KafkaConsumerTest, CooperativeConsumerDestroyedBeforeItsFirstAssignmentEn
     options.brokers = cluster_->bootstrap_servers();
     options.group_id = closed_first ? "coop-closed" : "coop";
     options.topics = {"coop"};
-    options.properties = {{"session.timeout.ms", "6000"}, {"partition.assignment.strategy", "cooperative-sticky"}};
+    options.properties = {{"session.timeout.ms", "6000"},
+                          {"partition.assignment.strategy", "cooperative-sticky"}};
     auto consumer = KafkaConsumer::Create(options, nullptr);
     ASSERT_TRUE(consumer.has_value()) << consumer.error().message();
     // The group answers the join (and so picks the assignor) but never the sync: no

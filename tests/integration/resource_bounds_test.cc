@@ -68,7 +68,8 @@ std::string KafkaLines(const std::string& log) {
   size_t start = 0;
   for (size_t end = log.find('\n'); end != std::string::npos; start = end + 1, end = log.find('\n', start)) {
     const std::string line = log.substr(start, end - start);
-    if (line.find("kafka") != std::string::npos && line.find("FETCH") == std::string::npos) out += line + "\n";
+    if (line.find("kafka") != std::string::npos && line.find("FETCH") == std::string::npos)
+      out += line + "\n";
   }
   return out;
 }
@@ -196,7 +197,8 @@ TEST_F(ResourceBounds, ThreadsAndDescriptorsStayFixedAfterStart) {
     auto other = KafkaConsumer::Create(o, nullptr);
     ASSERT_TRUE(other);
     const auto deadline = std::chrono::steady_clock::now() + seconds(60);
-    while ((*other)->assignment().empty() && moved() == moved_before && std::chrono::steady_clock::now() < deadline) {
+    while ((*other)->assignment().empty() && moved() == moved_before &&
+           std::chrono::steady_clock::now() < deadline) {
       (void)(*other)->Poll(100, milliseconds(100));
     }
     ASSERT_GT(moved(), moved_before) << "no rebalance took partitions away\n" << KafkaLines(daemon.log());
