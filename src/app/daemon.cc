@@ -21,7 +21,6 @@ namespace seismo {
 namespace {
 
 constexpr size_t kChunkBytes = 1 << 20;
-constexpr size_t kChunkDocs = 2048;
 constexpr auto kPublishInterval = std::chrono::milliseconds(500);
 constexpr auto kBarrierTimeout = std::chrono::seconds(60);
 
@@ -264,7 +263,7 @@ void Daemon::RunSource() {
       ref.offset = line_no;
       chunk->data.append(*line);
       chunk->docs.push_back(ref);
-      if (chunk->data.size() >= kChunkBytes || chunk->docs.size() >= kChunkDocs) submit();
+      if (chunk->data.size() >= kChunkBytes || chunk->docs.size() >= chunk_docs_) submit();
       if (stop_source_.load(std::memory_order_relaxed)) break;
     }
     submit();
@@ -290,7 +289,7 @@ void Daemon::RunSource() {
   }
   const auto other_topic = static_cast<uint16_t>(files + config_.kafka.topics.size());
   while (!stop_source_.load(std::memory_order_relaxed)) {
-    KafkaMessageBatch batch = consumer_->Poll(kChunkDocs, std::chrono::milliseconds(100));
+    KafkaMessageBatch batch = consumer_->Poll(chunk_docs_, std::chrono::milliseconds(100));
     if (!batch.empty()) {
       auto chunk = std::make_unique<DocChunk>();
       chunk->data.reserve(batch.payload_bytes());

@@ -178,12 +178,8 @@ TEST_F(DaemonKafka, FullQueuesPauseConsumptionAndLoseNothing) {
   ProduceCorpus(13, 3000, 800, 600, 300);
   ExpectNothingDroppedByTheMock();
   SystemClock clock;
-  Config config = DaemonConfig(2, /*queue_chunks=*/1);
-  // Small fetches: many small chunks rather than a few large ones.
-  config.kafka.properties["fetch.max.bytes"] = "100000";
-  config.kafka.properties["message.max.bytes"] = "100000";
-  config.kafka.properties["max.partition.fetch.bytes"] = "20000";
-  Daemon daemon(config, signatures_.get(), &clock);
+  Daemon daemon(DaemonConfig(2, /*queue_chunks=*/1), signatures_.get(), &clock);
+  daemon.SetChunkDocsForTesting(50);  // many small chunks rather than a few large ones
   daemon.SetParseDelayForTesting(milliseconds(10));
   daemon.SetShardBackpressureForTesting(/*apply_delay=*/milliseconds(15), /*batch_ring_capacity=*/2);
   HttpServer server;

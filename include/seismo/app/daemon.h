@@ -85,6 +85,8 @@ class Daemon final : public StateProvider {
     apply_delay_for_testing_ = apply_delay;
     batch_ring_capacity_for_testing_ = batch_ring_capacity;
   }
+  // Test seam: documents per chunk at most (default 2048). Before Start().
+  void SetChunkDocsForTesting(size_t n) { chunk_docs_ = n; }
   // Tests: per (worker, shard) ring, whether it is full right now. After Start().
   std::vector<bool> FullBatchRingsForTesting() const;
 
@@ -142,6 +144,7 @@ class Daemon final : public StateProvider {
   std::chrono::milliseconds checkpoint_pause_for_testing_{0};
   std::chrono::milliseconds apply_delay_for_testing_{0};
   size_t batch_ring_capacity_for_testing_ = 0;  // 0 = the pipeline's default
+  size_t chunk_docs_ = 2048;                    // documents per chunk at most (≈1 MB of pings)
   std::string restored_alert_state_;
   bool stopped_ = false;
   int64_t started_at_ms_ = 0;
