@@ -67,6 +67,39 @@ void InitCurlOnce() {
 
 size_t DiscardBody(char*, size_t size, size_t n, void*) { return size * n; }
 
+// One POST on the worker's handle (its connection is kept and reused).
+bool PostOnce(CURL* curl, const WebhookOptions& options, const std::string& body, std::string* error) {
+  if (curl == nullptr) {
+    *error = "curl_easy_init failed";
+    return false;
+  }
+  curl_slist* headers = curl_slist_append(nullptr, "Content-Type: application/json");
+  curl_easy_setopt(curl, CURLOPT_URL, options.url.c_str());
+  curl_easy_setopt(curl, CURLOPT_POST, 1L);
+  curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body.data());
+  curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
+  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+  curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(options.timeout.count()));
+  curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(options.timeout.count()));
+  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);  // no SIGALRM from a worker thread
+  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, DiscardBody);
+  curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
+  const CURLcode rc = curl_easy_perform(curl);
+  long status = 0;
+  curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
+  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, nullptr);  // the list is freed; the handle lives on
+  curl_slist_free_all(headers);
+  if (rc != CURLE_OK) {
+    *error = curl_easy_strerror(rc);
+    return false;
+  }
+  if (status < 200 || status > 299) {
+    *error = "HTTP " + std::to_string(status);
+    return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 WebhookSink::WebhookSink(WebhookOptions options) : options_(std::move(options)) {
@@ -120,40 +153,8 @@ bool WebhookSink::WaitIdle(std::chrono::milliseconds timeout) const {
   return cv_.wait_for(lock, timeout, [&] { return queue_.empty() && !busy_; });
 }
 
-bool WebhookSink::PostOnce(const std::string& body, std::string* error) {
-  CURL* curl = curl_easy_init();
-  if (curl == nullptr) {
-    *error = "curl_easy_init failed";
-    return false;
-  }
-  curl_slist* headers = curl_slist_append(nullptr, "Content-Type: application/json");
-  curl_easy_setopt(curl, CURLOPT_URL, options_.url.c_str());
-  curl_easy_setopt(curl, CURLOPT_POST, 1L);
-  curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body.data());
-  curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
-  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
-  curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(options_.timeout.count()));
-  curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(options_.timeout.count()));
-  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);  // no SIGALRM from a worker thread
-  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, DiscardBody);
-  curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
-  const CURLcode rc = curl_easy_perform(curl);
-  long status = 0;
-  curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
-  curl_slist_free_all(headers);
-  curl_easy_cleanup(curl);
-  if (rc != CURLE_OK) {
-    *error = curl_easy_strerror(rc);
-    return false;
-  }
-  if (status < 200 || status > 299) {
-    *error = "HTTP " + std::to_string(status);
-    return false;
-  }
-  return true;
-}
-
 void WebhookSink::Run() {
+  CURL* curl = curl_easy_init();
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
     cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
@@ -173,7 +174,7 @@ void WebhookSink::Run() {
         ++stats_.retries;
       }
       lock.unlock();
-      delivered = PostOnce(body, &error);
+      delivered = PostOnce(curl, options_, body, &error);
       lock.lock();
       if (delivered) break;
       ++stats_.failed_attempts;
@@ -194,6 +195,8 @@ void WebhookSink::Run() {
   queue_.clear();
   busy_ = false;
   cv_.notify_all();
+  lock.unlock();
+  curl_easy_cleanup(curl);
 }
 
 // ------------------------------------------------------------------ kafka

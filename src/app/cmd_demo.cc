@@ -213,6 +213,7 @@ int RunDemo(const DemoArgs& args) {
 
   // Watchdog: a stuck drain must not keep the process alive past shutdown_timeout.
   const auto timeout = config->shutdown_timeout;
+  const auto stop_started = std::chrono::steady_clock::now();
   std::thread([timeout] {
     std::this_thread::sleep_for(timeout);
     spdlog::error("shutdown took longer than {} ms; exiting", timeout.count());
@@ -229,7 +230,8 @@ int RunDemo(const DemoArgs& args) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   server.Stop();
-  daemon.Stop();
+  if (Status s = daemon.Shutdown(stop_started + timeout * 4 / 5); !s.ok())
+    spdlog::error("shutdown: {}", s.message());
   producer->reset();
   const RecordCounts c = daemon.counts();
   spdlog::info("stopped: {} documents produced, {} consumed ({} main, {} bhr, {} crash)",

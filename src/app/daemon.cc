@@ -2,8 +2,10 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 #include <map>
+#include <set>
 
 #include "seismo/app/dead_letters.h"
 #include "seismo/app/replay.h"
@@ -19,7 +21,6 @@ namespace seismo {
 namespace {
 
 constexpr size_t kChunkBytes = 1 << 20;
-constexpr size_t kChunkDocs = 2048;
 constexpr auto kPublishInterval = std::chrono::milliseconds(500);
 constexpr auto kBarrierTimeout = std::chrono::seconds(60);
 
@@ -32,8 +33,10 @@ std::optional<DocKind> KindByName(const std::string& name) {
 
 }  // namespace
 
-// Commits what was handed to the pipeline before partitions go away, so the
-// next owner starts right after it (each record counted once per group).
+// Starts partitions at their checkpointed offsets, checkpoints before they go
+// away and commits what that checkpoint holds, so the next owner starts right
+// after it (each record counted once per group). Tracks whether this instance
+// holds any partition (readiness: "consuming").
 class Daemon::Rebalance final : public KafkaRebalanceListener {
  public:
   explicit Rebalance(Daemon& d) : daemon_(d) {}
@@ -60,23 +63,44 @@ class Daemon::Rebalance final : public KafkaRebalanceListener {
       }
     }
     for (const auto& [tp, offset] : start) handed.Start(tp, offset);
-    daemon_.consuming_.store(true, std::memory_order_relaxed);
+    assigned_.insert(partitions.begin(), partitions.end());
+    daemon_.consuming_.store(!assigned_.empty(), std::memory_order_relaxed);
     return start;  // others: the group's committed offsets (or auto.offset.reset)
   }
 
   void OnRevoking(const std::vector<TopicPartition>& partitions) override {
     daemon_.Checkpoint();  // everything handed so far is aggregated and saved first
+    // Commit only offsets a checkpoint holds. A record handed to the pipeline
+    // but not checkpointed (the checkpoint failed, or the shutdown budget ran
+    // out) must be read again: the next owner, and this instance after a
+    // restart (which starts at the later of its checkpoint and the commit),
+    // start at the commit. Without [checkpoint] the commit is the only record.
+    const bool checkpoints = !daemon_.config_.checkpoint.dir.empty();
     std::map<TopicPartition, int64_t> commit;
     for (const TopicPartition& tp : partitions) {
-      auto it = handed.next().find(tp);
-      if (it != handed.next().end()) commit[tp] = it->second;
+      if (checkpoints) {
+        auto it = daemon_.checkpoint_offsets_.find({tp.topic, tp.partition});
+        if (it != daemon_.checkpoint_offsets_.end()) commit[tp] = it->second;
+      } else {
+        auto it = handed.next().find(tp);
+        if (it != handed.next().end()) commit[tp] = it->second;
+      }
     }
     if (!commit.empty() && daemon_.consumer_) {
       Status s = daemon_.consumer_->Commit(commit, CommitMode::kSync);
       if (!s.ok()) spdlog::warn("kafka: commit before revoke failed: {}", s.message());
     }
-    for (const TopicPartition& tp : partitions) handed.Forget(tp);
+    Forget(partitions);
     spdlog::info("kafka: revoked {} partition(s)", partitions.size());
+  }
+
+  // Taken away without a hand-over (session timeout, coordinator gone): another
+  // member may own them already, so nothing is committed; what was handed is
+  // still checkpointed, so a restart does not read it again.
+  void OnLost(const std::vector<TopicPartition>& partitions) override {
+    daemon_.Checkpoint();
+    Forget(partitions);
+    spdlog::warn("kafka: lost {} partition(s)", partitions.size());
   }
 
   // What has been handed to the pipeline. Source thread only (rebalance
@@ -84,7 +108,16 @@ class Daemon::Rebalance final : public KafkaRebalanceListener {
   HandedOffsets handed;
 
  private:
+  void Forget(const std::vector<TopicPartition>& partitions) {
+    for (const TopicPartition& tp : partitions) {
+      handed.Forget(tp);
+      assigned_.erase(tp);
+    }
+    daemon_.consuming_.store(!assigned_.empty(), std::memory_order_relaxed);
+  }
+
   Daemon& daemon_;
+  std::set<TopicPartition> assigned_;  // source thread only
 };
 
 Daemon::Daemon(Config config, const SignatureGenerator* signatures, const Clock* clock)
@@ -100,6 +133,8 @@ Status Daemon::Start() {
   dead_letters_ = std::move(*dead_letters);
   PipelineOptions po = ToPipelineOptions(config_);
   po.parse_delay_for_testing = parse_delay_for_testing_;
+  po.apply_delay_for_testing = apply_delay_for_testing_;
+  if (batch_ring_capacity_for_testing_ > 0) po.delta_ring_capacity = batch_ring_capacity_for_testing_;
   for (const std::string& f : config_.sources.files) po.sources.push_back({f, std::nullopt});
   for (const std::string& t : config_.kafka.topics) {
     auto kind = config_.kafka.topic_kinds.find(t);
@@ -164,20 +199,32 @@ Status Daemon::Start() {
 bool Daemon::SubmitWithBackpressure(std::unique_ptr<DocChunk> chunk) {
   if (pipeline_->TrySubmit(chunk)) return true;
   // Workers are behind: stop fetching instead of growing memory; nothing is dropped.
-  bool paused = false;
   if (consumer_) {
-    paused = consumer_->PauseAll().ok();
-    pauses_.fetch_add(1, std::memory_order_relaxed);
+    Status paused = consumer_->PauseAll();
+    if (!paused.ok()) {
+      spdlog::warn("kafka: pause failed: {}", paused.message());
+    } else if (!consumer_->assignment().empty()) {
+      pauses_.fetch_add(1, std::memory_order_relaxed);  // only pauses that stopped fetching
+    }
   }
   Backoff backoff;
+  bool submitted = true;
   while (!pipeline_->TrySubmit(chunk)) {
+    // Past the shutdown deadline nothing handed from now on will be checkpointed
+    // (every barrier fails), so the chunk can be left unsubmitted.
+    if (std::chrono::steady_clock::now() >= ShutdownDeadline()) {
+      submitted = false;
+      break;
+    }
     backoff.Idle();
   }
-  if (paused) {
+  if (consumer_) {
+    // Even after a failed PauseAll(): some partitions may be paused, and PauseAll()
+    // keeps pausing newly assigned ones until ResumeAll().
     Status s = consumer_->ResumeAll();
     if (!s.ok()) spdlog::warn("kafka: resume failed: {}", s.message());
   }
-  return true;
+  return submitted;
 }
 
 void Daemon::RunSource() {
@@ -210,7 +257,7 @@ void Daemon::RunSource() {
       ref.offset = line_no;
       chunk->data.append(*line);
       chunk->docs.push_back(ref);
-      if (chunk->data.size() >= kChunkBytes || chunk->docs.size() >= kChunkDocs) submit();
+      if (chunk->data.size() >= kChunkBytes || chunk->docs.size() >= chunk_docs_) submit();
       if (stop_source_.load(std::memory_order_relaxed)) break;
     }
     submit();
@@ -223,7 +270,8 @@ void Daemon::RunSource() {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
       MaybeCheckpoint();
     }
-    Checkpoint();
+    drained_ = WaitForPipeline();
+    if (drained_) Checkpoint();  // a failure is logged and counted; the previous checkpoint stays
     return;
   }
 
@@ -235,7 +283,7 @@ void Daemon::RunSource() {
   }
   const auto other_topic = static_cast<uint16_t>(files + config_.kafka.topics.size());
   while (!stop_source_.load(std::memory_order_relaxed)) {
-    KafkaMessageBatch batch = consumer_->Poll(kChunkDocs, std::chrono::milliseconds(100));
+    KafkaMessageBatch batch = consumer_->Poll(chunk_docs_, std::chrono::milliseconds(100));
     if (!batch.empty()) {
       auto chunk = std::make_unique<DocChunk>();
       chunk->data.reserve(batch.payload_bytes());
@@ -257,8 +305,9 @@ void Daemon::RunSource() {
     }
     MaybeCheckpoint();
   }
-  Checkpoint();
-  Status closed = consumer_->Close();  // commits handed offsets through OnRevoking
+  drained_ = WaitForPipeline();
+  if (drained_) Checkpoint();          // a failure is logged and counted; the previous checkpoint stays
+  Status closed = consumer_->Close();  // commits the checkpointed offsets through OnRevoking
   if (!closed.ok()) spdlog::warn("kafka: close: {}", closed.message());
 }
 
@@ -290,26 +339,46 @@ void Daemon::MaybeCheckpoint() {
   Checkpoint();
 }
 
-void Daemon::Checkpoint() {
-  if (config_.checkpoint.dir.empty()) return;
+std::chrono::steady_clock::time_point Daemon::ShutdownDeadline() const {
+  return std::chrono::steady_clock::time_point(
+      std::chrono::steady_clock::duration(shutdown_deadline_.load(std::memory_order_relaxed)));
+}
+
+bool Daemon::WaitForPipeline() {
+  const auto give_up = std::chrono::steady_clock::now() + kBarrierTimeout;
+  for (;;) {
+    if (pipeline_->WaitIdle(std::chrono::milliseconds(50))) return true;
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= give_up || now >= ShutdownDeadline()) return false;
+  }
+}
+
+bool Daemon::Checkpoint() {
+  if (config_.checkpoint.dir.empty()) return true;
   const bool alerts_changed = save_alert_state_ && save_alert_state_() != alerts_at_checkpoint_;
   if (handed_docs_ == handed_docs_at_checkpoint_ && !alerts_changed && last_checkpoint_ms_.load() != 0)
-    return;
-  if (!pipeline_->WaitIdle(kBarrierTimeout)) {
-    spdlog::error("checkpoint: the pipeline did not drain within {} s; skipped", kBarrierTimeout.count());
+    return true;
+  if (!WaitForPipeline()) {
+    spdlog::error("checkpoint: the pipeline did not drain in time; skipped");
     checkpoint_failures_.fetch_add(1);
-    return;
+    return false;
   }
-  std::vector<ShardImage> shards = pipeline_->shards().CollectImages(kBarrierTimeout);
+  // The shards are idle: they answer at their next loop turn.
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(ShutdownDeadline() -
+                                                                          std::chrono::steady_clock::now());
+  const auto wait = std::clamp<std::chrono::milliseconds>(
+      left, std::chrono::milliseconds(100),
+      std::chrono::duration_cast<std::chrono::milliseconds>(kBarrierTimeout));
+  std::vector<ShardImage> shards = pipeline_->shards().CollectImages(wait);
   if (shards.empty()) {
     spdlog::error("checkpoint: shards did not answer; skipped");
     checkpoint_failures_.fetch_add(1);
-    return;
+    return false;
   }
-  WriteCheckpointOf(std::move(shards));
+  return WriteCheckpointOf(std::move(shards));
 }
 
-void Daemon::WriteCheckpointOf(std::vector<ShardImage> shards) {
+bool Daemon::WriteCheckpointOf(std::vector<ShardImage> shards) {
   CheckpointData data;
   data.shards = std::move(shards);
   data.written_at_ms = clock_->Now().ms;
@@ -322,10 +391,12 @@ void Daemon::WriteCheckpointOf(std::vector<ShardImage> shards) {
   }
   data.file_lines = file_lines_;
   if (save_alert_state_) data.alerts = save_alert_state_();
-  if (Status s = WriteCheckpoint(config_.checkpoint.dir, data); !s.ok()) {
+  CheckpointWriteOptions options;
+  options.pause_midway_for_testing = checkpoint_pause_for_testing_;
+  if (Status s = WriteCheckpoint(config_.checkpoint.dir, data, options); !s.ok()) {
     spdlog::error("checkpoint: {}; the previous checkpoint stays", s.message());
     checkpoint_failures_.fetch_add(1);
-    return;
+    return false;
   }
   checkpoint_offsets_ = data.kafka_offsets;
   handed_docs_at_checkpoint_ = handed_docs_;
@@ -336,6 +407,7 @@ void Daemon::WriteCheckpointOf(std::vector<ShardImage> shards) {
     // partition's next owner where counting continues.
     (void)consumer_->Commit(rebalance_->handed.next(), CommitMode::kAsync);
   }
+  return true;
 }
 
 void Daemon::Publish() {
@@ -350,18 +422,39 @@ void Daemon::RunPublisher() {
   ShardSet& shards = pipeline_->shards();
   while (!stop_publisher_.load(std::memory_order_relaxed)) {
     shards.RequestSnapshots();
-    std::this_thread::sleep_for(kPublishInterval);
+    // In steps, so that stopping does not wait out a whole interval.
+    for (auto slept = std::chrono::milliseconds(0);
+         slept < kPublishInterval && !stop_publisher_.load(std::memory_order_relaxed);
+         slept += std::chrono::milliseconds(20)) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
     Publish();
   }
 }
 
-void Daemon::Stop() {
-  if (stopped_ || !pipeline_) return;
+void Daemon::Stop() { (void)Shutdown(std::chrono::steady_clock::now() + config_.shutdown_timeout); }
+
+Status Daemon::Shutdown(std::chrono::steady_clock::time_point deadline) {
+  if (stopped_ || !pipeline_) return shutdown_status_;
   stopped_ = true;
+  // Also cuts short a barrier the source thread may be waiting in right now.
+  shutdown_deadline_.store(deadline.time_since_epoch().count(), std::memory_order_relaxed);
   stop_source_.store(true);
-  if (source_thread_.joinable()) source_thread_.join();
+  if (!source_thread_.joinable()) {  // Start() failed or never ran: nothing was handed over
+    pipeline_->Finish();
+    return shutdown_status_;
+  }
+  source_thread_.join();
   stop_publisher_.store(true);
   if (publisher_thread_.joinable()) publisher_thread_.join();
+  if (!drained_) {
+    // The queues could not be drained in time. The last checkpoint (and only it)
+    // is on disk and committed; a restart continues from there.
+    pipeline_->Abandon();
+    if (alerts_) alerts_->Stop(/*final_round=*/false);
+    shutdown_status_ = Status::Unavailable("the queues did not drain before the shutdown deadline");
+    return shutdown_status_;
+  }
   pipeline_->Finish();
   auto final_snapshot = pipeline_->FinalSnapshot();
   {
@@ -375,7 +468,10 @@ void Daemon::Stop() {
   if (!config_.checkpoint.dir.empty() && save_alert_state_ && save_alert_state_() != alerts_at_checkpoint_) {
     WriteCheckpointOf(pipeline_->shards().FinalImages());
   }
+  return shutdown_status_;
 }
+
+std::vector<bool> Daemon::FullBatchRingsForTesting() const { return pipeline_->shards().FullRings(); }
 
 std::string Daemon::alerts_json() const {
   return restored_.load(std::memory_order_acquire) && alerts_ ? alerts_->engine().AlertsJson() : "[]";
@@ -404,6 +500,8 @@ ServiceStatus Daemon::status() const {
   s.pauses = pauses_.load(std::memory_order_relaxed);
   if (rebalance_) s.redelivered = rebalance_->handed.redelivered();
   s.last_checkpoint_ms = last_checkpoint_ms_.load(std::memory_order_relaxed);
+  s.checkpoint_failures = checkpoint_failures_.load(std::memory_order_relaxed);
+  if (dead_letters_) s.dead_letter_failures = dead_letters_->failures();
   if (pipeline_) {
     s.queued_chunks = pipeline_->QueuedChunks();
     s.queued_batches = pipeline_->QueuedBatches();

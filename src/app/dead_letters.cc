@@ -22,6 +22,11 @@ class KafkaDeadLetters final : public DeadLetterSink {
       spdlog::error("dead letters: cannot produce to {}: {}", topic_, s.message());
     }
   }
+  // Not enqueued (queue full for a second) plus enqueued and then not delivered.
+  uint64_t failures() const override {
+    producer_->Poll(std::chrono::milliseconds(0));  // delivery reports due since the last letter
+    return failed_.load(std::memory_order_relaxed) + producer_->stats().failed;
+  }
 
  private:
   std::unique_ptr<KafkaProducer> producer_;
@@ -34,6 +39,11 @@ class Tee final : public DeadLetterSink {
   explicit Tee(std::vector<std::unique_ptr<DeadLetterSink>> sinks) : sinks_(std::move(sinks)) {}
   void Write(const DeadLetter& letter) override {
     for (auto& sink : sinks_) sink->Write(letter);
+  }
+  uint64_t failures() const override {
+    uint64_t n = 0;
+    for (const auto& sink : sinks_) n += sink->failures();
+    return n;
   }
 
  private:

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "seismo/core/bytes.h"
 #include "seismo/core/hash.h"
@@ -129,7 +130,8 @@ Result<CheckpointData> DecodeCheckpoint(std::string_view bytes) {
   return d;
 }
 
-Status WriteCheckpoint(const std::string& dir, const CheckpointData& data) {
+Status WriteCheckpoint(const std::string& dir, const CheckpointData& data,
+                       const CheckpointWriteOptions& options) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) return Status::IoError(fmt::format("{}: {}", dir, ec.message()));
@@ -138,7 +140,15 @@ Status WriteCheckpoint(const std::string& dir, const CheckpointData& data) {
   std::string bytes = EncodeCheckpoint(data);
   int fd = open(tmp_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return Status::IoError(fmt::format("{}: {}", tmp_path, std::strerror(errno)));
-  Status s = WriteAll(fd, bytes, tmp_path);
+  Status s;
+  if (options.pause_midway_for_testing.count() > 0) {
+    const std::string_view all(bytes);
+    s = WriteAll(fd, all.substr(0, all.size() / 2), tmp_path);
+    std::this_thread::sleep_for(options.pause_midway_for_testing);
+    if (s.ok()) s = WriteAll(fd, all.substr(all.size() / 2), tmp_path);
+  } else {
+    s = WriteAll(fd, bytes, tmp_path);
+  }
   if (s.ok() && fsync(fd) != 0) s = Status::IoError(fmt::format("{}: fsync: {}", tmp_path, std::strerror(errno)));
   if (close(fd) != 0 && s.ok()) s = Status::IoError(fmt::format("{}: close: {}", tmp_path, std::strerror(errno)));
   if (s.ok() && std::rename(tmp_path.c_str(), final_path.c_str()) != 0) {

@@ -132,9 +132,10 @@ void KafkaMessageBatch::Clear() {
 
 // ---- KafkaConsumer ----
 
-KafkaConsumer::KafkaConsumer(const KafkaConsumerOptions& options,
-                             KafkaRebalanceListener* listener)
-    : options_(options), listener_(listener) {}
+KafkaConsumer::KafkaConsumer(const KafkaConsumerOptions& options, KafkaRebalanceListener* listener)
+    : options_(options), listener_(listener), callbacks_(std::make_unique<CallbackTarget>()) {
+  callbacks_->consumer = this;
+}
 
 Result<std::unique_ptr<KafkaConsumer>> KafkaConsumer::Create(const KafkaConsumerOptions& options,
                                                              KafkaRebalanceListener* listener) {
@@ -160,7 +161,7 @@ Result<std::unique_ptr<KafkaConsumer>> KafkaConsumer::Create(const KafkaConsumer
   if (!conf) return conf.error();
 
   std::unique_ptr<KafkaConsumer> consumer(new KafkaConsumer(options, listener));
-  rd_kafka_conf_set_opaque(conf->get(), consumer.get());
+  rd_kafka_conf_set_opaque(conf->get(), consumer->callbacks_.get());
   rd_kafka_conf_set_rebalance_cb(conf->get(), &KafkaConsumer::RebalanceCallback);
   rd_kafka_conf_set_offset_commit_cb(conf->get(), &KafkaConsumer::CommitCallback);
   rd_kafka_conf_set_error_cb(conf->get(), &KafkaConsumer::ErrorCallback);
@@ -190,9 +191,25 @@ Result<std::unique_ptr<KafkaConsumer>> KafkaConsumer::Create(const KafkaConsumer
 
 KafkaConsumer::~KafkaConsumer() {
   if (rk_ == nullptr) return;
+  auto strategy = options_.properties.find("partition.assignment.strategy");
+  const bool cooperative = strategy != options_.properties.end() &&
+                           strategy->second.find("cooperative-sticky") != std::string::npos;
   if (!closed_) {
     const Status s = Close();
     if (!s.ok()) spdlog::warn("kafka consumer: close: {}", s.message());
+  }
+  if (cooperative && !assignment_received_) {
+    // librdkafka 2.0 asserts (aborting the process) when a cooperative-sticky consumer whose
+    // group answered its join but never sent it an assignment is destroyed (librdkafka#4312,
+    // fixed in 2.3). The handle is left to the process's end instead, its threads with it;
+    // their log lines are dropped from now on.
+    spdlog::warn("kafka consumer: never assigned; handle not destroyed (librdkafka#4312)");
+    {
+      std::lock_guard<std::mutex> lock(callbacks_->mu);
+      callbacks_->consumer = nullptr;
+    }
+    (void)callbacks_.release();
+    return;
   }
   rd_kafka_destroy(rk_);
 }
@@ -424,6 +441,7 @@ void KafkaConsumer::RecordError(rd_kafka_resp_err_t err, const std::string& reas
 }
 
 void KafkaConsumer::HandleAssign(rd_kafka_topic_partition_list_t* partitions) {
+  assignment_received_ = true;
   const std::vector<TopicPartition> tps = ToVector(partitions);
   std::map<TopicPartition, int64_t> starts;
   if (listener_ != nullptr) starts = listener_->OnAssigned(tps);
@@ -480,7 +498,8 @@ void KafkaConsumer::HandleRevoke(rd_kafka_topic_partition_list_t* partitions) {
 void KafkaConsumer::RebalanceCallback(rd_kafka_t* rk, rd_kafka_resp_err_t err,
                                       rd_kafka_topic_partition_list_t* partitions,
                                       void* opaque) {
-  auto* self = static_cast<KafkaConsumer*>(opaque);
+  // Served inside Poll()/Close() on the poll thread, while the consumer exists.
+  KafkaConsumer* self = static_cast<CallbackTarget*>(opaque)->consumer;
   self->rebalances_.fetch_add(1, std::memory_order_relaxed);
   if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
     self->HandleAssign(partitions);
@@ -501,7 +520,7 @@ void KafkaConsumer::RebalanceCallback(rd_kafka_t* rk, rd_kafka_resp_err_t err,
 
 void KafkaConsumer::CommitCallback(rd_kafka_t* /*rk*/, rd_kafka_resp_err_t err,
                                    rd_kafka_topic_partition_list_t* offsets, void* opaque) {
-  auto* self = static_cast<KafkaConsumer*>(opaque);
+  KafkaConsumer* self = static_cast<CallbackTarget*>(opaque)->consumer;  // poll thread, as above
   // _NO_OFFSET: nothing to commit, not a failure.
   if (err != RD_KAFKA_RESP_ERR_NO_ERROR && err != RD_KAFKA_RESP_ERR__NO_OFFSET) {
     self->RecordError(err, "offset commit failed", /*fatal=*/false);
@@ -521,16 +540,20 @@ void KafkaConsumer::CommitCallback(rd_kafka_t* /*rk*/, rd_kafka_resp_err_t err,
 
 void KafkaConsumer::ErrorCallback(rd_kafka_t* /*rk*/, int err, const char* reason,
                                   void* opaque) {
-  auto* self = static_cast<KafkaConsumer*>(opaque);
+  // Served through the consumer queue (rd_kafka_poll_set_consumer), so on the poll thread.
+  KafkaConsumer* self = static_cast<CallbackTarget*>(opaque)->consumer;
   const auto code = static_cast<rd_kafka_resp_err_t>(err);
   self->RecordError(code, reason, code == RD_KAFKA_RESP_ERR__FATAL);
 }
 
 void KafkaConsumer::LogCallback(const rd_kafka_t* rk, int level, const char* fac,
                                 const char* buf) {
-  auto* self = static_cast<KafkaConsumer*>(rd_kafka_opaque(rk));
-  if (self == nullptr) return;
-  LogKafkaLine(self->log_limiter_, "consumer", level, fac, buf);
+  // Any librdkafka thread, possibly after the consumer is gone (see ~KafkaConsumer).
+  auto* target = static_cast<CallbackTarget*>(rd_kafka_opaque(rk));
+  if (target == nullptr) return;
+  std::lock_guard<std::mutex> lock(target->mu);
+  if (target->consumer == nullptr) return;
+  LogKafkaLine(target->consumer->log_limiter_, "consumer", level, fac, buf);
 }
 
 }  // namespace seismo

@@ -130,8 +130,11 @@ std::optional<RejectReason> PingDocument(dom::object root, ParsedDocument& doc, 
   }
   if (id) doc.doc_id = "crash-ping:" + *id;
   if (auto r = SetTime(Field(root, "submission_timestamp"), doc.primary_time)) return r;
-  // creationDate is the client's clock: unreadable means absent (ADR 0001).
-  if (SetTime(Field(root, "creationDate"), doc.fallback_time)) doc.fallback_time.reset();
+  // creationDate is the client's clock: unreadable text means absent (ADR 0001); a value
+  // that is not a string is wrong_type, as in main and bhr pings.
+  std::optional<std::string> creation;
+  if (auto r = OptString(Field(root, "creationDate"), creation)) return r;
+  if (creation) doc.fallback_time = ParseTimestamp(*creation);
 
   std::optional<std::string> process;
   if (auto r = OptString(Field(payload, "processType"), process)) return r;

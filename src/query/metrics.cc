@@ -127,6 +127,14 @@ std::string MetricsText(const Snapshot* snap, const RecordCounts& counts, const 
     e.Sample("seismo_checkpoint_age_seconds", "", static_cast<double>(now_ms - status.last_checkpoint_ms) / 1000.0);
   }
 
+  // Durability failures.
+  e.Counter("seismo_checkpoint_failures_total",
+            "Checkpoints not taken or not written; the previous checkpoint stays.",
+            status.checkpoint_failures);
+  e.Counter("seismo_dead_letter_failures_total",
+            "Rejected records that could not be written to the dead-letter destination.",
+            status.dead_letter_failures);
+
   e.Family("seismo_alerts", "gauge", "Alerts by state.");
   for (const auto& [state, n] : AlertStateCounts(alerts_json)) e.Sample("seismo_alerts", Label("state", state), n);
   // Alert sinks: one sample per configured sink (none when no sink is configured).

@@ -88,6 +88,9 @@ std::string StatusJson(const Snapshot* snap, const RecordCounts& counts, const S
   } else {
     w.Null();
   }
+  // Durability failures.
+  w.Key("checkpoint_failures").Uint(status.checkpoint_failures);
+  w.Key("dead_letter_failures").Uint(status.dead_letter_failures);
   const std::vector<int64_t>& windows = snap && !snap->windows_ms.empty() ? snap->windows_ms : settings.windows_ms;
   w.Key("windows").BeginArray();
   for (int64_t win : windows) w.String(WindowName(win));

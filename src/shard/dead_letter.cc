@@ -1,7 +1,9 @@
 #include "seismo/shard/dead_letter.h"
 
 #include <simdjson.h>
+#include <spdlog/spdlog.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -43,13 +45,20 @@ class FileSink final : public DeadLetterSink {
     std::string line = FormatDeadLetter(letter);
     line += '\n';
     std::lock_guard<std::mutex> lock(mu_);
-    std::fwrite(line.data(), 1, line.size(), file_);
-    std::fflush(file_);
+    if (std::fwrite(line.data(), 1, line.size(), file_) != line.size() || std::fflush(file_) != 0) {
+      const int error = errno;
+      std::clearerr(file_);
+      if (failures_.fetch_add(1, std::memory_order_relaxed) % 1000 == 0) {
+        spdlog::error("dead letters: cannot write: {}", std::strerror(error));
+      }
+    }
   }
+  uint64_t failures() const override { return failures_.load(std::memory_order_relaxed); }
 
  private:
   std::mutex mu_;
   FILE* file_;
+  std::atomic<uint64_t> failures_{0};  // relaxed: a monitoring counter
 };
 
 }  // namespace

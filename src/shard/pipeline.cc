@@ -1,5 +1,8 @@
 #include "seismo/shard/pipeline.h"
 
+#include <algorithm>
+#include <thread>
+
 #include "seismo/shard/backoff.h"
 
 namespace seismo {
@@ -21,6 +24,7 @@ Pipeline::Pipeline(PipelineOptions options, const SignatureGenerator* signatures
       shards_(options_.shards, options_.parse_threads == 0 ? 1 : options_.parse_threads,
               options_.delta_ring_capacity, options_.aggregate, &stream_time_) {
   if (options_.parse_threads == 0) options_.parse_threads = 1;
+  shards_.SetApplyDelayForTesting(options_.apply_delay_for_testing);
   for (size_t i = 0; i < options_.parse_threads; ++i) {
     workers_.push_back(
         std::make_unique<Worker>(options_.parse, signatures_, options_.chunk_ring_capacity));
@@ -85,6 +89,12 @@ void Pipeline::Finish() {
   if (st != INT64_MIN) shards_.AdvanceAllTo(EventTime{st});
 }
 
+void Pipeline::Abandon() {
+  // relaxed: the workers only need to see it eventually; Finish() joins them.
+  abandoned_.store(true, std::memory_order_relaxed);
+  Finish();
+}
+
 std::shared_ptr<const Snapshot> Pipeline::FinalSnapshot() const {
   return MergeSnapshots(shards_.FinalSnapshots(), options_.aggregate.bucket_ms, options_.aggregate.windows_ms);
 }
@@ -107,6 +117,7 @@ void Pipeline::RunWorker(size_t index) {
     }
   };
   for (;;) {
+    if (abandoned_.load(std::memory_order_relaxed)) break;
     std::optional<DocChunkPtr> chunk = worker.ring.TryPop();
     if (!chunk) {
       // acquire: pairs with the release in Finish(); chunks pushed before it are visible.
@@ -115,7 +126,13 @@ void Pipeline::RunWorker(size_t index) {
       continue;
     }
     backoff.Reset();
-    if (options_.parse_delay_for_testing.count() > 0) std::this_thread::sleep_for(options_.parse_delay_for_testing);
+    // Test seam: slept in steps, so that Abandon() is not held up by it.
+    for (auto slept = std::chrono::milliseconds(0);
+         slept < options_.parse_delay_for_testing && !abandoned_.load(std::memory_order_relaxed);
+         slept += std::chrono::milliseconds(10)) {
+      std::this_thread::sleep_for(std::min<std::chrono::milliseconds>(
+          std::chrono::milliseconds(10), options_.parse_delay_for_testing - slept));
+    }
     const DocChunk& c = **chunk;
     const int64_t latest_allowed = clock_->Now().ms + options_.max_clock_skew_ms;
     int64_t chunk_max = INT64_MIN;

@@ -5,12 +5,18 @@
 
 namespace seismo {
 
+// A shard image with the request it answers.
+struct TaggedImage {
+  uint64_t epoch = 0;
+  std::unique_ptr<ShardImage> image;
+};
+
 struct ShardSet::Shard {
   explicit Shard(const AggregateOptions& o) : state(o), snapshots(4), images(2) {}
   ShardState state;
   std::vector<std::unique_ptr<SpscRing<DeltaBatchPtr>>> rings;  // one per producer
   SpscRing<std::unique_ptr<ShardSnapshot>> snapshots;          // shard thread -> publisher
-  SpscRing<std::unique_ptr<ShardImage>> images;                // shard thread -> checkpoint thread
+  SpscRing<TaggedImage> images;                                // shard thread -> checkpoint thread
   uint64_t snapshot_epoch = 0;                                  // shard thread only
   uint64_t image_epoch = 0;                                     // shard thread only
   std::thread thread;
@@ -56,6 +62,13 @@ void ShardSet::Run(Shard& shard) {
     bool any = false;
     for (auto& ring : shard.rings) {
       while (std::optional<DeltaBatchPtr> batch = ring->TryPop()) {
+        if (apply_delay_for_testing_.count() > 0) std::this_thread::sleep_for(apply_delay_for_testing_);
+        // Late data is judged against the global stream time, which the producer raised
+        // (to cover this batch's chunk) before pushing it: a shard that received nothing for
+        // a while must not judge against its own stale stream time. relaxed: the raise is
+        // sequenced before the push, which the ring's release/acquire makes visible here.
+        if (stream_time_ != nullptr)
+          shard.state.AdvanceTo(EventTime{stream_time_->load(std::memory_order_relaxed)});
         for (const Delta& d : (*batch)->deltas) shard.state.Apply(d);
         // release: pairs with Idle()'s acquire; the applied state is complete before it counts.
         batches_applied_.fetch_add(1, std::memory_order_release);
@@ -76,7 +89,7 @@ void ShardSet::Run(Shard& shard) {
     // acquire: pairs with CollectImages()' release.
     uint64_t image_requested = image_epoch_.load(std::memory_order_acquire);
     if (image_requested != shard.image_epoch) {
-      auto image = std::make_unique<ShardImage>(shard.state.Image());
+      TaggedImage image{image_requested, std::make_unique<ShardImage>(shard.state.Image())};
       if (shard.images.TryPush(image)) shard.image_epoch = image_requested;
       any = true;
     }
@@ -114,9 +127,14 @@ bool ShardSet::Idle() const {
 }
 
 std::vector<ShardImage> ShardSet::CollectImages(std::chrono::milliseconds timeout) {
+  // Late answers to an earlier request that timed out: drop them, so the
+  // shards have room to answer this one.
+  for (auto& shard : shards_) {
+    while (shard->images.TryPop()) {
+    }
+  }
   // release: pairs with the shard threads' acquire of image_epoch_.
   const uint64_t epoch = image_epoch_.fetch_add(1, std::memory_order_release) + 1;
-  (void)epoch;
   std::vector<std::unique_ptr<ShardImage>> got(shards_.size());
   auto deadline = std::chrono::steady_clock::now() + timeout;
   Backoff backoff;
@@ -124,9 +142,11 @@ std::vector<ShardImage> ShardSet::CollectImages(std::chrono::milliseconds timeou
   while (have < shards_.size()) {
     for (size_t s = 0; s < shards_.size(); ++s) {
       if (got[s]) continue;
-      if (auto image = shards_[s]->images.TryPop()) {
-        got[s] = std::move(*image);
+      while (auto image = shards_[s]->images.TryPop()) {
+        if (image->epoch != epoch) continue;  // answers an earlier request that timed out
+        got[s] = std::move(image->image);
         ++have;
+        break;
       }
     }
     if (have == shards_.size()) break;
@@ -161,6 +181,14 @@ size_t ShardSet::QueuedBatches() const {
     for (const auto& ring : shard->rings) n += ring->SizeApprox();
   }
   return n;
+}
+
+std::vector<bool> ShardSet::FullRings() const {
+  std::vector<bool> full;
+  for (const auto& shard : shards_) {
+    for (const auto& ring : shard->rings) full.push_back(ring->SizeApprox() >= ring->capacity());
+  }
+  return full;
 }
 
 double ShardSet::MaxRingFill() const {

@@ -1,29 +1,25 @@
 // Nothing lost, nothing counted twice: the real `seismo run` killed with
 // SIGKILL at random moments and restarted from its checkpoint ends with the
 // same output as `seismo replay` of the corpus; likewise when the group
-// coordinator is down for longer than the session timeout.
+// coordinator is down for longer than the session timeout (with a kill during
+// the outage), when SIGTERM arrives while a checkpoint is being written, and
+// when the queues cannot drain within shutdown_timeout.
 #include <gtest/gtest.h>
-#include <signal.h>
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
-#include <atomic>
 #include <thread>
 
+#include "integration/daemon_process.h"
 #include "seismo/app/replay.h"
 #include "seismo/app/synth.h"
 #include "seismo/checkpoint/checkpoint.h"
 #include "seismo/ingest/kafka_producer.h"
 #include "seismo/ingest/mock_cluster.h"
 #include "seismo/signature/generator.h"
-
-extern char** environ;
+#include "unit/http/http_client.h"
 
 namespace seismo {
 namespace {
@@ -31,20 +27,22 @@ namespace {
 namespace fs = std::filesystem;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
+using testing::CountOf;
+using testing::DaemonProcess;
+using testing::Slurp;
 
 const std::vector<std::string> kTopics = {"telemetry.main", "telemetry.bhr", "socorro.processed"};
 constexpr int kPartitions = 4;
+constexpr auto kShutdownTimeout = seconds(8);
 
 // The output without its "alerts" member (the last one): alert states depend
 // on the evaluation history of a live run, the aggregates must not.
 std::string WithoutAlerts(const std::string& json) { return json.substr(0, json.rfind(",\"alerts\":")); }
 
-std::string Slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+// Small fetches make consumption round-trip bound, so a signal lands mid-stream.
+constexpr char kSlowFetches[] =
+    "\"fetch.max.bytes\" = \"100000\"\n\"message.max.bytes\" = \"100000\"\n"
+    "\"max.partition.fetch.bytes\" = \"20000\"\n";
 
 class CrashRecovery : public ::testing::Test {
  protected:
@@ -52,9 +50,10 @@ class CrashRecovery : public ::testing::Test {
     dir_ = fs::temp_directory_path() / ("seismo-recovery-" + std::to_string(getpid()));
     fs::remove_all(dir_);
     fs::create_directories(dir_);
+    daemon_ = std::make_unique<DaemonProcess>(dir_);
   }
   void TearDown() override {
-    if (pid_ > 0) Kill(SIGKILL);
+    daemon_.reset();  // kills a daemon a failed test left running
     fs::remove_all(dir_);
   }
 
@@ -65,8 +64,10 @@ class CrashRecovery : public ::testing::Test {
     for (const std::string& t : kTopics) ASSERT_TRUE(cluster_->CreateTopic(t, kPartitions).ok());
   }
 
-  // `pace` > 0 sleeps that long after every 10 documents (a live stream).
-  void Produce(uint64_t seed, size_t main, size_t bhr, size_t crash, milliseconds pace = milliseconds(0)) {
+  // Documents of every kind (crash pings share the crash topic: their kind comes from the
+  // document). `pace` > 0 sleeps that long after every 10 documents (a live stream).
+  void Produce(uint64_t seed, size_t main, size_t bhr, size_t crash, size_t crash_pings,
+               milliseconds pace = milliseconds(0)) {
     KafkaProducerOptions po;
     po.brokers = cluster_->bootstrap_servers();
     auto producer = KafkaProducer::Create(po);
@@ -84,59 +85,42 @@ class CrashRecovery : public ::testing::Test {
     for (size_t i = 0; i < main; ++i) send(kTopics[0], synth.Main(i));
     for (size_t i = 0; i < bhr; ++i) send(kTopics[1], synth.Bhr(i));
     for (size_t i = 0; i < crash; ++i) send(kTopics[2], synth.ProcessedCrash(i));
+    for (size_t i = 0; i < crash_pings; ++i) send(kTopics[2], synth.CrashPing(i));
     ASSERT_TRUE((*producer)->Flush(seconds(30)).ok());
   }
 
-  void WriteConfig(const std::string& extra_kafka_properties = "") {
+  void WriteConfig(const std::string& extra_kafka_properties = "",
+                   const std::string& checkpoint_interval = "150ms") {
     std::ofstream(dir_ / "seismo.toml")
         << "[kafka]\nbrokers = \"" << cluster_->bootstrap_servers() << "\"\ngroup_id = \"recovery\"\n"
         << "topics = [\"" << kTopics[0] << "\", \"" << kTopics[1] << "\", \"" << kTopics[2] << "\"]\n"
         << "[kafka.properties]\n\"session.timeout.ms\" = \"6000\"\n\"heartbeat.interval.ms\" = \"500\"\n"
-        << extra_kafka_properties
-        << "[ingest]\nthreads = 2\nqueue_chunks = 2\n[aggregate]\nshards = 2\n"
-        << "[checkpoint]\ndir = \"" << (dir_ / "ckpt").string() << "\"\ninterval = \"150ms\"\n"
+        << extra_kafka_properties << "[ingest]\nthreads = 2\nqueue_chunks = 2\nshutdown_timeout = \""
+        << kShutdownTimeout.count() << "s\"\n[aggregate]\nshards = 2\n"
+        << "[checkpoint]\ndir = \"" << (dir_ / "ckpt").string() << "\"\ninterval = \"" << checkpoint_interval
+        << "\"\n"
         << "[http]\nlisten = \"127.0.0.1:0\"\n[log]\nlevel = \"info\"\n";
   }
 
-  void Start() {
-    std::string config = (dir_ / "seismo.toml").string();
-    std::string output = (dir_ / "run.json").string();
-    std::string log = (dir_ / "run.log").string();
-    std::vector<std::string> args = {SEISMO_BINARY, "run", "--config", config, "--output", output};
-    std::vector<char*> argv;
-    for (std::string& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 2, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-    const size_t runs_before = Count(Slurp(log), " running");
-    ASSERT_EQ(posix_spawn(&pid_, SEISMO_BINARY, &actions, nullptr, argv.data(), environ), 0);
-    posix_spawn_file_actions_destroy(&actions);
-    // Signals are only handled once the daemon says it runs.
-    auto deadline = std::chrono::steady_clock::now() + seconds(20);
-    while (Count(Slurp(log), " running") == runs_before && std::chrono::steady_clock::now() < deadline) {
-      std::this_thread::sleep_for(milliseconds(20));
-    }
-  }
+  void Start(const std::vector<std::string>& extra_args = {}) { daemon_->Start(extra_args); }
 
-  static size_t Count(const std::string& text, const std::string& needle) {
-    size_t n = 0;
-    for (size_t pos = text.find(needle); pos != std::string::npos; pos = text.find(needle, pos + 1)) ++n;
-    return n;
-  }
+  int Kill(int sig) { return daemon_->Signal(sig, sig == SIGKILL ? milliseconds(10'000) : kShutdownTimeout); }
 
-  int Kill(int sig) {
-    kill(pid_, sig);
-    int status = 0;
-    waitpid(pid_, &status, 0);
-    pid_ = -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
-  }
+  fs::path CheckpointFile() const { return dir_ / "ckpt" / std::string(kCheckpointFile); }
+  fs::path CheckpointTempFile() const { return dir_ / "ckpt" / (std::string(kCheckpointFile) + ".tmp"); }
 
   // Documents in the latest checkpoint (0 if none yet).
   uint64_t CheckpointedDocuments() const {
-    auto data = DecodeCheckpoint(Slurp(dir_ / "ckpt" / std::string(kCheckpointFile)));
+    auto data = DecodeCheckpoint(Slurp(CheckpointFile()));
     return data ? data->counts.documents : 0;
+  }
+
+  bool WaitForCheckpointedAtLeast(uint64_t n, seconds limit) const {
+    auto deadline = std::chrono::steady_clock::now() + limit;
+    while (CheckpointedDocuments() < n && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(milliseconds(50));
+    }
+    return CheckpointedDocuments() >= n;
   }
 
   bool WaitForCheckpointed(uint64_t n, seconds limit) const {
@@ -156,20 +140,29 @@ class CrashRecovery : public ::testing::Test {
     return ReplayOutputJson(r->aggregates, r->counts);
   }
 
+  // Chunks waiting for parse workers, as /api/v1/status reports them (-1: no answer).
+  static int QueuedChunks(int port) {
+    const std::string body = testing::HttpGet(port, "/api/v1/status").body;
+    const std::string needle = "\"queues\":{\"chunks\":";
+    const size_t at = body.find(needle);
+    return at == std::string::npos ? -1 : std::stoi(body.substr(at + needle.size()));
+  }
+
+  std::string Output() const { return WithoutAlerts(Slurp(dir_ / "run.json")); }
+
   fs::path dir_;
   std::unique_ptr<MockCluster> cluster_;
+  std::unique_ptr<DaemonProcess> daemon_;
   std::atomic<uint64_t> produced_{0};
-  pid_t pid_ = -1;
 };
 
 TEST_F(CrashRecovery, RestartAfterKillAtRandomPointsCountsEachRecordOnce) {
   StartCluster(1);
-  Produce(21, 1000, 300, 200);
+  Produce(21, 1000, 300, 200, 100);
   // The rest arrives while the daemon is being killed and restarted, so every
   // kill lands in the middle of a stream.
-  std::thread live([&] { Produce(23, 3000, 900, 600, milliseconds(60)); });
-  // Small fetches make consumption round-trip bound, so kills land mid-stream.
-  WriteConfig("\"fetch.max.bytes\" = \"100000\"\n\"message.max.bytes\" = \"100000\"\n\"max.partition.fetch.bytes\" = \"20000\"\n");
+  std::thread live([&] { Produce(23, 3000, 900, 600, 200, milliseconds(60)); });
+  WriteConfig(kSlowFetches);
   Rng r(77);
   uint64_t before = 0;
   int mid_stream_kills = 0;
@@ -195,22 +188,111 @@ TEST_F(CrashRecovery, RestartAfterKillAtRandomPointsCountsEachRecordOnce) {
   Start();
   ASSERT_TRUE(WaitForCheckpointed(produced_.load(), seconds(120))) << CheckpointedDocuments() << " of " << produced_.load();
   EXPECT_EQ(Kill(SIGTERM), 0);
-  EXPECT_EQ(WithoutAlerts(Slurp(dir_ / "run.json")), WithoutAlerts(ReplayJson()));
+  EXPECT_EQ(Output(), WithoutAlerts(ReplayJson()));
 }
 
+// The coordinator goes away in the middle of consumption, for longer than the session
+// timeout: the daemon loses its partitions; it is killed during the outage and restarted
+// while the coordinator is still down; once it is back, the run ends with replay's output.
 TEST_F(CrashRecovery, CoordinatorDownLongerThanTheSessionTimeoutLosesNothing) {
   StartCluster(3);
   ASSERT_TRUE(cluster_->SetGroupCoordinator("recovery", 2).ok());
-  Produce(22, 3000, 900, 600);
-  WriteConfig();
+  Produce(22, 1000, 300, 200, 100);
+  constexpr uint64_t kTotal = 1600 + 2000 + 600 + 400 + 100;
+  std::thread live([&] { Produce(24, 2000, 600, 400, 100, milliseconds(40)); });
+  WriteConfig(kSlowFetches);
   Start();
-  std::this_thread::sleep_for(seconds(4));
+  ASSERT_TRUE(WaitForCheckpointedAtLeast(300, seconds(60))) << "not consuming";
+  const uint64_t at_outage = CheckpointedDocuments();
+  EXPECT_LT(at_outage, kTotal) << "consumption finished before the outage: nothing tested";
+  const size_t lost_before = CountOf(daemon_->log(), "kafka: lost");
   ASSERT_TRUE(cluster_->SetBrokerDown(2).ok());
   std::this_thread::sleep_for(seconds(8));  // > session.timeout.ms
+  EXPECT_GT(CountOf(daemon_->log(), "kafka: lost"), lost_before) << "the partitions were never lost";
+  EXPECT_EQ(Kill(SIGKILL), -SIGKILL);  // during the outage
+  Start();                             // ... and back while the coordinator is still down
+  std::this_thread::sleep_for(seconds(3));
   ASSERT_TRUE(cluster_->SetBrokerUp(2).ok());
-  ASSERT_TRUE(WaitForCheckpointed(produced_.load(), seconds(120))) << CheckpointedDocuments() << " of " << produced_.load();
+  live.join();
+  ASSERT_EQ(produced_.load(), kTotal);
+  ASSERT_TRUE(WaitForCheckpointed(kTotal, seconds(120))) << CheckpointedDocuments() << " of " << kTotal;
   EXPECT_EQ(Kill(SIGTERM), 0);
-  EXPECT_EQ(WithoutAlerts(Slurp(dir_ / "run.json")), WithoutAlerts(ReplayJson()));
+  EXPECT_EQ(Output(), WithoutAlerts(ReplayJson()));
+}
+
+// SIGTERM while a checkpoint is being written (half of it on disk): the write completes,
+// the final checkpoint follows, the process exits 0 with replay's output, and a restart
+// from that checkpoint counts nothing twice.
+TEST_F(CrashRecovery, SigtermDuringACheckpointWriteExitsCleanlyAndARestartCountsNothingTwice) {
+  StartCluster(1);
+  Produce(31, 800, 300, 200, 100);
+  WriteConfig();
+  Start({"--checkpoint-pause-for-testing", "1500"});
+  ASSERT_TRUE(WaitForCheckpointed(produced_.load(), seconds(90))) << CheckpointedDocuments();
+  ASSERT_FALSE(fs::exists(CheckpointTempFile()));
+  // One more document: the checkpoint that takes it in starts writing.
+  Produce(32, 1, 0, 0, 0);
+  auto deadline = std::chrono::steady_clock::now() + seconds(30);
+  std::error_code ec;
+  while (!(fs::exists(CheckpointTempFile(), ec) && fs::file_size(CheckpointTempFile(), ec) > 0) &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(milliseconds(5));
+  }
+  ASSERT_TRUE(fs::exists(CheckpointTempFile())) << "no checkpoint was being written";
+  EXPECT_EQ(Kill(SIGTERM), 0);
+  EXPECT_FALSE(fs::exists(CheckpointTempFile()));
+  auto data = DecodeCheckpoint(Slurp(CheckpointFile()));
+  ASSERT_TRUE(data) << data.error().message();
+  EXPECT_EQ(data->counts.documents, produced_.load());
+  EXPECT_EQ(Output(), WithoutAlerts(ReplayJson()));
+
+  Produce(33, 200, 50, 30, 20);
+  Start();
+  ASSERT_TRUE(WaitForCheckpointed(produced_.load(), seconds(90))) << CheckpointedDocuments();
+  EXPECT_EQ(Kill(SIGTERM), 0);
+  EXPECT_EQ(Output(), WithoutAlerts(ReplayJson()));
+}
+
+// The queues hold more work than shutdown_timeout allows to parse: SIGTERM still ends the
+// process in time, by itself (not by the watchdog), with exit code 1 and the previous
+// checkpoint intact; a restart continues from it and counts everything exactly once.
+TEST_F(CrashRecovery, SigtermEndsWithinShutdownTimeoutWhenTheQueuesCannotDrain) {
+  StartCluster(1);
+  Produce(41, 2000, 600, 400, 200);
+  // Checkpoints far apart, so the queues are full between them; little prefetched, so
+  // chunks are small and many.
+  WriteConfig(std::string(kSlowFetches) +
+                  "\"queued.max.messages.kbytes\" = \"64\"\n\"queued.min.messages\" = \"10\"\n",
+              "20s");
+  // Four seconds per chunk: the queued chunks (two per worker, plus the ones being
+  // parsed) take far longer than the shutdown budget.
+  Start({"--parse-delay-for-testing", "4000"});
+  ASSERT_TRUE(WaitForCheckpointedAtLeast(1, seconds(60)));
+  // The queues are full again behind that checkpoint: two chunks waiting per worker, eight
+  // seconds of parsing at the least.
+  const int port = daemon_->http_port();
+  auto deadline = std::chrono::steady_clock::now() + seconds(30);
+  while (QueuedChunks(port) < 4 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(milliseconds(50));
+  }
+  ASSERT_EQ(QueuedChunks(port), 4);
+  const uint64_t checkpointed = CheckpointedDocuments();
+  ASSERT_LT(checkpointed, produced_.load());
+  milliseconds took{0};
+  EXPECT_EQ(daemon_->Signal(SIGTERM, kShutdownTimeout, &took), 1) << daemon_->log();
+  EXPECT_LE(took, kShutdownTimeout);
+  const std::string log = daemon_->log();
+  EXPECT_EQ(CountOf(log, "shutdown took longer"), 0u) << "ended by the watchdog";
+  EXPECT_EQ(CountOf(log, "the queues did not drain before the shutdown deadline"), 1u) << log;
+  auto data = DecodeCheckpoint(Slurp(CheckpointFile()));
+  ASSERT_TRUE(data) << data.error().message();
+  EXPECT_GE(data->counts.documents, checkpointed);
+  EXPECT_LT(data->counts.documents, produced_.load());
+
+  Start();
+  ASSERT_TRUE(WaitForCheckpointed(produced_.load(), seconds(90))) << CheckpointedDocuments();
+  EXPECT_EQ(Kill(SIGTERM), 0);
+  EXPECT_EQ(Output(), WithoutAlerts(ReplayJson()));
 }
 
 }  // namespace

@@ -1,7 +1,9 @@
 // The daemon over real sockets against librdkafka's mock cluster: what it
 // consumes equals `replay` of the same corpus; two daemons in one group count
-// every record once; full queues pause consumption and lose nothing.
+// every record once; full queues pause consumption and lose nothing; readiness
+// follows the partitions the daemon holds.
 #include <gtest/gtest.h>
+#include <simdjson.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -12,15 +14,19 @@
 #include "seismo/app/daemon.h"
 #include "seismo/app/replay.h"
 #include "seismo/app/synth.h"
+#include "seismo/http/server.h"
 #include "seismo/ingest/kafka_consumer.h"
 #include "seismo/ingest/kafka_producer.h"
 #include "seismo/ingest/mock_cluster.h"
 #include "seismo/signature/generator.h"
+#include "unit/http/http_client.h"
 
 namespace seismo {
 namespace {
 
 namespace fs = std::filesystem;
+using seismo::testing::HttpGet;
+using seismo::testing::HttpResponse;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
@@ -136,6 +142,7 @@ TEST_F(DaemonKafka, ConsumedAggregatesEqualReplayOfTheSameCorpus) {
 
 TEST_F(DaemonKafka, TwoDaemonsInOneGroupCountEveryRecordOnce) {
   ProduceCorpus(12, 1500, 500, 400, 200);
+  ExpectNothingDroppedByTheMock();
   SystemClock clock;
   Daemon first(DaemonConfig(1), signatures_.get(), &clock);
   Daemon second(DaemonConfig(1), signatures_.get(), &clock);
@@ -147,6 +154,11 @@ TEST_F(DaemonKafka, TwoDaemonsInOneGroupCountEveryRecordOnce) {
   // Give a late rebalance no chance to re-deliver: both must stay at the total.
   std::this_thread::sleep_for(seconds(2));
   EXPECT_EQ(first.counts().documents + second.counts().documents, produced_);
+  // The group split the work: each holds partitions and counted records from them.
+  EXPECT_TRUE(first.status().consuming);
+  EXPECT_TRUE(second.status().consuming);
+  EXPECT_GT(first.counts().documents, 0u);
+  EXPECT_GT(second.counts().documents, 0u);
   first.Stop();
   second.Stop();
   Aggregates together = first.FinalAggregates();
@@ -158,16 +170,115 @@ TEST_F(DaemonKafka, TwoDaemonsInOneGroupCountEveryRecordOnce) {
   EXPECT_EQ(ReplayOutputJson(together, counts), ReplayJson());
 }
 
+// Slow shards back the (worker, shard) rings up, full rings block the parse workers, full
+// chunk rings make the source pause every partition; the operator sees it (paused
+// partitions, a non-zero consumer lag) and, once the shards catch up, consumption resumes
+// and the result is that of replay: nothing was lost or counted twice.
 TEST_F(DaemonKafka, FullQueuesPauseConsumptionAndLoseNothing) {
-  ProduceCorpus(13, 3000, 800, 0, 0);
+  ProduceCorpus(13, 3000, 800, 600, 300);
+  ExpectNothingDroppedByTheMock();
   SystemClock clock;
-  Daemon daemon(DaemonConfig(1, /*queue_chunks=*/1), signatures_.get(), &clock);
-  daemon.SetParseDelayForTesting(std::chrono::milliseconds(30));  // parsing slower than fetching
+  Daemon daemon(DaemonConfig(2, /*queue_chunks=*/1), signatures_.get(), &clock);
+  daemon.SetChunkDocsForTesting(50);  // many small chunks rather than a few large ones
+  daemon.SetParseDelayForTesting(milliseconds(10));
+  daemon.SetShardBackpressureForTesting(/*apply_delay=*/milliseconds(15), /*batch_ring_capacity=*/2);
+  HttpServer server;
+  HttpServerOptions http;
+  http.listen = "127.0.0.1:0";
+  ASSERT_TRUE(server.Start(http, daemon).ok());
   ASSERT_TRUE(daemon.Start().ok());
-  ASSERT_TRUE(WaitForDocuments({&daemon}, produced_, seconds(90)));
+  std::vector<bool> ever_full(4, false);  // per (worker, shard) ring
+  size_t paused_samples = 0, lagging_samples = 0, lagging_metrics = 0;
+  auto deadline = std::chrono::steady_clock::now() + seconds(120);
+  while (daemon.counts().documents < produced_ && std::chrono::steady_clock::now() < deadline) {
+    std::vector<bool> full = daemon.FullBatchRingsForTesting();
+    ASSERT_EQ(full.size(), ever_full.size());
+    for (size_t i = 0; i < full.size(); ++i) ever_full[i] = ever_full[i] || full[i];
+    // What an operator reads.
+    simdjson::dom::parser parser;
+    simdjson::dom::element status;
+    HttpResponse r = HttpGet(server.port(), "/api/v1/status");
+    if (r.status == 200 && parser.parse(r.body).get(status) == simdjson::SUCCESS) {
+      const bool paused = uint64_t(status["consumer"]["paused_partitions"]) > 0;
+      paused_samples += paused ? 1 : 0;
+      if (paused && status["consumer"]["lag"].is_int64() && int64_t(status["consumer"]["lag"]) > 0) {
+        ++lagging_samples;
+        const std::string metrics = HttpGet(server.port(), "/metrics").body;
+        const size_t at = metrics.find("\nseismo_consumer_lag ");
+        if (at != std::string::npos && std::stoll(metrics.substr(at + 21)) > 0) ++lagging_metrics;
+      }
+    }
+    std::this_thread::sleep_for(milliseconds(10));
+  }
+  ASSERT_EQ(daemon.counts().documents, produced_);
+  EXPECT_EQ(ever_full, std::vector<bool>(4, true)) << "a (worker, shard) ring never filled";
+  EXPECT_GT(paused_samples, 0u) << "no paused partition was ever reported";
+  EXPECT_GT(lagging_samples, 0u) << "no consumer lag was reported while paused with data waiting";
+  EXPECT_GT(lagging_metrics, 0u) << "/metrics never showed the lag";
   EXPECT_GT(daemon.status().pauses, 0u);
+  // Resumed, and caught up: nothing paused, nothing left behind.
+  deadline = std::chrono::steady_clock::now() + seconds(10);
+  while ((daemon.status().paused_partitions != 0 || daemon.status().consumer_lag != 0) &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(milliseconds(50));
+  }
+  EXPECT_EQ(daemon.status().paused_partitions, 0u);
+  EXPECT_EQ(daemon.status().consumer_lag, 0);
+  server.Stop();
   daemon.Stop();
   EXPECT_EQ(ReplayOutputJson(daemon.FinalAggregates(), daemon.counts()), ReplayJson());
+}
+
+// Ready means holding partitions: a member the group gives nothing is not consuming, nor
+// is one whose partitions were taken away (the coordinator gone past the session timeout).
+TEST_F(DaemonKafka, ConsumingOnlyWhilePartitionsAreAssigned) {
+  ASSERT_TRUE(cluster_->CreateTopic("solo", 1).ok());
+  // Another member of the group holds the topic's only partition.
+  KafkaConsumerOptions o{cluster_->bootstrap_servers(), "seismo-test", {"solo"}, {}};
+  o.properties = {{"session.timeout.ms", "6000"},
+                  {"heartbeat.interval.ms", "500"},
+                  {"partition.assignment.strategy", "cooperative-sticky"}};
+  auto other = KafkaConsumer::Create(o, nullptr);
+  ASSERT_TRUE(other);
+  auto deadline = std::chrono::steady_clock::now() + seconds(30);
+  while ((*other)->assignment().empty() && std::chrono::steady_clock::now() < deadline) {
+    (void)(*other)->Poll(10, milliseconds(100));
+  }
+  ASSERT_EQ((*other)->assignment().size(), 1u);
+
+  Config c = DaemonConfig(1);
+  c.kafka.topics = {"solo"};
+  SystemClock clock;
+  Daemon daemon(c, signatures_.get(), &clock);
+  ASSERT_TRUE(daemon.Start().ok());
+  auto poll_other_for = [&](std::chrono::milliseconds d) {
+    auto until = std::chrono::steady_clock::now() + d;
+    while (std::chrono::steady_clock::now() < until) (void)(*other)->Poll(10, milliseconds(100));
+  };
+  poll_other_for(seconds(8));  // the daemon joined; the sticky assignment left it nothing
+  EXPECT_EQ((*other)->assignment().size(), 1u);
+  EXPECT_FALSE(daemon.status().consuming);
+
+  ASSERT_TRUE((*other)->Close().ok());  // leaves: the partition moves to the daemon
+  deadline = std::chrono::steady_clock::now() + seconds(30);
+  while (!daemon.status().consuming && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(milliseconds(100));
+  }
+  ASSERT_TRUE(daemon.status().consuming);
+
+  ASSERT_TRUE(cluster_->SetBrokerDown(1).ok());  // the only broker, the coordinator among them
+  deadline = std::chrono::steady_clock::now() + seconds(30);
+  while (daemon.status().consuming && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(milliseconds(100));
+  }
+  EXPECT_FALSE(daemon.status().consuming) << "partitions lost with the coordinator";
+  ASSERT_TRUE(cluster_->SetBrokerUp(1).ok());
+  deadline = std::chrono::steady_clock::now() + seconds(40);
+  while (!daemon.status().consuming && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(milliseconds(100));
+  }
+  EXPECT_TRUE(daemon.status().consuming) << "assigned again once the coordinator is back";
+  daemon.Stop();
 }
 
 }  // namespace

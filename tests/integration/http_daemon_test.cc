@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <thread>
 #include <tuple>
@@ -203,6 +204,52 @@ TEST_F(HttpDaemon, NotReadyWhileTheCheckpointIsRestored) {
   status = HttpGet(port, "/api/v1/status");
   EXPECT_NE(status.body.find("\"documents\":" + std::to_string(documents_)), std::string::npos)
       << status.body;
+  server.Stop();
+  daemon.Stop();
+}
+
+// Durability failures are counted and served: every checkpoint fails (its directory cannot
+// be created), every dead letter fails (the file is /dev/full, the Kafka cluster unreachable),
+// and both counters show it in /api/v1/status and /metrics while the daemon keeps counting.
+TEST_F(HttpDaemon, CheckpointAndDeadLetterFailuresAreCountedAndServed) {
+  const std::string bad = (dir_ / "bad.ndjson").string();
+  std::ofstream(bad) << "{\"type\":\"main\"\n[]\nnot json\n";
+  std::ofstream(dir_ / "not-a-dir") << "x";
+  Config config;
+  config.kafka.topics.clear();           // files only
+  config.kafka.brokers = "127.0.0.1:1";  // nothing listens there
+  config.kafka.properties = {{"message.timeout.ms", "300"}};
+  config.sources.files = {files_[0], bad};
+  config.ingest.dead_letter_file = "/dev/full";
+  config.ingest.dead_letter_topic = "seismo.dead";
+  config.checkpoint.dir = (dir_ / "not-a-dir" / "ckpt").string();
+  config.checkpoint.interval = 50ms;
+  auto signatures = LoadSignatures(config);
+  ASSERT_TRUE(signatures.has_value());
+  SystemClock clock;
+  Daemon daemon(config, signatures->get(), &clock);
+  ASSERT_TRUE(daemon.Start().ok());
+  HttpServerOptions options;
+  options.listen = "127.0.0.1:0";
+  HttpServer server;
+  ASSERT_TRUE(server.Start(options, daemon).ok());
+  const int port = server.port();
+  // Three rejects, each failing at both destinations.
+  const auto deadline = std::chrono::steady_clock::now() + 30s;
+  while ((daemon.status().dead_letter_failures < 6 || daemon.status().checkpoint_failures < 2) &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(50ms);
+  }
+  auto status = GetJson(port, "/api/v1/status");
+  EXPECT_EQ(status->root["dead_letter_failures"].get_uint64().value(), 6u);
+  const uint64_t checkpoint_failures = status->root["checkpoint_failures"].get_uint64().value();
+  EXPECT_GE(checkpoint_failures, 2u);
+  EXPECT_TRUE(status->root["last_checkpoint"].is_null());
+  EXPECT_EQ(status->root["documents"].get_uint64().value(), 800u + 3u) << "still counting";
+  const std::string metrics = HttpGet(port, "/metrics").body;
+  EXPECT_NE(metrics.find("seismo_dead_letter_failures_total 6\n"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("seismo_checkpoint_failures_total "), std::string::npos);
+  EXPECT_EQ(metrics.find("seismo_checkpoint_failures_total 0\n"), std::string::npos);
   server.Stop();
   daemon.Stop();
 }

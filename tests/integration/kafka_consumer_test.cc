@@ -149,6 +149,31 @@ class KafkaConsumerTest : public ::testing::Test {
   std::unique_ptr<KafkaProducer> producer_;
 };
 
+// librdkafka 2.0 asserts when a cooperative-sticky consumer that never received an
+// assignment is destroyed (librdkafka#4312, fixed in 2.3): a daemon stopped during its
+// first group join must still end cleanly.
+TEST_F(KafkaConsumerTest, CooperativeConsumerDestroyedBeforeItsFirstAssignmentEndsCleanly) {
+  CreateTopic("coop", 2);
+  for (bool closed_first : {false, true}) {
+    KafkaConsumerOptions options;
+    options.brokers = cluster_->bootstrap_servers();
+    options.group_id = closed_first ? "coop-closed" : "coop";
+    options.topics = {"coop"};
+    options.properties = {{"session.timeout.ms", "6000"},
+                          {"partition.assignment.strategy", "cooperative-sticky"}};
+    auto consumer = KafkaConsumer::Create(options, nullptr);
+    ASSERT_TRUE(consumer.has_value()) << consumer.error().message();
+    // The group answers the join (and so picks the assignor) but never the sync: no
+    // assignment ever arrives.
+    cluster_->InjectRequestErrors(/*SyncGroup*/ 14, 1000, /*REBALANCE_IN_PROGRESS*/ 27);
+    const auto until = Clock::now() + seconds(5);
+    while (Clock::now() < until) (void)(*consumer)->Poll(10, milliseconds(100));
+    EXPECT_TRUE((*consumer)->assignment().empty());
+    if (closed_first) EXPECT_TRUE((*consumer)->Close().ok());
+    consumer->reset();  // must not abort the process
+  }
+}
+
 TEST_F(KafkaConsumerTest, RoundTripAcrossPartitionsKeepsOffsetsKeysAndTimestamps) {
   constexpr int kPartitions = 4;
   constexpr int kCount = 4000;

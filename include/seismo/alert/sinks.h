@@ -10,7 +10,8 @@
 // `retries` more attempts, backing off 100 ms, 200 ms, 400 ms ... (at most 5 s); a 2xx
 // answer is a delivery, anything else (refused, timeout, 4xx/5xx) a failed attempt.
 // Stop() ends the worker promptly (a backoff wait is cut short); events still queued are
-// counted as dropped.
+// counted as dropped. The worker keeps one libcurl handle for its life, so its connection
+// is reused and posting opens no descriptor or thread per event.
 //
 // Only aggregates leave the process: the payload is the alert JSON (numbers, keys, a
 // dashboard path), never a document.
@@ -109,7 +110,6 @@ class WebhookSink final : public AlertSink {
 
  private:
   void Run();
-  bool PostOnce(const std::string& body, std::string* error);
 
   const WebhookOptions options_;
   mutable std::mutex mu_;

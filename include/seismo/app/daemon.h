@@ -6,8 +6,11 @@
 //                     publishes one merged Snapshot for readers
 //
 // Start order: pipeline, publisher, source. Stop order is the reverse: stop
-// fetching (the Kafka consumer commits what it handed over and leaves the
-// group), drain the pipeline, publish a final snapshot.
+// fetching, drain the pipeline, take the final checkpoint, leave the group
+// (committing what the checkpoint holds), publish a final snapshot. Every wait
+// on that path ends by the shutdown deadline (SPEC §7: exit within
+// shutdown_timeout); a drain that does not fit leaves the last checkpoint in
+// place, consistent with its offsets, for the next start.
 //
 // Ownership: owns all of the above; borrows the SignatureGenerator and Clock.
 // Threading: Start/Stop/Final* from the owning thread; snapshot(), counts()
@@ -16,13 +19,15 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <map>
-#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "seismo/aggregate/snapshot.h"
 #include "seismo/alert/service.h"
@@ -46,7 +51,15 @@ class Daemon final : public StateProvider {
   ~Daemon();
 
   Status Start();
-  // Stops fetching, drains every queue and publishes a final snapshot. Idempotent.
+  // Stops fetching, drains every queue, takes the final checkpoint and
+  // publishes a final snapshot, all by `deadline`. Ok when everything handed
+  // to the pipeline was aggregated (a final checkpoint that fails is logged and
+  // counted; the previous one stays). kUnavailable when the drain did not
+  // finish in time: the pipeline is then abandoned, nothing newer than the last
+  // checkpoint is committed, and the final state must not be used (ADR 0016).
+  // Idempotent (later calls return the first result).
+  [[nodiscard]] Status Shutdown(std::chrono::steady_clock::time_point deadline);
+  // Shutdown() with a deadline of now + shutdown_timeout.
   void Stop();
 
   // StateProvider
@@ -64,6 +77,18 @@ class Daemon final : public StateProvider {
   void SetParseDelayForTesting(std::chrono::milliseconds d) { parse_delay_for_testing_ = d; }
   // Test seam: restoring the checkpoint takes at least this long. Before Start().
   void SetRestoreDelayForTesting(std::chrono::milliseconds d) { restore_delay_for_testing_ = d; }
+  // Test seam: each checkpoint write pauses this long half way through the temp file. Before Start().
+  void SetCheckpointPauseForTesting(std::chrono::milliseconds d) { checkpoint_pause_for_testing_ = d; }
+  // Test seam: shard threads sleep this long per batch, and each (worker, shard) ring
+  // holds `batch_ring_capacity` batches (to fill those rings). Before Start().
+  void SetShardBackpressureForTesting(std::chrono::milliseconds apply_delay, size_t batch_ring_capacity) {
+    apply_delay_for_testing_ = apply_delay;
+    batch_ring_capacity_for_testing_ = batch_ring_capacity;
+  }
+  // Test seam: documents per chunk at most (default 2048). Before Start().
+  void SetChunkDocsForTesting(size_t n) { chunk_docs_ = n; }
+  // Tests: per (worker, shard) ring, whether it is full right now. After Start().
+  std::vector<bool> FullBatchRingsForTesting() const;
 
  private:
   class Rebalance;
@@ -73,11 +98,17 @@ class Daemon final : public StateProvider {
   void Publish();
   Status RestoreCheckpoint();
   // Barrier checkpoint on the source thread; no-op without [checkpoint] dir or
-  // when nothing was handed to the pipeline since the last one.
-  void Checkpoint();
+  // when nothing was handed to the pipeline since the last one. False when a
+  // checkpoint was due and could not be taken (counted, logged).
+  bool Checkpoint();
   // Writes a checkpoint of `shards` with the current offsets and alert state.
-  void WriteCheckpointOf(std::vector<ShardImage> shards);
+  bool WriteCheckpointOf(std::vector<ShardImage> shards);
   void MaybeCheckpoint();
+  // Source thread: waits until everything handed to the pipeline is aggregated,
+  // up to kBarrierTimeout and never past the shutdown deadline (which Shutdown()
+  // may move closer while this waits). False on timeout.
+  bool WaitForPipeline();
+  std::chrono::steady_clock::time_point ShutdownDeadline() const;
 
   Config config_;
   const SignatureGenerator* signatures_;
@@ -95,6 +126,11 @@ class Daemon final : public StateProvider {
   std::atomic<int64_t> last_checkpoint_ms_{0};
   std::atomic<uint64_t> checkpoint_failures_{0};
   std::atomic<bool> restored_{false};
+  // steady_clock ticks; max until Shutdown() sets it (relaxed: a deadline, read in polling loops).
+  std::atomic<int64_t> shutdown_deadline_{INT64_MAX};
+  // Written by the source thread before it ends; read by Shutdown() after joining it.
+  bool drained_ = false;
+  Status shutdown_status_;
   // Source thread only (after Start()):
   std::map<std::pair<std::string, int32_t>, int64_t> checkpoint_offsets_;  // as of the last checkpoint
   std::map<std::string, int64_t> file_lines_;  // lines handed to the pipeline, per [sources] file
@@ -105,6 +141,10 @@ class Daemon final : public StateProvider {
   std::function<std::string()> save_alert_state_;
   std::chrono::milliseconds parse_delay_for_testing_{0};
   std::chrono::milliseconds restore_delay_for_testing_{0};
+  std::chrono::milliseconds checkpoint_pause_for_testing_{0};
+  std::chrono::milliseconds apply_delay_for_testing_{0};
+  size_t batch_ring_capacity_for_testing_ = 0;  // 0 = the pipeline's default
+  size_t chunk_docs_ = 2048;                    // documents per chunk at most (≈1 MB of pings)
   std::string restored_alert_state_;
   bool stopped_ = false;
   int64_t started_at_ms_ = 0;

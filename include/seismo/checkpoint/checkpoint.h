@@ -19,6 +19,7 @@
 // Threading: free functions; callers serialise writes to one directory.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -53,9 +54,16 @@ std::string EncodeCheckpoint(const CheckpointData& data);
 // of this format version.
 Result<CheckpointData> DecodeCheckpoint(std::string_view bytes);
 
+struct CheckpointWriteOptions {
+  // Test seam: sleep this long after writing the first half of the temp file,
+  // so a test can act (SIGTERM, SIGKILL) while a checkpoint is being written.
+  std::chrono::milliseconds pause_midway_for_testing{0};
+};
+
 // Writes atomically into `dir` (created if missing). On failure the previous
 // checkpoint is untouched and the temp file removed.
-Status WriteCheckpoint(const std::string& dir, const CheckpointData& data);
+Status WriteCheckpoint(const std::string& dir, const CheckpointData& data,
+                       const CheckpointWriteOptions& options = {});
 
 // The checkpoint in `dir`: nullopt when there is none. A bad one is moved
 // aside and reported through `problem` (then nullopt is returned too).

@@ -179,7 +179,9 @@ class KafkaConsumer {
   [[nodiscard]] static Result<std::unique_ptr<KafkaConsumer>> Create(
       const KafkaConsumerOptions& options, KafkaRebalanceListener* listener);
 
-  ~KafkaConsumer();  // Close()s if needed
+  // Close()s if needed. A cooperative-sticky consumer that never received an
+  // assignment is not destroyed (librdkafka#4312 aborts the process there).
+  ~KafkaConsumer();
   KafkaConsumer(const KafkaConsumer&) = delete;
   KafkaConsumer& operator=(const KafkaConsumer&) = delete;
 
@@ -239,13 +241,24 @@ class KafkaConsumer {
   void RecordError(rd_kafka_resp_err_t err, const std::string& reason, bool fatal);
   void RefreshStats(bool force);
 
+  // What librdkafka's callbacks reach (their opaque): the consumer, apart from it on the heap,
+  // so that a handle which outlives the consumer (~KafkaConsumer, librdkafka#4312) finds
+  // `consumer` null instead of freed memory. Only the log callback runs on librdkafka's own
+  // threads; it takes `mu`.
+  struct CallbackTarget {
+    std::mutex mu;
+    KafkaConsumer* consumer = nullptr;  // guarded by mu; null once the consumer is gone
+  };
+
   const KafkaConsumerOptions options_;
   KafkaRebalanceListener* const listener_;  // borrowed; may be null
+  std::unique_ptr<CallbackTarget> callbacks_;  // owned; leaked along with a leaked handle
   rd_kafka_t* rk_ = nullptr;                // owned
 
   // Poll thread only.
   bool closed_ = false;
   bool pause_all_ = false;
+  bool assignment_received_ = false;  // an assign callback ran (librdkafka#4312, see ~KafkaConsumer)
   std::set<TopicPartition> assignment_;
   std::set<TopicPartition> paused_;
   KafkaMessageBatch* pending_ = nullptr;  // the batch Poll() is filling, if any

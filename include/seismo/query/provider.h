@@ -42,6 +42,10 @@ struct ServiceStatus {
   std::string last_kafka_error;
   int64_t last_checkpoint_ms = 0;  // wall clock; 0 = never
   std::vector<AlertSinkStatus> alert_sinks;  // the configured alert sinks, in start order
+
+  // Durability failures (each also logged; monotonic):
+  uint64_t checkpoint_failures = 0;   // checkpoints not taken or not written (the previous one stays)
+  uint64_t dead_letter_failures = 0;  // rejected records that did not reach the dead-letter destination
 };
 
 class StateProvider {

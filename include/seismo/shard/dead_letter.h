@@ -4,8 +4,12 @@
 // Documents that are not valid UTF-8 are written as "document_base64";
 // documents over kMaxDeadLetterDocumentBytes are truncated.
 //
+// A letter that cannot be delivered (a write error, a Kafka delivery that
+// failed) is counted in failures(); the reject itself is counted either way.
+//
 // Threading: Write() may be called from any parse thread concurrently
-// (implementations serialise internally; rejects are off the hot path).
+// (implementations serialise internally; rejects are off the hot path);
+// failures() from any thread.
 #pragma once
 
 #include <cstdint>
@@ -30,6 +34,8 @@ class DeadLetterSink {
  public:
   virtual ~DeadLetterSink() = default;
   virtual void Write(const DeadLetter& letter) = 0;
+  // Letters that did not reach the destination so far (monotonic).
+  virtual uint64_t failures() const = 0;
 };
 
 // Documents longer than this are cut (with "truncated": true and the original

@@ -65,6 +65,7 @@ struct PipelineOptions {
   AggregateOptions aggregate;
   int64_t max_clock_skew_ms = 600'000;  // later event times are clamped to now + skew
   std::chrono::milliseconds parse_delay_for_testing{0};  // tests only: slow workers down per chunk
+  std::chrono::milliseconds apply_delay_for_testing{0};  // tests only: slow shards down per batch
   std::vector<SourceInfo> sources;
 };
 
@@ -86,6 +87,10 @@ class Pipeline {
   void Submit(DocChunkPtr chunk);           // blocks while the chosen worker is full
   bool TrySubmit(DocChunkPtr& chunk);       // false (chunk kept) when full
   void Finish();                            // drain everything, stop all threads
+  // Stops every thread without parsing the chunks still queued (the shutdown
+  // budget ran out). The state is then incomplete: it must not be output or
+  // checkpointed. Idempotent; a no-op after Finish().
+  void Abandon();
 
   // Source thread: waits (up to `timeout`) until everything submitted so far
   // has been parsed and aggregated. The caller submits nothing meanwhile.
@@ -121,6 +126,7 @@ class Pipeline {
   uint64_t chunks_submitted_ = 0;  // source thread only
   std::atomic<uint64_t> chunks_done_{0};  // parse workers: chunks parsed and handed to shards
   std::atomic<bool> finishing_{false};
+  std::atomic<bool> abandoned_{false};  // set by Abandon(); workers stop at the next chunk
   PipelineCounters counters_;
 };
 

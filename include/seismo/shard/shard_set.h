@@ -2,11 +2,13 @@
 // one SpscRing per (producer, shard) pair.
 //
 //   producer 0 ──ring[0][0]──┐                ┌─> shard 0 thread ─ ShardState 0 ──snapshot ring──┐
-//   producer 0 ──ring[0][1]──┼── ... ──────── ┤                                                   ├─> publisher
-//   producer 1 ──ring[1][0]──┘                └─> shard 1 thread ─ ShardState 1 ──snapshot ring──┘
+//   producer 0 ──ring[0][1]──┼── ... ──────── ┤                                                   ├─>
+//   publisher producer 1 ──ring[1][0]──┘                └─> shard 1 thread ─ ShardState 1 ──snapshot ring──┘
 //
 // Stream time: shards follow a global stream time (an atomic the producers
-// raise) so their windows end at the same moment.
+// raise before pushing a chunk's batches) so their windows end at the same
+// moment; a shard moves to it before applying each batch, so lateness is
+// judged against everything parsed so far, whichever shard it went to.
 // Snapshots: the publisher calls RequestSnapshots(); each shard thread, at its
 // next loop turn, copies its state into an immutable ShardSnapshot and pushes
 // it through its own SPSC ring; LatestSnapshots() collects them. Shard
@@ -59,12 +61,18 @@ class ShardSet {
   // Batches waiting in all rings, and the fullest ring's fill ratio (monitoring).
   size_t QueuedBatches() const;
   double MaxRingFill() const;
+  // Per ring (index shard × producers + producer): full right now (monitoring, tests).
+  std::vector<bool> FullRings() const;
+
+  // Test seam, before Start(): shard threads sleep this long per batch (to back the rings up).
+  void SetApplyDelayForTesting(std::chrono::milliseconds d) { apply_delay_for_testing_ = d; }
 
   // True when every batch pushed so far has been applied (any thread).
   bool Idle() const;
 
   // Checkpoint thread (one at a time): each shard thread serialises its state
-  // at its next loop turn; waits up to `timeout`. Empty on timeout.
+  // at its next loop turn; waits up to `timeout`. Empty on timeout. Images of
+  // an earlier, timed-out request that arrive late are discarded, never used.
   std::vector<ShardImage> CollectImages(std::chrono::milliseconds timeout);
   // Before Start(): rebuild the states from images of any shard count (series
   // are re-routed by key).
@@ -93,6 +101,7 @@ class ShardSet {
   std::vector<std::shared_ptr<const ShardSnapshot>> latest_;  // publisher thread only
   std::atomic<bool> stopping_{false};
   bool running_ = false;
+  std::chrono::milliseconds apply_delay_for_testing_{0};
 };
 
 }  // namespace seismo

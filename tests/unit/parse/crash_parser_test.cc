@@ -157,9 +157,12 @@ TEST(CrashPingTest, BadSubmissionTimestampIsRejectedBadCreationDateIgnored) {
       MustParse(R"j({"application": {"buildId": "20210222"}, "payload": {}, "creationDate": "soon"})j",
                 CrashFormat::kTelemetryPing);
   EXPECT_FALSE(d.fallback_time.has_value());
-  EXPECT_EQ(
-      MustReject(R"j({"application": {"buildId": 20210222}, "payload": {}})j", CrashFormat::kTelemetryPing),
-      RejectReason::kWrongType);
+  EXPECT_EQ(MustReject(R"j({"application": {"buildId": 20210222}, "payload": {}})j", CrashFormat::kTelemetryPing),
+            RejectReason::kWrongType);
+  // Unreadable text is ignored; a value that is not a string is a wrong type, as in main pings.
+  EXPECT_EQ(MustReject(R"j({"application": {"buildId": "20210222"}, "payload": {}, "creationDate": 1})j",
+                       CrashFormat::kTelemetryPing),
+            RejectReason::kWrongType);
 }
 
 TEST(CrashPingTest, ShutDownKillContentIsContentShutdownAndStartupFlag) {

@@ -63,14 +63,18 @@ TEST_F(ApiTest, StatusReportsCountersAndConfiguration) {
   s.queued_chunks = 2;
   s.consumer_lag = 7;
   s.last_checkpoint_ms = ParseTimestamp("2026-11-20T10:00:00Z")->ms;
+  s.checkpoint_failures = 2;
+  s.dead_letter_failures = 3;
   provider_.SetStatus(s);
-  EXPECT_EQ(Get("/api/v1/status").body,
-            R"({"version":"0.1.0","uptime_s":12.5,"stream_time":null,"records":{"main":1,"bhr":2,"crash":3},)"
-            R"("rejected":{"bad_usage":4},"filtered":5,"documents":15,"bytes":1234,"duplicates":0,"late_dropped":0,)"
-            R"("folded_series":0,"dedup_forgotten":0,"series":0,"memory_bytes":0,"queues":{"chunks":2,"batches":0},)"
-            R"("consumer":{"enabled":false,"consuming":true,"lag":7,"paused_partitions":0,"pauses":0,"redelivered":0,"errors":0,)"
-            R"("last_error":""},"alert_sinks":{},"ready":true,"last_checkpoint":"2026-11-20T10:00:00.000Z",)"
-            R"("windows":["1h","24h","7d"],"default_window":"24h","bucket":"60s"})");
+  EXPECT_EQ(
+      Get("/api/v1/status").body,
+      R"({"version":"0.1.0","uptime_s":12.5,"stream_time":null,"records":{"main":1,"bhr":2,"crash":3},)"
+      R"("rejected":{"bad_usage":4},"filtered":5,"documents":15,"bytes":1234,"duplicates":0,"late_dropped":0,)"
+      R"("folded_series":0,"dedup_forgotten":0,"series":0,"memory_bytes":0,"queues":{"chunks":2,"batches":0},)"
+      R"("consumer":{"enabled":false,"consuming":true,"lag":7,"paused_partitions":0,"pauses":0,"redelivered":0,"errors":0,)"
+      R"("last_error":""},"alert_sinks":{},"ready":true,"last_checkpoint":"2026-11-20T10:00:00.000Z",)"
+      R"("checkpoint_failures":2,"dead_letter_failures":3,)"
+      R"("windows":["1h","24h","7d"],"default_window":"24h","bucket":"60s"})");
   World w;
   w.Usage("bhr", "Linux", kHour, 0);
   provider_.SetSnapshot(w.Build());
@@ -111,6 +115,8 @@ TEST(Metrics, ExpositionHasHelpTypeAndHistogram) {
   s.consumer_lag = 42;
   s.last_checkpoint_ms = 1000;
   s.alert_sinks = {{"webhook", 2, 4, 12, 1}, {"kafka", 6, 0, 0, 0}};
+  s.checkpoint_failures = 4;
+  s.dead_letter_failures = 5;
   HttpStats http;
   http.latency.upper_bounds_s = {0.001, 0.01};
   http.latency.routes.push_back({"/api/v1/hangs", {2, 1, 1}, 0.5});
@@ -119,10 +125,11 @@ TEST(Metrics, ExpositionHasHelpTypeAndHistogram) {
                                        http, 11'000);
   for (const char* line :
        {"# TYPE seismo_records_total counter\n", "seismo_records_total{kind=\"main\"} 10\n",
-        "seismo_rejected_total{reason=\"malformed_json\"} 3\n", "seismo_bytes_total 99\n", "seismo_consumer_lag 42\n",
-        "seismo_checkpoint_age_seconds 10\n", "seismo_queue_depth{queue=\"chunks\"} 0\n",
-        "seismo_alerts{state=\"firing\"} 2\n", "seismo_alerts{state=\"resolved\"} 1\n",
-        "# TYPE seismo_http_request_duration_seconds histogram\n",
+        "seismo_rejected_total{reason=\"malformed_json\"} 3\n", "seismo_bytes_total 99\n",
+        "seismo_consumer_lag 42\n", "seismo_checkpoint_age_seconds 10\n",
+        "seismo_checkpoint_failures_total 4\n", "seismo_dead_letter_failures_total 5\n",
+        "seismo_queue_depth{queue=\"chunks\"} 0\n", "seismo_alerts{state=\"firing\"} 2\n",
+        "seismo_alerts{state=\"resolved\"} 1\n", "# TYPE seismo_http_request_duration_seconds histogram\n",
         "seismo_http_request_duration_seconds_bucket{path=\"/api/v1/hangs\",le=\"0.001\"} 2\n",
         "seismo_http_request_duration_seconds_bucket{path=\"/api/v1/hangs\",le=\"0.01\"} 3\n",
         "seismo_http_request_duration_seconds_bucket{path=\"/api/v1/hangs\",le=\"+Inf\"} 4\n",

@@ -1,0 +1,28 @@
+// The bodies of the libFuzzer targets, shared by the fuzzers (parse_fuzz.cc,
+// signature_fuzz.cc) and by the corpus regression test
+// (tests/unit/parse/fuzz_corpus_test.cc), so an input saved into
+// fuzz/corpus/<target>/ (a seed, or a crash the fuzzer found) runs through
+// exactly the code the fuzzer ran, on every test run.
+//
+// Each function takes any bytes and returns "" when every invariant held, or
+// a description of the first one that did not; the fuzzers abort on it, the
+// test reports it. A crash (or a sanitizer finding) is a crash in both.
+//
+// Threading: one call at a time per thread (the document parser is per thread).
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace seismo::fuzz {
+
+// Any bytes through the document parser (without and with each topic kind),
+// then into deltas; checks the parser's contract on what it accepts.
+std::string ParseTarget(std::string_view data);
+
+// Any bytes as crash-data JSON (any of the three shapes) through the
+// signature generator; checks the clean-up rules' output invariants, then
+// through the document-level crash parser in both formats.
+std::string SignatureTarget(std::string_view data);
+
+}  // namespace seismo::fuzz

@@ -1,0 +1,220 @@
+// Fixed threads and descriptors after start (SPEC §7): the real `seismo run`,
+// once it runs (consuming, a checkpoint written, a dead letter, a webhook
+// post), keeps the same number of threads (/proc/<pid>/task) and open
+// descriptors (/proc/<pid>/fd) through more consumption, many checkpoints,
+// rejects dead-lettered to a file and a Kafka topic, webhook posts and a
+// rebalance of its consumer group.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "integration/daemon_process.h"
+#include "seismo/app/scenario.h"
+#include "seismo/app/synth.h"
+#include "seismo/checkpoint/checkpoint.h"
+#include "seismo/ingest/kafka_consumer.h"
+#include "seismo/ingest/kafka_producer.h"
+#include "seismo/ingest/mock_cluster.h"
+#include "unit/alert/webhook_receiver.h"
+#include "unit/http/http_client.h"
+
+namespace seismo {
+namespace {
+
+namespace fs = std::filesystem;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+using testing::CountOf;
+using testing::DaemonProcess;
+using testing::HttpGet;
+using testing::Receiver;
+using testing::Slurp;
+
+const std::vector<std::string> kTopics = {"telemetry.main", "telemetry.bhr", "socorro.processed"};
+constexpr int kPartitions = 4;
+
+struct Resources {
+  size_t threads = 0;
+  size_t fds = 0;
+};
+
+size_t Entries(const fs::path& dir) {
+  std::error_code ec;
+  size_t n = 0;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) ++n;
+  return n;
+}
+
+// The smallest counts over a few samples: a checkpoint file or a webhook connection that
+// happens to be open at one sample is not a descriptor the daemon keeps.
+Resources Measure(pid_t pid) {
+  const fs::path proc = fs::path("/proc") / std::to_string(pid);
+  Resources r{SIZE_MAX, SIZE_MAX};
+  for (int i = 0; i < 8; ++i) {
+    r.threads = std::min(r.threads, Entries(proc / "task"));
+    r.fds = std::min(r.fds, Entries(proc / "fd"));
+    std::this_thread::sleep_for(milliseconds(100));
+  }
+  return r;
+}
+
+// The log's lines about the consumer group, for failure messages.
+std::string KafkaLines(const std::string& log) {
+  std::string out;
+  size_t start = 0;
+  for (size_t end = log.find('\n'); end != std::string::npos; start = end + 1, end = log.find('\n', start)) {
+    const std::string line = log.substr(start, end - start);
+    if (line.find("kafka") != std::string::npos && line.find("FETCH") == std::string::npos)
+      out += line + "\n";
+  }
+  return out;
+}
+
+class ResourceBounds : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("seismo-resources-" + std::to_string(getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    auto cluster = MockCluster::Create(1);
+    ASSERT_TRUE(cluster) << cluster.error().message();
+    cluster_ = std::move(*cluster);
+    for (const std::string& t : kTopics) ASSERT_TRUE(cluster_->CreateTopic(t, kPartitions).ok());
+    ASSERT_TRUE(cluster_->CreateTopic("seismo.dead", 1).ok());
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // Good documents of every kind, and `bad` unparseable ones among them: a nightly build
+  // at the start of the release timeline, so they do not change its alerts.
+  void Produce(uint64_t seed, size_t good, size_t bad) {
+    KafkaProducerOptions po;
+    po.brokers = cluster_->bootstrap_servers();
+    auto producer = KafkaProducer::Create(po);
+    ASSERT_TRUE(producer);
+    SynthOptions so;
+    so.seed = seed;
+    so.start = EventTime{ScenarioOptions().start_ms};
+    so.builds = {{"nightly", "147.0a1", "20261001000000", 1.0}};
+    Synth synth(so);
+    for (size_t i = 0; i < good + bad; ++i) {
+      std::string doc = i % 4 == 0   ? synth.Main(i)
+                        : i % 4 == 1 ? synth.Bhr(i)
+                        : i % 4 == 2 ? synth.ProcessedCrash(i)
+                                     : synth.CrashPing(i);
+      if (i < bad) doc = doc.substr(0, doc.size() / 3);  // truncated: malformed_json
+      const std::string& topic = kTopics[i % 4 == 3 ? 2 : i % 4];
+      ASSERT_TRUE((*producer)->Produce(topic, "", doc, static_cast<int32_t>(i % kPartitions)).ok());
+    }
+    ASSERT_TRUE((*producer)->Flush(seconds(30)).ok());
+    produced_ += good + bad;
+    rejected_ += bad;
+  }
+
+  uint64_t CheckpointedDocuments() const {
+    auto data = DecodeCheckpoint(Slurp(dir_ / "ckpt" / std::string(kCheckpointFile)));
+    return data ? data->counts.documents : 0;
+  }
+  size_t DeadLetters() const { return CountOf(Slurp(dir_ / "dead.ndjson"), "\n"); }
+
+  template <typename Condition>
+  static bool WaitFor(Condition done, seconds limit) {
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    while (!done() && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(milliseconds(50));
+    return done();
+  }
+
+  fs::path dir_;
+  std::unique_ptr<MockCluster> cluster_;
+  uint64_t produced_ = 0;
+  uint64_t rejected_ = 0;
+};
+
+TEST_F(ResourceBounds, ThreadsAndDescriptorsStayFixedAfterStart) {
+  // A release timeline whose bad build fires alerts: their transitions go to a webhook that
+  // answers 500, so the daemon keeps retrying (posting) for the whole test.
+  Receiver webhook(500);
+  ScenarioOptions so;
+  so.seed = 3;
+  so.plants = kPlantSignatureSpike | kPlantNewSignature;
+  so.usage_per_hour = 200;
+  so.crashes_per_usage_hour = 0.2;
+  so.hangs_per_usage_hour = 0.2;
+  Scenario scenario(so);
+  uint64_t scenario_documents = 0;
+  {
+    std::ofstream out(dir_ / "scenario.ndjson");
+    scenario.ForEachDocument([&](std::string&& doc) {
+      out << doc << '\n';
+      ++scenario_documents;
+    });
+  }
+  Produce(51, 1500, 20);
+  std::ofstream(dir_ / "seismo.toml")
+      << "[kafka]\nbrokers = \"" << cluster_->bootstrap_servers() << "\"\ngroup_id = \"resources\"\n"
+      << "topics = [\"" << kTopics[0] << "\", \"" << kTopics[1] << "\", \"" << kTopics[2] << "\"]\n"
+      << "[kafka.properties]\n\"session.timeout.ms\" = \"6000\"\n\"heartbeat.interval.ms\" = \"500\"\n"
+      << "[sources]\nfiles = [\"" << (dir_ / "scenario.ndjson").string() << "\"]\n"
+      << "[ingest]\nthreads = 2\ndead_letter_file = \"" << (dir_ / "dead.ndjson").string()
+      << "\"\ndead_letter_topic = \"seismo.dead\"\n[aggregate]\nshards = 2\n"
+      << "[checkpoint]\ndir = \"" << (dir_ / "ckpt").string() << "\"\ninterval = \"100ms\"\n"
+      << "[alerts]\ninterval = \"500ms\"\nwebhook_url = \"" << webhook.url() << "\"\nwebhook_retries = 100\n"
+      << "[http]\nlisten = \"127.0.0.1:0\"\n";
+  DaemonProcess daemon(dir_);
+  daemon.Start();
+  const int port = daemon.http_port();
+  ASSERT_GT(port, 0);
+
+  // Running: ready, everything so far consumed and checkpointed, rejects dead-lettered,
+  // and the webhook posted to.
+  ASSERT_TRUE(WaitFor([&] { return HttpGet(port, "/readyz").status == 200; }, seconds(60)));
+  ASSERT_TRUE(WaitFor([&] { return CheckpointedDocuments() == scenario_documents + produced_; }, seconds(90)))
+      << CheckpointedDocuments() << " of " << scenario_documents + produced_;
+  ASSERT_TRUE(WaitFor([&] { return DeadLetters() == rejected_; }, seconds(30)));
+  ASSERT_TRUE(WaitFor([&] { return webhook.requests() > 0; }, seconds(60))) << "no alert reached the webhook";
+  std::this_thread::sleep_for(seconds(1));
+  const Resources started = Measure(daemon.pid());
+  const int posts_at_start = webhook.requests();
+
+  // More of everything: documents and rejects, checkpoints, dead letters to the file and
+  // the topic, webhook retries, and a rebalance (another member joins, takes partitions,
+  // and leaves again).
+  Produce(52, 1500, 20);
+  KafkaConsumerOptions o{
+      cluster_->bootstrap_servers(), "resources", {kTopics[0], kTopics[1], kTopics[2]}, {}};
+  o.properties = {{"session.timeout.ms", "6000"},
+                  {"heartbeat.interval.ms", "500"},
+                  {"partition.assignment.strategy", "cooperative-sticky"}};
+  // Partitions the daemon gave up: revoked, or lost when the mock's group moved on while the
+  // daemon was syncing (the mock's rebalances with a late joiner take either path).
+  auto moved = [&] { return CountOf(daemon.log(), "kafka: revoked") + CountOf(daemon.log(), "kafka: lost"); };
+  const size_t moved_before = moved();
+  {
+    auto other = KafkaConsumer::Create(o, nullptr);
+    ASSERT_TRUE(other);
+    const auto deadline = std::chrono::steady_clock::now() + seconds(60);
+    while ((*other)->assignment().empty() && moved() == moved_before &&
+           std::chrono::steady_clock::now() < deadline) {
+      (void)(*other)->Poll(100, milliseconds(100));
+    }
+    ASSERT_GT(moved(), moved_before) << "no rebalance took partitions away\n" << KafkaLines(daemon.log());
+    ASSERT_TRUE((*other)->Close().ok());
+  }
+  ASSERT_TRUE(WaitFor([&] { return CheckpointedDocuments() == scenario_documents + produced_; }, seconds(90)))
+      << CheckpointedDocuments() << " of " << scenario_documents + produced_;
+  ASSERT_TRUE(WaitFor([&] { return DeadLetters() == rejected_; }, seconds(30)));
+  ASSERT_TRUE(WaitFor([&] { return webhook.requests() >= posts_at_start + 3; }, seconds(30)));
+  std::this_thread::sleep_for(seconds(1));
+  const Resources later = Measure(daemon.pid());
+
+  EXPECT_LE(later.threads, started.threads) << "threads grew from " << started.threads;
+  EXPECT_LE(later.fds, started.fds) << "descriptors grew from " << started.fds;
+  EXPECT_EQ(daemon.Signal(SIGTERM, seconds(30)), 0);
+}
+
+}  // namespace
+}  // namespace seismo

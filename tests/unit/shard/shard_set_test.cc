@@ -1,0 +1,62 @@
+// ShardSet's checkpoint images: an image always answers the request it is
+// collected for, never an earlier one that timed out.
+#include "seismo/shard/shard_set.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <thread>
+
+#include "seismo/core/hash.h"
+
+namespace seismo {
+namespace {
+
+using namespace std::chrono_literals;
+
+DeltaBatchPtr UsageBatch(int64_t usage_ms) {
+  Delta d;
+  d.table = Table::kUsage;
+  d.key = JoinKey({"main", "nightly", "Linux", "20261101"});
+  d.route_hash = Hash64(d.key);
+  d.time = EventTime{1'795'000'000'000};
+  d.values[0] = usage_ms;
+  d.values[1] = 1;
+  auto batch = std::make_unique<DeltaBatch>();
+  batch->deltas.push_back(std::move(d));
+  return batch;
+}
+
+int64_t UsageIn(const std::vector<ShardImage>& images) {
+  int64_t sum = 0;
+  for (const ShardImage& image : images) {
+    for (const SeriesImage& s : image.series) {
+      for (const SeriesImage::Entry& e : s.entries) sum += e.v[0];
+    }
+  }
+  return sum;
+}
+
+bool WaitIdle(const ShardSet& set) {
+  for (int i = 0; i < 500 && !set.Idle(); ++i) std::this_thread::sleep_for(10ms);
+  return set.Idle();
+}
+
+TEST(ShardSet, AnImageOfATimedOutRequestIsNeverTakenForALaterOne) {
+  ShardSet set(1, 1, 4, AggregateOptions{}, nullptr);
+  set.SetApplyDelayForTesting(300ms);  // the shard is busy when the first request comes
+  set.Start();
+  set.Push(0, 0, UsageBatch(1));
+  EXPECT_TRUE(set.CollectImages(1ms).empty());
+  ASSERT_TRUE(WaitIdle(set));
+  std::this_thread::sleep_for(50ms);  // the shard answers the timed-out request late
+  set.Push(0, 0, UsageBatch(2));
+  ASSERT_TRUE(WaitIdle(set));
+  const std::vector<ShardImage> images = set.CollectImages(5s);
+  ASSERT_EQ(images.size(), 1u);
+  EXPECT_EQ(UsageIn(images), 3) << "an image from before the second batch";
+  set.Stop();
+}
+
+}  // namespace
+}  // namespace seismo
