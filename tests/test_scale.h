@@ -6,6 +6,9 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <vector>
 
 namespace seismo::test {
 
@@ -18,6 +21,12 @@ inline constexpr bool kSanitized = false;
 // `n` in an optimised build, n / divisor (at least `floor`) under a sanitizer.
 constexpr size_t Scaled(size_t n, size_t divisor = 10, size_t floor = 1) {
   return kSanitized ? std::max(floor, n / divisor) : n;
+}
+
+// Every seed in an optimised build, the first one under a sanitizer.
+inline std::vector<uint64_t> Seeds(std::initializer_list<uint64_t> seeds) {
+  if (kSanitized) return {*seeds.begin()};
+  return seeds;
 }
 
 }  // namespace seismo::test

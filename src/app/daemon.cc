@@ -471,7 +471,7 @@ Status Daemon::Shutdown(std::chrono::steady_clock::time_point deadline) {
   return shutdown_status_;
 }
 
-std::vector<bool> Daemon::FullBatchRingsForTesting() const { return pipeline_->shards().FullRings(); }
+std::vector<uint64_t> Daemon::FullBatchRingPushesForTesting() const { return pipeline_->shards().FullPushes(); }
 
 std::string Daemon::alerts_json() const {
   return restored_.load(std::memory_order_acquire) && alerts_ ? alerts_->engine().AlertsJson() : "[]";

@@ -56,6 +56,13 @@ spdlog::level::level_enum SyslogToSpdlog(int level) {
   return spdlog::level::debug;
 }
 
+// spdlog's registry is a function-local static built inside libspdlog on first use.
+// librdkafka's threads log through it, and the first to do so would build it: the library
+// is not instrumented, so ThreadSanitizer cannot see that construction ordered before the
+// reads of other threads. Building it during static initialisation, on the main thread
+// before any thread exists, orders it before every use.
+[[maybe_unused]] const spdlog::logger* const kLoggerRegistryBuiltEarly = spdlog::default_logger_raw();
+
 }  // namespace
 
 void LogKafkaLine(LogRateLimiter& limiter, std::string_view client, int level,

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 #include <memory>
+#include <vector>
 
 #include "seismo/core/json_writer.h"
 #include "seismo/query/hangs_json.h"
@@ -37,25 +38,67 @@ std::map<std::string_view, Sums> SelectedStacks(const Snapshot& snap, const Quer
   return out;
 }
 
+// A stack is as deep as a document makes it (hundreds of thousands of frames fit in
+// one): building, writing and freeing the tree never recurse, so a deep stack cannot
+// overflow an HTTP worker's stack.
 struct Node {
+  Node() = default;
+  Node(const Node&) = delete;
+  Node& operator=(const Node&) = delete;
+  ~Node() {
+    std::vector<std::unique_ptr<Node>> pending;
+    auto take_children = [&pending](Node& n) {
+      for (auto& [name, child] : n.children) pending.push_back(std::move(child));
+      n.children.clear();
+    };
+    take_children(*this);
+    while (!pending.empty()) {
+      std::unique_ptr<Node> n = std::move(pending.back());
+      pending.pop_back();
+      take_children(*n);
+    }  // each node is freed childless
+  }
+
   Sums sums;
   std::map<std::string_view, std::unique_ptr<Node>> children;
 };
 
-void WriteNode(JsonWriter& w, std::string_view name, const Node& n) {
-  w.BeginObject();
-  w.Key("name").String(name);
-  w.Key("hang_ms").Double(static_cast<double>(n.sums.hang_us) / 1000.0);
-  w.Key("hang_count").Int(n.sums.hang_count);
-  w.Key("children").BeginArray();
+// Children by hang time, largest first (ties keep name order).
+std::vector<std::pair<std::string_view, const Node*>> SortedChildren(const Node& n) {
   std::vector<std::pair<std::string_view, const Node*>> kids;
   kids.reserve(n.children.size());
   for (const auto& [k, child] : n.children) kids.emplace_back(k, child.get());
   std::stable_sort(kids.begin(), kids.end(),
                    [](const auto& a, const auto& b) { return a.second->sums.hang_us > b.second->sums.hang_us; });
-  for (const auto& [k, child] : kids) WriteNode(w, k, *child);
-  w.EndArray();
-  w.EndObject();
+  return kids;
+}
+
+void WriteTree(JsonWriter& w, const Node& root) {
+  struct Open {
+    std::vector<std::pair<std::string_view, const Node*>> children;
+    size_t next = 0;
+  };
+  auto open = [&w](std::string_view name, const Node& n) {
+    w.BeginObject();
+    w.Key("name").String(name);
+    w.Key("hang_ms").Double(static_cast<double>(n.sums.hang_us) / 1000.0);
+    w.Key("hang_count").Int(n.sums.hang_count);
+    w.Key("children").BeginArray();
+    return Open{SortedChildren(n)};
+  };
+  std::vector<Open> path;
+  path.push_back(open("(root)", root));
+  while (!path.empty()) {
+    Open& top = path.back();
+    if (top.next == top.children.size()) {
+      w.EndArray();
+      w.EndObject();
+      path.pop_back();
+      continue;
+    }
+    const auto [name, child] = top.children[top.next++];
+    path.push_back(open(name, *child));  // `top` is not used past this point
+  }
 }
 
 }  // namespace
@@ -77,7 +120,7 @@ std::string FlamegraphTreeJson(const Snapshot& snap, const Query& q) {
     }
   }
   JsonWriter w;
-  WriteNode(w, "(root)", root);
+  WriteTree(w, root);
   return w.Take();
 }
 

@@ -15,6 +15,7 @@ struct ShardSet::Shard {
   explicit Shard(const AggregateOptions& o) : state(o), snapshots(4), images(2) {}
   ShardState state;
   std::vector<std::unique_ptr<SpscRing<DeltaBatchPtr>>> rings;  // one per producer
+  std::unique_ptr<std::atomic<uint64_t>[]> full_pushes;         // per ring: pushes that found it full
   SpscRing<std::unique_ptr<ShardSnapshot>> snapshots;          // shard thread -> publisher
   SpscRing<TaggedImage> images;                                // shard thread -> checkpoint thread
   uint64_t snapshot_epoch = 0;                                  // shard thread only
@@ -32,6 +33,7 @@ ShardSet::ShardSet(size_t shards, size_t producers, size_t ring_capacity, Aggreg
     for (size_t p = 0; p < producers; ++p) {
       shard->rings.push_back(std::make_unique<SpscRing<DeltaBatchPtr>>(ring_capacity));
     }
+    shard->full_pushes = std::make_unique<std::atomic<uint64_t>[]>(producers);
     shards_.push_back(std::move(shard));
   }
   latest_.resize(shards);
@@ -110,12 +112,17 @@ void ShardSet::Run(Shard& shard) {
 void ShardSet::Push(size_t p, size_t s, DeltaBatchPtr batch) {
   // relaxed: counted before the push, so pushed >= applied always holds.
   batches_pushed_.fetch_add(1, std::memory_order_relaxed);
+  if (shards_[s]->rings[p]->TryPush(batch)) return;
+  shards_[s]->full_pushes[p].fetch_add(1, std::memory_order_relaxed);
   Backoff backoff;
   while (!shards_[s]->rings[p]->TryPush(batch)) backoff.Idle();
 }
 
 bool ShardSet::TryPush(size_t p, size_t s, DeltaBatchPtr& batch) {
-  if (!shards_[s]->rings[p]->TryPush(batch)) return false;
+  if (!shards_[s]->rings[p]->TryPush(batch)) {
+    shards_[s]->full_pushes[p].fetch_add(1, std::memory_order_relaxed);
+    return false;
+  }
   batches_pushed_.fetch_add(1, std::memory_order_relaxed);  // TryPush callers only read it after joining
   return true;
 }
@@ -183,10 +190,12 @@ size_t ShardSet::QueuedBatches() const {
   return n;
 }
 
-std::vector<bool> ShardSet::FullRings() const {
-  std::vector<bool> full;
+std::vector<uint64_t> ShardSet::FullPushes() const {
+  std::vector<uint64_t> full;
   for (const auto& shard : shards_) {
-    for (const auto& ring : shard->rings) full.push_back(ring->SizeApprox() >= ring->capacity());
+    for (size_t p = 0; p < shard->rings.size(); ++p) {
+      full.push_back(shard->full_pushes[p].load(std::memory_order_relaxed));
+    }
   }
   return full;
 }

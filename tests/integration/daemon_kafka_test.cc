@@ -187,13 +187,9 @@ TEST_F(DaemonKafka, FullQueuesPauseConsumptionAndLoseNothing) {
   http.listen = "127.0.0.1:0";
   ASSERT_TRUE(server.Start(http, daemon).ok());
   ASSERT_TRUE(daemon.Start().ok());
-  std::vector<bool> ever_full(4, false);  // per (worker, shard) ring
   size_t paused_samples = 0, lagging_samples = 0, lagging_metrics = 0;
   auto deadline = std::chrono::steady_clock::now() + seconds(120);
   while (daemon.counts().documents < produced_ && std::chrono::steady_clock::now() < deadline) {
-    std::vector<bool> full = daemon.FullBatchRingsForTesting();
-    ASSERT_EQ(full.size(), ever_full.size());
-    for (size_t i = 0; i < full.size(); ++i) ever_full[i] = ever_full[i] || full[i];
     // What an operator reads.
     simdjson::dom::parser parser;
     simdjson::dom::element status;
@@ -211,7 +207,9 @@ TEST_F(DaemonKafka, FullQueuesPauseConsumptionAndLoseNothing) {
     std::this_thread::sleep_for(milliseconds(10));
   }
   ASSERT_EQ(daemon.counts().documents, produced_);
-  EXPECT_EQ(ever_full, std::vector<bool>(4, true)) << "a (worker, shard) ring never filled";
+  const std::vector<uint64_t> full = daemon.FullBatchRingPushesForTesting();  // per (worker, shard) ring
+  ASSERT_EQ(full.size(), 4u);
+  for (uint64_t n : full) EXPECT_GT(n, 0u) << "a (worker, shard) ring never filled";
   EXPECT_GT(paused_samples, 0u) << "no paused partition was ever reported";
   EXPECT_GT(lagging_samples, 0u) << "no consumer lag was reported while paused with data waiting";
   EXPECT_GT(lagging_metrics, 0u) << "/metrics never showed the lag";

@@ -38,6 +38,24 @@ inline size_t CountOf(const std::string& text, const std::string& needle) {
   return n;
 }
 
+// For a child a test spawns itself: kills and reaps it when the test ends before it
+// did (a failed ASSERT returns early), so no process outlives its test. Set the pid
+// to 0 once it has been reaped.
+class ChildGuard {
+ public:
+  explicit ChildGuard(pid_t& pid) : pid_(pid) {}
+  ~ChildGuard() {
+    if (pid_ <= 0) return;
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+  }
+  ChildGuard(const ChildGuard&) = delete;
+  ChildGuard& operator=(const ChildGuard&) = delete;
+
+ private:
+  pid_t& pid_;
+};
+
 class DaemonProcess {
  public:
   // What Signal() returns when the daemon had to be killed after `limit`.

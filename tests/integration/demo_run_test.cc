@@ -20,6 +20,7 @@
 #include "seismo/alert/engine.h"
 #include "seismo/app/config.h"
 #include "seismo/app/demo.h"
+#include "integration/daemon_process.h"
 #include "unit/http/http_client.h"
 #include "test_scale.h"
 
@@ -188,6 +189,7 @@ TEST(DemoCommand, ServesThePlantedAlertsAndStopsCleanlyOnSigterm) {
   posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   posix_spawn_file_actions_addopen(&actions, 2, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   pid_t pid = -1;
+  const testing::ChildGuard guard(pid);
   ASSERT_EQ(posix_spawn(&pid, SEISMO_BINARY, &actions, nullptr, argv.data(), environ), 0);
   posix_spawn_file_actions_destroy(&actions);
   auto slurp = [](const std::string& path) {
@@ -237,6 +239,7 @@ TEST(DemoCommand, ServesThePlantedAlertsAndStopsCleanlyOnSigterm) {
   ::kill(pid, SIGTERM);
   int status = 0;
   ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  pid = 0;
   EXPECT_TRUE(WIFEXITED(status)) << slurp(log);
   EXPECT_EQ(WEXITSTATUS(status), 0) << slurp(log);
   // Every document the simulator produced was consumed: "stopped: N documents produced, N consumed".

@@ -18,6 +18,7 @@
 #include <sstream>
 #include <thread>
 
+#include "integration/daemon_process.h"
 #include "test_scale.h"
 
 extern char** environ;
@@ -34,12 +35,7 @@ constexpr size_t kDocsPerKind = test::Scaled(120'000, 6);
 
 constexpr uint64_t kLimit = 160ull << 20;
 
-std::string Slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using testing::Slurp;
 
 struct Expected {
   int64_t usage_ms = 0;
@@ -96,6 +92,7 @@ TEST(MemoryLimit, AdversarialCardinalityStaysUnderTheLimitWithExactTotals) {
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, 2, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   pid_t pid = 0;
+  const testing::ChildGuard guard(pid);
   ASSERT_EQ(posix_spawn(&pid, SEISMO_BINARY, &actions, nullptr, argv.data(), environ), 0);
   posix_spawn_file_actions_destroy(&actions);
 
@@ -112,6 +109,7 @@ TEST(MemoryLimit, AdversarialCardinalityStaysUnderTheLimitWithExactTotals) {
   int status = 0;
   rusage usage{};
   ASSERT_EQ(wait4(pid, &status, 0, &usage), pid);
+  pid = 0;
   ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << Slurp(log);
   const uint64_t peak = static_cast<uint64_t>(usage.ru_maxrss) * 1024;
   std::cout << "peak resident memory " << (peak >> 20) << " MiB of a " << (kLimit >> 20) << " MiB limit\n";

@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -60,6 +61,30 @@ TEST_F(ReplayCli, HelpAndVersion) {
   EXPECT_EQ(version.exit_code, 0);
   EXPECT_NE(version.out.find("seismo "), std::string::npos);
   EXPECT_EQ(Shell(bin_ + " no-such-command 2>/dev/null").exit_code, 2);
+}
+
+// The progress line (records, records/s, MB/s, redrawn in place) only when stderr is a
+// terminal: `script` runs replay on a pseudo-terminal; stdin stays open a second so at
+// least one redraw happens.
+TEST_F(ReplayCli, ProgressBarOnATerminalOnlyAndSilentOtherwise) {
+  ASSERT_EQ(Shell(bin_ + " generate --kind main --count 2000 --seed 3 > " + Path("m.ndjson")).exit_code, 0);
+  const std::string slow_input = "(cat " + Path("m.ndjson") + "; sleep 1) | ";
+  const std::string replay = bin_ + " replay - --output " + Path("out.json");
+  CmdResult tty = Shell("script -qefc '" + slow_input + replay + "' /dev/null");
+  ASSERT_EQ(tty.exit_code, 0) << tty.out;
+  const std::string redraw = "\r\033[K";
+  const size_t line = tty.out.find(redraw);
+  ASSERT_NE(line, std::string::npos) << tty.out;
+  EXPECT_TRUE(std::isdigit(static_cast<unsigned char>(tty.out[line + redraw.size()]))) << tty.out;
+  EXPECT_NE(tty.out.find(" records  "), std::string::npos) << tty.out;
+  EXPECT_NE(tty.out.find(" records/s  "), std::string::npos) << tty.out;
+  EXPECT_NE(tty.out.find(" MB/s"), std::string::npos) << tty.out;
+
+  CmdResult piped = Shell(slow_input + replay + " 2> " + Path("err.txt"));
+  ASSERT_EQ(piped.exit_code, 0);
+  const std::string err = Slurp(Path("err.txt"));
+  EXPECT_EQ(err.find('\r'), std::string::npos) << err;
+  EXPECT_EQ(err.find("records/s"), std::string::npos) << err;
 }
 
 TEST_F(ReplayCli, OutputIsByteIdenticalAcrossThreadCountsAndInputForms) {

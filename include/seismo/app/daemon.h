@@ -87,8 +87,8 @@ class Daemon final : public StateProvider {
   }
   // Test seam: documents per chunk at most (default 2048). Before Start().
   void SetChunkDocsForTesting(size_t n) { chunk_docs_ = n; }
-  // Tests: per (worker, shard) ring, whether it is full right now. After Start().
-  std::vector<bool> FullBatchRingsForTesting() const;
+  // Tests: per (worker, shard) ring, the pushes that found it full so far. After Start().
+  std::vector<uint64_t> FullBatchRingPushesForTesting() const;
 
  private:
   class Rebalance;

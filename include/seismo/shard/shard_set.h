@@ -61,8 +61,9 @@ class ShardSet {
   // Batches waiting in all rings, and the fullest ring's fill ratio (monitoring).
   size_t QueuedBatches() const;
   double MaxRingFill() const;
-  // Per ring (index shard × producers + producer): full right now (monitoring, tests).
-  std::vector<bool> FullRings() const;
+  // Per ring (index shard × producers + producer): pushes that found it full so far
+  // (a count, not a sample, so a ring full for an instant is not missed).
+  std::vector<uint64_t> FullPushes() const;
 
   // Test seam, before Start(): shard threads sleep this long per batch (to back the rings up).
   void SetApplyDelayForTesting(std::chrono::milliseconds d) { apply_delay_for_testing_ = d; }

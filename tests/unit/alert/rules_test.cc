@@ -57,7 +57,7 @@ std::string Describe(const Fired& f) {
 }
 
 TEST(AlertRules, SignatureWhoseRateTriplesFiresSpikeForExactlyThatBuildAndSignature) {
-  for (uint64_t seed : {1, 2, 3}) {
+  for (uint64_t seed : test::Seeds({1, 2, 3})) {
     Scenario s(Plant(kPlantSignatureSpike, seed));
     const Fired fired = FiredOf(s);
     const Fired expected = {{"crash_signature_spike", s.truth().new_build_id, s.truth().spike_signature, ""}};
@@ -96,7 +96,7 @@ TEST(AlertRules, SpikeCarriesTheNumbersThatJustifyIt) {
 }
 
 TEST(AlertRules, BrandNewSignatureFiresNewCrashSignature) {
-  for (uint64_t seed : {1, 2}) {
+  for (uint64_t seed : test::Seeds({1, 2})) {
     Scenario s(Plant(kPlantNewSignature, seed));
     const Fired fired = FiredOf(s);
     const Fired expected = {{"new_crash_signature", s.truth().new_build_id, s.truth().new_signature, ""}};
@@ -105,7 +105,7 @@ TEST(AlertRules, BrandNewSignatureFiresNewCrashSignature) {
 }
 
 TEST(AlertRules, WholeBuildRegressionFiresCrashRateRegressionPerClassAndNoSpikes) {
-  for (uint64_t seed : {5, 6}) {
+  for (uint64_t seed : test::Seeds({5, 6})) {
     Scenario s(Plant(kPlantBuildRegression, seed));
     const std::vector<AlertCandidate> c = Evaluate(s);
     Fired expected;
@@ -126,7 +126,7 @@ TEST(AlertRules, WholeBuildRegressionFiresCrashRateRegressionPerClassAndNoSpikes
 }
 
 TEST(AlertRules, HangStackThatDoublesFiresHangSpikeAtTheDefaults) {
-  for (uint64_t seed : {1, 2, 3}) {
+  for (uint64_t seed : test::Seeds({1, 2, 3})) {
     Scenario s(Plant(kPlantHangSpike, seed));
     const std::vector<AlertCandidate> c = Evaluate(s);
     const Fired expected = {{"hang_spike", s.truth().new_build_date, s.truth().hang_signature, "bhr"}};
@@ -172,7 +172,7 @@ TEST(AlertRules, BhrPingsWithoutClientIdsLeaveHangInstallsUnknown) {
 }
 
 TEST(AlertRules, OneHourOsBurstFiresBurstForThatOsAndSignature) {
-  for (uint64_t seed : {1, 2}) {
+  for (uint64_t seed : test::Seeds({1, 2})) {
     Scenario s(Plant(kPlantOsBurst, seed));
     std::set<std::tuple<std::string, std::string, std::string>> fired;
     for (const AlertCandidate& c : Evaluate(s)) {
@@ -188,7 +188,7 @@ TEST(AlertRules, OneHourOsBurstFiresBurstForThatOsAndSignature) {
 // window that holds crashes of minutes whose usage has not arrived must not fire.
 TEST(AlertRules, BurstWaitsForUsageThatLagsBehindCrashes) {
   constexpr int64_t kLag = 45 * 60'000;
-  for (uint64_t seed : {1, 2, 3}) {
+  for (uint64_t seed : test::Seeds({1, 2, 3})) {
     Scenario s(Plant(0, seed));
     AggregateOptions ao;
     ShardState state(ao);

@@ -1,6 +1,7 @@
 #include "seismo/query/hangs_json.h"
 
 #include <gtest/gtest.h>
+#include <pthread.h>
 
 #include "query_fixture.h"
 #include "seismo/query/flamegraph.h"
@@ -165,6 +166,44 @@ TEST(Flamegraph, FrameSeparatorsAreNeutralised) {
   w.Hang("bhr", "Linux", "parent", "Gecko", {"a;b", "c\nd"}, 1'499, 1, 0);
   auto snap = w.Build();
   EXPECT_EQ(FlamegraphCollapsed(*snap, Q(Endpoint::kHangsFlamegraph, "")), "a b;c d 1\n");
+}
+
+// A hostile bhr ping can carry a stack of hundreds of thousands of frames: the tree is
+// built, written and freed without recursion, here on a thread with a 128 KiB stack
+// (an HTTP worker's is not much larger under a sanitizer's bigger frames).
+TEST(Flamegraph, AStackDeeperThanAnyThreadStackIsServed) {
+  constexpr size_t kDepth = 200'000;
+  std::vector<std::string> frames;
+  frames.reserve(kDepth);
+  for (size_t i = 0; i < kDepth; ++i) frames.push_back("f" + std::to_string(i % 7));
+  World w;
+  w.Usage("bhr", "Linux", kHour, 0);
+  w.Hang("bhr", "Linux", "parent", "Gecko", frames, 2'000, 1, 0);
+  auto snap = w.Build();
+  std::string json;
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, 128 << 10);
+  struct Job {
+    const Snapshot* snap;
+    std::string* out;
+  } job{snap.get(), &json};
+  pthread_t thread;
+  ASSERT_EQ(pthread_create(
+                &thread, &attr,
+                [](void* arg) -> void* {
+                  auto* j = static_cast<Job*>(arg);
+                  *j->out = FlamegraphTreeJson(*j->snap, Q(Endpoint::kHangsFlamegraph, ""));
+                  return nullptr;
+                },
+                &job),
+            0);
+  pthread_join(thread, nullptr);
+  pthread_attr_destroy(&attr);
+  const std::string leaf = R"({"name":"f2","hang_ms":2,"hang_count":1,"children":[])";
+  ASSERT_GT(json.size(), kDepth * leaf.size());
+  EXPECT_EQ(json.rfind(leaf), json.size() - leaf.size() - 2 * kDepth - 1) << "the deepest frame is last";
+  EXPECT_EQ(json.substr(json.size() - 4), "]}]}");
 }
 
 }  // namespace

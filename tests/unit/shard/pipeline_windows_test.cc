@@ -30,6 +30,7 @@
 #include "seismo/app/synth.h"
 #include "seismo/shard/pipeline.h"
 #include "seismo/signature/generator.h"
+#include "test_scale.h"
 
 namespace seismo {
 namespace {
@@ -253,7 +254,7 @@ void ExpectEqual(const Model& model, const Snapshot& snap) {
 // Chunks one at a time (each drained before the next arrives, while the clock moves on):
 // lateness, clamping and de-duplication follow the arrival order exactly.
 TEST(PipelineWindows, EveryWindowOfEverySeriesIsExactWithDisorderLateFutureAndRepeatedDocuments) {
-  for (uint64_t seed : {1u, 2u, 3u}) {
+  for (uint64_t seed : test::Seeds({1u, 2u, 3u})) {
     SCOPED_TRACE(seed);
     Stream stream = MakeStream(seed, 4000);
     ManualClock clock;
@@ -327,7 +328,7 @@ TEST(PipelineWindows, LatenessIsJudgedAgainstTheWholeChunkOnEveryShard) {
 // order in which chunks are parsed is not the arrival order, so what counts as late may
 // differ, but nothing late survives to the end either way: the final windows are the same.
 TEST(PipelineWindows, FinalWindowsDoNotDependOnThreadsOrParseOrder) {
-  Stream stream = MakeStream(4, 4000);
+  Stream stream = MakeStream(4, test::Scaled(4000, 2));
   for (auto [threads, shards] : {std::pair<size_t, size_t>{1, 1}, {3, 2}, {2, 5}}) {
     SCOPED_TRACE(testing::Message() << threads << " workers, " << shards << " shards");
     ManualClock clock;
