@@ -222,7 +222,18 @@ void CrashRulesForBuild(Round& r, const Index& ix, const CrashBuild& nb, std::st
                         ExposureMode mode) {
   const AlertOptions& o = r.o;
   const int64_t st = r.snap.stream_time_ms;
-  const int64_t age_hours = FloorDiv(st, kHourMs) - FloorDiv(nb.first_ms, kHourMs) + 1;
+  // Usage and crash reports arrive through different topics. When one lags behind the
+  // other, the new build is judged up to the hour both have reached, and its baselines at
+  // that age: a crash rate over usage that has not arrived yet looks like a regression.
+  int64_t end = st;
+  for (Table t : {Table::kBuildUsage, Table::kCrashes}) {
+    const int64_t at = r.snap.table_time_ms[static_cast<size_t>(t)];
+    if (at != INT64_MIN) end = std::min(end, at);
+  }
+  if (end < nb.first_ms) return;  // only the leading topic has seen the build yet
+  const Range judged =
+      end < st ? Range{false, FloorDiv(nb.first_ms, kHourMs), FloorDiv(end, kHourMs)} : Range{};
+  const int64_t age_hours = FloorDiv(end, kHourMs) - FloorDiv(nb.first_ms, kHourMs) + 1;
   // Baseline builds: the most recent earlier builds of the channel that reached the
   // minimum exposure (usage hours; in crash-share mode, min_count crash reports).
   struct Base {
@@ -244,7 +255,7 @@ void CrashRulesForBuild(Round& r, const Index& ix, const CrashBuild& nb, std::st
   }
   if (static_cast<int>(bases.size()) < MinBaselineBuilds(o)) return;
 
-  const double e_new = CrashExposure(nb, os, Range{}, mode);
+  const double e_new = CrashExposure(nb, os, judged, mode);
   double e_base = 0;
   std::vector<double> e_bases;
   std::vector<std::string> base_ids;
@@ -266,17 +277,19 @@ void CrashRulesForBuild(Round& r, const Index& ix, const CrashBuild& nb, std::st
   int64_t all_new = 0, all_base = 0;  // every crash report of the build and of its baseline
   for (const CrashSeriesRef& c : nb.crashes) {
     if (!OsMatches(os, c.os)) continue;
+    const int64_t count = Sum(*c.s, 0, judged);
     Side& s = sig_new[c.signature];
-    s.count += c.s->total.v[0];
+    s.count += count;
     s.installs.Merge(c.s->total.installs);
-    sig_class[{c.signature, c.cls}].first += c.s->total.v[0];
-    all_new += c.s->total.v[0];
+    sig_class[{c.signature, c.cls}].first += count;
+    all_new += count;
     for (const char* cls : kClasses) {
       const bool startup = std::string_view(cls) == "startup";
       if (!startup && c.cls != cls) continue;
       Side& k = class_new[cls];
-      k.count += c.s->total.v[startup ? 1 : 0];
-      if (c.s->total.v[startup ? 1 : 0] > 0) k.installs.Merge(c.s->total.installs);
+      const int64_t in_class = Sum(*c.s, startup ? 1 : 0, judged);
+      k.count += in_class;
+      if (in_class > 0) k.installs.Merge(c.s->total.installs);
     }
   }
   for (size_t bi = 0; bi < bases.size(); ++bi) {
@@ -304,7 +317,7 @@ void CrashRulesForBuild(Round& r, const Index& ix, const CrashBuild& nb, std::st
   for (const UsageRef& u : nb.usage) {
     if (!OsMatches(os, u.os) || u.s->total.v[kSubprocessGpu] <= 0) continue;
     Side& k = class_new["gpu"];
-    k.count += u.s->total.v[kSubprocessGpu];
+    k.count += Sum(*u.s, kSubprocessGpu, judged);
     k.installs.Merge(u.s->total.installs);
   }
   for (const Base& b : bases) {
@@ -333,7 +346,7 @@ void CrashRulesForBuild(Round& r, const Index& ix, const CrashBuild& nb, std::st
     n.installs = static_cast<int64_t>(std::llround(installs.Estimate()));
     n.baseline_builds = base_ids;
     n.version = nb.version;
-    n.age_hours = static_cast<double>(st - nb.first_ms) / kHourMs;
+    n.age_hours = static_cast<double>(end - nb.first_ms) / kHourMs;
     return n;
   };
   auto key = [&](AlertRule rule, std::string signature, std::string scope) {

@@ -290,7 +290,9 @@ PipelineOptions ToPipelineOptions(const Config& c) {
 
 uint64_t FixedMemoryReserve(const Config& c) {
   constexpr uint64_t kMiB = 1 << 20;
-  constexpr uint64_t kBaseline = 64 * kMiB;  // code, libraries, siglists, HTTP, thread stacks
+  // Code, libraries, siglists, HTTP threads and stacks, and the HTTP answer cache (at
+  // most 16 MiB, query/answer_cache.h).
+  constexpr uint64_t kBaseline = 80 * kMiB;
   // Per parse thread: its queue of ~1 MiB chunks and as many chunks' worth of deltas
   // on their way to the shards (keys and values: ~1.5x the documents' bytes at
   // most), and the largest document held three times (chunk, padded copy) plus
@@ -394,7 +396,7 @@ Result<Config> ParseConfig(std::string_view text, const std::string& path) {
     if (c.aggregate.memory_limit < reserve + kMinimum) {
       error = fmt::format(
           "aggregate.memory_limit: {} bytes leave less than 32 MiB for the aggregates after {} MiB of "
-          "queues and buffers (64 MiB + ingest.threads x (ingest.queue_chunks x 2.5 MiB + 7 x "
+          "queues and buffers (80 MiB + ingest.threads x (ingest.queue_chunks x 2.5 MiB + 7 x "
           "ingest.max_document_bytes) + Kafka's queued.max.messages.kbytes); raise it to at least {} or "
           "lower those",
           c.aggregate.memory_limit, reserve >> 20, reserve + kMinimum);

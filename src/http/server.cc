@@ -256,7 +256,8 @@ int HttpServer::Handle(mg_connection* conn) {
   } else if (path == "/api/v1/stream") {
     return HandleStream(conn, cors);
   } else {
-    ApiAnswer a = AnswerApi(path, ri->query_string ? ri->query_string : "", *provider_, options_.api, WallMs());
+    ApiAnswer a = AnswerApi(path, ri->query_string ? ri->query_string : "", *provider_, options_.api, WallMs(),
+                            &answers_);
     r = {a.status, std::move(a.content_type), std::move(a.body), {}};
   }
   Send(conn, r, cors);

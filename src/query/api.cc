@@ -20,7 +20,7 @@ std::string ErrorJson(std::string_view message) {
 }
 
 ApiAnswer AnswerApi(std::string_view path, std::string_view raw_query, const StateProvider& provider,
-                    const ApiSettings& settings, int64_t now_ms) {
+                    const ApiSettings& settings, int64_t now_ms, AnswerCache<ApiAnswer>* cache) {
   auto endpoint = EndpointFromPath(path);
   if (!endpoint) return {404, "application/json", ErrorJson("not found")};
   auto params = ParseQueryString(raw_query);
@@ -31,29 +31,40 @@ ApiAnswer AnswerApi(std::string_view path, std::string_view raw_query, const Sta
   if (!query) return {400, "application/json", ErrorJson(query.error().message())};
   const Snapshot& snap = held ? *held : EmptySnapshot();
   const Query& q = *query;
-  switch (*endpoint) {
-    case Endpoint::kStatus:
-      return {200, "application/json", StatusJson(held.get(), provider.counts(), provider.status(), settings, now_ms)};
-    case Endpoint::kBuilds: return {200, "application/json", BuildsJson(snap, q)};
-    case Endpoint::kHangs: return {200, "application/json", HangsJson(snap, q)};
-    case Endpoint::kHangsTimeseries: return {200, "application/json", HangsTimeseriesJson(snap, q)};
-    case Endpoint::kHangsFlamegraph:
-      if (q.format == FlameFormat::kCollapsed) {
-        return {200, "text/plain; charset=utf-8", FlamegraphCollapsed(snap, q)};
-      }
-      return {200, "application/json", FlamegraphTreeJson(snap, q)};
-    case Endpoint::kCrashesTop: return {200, "application/json", CrashesTopJson(snap, q)};
-    case Endpoint::kCrashesTimeseries: return {200, "application/json", CrashesTimeseriesJson(snap, q)};
-    case Endpoint::kCrashesSignature: return {200, "application/json", CrashSignatureJson(snap, q)};
-    case Endpoint::kAlerts: {
-      JsonWriter w;
-      w.BeginObject();
-      w.Key("alerts").Raw(FilterAlertsJson(provider.alerts_json(), q));
-      w.EndObject();
-      return {200, "application/json", w.Take()};
-    }
+  if (*endpoint == Endpoint::kStatus) {
+    return {200, "application/json", StatusJson(held.get(), provider.counts(), provider.status(), settings, now_ms)};
   }
-  return {500, "application/json", ErrorJson("internal error")};
+  if (*endpoint == Endpoint::kAlerts) {
+    JsonWriter w;
+    w.BeginObject();
+    w.Key("alerts").Raw(FilterAlertsJson(provider.alerts_json(), q));
+    w.EndObject();
+    return {200, "application/json", w.Take()};
+  }
+  // The rest is a function of (snapshot, endpoint, query).
+  auto compute = [&]() -> ApiAnswer {
+    switch (*endpoint) {
+      case Endpoint::kBuilds: return {200, "application/json", BuildsJson(snap, q)};
+      case Endpoint::kHangs: return {200, "application/json", HangsJson(snap, q)};
+      case Endpoint::kHangsTimeseries: return {200, "application/json", HangsTimeseriesJson(snap, q)};
+      case Endpoint::kHangsFlamegraph:
+        if (q.format == FlameFormat::kCollapsed) {
+          return {200, "text/plain; charset=utf-8", FlamegraphCollapsed(snap, q)};
+        }
+        return {200, "application/json", FlamegraphTreeJson(snap, q)};
+      case Endpoint::kCrashesTop: return {200, "application/json", CrashesTopJson(snap, q)};
+      case Endpoint::kCrashesTimeseries: return {200, "application/json", CrashesTimeseriesJson(snap, q)};
+      case Endpoint::kCrashesSignature: return {200, "application/json", CrashSignatureJson(snap, q)};
+      case Endpoint::kStatus:
+      case Endpoint::kAlerts: break;
+    }
+    return {500, "application/json", ErrorJson("internal error")};
+  };
+  if (cache == nullptr || !held) return compute();
+  std::string key(path);
+  key += '?';
+  key += raw_query;
+  return *cache->Get(held, key, compute);
 }
 
 }  // namespace seismo

@@ -35,6 +35,7 @@
 
 #include "seismo/core/status.h"
 #include "seismo/http/latency.h"
+#include "seismo/query/api.h"
 #include "seismo/query/provider.h"
 #include "seismo/query/status_json.h"
 
@@ -91,6 +92,7 @@ class HttpServer {
   mg_context* ctx_ = nullptr;
 
   LatencyRecorder latency_;  // atomics
+  AnswerCache<ApiAnswer> answers_;  // its own lock
   std::atomic<int> sse_clients_{0};
 
   std::mutex mu_;                // guards stopping_ and start_error_

@@ -10,6 +10,9 @@
 // endpoint 404 {"error": "not found"}. Before the first snapshot, list
 // endpoints answer empty lists.
 //
+// `cache` (optional): answers that depend only on the snapshot, the path and the
+// query are kept per snapshot (query/answer_cache.h); /status and /alerts never are.
+//
 // Threading: callable from any thread; reads the provider once per call
 // (one snapshot for the whole answer).
 #pragma once
@@ -18,6 +21,7 @@
 #include <string>
 #include <string_view>
 
+#include "seismo/query/answer_cache.h"
 #include "seismo/query/provider.h"
 #include "seismo/query/status_json.h"
 
@@ -30,7 +34,7 @@ struct ApiAnswer {
 };
 
 ApiAnswer AnswerApi(std::string_view path, std::string_view raw_query, const StateProvider& provider,
-                    const ApiSettings& settings, int64_t now_ms);
+                    const ApiSettings& settings, int64_t now_ms, AnswerCache<ApiAnswer>* cache = nullptr);
 
 // {"error": message}
 std::string ErrorJson(std::string_view message);

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <simdjson.h>
 
+#include <algorithm>
 #include <set>
 #include <tuple>
 
@@ -211,6 +212,33 @@ TEST(AlertRules, BurstWaitsForUsageThatLagsBehindCrashes) {
     size_t blind_bursts = 0;
     for (const AlertCandidate& c : EvaluateRules(blind, {})) blind_bursts += c.holds && c.key.rule == AlertRule::kBurst;
     EXPECT_GT(blind_bursts, 0u) << "seed " << seed;
+  }
+}
+
+// The same for the new build's crash rate: main pings (usage) consumed hours behind the
+// crash reports make a healthy young build look several times worse.
+TEST(AlertRules, RegressionWaitsForUsageThatLagsBehindCrashes) {
+  constexpr int64_t kLag = 15 * 3'600'000;
+  for (uint64_t seed : test::Seeds({1, 2})) {
+    Scenario s(Plant(0, seed));
+    AggregateOptions ao;
+    ShardState state(ao);
+    s.ForEachDelta([&](Delta&& d) {
+      if (d.table == Table::kBuildUsage && d.time.ms > s.end_ms() - kLag) return;  // not consumed yet
+      state.Apply(d);
+    });
+    state.AdvanceTo(EventTime{s.end_ms()});
+    auto lagging = MergeSnapshots({state.Snapshot()}, ao.bucket_ms, ao.windows_ms);
+    EXPECT_EQ(FiredOf(EvaluateRules(*lagging, {})), Fired{}) << "seed " << seed;
+
+    // The control: judging the build up to the stream time sees a regression that is not there.
+    Snapshot blind = *lagging;
+    blind.table_time_ms = MakeTableTimes();
+    const Fired blind_fired = FiredOf(EvaluateRules(blind, {}));
+    const bool regression = std::any_of(blind_fired.begin(), blind_fired.end(), [&](const auto& f) {
+      return std::get<0>(f) == "crash_rate_regression" && std::get<1>(f) == s.truth().new_build_id;
+    });
+    EXPECT_TRUE(regression) << "seed " << seed << ":\n" << Describe(blind_fired);
   }
 }
 

@@ -92,7 +92,7 @@ TEST(Config, MemoryLimitMustLeaveRoomAfterTheFixedReserve) {
   const char* small = "[ingest]\nthreads = 2\nqueue_chunks = 4\nmax_document_bytes = 1048576\n[kafka]\ntopics = []\n";
   auto ok = Parse(std::string(small) + "[aggregate]\nmemory_limit = 167772160\n");
   ASSERT_TRUE(ok) << ok.error().message();
-  EXPECT_EQ(FixedMemoryReserve(*ok), (64ull + 2 * 10 + 2 * 7) << 20);  // 64 + threads x (4 x 2.5 + 7)
+  EXPECT_EQ(FixedMemoryReserve(*ok), (80ull + 2 * 10 + 2 * 7) << 20);  // 80 + threads x (4 x 2.5 + 7)
   EXPECT_EQ(ToAggregateOptions(*ok).fixed_reserve, FixedMemoryReserve(*ok));
   ExpectError(std::string(small) + "[aggregate]\nmemory_limit = 100000000\n",
               "aggregate.memory_limit: 100000000 bytes leave less than 32 MiB");
@@ -100,7 +100,7 @@ TEST(Config, MemoryLimitMustLeaveRoomAfterTheFixedReserve) {
   auto kafka = Parse("[ingest]\nthreads = 1\nqueue_chunks = 4\nmax_document_bytes = 1048576\n"
                      "[kafka.properties]\n\"queued.max.messages.kbytes\" = \"1024\"\n");
   ASSERT_TRUE(kafka) << kafka.error().message();
-  EXPECT_EQ(FixedMemoryReserve(*kafka), (64ull + 10 + 7 + 1) << 20);
+  EXPECT_EQ(FixedMemoryReserve(*kafka), (80ull + 10 + 7 + 1) << 20);
 }
 
 TEST(Config, ReadsHttpLimits) {

@@ -1,0 +1,95 @@
+// API answers kept per snapshot: the same snapshot and URL give the stored answer, a new
+// snapshot is answered afresh, /status and /alerts are never stored, and the byte bound
+// holds (answers beyond it are computed, correct and not kept).
+#include "seismo/query/answer_cache.h"
+
+#include <gtest/gtest.h>
+
+#include "fake_provider.h"
+#include "query_fixture.h"
+#include "seismo/query/api.h"
+
+namespace seismo {
+namespace {
+
+using namespace seismo::testing;
+
+constexpr int64_t kNow = 1'000'000'000'000;
+
+std::shared_ptr<const Snapshot> WithCrashes(int n) {
+  World w;
+  w.BuildUsage("Linux", kHour, 1, 0, 0);
+  for (int i = 0; i < n; ++i) w.Crash("Sig", "parent", "parent", "i" + std::to_string(i), 0);
+  return w.Build();
+}
+
+TEST(AnswerCache, SameSnapshotAndUrlAreComputedOnce) {
+  AnswerCache<ApiAnswer> cache;
+  auto snap = WithCrashes(1);
+  int computed = 0;
+  auto compute = [&] {
+    ++computed;
+    return ApiAnswer{200, "application/json", "body " + std::to_string(computed)};
+  };
+  EXPECT_EQ(cache.Get(snap, "/a?x", compute)->body, "body 1");
+  EXPECT_EQ(cache.Get(snap, "/a?x", compute)->body, "body 1");
+  EXPECT_EQ(cache.Get(snap, "/a?y", compute)->body, "body 2") << "another query is another answer";
+  EXPECT_EQ(cache.hits(), 1u);
+  auto next = WithCrashes(1);
+  EXPECT_EQ(cache.Get(next, "/a?x", compute)->body, "body 3") << "a new snapshot is answered afresh";
+  EXPECT_EQ(cache.Get(snap, "/a?x", compute)->body, "body 4") << "only the latest snapshot's answers are kept";
+  EXPECT_EQ(computed, 4);
+}
+
+TEST(AnswerCache, AnswersBeyondTheByteBoundAreComputedAndNotKept) {
+  AnswerCache<ApiAnswer> cache(/*max_bytes=*/100);
+  auto snap = WithCrashes(1);
+  int computed = 0;
+  auto big = [&] {
+    ++computed;
+    return ApiAnswer{200, "application/json", std::string(200, 'x')};
+  };
+  EXPECT_EQ(cache.Get(snap, "/big", big)->body.size(), 200u);
+  EXPECT_EQ(cache.Get(snap, "/big", big)->body.size(), 200u);
+  EXPECT_EQ(computed, 2);
+  EXPECT_EQ(cache.hits(), 0u);
+}
+
+TEST(AnswerCache, ApiAnswersFollowTheSnapshotAndNeverStoreStatusOrAlerts) {
+  FakeProvider provider;
+  ApiSettings settings;
+  AnswerCache<ApiAnswer> cache;
+  auto get = [&](std::string_view path, std::string_view qs, int64_t now = kNow) {
+    return AnswerApi(path, qs, provider, settings, now, &cache);
+  };
+  provider.SetSnapshot(WithCrashes(2));
+  const std::string two = get("/api/v1/crashes/top", "window=1h").body;
+  EXPECT_NE(two.find(R"("total":2)"), std::string::npos) << two;
+  EXPECT_EQ(get("/api/v1/crashes/top", "window=1h").body, two);
+  EXPECT_EQ(cache.hits(), 1u);
+  // Same answers as without a cache.
+  EXPECT_EQ(AnswerApi("/api/v1/crashes/top", "window=1h", provider, settings, kNow).body, two);
+  // Bad parameters are answered before the cache is asked.
+  EXPECT_EQ(get("/api/v1/crashes/top", "limit=0").status, 400);
+
+  provider.SetSnapshot(WithCrashes(3));
+  EXPECT_NE(get("/api/v1/crashes/top", "window=1h").body.find(R"("total":3)"), std::string::npos);
+
+  // /status carries the wall clock and counters, /alerts the engine's state: asked twice
+  // with one snapshot, they answer what is true at each call.
+  ServiceStatus status;
+  status.started_at_ms = kNow - 5'000;
+  provider.SetStatus(status);
+  EXPECT_NE(get("/api/v1/status", "", kNow).body, get("/api/v1/status", "", kNow + 60'000).body);
+  provider.SetAlerts(R"([{"rule":"r","state":"pending"}])");
+  EXPECT_EQ(get("/api/v1/alerts", "").body, R"({"alerts":[{"rule":"r","state":"pending"}]})");
+  provider.SetAlerts(R"([{"rule":"r","state":"firing"}])");
+  EXPECT_EQ(get("/api/v1/alerts", "").body, R"({"alerts":[{"rule":"r","state":"firing"}]})");
+  const uint64_t hits = cache.hits();
+  get("/api/v1/status", "");
+  get("/api/v1/alerts", "");
+  EXPECT_EQ(cache.hits(), hits);
+}
+
+}  // namespace
+}  // namespace seismo
