@@ -188,7 +188,7 @@ TEST(AlertServiceTest, EvaluatesOnItsThreadAndFeedsTheSinks) {
   });
   ASSERT_TRUE(AddConfiguredSinks(service, o).ok());
   service.Start();
-  for (int i = 0; i < 200 && receiver.bodies().empty(); ++i) std::this_thread::sleep_for(10ms);
+  for (int i = 0; i < 200 && receiver.bodies().size() < 2; ++i) std::this_thread::sleep_for(10ms);
   service.Stop();
   // Two transitions (the new signature, and the parent class whose rate it raised),
   // each sent once, in key order, also appended to the log file.
