@@ -17,6 +17,11 @@ inline constexpr bool kSanitized = true;
 #else
 inline constexpr bool kSanitized = false;
 #endif
+#if defined(__SANITIZE_THREAD__)
+inline constexpr bool kThreadSanitized = true;
+#else
+inline constexpr bool kThreadSanitized = false;
+#endif
 
 // `n` in an optimised build, n / divisor (at least `floor`) under a sanitizer.
 constexpr size_t Scaled(size_t n, size_t divisor = 10, size_t floor = 1) {

@@ -181,7 +181,8 @@ TEST_F(DaemonKafka, FullQueuesPauseConsumptionAndLoseNothing) {
   Daemon daemon(DaemonConfig(2, /*queue_chunks=*/1), signatures_.get(), &clock);
   daemon.SetChunkDocsForTesting(50);  // many small chunks rather than a few large ones
   daemon.SetParseDelayForTesting(milliseconds(10));
-  daemon.SetShardBackpressureForTesting(/*apply_delay=*/milliseconds(15), /*batch_ring_capacity=*/2);
+  // Shards far slower than parsing, also when a sanitizer makes parsing slow: 60 ms a batch.
+  daemon.SetShardBackpressureForTesting(/*apply_delay=*/milliseconds(60), /*batch_ring_capacity=*/2);
   HttpServer server;
   HttpServerOptions http;
   http.listen = "127.0.0.1:0";
