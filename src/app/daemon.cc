@@ -144,6 +144,7 @@ Status Daemon::Start() {
   po.sources.push_back({"(other topic)", std::nullopt});
   pipeline_ = std::make_unique<Pipeline>(po, signatures_, dead_letters_.get(), clock_);
   if (Status s = RestoreCheckpoint(); !s.ok()) return s;
+  Publish();  // no thread runs yet: the first alert round and the API see the restored data whole
 
   if (!config_.kafka.topics.empty()) {
     KafkaConsumerOptions ko;

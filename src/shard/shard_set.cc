@@ -180,6 +180,10 @@ void ShardSet::Restore(const std::vector<ShardImage>& images) {
       shards_[ShardFor(Hash64(series.key))]->state.RestoreSeries(series);
     }
   }
+  // The restored states are what the publisher shows until each shard answers its
+  // first request: a shard slow to start must not leave its part out of the merge
+  // (a merge of some shards' data reads as a drop in usage and fires false alerts).
+  for (size_t s = 0; s < shards_.size(); ++s) latest_[s] = shards_[s]->state.Snapshot();
 }
 
 size_t ShardSet::QueuedBatches() const {

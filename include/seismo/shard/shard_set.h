@@ -76,7 +76,7 @@ class ShardSet {
   // an earlier, timed-out request that arrive late are discarded, never used.
   std::vector<ShardImage> CollectImages(std::chrono::milliseconds timeout);
   // Before Start(): rebuild the states from images of any shard count (series
-  // are re-routed by key).
+  // are re-routed by key); LatestSnapshots() answers with them until the shards do.
   void Restore(const std::vector<ShardImage>& images);
 
   // Publisher thread only.

@@ -1,5 +1,6 @@
 // ShardSet's checkpoint images: an image always answers the request it is
-// collected for, never an earlier one that timed out.
+// collected for, never an earlier one that timed out; restored states are
+// published whole before any shard thread answers.
 #include "seismo/shard/shard_set.h"
 
 #include <gtest/gtest.h>
@@ -56,6 +57,42 @@ TEST(ShardSet, AnImageOfATimedOutRequestIsNeverTakenForALaterOne) {
   ASSERT_EQ(images.size(), 1u);
   EXPECT_EQ(UsageIn(images), 3) << "an image from before the second batch";
   set.Stop();
+}
+
+int64_t UsageIn(const std::vector<std::shared_ptr<const ShardSnapshot>>& snapshots) {
+  int64_t sum = 0;
+  for (const auto& snap : snapshots) {
+    if (!snap) continue;
+    for (const ShardSnapshot::Series& s : snap->series) sum += s.total.v[0];
+  }
+  return sum;
+}
+
+TEST(ShardSet, RestoredStatesArePublishedBeforeAnyShardAnswers) {
+  std::vector<ShardImage> images;
+  {
+    ShardSet first(4, 1, 64, AggregateOptions{}, nullptr);
+    first.Start();
+    for (int64_t ms = 1; ms <= 40; ++ms) {
+      DeltaBatchPtr batch = UsageBatch(ms);
+      batch->deltas[0].key = JoinKey({"main", "nightly", "Linux", std::to_string(ms)});
+      batch->deltas[0].route_hash = Hash64(batch->deltas[0].key);
+      const size_t shard = first.ShardFor(batch->deltas[0].route_hash);
+      first.Push(0, shard, std::move(batch));
+    }
+    ASSERT_TRUE(WaitIdle(first));
+    first.Stop();
+    images = first.FinalImages();
+  }
+  ASSERT_EQ(UsageIn(images), 40 * 41 / 2);
+  size_t shards_with_data = 0;
+  for (const ShardImage& image : images) shards_with_data += image.series.empty() ? 0 : 1;
+  ASSERT_GT(shards_with_data, 1u) << "the series spread over several shards";
+
+  ShardSet second(4, 1, 64, AggregateOptions{}, nullptr);
+  second.Restore(images);
+  // No shard thread runs yet, so none has answered: the restored states stand in.
+  EXPECT_EQ(UsageIn(second.LatestSnapshots()), 40 * 41 / 2);
 }
 
 }  // namespace
