@@ -105,8 +105,9 @@ void WriteTree(JsonWriter& w, const Node& root) {
 
 std::string FlamegraphTreeJson(const Snapshot& snap, const Query& q) {
   Node root;
-  for (const auto& [stack, sums] : SelectedStacks(snap, q)) {
+  for (const auto& [stack, stack_sums] : SelectedStacks(snap, q)) {
     Node* n = &root;
+    const auto& sums = stack_sums;  // a lambda captures a variable, not a binding (clang 14)
     auto add = [&sums](Node* node) {
       node->sums.hang_us += sums.hang_us;
       node->sums.hang_count += sums.hang_count;
