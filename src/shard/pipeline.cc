@@ -133,6 +133,7 @@ void Pipeline::RunWorker(size_t index) {
       std::this_thread::sleep_for(std::min<std::chrono::milliseconds>(
           std::chrono::milliseconds(10), options_.parse_delay_for_testing - slept));
     }
+    if (abandoned_.load(std::memory_order_relaxed)) break;  // dropped with the queued ones
     const DocChunk& c = **chunk;
     const int64_t latest_allowed = clock_->Now().ms + options_.max_clock_skew_ms;
     int64_t chunk_max = INT64_MIN;
