@@ -107,8 +107,7 @@ std::string FlamegraphTreeJson(const Snapshot& snap, const Query& q) {
   Node root;
   for (const auto& [stack, stack_sums] : SelectedStacks(snap, q)) {
     Node* n = &root;
-    const auto& sums = stack_sums;  // a lambda captures a variable, not a binding (clang 14)
-    auto add = [&sums](Node* node) {
+    auto add = [&sums = stack_sums](Node* node) {  // init-capture: clang 14 cannot capture a binding
       node->sums.hang_us += sums.hang_us;
       node->sums.hang_count += sums.hang_count;
     };

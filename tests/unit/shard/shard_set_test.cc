@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <string>
 #include <thread>
 
 #include "seismo/core/hash.h"
@@ -15,10 +16,10 @@ namespace {
 
 using namespace std::chrono_literals;
 
-DeltaBatchPtr UsageBatch(int64_t usage_ms) {
+DeltaBatchPtr UsageBatch(int64_t usage_ms, const std::string& build = "20261101") {
   Delta d;
   d.table = Table::kUsage;
-  d.key = JoinKey({"main", "nightly", "Linux", "20261101"});
+  d.key = JoinKey({"main", "nightly", "Linux", build});
   d.route_hash = Hash64(d.key);
   d.time = EventTime{1'795'000'000'000};
   d.values[0] = usage_ms;
@@ -74,9 +75,7 @@ TEST(ShardSet, RestoredStatesArePublishedBeforeAnyShardAnswers) {
     ShardSet first(4, 1, 64, AggregateOptions{}, nullptr);
     first.Start();
     for (int64_t ms = 1; ms <= 40; ++ms) {
-      DeltaBatchPtr batch = UsageBatch(ms);
-      batch->deltas[0].key = JoinKey({"main", "nightly", "Linux", std::to_string(ms)});
-      batch->deltas[0].route_hash = Hash64(batch->deltas[0].key);
+      DeltaBatchPtr batch = UsageBatch(ms, std::to_string(ms));  // one series per batch
       const size_t shard = first.ShardFor(batch->deltas[0].route_hash);
       first.Push(0, shard, std::move(batch));
     }
