@@ -18,107 +18,102 @@ size_t ValueCount(Table t) {
   return 0;
 }
 
-std::string JoinKey(std::initializer_list<std::string_view> fields) {
-  size_t n = 0;
-  for (std::string_view f : fields) n += f.size() + 1;
-  std::string key;
-  key.reserve(n);
-  bool first = true;
-  for (std::string_view f : fields) {
-    if (!first) key += kKeySep;
-    first = false;
-    key.append(f);
-  }
-  return key;
-}
-
-static std::vector<std::string_view> Split(std::string_view s, char sep) {
-  std::vector<std::string_view> out;
-  size_t start = 0;
-  for (;;) {
-    size_t pos = s.find(sep, start);
-    if (pos == std::string_view::npos) {
-      out.push_back(s.substr(start));
-      return out;
-    }
-    out.push_back(s.substr(start, pos - start));
-    start = pos + 1;
-  }
-}
-
-std::vector<std::string_view> SplitKey(std::string_view key) { return Split(key, kKeySep); }
-
-std::vector<std::string_view> SplitStack(std::string_view stack) {
-  if (stack.empty()) return {};
-  return Split(stack, kStackSep);
-}
-
-std::string JoinStack(const std::vector<std::string>& frames) {
-  std::string out;
-  for (size_t i = 0; i < frames.size(); ++i) {
-    if (i > 0) out += kStackSep;
-    out += frames[i];
-  }
-  return out;
-}
-
 uint64_t InstallHash(std::string_view install_id) {
   return install_id.empty() ? 0 : Hash64(install_id, 0x1a57a11);
 }
 
-void DocumentToDeltas(const ParsedDocument& doc, EventTime t,
-                      const std::function<void(Delta&&)>& emit) {
+DeltaEncoder::DeltaEncoder(Symbols* symbols)
+    : symbols_(symbols), text_(&symbols->text()), stacks_(&symbols->stacks(), size_t{1} << 13) {}
+
+void DeltaEncoder::Revalidate() {
+  text_.Revalidate();
+  stacks_.Revalidate();
+}
+
+DeltaEncoder::Field DeltaEncoder::Text(std::string_view text) {
+  const uint64_t hash = Hash64(text);
+  return {text_.Intern(text, hash), hash};
+}
+
+DeltaEncoder::Field DeltaEncoder::Stack(const std::vector<std::string>& frames) {
+  frame_ids_.clear();
+  frame_hashes_.clear();
+  for (const std::string& f : frames) {
+    Field x = Text(f);
+    frame_ids_.push_back(x.id);
+    frame_hashes_.push_back(x.hash);
+  }
+  const uint64_t hash = StackContentHash(frame_hashes_);
+  return {stacks_.Intern(StackBytes(frame_ids_), hash), hash};
+}
+
+void DeltaEncoder::Encode(const ParsedDocument& doc, EventTime t, std::vector<Delta>& out) {
   const Dimensions& d = doc.dims;
-  auto make = [&](Table table, std::string key) {
-    Delta delta;
-    delta.table = table;
-    delta.route_hash = Hash64(key);
-    delta.key = std::move(key);
+  auto push = [&](const KeyBuilder& b) -> Delta& {
+    Delta& delta = out.emplace_back();
+    delta.key = b.key();
+    delta.hash = b.hash();
+    delta.route_hash = b.hash();
     delta.time = t;
     return delta;
   };
+  const Field channel = Text(d.channel), os = Text(d.os);
   if (doc.kind == DocKind::kMain || doc.kind == DocKind::kBhr) {
-    std::string_view source = doc.kind == DocKind::kMain ? "main" : "bhr";
-    Delta usage = make(Table::kUsage, JoinKey({source, d.channel, d.os, d.build_date}));
-    usage.values[0] = doc.usage_ms;
-    usage.values[1] = 1;
-    emit(std::move(usage));
+    const Field source = Text(doc.kind == DocKind::kMain ? "main" : "bhr");
+    const Field build_date = Text(d.build_date);
+    KeyBuilder usage(Table::kUsage);
+    usage.Add(source.id, source.hash).Add(channel.id, channel.hash).Add(os.id, os.hash).Add(build_date.id, build_date.hash);
+    {
+      Delta& u = push(usage);
+      u.values[0] = doc.usage_ms;
+      u.values[1] = 1;
+    }
     if (doc.kind == DocKind::kMain) {
-      Delta build = make(Table::kBuildUsage, JoinKey({d.channel, d.product, d.version, d.build_id, d.os}));
-      build.values = {doc.usage_ms, 1, static_cast<int64_t>(doc.subprocess_crashes.gpu),
-                      static_cast<int64_t>(doc.subprocess_crashes.plugin),
-                      static_cast<int64_t>(doc.subprocess_crashes.gmplugin)};
+      const Field product = Text(d.product), version = Text(d.version), build_id = Text(d.build_id);
+      KeyBuilder build(Table::kBuildUsage);
+      build.Add(channel.id, channel.hash).Add(product.id, product.hash).Add(version.id, version.hash)
+          .Add(build_id.id, build_id.hash).Add(os.id, os.hash);
+      Delta& b = push(build);
+      b.values = {doc.usage_ms, 1, static_cast<int64_t>(doc.subprocess_crashes.gpu),
+                  static_cast<int64_t>(doc.subprocess_crashes.plugin),
+                  static_cast<int64_t>(doc.subprocess_crashes.gmplugin)};
       // Installs that reported a sub-process crash (not every install that sent usage:
       // a sketch per usage bucket would cost far more than the rules need).
-      if (build.values[2] + build.values[3] + build.values[4] > 0) {
-        build.install_hash = InstallHash(doc.install_id);
-      }
-      emit(std::move(build));
+      if (b.values[2] + b.values[3] + b.values[4] > 0) b.install_hash = InstallHash(doc.install_id);
     }
+    const uint64_t install = InstallHash(doc.install_id);
     for (const HangRecord& h : doc.hangs) {
-      Delta hang = make(Table::kHangs, JoinKey({source, d.channel, d.os, d.build_date, h.process, h.thread,
-                                                h.signature, JoinStack(h.stack)}));
-      hang.values[0] = h.hang_us;
-      hang.values[1] = static_cast<int64_t>(h.hang_count);
-      hang.install_hash = InstallHash(doc.install_id);
-      emit(std::move(hang));
+      const Field process = Text(h.process), thread = Text(h.thread), signature = Text(h.signature);
+      const Field stack = Stack(h.stack);
+      KeyBuilder hang(Table::kHangs);
+      hang.Add(source.id, source.hash).Add(channel.id, channel.hash).Add(os.id, os.hash)
+          .Add(build_date.id, build_date.hash).Add(process.id, process.hash).Add(thread.id, thread.hash)
+          .Add(signature.id, signature.hash).Add(stack.id, stack.hash);
+      Delta& x = push(hang);
+      x.values[0] = h.hang_us;
+      x.values[1] = static_cast<int64_t>(h.hang_count);
+      x.install_hash = install;
     }
   }
   if (doc.crash) {
     const CrashRecord& c = *doc.crash;
-    Delta crash = make(Table::kCrashes, JoinKey({d.channel, d.product, d.version, d.build_id, d.os, c.process,
-                                                 CrashClassName(c.crash_class), c.signature}));
-    crash.values[0] = 1;
-    crash.values[1] = c.startup ? 1 : 0;
-    crash.install_hash = InstallHash(c.install_id);
+    const Field product = Text(d.product), version = Text(d.version), build_id = Text(d.build_id);
+    const Field process = Text(c.process), cls = Text(CrashClassName(c.crash_class)), signature = Text(c.signature);
+    KeyBuilder crash(Table::kCrashes);
+    crash.Add(channel.id, channel.hash).Add(product.id, product.hash).Add(version.id, version.hash)
+        .Add(build_id.id, build_id.hash).Add(os.id, os.hash).Add(process.id, process.hash)
+        .Add(cls.id, cls.hash).Add(signature.id, signature.hash);
+    Delta& x = push(crash);
+    x.values[0] = 1;
+    x.values[1] = c.startup ? 1 : 0;
+    x.install_hash = InstallHash(c.install_id);
     if (!doc.doc_id.empty()) {
       // Every copy of a document must meet the same shard's memory of ids, whatever
       // its signature or dimensions: such deltas are routed by the id, not the key.
       // A crash series may then live in several shards; snapshots and merges add them.
-      crash.doc_hash = Hash64(doc.doc_id, 0xd0c1d) | 1;
-      crash.route_hash = crash.doc_hash;
+      x.doc_hash = Hash64(doc.doc_id, 0xd0c1d) | 1;
+      x.route_hash = x.doc_hash;
     }
-    emit(std::move(crash));
   }
 }
 

@@ -24,55 +24,28 @@ std::span<const size_t> Keeps(Table table) {
   return {};
 }
 
-size_t FieldCount(Table table) {
-  switch (table) {
-    case Table::kHangs:
-      return 8;
-    case Table::kCrashes:
-      return 8;
-    case Table::kUsage:
-      return 4;
-    case Table::kBuildUsage:
-      return 5;
-  }
-  return 0;
+uint32_t OtherField(const SeriesKey& key, size_t i, const Symbols& symbols) {
+  return IsStackField(key.table, i) ? symbols.other_stack() : symbols.other();
 }
 
 }  // namespace
 
 int FoldLevels(Table table) { return static_cast<int>(Keeps(table).size()); }
 
-std::string FoldKey(Table table, std::string_view key, int level) {
-  const size_t fields = FieldCount(table);
-  const size_t keep = Keeps(table)[static_cast<size_t>(level) - 1];
-  std::string out;
-  out.reserve(key.size());
-  size_t start = 0;
-  for (size_t i = 0; i < fields; ++i) {
-    if (i > 0) out += kKeySep;
-    if (i < keep) {
-      size_t end = key.find(kKeySep, start);
-      if (end == std::string_view::npos) end = key.size();
-      out.append(key.substr(start, end - start));
-      start = end + 1;
-    } else {
-      out.append(kOtherSeries);
-    }
-  }
+SeriesKey FoldKey(const SeriesKey& key, int level, const Symbols& symbols) {
+  const size_t keep = Keeps(key.table)[static_cast<size_t>(level) - 1];
+  SeriesKey out = key;
+  for (size_t i = keep; i < FieldCount(key.table); ++i) out.f[i] = OtherField(key, i, symbols);
   return out;
 }
 
-int FoldLevel(Table table, std::string_view key) {
-  if (key.find(kOtherSeries) == std::string_view::npos) return 0;  // the common case
-  for (int level = FoldLevels(table); level > 0; --level) {
-    if (FoldKey(table, key, level) == key) return level;
+int FoldLevel(const SeriesKey& key, const Symbols& symbols) {
+  const size_t n = FieldCount(key.table);
+  if (key.f[n - 1] != OtherField(key, n - 1, symbols)) return 0;  // the common case
+  for (int level = FoldLevels(key.table); level > 0; --level) {
+    if (FoldKey(key, level, symbols) == key) return level;
   }
   return 0;
-}
-
-std::string OtherKey(Table table, std::string_view key) {
-  if (SplitKey(key).size() != FieldCount(table)) return "";
-  return FoldKey(table, key, 1);
 }
 
 }  // namespace seismo

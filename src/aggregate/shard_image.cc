@@ -1,7 +1,10 @@
 #include "seismo/aggregate/shard_image.h"
 
+#include <absl/container/flat_hash_map.h>
+
+#include <span>
+
 namespace seismo {
-namespace {
 
 void EncodeHll(const HyperLogLog& h, ByteWriter& w) {
   if (!h.dense().empty()) {
@@ -43,9 +46,26 @@ bool DecodeHll(ByteReader& r, HyperLogLog& h) {
   return false;
 }
 
-}  // namespace
+namespace {
 
-void EncodeShardImage(const ShardImage& image, ByteWriter& w) {
+constexpr char kLegacyKeySep = '\x1f';
+constexpr char kLegacyStackSep = '\x1e';
+
+std::vector<std::string_view> Split(std::string_view s, char sep) {
+  std::vector<std::string_view> out;
+  size_t start = 0;
+  for (;;) {
+    size_t pos = s.find(sep, start);
+    if (pos == std::string_view::npos) {
+      out.push_back(s.substr(start));
+      return out;
+    }
+    out.push_back(s.substr(start, pos - start));
+    start = pos + 1;
+  }
+}
+
+void EncodeCounters(const ShardImage& image, ByteWriter& w) {
   w.I64(image.stream_time_ms);
   w.U64(image.counters.deltas);
   w.U64(image.counters.duplicates);
@@ -57,21 +77,9 @@ void EncodeShardImage(const ShardImage& image, ByteWriter& w) {
     w.U64(set->size());
     for (uint64_t h : *set) w.Fixed64(h);
   }
-  w.U64(image.series.size());
-  for (const SeriesImage& s : image.series) {
-    w.U8(static_cast<uint8_t>(s.table));
-    w.Str(s.key);
-    w.I64(s.first_ms);
-    w.U64(s.entries.size());
-    for (const SeriesImage::Entry& e : s.entries) {
-      w.I64(e.bucket);
-      for (size_t i = 0; i < ValueCount(s.table); ++i) w.I64(e.v[i]);
-      EncodeHll(e.installs, w);
-    }
-  }
 }
 
-bool DecodeShardImage(ByteReader& r, ShardImage& image) {
+void DecodeCounters(ByteReader& r, ShardImage& image) {
   image.stream_time_ms = r.I64();
   image.counters.deltas = r.U64();
   image.counters.duplicates = r.U64();
@@ -84,20 +92,138 @@ bool DecodeShardImage(ByteReader& r, ShardImage& image) {
     set->resize(n);
     for (uint64_t i = 0; i < n; ++i) (*set)[i] = r.Fixed64();
   }
-  uint64_t series = r.Count(3);
+}
+
+// Format 2: each key one string, fields joined by \x1f, a stack's frames by \x1e;
+// every entry carried an installs sketch.
+bool DecodeLegacySeries(ByteReader& r, Symbols& symbols, SeriesImage& s) {
+  uint8_t table = r.U8();
+  if (table >= kTableCount) return false;
+  s.key = SeriesKey{};
+  s.key.table = static_cast<Table>(table);
+  std::vector<std::string_view> fields = Split(r.Str(), kLegacyKeySep);
+  if (!r.ok() || fields.size() != FieldCount(s.key.table)) return false;
+  for (size_t i = 0; i < fields.size(); ++i) {
+    if (IsStackField(s.key.table, i)) {
+      std::vector<Sym> frames;
+      if (!fields[i].empty()) {
+        for (std::string_view f : Split(fields[i], kLegacyStackSep)) frames.push_back(symbols.Intern(f));
+      }
+      s.key.f[i] = symbols.InternStack(frames);
+    } else {
+      s.key.f[i] = symbols.Intern(fields[i]);
+    }
+  }
+  s.first_ms = r.I64();
+  uint64_t entries = r.Count(2);
+  s.entries.resize(entries);
+  for (SeriesImage::Entry& e : s.entries) {
+    e.bucket = r.I64();
+    for (size_t i = 0; i < ValueCount(s.key.table); ++i) e.v[i] = r.I64();
+    HyperLogLog h;
+    if (!DecodeHll(r, h)) return false;
+    s.installs.Merge(h);
+    if (s.key.table == Table::kCrashes) e.installs = std::move(h);
+  }
+  return r.ok();
+}
+
+}  // namespace
+
+void EncodeShardImage(const ShardImage& image, const Symbols& symbols, ByteWriter& w) {
+  EncodeCounters(image, w);
+  // The image's own dictionary: local indices in order of first use.
+  absl::flat_hash_map<Sym, uint64_t> texts;
+  absl::flat_hash_map<StackId, uint64_t> stacks;
+  std::vector<Sym> text_order;
+  std::vector<StackId> stack_order;
+  auto text_index = [&](Sym s) {
+    auto [it, inserted] = texts.try_emplace(s, text_order.size());
+    if (inserted) text_order.push_back(s);
+    return it->second;
+  };
+  for (const SeriesImage& s : image.series) {
+    for (size_t i = 0; i < FieldCount(s.table()); ++i) {
+      if (IsStackField(s.table(), i)) {
+        auto [it, inserted] = stacks.try_emplace(s.key.f[i], stack_order.size());
+        if (inserted) {
+          stack_order.push_back(s.key.f[i]);
+          for (Sym f : symbols.Frames(s.key.f[i])) text_index(f);
+        }
+      } else {
+        text_index(s.key.f[i]);
+      }
+    }
+  }
+  w.U64(text_order.size());
+  for (Sym s : text_order) w.Str(symbols.Text(s));
+  w.U64(stack_order.size());
+  for (StackId id : stack_order) {
+    std::span<const Sym> frames = symbols.Frames(id);
+    w.U64(frames.size());
+    for (Sym f : frames) w.U64(texts.at(f));
+  }
+  w.U64(image.series.size());
+  for (const SeriesImage& s : image.series) {
+    w.U8(static_cast<uint8_t>(s.table()));
+    for (size_t i = 0; i < FieldCount(s.table()); ++i) {
+      w.U64(IsStackField(s.table(), i) ? stacks.at(s.key.f[i]) : texts.at(s.key.f[i]));
+    }
+    w.I64(s.first_ms);
+    EncodeHll(s.installs, w);
+    w.U64(s.entries.size());
+    for (const SeriesImage::Entry& e : s.entries) {
+      w.I64(e.bucket);
+      for (size_t i = 0; i < ValueCount(s.table()); ++i) w.I64(e.v[i]);
+      if (s.table() == Table::kCrashes) EncodeHll(e.installs, w);
+    }
+  }
+}
+
+bool DecodeShardImage(ByteReader& r, uint32_t format, Symbols& symbols, ShardImage& image) {
+  DecodeCounters(r, image);
+  if (format == 2) {
+    uint64_t series = r.Count(3);
+    image.series.resize(series);
+    for (SeriesImage& s : image.series) {
+      if (!DecodeLegacySeries(r, symbols, s)) return false;
+    }
+    return r.ok();
+  }
+  std::vector<Sym> texts(r.Count(1));
+  for (Sym& s : texts) s = symbols.Intern(r.Str());
+  std::vector<StackId> stacks(r.Count(1));
+  std::vector<Sym> frames;
+  for (StackId& id : stacks) {
+    frames.resize(r.Count(1));
+    for (Sym& f : frames) {
+      uint64_t i = r.U64();
+      if (!r.ok() || i >= texts.size()) return false;
+      f = texts[i];
+    }
+    id = symbols.InternStack(frames);
+  }
+  uint64_t series = r.Count(4);
   image.series.resize(series);
   for (SeriesImage& s : image.series) {
     uint8_t table = r.U8();
     if (table >= kTableCount) return false;
-    s.table = static_cast<Table>(table);
-    s.key = std::string(r.Str());
+    s.key = SeriesKey{};
+    s.key.table = static_cast<Table>(table);
+    for (size_t i = 0; i < FieldCount(s.table()); ++i) {
+      const std::vector<Sym>& dict = IsStackField(s.table(), i) ? stacks : texts;
+      uint64_t index = r.U64();
+      if (!r.ok() || index >= dict.size()) return false;
+      s.key.f[i] = dict[index];
+    }
     s.first_ms = r.I64();
+    if (!DecodeHll(r, s.installs)) return false;
     uint64_t entries = r.Count(2);
     s.entries.resize(entries);
     for (SeriesImage::Entry& e : s.entries) {
       e.bucket = r.I64();
-      for (size_t i = 0; i < ValueCount(s.table); ++i) e.v[i] = r.I64();
-      if (!DecodeHll(r, e.installs)) return false;
+      for (size_t i = 0; i < ValueCount(s.table()); ++i) e.v[i] = r.I64();
+      if (s.table() == Table::kCrashes && !DecodeHll(r, e.installs)) return false;
     }
     if (!r.ok()) return false;
   }

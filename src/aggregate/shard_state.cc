@@ -6,75 +6,36 @@
 
 namespace seismo {
 
-// ------------------------------------------------------------ SeriesValues
-
-void SeriesValues::Add(const SeriesValues& o) {
-  for (size_t i = 0; i < kMaxValues; ++i) v[i] += o.v[i];
-  if (!o.installs.empty()) installs.Merge(o.installs);
-}
-
-void SeriesValues::Subtract(const std::array<int64_t, kMaxValues>& o) {
-  for (size_t i = 0; i < kMaxValues; ++i) v[i] -= o[i];
-}
-
-bool SeriesValues::IsZero() const {
-  return std::all_of(v.begin(), v.end(), [](int64_t x) { return x == 0; });
-}
-
-// ------------------------------------------------------------ internals
-
-struct ShardState::Series {
-  Table table;
-  std::string key;
-  int64_t first_ms = INT64_MAX;  // earliest event time applied (reset when buckets expire)
-  int level = 0;                 // fold level of the key (fold.h)
-  SeriesValues total;
-  std::vector<std::array<int64_t, kMaxValues>> span_sums;
-  std::vector<int64_t> buckets;  // ascending bucket indices holding a value of this series
-};
-
-struct ShardState::Bucket {
-  std::unordered_map<uint32_t, SeriesValues> values;
-};
-
 namespace {
 
 // Heap cost estimates (glibc: 16-byte granules, 8 bytes of header per chunk).
 constexpr size_t HeapChunk(size_t n) { return n == 0 ? 0 : (n + 8 + 15) / 16 * 16; }
-constexpr size_t StringHeap(size_t len) { return len < 16 ? 0 : HeapChunk(len + 1); }
-// A bucket entry: an unordered_map node (next pointer, id, SeriesValues) plus its
-// slot in the bucket array; its sketch is counted separately.
-constexpr size_t kEntryBytes = HeapChunk(8 + 8 + sizeof(SeriesValues)) + 8;
-// An index entry: node (next, std::string, id, cached hash) plus bucket slot.
-constexpr size_t kIndexBytes = HeapChunk(8 + sizeof(std::string) + 8 + 8) + 8;
-// A remembered crash id: an unordered_set node plus its bucket slot.
-constexpr size_t kIdBytes = HeapChunk(16) + 8;
+// make_shared puts the object after a 16-byte control block.
+constexpr size_t kShared = 16;
+// A remembered crash id: a flat_hash_set slot (8 bytes and a control byte).
+constexpr size_t kIdBytes = 9;
 
-void InsertSorted(std::vector<int64_t>& v, int64_t b) {
-  if (v.empty() || v.back() < b) {
-    v.push_back(b);
-    return;
-  }
-  auto it = std::lower_bound(v.begin(), v.end(), b);
-  if (it == v.end() || *it != b) v.insert(it, b);
+void AddValues(Values& to, const Values& from) {
+  for (size_t i = 0; i < kMaxValues; ++i) to[i] += from[i];
+}
+void SubtractValues(Values& to, const Values& from) {
+  for (size_t i = 0; i < kMaxValues; ++i) to[i] -= from[i];
 }
 
-void AddValues(std::array<int64_t, kMaxValues>& to, const std::array<int64_t, kMaxValues>& from) {
-  for (size_t i = 0; i < kMaxValues; ++i) to[i] += from[i];
+int64_t FloorMod(int64_t a, int64_t n) {
+  const int64_t m = a % n;
+  return m < 0 ? m + n : m;
 }
 
 }  // namespace
 
-ShardState::ShardState(AggregateOptions options) : options_(std::move(options)) {
+ShardState::ShardState(AggregateOptions options, Symbols* symbols)
+    : options_(std::move(options)), symbols_(symbols) {
   if (options_.bucket_ms <= 0) options_.bucket_ms = 60'000;
-  for (int64_t w : options_.windows_ms) {
-    spans_ms_.push_back(w);
-    spans_ms_.push_back(std::min(2 * w, options_.retention_ms));
-  }
-  std::sort(spans_ms_.begin(), spans_ms_.end());
-  spans_ms_.erase(std::unique(spans_ms_.begin(), spans_ms_.end()), spans_ms_.end());
-  span_start_.assign(spans_ms_.size(), INT64_MIN);
   state_budget_ = static_cast<size_t>(ShardStateBudget(options_));
+  // Every bucket a delta may land in: (stream bucket - retention, stream bucket].
+  members_.resize(static_cast<size_t>(std::max<int64_t>(1, options_.retention_ms / options_.bucket_ms)) + 1);
+  memory_bytes_ += static_cast<int64_t>(HeapChunk(members_.size() * sizeof(Members)));
 }
 
 ShardState::~ShardState() = default;
@@ -86,109 +47,186 @@ int64_t ShardState::BucketOf(int64_t ms) const {
   return (ms % b != 0 && ms < 0) ? q - 1 : q;
 }
 
-int64_t ShardState::SpanStart(size_t span) const {
-  return BucketOf(stream_time_ms_) - spans_ms_[span] / options_.bucket_ms + 1;
+// ------------------------------------------------------------ memory
+
+size_t ShardState::SeriesBytes(const SeriesData& s) {
+  return HeapChunk(kShared + sizeof(SeriesData)) + HeapChunk(s.hours.capacity() * sizeof(s.hours[0])) +
+         s.installs.MemoryBytes();
 }
 
-size_t ShardState::series_count() const { return live_series_; }
+size_t ShardState::HourBytes(const HourChunk& c) {
+  size_t n = HeapChunk(kShared + sizeof(HourChunk)) + HeapChunk(c.buckets.capacity() * sizeof(int64_t)) +
+             HeapChunk(c.values.capacity() * sizeof(Values)) +
+             HeapChunk(c.installs.capacity() * sizeof(HyperLogLog));
+  for (const HyperLogLog& h : c.installs) n += h.MemoryBytes();
+  return n;
+}
 
-size_t ShardState::SeriesBytes(const Series& s) const {
-  // The bucket list is counted as it grows (capacity), not here.
-  return HeapChunk(sizeof(Series)) + 8 /* series_ slot */ +
-         2 * StringHeap(s.key.size()) /* key, index copy */ + kIndexBytes +
-         HeapChunk(spans_ms_.size() * sizeof(s.span_sums[0]));
+size_t ShardState::EntryBytes(Table t) const {
+  return sizeof(int64_t) + sizeof(Values) + (t == Table::kCrashes ? sizeof(HyperLogLog) : 0);
 }
 
 size_t ShardState::MemoryBytes() const {
-  return static_cast<size_t>(memory_bytes_) + (seen_crash_docs_.size() + seen_previous_.size()) * kIdBytes;
+  const size_t index = index_.capacity() * (sizeof(IndexKey) + sizeof(Ref) + 1);
+  const size_t ids = (seen_crash_docs_.capacity() + seen_previous_.capacity()) * kIdBytes;
+  size_t pages = 0;
+  for (size_t t = 0; t < kTableCount; ++t) pages += pages_[t].capacity() * 16 + page_changed_[t].capacity() / 8;
+  return static_cast<size_t>(memory_bytes_) + index + ids + pages;
 }
 
 size_t ShardState::RecountMemoryBytes() const {
-  size_t bytes = (seen_crash_docs_.size() + seen_previous_.size()) * kIdBytes;
-  for (uint32_t id = 0; id < series_.size(); ++id) {
-    const auto& s = series_[id];
-    if (!s) continue;
-    bytes += SeriesBytes(*s) + s->buckets.capacity() * sizeof(int64_t) + s->total.installs.MemoryBytes();
-    for (int64_t b : s->buckets) bytes += kEntryBytes + buckets_.at(b).values.at(id).installs.MemoryBytes();
+  const size_t index = index_.capacity() * (sizeof(IndexKey) + sizeof(Ref) + 1);
+  const size_t ids = (seen_crash_docs_.capacity() + seen_previous_.capacity()) * kIdBytes;
+  size_t pages = 0;
+  for (size_t t = 0; t < kTableCount; ++t) pages += pages_[t].capacity() * 16 + page_changed_[t].capacity() / 8;
+  size_t bytes = HeapChunk(members_.size() * sizeof(Members));
+  for (const Members& m : members_) bytes += HeapChunk(m.refs.capacity() * sizeof(Ref));
+  for (size_t t = 0; t < kTableCount; ++t) {
+    for (const auto& s : slots_[t]) {
+      if (!s) continue;
+      bytes += SeriesBytes(*s);
+      for (const auto& c : s->hours) bytes += HourBytes(*c);
+    }
   }
-  return bytes;
+  return bytes + index + ids + pages;
 }
 
-void ShardState::AddInstall(HyperLogLog& h, uint64_t hash) {
-  const size_t before = h.MemoryBytes();
-  h.Add(hash);
-  memory_bytes_ += static_cast<int64_t>(h.MemoryBytes()) - static_cast<int64_t>(before);
+// ------------------------------------------------------------ series
+
+void ShardState::Touch(Ref r) {
+  const size_t t = static_cast<size_t>(r.table);
+  const uint32_t page = r.slot / kSeriesPage;
+  auto& changed = page_changed_[t];
+  if (page >= changed.size()) changed.resize(page + 1, false);
+  if (!changed[page]) {
+    changed[page] = true;
+    changed_pages_[t].push_back(page);
+  }
 }
 
-void ShardState::MergeInstalls(HyperLogLog& into, const HyperLogLog& from) {
-  if (from.empty()) return;
-  const size_t before = into.MemoryBytes();
-  into.Merge(from);
-  memory_bytes_ += static_cast<int64_t>(into.MemoryBytes()) - static_cast<int64_t>(before);
-}
-
-uint32_t ShardState::SeriesFor(Table table, const std::string& key) {
-  auto& index = index_[static_cast<size_t>(table)];
-  auto it = index.find(key);
-  if (it != index.end()) return it->second;
-  uint32_t id;
-  if (!free_ids_.empty()) {
-    id = free_ids_.back();
-    free_ids_.pop_back();
+ShardState::Ref ShardState::SeriesFor(const SeriesKey& key, uint64_t hash) {
+  auto [it, inserted] = index_.try_emplace(IndexKey{key, hash}, Ref{key.table, 0});
+  if (!inserted) return it->second;
+  auto& table_slots = slots(key.table);
+  auto& free = free_slots_[static_cast<size_t>(key.table)];
+  uint32_t slot;
+  if (!free.empty()) {
+    slot = free.back();
+    free.pop_back();
   } else {
-    id = static_cast<uint32_t>(series_.size());
-    series_.emplace_back();
+    slot = static_cast<uint32_t>(table_slots.size());
+    table_slots.emplace_back();
   }
-  auto s = std::make_unique<Series>();
-  s->table = table;
+  auto s = std::make_shared<SeriesData>();
   s->key = key;
-  s->span_sums.resize(spans_ms_.size());
-  s->level = FoldLevel(table, key);
+  s->hash = hash;
+  s->level = FoldLevel(key, *symbols_);
   memory_bytes_ += static_cast<int64_t>(SeriesBytes(*s));
-  series_[id] = std::move(s);
-  index.emplace(key, id);
+  table_slots[slot] = std::move(s);
+  it->second = Ref{key.table, slot};
   ++live_series_;
-  return id;
+  Touch(it->second);
+  return it->second;
+}
+
+SeriesData& ShardState::Mutable(Ref r) {
+  std::shared_ptr<SeriesData>& p = slots(r.table)[r.slot];
+  if (p.use_count() > 1) {  // a snapshot holds it: copy on write
+    const size_t before = SeriesBytes(*p);
+    p = std::make_shared<SeriesData>(*p);
+    memory_bytes_ += static_cast<int64_t>(SeriesBytes(*p)) - static_cast<int64_t>(before);
+  }
+  Touch(r);
+  return *p;
+}
+
+HourChunk& ShardState::MutableHour(SeriesData& s, size_t i) {
+  std::shared_ptr<HourChunk>& c = s.hours[i];
+  if (c.use_count() > 1) {
+    const size_t before = HourBytes(*c);
+    c = std::make_shared<HourChunk>(*c);
+    memory_bytes_ += static_cast<int64_t>(HourBytes(*c)) - static_cast<int64_t>(before);
+  }
+  return *c;
+}
+
+void ShardState::AddToEntry(Ref r, int64_t b, const Values& v, uint64_t install_hash,
+                            const HyperLogLog* installs) {
+  SeriesData& s = Mutable(r);
+  const int64_t hour = HourOfBucket(b, options_.bucket_ms);
+  // The hour: usually the last one.
+  size_t hi = s.hours.size();
+  while (hi > 0 && s.hours[hi - 1]->hour > hour) --hi;
+  if (hi == 0 || s.hours[hi - 1]->hour != hour) {
+    const size_t before = SeriesBytes(s);
+    auto c = std::make_shared<HourChunk>();
+    c->hour = hour;
+    memory_bytes_ += static_cast<int64_t>(HourBytes(*c));
+    s.hours.insert(s.hours.begin() + static_cast<ptrdiff_t>(hi), std::move(c));
+    memory_bytes_ += static_cast<int64_t>(SeriesBytes(s)) - static_cast<int64_t>(before);
+    ++hi;
+    grew_since_check_ += 16;
+  }
+  HourChunk& c = MutableHour(s, hi - 1);
+  const bool crashes = r.table == Table::kCrashes;
+  // The bucket: usually the last one.
+  size_t bi = c.buckets.size();
+  while (bi > 0 && c.buckets[bi - 1] > b) --bi;
+  const size_t hour_before = crashes || bi == 0 || c.buckets[bi - 1] != b ? HourBytes(c) : 0;
+  if (bi == 0 || c.buckets[bi - 1] != b) {
+    c.buckets.insert(c.buckets.begin() + static_cast<ptrdiff_t>(bi), b);
+    c.values.insert(c.values.begin() + static_cast<ptrdiff_t>(bi), Values{});
+    if (crashes) c.installs.insert(c.installs.begin() + static_cast<ptrdiff_t>(bi), HyperLogLog());
+    ++bi;
+    Members& m = members_[static_cast<size_t>(FloorMod(b, static_cast<int64_t>(members_.size())))];
+    if (m.bucket != b) {
+      m.bucket = b;
+      m.refs.clear();
+    }
+    const size_t capacity = m.refs.capacity();
+    m.refs.push_back(r);
+    memory_bytes_ += static_cast<int64_t>(HeapChunk(m.refs.capacity() * sizeof(Ref))) -
+                     static_cast<int64_t>(HeapChunk(capacity * sizeof(Ref)));
+    ++grew_since_check_;
+  }
+  AddValues(c.values[bi - 1], v);
+  AddValues(c.sum, v);
+  AddValues(s.total, v);
+  if (crashes) {
+    if (install_hash != 0) c.installs[bi - 1].Add(install_hash);
+    if (installs != nullptr && !installs->empty()) c.installs[bi - 1].Merge(*installs);
+  }
+  if (hour_before != 0) memory_bytes_ += static_cast<int64_t>(HourBytes(c)) - static_cast<int64_t>(hour_before);
+  if (install_hash != 0) {
+    const size_t before = s.installs.MemoryBytes();
+    s.installs.Add(install_hash);
+    memory_bytes_ += static_cast<int64_t>(s.installs.MemoryBytes()) - static_cast<int64_t>(before);
+  }
 }
 
 void ShardState::Apply(const Delta& d) {
   ++counters_.deltas;
   if (d.time.ms > stream_time_ms_) AdvanceTo(d.time);
-  int64_t& table_time = table_time_ms_[static_cast<size_t>(d.table)];
+  int64_t& table_time = table_time_ms_[static_cast<size_t>(d.table())];
   table_time = std::max(table_time, d.time.ms);
   const int64_t b = BucketOf(d.time.ms);
   if (b <= BucketOf(stream_time_ms_) - options_.retention_ms / options_.bucket_ms) {
     ++counters_.late_dropped;
     return;
   }
-  if (d.table == Table::kCrashes && d.doc_hash != 0 && SeenBefore(d.doc_hash)) {
+  if (d.table() == Table::kCrashes && d.doc_hash != 0 && SeenBefore(d.doc_hash)) {
     ++counters_.duplicates;
     return;
   }
   // A key folded earlier comes back as a new, small series; if it stays
   // insignificant it is folded again. Remembering folded keys would cost
   // memory per distinct key, which is exactly what the budget bounds.
-  const uint32_t id = SeriesFor(d.table, d.key);
-  Series& s = *series_[id];
-  auto [slot, created] = buckets_[b].values.try_emplace(id);
-  SeriesValues& entry = slot->second;
-  if (created) {
-    memory_bytes_ += static_cast<int64_t>(kEntryBytes);
-    const size_t capacity = s.buckets.capacity();
-    InsertSorted(s.buckets, b);
-    memory_bytes_ += static_cast<int64_t>((s.buckets.capacity() - capacity) * sizeof(int64_t));
-  }
-  AddValues(entry.v, d.values);
-  AddValues(s.total.v, d.values);
+  const size_t series_before = live_series_;
+  const Ref r = SeriesFor(d.key, d.hash);
+  AddToEntry(r, b, d.values, d.install_hash, nullptr);
+  SeriesData& s = *slots(r.table)[r.slot];
   s.first_ms = std::min(s.first_ms, d.time.ms);
-  if (d.install_hash != 0) {
-    AddInstall(entry.installs, d.install_hash);
-    AddInstall(s.total.installs, d.install_hash);
-  }
-  for (size_t i = 0; i < spans_ms_.size(); ++i) {
-    if (b >= span_start_[i]) AddValues(s.span_sums[i], d.values);
-  }
-  FoldIfOverBudget();
+  if (live_series_ != series_before || grew_since_check_ >= 64) FoldIfOverBudget();
 }
 
 bool ShardState::SeenBefore(uint64_t doc_hash) {
@@ -198,100 +236,116 @@ bool ShardState::SeenBefore(uint64_t doc_hash) {
   const int64_t epoch = BucketOf(stream_time_ms_) / half;
   if (epoch != dedup_epoch_) {
     seen_previous_ = std::move(seen_crash_docs_);
-    seen_crash_docs_.clear();
-    if (epoch != dedup_epoch_ + 1) seen_previous_.clear();  // both generations expired
+    seen_crash_docs_ = {};
+    if (epoch != dedup_epoch_ + 1) seen_previous_ = {};  // both generations expired
     dedup_epoch_ = epoch;
   }
   // ... unless the ids outgrow their share of the budget (an eighth): then the
   // older generation goes early.
-  const size_t max_ids = std::max<size_t>(1024, state_budget_ / 8 / kIdBytes);
+  const size_t max_ids = std::max<size_t>(1024, state_budget_ / 8 / (2 * kIdBytes));
   if (seen_crash_docs_.size() + seen_previous_.size() >= max_ids) {
     counters_.dedup_forgotten += seen_previous_.size();
     seen_previous_ = std::move(seen_crash_docs_);
-    seen_crash_docs_.clear();
+    seen_crash_docs_ = {};
   }
-  return seen_previous_.count(doc_hash) != 0 || !seen_crash_docs_.insert(doc_hash).second;
+  return seen_previous_.contains(doc_hash) || !seen_crash_docs_.insert(doc_hash).second;
 }
 
 void ShardState::AdvanceTo(EventTime t) {
   if (t.ms <= stream_time_ms_) return;
-  const bool first = stream_time_ms_ == INT64_MIN;
   stream_time_ms_ = t.ms;
-  for (size_t i = 0; i < spans_ms_.size(); ++i) {
-    int64_t new_start = SpanStart(i);
-    if (!first) {
-      for (auto it = buckets_.lower_bound(span_start_[i]); it != buckets_.end() && it->first < new_start;
-           ++it) {
-        for (const auto& [id, v] : it->second.values) {
-          auto& sums = series_[id]->span_sums[i];
-          for (size_t k = 0; k < kMaxValues; ++k) sums[k] -= v.v[k];
-        }
-      }
-    }
-    span_start_[i] = new_start;
-  }
   // Retention: buckets at or before this index are dropped.
   const int64_t expired = BucketOf(stream_time_ms_) - options_.retention_ms / options_.bucket_ms;
-  while (!buckets_.empty() && buckets_.begin()->first <= expired) {
-    auto node = buckets_.extract(buckets_.begin());
-    for (auto& [id, v] : node.mapped().values) {
-      Series& s = *series_[id];
-      memory_bytes_ -= static_cast<int64_t>(kEntryBytes + v.installs.MemoryBytes());
-      s.total.Subtract(v.v);
-      auto pos = std::lower_bound(s.buckets.begin(), s.buckets.end(), node.key());
-      if (pos != s.buckets.end() && *pos == node.key()) s.buckets.erase(pos);
-      if (!s.buckets.empty()) s.first_ms = std::max(s.first_ms, s.buckets.front() * options_.bucket_ms);
-      ReleaseIfEmpty(id);
+  if (expired_through_ != INT64_MIN && expired <= expired_through_) return;
+  const auto ring = static_cast<int64_t>(members_.size());
+  std::vector<int64_t> due;
+  if (expired_through_ != INT64_MIN && expired - expired_through_ <= ring) {
+    for (int64_t b = expired_through_ + 1; b <= expired; ++b) {
+      if (members_[static_cast<size_t>(FloorMod(b, ring))].bucket == b) due.push_back(b);
     }
+  } else {  // the first time, or a jump past the whole ring: every remembered bucket
+    for (const Members& m : members_) {
+      if (m.bucket != INT64_MIN && m.bucket <= expired) due.push_back(m.bucket);
+    }
+    std::sort(due.begin(), due.end());
+  }
+  expired_through_ = expired;
+  for (int64_t b : due) ExpireBucket(b);
+}
+
+void ShardState::ExpireBucket(int64_t b) {
+  Members& m = members_[static_cast<size_t>(FloorMod(b, static_cast<int64_t>(members_.size())))];
+  if (m.bucket != b) return;
+  std::vector<Ref> refs = std::move(m.refs);
+  m.refs = {};
+  m.bucket = INT64_MIN;
+  memory_bytes_ -= static_cast<int64_t>(HeapChunk(refs.capacity() * sizeof(Ref)));
+  const int64_t hour = HourOfBucket(b, options_.bucket_ms);
+  for (Ref r : refs) {
+    const auto& p = slots(r.table)[r.slot];
+    // The slot may have lost this bucket (folded, released, reused) since.
+    if (!p || p->hours.empty() || p->hours.front()->hour != hour) continue;
+    const HourChunk& front = *p->hours.front();
+    if (front.buckets.empty() || front.buckets.front() != b) continue;
+    SeriesData& s = Mutable(r);
+    HourChunk& c = MutableHour(s, 0);
+    const size_t before = HourBytes(c);
+    SubtractValues(s.total, c.values.front());
+    SubtractValues(c.sum, c.values.front());
+    c.buckets.erase(c.buckets.begin());
+    c.values.erase(c.values.begin());
+    if (!c.installs.empty()) c.installs.erase(c.installs.begin());
+    memory_bytes_ += static_cast<int64_t>(HourBytes(c)) - static_cast<int64_t>(before);
+    if (c.buckets.empty()) {
+      memory_bytes_ -= static_cast<int64_t>(HourBytes(c));
+      s.hours.erase(s.hours.begin());
+    }
+    if (!s.hours.empty()) {
+      s.first_ms = std::max(s.first_ms, s.hours.front()->buckets.front() * options_.bucket_ms);
+    }
+    ReleaseIfEmpty(r);
   }
 }
 
-void ShardState::ReleaseIfEmpty(uint32_t id) {
-  Series& s = *series_[id];
-  if (!s.buckets.empty()) return;
-  index_[static_cast<size_t>(s.table)].erase(s.key);
-  memory_bytes_ -= static_cast<int64_t>(SeriesBytes(s) + s.buckets.capacity() * sizeof(int64_t) +
-                                        s.total.installs.MemoryBytes());
-  series_[id].reset();
-  free_ids_.push_back(id);
+void ShardState::Release(Ref r) {
+  std::shared_ptr<SeriesData>& p = slots(r.table)[r.slot];
+  index_.erase(IndexKey{p->key, p->hash});
+  memory_bytes_ -= static_cast<int64_t>(SeriesBytes(*p));
+  for (const auto& c : p->hours) memory_bytes_ -= static_cast<int64_t>(HourBytes(*c));
+  p.reset();
+  free_slots_[static_cast<size_t>(r.table)].push_back(r.slot);
   --live_series_;
+  Touch(r);
 }
 
-void ShardState::Fold(uint32_t id) {
-  Series& x = *series_[id];
-  if (x.level >= FoldLevels(x.table)) return;
-  const uint32_t oid = SeriesFor(x.table, FoldKey(x.table, x.key, x.level + 1));
-  Series& o = *series_[oid];
-  Series& xs = *series_[id];  // SeriesFor may have grown series_; re-read
-  for (int64_t b : xs.buckets) {
-    auto& values = buckets_[b].values;
-    auto it = values.find(id);
-    if (it == values.end()) continue;
-    auto [slot, created] = values.try_emplace(oid);
-    if (created) {
-      const size_t capacity = o.buckets.capacity();
-      InsertSorted(o.buckets, b);
-      memory_bytes_ += static_cast<int64_t>((o.buckets.capacity() - capacity) * sizeof(int64_t));
-    } else {
-      memory_bytes_ -= static_cast<int64_t>(kEntryBytes);  // two entries become one
+void ShardState::ReleaseIfEmpty(Ref r) {
+  const auto& p = slots(r.table)[r.slot];
+  if (p && p->hours.empty()) Release(r);
+}
+
+void ShardState::Fold(Ref r) {
+  std::shared_ptr<SeriesData> x = slots(r.table)[r.slot];  // kept alive through the moves below
+  if (x->level >= FoldLevels(x->key.table)) return;
+  const SeriesKey okey = FoldKey(x->key, x->level + 1, *symbols_);
+  const Ref o = SeriesFor(okey, KeyContentHash(okey, *symbols_));
+  for (const auto& c : x->hours) {
+    for (size_t i = 0; i < c->buckets.size(); ++i) {
+      AddToEntry(o, c->buckets[i], c->values[i], 0, c->installs.empty() ? nullptr : &c->installs[i]);
     }
-    // Re-read: try_emplace may have rehashed `values`.
-    SeriesValues& from = values.find(id)->second;
-    AddValues(slot->second.v, from.v);
-    MergeInstalls(slot->second.installs, from.installs);
-    memory_bytes_ -= static_cast<int64_t>(from.installs.MemoryBytes());
-    values.erase(id);
   }
-  AddValues(o.total.v, xs.total.v);
-  MergeInstalls(o.total.installs, xs.total.installs);
-  o.first_ms = std::min(o.first_ms, xs.first_ms);
-  for (size_t i = 0; i < spans_ms_.size(); ++i) AddValues(o.span_sums[i], xs.span_sums[i]);
-  xs.buckets.clear();
+  SeriesData& os = Mutable(o);
+  if (!x->installs.empty()) {
+    const size_t before = os.installs.MemoryBytes();
+    os.installs.Merge(x->installs);
+    memory_bytes_ += static_cast<int64_t>(os.installs.MemoryBytes()) - static_cast<int64_t>(before);
+  }
+  os.first_ms = std::min(os.first_ms, x->first_ms);
   ++counters_.folded;
-  ReleaseIfEmpty(id);
+  Release(r);
 }
 
 void ShardState::FoldIfOverBudget() {
+  grew_since_check_ = 0;
   if (live_series_ > options_.max_series) {
     FoldOnce(options_.max_series * 9 / 10);
   } else if (MemoryBytes() > state_budget_) {
@@ -310,39 +364,95 @@ void ShardState::FoldOnce(size_t target) {
   for (int pass = 0; pass < 8 && live_series_ > target; ++pass) {
     struct Candidate {
       double share;
-      uint32_t id;
+      Ref ref;
     };
     std::array<double, kTableCount> totals{};
     std::vector<Candidate> candidates;
     candidates.reserve(live_series_);
-    for (uint32_t id = 0; id < series_.size(); ++id) {
-      const auto& s = series_[id];
-      if (!s || s->level >= FoldLevels(s->table)) continue;
-      totals[static_cast<size_t>(s->table)] += static_cast<double>(std::max<int64_t>(s->total.v[0], 0));
-      candidates.push_back({0, id});
+    for (size_t t = 0; t < kTableCount; ++t) {
+      for (uint32_t slot = 0; slot < slots_[t].size(); ++slot) {
+        const auto& s = slots_[t][slot];
+        if (!s || s->level >= FoldLevels(s->key.table)) continue;
+        totals[t] += static_cast<double>(std::max<int64_t>(s->total[0], 0));
+        candidates.push_back({0, Ref{static_cast<Table>(t), slot}});
+      }
     }
     for (Candidate& c : candidates) {
-      const Series& s = *series_[c.id];
-      const double total = totals[static_cast<size_t>(s.table)];
-      const double weight = s.table == Table::kUsage || s.table == Table::kBuildUsage ? 10 : 1;
-      c.share = total > 0 ? weight * static_cast<double>(std::max<int64_t>(s.total.v[0], 0)) / total : 0;
+      const SeriesData& s = *slots(c.ref.table)[c.ref.slot];
+      const double total = totals[static_cast<size_t>(c.ref.table)];
+      const double weight = c.ref.table == Table::kUsage || c.ref.table == Table::kBuildUsage ? 10 : 1;
+      c.share = total > 0 ? weight * static_cast<double>(std::max<int64_t>(s.total[0], 0)) / total : 0;
     }
     const size_t to_fold = std::min(live_series_ - target, candidates.size());
     if (to_fold == 0) return;
     auto less = [&](const Candidate& a, const Candidate& b) {
       if (a.share != b.share) return a.share < b.share;
-      const Series& x = *series_[a.id];
-      const Series& y = *series_[b.id];
+      const SeriesData& x = *slots(a.ref.table)[a.ref.slot];
+      const SeriesData& y = *slots(b.ref.table)[b.ref.slot];
       if (x.level != y.level) return x.level < y.level;
-      return x.key < y.key;
+      return KeyLess(x.key, y.key, *symbols_);
     };
     std::nth_element(candidates.begin(), candidates.begin() + static_cast<ptrdiff_t>(to_fold - 1),
                      candidates.end(), less);
     for (size_t i = 0; i < to_fold; ++i) {
-      if (series_[candidates[i].id]) Fold(candidates[i].id);
+      if (slots(candidates[i].ref.table)[candidates[i].ref.slot]) Fold(candidates[i].ref);
     }
   }
 }
+
+// ------------------------------------------------------------ readers
+
+std::shared_ptr<const ShardSnapshot> ShardState::Snapshot() {
+  auto snap = std::make_shared<ShardSnapshot>();
+  snap->stream_time_ms = stream_time_ms_;
+  snap->table_time_ms = table_time_ms_;
+  snap->counters = counters_;
+  snap->memory_bytes = MemoryBytes();
+  snap->text_pin = symbols_->text().Pin();
+  snap->stack_pin = symbols_->stacks().Pin();
+  for (size_t t = 0; t < kTableCount; ++t) {
+    const auto& table_slots = slots_[t];
+    auto& pages = pages_[t];
+    pages.resize((table_slots.size() + kSeriesPage - 1) / kSeriesPage);
+    for (uint32_t p : changed_pages_[t]) {
+      if (p >= pages.size()) continue;
+      auto page = std::make_shared<SeriesPage>();
+      bool any = false;
+      for (size_t i = 0; i < kSeriesPage; ++i) {
+        const size_t slot = p * kSeriesPage + i;
+        if (slot >= table_slots.size()) break;
+        page->series[i] = table_slots[slot];
+        any = any || table_slots[slot] != nullptr;
+      }
+      pages[p] = any ? std::move(page) : nullptr;
+      page_changed_[t][p] = false;
+    }
+    changed_pages_[t].clear();
+    snap->pages[t].reserve(pages.size());
+    for (const auto& page : pages) {
+      if (page) snap->pages[t].push_back(page);
+    }
+  }
+  return snap;
+}
+
+void ShardState::MarkIds(std::vector<uint64_t>& text, std::vector<uint64_t>& stacks) const {
+  auto mark = [](std::vector<uint64_t>& bits, uint32_t id) {
+    const size_t word = id / 64;
+    if (word >= bits.size()) bits.resize(word + 1, 0);
+    bits[word] |= uint64_t{1} << (id % 64);
+  };
+  for (size_t t = 0; t < kTableCount; ++t) {
+    for (const auto& s : slots_[t]) {
+      if (!s) continue;
+      for (size_t i = 0; i < FieldCount(s->key.table); ++i) {
+        mark(IsStackField(s->key.table, i) ? stacks : text, s->key.f[i]);
+      }
+    }
+  }
+}
+
+// ------------------------------------------------------------ checkpoints
 
 ShardImage ShardState::Image() const {
   ShardImage image;
@@ -351,18 +461,22 @@ ShardImage ShardState::Image() const {
   image.dedup_epoch = dedup_epoch_;
   image.seen_docs.assign(seen_crash_docs_.begin(), seen_crash_docs_.end());
   image.seen_previous.assign(seen_previous_.begin(), seen_previous_.end());
-  for (uint32_t id = 0; id < series_.size(); ++id) {
-    const auto& s = series_[id];
-    if (!s) continue;
-    SeriesImage out;
-    out.table = s->table;
-    out.key = s->key;
-    out.first_ms = s->first_ms;
-    for (int64_t b : s->buckets) {
-      const SeriesValues& v = buckets_.at(b).values.at(id);
-      out.entries.push_back({b, v.v, v.installs});
+  std::sort(image.seen_docs.begin(), image.seen_docs.end());
+  std::sort(image.seen_previous.begin(), image.seen_previous.end());
+  for (size_t t = 0; t < kTableCount; ++t) {
+    for (const auto& s : slots_[t]) {
+      if (!s) continue;
+      SeriesImage out;
+      out.key = s->key;
+      out.first_ms = s->first_ms;
+      out.installs = s->installs;
+      for (const auto& c : s->hours) {
+        for (size_t i = 0; i < c->buckets.size(); ++i) {
+          out.entries.push_back({c->buckets[i], c->values[i], c->installs.empty() ? HyperLogLog() : c->installs[i]});
+        }
+      }
+      image.series.push_back(std::move(out));
     }
-    image.series.push_back(std::move(out));
   }
   return image;
 }
@@ -384,73 +498,20 @@ void ShardState::RestoreBegin(const ShardImage& image, bool with_dedup, bool wit
 }
 
 void ShardState::RestoreSeries(const SeriesImage& in) {
-  const uint32_t id = SeriesFor(in.table, in.key);
-  Series& s = *series_[id];
-  s.first_ms = std::min(s.first_ms, in.first_ms);
+  const Ref r = SeriesFor(in.key, KeyContentHash(in.key, *symbols_));
   const int64_t expired = BucketOf(stream_time_ms_) - options_.retention_ms / options_.bucket_ms;
   for (const SeriesImage::Entry& e : in.entries) {
     if (stream_time_ms_ != INT64_MIN && e.bucket <= expired) continue;  // retention shrank since
-    auto [slot, created] = buckets_[e.bucket].values.try_emplace(id);
-    SeriesValues& entry = slot->second;
-    if (created) {
-      memory_bytes_ += static_cast<int64_t>(kEntryBytes);
-      const size_t capacity = s.buckets.capacity();
-      InsertSorted(s.buckets, e.bucket);
-      memory_bytes_ += static_cast<int64_t>((s.buckets.capacity() - capacity) * sizeof(int64_t));
-    }
-    AddValues(entry.v, e.v);
-    MergeInstalls(entry.installs, e.installs);
-    AddValues(s.total.v, e.v);
-    MergeInstalls(s.total.installs, e.installs);
-    for (size_t i = 0; i < spans_ms_.size(); ++i) {
-      if (e.bucket >= span_start_[i]) AddValues(s.span_sums[i], e.v);
-    }
+    AddToEntry(r, e.bucket, e.v, 0, e.installs.empty() ? nullptr : &e.installs);
   }
-  ReleaseIfEmpty(id);
-}
-
-SeriesTable ShardState::Totals(Table t) const {
-  SeriesTable out;
-  for (const auto& [key, id] : index_[static_cast<size_t>(t)]) out[key] = series_[id]->total;
-  return out;
-}
-
-std::unique_ptr<ShardSnapshot> ShardState::Snapshot() const {
-  auto snap = std::make_unique<ShardSnapshot>();
-  snap->stream_time_ms = stream_time_ms_;
-  snap->table_time_ms = table_time_ms_;
-  snap->spans_ms = spans_ms_;
-  snap->counters = counters_;
-  snap->memory_bytes = MemoryBytes();
-  int64_t longest = 0;
-  for (int64_t w : options_.windows_ms) longest = std::max(longest, w);
-  const int64_t points_from = BucketOf(stream_time_ms_) - longest / options_.bucket_ms + 1;
-  snap->series.reserve(live_series_);
-  for (uint32_t id = 0; id < series_.size(); ++id) {
-    const auto& s = series_[id];
-    if (!s) continue;
-    ShardSnapshot::Series out;
-    out.table = s->table;
-    out.key = s->key;
-    out.total = s->total;
-    out.spans.resize(spans_ms_.size());
-    for (size_t i = 0; i < spans_ms_.size(); ++i) out.spans[i].v = s->span_sums[i];
-    out.first_ms = s->first_ms;
-    for (auto it = s->buckets.begin(); it != s->buckets.end(); ++it) {
-      const SeriesValues& v = buckets_.at(*it).values.at(id);
-      if (*it >= points_from) out.points.push_back({*it, {v.v[0], v.v[1]}});
-      const int64_t hour = *it * options_.bucket_ms / 3'600'000;
-      if (out.hourly.empty() || out.hourly.back().bucket != hour) out.hourly.push_back({hour, {}});
-      AddValues(out.hourly.back().v, v.v);
-      if (s->table == Table::kCrashes && !v.installs.empty()) {
-        for (size_t i = 0; i < spans_ms_.size(); ++i) {
-          if (*it >= span_start_[i]) out.spans[i].installs.Merge(v.installs);
-        }
-      }
-    }
-    snap->series.push_back(std::move(out));
+  SeriesData& s = Mutable(r);
+  s.first_ms = std::min(s.first_ms, in.first_ms);
+  if (!in.installs.empty()) {
+    const size_t before = s.installs.MemoryBytes();
+    s.installs.Merge(in.installs);
+    memory_bytes_ += static_cast<int64_t>(s.installs.MemoryBytes()) - static_cast<int64_t>(before);
   }
-  return snap;
+  ReleaseIfEmpty(r);
 }
 
 }  // namespace seismo

@@ -1,8 +1,21 @@
 #include "seismo/aggregate/snapshot.h"
 
+#include <absl/container/flat_hash_map.h>
+
 #include <algorithm>
 
 namespace seismo {
+
+std::vector<int64_t> SpansOf(const std::vector<int64_t>& windows_ms, int64_t retention_ms) {
+  std::vector<int64_t> spans;
+  for (int64_t w : windows_ms) {
+    spans.push_back(w);
+    spans.push_back(std::min(2 * w, retention_ms));
+  }
+  std::sort(spans.begin(), spans.end());
+  spans.erase(std::unique(spans.begin(), spans.end()), spans.end());
+  return spans;
+}
 
 std::optional<size_t> Snapshot::SpanIndex(int64_t span_ms) const {
   for (size_t i = 0; i < spans_ms.size(); ++i) {
@@ -11,71 +24,153 @@ std::optional<size_t> Snapshot::SpanIndex(int64_t span_ms) const {
   return std::nullopt;
 }
 
-Aggregates Snapshot::Totals() const {
-  Aggregates out;
-  for (size_t t = 0; t < kTableCount; ++t) {
-    for (const auto& [key, s] : tables[t]) out.tables[t][key] = s.total;
-  }
-  out.duplicates = counters.duplicates;
-  out.late_dropped = counters.late_dropped;
-  out.folded = counters.folded;
-  return out;
+int64_t Snapshot::StreamBucket() const {
+  const int64_t q = stream_time_ms / bucket_ms;
+  return (stream_time_ms % bucket_ms != 0 && stream_time_ms < 0) ? q - 1 : q;
+}
+
+int64_t Snapshot::SpanFirstBucket(size_t span) const { return StreamBucket() - spans_ms[span] / bucket_ms + 1; }
+
+Values Snapshot::Span(const SeriesData& s, size_t span) const {
+  return SumBuckets(s, SpanFirstBucket(span), INT64_MAX, bucket_ms);
+}
+
+HyperLogLog Snapshot::SpanInstalls(const SeriesData& s, size_t span) const {
+  return InstallsOfBuckets(s, SpanFirstBucket(span), INT64_MAX);
+}
+
+std::vector<BucketPoint> Snapshot::Points(const SeriesData& s) const {
+  int64_t longest = 0;
+  for (int64_t w : windows_ms) longest = std::max(longest, w);
+  return PointsOf(s, StreamBucket() - longest / bucket_ms + 1, INT64_MAX);
+}
+
+const std::vector<const SeriesData*>& Snapshot::sorted(Table t) const {
+  const size_t i = static_cast<size_t>(t);
+  std::call_once(sorted_once_[i], [&] {
+    sorted_[i] = rows_[i];
+    std::sort(sorted_[i].begin(), sorted_[i].end(),
+              [&](const SeriesData* a, const SeriesData* b) { return KeyLess(a->key, b->key, *symbols); });
+  });
+  return sorted_[i];
 }
 
 namespace {
 
-template <typename Point>
-void MergePoints(std::vector<Point>& into, const std::vector<Point>& from) {
-  if (into.empty()) {
-    into = from;
-    return;
-  }
-  std::vector<Point> out;
-  out.reserve(into.size() + from.size());
+void AddValues(Values& to, const Values& from) {
+  for (size_t i = 0; i < kMaxValues; ++i) to[i] += from[i];
+}
+
+// Sums two hours of one key.
+std::shared_ptr<HourChunk> MergeHours(const HourChunk& a, const HourChunk& b) {
+  auto out = std::make_shared<HourChunk>();
+  out->hour = a.hour;
+  out->sum = a.sum;
+  AddValues(out->sum, b.sum);
+  const bool installs = !a.installs.empty() || !b.installs.empty();
   size_t i = 0, j = 0;
-  while (i < into.size() || j < from.size()) {
-    if (j == from.size() || (i < into.size() && into[i].bucket < from[j].bucket)) {
-      out.push_back(into[i++]);
-    } else if (i == into.size() || from[j].bucket < into[i].bucket) {
-      out.push_back(from[j++]);
-    } else {
-      Point p = into[i++];
-      for (size_t k = 0; k < p.v.size(); ++k) p.v[k] += from[j].v[k];
-      ++j;
-      out.push_back(p);
+  while (i < a.buckets.size() || j < b.buckets.size()) {
+    const bool take_a = j == b.buckets.size() || (i < a.buckets.size() && a.buckets[i] <= b.buckets[j]);
+    const bool take_b = i == a.buckets.size() || (j < b.buckets.size() && b.buckets[j] <= a.buckets[i]);
+    out->buckets.push_back(take_a ? a.buckets[i] : b.buckets[j]);
+    Values v{};
+    HyperLogLog h;
+    if (take_a) {
+      AddValues(v, a.values[i]);
+      if (!a.installs.empty()) h.Merge(a.installs[i]);
+      ++i;
     }
+    if (take_b) {
+      AddValues(v, b.values[j]);
+      if (!b.installs.empty()) h.Merge(b.installs[j]);
+      ++j;
+    }
+    out->values.push_back(v);
+    if (installs) out->installs.push_back(std::move(h));
   }
-  into = std::move(out);
+  return out;
 }
 
 }  // namespace
 
+void AddSeries(SeriesData& into, const SeriesData& from) {
+  AddValues(into.total, from.total);
+  if (!from.installs.empty()) into.installs.Merge(from.installs);
+  into.first_ms = std::min(into.first_ms, from.first_ms);
+  std::vector<std::shared_ptr<HourChunk>> hours;
+  hours.reserve(into.hours.size() + from.hours.size());
+  size_t i = 0, j = 0;
+  while (i < into.hours.size() || j < from.hours.size()) {
+    if (j == from.hours.size() || (i < into.hours.size() && into.hours[i]->hour < from.hours[j]->hour)) {
+      hours.push_back(into.hours[i++]);
+    } else if (i == into.hours.size() || from.hours[j]->hour < into.hours[i]->hour) {
+      hours.push_back(from.hours[j++]);  // shared, never changed through a merged series
+    } else {
+      hours.push_back(MergeHours(*into.hours[i++], *from.hours[j++]));
+    }
+  }
+  into.hours = std::move(hours);
+}
+
 std::shared_ptr<const Snapshot> MergeSnapshots(const std::vector<std::shared_ptr<const ShardSnapshot>>& shards,
-                                               int64_t bucket_ms, const std::vector<int64_t>& windows_ms) {
+                                               const Symbols& symbols, int64_t bucket_ms,
+                                               const std::vector<int64_t>& windows_ms, int64_t retention_ms,
+                                               bool routed_by_key) {
   auto out = std::make_shared<Snapshot>();
   out->bucket_ms = bucket_ms;
   out->windows_ms = windows_ms;
+  out->spans_ms = SpansOf(windows_ms, retention_ms);
+  out->symbols = &symbols;
   for (const auto& shard : shards) {
     if (!shard) continue;
+    out->shards_.push_back(shard);
     out->stream_time_ms = std::max(out->stream_time_ms, shard->stream_time_ms);
     for (size_t t = 0; t < kTableCount; ++t) {
       out->table_time_ms[t] = std::max(out->table_time_ms[t], shard->table_time_ms[t]);
     }
-    if (out->spans_ms.empty()) out->spans_ms = shard->spans_ms;
     out->counters.deltas += shard->counters.deltas;
     out->counters.duplicates += shard->counters.duplicates;
     out->counters.late_dropped += shard->counters.late_dropped;
     out->counters.folded += shard->counters.folded;
     out->counters.dedup_forgotten += shard->counters.dedup_forgotten;
     out->memory_bytes += shard->memory_bytes;
-    for (const ShardSnapshot::Series& s : shard->series) {
-      MergedSeries& m = out->tables[static_cast<size_t>(s.table)][s.key];
-      m.total.Add(s.total);
-      if (m.spans.size() < s.spans.size()) m.spans.resize(s.spans.size());
-      for (size_t i = 0; i < s.spans.size(); ++i) m.spans[i].Add(s.spans[i]);
-      MergePoints(m.points, s.points);
-      MergePoints(m.hourly, s.hourly);
-      m.first_ms = std::min(m.first_ms, s.first_ms);
+  }
+  for (size_t t = 0; t < kTableCount; ++t) {
+    const Table table = static_cast<Table>(t);
+    // Keys that may repeat across shards: where each sits in `rows`, and its merged
+    // copy once a second series of it arrives.
+    struct KeyHash {
+      size_t operator()(const SeriesKey& k) const {
+        return absl::Hash<std::string_view>()(
+            std::string_view(reinterpret_cast<const char*>(&k), sizeof(SeriesKey)));
+      }
+    };
+    struct Seen {
+      size_t row;
+      SeriesData* merged;
+    };
+    absl::flat_hash_map<SeriesKey, Seen, KeyHash> seen;
+    auto& rows = out->rows_[t];
+    for (const auto& shard : out->shards_) {
+      shard->ForEach(table, [&](const SeriesData& s) {
+        const bool may_repeat = !routed_by_key || table == Table::kCrashes || s.level > 0;
+        if (!may_repeat) {
+          rows.push_back(&s);
+          return;
+        }
+        auto [it, inserted] = seen.try_emplace(s.key, Seen{rows.size(), nullptr});
+        if (inserted) {
+          rows.push_back(&s);
+          return;
+        }
+        Seen& x = it->second;
+        if (x.merged == nullptr) {
+          out->merged_.push_back(std::make_unique<SeriesData>(*rows[x.row]));
+          x.merged = out->merged_.back().get();
+          rows[x.row] = x.merged;
+        }
+        AddSeries(*x.merged, s);
+      });
     }
   }
   return out;

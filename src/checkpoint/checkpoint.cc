@@ -47,7 +47,7 @@ Status WriteAll(int fd, std::string_view bytes, const std::string& path) {
 
 }  // namespace
 
-std::string EncodeCheckpoint(const CheckpointData& d) {
+std::string EncodeCheckpoint(const CheckpointData& d, const Symbols& symbols) {
   ByteWriter w;
   w.I64(d.written_at_ms);
   w.I64(d.bucket_ms);
@@ -68,7 +68,7 @@ std::string EncodeCheckpoint(const CheckpointData& d) {
     w.I64(lines);
   }
   w.U64(d.shards.size());
-  for (const ShardImage& s : d.shards) EncodeShardImage(s, w);
+  for (const ShardImage& s : d.shards) EncodeShardImage(s, symbols, w);
   w.Str(d.alerts);
   std::string payload = w.Take();
 
@@ -80,12 +80,12 @@ std::string EncodeCheckpoint(const CheckpointData& d) {
   return out;
 }
 
-Result<CheckpointData> DecodeCheckpoint(std::string_view bytes) {
+Result<CheckpointData> DecodeCheckpoint(std::string_view bytes, Symbols& symbols) {
   if (bytes.size() < kHeaderBytes || bytes.substr(0, kMagic.size()) != kMagic) {
     return Status::Corrupt("not a seismo checkpoint (bad magic or too short)");
   }
   auto version = static_cast<uint32_t>(GetFixed(bytes, 8, 4));
-  if (version != kCheckpointFormatVersion) {
+  if (version < kOldestReadableCheckpointVersion || version > kCheckpointFormatVersion) {
     return Status::Corrupt(fmt::format("incompatible format version {} (this build reads {})", version,
                                        kCheckpointFormatVersion));
   }
@@ -123,21 +123,21 @@ Result<CheckpointData> DecodeCheckpoint(std::string_view bytes) {
   uint64_t shards = r.Count(8);
   d.shards.resize(shards);
   for (ShardImage& s : d.shards) {
-    if (!DecodeShardImage(r, s)) return Status::Corrupt("undecodable shard state");
+    if (!DecodeShardImage(r, version, symbols, s)) return Status::Corrupt("undecodable shard state");
   }
   d.alerts = std::string(r.Str());
   if (!r.ok() || !r.at_end()) return Status::Corrupt("undecodable payload");
   return d;
 }
 
-Status WriteCheckpoint(const std::string& dir, const CheckpointData& data,
+Status WriteCheckpoint(const std::string& dir, const CheckpointData& data, const Symbols& symbols,
                        const CheckpointWriteOptions& options) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) return Status::IoError(fmt::format("{}: {}", dir, ec.message()));
   const std::string final_path = dir + "/" + std::string(kCheckpointFile);
   const std::string tmp_path = final_path + ".tmp";
-  std::string bytes = EncodeCheckpoint(data);
+  std::string bytes = EncodeCheckpoint(data, symbols);
   int fd = open(tmp_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return Status::IoError(fmt::format("{}: {}", tmp_path, std::strerror(errno)));
   Status s;
@@ -166,14 +166,15 @@ Status WriteCheckpoint(const std::string& dir, const CheckpointData& data,
   return Status::Ok();
 }
 
-std::optional<CheckpointData> LoadCheckpoint(const std::string& dir, int64_t bucket_ms, std::string* problem) {
+std::optional<CheckpointData> LoadCheckpoint(const std::string& dir, int64_t bucket_ms, Symbols& symbols,
+                                            std::string* problem) {
   const std::string path = dir + "/" + std::string(kCheckpointFile);
   std::ifstream in(path, std::ios::binary);
   if (!in) return std::nullopt;
   std::stringstream ss;
   ss << in.rdbuf();
   std::string bytes = ss.str();
-  Result<CheckpointData> data = DecodeCheckpoint(bytes);
+  Result<CheckpointData> data = DecodeCheckpoint(bytes, symbols);
   std::string why;
   if (!data) {
     why = data.error().message();

@@ -8,26 +8,35 @@
 namespace seismo {
 
 struct Pipeline::Worker {
-  Worker(const ParseOptions& o, const SignatureGenerator* g, size_t ring_capacity)
-      : parser(o, g), ring(ring_capacity) {}
+  Worker(const ParseOptions& o, Symbols* symbols, const SignatureGenerator* g, size_t ring_capacity)
+      : parser(o, g), encoder(symbols), ring(ring_capacity) {}
   Parser parser;
+  DeltaEncoder encoder;
+  std::vector<Delta> deltas;  // one document's, reused
   SpscRing<DocChunkPtr> ring;  // producer: the source thread; consumer: this worker
   std::thread thread;
 };
 
-Pipeline::Pipeline(PipelineOptions options, const SignatureGenerator* signatures,
+namespace {
+// Intern tables smaller than this are never swept.
+constexpr size_t kSweepFloorBytes = 64u << 20;
+}  // namespace
+
+Pipeline::Pipeline(PipelineOptions options, Symbols* symbols, const SignatureGenerator* signatures,
                    DeadLetterSink* dead_letters, const Clock* clock)
     : options_(std::move(options)),
+      symbols_(symbols),
       signatures_(signatures),
       dead_letters_(dead_letters),
       clock_(clock),
       shards_(options_.shards, options_.parse_threads == 0 ? 1 : options_.parse_threads,
-              options_.delta_ring_capacity, options_.aggregate, &stream_time_) {
+              options_.delta_ring_capacity, options_.aggregate, &stream_time_, symbols),
+      swept_floor_bytes_(kSweepFloorBytes) {
   if (options_.parse_threads == 0) options_.parse_threads = 1;
   shards_.SetApplyDelayForTesting(options_.apply_delay_for_testing);
   for (size_t i = 0; i < options_.parse_threads; ++i) {
     workers_.push_back(
-        std::make_unique<Worker>(options_.parse, signatures_, options_.chunk_ring_capacity));
+        std::make_unique<Worker>(options_.parse, symbols_, signatures_, options_.chunk_ring_capacity));
   }
 }
 
@@ -95,8 +104,36 @@ void Pipeline::Abandon() {
   Finish();
 }
 
-std::shared_ptr<const Snapshot> Pipeline::FinalSnapshot() const {
-  return MergeSnapshots(shards_.FinalSnapshots(), options_.aggregate.bucket_ms, options_.aggregate.windows_ms);
+std::shared_ptr<const Snapshot> Pipeline::FinalSnapshot() {
+  return MergeSnapshots(shards_.FinalSnapshots(), *symbols_, options_.aggregate.bucket_ms,
+                        options_.aggregate.windows_ms, options_.aggregate.retention_ms);
+}
+
+bool Pipeline::MaybeSweep(std::chrono::milliseconds timeout) {
+  const size_t bytes = symbols_->text().MemoryBytes() + symbols_->stacks().MemoryBytes();
+  if (bytes < swept_floor_bytes_) return true;
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  if (!WaitIdle(timeout)) return false;
+  auto marks = shards_.CollectMarks(std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::max(deadline - std::chrono::steady_clock::now(), std::chrono::steady_clock::duration(0))));
+  if (!marks) return false;
+  // A live stack holds its frames.
+  for (size_t w = 0; w < marks->stacks.size(); ++w) {
+    for (uint64_t bits = marks->stacks[w]; bits != 0; bits &= bits - 1) {
+      const auto id = static_cast<StackId>(w * 64 + static_cast<size_t>(__builtin_ctzll(bits)));
+      for (Sym f : symbols_->Frames(id)) {
+        if (f / 64 >= marks->text.size()) marks->text.resize(f / 64 + 1, 0);
+        marks->text[f / 64] |= uint64_t{1} << (f % 64);
+      }
+    }
+  }
+  // Nothing is in flight and every worker revalidates its caches before its next chunk.
+  symbols_->stacks().Sweep(marks->stacks);
+  symbols_->text().Sweep(marks->text);
+  ++sweeps_;
+  const size_t live = symbols_->text().MemoryBytes() + symbols_->stacks().MemoryBytes();
+  swept_floor_bytes_ = std::max(kSweepFloorBytes, 2 * live);
+  return true;
 }
 
 size_t Pipeline::QueuedChunks() const {
@@ -135,6 +172,7 @@ void Pipeline::RunWorker(size_t index) {
     }
     if (abandoned_.load(std::memory_order_relaxed)) break;  // dropped with the queued ones
     const DocChunk& c = **chunk;
+    worker.encoder.Revalidate();  // the tables may have been swept since the last chunk
     const int64_t latest_allowed = clock_->Now().ms + options_.max_clock_skew_ms;
     int64_t chunk_max = INT64_MIN;
     for (const DocRef& ref : c.docs) {
@@ -156,11 +194,13 @@ void Pipeline::RunWorker(size_t index) {
       EventTime t = ResolveEventTime(doc, ref.transport_time).value_or(EventTime{latest_allowed - options_.max_clock_skew_ms});
       t.ms = std::min(t.ms, latest_allowed);  // clock skew: never ahead of now + skew
       chunk_max = std::max(chunk_max, t.ms);
-      DocumentToDeltas(doc, t, [&](Delta&& d) {
-        size_t s = shards_.ShardFor(d.route_hash);
+      worker.deltas.clear();
+      worker.encoder.Encode(doc, t, worker.deltas);
+      for (const Delta& d : worker.deltas) {
+        const size_t s = shards_.ShardFor(d.route_hash);
         if (!batches[s]) batches[s] = std::make_unique<DeltaBatch>();
-        batches[s]->deltas.push_back(std::move(d));
-      });
+        batches[s]->deltas.push_back(d);
+      }
     }
     // Raise the global stream time before handing the deltas over, so shards
     // never see a delta from beyond the stream time they follow.

@@ -11,25 +11,33 @@ struct TaggedImage {
   std::unique_ptr<ShardImage> image;
 };
 
+// A shard's marks with the request they answer.
+struct TaggedMarks {
+  uint64_t epoch = 0;
+  std::unique_ptr<ShardSet::Marks> marks;
+};
+
 struct ShardSet::Shard {
-  explicit Shard(const AggregateOptions& o) : state(o), snapshots(4), images(2) {}
+  Shard(const AggregateOptions& o, Symbols* symbols) : state(o, symbols), snapshots(4), images(2), marks(2) {}
   ShardState state;
   std::vector<std::unique_ptr<SpscRing<DeltaBatchPtr>>> rings;  // one per producer
   std::unique_ptr<std::atomic<uint64_t>[]> full_pushes;         // per ring: pushes that found it full
-  SpscRing<std::unique_ptr<ShardSnapshot>> snapshots;          // shard thread -> publisher
+  SpscRing<std::shared_ptr<const ShardSnapshot>> snapshots;     // shard thread -> publisher
   SpscRing<TaggedImage> images;                                // shard thread -> checkpoint thread
+  SpscRing<TaggedMarks> marks;                                 // shard thread -> sweeping thread
   uint64_t snapshot_epoch = 0;                                  // shard thread only
   uint64_t image_epoch = 0;                                     // shard thread only
+  uint64_t mark_epoch = 0;                                      // shard thread only
   std::thread thread;
 };
 
 ShardSet::ShardSet(size_t shards, size_t producers, size_t ring_capacity, AggregateOptions options,
-                   const std::atomic<int64_t>* stream_time)
-    : stream_time_(stream_time) {
+                   const std::atomic<int64_t>* stream_time, Symbols* symbols)
+    : stream_time_(stream_time), symbols_(symbols) {
   if (shards == 0) shards = 1;
   options.shards = shards;
   for (size_t s = 0; s < shards; ++s) {
-    auto shard = std::make_unique<Shard>(options);
+    auto shard = std::make_unique<Shard>(options, symbols);
     for (size_t p = 0; p < producers; ++p) {
       shard->rings.push_back(std::make_unique<SpscRing<DeltaBatchPtr>>(ring_capacity));
     }
@@ -93,6 +101,14 @@ void ShardSet::Run(Shard& shard) {
     if (image_requested != shard.image_epoch) {
       TaggedImage image{image_requested, std::make_unique<ShardImage>(shard.state.Image())};
       if (shard.images.TryPush(image)) shard.image_epoch = image_requested;
+      any = true;
+    }
+    // acquire: pairs with CollectMarks()' release.
+    uint64_t mark_requested = mark_epoch_.load(std::memory_order_acquire);
+    if (mark_requested != shard.mark_epoch) {
+      TaggedMarks marks{mark_requested, std::make_unique<Marks>()};
+      shard.state.MarkIds(marks.marks->text, marks.marks->stacks);
+      if (shard.marks.TryPush(marks)) shard.mark_epoch = mark_requested;
       any = true;
     }
     if (any) {
@@ -165,6 +181,41 @@ std::vector<ShardImage> ShardSet::CollectImages(std::chrono::milliseconds timeou
   return out;
 }
 
+std::optional<ShardSet::Marks> ShardSet::CollectMarks(std::chrono::milliseconds timeout) {
+  for (auto& shard : shards_) {
+    while (shard->marks.TryPop()) {
+    }
+  }
+  // release: pairs with the shard threads' acquire of mark_epoch_.
+  const uint64_t epoch = mark_epoch_.fetch_add(1, std::memory_order_release) + 1;
+  Marks out;
+  auto merge = [](std::vector<uint64_t>& into, const std::vector<uint64_t>& from) {
+    if (into.size() < from.size()) into.resize(from.size(), 0);
+    for (size_t i = 0; i < from.size(); ++i) into[i] |= from[i];
+  };
+  std::vector<bool> got(shards_.size(), false);
+  size_t have = 0;
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  Backoff backoff;
+  while (have < shards_.size()) {
+    for (size_t s = 0; s < shards_.size(); ++s) {
+      if (got[s]) continue;
+      while (auto marks = shards_[s]->marks.TryPop()) {
+        if (marks->epoch != epoch) continue;  // answers an earlier request that timed out
+        merge(out.text, marks->marks->text);
+        merge(out.stacks, marks->marks->stacks);
+        got[s] = true;
+        ++have;
+        break;
+      }
+    }
+    if (have == shards_.size()) break;
+    if (std::chrono::steady_clock::now() > deadline) return std::nullopt;
+    backoff.Idle();
+  }
+  return out;
+}
+
 void ShardSet::Restore(const std::vector<ShardImage>& images) {
   const bool same_layout = images.size() == shards_.size();
   for (size_t s = 0; s < shards_.size(); ++s) {
@@ -177,7 +228,7 @@ void ShardSet::Restore(const std::vector<ShardImage>& images) {
   }
   for (const ShardImage& image : images) {
     for (const SeriesImage& series : image.series) {
-      shards_[ShardFor(Hash64(series.key))]->state.RestoreSeries(series);
+      shards_[ShardFor(KeyContentHash(series.key, *symbols_))]->state.RestoreSeries(series);
     }
   }
   // The restored states are what the publisher shows until each shard answers its
@@ -227,13 +278,7 @@ void ShardSet::AdvanceAllTo(EventTime t) {
   for (auto& shard : shards_) shard->state.AdvanceTo(t);
 }
 
-Aggregates ShardSet::Merge() const {
-  Aggregates out;
-  for (const auto& shard : shards_) out.Merge(shard->state);
-  return out;
-}
-
-std::vector<std::shared_ptr<const ShardSnapshot>> ShardSet::FinalSnapshots() const {
+std::vector<std::shared_ptr<const ShardSnapshot>> ShardSet::FinalSnapshots() {
   std::vector<std::shared_ptr<const ShardSnapshot>> out;
   for (const auto& shard : shards_) out.push_back(shard->state.Snapshot());
   return out;

@@ -1,36 +1,32 @@
 // Delta: the unit of work a parse thread hands to a shard — "add these numbers
-// to this series". A ParsedDocument becomes several deltas (usage, hangs,
-// crash), each routed by the hash of its series key.
+// to this series". A ParsedDocument becomes several deltas (usage, hangs, crash),
+// each routed by its key's content hash (a crash with a document id by the id's
+// hash, so every copy of it meets the same shard's memory of ids).
 //
-// Tables and the meaning of Delta::values per table:
+// A Delta is a plain value of fixed size (~120 bytes): its key is a SeriesKey of
+// interned ids (series_key.h) and its hash is computed once, in the parse worker.
 //
-//   table        key (fields joined by kKeySep)                          values
-//   kUsage       source, channel, os, build_date                         [usage_ms, pings]
-//   kBuildUsage  channel, product, version, build_id, os                 [usage_ms, pings, gpu, plugin, gmplugin]
-//   kHangs       source, channel, os, build_date, process, thread,       [hang_us, hang_count]
-//                signature, stack
-//   kCrashes     channel, product, version, build_id, os, process,       [count, startup_count]
-//                class, signature
+// Meaning of Delta::values per table:
 //
-// A stack is its frames joined by kStackSep. Keys compare like tuples because
-// the separators sort below every printable character.
+//   kUsage       [usage_ms, pings]
+//   kBuildUsage  [usage_ms, pings, gpu, plugin, gmplugin]
+//   kHangs       [hang_us, hang_count]
+//   kCrashes     [count, startup_count]
 #pragma once
 
 #include <array>
 #include <cstdint>
-#include <functional>
-#include <string>
 #include <string_view>
 #include <vector>
 
+#include "seismo/aggregate/series_key.h"
 #include "seismo/core/time.h"
 #include "seismo/parse/document.h"
 
 namespace seismo {
 
-enum class Table : uint8_t { kUsage, kBuildUsage, kHangs, kCrashes };
-inline constexpr size_t kTableCount = 4;
 inline constexpr size_t kMaxValues = 5;
+using Values = std::array<int64_t, kMaxValues>;
 
 // Per-table event times, all "none yet".
 inline std::array<int64_t, kTableCount> MakeTableTimes() {
@@ -39,20 +35,19 @@ inline std::array<int64_t, kTableCount> MakeTableTimes() {
   return t;
 }
 
-inline constexpr char kKeySep = '\x1f';
-inline constexpr char kStackSep = '\x1e';
-
 struct Delta {
-  Table table = Table::kUsage;
-  std::string key;
+  SeriesKey key;
+  uint64_t hash = 0;  // KeyContentHash(key)
   EventTime time;
-  std::array<int64_t, kMaxValues> values{};
+  Values values{};
   // InstallHash of the install behind the delta, 0 = unknown: kCrashes the crash's install,
   // kHangs the ping's clientId, kBuildUsage the clientId of a main ping that reported
   // sub-process crashes (other usage deltas: 0).
   uint64_t install_hash = 0;
-  uint64_t doc_hash = 0;      // kCrashes: hash of the document id for de-duplication, 0 = none
-  uint64_t route_hash = 0;    // which shard applies it: Hash64(key), or doc_hash for crashes with an id
+  uint64_t doc_hash = 0;    // kCrashes: hash of the document id for de-duplication, 0 = none
+  uint64_t route_hash = 0;  // which shard applies it: `hash`, or doc_hash for crashes with an id
+
+  Table table() const { return key.table; }
 };
 
 // Number of meaningful values in a table's rows.
@@ -62,14 +57,32 @@ size_t ValueCount(Table t);
 // One salt for every document kind, so a crash ping and a main ping of one install agree.
 uint64_t InstallHash(std::string_view install_id);
 
-// Turns a parsed document into deltas at event time `t`; calls `emit` for each.
-void DocumentToDeltas(const ParsedDocument& doc, EventTime t,
-                      const std::function<void(Delta&&)>& emit);
+// Turns parsed documents into deltas, interning every key field through its own
+// caches. Ownership: one per parse thread; borrows `symbols`. Call Revalidate()
+// before each chunk (the tables may have been swept since the last one).
+class DeltaEncoder {
+ public:
+  explicit DeltaEncoder(Symbols* symbols);
 
-// Key encoding helpers.
-std::string JoinKey(std::initializer_list<std::string_view> fields);
-std::vector<std::string_view> SplitKey(std::string_view key);  // views into `key`
-std::string JoinStack(const std::vector<std::string>& frames);
-std::vector<std::string_view> SplitStack(std::string_view stack);
+  void Revalidate();
+  // Appends the document's deltas at event time `t` to `out`.
+  void Encode(const ParsedDocument& doc, EventTime t, std::vector<Delta>& out);
+
+  // A Sym and its content hash, through the text cache.
+  struct Field {
+    Sym id;
+    uint64_t hash;
+  };
+  Field Text(std::string_view text);
+  Field Stack(const std::vector<std::string>& frames);
+  Symbols& symbols() const { return *symbols_; }
+
+ private:
+  Symbols* symbols_;
+  InternCache text_;
+  InternCache stacks_;
+  std::vector<Sym> frame_ids_;         // scratch
+  std::vector<uint64_t> frame_hashes_;  // scratch
+};
 
 }  // namespace seismo

@@ -1,8 +1,9 @@
 // Folding keys: where a series goes when a shard is over its budget.
 //
 // Every table has a chain of fold levels; level L keeps the first keep[L] fields
-// of a key and replaces the others by "(other)". Level 0 is the key itself; the
-// last level is terminal (at most one series per source, or one in all):
+// of a key and replaces the others by "(other)" (a hang's stack by the stack
+// ["(other)"]). Level 0 is the key itself; the last level is terminal (at most one
+// series per source, or one in all):
 //
 //   table        fields (SPEC §6.4 order)                  keep[] for levels 1, 2, 3
 //   kHangs       source channel os build_date process       6 (signature and stack)
@@ -18,10 +19,9 @@
 // whatever the input's cardinality (ADR 0010). Pure functions, any thread.
 #pragma once
 
-#include <string>
 #include <string_view>
 
-#include "seismo/aggregate/delta.h"
+#include "seismo/aggregate/series_key.h"
 
 namespace seismo {
 
@@ -32,13 +32,12 @@ int FoldLevels(Table table);
 
 // `key` at fold level `level` (0 < level <= FoldLevels): the kept fields, then
 // "(other)" for each field beyond them.
-std::string FoldKey(Table table, std::string_view key, int level);
+SeriesKey FoldKey(const SeriesKey& key, int level, const Symbols& symbols);
 
 // The highest level whose fold key is `key` itself (0 for an ordinary key).
-int FoldLevel(Table table, std::string_view key);
+int FoldLevel(const SeriesKey& key, const Symbols& symbols);
 
-// Level-1 fold key (the "(other)" series of a key's parent group); "" when the
-// key has fewer fields than the table's rows (malformed).
-std::string OtherKey(Table table, std::string_view key);
+// Level-1 fold key (the "(other)" series of a key's parent group).
+inline SeriesKey OtherKey(const SeriesKey& key, const Symbols& symbols) { return FoldKey(key, 1, symbols); }
 
 }  // namespace seismo

@@ -1,15 +1,22 @@
 // ShardImage: everything a ShardState holds, in a form that can be written
 // to a checkpoint and restored into a ShardSet of any shard count (series are
-// re-routed by key). Window sums and totals are not stored: they are rebuilt
-// from the buckets and the stream time.
+// re-routed by key).
+//
+// Encoded, an image carries its own dictionary: the texts and stacks its keys
+// use, each once, and keys as indices into it. Decoding interns them into the
+// process's Symbols, so ids never leave the process:
+//
+//   header (stream time, counters, dedup ids)
+//   texts   n, then n strings
+//   stacks  n, then per stack: frame count, frame text indices
+//   series  n, then per series: table, field indices (a stack field indexes
+//           stacks), first_ms, installs sketch, entries (bucket, values,
+//           installs sketch for crashes)
 #pragma once
 
-#include <array>
 #include <cstdint>
-#include <string>
 #include <vector>
 
-#include "seismo/aggregate/delta.h"
 #include "seismo/aggregate/hll.h"
 #include "seismo/aggregate/shard_state.h"
 #include "seismo/core/bytes.h"
@@ -19,13 +26,15 @@ namespace seismo {
 struct SeriesImage {
   struct Entry {
     int64_t bucket = 0;
-    std::array<int64_t, kMaxValues> v{};
-    HyperLogLog installs;  // empty for tables and deltas without install ids
+    Values v{};
+    HyperLogLog installs;  // crashes only (else empty)
   };
-  Table table = Table::kUsage;
-  std::string key;
+  SeriesKey key;
   int64_t first_ms = 0;
+  HyperLogLog installs;        // the series' distinct installs
   std::vector<Entry> entries;  // ascending buckets
+
+  Table table() const { return key.table; }
 };
 
 struct ShardImage {
@@ -37,8 +46,13 @@ struct ShardImage {
   std::vector<SeriesImage> series;
 };
 
-void EncodeShardImage(const ShardImage& image, ByteWriter& w);
+void EncodeShardImage(const ShardImage& image, const Symbols& symbols, ByteWriter& w);
 // False when the bytes are not a valid image (the reader then reports !ok()).
-bool DecodeShardImage(ByteReader& r, ShardImage& image);
+// `format` is the checkpoint format version: 2 held keys as joined strings.
+bool DecodeShardImage(ByteReader& r, uint32_t format, Symbols& symbols, ShardImage& image);
+
+// Encoding of a sketch (shared with other encoders of sketches).
+void EncodeHll(const HyperLogLog& h, ByteWriter& w);
+bool DecodeHll(ByteReader& r, HyperLogLog& h);
 
 }  // namespace seismo

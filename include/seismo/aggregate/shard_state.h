@@ -1,104 +1,92 @@
-// ShardState: windowed aggregates of the series routed to one shard.
+// ShardState: windowed aggregates of the series routed to one shard (ADR 0020).
 //
-//   series_[id]  key, table, total (within retention), bucket list
-//   index_[table]: key -> id
+//   index_        SeriesKey ─> (table, slot)       open addressing, the key's carried hash
+//   slots_[table] slot ─> shared_ptr<SeriesData>   series-major: each series holds its
+//                                                  own hours and buckets (series_data.h)
+//   members_      ring over the retention's buckets: bucket ─> series with a value there
+//                 (expiry visits exactly the series that lose a bucket)
+//   pages_[table] the slots in pages of kSeriesPage, as the last snapshot saw them;
+//                 a page is copied again only when one of its series changed
 //
-//   buckets_ (event-time buckets, one per bucket_ms, kept for the retention)
-//   ┌────────┬────────┬────────┬─────── ... ──────┬────────┐
-//   │ b-R    │        │        │                  │ b(st)  │   st = stream time
-//   └────────┴────────┴────────┴─────── ... ──────┴────────┘
-//                               <──── span W ────────────────>  span_sums_[W]
-//
-// Every span (each configured window W and its double 2W, for "previous
-// window" comparisons) keeps running sums, updated on Apply and when stream
-// time moves buckets out of it. A bucket older than the retention is removed
-// from the totals and freed.
+// Stream time only moves forward. A delta older than stream time − retention is
+// `late_dropped`; any other lands in its own bucket. Buckets older than the
+// retention leave their series' totals and are freed; a series left with no bucket
+// is released. Windows are not kept as running sums: a reader sums a window from
+// the hours' sums at read time (series_data.h), so moving time changes nothing but
+// the expired buckets.
 //
 // Budget (ADR 0010): a shard holds at most `max_series` series of all tables and
-// about ShardStateBudget() bytes (an estimate kept up to date on every change).
-// Beyond either, the least significant series (smallest share of its table's
-// total) fold one level up their table's chain (fold.h), so every total stays
-// exact and the largest series keep their own rows. Remembered crash ids are bounded too: when
-// they outgrow their share, the older generation is forgotten early
-// (`dedup_forgotten`).
+// about ShardStateBudget() bytes (a running estimate of the state's heap). Beyond
+// either, the least significant series (smallest share of its table's total) fold
+// one level up their table's chain (fold.h), so every total stays exact and the
+// largest series keep their own rows. The check runs when the state grew, not per
+// delta. Remembered crash ids are bounded too: when they outgrow their share, the
+// older generation is forgotten early (`dedup_forgotten`).
 //
-// Ownership: owned by one shard. Threading: every method runs on the shard
-// thread only; Snapshot() builds an immutable copy for readers.
+// Ownership: owned by one shard; borrows Symbols (which must outlive it and every
+// snapshot). Threading: every method runs on the shard thread only (or on the
+// owner's thread while the shard is stopped); snapshots are immutable and may be
+// read by any thread.
 #pragma once
 
 #include <array>
 #include <cstdint>
-#include <map>
+#include <functional>
 #include <memory>
-#include <string>
-#include <unordered_map>
-#include <unordered_set>
 #include <vector>
+
+#include <absl/container/flat_hash_map.h>
+#include <absl/container/flat_hash_set.h>
 
 #include "seismo/aggregate/delta.h"
 #include "seismo/aggregate/fold.h"
-#include "seismo/aggregate/hll.h"
 #include "seismo/aggregate/options.h"
+#include "seismo/aggregate/series_data.h"
 
 namespace seismo {
 
 struct ShardImage;
 struct SeriesImage;
 
-struct SeriesValues {
-  std::array<int64_t, kMaxValues> v{};
-  HyperLogLog installs;  // distinct installs (Delta::install_hash); empty when none known
-
-  void Add(const SeriesValues& o);
-  void Subtract(const std::array<int64_t, kMaxValues>& o);
-  bool IsZero() const;
-};
-
-using SeriesTable = std::unordered_map<std::string, SeriesValues>;
-
 struct ShardCounters {
   uint64_t deltas = 0;
-  uint64_t duplicates = 0;    // crash deltas whose document id was seen before
-  uint64_t late_dropped = 0;  // deltas older than stream time - retention
-  uint64_t folded = 0;        // series folded into "(other)"
+  uint64_t duplicates = 0;       // crash deltas whose document id was seen before
+  uint64_t late_dropped = 0;     // deltas older than stream time - retention
+  uint64_t folded = 0;           // series folded into "(other)"
   uint64_t dedup_forgotten = 0;  // crash ids forgotten before their time (id memory full)
 };
 
-// One point of a series' time series: its first two values.
-struct BucketPoint {
-  int64_t bucket = 0;  // bucket index: start = bucket * bucket_ms
-  std::array<int64_t, 2> v{};
+inline constexpr size_t kSeriesPage = 256;
+
+// The series of one table in one page of slots (null: a free slot).
+struct SeriesPage {
+  std::array<std::shared_ptr<const SeriesData>, kSeriesPage> series;
 };
 
-// One hour of a series: every value (the alert rules need kBuildUsage's sub-process
-// crash counts per hour to age-match them).
-struct HourPoint {
-  int64_t bucket = 0;  // hour index: start = bucket * 3 600 000
-  std::array<int64_t, kMaxValues> v{};
-};
-
-// An immutable copy of one shard's state for readers.
+// An immutable view of one shard's state for readers: shares every series and
+// hour that did not change since the previous snapshot.
 struct ShardSnapshot {
-  struct Series {
-    Table table;
-    std::string key;
-    SeriesValues total;
-    std::vector<SeriesValues> spans;  // per ShardState::spans(); installs only for crashes
-    std::vector<BucketPoint> points;  // buckets within the longest window, ascending
-    std::vector<HourPoint> hourly;    // the whole retention summed per hour
-    int64_t first_ms = 0;             // earliest event time still retained
-  };
-  int64_t stream_time_ms = 0;
+  int64_t stream_time_ms = INT64_MIN;
   std::array<int64_t, kTableCount> table_time_ms = MakeTableTimes();  // latest event time applied per table
-  std::vector<int64_t> spans_ms;
-  std::vector<Series> series;
+  std::array<std::vector<std::shared_ptr<const SeriesPage>>, kTableCount> pages;
   ShardCounters counters;
   size_t memory_bytes = 0;
+  // Taken when the snapshot was built: every id it holds stays readable.
+  std::shared_ptr<const InternPin> text_pin, stack_pin;
+
+  template <typename F>  // f(const SeriesData&) for every series of table t
+  void ForEach(Table t, F&& f) const {
+    for (const auto& page : pages[static_cast<size_t>(t)]) {
+      for (const auto& s : page->series) {
+        if (s) f(*s);
+      }
+    }
+  }
 };
 
 class ShardState {
  public:
-  explicit ShardState(AggregateOptions options = {});
+  ShardState(AggregateOptions options, Symbols* symbols);
   ~ShardState();
   ShardState(const ShardState&) = delete;
   ShardState& operator=(const ShardState&) = delete;
@@ -110,59 +98,102 @@ class ShardState {
 
   EventTime stream_time() const { return EventTime{stream_time_ms_}; }
   const ShardCounters& counters() const { return counters_; }
-  const std::vector<int64_t>& spans_ms() const { return spans_ms_; }
-  size_t series_count() const;
-  // Estimated heap bytes of the state: series, bucket entries, sketches, remembered ids.
+  const AggregateOptions& options() const { return options_; }
+  size_t series_count() const { return live_series_; }
+  // Estimated heap bytes of the state: series, hours, buckets, sketches, index, ids.
   size_t MemoryBytes() const;
   // The same, recounted from scratch (tests check the running estimate against it).
   size_t RecountMemoryBytes() const;
 
-  // Totals within the retention, by table (for replay output and tests).
-  SeriesTable Totals(Table t) const;
+  // Every live series of table t (tests and the stopped state's readers).
+  template <typename F>
+  void ForEach(Table t, F&& f) const {
+    for (const auto& s : slots_[static_cast<size_t>(t)]) {
+      if (s) f(static_cast<const SeriesData&>(*s));
+    }
+  }
 
-  std::unique_ptr<ShardSnapshot> Snapshot() const;
+  // An immutable view sharing everything unchanged since the previous one.
+  std::shared_ptr<const ShardSnapshot> Snapshot();
+
+  // Sets the bit of every text and stack id the state's keys hold (the intern
+  // tables' sweep keeps them): bit i of word i / 64.
+  void MarkIds(std::vector<uint64_t>& text, std::vector<uint64_t>& stacks) const;
 
   // Checkpoint support (shard thread, or the owner while the shard is stopped).
   // Image(): the whole state. RestoreBegin() then RestoreSeries() for each
-  // series routed here rebuilds it (window sums and totals are recomputed).
+  // series routed here rebuilds it.
   ShardImage Image() const;
   void RestoreBegin(const ShardImage& image, bool with_dedup, bool with_counters);
   void RestoreSeries(const SeriesImage& series);
 
  private:
-  struct Series;
-  struct Bucket;
-  uint32_t SeriesFor(Table table, const std::string& key);
+  struct Ref {
+    Table table;
+    uint32_t slot;
+  };
+  struct IndexKey {
+    SeriesKey key;
+    uint64_t hash;  // the key's content hash, carried from the parse worker
+  };
+  struct KeyHashEq {
+    size_t operator()(const IndexKey& k) const { return static_cast<size_t>(k.hash); }
+    bool operator()(const IndexKey& a, const IndexKey& b) const { return a.key == b.key; }
+  };
+
+  Ref SeriesFor(const SeriesKey& key, uint64_t hash);
+  SeriesData& Mutable(Ref r);                      // copy on write; marks the page changed
+  HourChunk& MutableHour(SeriesData& s, size_t i);  // copy on write
+  // The bucket entry of `b` in series `r`, created if absent (then `created`).
+  size_t EntryFor(Ref r, int64_t b, SeriesData*& s, HourChunk*& c, bool& created);
+  void AddToEntry(Ref r, int64_t b, const Values& v, uint64_t install_hash, const HyperLogLog* installs);
+  void Release(Ref r);
+  void ReleaseIfEmpty(Ref r);
+  void ExpireBucket(int64_t b);
   void FoldIfOverBudget();
   void FoldOnce(size_t target);
-  void Fold(uint32_t id);
-  void ReleaseIfEmpty(uint32_t id);
+  void Fold(Ref r);
   bool SeenBefore(uint64_t doc_hash);
-  // Estimated heap bytes of one series (without its bucket entries) and of one
-  // bucket entry; `memory_bytes_` is the running sum.
-  size_t SeriesBytes(const Series& s) const;
-  void AddInstall(HyperLogLog& h, uint64_t hash);
-  void MergeInstalls(HyperLogLog& into, const HyperLogLog& from);
+  void Touch(Ref r);  // its page must be copied by the next snapshot
   int64_t BucketOf(int64_t ms) const;
-  int64_t SpanStart(size_t span) const;  // first bucket index inside the span
+  std::vector<std::shared_ptr<SeriesData>>& slots(Table t) { return slots_[static_cast<size_t>(t)]; }
+
+  // Estimated heap bytes of one series without its hours, of an hour without its
+  // buckets, and of one bucket entry in a table.
+  static size_t SeriesBytes(const SeriesData& s);
+  static size_t HourBytes(const HourChunk& c);
+  size_t EntryBytes(Table t) const;
 
   AggregateOptions options_;
-  std::vector<int64_t> spans_ms_;
+  Symbols* symbols_;
   int64_t stream_time_ms_ = INT64_MIN;
   // Latest event time applied per table: where each input has got to (not checkpointed;
   // after a restore it starts again with the next delta).
   std::array<int64_t, kTableCount> table_time_ms_ = MakeTableTimes();
-  std::vector<std::unique_ptr<Series>> series_;  // index = series id; null = free slot
-  std::vector<uint32_t> free_ids_;
-  std::array<std::unordered_map<std::string, uint32_t>, kTableCount> index_;
-  std::map<int64_t, Bucket> buckets_;
-  std::vector<int64_t> span_start_;  // first bucket currently summed, per span
-  std::unordered_set<uint64_t> seen_crash_docs_;  // crash document ids, this generation
-  std::unordered_set<uint64_t> seen_previous_;    // ... and the previous one
+  int64_t expired_through_ = INT64_MIN;  // every bucket <= this has been expired
+
+  absl::flat_hash_map<IndexKey, Ref, KeyHashEq, KeyHashEq> index_;
+  std::array<std::vector<std::shared_ptr<SeriesData>>, kTableCount> slots_;
+  std::array<std::vector<uint32_t>, kTableCount> free_slots_;
+  // members_[b mod size]: (bucket, series with a value in it); a slot may name a
+  // series that has since lost the bucket or been released (checked on use).
+  struct Members {
+    int64_t bucket = INT64_MIN;
+    std::vector<Ref> refs;
+  };
+  std::vector<Members> members_;
+  // Snapshot pages: what the last snapshot holds, and which pages changed since.
+  std::array<std::vector<std::shared_ptr<const SeriesPage>>, kTableCount> pages_;
+  std::array<std::vector<bool>, kTableCount> page_changed_;
+  std::array<std::vector<uint32_t>, kTableCount> changed_pages_;
+
+  absl::flat_hash_set<uint64_t> seen_crash_docs_;  // crash document ids, this generation
+  absl::flat_hash_set<uint64_t> seen_previous_;    // ... and the previous one
   int64_t dedup_epoch_ = INT64_MIN;
   size_t live_series_ = 0;
-  int64_t memory_bytes_ = 0;  // estimate of series, entries and sketches (not ids: see MemoryBytes)
+  int64_t memory_bytes_ = 0;  // running estimate (not ids, index: see MemoryBytes)
   size_t state_budget_ = 0;   // ShardStateBudget(options_)
+  uint32_t grew_since_check_ = 0;
   ShardCounters counters_;
 };
 

@@ -1,35 +1,36 @@
 // Snapshot: the merged, immutable view of every shard's state at one moment,
-// what the HTTP API and the alert engine read. Built by the publisher thread
-// from per-shard snapshots and shared as shared_ptr<const Snapshot>; readers
-// never touch shard state.
+// what the HTTP API, the alert engine and replay output read (ADR 0020). It holds
+// the shards' snapshots (which share every unchanged series with the live state)
+// (each with a pin on the intern tables, so every id it reaches stays readable for
+// as long as it lives); building one copies pointers, not series.
 //
-// Spans are the configured windows W and their doubles 2W (capped at the
-// retention): "previous window" sums are span(2W) - span(W).
+// Series of one key held by several shards (a crash series, whose deltas are routed
+// by document id; an "(other)" series, which every shard may fold into) are summed
+// into one series the snapshot owns. Every other key lives in one shard.
+//
+// Windows: spans are the configured windows W and their doubles 2W (capped at the
+// retention); span i holds the buckets from SpanFirstBucket(i) to stream time, so
+// "previous window" sums are span(2W) - span(W). They are summed at read time from
+// the series' hours (series_data.h).
+//
+// Threading: immutable once built; share as shared_ptr<const Snapshot>.
 #pragma once
 
 #include <array>
 #include <cstdint>
-#include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
-#include <string>
 #include <vector>
 
-#include "seismo/aggregate/aggregates.h"
+#include "seismo/aggregate/series_data.h"
 #include "seismo/aggregate/shard_state.h"
 
 namespace seismo {
 
-struct MergedSeries {
-  SeriesValues total;                // within the retention
-  std::vector<SeriesValues> spans;   // per Snapshot::spans_ms
-  std::vector<BucketPoint> points;   // per bucket within the longest window, ascending
-  std::vector<HourPoint> hourly;     // per hour over the whole retention
-  int64_t first_ms = INT64_MAX;      // earliest event time still retained
-};
-
-struct Snapshot {
-  int64_t stream_time_ms = 0;
+class Snapshot {
+ public:
+  int64_t stream_time_ms = INT64_MIN;
   // Latest event time aggregated per table (INT64_MIN: none yet). Inputs arrive through
   // different topics and can lag one another; rules that compare tables read up to the
   // earliest of these rather than stream_time_ms.
@@ -37,22 +38,57 @@ struct Snapshot {
   int64_t bucket_ms = 60'000;
   std::vector<int64_t> windows_ms;
   std::vector<int64_t> spans_ms;
-  std::array<std::map<std::string, MergedSeries>, kTableCount> tables;
   ShardCounters counters;  // summed over shards
   size_t memory_bytes = 0;
   int64_t built_at_ms = 0;  // wall clock
+  const Symbols* symbols = nullptr;
 
-  const std::map<std::string, MergedSeries>& table(Table t) const {
-    return tables[static_cast<size_t>(t)];
-  }
+  // Every series of table t, each key once, in no particular order.
+  const std::vector<const SeriesData*>& table(Table t) const { return rows_[static_cast<size_t>(t)]; }
+  // The same in key order (KeyLess), sorted once on first use.
+  const std::vector<const SeriesData*>& sorted(Table t) const;
+
   // Index into spans_ms of a span length; nullopt when not kept.
   std::optional<size_t> SpanIndex(int64_t span_ms) const;
-  // Totals as replay output expects them.
-  Aggregates Totals() const;
+  // First bucket of span i (the last is stream time's).
+  int64_t SpanFirstBucket(size_t span) const;
+  Values Span(const SeriesData& s, size_t span) const;
+  HyperLogLog SpanInstalls(const SeriesData& s, size_t span) const;  // crash series
+  // The buckets of the longest window, ascending.
+  std::vector<BucketPoint> Points(const SeriesData& s) const;
+  int64_t StreamBucket() const;
+
+  // A key field's text (a stack's frames joined by `stack_sep`).
+  std::string Field(const SeriesData& s, size_t i, std::string_view stack_sep = "\x1e") const {
+    return FieldText(s.key, i, *symbols, stack_sep);
+  }
+  std::string_view Text(Sym s) const { return symbols->Text(s); }
+
+ private:
+  friend std::shared_ptr<const Snapshot> MergeSnapshots(
+      const std::vector<std::shared_ptr<const ShardSnapshot>>&, const Symbols&, int64_t,
+      const std::vector<int64_t>&, int64_t, bool);
+  std::vector<std::shared_ptr<const ShardSnapshot>> shards_;
+  std::vector<std::unique_ptr<SeriesData>> merged_;
+  std::array<std::vector<const SeriesData*>, kTableCount> rows_;
+  mutable std::array<std::once_flag, kTableCount> sorted_once_;
+  mutable std::array<std::vector<const SeriesData*>, kTableCount> sorted_;
 };
 
-// Merges per-shard snapshots (any order gives the same result).
+// Spans kept for `windows_ms`: each window and its double capped at the retention,
+// ascending, without repeats.
+std::vector<int64_t> SpansOf(const std::vector<int64_t>& windows_ms, int64_t retention_ms);
+
+// Merges per-shard snapshots (any order gives the same result). `routed_by_key`:
+// the shards are one ShardSet's, so only crash and "(other)" keys can repeat across
+// them; false (snapshots of several instances) merges every repeated key.
 std::shared_ptr<const Snapshot> MergeSnapshots(const std::vector<std::shared_ptr<const ShardSnapshot>>& shards,
-                                               int64_t bucket_ms, const std::vector<int64_t>& windows_ms);
+                                               const Symbols& symbols, int64_t bucket_ms,
+                                               const std::vector<int64_t>& windows_ms, int64_t retention_ms,
+                                               bool routed_by_key = true);
+
+// Sums `from` into `into` (totals, sketches, hours bucket by bucket): two partial
+// series of one key.
+void AddSeries(SeriesData& into, const SeriesData& from);
 
 }  // namespace seismo

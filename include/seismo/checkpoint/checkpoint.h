@@ -30,13 +30,17 @@
 
 #include "seismo/aggregate/shard_image.h"
 #include "seismo/core/status.h"
-#include "seismo/query/replay_output.h"
+#include "seismo/core/record_counts.h"
 
 namespace seismo {
 
 // 2: shard counters carry dedup_forgotten; every series entry carries its installs
 // sketch (1 held it for crashes only).
-inline constexpr uint32_t kCheckpointFormatVersion = 2;
+// 3: shard images carry their own dictionary of texts and stacks, and keys as
+// indices into it; a series carries its installs sketch, a bucket only for crashes
+// (shard_image.h). Version 2 files are still read.
+inline constexpr uint32_t kCheckpointFormatVersion = 3;
+inline constexpr uint32_t kOldestReadableCheckpointVersion = 2;
 inline constexpr std::string_view kCheckpointFile = "seismo.ckpt";
 
 struct CheckpointData {
@@ -49,10 +53,11 @@ struct CheckpointData {
   std::string alerts;  // the alert engine's serialised state ("" = none)
 };
 
-std::string EncodeCheckpoint(const CheckpointData& data);
+// Shard images' keys are read from and interned into `symbols`.
+std::string EncodeCheckpoint(const CheckpointData& data, const Symbols& symbols);
 // kCorrupt with a reason for anything that is not a complete, valid checkpoint
-// of this format version.
-Result<CheckpointData> DecodeCheckpoint(std::string_view bytes);
+// of a format version this build reads.
+Result<CheckpointData> DecodeCheckpoint(std::string_view bytes, Symbols& symbols);
 
 struct CheckpointWriteOptions {
   // Test seam: sleep this long after writing the first half of the temp file,
@@ -62,11 +67,12 @@ struct CheckpointWriteOptions {
 
 // Writes atomically into `dir` (created if missing). On failure the previous
 // checkpoint is untouched and the temp file removed.
-Status WriteCheckpoint(const std::string& dir, const CheckpointData& data,
+Status WriteCheckpoint(const std::string& dir, const CheckpointData& data, const Symbols& symbols,
                        const CheckpointWriteOptions& options = {});
 
 // The checkpoint in `dir`: nullopt when there is none. A bad one is moved
 // aside and reported through `problem` (then nullopt is returned too).
-std::optional<CheckpointData> LoadCheckpoint(const std::string& dir, int64_t bucket_ms, std::string* problem);
+std::optional<CheckpointData> LoadCheckpoint(const std::string& dir, int64_t bucket_ms, Symbols& symbols,
+                                            std::string* problem);
 
 }  // namespace seismo

@@ -13,14 +13,6 @@
 
 namespace seismo {
 
-// Plain (non-atomic) copy of the pipeline counters.
-struct RecordCounts {
-  std::array<uint64_t, 3> by_kind{};  // main, bhr, crash
-  std::array<uint64_t, kRejectReasonCount> rejected{};
-  uint64_t documents = 0;
-  uint64_t bytes = 0;
-};
-
 // Rates from exact integer sums: per usage hour, null when the usage is 0.
 std::optional<double> PerUsageHour(int64_t amount_thousandths, int64_t usage_ms);
 double UsageHours(int64_t usage_ms);

@@ -8,9 +8,10 @@
 // goes to the dead-letter sink), turns it into deltas, groups them by owning
 // shard and pushes one batch per shard per chunk.
 //
-// Ownership: owns workers and the ShardSet; borrows the SignatureGenerator,
-// DeadLetterSink and Clock, which must outlive it. Threading: Submit/TrySubmit/
-// Finish are called by one source thread; counters() from any thread.
+// Ownership: owns workers and the ShardSet; borrows the Symbols, SignatureGenerator,
+// DeadLetterSink and Clock, which must outlive it (Symbols also every snapshot).
+// Threading: Submit/TrySubmit/WaitIdle/MaybeSweep/Finish are called by one source
+// thread; counters() from any thread.
 #pragma once
 
 #include <array>
@@ -22,10 +23,10 @@
 #include <thread>
 #include <vector>
 
-#include "seismo/aggregate/aggregates.h"
 #include "seismo/aggregate/snapshot.h"
+#include "seismo/core/record_counts.h"
 #include "seismo/core/reject.h"
-#include "seismo/query/replay_output.h"
+#include "seismo/core/symbols.h"
 #include "seismo/core/time.h"
 #include "seismo/parse/options.h"
 #include "seismo/parse/parser.h"
@@ -79,7 +80,7 @@ struct PipelineCounters {
 
 class Pipeline {
  public:
-  Pipeline(PipelineOptions options, const SignatureGenerator* signatures,
+  Pipeline(PipelineOptions options, Symbols* symbols, const SignatureGenerator* signatures,
            DeadLetterSink* dead_letters, const Clock* clock);
   ~Pipeline();
 
@@ -98,9 +99,15 @@ class Pipeline {
   // Before Start(): continue from a checkpoint.
   void Restore(const RecordCounts& counts, const std::vector<ShardImage>& shards);
 
+  // Source thread, between submissions: when the intern tables have grown past
+  // twice what was live at the last sweep (and past a floor), waits until idle and
+  // sweeps the ids no shard holds any more (ADR 0020). False on a timeout (nothing
+  // swept); true otherwise.
+  bool MaybeSweep(std::chrono::milliseconds timeout);
+  size_t sweeps() const { return sweeps_; }
+
   // After Finish(): every shard has been moved to the final stream time.
-  Aggregates Result() const { return shards_.Merge(); }
-  std::shared_ptr<const Snapshot> FinalSnapshot() const;
+  std::shared_ptr<const Snapshot> FinalSnapshot();
 
   // Largest (clamped) event time seen, ms; INT64_MIN before the first document.
   EventTime stream_time() const { return EventTime{stream_time_.load(std::memory_order_relaxed)}; }
@@ -115,6 +122,7 @@ class Pipeline {
   void RunWorker(size_t index);
 
   PipelineOptions options_;
+  Symbols* symbols_;
   const SignatureGenerator* signatures_;
   DeadLetterSink* dead_letters_;
   const Clock* clock_;
@@ -127,6 +135,8 @@ class Pipeline {
   std::atomic<uint64_t> chunks_done_{0};  // parse workers: chunks parsed and handed to shards
   std::atomic<bool> finishing_{false};
   std::atomic<bool> abandoned_{false};  // set by Abandon(); workers stop at the next chunk
+  size_t swept_floor_bytes_;  // intern bytes that trigger the next sweep (source thread)
+  size_t sweeps_ = 0;
   PipelineCounters counters_;
 };
 

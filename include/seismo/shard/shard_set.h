@@ -10,9 +10,11 @@
 // moment; a shard moves to it before applying each batch, so lateness is
 // judged against everything parsed so far, whichever shard it went to.
 // Snapshots: the publisher calls RequestSnapshots(); each shard thread, at its
-// next loop turn, copies its state into an immutable ShardSnapshot and pushes
-// it through its own SPSC ring; LatestSnapshots() collects them. Shard
-// threads never block on readers.
+// next loop turn, takes an immutable ShardSnapshot of its state (sharing every
+// series unchanged since the last one: ADR 0020) and pushes it through its own
+// SPSC ring; LatestSnapshots() collects them. Shard threads never block on readers.
+// Marks: for a sweep of the intern tables, each shard thread reports the ids its
+// keys hold (CollectMarks), like images, at a quiescent point.
 //
 // Ownership: owns rings, threads and states. Threading: Push/TryPush for
 // producer p only on producer p's thread; RequestSnapshots/LatestSnapshots on
@@ -22,10 +24,10 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <thread>
 #include <vector>
 
-#include "seismo/aggregate/aggregates.h"
 #include "seismo/aggregate/delta.h"
 #include "seismo/aggregate/options.h"
 #include "seismo/aggregate/shard_image.h"
@@ -42,8 +44,9 @@ using DeltaBatchPtr = std::unique_ptr<DeltaBatch>;
 class ShardSet {
  public:
   // `stream_time` (ms, may be null) is the global stream time shards follow.
+  // Borrows `symbols`, which must outlive the set and every snapshot.
   ShardSet(size_t shards, size_t producers, size_t ring_capacity, AggregateOptions options,
-           const std::atomic<int64_t>* stream_time);
+           const std::atomic<int64_t>* stream_time, Symbols* symbols);
   ~ShardSet();
 
   void Start();
@@ -78,6 +81,12 @@ class ShardSet {
   // Before Start(): rebuild the states from images of any shard count (series
   // are re-routed by key); LatestSnapshots() answers with them until the shards do.
   void Restore(const std::vector<ShardImage>& images);
+  // One caller at a time, while nothing is pushed: the text and stack ids every
+  // shard's keys hold, as bitmaps (InternTable::Sweep); nullopt on timeout.
+  struct Marks {
+    std::vector<uint64_t> text, stacks;
+  };
+  std::optional<Marks> CollectMarks(std::chrono::milliseconds timeout);
 
   // Publisher thread only.
   void RequestSnapshots();
@@ -85,9 +94,9 @@ class ShardSet {
 
   // After Stop(): move every shard to `t`, then read the states.
   void AdvanceAllTo(EventTime t);
-  Aggregates Merge() const;
-  std::vector<std::shared_ptr<const ShardSnapshot>> FinalSnapshots() const;
+  std::vector<std::shared_ptr<const ShardSnapshot>> FinalSnapshots();
   std::vector<ShardImage> FinalImages() const;
+  const Symbols& symbols() const { return *symbols_; }
 
  private:
   struct Shard;
@@ -97,6 +106,8 @@ class ShardSet {
   const std::atomic<int64_t>* stream_time_;
   std::atomic<uint64_t> snapshot_epoch_{0};
   std::atomic<uint64_t> image_epoch_{0};
+  std::atomic<uint64_t> mark_epoch_{0};
+  Symbols* symbols_;
   std::atomic<uint64_t> batches_pushed_{0};   // by producers
   std::atomic<uint64_t> batches_applied_{0};  // by shard threads
   std::vector<std::shared_ptr<const ShardSnapshot>> latest_;  // publisher thread only

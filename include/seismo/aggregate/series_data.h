@@ -1,0 +1,85 @@
+// SeriesData: one series' values, laid out by hour (ADR 0020).
+//
+//   SeriesData ── key, content hash, fold level
+//              ── total (within the retention), installs sketch, first event time
+//              ── hours: ascending ─┬─ HourChunk { hour, sum, buckets[], values[], installs[] }
+//                                   ├─ HourChunk ...
+//                                   └─ HourChunk (usually the one being written)
+//
+// A bucket belongs to the hour its start falls in. An hour's `sum` is the sum of
+// its buckets, so a window of W reads whole hours by their sums and only its two
+// edge hours bucket by bucket. Crash series keep an installs sketch per bucket
+// (a window's distinct installs cannot be subtracted, only merged); the others do not.
+//
+// Sharing: the shard that owns a series is its only writer. A published snapshot
+// holds the same SeriesData and HourChunks through shared_ptr; the shard clones an
+// object before changing it whenever a snapshot may hold it (copy on write), so a
+// reader's objects never change and a publish copies nothing.
+//
+// Threading: readers see only const objects reached from a snapshot (any thread).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "seismo/aggregate/delta.h"
+#include "seismo/aggregate/hll.h"
+#include "seismo/aggregate/series_key.h"
+
+namespace seismo {
+
+inline constexpr int64_t kHourMs = 3'600'000;
+
+struct HourChunk {
+  int64_t hour = 0;   // hour index: start = hour * kHourMs
+  Values sum{};
+  std::vector<int64_t> buckets;       // ascending bucket indices
+  std::vector<Values> values;         // per bucket
+  std::vector<HyperLogLog> installs;  // per bucket (crashes only, else empty)
+};
+
+struct SeriesData {
+  SeriesKey key;
+  uint64_t hash = 0;   // KeyContentHash(key)
+  int level = 0;       // fold level (fold.h)
+  Values total{};      // within the retention
+  HyperLogLog installs;  // distinct installs ever applied; empty when none known
+  int64_t first_ms = INT64_MAX;  // earliest event time still retained
+  std::vector<std::shared_ptr<HourChunk>> hours;  // ascending hour
+
+  Table table() const { return key.table; }
+};
+
+// One point of a series' time series: its first two values.
+struct BucketPoint {
+  int64_t bucket = 0;  // bucket index: start = bucket * bucket_ms
+  std::array<int64_t, 2> v{};
+};
+
+// One hour of a series: every value.
+struct HourPoint {
+  int64_t bucket = 0;  // hour index: start = bucket * 3 600 000
+  Values v{};
+};
+
+// Readers' helpers (pure functions of a const series).
+//
+// The hour of a bucket.
+inline int64_t HourOfBucket(int64_t bucket, int64_t bucket_ms) {
+  const int64_t ms = bucket * bucket_ms;
+  return ms >= 0 ? ms / kHourMs : -((-ms + kHourMs - 1) / kHourMs);
+}
+// Sum of the buckets in [from, to] (bucket indices, inclusive).
+Values SumBuckets(const SeriesData& s, int64_t from, int64_t to, int64_t bucket_ms);
+// Distinct installs of the buckets in [from, to] (crash series; empty otherwise).
+HyperLogLog InstallsOfBuckets(const SeriesData& s, int64_t from, int64_t to);
+// Buckets in [from, to], ascending.
+std::vector<BucketPoint> PointsOf(const SeriesData& s, int64_t from, int64_t to);
+// Every hour, ascending.
+std::vector<HourPoint> HourlyOf(const SeriesData& s);
+// Number of buckets holding a value.
+size_t BucketCount(const SeriesData& s);
+
+}  // namespace seismo

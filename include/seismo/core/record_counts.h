@@ -1,0 +1,20 @@
+// RecordCounts: how many documents a pipeline has seen, accepted (by kind) and
+// rejected (by reason) — a plain copy of its live counters, for outputs,
+// checkpoints and status answers.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include "seismo/core/reject.h"
+
+namespace seismo {
+
+struct RecordCounts {
+  std::array<uint64_t, 3> by_kind{};  // main, bhr, crash (DocKind order)
+  std::array<uint64_t, kRejectReasonCount> rejected{};
+  uint64_t documents = 0;
+  uint64_t bytes = 0;
+};
+
+}  // namespace seismo

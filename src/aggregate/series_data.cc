@@ -1,0 +1,69 @@
+#include "seismo/aggregate/series_data.h"
+
+#include <algorithm>
+
+namespace seismo {
+namespace {
+
+void Add(Values& to, const Values& from) {
+  for (size_t i = 0; i < kMaxValues; ++i) to[i] += from[i];
+}
+
+}  // namespace
+
+Values SumBuckets(const SeriesData& s, int64_t from, int64_t to, int64_t bucket_ms) {
+  Values out{};
+  if (from > to) return out;
+  const int64_t first_full = HourOfBucket(from, bucket_ms) + 1;  // hours strictly inside
+  const int64_t last_full = HourOfBucket(to, bucket_ms) - 1;
+  for (const auto& c : s.hours) {
+    if (c->hour >= first_full && c->hour <= last_full) {
+      Add(out, c->sum);
+      continue;
+    }
+    if (c->buckets.empty() || c->buckets.back() < from || c->buckets.front() > to) continue;
+    for (size_t i = 0; i < c->buckets.size(); ++i) {
+      if (c->buckets[i] >= from && c->buckets[i] <= to) Add(out, c->values[i]);
+    }
+  }
+  return out;
+}
+
+HyperLogLog InstallsOfBuckets(const SeriesData& s, int64_t from, int64_t to) {
+  HyperLogLog out;
+  for (const auto& c : s.hours) {
+    if (c->installs.empty() || c->buckets.back() < from || c->buckets.front() > to) continue;
+    for (size_t i = 0; i < c->buckets.size(); ++i) {
+      if (c->buckets[i] >= from && c->buckets[i] <= to && !c->installs[i].empty()) out.Merge(c->installs[i]);
+    }
+  }
+  return out;
+}
+
+std::vector<BucketPoint> PointsOf(const SeriesData& s, int64_t from, int64_t to) {
+  std::vector<BucketPoint> out;
+  for (const auto& c : s.hours) {
+    if (c->buckets.empty() || c->buckets.back() < from || c->buckets.front() > to) continue;
+    for (size_t i = 0; i < c->buckets.size(); ++i) {
+      if (c->buckets[i] >= from && c->buckets[i] <= to) {
+        out.push_back({c->buckets[i], {c->values[i][0], c->values[i][1]}});
+      }
+    }
+  }
+  return out;
+}
+
+std::vector<HourPoint> HourlyOf(const SeriesData& s) {
+  std::vector<HourPoint> out;
+  out.reserve(s.hours.size());
+  for (const auto& c : s.hours) out.push_back({c->hour, c->sum});
+  return out;
+}
+
+size_t BucketCount(const SeriesData& s) {
+  size_t n = 0;
+  for (const auto& c : s.hours) n += c->buckets.size();
+  return n;
+}
+
+}  // namespace seismo
