@@ -1,7 +1,8 @@
 #include "seismo/query/builds_json.h"
 
+#include <absl/container/flat_hash_map.h>
+
 #include <algorithm>
-#include <map>
 #include <tuple>
 
 #include "seismo/core/json_writer.h"
@@ -24,8 +25,14 @@ struct BuildRow {
   int64_t startup = 0;
 };
 
-using BuildKey = std::tuple<std::string, std::string, std::string, std::string>;  // channel, product, version, build_id
-using DateKey = std::tuple<std::string, std::string, std::string>;                // source, channel, build_date
+using BuildKey = std::array<Sym, 4>;  // channel, product, version, build_id
+// (source, channel, build_date): build_date is a usage field and a prefix of a build id.
+using DateKey = std::tuple<std::string_view, std::string_view, std::string_view>;
+
+// kBuildUsage and kCrashes keys start with the same fields (selection.h).
+BuildKey BuildOf(const SeriesKey& k) {
+  return {k[build_field::kChannel], k[build_field::kProduct], k[build_field::kVersion], k[build_field::kBuildId]};
+}
 
 void WriteRate(JsonWriter& w, std::string_view name, int64_t count, int64_t usage_ms) {
   // crashes per 1000 usage hours = count * 1000 / hours
@@ -36,50 +43,57 @@ void WriteRate(JsonWriter& w, std::string_view name, int64_t count, int64_t usag
 
 std::string BuildsJson(const Snapshot& snap, const Query& q) {
   const WindowSel win = ResolveWindow(snap, q.window_ms);
-  std::map<BuildKey, BuildRow> rows;
-  for (const auto& [key, s] : snap.table(Table::kBuildUsage)) {
-    auto f = SplitKey(key);
-    if (f.size() < 5 || !RowMatches(Table::kBuildUsage, f, q.filters)) continue;
-    const Values v = ValuesIn(s, win);
+  absl::flat_hash_map<BuildKey, BuildRow> rows;
+  RowFilter builds_filter(snap, Table::kBuildUsage, q.filters);
+  for (const SeriesData* s : snap.table(Table::kBuildUsage)) {
+    if (!builds_filter.Matches(s->key)) continue;
+    const Values v = ValuesIn(snap, *s, win);
     if (v[0] == 0 && v[1] == 0 && v[2] == 0 && v[3] == 0 && v[4] == 0) continue;
-    BuildRow& r = rows[{std::string(f[0]), std::string(f[1]), std::string(f[2]), std::string(f[3])}];
+    BuildRow& r = rows[BuildOf(s->key)];
     r.usage_ms += v[0];
     r.pings += v[1];
     r.crashes[kGpu] += v[2];
     r.crashes[kPlugin] += v[3];
     r.crashes[kGmplugin] += v[4];
   }
-  for (const auto& [key, s] : snap.table(Table::kCrashes)) {
-    auto f = SplitKey(key);
-    if (f.size() < 8 || !RowMatches(Table::kCrashes, f, q.filters)) continue;
-    const Values v = ValuesIn(s, win);
+  RowFilter crashes_filter(snap, Table::kCrashes, q.filters);
+  for (const SeriesData* s : snap.table(Table::kCrashes)) {
+    if (!crashes_filter.Matches(s->key)) continue;
+    const Values v = ValuesIn(snap, *s, win);
     if (v[0] == 0) continue;
-    BuildRow& r = rows[{std::string(f[0]), std::string(f[1]), std::string(f[2]), std::string(f[3])}];
-    auto c = std::find(kClasses.begin(), kClasses.end(), f[6]);
+    BuildRow& r = rows[BuildOf(s->key)];
+    auto c = std::find(kClasses.begin(), kClasses.end(), snap.Text(s->key[crash_field::kClass]));
     r.crashes[c == kClasses.end() ? kClasses.size() - 1 : static_cast<size_t>(c - kClasses.begin())] += v[0];
     r.startup += v[1];
   }
   // Hang sums and their usage per (source, channel, build_date); the hang-only
   // filters (process, thread, signature) narrow the numerator only.
-  std::map<DateKey, std::array<int64_t, 3>> dates;  // usage_ms, hang_us, hang_count
-  for (const auto& [key, s] : snap.table(Table::kUsage)) {
-    auto f = SplitKey(key);
-    if (f.size() < 4 || !RowMatches(Table::kUsage, f, q.filters)) continue;
-    dates[{std::string(f[0]), std::string(f[1]), std::string(f[3])}][0] += ValuesIn(s, win)[0];
+  absl::flat_hash_map<DateKey, std::array<int64_t, 3>> dates;  // usage_ms, hang_us, hang_count
+  auto date_of = [&snap](const SeriesKey& k) {  // of a usage or hang key (selection.h)
+    return DateKey{snap.Text(k[usage_field::kSource]), snap.Text(k[usage_field::kChannel]),
+                   snap.Text(k[usage_field::kBuildDate])};
+  };
+  RowFilter usage_filter(snap, Table::kUsage, q.filters);
+  for (const SeriesData* s : snap.table(Table::kUsage)) {
+    if (!usage_filter.Matches(s->key)) continue;
+    dates[date_of(s->key)][0] += ValuesIn(snap, *s, win)[0];
   }
-  for (const auto& [key, s] : snap.table(Table::kHangs)) {
-    auto f = SplitKey(key);
-    if (f.size() < 8 || !RowMatches(Table::kHangs, f, q.filters)) continue;
-    const Values v = ValuesIn(s, win);
-    auto& d = dates[{std::string(f[0]), std::string(f[1]), std::string(f[3])}];
+  RowFilter hangs_filter(snap, Table::kHangs, q.filters);
+  for (const SeriesData* s : snap.table(Table::kHangs)) {
+    if (!hangs_filter.Matches(s->key)) continue;
+    const Values v = ValuesIn(snap, *s, win);
+    auto& d = dates[date_of(s->key)];
     d[1] += v[0];
     d[2] += v[1];
   }
 
   std::vector<const std::pair<const BuildKey, BuildRow>*> order;
+  order.reserve(rows.size());
   for (const auto& row : rows) order.push_back(&row);
-  std::stable_sort(order.begin(), order.end(), [](const auto* a, const auto* b) {
-    return std::get<3>(a->first) > std::get<3>(b->first);  // newest build id first; ties keep key order
+  std::sort(order.begin(), order.end(), [&snap](const auto* a, const auto* b) {
+    const std::string_view a_id = snap.Text(a->first[3]), b_id = snap.Text(b->first[3]);
+    if (a_id != b_id) return a_id > b_id;  // newest build id first
+    return TextsLess(snap, a->first, b->first);
   });
   if (order.size() > q.limit) order.resize(q.limit);
 
@@ -88,9 +102,10 @@ std::string BuildsJson(const Snapshot& snap, const Query& q) {
   w.Key("window").String(WindowName(q.window_ms));
   w.Key("builds").BeginArray();
   for (const auto* row : order) {
-    const auto& [channel, product, version, build_id] = row->first;
+    const std::string_view channel = snap.Text(row->first[0]), product = snap.Text(row->first[1]),
+                           version = snap.Text(row->first[2]), build_id = snap.Text(row->first[3]);
     const BuildRow& r = row->second;
-    const std::string build_date = build_id.substr(0, 8);
+    const std::string_view build_date = build_id.substr(0, 8);
     w.BeginObject();
     w.Key("channel").String(channel);
     w.Key("product").String(product);
@@ -114,7 +129,7 @@ std::string BuildsJson(const Snapshot& snap, const Query& q) {
     w.Key("hangs").BeginObject();
     for (std::string_view source : {"bhr", "main"}) {
       if (q.filters[Dim::kSource] && *q.filters[Dim::kSource] != source) continue;
-      auto it = dates.find({std::string(source), channel, build_date});
+      auto it = dates.find(DateKey{source, channel, build_date});
       const std::array<int64_t, 3> d = it == dates.end() ? std::array<int64_t, 3>{} : it->second;
       w.Key(source).BeginObject();
       w.Key("usage_hours").Double(UsageHours(d[0]));

@@ -1,9 +1,9 @@
 #include "seismo/query/crashes_json.h"
 
+#include <absl/container/flat_hash_map.h>
+
 #include <algorithm>
 #include <cmath>
-#include <map>
-#include <tuple>
 
 #include "seismo/core/json_writer.h"
 #include "seismo/core/time.h"
@@ -31,23 +31,34 @@ int64_t Installs(const HyperLogLog& h, int64_t count) {
 // (process, signature) do not narrow the denominator.
 int64_t SelectedUsage(const Snapshot& snap, const Query& q, const WindowSel& win) {
   int64_t usage = 0;
-  for (const auto& [key, s] : snap.table(Table::kBuildUsage)) {
-    auto f = SplitKey(key);
-    if (f.size() < 5 || !RowMatches(Table::kBuildUsage, f, q.filters)) continue;
-    usage += ValuesIn(s, win)[0];
+  RowFilter filter(snap, Table::kBuildUsage, q.filters);
+  for (const SeriesData* s : snap.table(Table::kBuildUsage)) {
+    if (filter.Matches(s->key)) usage += ValuesIn(snap, *s, win)[0];
   }
   return usage;
 }
 
-// Signature -> 1-based rank by count descending, signature ascending.
-template <typename Map, typename CountOf>
-std::vector<std::pair<std::string_view, int64_t>> Ranked(const Map& sigs, CountOf count_of) {
-  std::vector<std::pair<std::string_view, int64_t>> out;
+// Orders (id tuple, count) pairs by count descending, then by the ids' texts.
+template <typename Entry>
+void SortByCount(const Snapshot& snap, std::vector<Entry>& entries) {
+  std::sort(entries.begin(), entries.end(), [&snap](const Entry& a, const Entry& b) {
+    if (a.second != b.second) return a.second > b.second;
+    return TextsLess(snap, a.first, b.first);
+  });
+}
+
+// Signatures with a positive count (of `count_of`), by count descending, signature ascending:
+// position i is rank i + 1.
+template <typename CountOf>
+std::vector<std::pair<std::array<Sym, 1>, int64_t>> Ranked(const Snapshot& snap,
+                                                           const absl::flat_hash_map<Sym, SigSums>& sigs,
+                                                           CountOf count_of) {
+  std::vector<std::pair<std::array<Sym, 1>, int64_t>> out;
   for (const auto& [sig, sums] : sigs) {
     const int64_t c = count_of(sums);
-    if (c > 0) out.emplace_back(sig, c);
+    if (c > 0) out.push_back({{sig}, c});
   }
-  std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  SortByCount(snap, out);
   return out;
 }
 
@@ -55,28 +66,26 @@ std::vector<std::pair<std::string_view, int64_t>> Ranked(const Map& sigs, CountO
 
 std::string CrashesTopJson(const Snapshot& snap, const Query& q) {
   const WindowSel win = ResolveWindow(snap, q.window_ms);
-  std::map<std::string_view, SigSums> sigs;
+  absl::flat_hash_map<Sym, SigSums> sigs;
   int64_t total = 0;
-  for (const auto& [key, s] : snap.table(Table::kCrashes)) {
-    auto f = SplitKey(key);
-    if (f.size() < 8 || !RowMatches(Table::kCrashes, f, q.filters)) continue;
-    const int64_t count = ValuesIn(s, win)[0];
-    const int64_t previous = PreviousValuesIn(s, win)[0];
+  RowFilter filter(snap, Table::kCrashes, q.filters);
+  for (const SeriesData* s : snap.table(Table::kCrashes)) {
+    if (!filter.Matches(s->key)) continue;
+    const int64_t count = ValuesIn(snap, *s, win)[0];
+    const int64_t previous = PreviousValuesIn(snap, *s, win)[0];
     if (count == 0 && previous == 0) continue;
-    SigSums& g = sigs[f[7]];
+    SigSums& g = sigs[s->key[crash_field::kSignature]];
     g.count += count;
     g.previous += previous;
     total += count;
-    if (count > 0) {
-      if (const HyperLogLog* h = InstallsIn(s, win)) g.installs.Merge(*h);
-    }
+    if (count > 0) AddInstallsIn(snap, *s, win, g.installs);
   }
   const int64_t usage_ms = SelectedUsage(snap, q, win);
-  auto current = Ranked(sigs, [](const SigSums& s) { return s.count; });
-  std::map<std::string_view, int64_t> previous_rank;
+  auto current = Ranked(snap, sigs, [](const SigSums& s) { return s.count; });
+  absl::flat_hash_map<Sym, int64_t> previous_rank;
   if (win.previous) {
-    auto prev = Ranked(sigs, [](const SigSums& s) { return s.previous; });
-    for (size_t i = 0; i < prev.size(); ++i) previous_rank[prev[i].first] = static_cast<int64_t>(i + 1);
+    auto prev = Ranked(snap, sigs, [](const SigSums& s) { return s.previous; });
+    for (size_t i = 0; i < prev.size(); ++i) previous_rank[prev[i].first[0]] = static_cast<int64_t>(i + 1);
   }
   if (current.size() > q.limit) current.resize(q.limit);
 
@@ -87,11 +96,12 @@ std::string CrashesTopJson(const Snapshot& snap, const Query& q) {
   w.Key("usage_hours").Double(UsageHours(usage_ms));
   w.Key("rows").BeginArray();
   for (size_t i = 0; i < current.size(); ++i) {
-    const auto& [sig, count] = current[i];
+    const Sym sig = current[i].first[0];
+    const int64_t count = current[i].second;
     const int64_t rank = static_cast<int64_t>(i + 1);
     w.BeginObject();
     w.Key("rank").Int(rank);
-    w.Key("signature").String(sig);
+    w.Key("signature").String(snap.Text(sig));
     w.Key("count").Int(count);
     w.Key("share").Double(100.0 * static_cast<double>(count) / static_cast<double>(total));
     w.Key("rate_per_1000h").OptDouble(Per1000Hours(count, usage_ms));
@@ -116,15 +126,13 @@ std::string CrashesTopJson(const Snapshot& snap, const Query& q) {
 std::string CrashesTimeseriesJson(const Snapshot& snap, const Query& q) {
   const TimeAxis axis = AxisFor(snap, q.window_ms);
   std::vector<std::array<int64_t, 2>> crashes(axis.size()), usage(axis.size());
-  for (const auto& [key, s] : snap.table(Table::kCrashes)) {
-    auto f = SplitKey(key);
-    if (f.size() < 8 || !RowMatches(Table::kCrashes, f, q.filters)) continue;
-    AddPoints(s, axis, crashes);
+  RowFilter crashes_filter(snap, Table::kCrashes, q.filters);
+  for (const SeriesData* s : snap.table(Table::kCrashes)) {
+    if (crashes_filter.Matches(s->key)) AddPoints(*s, axis, crashes);
   }
-  for (const auto& [key, s] : snap.table(Table::kBuildUsage)) {
-    auto f = SplitKey(key);
-    if (f.size() < 5 || !RowMatches(Table::kBuildUsage, f, q.filters)) continue;
-    AddPoints(s, axis, usage);
+  RowFilter usage_filter(snap, Table::kBuildUsage, q.filters);
+  for (const SeriesData* s : snap.table(Table::kBuildUsage)) {
+    if (usage_filter.Matches(s->key)) AddPoints(*s, axis, usage);
   }
   JsonWriter w;
   w.BeginObject();
@@ -146,39 +154,42 @@ std::string CrashesTimeseriesJson(const Snapshot& snap, const Query& q) {
 
 std::string CrashSignatureJson(const Snapshot& snap, const Query& q) {
   const WindowSel win = ResolveWindow(snap, q.window_ms);
-  using BuildKey = std::tuple<std::string_view, std::string_view, std::string_view, std::string_view>;
-  std::map<BuildKey, int64_t> by_build;  // (build_id, version, channel, product)
-  std::map<std::string_view, int64_t> by_os;
-  std::map<std::pair<std::string_view, std::string_view>, int64_t> by_process;
+  using BuildKey = std::array<Sym, 4>;  // build_id, version, channel, product
+  auto build_of = [](const SeriesKey& k) {  // of a crash or build usage key (selection.h)
+    return BuildKey{k[crash_field::kBuildId], k[crash_field::kVersion], k[crash_field::kChannel],
+                    k[crash_field::kProduct]};
+  };
+  absl::flat_hash_map<BuildKey, int64_t> by_build;
+  absl::flat_hash_map<std::array<Sym, 1>, int64_t> by_os;
+  absl::flat_hash_map<std::array<Sym, 2>, int64_t> by_process;  // (process, class)
   int64_t count = 0;
   HyperLogLog installs;
-  for (const auto& [key, s] : snap.table(Table::kCrashes)) {
-    auto f = SplitKey(key);
-    if (f.size() < 8 || !RowMatches(Table::kCrashes, f, q.filters)) continue;
-    const int64_t c = ValuesIn(s, win)[0];
+  RowFilter crashes_filter(snap, Table::kCrashes, q.filters);
+  for (const SeriesData* s : snap.table(Table::kCrashes)) {
+    if (!crashes_filter.Matches(s->key)) continue;
+    const int64_t c = ValuesIn(snap, *s, win)[0];
     if (c == 0) continue;
+    const SeriesKey& k = s->key;
     count += c;
-    by_build[{f[3], f[2], f[0], f[1]}] += c;
-    by_os[f[4]] += c;
-    by_process[{f[5], f[6]}] += c;
-    if (const HyperLogLog* h = InstallsIn(s, win)) installs.Merge(*h);
+    by_build[build_of(k)] += c;
+    by_os[{k[crash_field::kOs]}] += c;
+    by_process[{k[crash_field::kProcess], k[crash_field::kClass]}] += c;
+    AddInstallsIn(snap, *s, win, installs);
   }
   // Usage per build (over the os filter) for the by_build rates.
-  std::map<BuildKey, int64_t> build_usage;
-  for (const auto& [key, s] : snap.table(Table::kBuildUsage)) {
-    auto f = SplitKey(key);
-    if (f.size() < 5 || !RowMatches(Table::kBuildUsage, f, q.filters)) continue;
-    BuildKey k{f[3], f[2], f[0], f[1]};
-    if (by_build.count(k)) build_usage[k] += ValuesIn(s, win)[0];
+  absl::flat_hash_map<BuildKey, int64_t> build_usage;
+  RowFilter usage_filter(snap, Table::kBuildUsage, q.filters);
+  for (const SeriesData* s : snap.table(Table::kBuildUsage)) {
+    if (!usage_filter.Matches(s->key)) continue;
+    const BuildKey k = build_of(s->key);
+    if (by_build.contains(k)) build_usage[k] += ValuesIn(snap, *s, win)[0];
   }
-  auto by_count = [](const auto& a, const auto& b) { return a.second > b.second; };
   std::vector<std::pair<BuildKey, int64_t>> builds(by_build.begin(), by_build.end());
-  std::stable_sort(builds.begin(), builds.end(), by_count);
-  std::vector<std::pair<std::string_view, int64_t>> oses(by_os.begin(), by_os.end());
-  std::stable_sort(oses.begin(), oses.end(), by_count);
-  std::vector<std::pair<std::pair<std::string_view, std::string_view>, int64_t>> procs(by_process.begin(),
-                                                                                       by_process.end());
-  std::stable_sort(procs.begin(), procs.end(), by_count);
+  SortByCount(snap, builds);
+  std::vector<std::pair<std::array<Sym, 1>, int64_t>> oses(by_os.begin(), by_os.end());
+  SortByCount(snap, oses);
+  std::vector<std::pair<std::array<Sym, 2>, int64_t>> procs(by_process.begin(), by_process.end());
+  SortByCount(snap, procs);
   if (builds.size() > q.limit) builds.resize(q.limit);
   if (oses.size() > q.limit) oses.resize(q.limit);
   if (procs.size() > q.limit) procs.resize(q.limit);
@@ -191,14 +202,13 @@ std::string CrashSignatureJson(const Snapshot& snap, const Query& q) {
   w.Key("installs").Int(Installs(installs, count));
   w.Key("by_build").BeginArray();
   for (const auto& [k, c] : builds) {
-    const auto& [build_id, version, channel, product] = k;
     auto u = build_usage.find(k);
     const int64_t usage_ms = u == build_usage.end() ? 0 : u->second;
     w.BeginObject();
-    w.Key("build_id").String(build_id);
-    w.Key("version").String(version);
-    w.Key("channel").String(channel);
-    w.Key("product").String(product);
+    w.Key("build_id").String(snap.Text(k[0]));
+    w.Key("version").String(snap.Text(k[1]));
+    w.Key("channel").String(snap.Text(k[2]));
+    w.Key("product").String(snap.Text(k[3]));
     w.Key("count").Int(c);
     w.Key("usage_hours").Double(UsageHours(usage_ms));
     w.Key("rate_per_1000h").OptDouble(Per1000Hours(c, usage_ms));
@@ -208,7 +218,7 @@ std::string CrashSignatureJson(const Snapshot& snap, const Query& q) {
   w.Key("by_os").BeginArray();
   for (const auto& [os, c] : oses) {
     w.BeginObject();
-    w.Key("os").String(os);
+    w.Key("os").String(snap.Text(os[0]));
     w.Key("count").Int(c);
     w.EndObject();
   }
@@ -216,8 +226,8 @@ std::string CrashSignatureJson(const Snapshot& snap, const Query& q) {
   w.Key("by_process").BeginArray();
   for (const auto& [pc, c] : procs) {
     w.BeginObject();
-    w.Key("process").String(pc.first);
-    w.Key("class").String(pc.second);
+    w.Key("process").String(snap.Text(pc[0]));
+    w.Key("class").String(snap.Text(pc[1]));
     w.Key("count").Int(c);
     w.EndObject();
   }

@@ -1,5 +1,7 @@
 #include "seismo/query/flamegraph.h"
 
+#include <absl/container/flat_hash_map.h>
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -18,24 +20,20 @@ struct Sums {
   int64_t hang_count = 0;
 };
 
-// Distinct stacks of the selection (merged over every other dimension).
-std::map<std::string_view, Sums> SelectedStacks(const Snapshot& snap, const Query& q) {
+// Distinct stacks of the selection (merged over every other dimension), in no order.
+std::vector<std::pair<StackId, Sums>> SelectedStacks(const Snapshot& snap, const Query& q) {
   const WindowSel win = ResolveWindow(snap, q.window_ms);
-  const std::string source = HangSource(snap, q);
-  std::map<std::string_view, Sums> out;
-  const std::string prefix = source + kKeySep;
-  std::vector<std::string_view> f;
-  for (const auto& [key, s] : snap.table(Table::kHangs)) {
-    if (!key.starts_with(prefix)) continue;
-    SplitKeyInto(key, f, 8);
-    if (f.size() < 8 || !RowMatches(Table::kHangs, f, q.filters)) continue;
-    const Values v = ValuesIn(s, win);
+  absl::flat_hash_map<StackId, Sums> stacks;
+  RowFilter filter(snap, Table::kHangs, HangFilters(q, HangSource(snap, q)));
+  for (const SeriesData* s : snap.table(Table::kHangs)) {
+    if (!filter.Matches(s->key)) continue;
+    const Values v = ValuesIn(snap, *s, win);
     if (v[0] == 0 && v[1] == 0) continue;
-    Sums& st = out[f[7]];
+    Sums& st = stacks[s->key[hang_field::kStack]];
     st.hang_us += v[0];
     st.hang_count += v[1];
   }
-  return out;
+  return {stacks.begin(), stacks.end()};
 }
 
 // A stack is as deep as a document makes it (hundreds of thousands of frames fit in
@@ -112,8 +110,8 @@ std::string FlamegraphTreeJson(const Snapshot& snap, const Query& q) {
       node->sums.hang_count += sums.hang_count;
     };
     add(n);
-    for (std::string_view frame : SplitStack(stack)) {
-      auto& child = n->children[frame];
+    for (Sym frame : snap.symbols->Frames(stack)) {
+      auto& child = n->children[snap.Text(frame)];
       if (!child) child = std::make_unique<Node>();
       n = child.get();
       add(n);
@@ -125,10 +123,14 @@ std::string FlamegraphTreeJson(const Snapshot& snap, const Query& q) {
 }
 
 std::string FlamegraphCollapsed(const Snapshot& snap, const Query& q) {
+  std::vector<std::pair<StackId, Sums>> stacks = SelectedStacks(snap, q);
+  std::sort(stacks.begin(), stacks.end(),
+            [&snap](const auto& a, const auto& b) { return StackLess(snap, a.first, b.first); });
   std::string out;
-  for (const auto& [stack, sums] : SelectedStacks(snap, q)) {
+  for (const auto& [stack, sums] : stacks) {
     bool first = true;
-    for (std::string_view frame : SplitStack(stack)) {
+    for (Sym frame_id : snap.symbols->Frames(stack)) {
+      const std::string_view frame = snap.Text(frame_id);
       if (!first) out.push_back(';');
       first = false;
       for (char c : frame) out.push_back(c == ';' || c == '\n' || c == '\r' ? ' ' : c);

@@ -1,9 +1,8 @@
 #include "seismo/query/hangs_json.h"
 
+#include <absl/container/flat_hash_map.h>
+
 #include <algorithm>
-#include <map>
-#include <unordered_map>
-#include <tuple>
 
 #include "seismo/core/json_writer.h"
 #include "seismo/core/time.h"
@@ -20,20 +19,22 @@ struct Sums {
   int64_t hang_count = 0;
 };
 
+// A row's grouping fields: (process, thread, signature), (process, thread) or (build_date).
+using GroupKey = std::array<Sym, 3>;
+
 struct Group {
-  std::string process, thread, signature, build_date;
   Sums sums;
-  std::unordered_map<std::string_view, Sums> stacks;  // encoded stack -> sums (views into snapshot keys)
+  absl::flat_hash_map<StackId, Sums> stacks;
 };
 
 // Usage (ms) of the selected (source, channel, os, build_date) groups, per build date.
-std::map<std::string, int64_t> UsageByDate(const Snapshot& snap, const Query& q, const WindowSel& win,
-                                           const std::string& source) {
-  std::map<std::string, int64_t> out;
-  for (const auto& [key, s] : snap.table(Table::kUsage)) {
-    auto f = SplitKey(key);
-    if (f.size() < 4 || f[0] != source || !RowMatches(Table::kUsage, f, q.filters)) continue;
-    out[std::string(f[3])] += ValuesIn(s, win)[0];
+absl::flat_hash_map<Sym, int64_t> UsageByDate(const Snapshot& snap, const Query& q, const WindowSel& win,
+                                              const std::string& source) {
+  absl::flat_hash_map<Sym, int64_t> out;
+  RowFilter filter(snap, Table::kUsage, HangFilters(q, source));
+  for (const SeriesData* s : snap.table(Table::kUsage)) {
+    if (!filter.Matches(s->key)) continue;
+    out[s->key[usage_field::kBuildDate]] += ValuesIn(snap, *s, win)[0];
   }
   return out;
 }
@@ -49,50 +50,48 @@ void WriteRates(JsonWriter& w, const Sums& s, int64_t usage_ms) {
 
 std::string HangSource(const Snapshot& snap, const Query& q) {
   if (q.filters[Dim::kSource]) return *q.filters[Dim::kSource];
-  for (const auto& [key, s] : snap.table(Table::kUsage)) {
-    if (key.starts_with(std::string("bhr") + kKeySep)) return "bhr";
+  for (const SeriesData* s : snap.table(Table::kUsage)) {
+    if (snap.Text(s->key[usage_field::kSource]) == "bhr") return "bhr";
   }
   return "main";
+}
+
+Filters HangFilters(const Query& q, const std::string& source) {
+  Filters filters = q.filters;
+  filters[Dim::kSource] = source;
+  return filters;
 }
 
 std::string HangsJson(const Snapshot& snap, const Query& q) {
   const WindowSel win = ResolveWindow(snap, q.window_ms);
   const std::string source = HangSource(snap, q);
-  const std::map<std::string, int64_t> usage_by_date = UsageByDate(snap, q, win, source);
+  const absl::flat_hash_map<Sym, int64_t> usage_by_date = UsageByDate(snap, q, win, source);
   int64_t usage_ms = 0;
   for (const auto& [date, ms] : usage_by_date) usage_ms += ms;
 
-  std::map<std::tuple<std::string_view, std::string_view, std::string_view>, Group> groups;
-  const std::string prefix = source + kKeySep;
-  std::vector<std::string_view> f;
-  for (const auto& [key, s] : snap.table(Table::kHangs)) {
-    if (!key.starts_with(prefix)) continue;
-    SplitKeyInto(key, f, 8);
-    if (f.size() < 8 || !RowMatches(Table::kHangs, f, q.filters)) continue;
-    const Values v = ValuesIn(s, win);
+  absl::flat_hash_map<GroupKey, Group> groups;
+  RowFilter filter(snap, Table::kHangs, HangFilters(q, source));
+  for (const SeriesData* s : snap.table(Table::kHangs)) {
+    const SeriesKey& k = s->key;
+    if (!filter.Matches(k)) continue;
+    const Values v = ValuesIn(snap, *s, win);
     if (v[0] == 0 && v[1] == 0) continue;
-    std::tuple<std::string_view, std::string_view, std::string_view> gk;
+    GroupKey gk{};
     switch (q.by) {
-      case HangsBy::kSignature: gk = {f[4], f[5], f[6]}; break;
-      case HangsBy::kThread: gk = {f[4], f[5], {}}; break;
-      case HangsBy::kBuildDate: gk = {f[3], {}, {}}; break;
+      case HangsBy::kSignature: gk = {k[hang_field::kProcess], k[hang_field::kThread], k[hang_field::kSignature]}; break;
+      case HangsBy::kThread: gk = {k[hang_field::kProcess], k[hang_field::kThread], kNoId}; break;
+      case HangsBy::kBuildDate: gk = {k[hang_field::kBuildDate], kNoId, kNoId}; break;
     }
     Group& g = groups[gk];
-    if (q.by == HangsBy::kBuildDate) {
-      g.build_date = f[3];
-    } else {
-      g.process = f[4];
-      g.thread = f[5];
-      if (q.by == HangsBy::kSignature) g.signature = f[6];
-    }
     g.sums.hang_us += v[0];
     g.sums.hang_count += v[1];
-    Sums& st = g.stacks[f[7]];
+    Sums& st = g.stacks[k[hang_field::kStack]];
     st.hang_us += v[0];
     st.hang_count += v[1];
   }
 
   struct Row {
+    const GroupKey* key;
     const Group* g;
     int64_t usage_ms;
     std::optional<double> rate;
@@ -102,16 +101,18 @@ std::string HangsJson(const Snapshot& snap, const Query& q) {
   for (const auto& [k, g] : groups) {
     int64_t u = usage_ms;
     if (q.by == HangsBy::kBuildDate) {
-      auto it = usage_by_date.find(g.build_date);
+      auto it = usage_by_date.find(k[0]);
       u = it == usage_by_date.end() ? 0 : it->second;
     }
-    rows.push_back({&g, u, PerUsageHour(g.sums.hang_us, u)});
+    rows.push_back({&k, &g, u, PerUsageHour(g.sums.hang_us, u)});
   }
-  // By hang_ms_per_hour descending, rows without usage last, then by hang ms; ties keep key order.
-  std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) {
+  // By hang_ms_per_hour descending, rows without usage last, then by hang ms; ties in
+  // the grouping fields' order.
+  std::sort(rows.begin(), rows.end(), [&snap](const Row& a, const Row& b) {
     if (a.rate.has_value() != b.rate.has_value()) return a.rate.has_value();
     if (a.rate && *a.rate != *b.rate) return *a.rate > *b.rate;
-    return a.g->sums.hang_us > b.g->sums.hang_us;
+    if (a.g->sums.hang_us != b.g->sums.hang_us) return a.g->sums.hang_us > b.g->sums.hang_us;
+    return TextsLess(snap, *a.key, *b.key);
   });
   if (rows.size() > q.limit) rows.resize(q.limit);
 
@@ -124,30 +125,31 @@ std::string HangsJson(const Snapshot& snap, const Query& q) {
   w.Key("rows").BeginArray();
   for (const Row& r : rows) {
     const Group& g = *r.g;
+    const GroupKey& k = *r.key;
     w.BeginObject();
     if (q.by == HangsBy::kBuildDate) {
-      w.Key("build_date").String(g.build_date);
+      w.Key("build_date").String(snap.Text(k[0]));
       w.Key("usage_hours").Double(UsageHours(r.usage_ms));
     } else {
-      if (q.by == HangsBy::kSignature) w.Key("signature").String(g.signature);
-      w.Key("thread").String(g.thread);
-      w.Key("process").String(g.process);
+      if (q.by == HangsBy::kSignature) w.Key("signature").String(snap.Text(k[2]));
+      w.Key("thread").String(snap.Text(k[1]));
+      w.Key("process").String(snap.Text(k[0]));
     }
     WriteRates(w, g.sums, r.usage_ms);
-    // Top stacks by hang ms, ties by stack text: the hash map's order never shows.
-    std::vector<std::pair<std::string_view, Sums>> stacks(g.stacks.begin(), g.stacks.end());
+    // Top stacks by hang ms, ties in stack order: the hash map's order never shows.
+    std::vector<std::pair<StackId, Sums>> stacks(g.stacks.begin(), g.stacks.end());
     const size_t top = std::min(kTopStacks, stacks.size());
     std::partial_sort(stacks.begin(), stacks.begin() + static_cast<std::ptrdiff_t>(top), stacks.end(),
-                      [](const auto& a, const auto& b) {
+                      [&snap](const auto& a, const auto& b) {
                         return a.second.hang_us != b.second.hang_us ? a.second.hang_us > b.second.hang_us
-                                                                    : a.first < b.first;
+                                                                    : StackLess(snap, a.first, b.first);
                       });
     stacks.resize(top);
     w.Key("stacks").BeginArray();
     for (const auto& [stack, sums] : stacks) {
       w.BeginObject();
       w.Key("stack").BeginArray();
-      for (std::string_view frame : SplitStack(stack)) w.String(frame);
+      for (Sym frame : snap.symbols->Frames(stack)) w.String(snap.Text(frame));
       w.EndArray();
       w.Key("hang_ms").Double(static_cast<double>(sums.hang_us) / 1000.0);
       w.Key("hang_count").Int(sums.hang_count);
@@ -165,15 +167,16 @@ std::string HangsTimeseriesJson(const Snapshot& snap, const Query& q) {
   const std::string source = HangSource(snap, q);
   const TimeAxis axis = AxisFor(snap, q.window_ms);
   std::vector<std::array<int64_t, 2>> hangs(axis.size()), usage(axis.size());
-  for (const auto& [key, s] : snap.table(Table::kHangs)) {
-    auto f = SplitKey(key);
-    if (f.size() < 8 || f[0] != source || !RowMatches(Table::kHangs, f, q.filters)) continue;
-    AddPoints(s, axis, hangs);
+  const Filters filters = HangFilters(q, source);
+  RowFilter hangs_filter(snap, Table::kHangs, filters);
+  for (const SeriesData* s : snap.table(Table::kHangs)) {
+    if (!hangs_filter.Matches(s->key)) continue;
+    AddPoints(*s, axis, hangs);
   }
-  for (const auto& [key, s] : snap.table(Table::kUsage)) {
-    auto f = SplitKey(key);
-    if (f.size() < 4 || f[0] != source || !RowMatches(Table::kUsage, f, q.filters)) continue;
-    AddPoints(s, axis, usage);
+  RowFilter usage_filter(snap, Table::kUsage, filters);
+  for (const SeriesData* s : snap.table(Table::kUsage)) {
+    if (!usage_filter.Matches(s->key)) continue;
+    AddPoints(*s, axis, usage);
   }
   JsonWriter w;
   w.BeginObject();

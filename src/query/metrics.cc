@@ -97,7 +97,7 @@ std::string MetricsText(const Snapshot* snap, const RecordCounts& counts, const 
             "Crash ids forgotten before their time because the id memory was full.", c.dedup_forgotten);
   size_t series = 0;
   if (snap) {
-    for (const auto& t : snap->tables) series += t.size();
+    for (size_t t = 0; t < kTableCount; ++t) series += snap->table(static_cast<Table>(t)).size();
   }
   e.Gauge("seismo_series", "Live series in the latest snapshot.", static_cast<double>(series));
   e.Gauge("seismo_memory_bytes", "Estimated bytes held by shard state.",

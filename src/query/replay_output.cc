@@ -1,9 +1,12 @@
 #include "seismo/query/replay_output.h"
 
+#include <absl/container/flat_hash_map.h>
+
 #include <cmath>
 
 #include "seismo/core/json_writer.h"
-#include "seismo/parse/document.h"
+#include "seismo/core/reject.h"
+#include "seismo/query/selection.h"
 
 namespace seismo {
 
@@ -17,7 +20,48 @@ std::optional<double> PerUsageHour(int64_t amount_thousandths, int64_t usage_ms)
 
 namespace {
 
-void WriteRecords(JsonWriter& w, const Aggregates& a, const RecordCounts& c) {
+// A JsonWriter whose text goes to the sink whenever a row leaves a piece's worth.
+class PieceWriter {
+ public:
+  PieceWriter(int indent, OutputSink& sink) : w_(indent), sink_(sink) {}
+  JsonWriter& w() { return w_; }
+  void RowDone() {
+    if (w_.str().size() >= kOutputPiece) Flush();
+  }
+  void Flush() {
+    // Take() leaves the writer's nesting state and an empty text (a moved-from string).
+    const std::string piece = w_.Take();
+    sink_.Write(piece);
+  }
+
+ private:
+  JsonWriter w_;
+  OutputSink& sink_;
+};
+
+// The usage (ms, the first value) of every series of `t`, by key: the denominators of
+// the hang and crash rows.
+absl::flat_hash_map<SeriesKey, int64_t, SeriesKeyHash> UsageByKey(const Snapshot& snap, Table t) {
+  absl::flat_hash_map<SeriesKey, int64_t, SeriesKeyHash> out;
+  out.reserve(snap.table(t).size());
+  for (const SeriesData* s : snap.table(t)) out.emplace(s->key, s->total[0]);
+  return out;
+}
+
+// The key of table `t` made of the first FieldCount(t) fields of `from`.
+SeriesKey Prefix(const SeriesKey& from, Table t) {
+  SeriesKey k;
+  k.table = t;
+  for (size_t i = 0; i < FieldCount(t); ++i) k.f[i] = from.f[i];
+  return k;
+}
+
+int64_t Find(const absl::flat_hash_map<SeriesKey, int64_t, SeriesKeyHash>& usage, const SeriesKey& key) {
+  auto it = usage.find(key);
+  return it == usage.end() ? 0 : it->second;
+}
+
+void WriteRecords(JsonWriter& w, const Snapshot& snap, const RecordCounts& c) {
   w.Key("records").BeginObject();
   w.Key("main").Uint(c.by_kind[0]);
   w.Key("bhr").Uint(c.by_kind[1]);
@@ -33,119 +77,136 @@ void WriteRecords(JsonWriter& w, const Aggregates& a, const RecordCounts& c) {
   w.EndObject();
   w.Key("rejected_total").Uint(rejected_total);
   w.Key("filtered").Uint(c.rejected[static_cast<size_t>(RejectReason::kFiltered)]);
-  w.Key("duplicates").Uint(a.duplicates);
-  w.Key("late_dropped").Uint(a.late_dropped);
-  w.Key("folded_series").Uint(a.folded);
+  w.Key("duplicates").Uint(snap.counters.duplicates);
+  w.Key("late_dropped").Uint(snap.counters.late_dropped);
+  w.Key("folded_series").Uint(snap.counters.folded);
   w.EndObject();
 }
 
-void WriteUsage(JsonWriter& w, const Aggregates& a) {
+void WriteUsage(PieceWriter& out, const Snapshot& snap) {
+  JsonWriter& w = out.w();
   w.Key("usage").BeginArray();
-  for (const auto& [key, v] : a.table(Table::kUsage)) {
-    auto f = SplitKey(key);
+  for (const SeriesData* s : snap.sorted(Table::kUsage)) {
+    const SeriesKey& k = s->key;
     w.BeginObject();
-    w.Key("source").String(f[0]);
-    w.Key("channel").String(f[1]);
-    w.Key("os").String(f[2]);
-    w.Key("build_date").String(f[3]);
-    w.Key("usage_hours").Double(UsageHours(v.v[0]));
-    w.Key("pings").Int(v.v[1]);
+    w.Key("source").String(snap.Text(k[usage_field::kSource]));
+    w.Key("channel").String(snap.Text(k[usage_field::kChannel]));
+    w.Key("os").String(snap.Text(k[usage_field::kOs]));
+    w.Key("build_date").String(snap.Text(k[usage_field::kBuildDate]));
+    w.Key("usage_hours").Double(UsageHours(s->total[0]));
+    w.Key("pings").Int(s->total[1]);
     w.EndObject();
+    out.RowDone();
   }
   w.EndArray();
 }
 
-void WriteBuilds(JsonWriter& w, const Aggregates& a) {
+void WriteBuilds(PieceWriter& out, const Snapshot& snap) {
+  JsonWriter& w = out.w();
   w.Key("builds").BeginArray();
-  for (const auto& [key, v] : a.table(Table::kBuildUsage)) {
-    auto f = SplitKey(key);
+  for (const SeriesData* s : snap.sorted(Table::kBuildUsage)) {
+    const SeriesKey& k = s->key;
+    const Values& v = s->total;
     w.BeginObject();
-    w.Key("channel").String(f[0]);
-    w.Key("product").String(f[1]);
-    w.Key("version").String(f[2]);
-    w.Key("build_id").String(f[3]);
-    w.Key("os").String(f[4]);
-    w.Key("usage_hours").Double(UsageHours(v.v[0]));
-    w.Key("pings").Int(v.v[1]);
+    w.Key("channel").String(snap.Text(k[build_field::kChannel]));
+    w.Key("product").String(snap.Text(k[build_field::kProduct]));
+    w.Key("version").String(snap.Text(k[build_field::kVersion]));
+    w.Key("build_id").String(snap.Text(k[build_field::kBuildId]));
+    w.Key("os").String(snap.Text(k[build_field::kOs]));
+    w.Key("usage_hours").Double(UsageHours(v[0]));
+    w.Key("pings").Int(v[1]);
     w.Key("subprocess_crashes").BeginObject();
-    w.Key("gpu").Int(v.v[2]);
-    w.Key("plugin").Int(v.v[3]);
-    w.Key("gmplugin").Int(v.v[4]);
+    w.Key("gpu").Int(v[2]);
+    w.Key("plugin").Int(v[3]);
+    w.Key("gmplugin").Int(v[4]);
     w.EndObject();
     w.EndObject();
+    out.RowDone();
   }
   w.EndArray();
 }
 
-void WriteHangs(JsonWriter& w, const Aggregates& a) {
-  const OrderedTable& usage = a.table(Table::kUsage);
+void WriteHangs(PieceWriter& out, const Snapshot& snap) {
+  // A hang's (source, channel, os, build_date) is its usage key (selection.h).
+  const auto usage = UsageByKey(snap, Table::kUsage);
+  JsonWriter& w = out.w();
   w.Key("hangs").BeginArray();
-  for (const auto& [key, v] : a.table(Table::kHangs)) {
-    auto f = SplitKey(key);
-    std::string usage_key = JoinKey({f[0], f[1], f[2], f[3]});
-    auto it = usage.find(usage_key);
-    int64_t usage_ms = it == usage.end() ? 0 : it->second.v[0];
+  for (const SeriesData* s : snap.sorted(Table::kHangs)) {
+    const SeriesKey& k = s->key;
+    const Values& v = s->total;
+    const int64_t usage_ms = Find(usage, Prefix(k, Table::kUsage));
     w.BeginObject();
-    w.Key("source").String(f[0]);
-    w.Key("channel").String(f[1]);
-    w.Key("os").String(f[2]);
-    w.Key("build_date").String(f[3]);
-    w.Key("process").String(f[4]);
-    w.Key("thread").String(f[5]);
-    w.Key("signature").String(f[6]);
+    w.Key("source").String(snap.Text(k[hang_field::kSource]));
+    w.Key("channel").String(snap.Text(k[hang_field::kChannel]));
+    w.Key("os").String(snap.Text(k[hang_field::kOs]));
+    w.Key("build_date").String(snap.Text(k[hang_field::kBuildDate]));
+    w.Key("process").String(snap.Text(k[hang_field::kProcess]));
+    w.Key("thread").String(snap.Text(k[hang_field::kThread]));
+    w.Key("signature").String(snap.Text(k[hang_field::kSignature]));
     w.Key("stack").BeginArray();
-    for (std::string_view frame : SplitStack(f[7])) w.String(frame);
+    for (Sym frame : snap.symbols->Frames(k[hang_field::kStack])) w.String(snap.Text(frame));
     w.EndArray();
-    w.Key("hang_ms").Double(static_cast<double>(v.v[0]) / 1000.0);
-    w.Key("hang_count").Int(v.v[1]);
-    w.Key("hang_ms_per_hour").OptDouble(PerUsageHour(v.v[0], usage_ms));
-    w.Key("hang_count_per_hour").OptDouble(PerUsageHour(v.v[1] * 1000, usage_ms));
+    w.Key("hang_ms").Double(static_cast<double>(v[0]) / 1000.0);
+    w.Key("hang_count").Int(v[1]);
+    w.Key("hang_ms_per_hour").OptDouble(PerUsageHour(v[0], usage_ms));
+    w.Key("hang_count_per_hour").OptDouble(PerUsageHour(v[1] * 1000, usage_ms));
     w.EndObject();
+    out.RowDone();
   }
   w.EndArray();
 }
 
-void WriteCrashes(JsonWriter& w, const Aggregates& a) {
-  const OrderedTable& builds = a.table(Table::kBuildUsage);
+void WriteCrashes(PieceWriter& out, const Snapshot& snap) {
+  // A crash's (channel, product, version, build_id, os) is its build usage key (selection.h).
+  const auto builds = UsageByKey(snap, Table::kBuildUsage);
+  JsonWriter& w = out.w();
   w.Key("crashes").BeginArray();
-  for (const auto& [key, v] : a.table(Table::kCrashes)) {
-    auto f = SplitKey(key);
-    std::string build_key = JoinKey({f[0], f[1], f[2], f[3], f[4]});
-    auto it = builds.find(build_key);
-    int64_t usage_ms = it == builds.end() ? 0 : it->second.v[0];
+  for (const SeriesData* s : snap.sorted(Table::kCrashes)) {
+    const SeriesKey& k = s->key;
+    const Values& v = s->total;
+    const int64_t usage_ms = Find(builds, Prefix(k, Table::kBuildUsage));
     w.BeginObject();
-    w.Key("channel").String(f[0]);
-    w.Key("product").String(f[1]);
-    w.Key("version").String(f[2]);
-    w.Key("build_id").String(f[3]);
-    w.Key("os").String(f[4]);
-    w.Key("process").String(f[5]);
-    w.Key("class").String(f[6]);
-    w.Key("signature").String(f[7]);
-    w.Key("count").Int(v.v[0]);
-    w.Key("startup_count").Int(v.v[1]);
-    w.Key("installs").Int(static_cast<int64_t>(std::llround(v.installs.Estimate())));
+    w.Key("channel").String(snap.Text(k[crash_field::kChannel]));
+    w.Key("product").String(snap.Text(k[crash_field::kProduct]));
+    w.Key("version").String(snap.Text(k[crash_field::kVersion]));
+    w.Key("build_id").String(snap.Text(k[crash_field::kBuildId]));
+    w.Key("os").String(snap.Text(k[crash_field::kOs]));
+    w.Key("process").String(snap.Text(k[crash_field::kProcess]));
+    w.Key("class").String(snap.Text(k[crash_field::kClass]));
+    w.Key("signature").String(snap.Text(k[crash_field::kSignature]));
+    w.Key("count").Int(v[0]);
+    w.Key("startup_count").Int(v[1]);
+    w.Key("installs").Int(static_cast<int64_t>(std::llround(s->installs.Estimate())));
     // crashes per 1000 usage hours = count / (hours / 1000)
-    w.Key("rate_per_1000h").OptDouble(PerUsageHour(v.v[0] * 1000 * 1000, usage_ms));
+    w.Key("rate_per_1000h").OptDouble(PerUsageHour(v[0] * 1000 * 1000, usage_ms));
     w.EndObject();
+    out.RowDone();
   }
   w.EndArray();
 }
 
 }  // namespace
 
-std::string ReplayOutputJson(const Aggregates& aggregates, const RecordCounts& counts,
-                             const std::string& alerts_json, int indent) {
-  JsonWriter w(indent);
+void WriteReplayOutput(const Snapshot& snap, const RecordCounts& counts, std::string_view alerts_json, int indent,
+                       OutputSink& sink) {
+  PieceWriter out(indent, sink);
+  JsonWriter& w = out.w();
   w.BeginObject();
-  WriteRecords(w, aggregates, counts);
-  WriteUsage(w, aggregates);
-  WriteBuilds(w, aggregates);
-  WriteHangs(w, aggregates);
-  WriteCrashes(w, aggregates);
+  WriteRecords(w, snap, counts);
+  WriteUsage(out, snap);
+  WriteBuilds(out, snap);
+  WriteHangs(out, snap);
+  WriteCrashes(out, snap);
   w.Key("alerts").Raw(alerts_json);
   w.EndObject();
-  return w.Take();
+  out.Flush();
+}
+
+std::string ReplayOutputJson(const Snapshot& snap, const RecordCounts& counts, const std::string& alerts_json,
+                             int indent) {
+  StringOutputSink sink;
+  WriteReplayOutput(snap, counts, alerts_json, indent, sink);
+  return sink.Take();
 }
 
 }  // namespace seismo

@@ -1,39 +1,34 @@
 #include "seismo/query/selection.h"
 
+#include <absl/hash/hash.h>
+
 #include <algorithm>
 
 namespace seismo {
 namespace {
 
-// Field index of each Dim per table; -1 = the table lacks it, -2 = derived
-// from build_id (build_date). Order of Dim: source, channel, os, build_date,
-// build_id, product, version, process, thread, signature.
+// Field of each Dim per table; -1 = the table lacks it, -2 = derived from build_id
+// (build_date). Order of Dim: source, channel, os, build_date, build_id, product,
+// version, process, thread, signature.
+constexpr int kNone = -1;
 constexpr int kDerived = -2;
-constexpr std::array<std::array<int, kDimCount>, kTableCount> kFieldIndex = {{
-    {0, 1, 2, 3, -1, -1, -1, -1, -1, -1},               // kUsage
-    {-1, 0, 4, kDerived, 3, 1, 2, -1, -1, -1},          // kBuildUsage
-    {0, 1, 2, 3, -1, -1, -1, 4, 5, 6},                  // kHangs
-    {-1, 0, 4, kDerived, 3, 1, 2, 5, -1, 7},            // kCrashes
+constexpr std::array<std::array<int, kDimCount>, kTableCount> kFieldOf = {{
+    {usage_field::kSource, usage_field::kChannel, usage_field::kOs, usage_field::kBuildDate, kNone, kNone, kNone,
+     kNone, kNone, kNone},
+    {kNone, build_field::kChannel, build_field::kOs, kDerived, build_field::kBuildId, build_field::kProduct,
+     build_field::kVersion, kNone, kNone, kNone},
+    {hang_field::kSource, hang_field::kChannel, hang_field::kOs, hang_field::kBuildDate, kNone, kNone, kNone,
+     hang_field::kProcess, hang_field::kThread, hang_field::kSignature},
+    {kNone, crash_field::kChannel, crash_field::kOs, kDerived, crash_field::kBuildId, crash_field::kProduct,
+     crash_field::kVersion, crash_field::kProcess, kNone, crash_field::kSignature},
 }};
-constexpr int kBuildIdField = 3;  // in kBuildUsage and kCrashes
+constexpr size_t kBuildIdField = build_field::kBuildId;  // in kBuildUsage and kCrashes
+
+int FieldOf(Table t, Dim d) { return kFieldOf[static_cast<size_t>(t)][static_cast<size_t>(d)]; }
 
 int64_t FloorDiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 
 }  // namespace
-
-void SplitKeyInto(std::string_view key, std::vector<std::string_view>& out, size_t max_fields) {
-  out.clear();
-  size_t start = 0;
-  while (true) {
-    const size_t sep = out.size() + 1 >= max_fields ? std::string_view::npos : key.find(kKeySep, start);
-    if (sep == std::string_view::npos) {
-      out.push_back(key.substr(start));
-      return;
-    }
-    out.push_back(key.substr(start, sep - start));
-    start = sep + 1;
-  }
-}
 
 WindowSel ResolveWindow(const Snapshot& snap, int64_t window_ms) {
   WindowSel w;
@@ -55,46 +50,71 @@ WindowSel ResolveWindow(const Snapshot& snap, int64_t window_ms) {
   return w;
 }
 
-Values ValuesIn(const MergedSeries& s, const WindowSel& w) {
-  if (w.window_ms == 0) return s.total.v;
-  if (!w.span || *w.span >= s.spans.size()) return Values{};
-  return s.spans[*w.span].v;
+Values ValuesIn(const Snapshot& snap, const SeriesData& s, const WindowSel& w) {
+  if (w.window_ms == 0) return s.total;
+  if (!w.span) return Values{};
+  return snap.Span(s, *w.span);
 }
 
-Values PreviousValuesIn(const MergedSeries& s, const WindowSel& w) {
+Values PreviousValuesIn(const Snapshot& snap, const SeriesData& s, const WindowSel& w) {
   Values out{};
-  if (!w.span || !w.previous || *w.previous >= s.spans.size()) return out;
-  for (size_t i = 0; i < kMaxValues; ++i) out[i] = s.spans[*w.previous].v[i] - s.spans[*w.span].v[i];
+  if (!w.span || !w.previous) return out;
+  const Values longer = snap.Span(s, *w.previous);
+  const Values window = snap.Span(s, *w.span);
+  for (size_t i = 0; i < kMaxValues; ++i) out[i] = longer[i] - window[i];
   return out;
 }
 
-const HyperLogLog* InstallsIn(const MergedSeries& s, const WindowSel& w) {
-  if (w.window_ms == 0) return &s.total.installs;
-  if (!w.span || *w.span >= s.spans.size()) return nullptr;
-  return &s.spans[*w.span].installs;
-}
-
-std::string_view Field(Table t, const std::vector<std::string_view>& f, Dim d) {
-  const int i = kFieldIndex[static_cast<size_t>(t)][static_cast<size_t>(d)];
-  if (i == kDerived) {
-    if (f.size() <= kBuildIdField) return {};
-    return f[kBuildIdField].substr(0, 8);
+void AddInstallsIn(const Snapshot& snap, const SeriesData& s, const WindowSel& w, HyperLogLog& into) {
+  if (w.window_ms == 0) {
+    into.Merge(s.installs);
+  } else if (w.span) {
+    into.Merge(snap.SpanInstalls(s, *w.span));
   }
-  if (i < 0 || static_cast<size_t>(i) >= f.size()) return {};
-  return f[static_cast<size_t>(i)];
 }
 
-bool RowMatches(Table t, const std::vector<std::string_view>& f, const Filters& filters,
-                std::initializer_list<Dim> ignore) {
+std::string_view DimText(const Snapshot& snap, const SeriesKey& key, Dim d) {
+  const int i = FieldOf(key.table, d);
+  if (i == kDerived) return snap.Text(key[kBuildIdField]).substr(0, 8);
+  if (i == kNone) return {};
+  return snap.Text(key[static_cast<size_t>(i)]);
+}
+
+RowFilter::RowFilter(const Snapshot& snap, Table t, const Filters& filters, std::initializer_list<Dim> ignore)
+    : snap_(snap) {
   for (size_t d = 0; d < kDimCount; ++d) {
     const auto& want = filters.value[d];
-    if (!want) continue;
     const Dim dim = static_cast<Dim>(d);
+    if (!want || FieldOf(t, dim) == kNone) continue;
     if (std::find(ignore.begin(), ignore.end(), dim) != ignore.end()) continue;
-    if (kFieldIndex[static_cast<size_t>(t)][d] == -1) continue;
-    if (Field(t, f, dim) != *want) return false;
+    const int field = FieldOf(t, dim);
+    checks_.push_back({dim, field == kDerived ? kBuildIdField : static_cast<size_t>(field), *want});
+  }
+}
+
+bool RowFilter::Matches(const SeriesKey& key) {
+  for (Check& c : checks_) {
+    const Sym id = key[c.field];
+    if (id != c.last) {
+      c.last = id;
+      c.last_match = DimText(snap_, key, c.dim) == c.want;
+    }
+    if (!c.last_match) return false;
   }
   return true;
+}
+
+size_t SeriesKeyHash::operator()(const SeriesKey& key) const {
+  return absl::Hash<std::string_view>()(std::string_view(reinterpret_cast<const char*>(&key), sizeof key));
+}
+
+bool StackLess(const Snapshot& snap, StackId a, StackId b) {
+  // Two hang keys that differ in their stacks only: CompareFields holds the order.
+  SeriesKey x, y;
+  x.table = y.table = Table::kHangs;
+  x.f[hang_field::kStack] = a;
+  y.f[hang_field::kStack] = b;
+  return CompareFields(x, y, hang_field::kStack, *snap.symbols) < 0;
 }
 
 size_t TimeAxis::size() const {
@@ -112,7 +132,6 @@ int64_t TimeAxis::PointStartMs(size_t i) const {
 }
 
 TimeAxis AxisFor(const Snapshot& snap, int64_t window_ms) {
-  constexpr int64_t kHourMs = 3'600'000;
   constexpr int64_t kDayMs = 86'400'000;
   TimeAxis axis;
   axis.bucket_ms = snap.bucket_ms > 0 ? snap.bucket_ms : 60'000;
@@ -129,14 +148,12 @@ TimeAxis AxisFor(const Snapshot& snap, int64_t window_ms) {
   return axis;
 }
 
-void AddPoints(const MergedSeries& s, const TimeAxis& axis, std::vector<std::array<int64_t, 2>>& into) {
-  auto it = std::lower_bound(s.points.begin(), s.points.end(), axis.first,
-                             [](const BucketPoint& p, int64_t b) { return p.bucket < b; });
-  for (; it != s.points.end() && it->bucket <= axis.last; ++it) {
-    const int64_t i = axis.IndexOf(it->bucket);
-    if (i < 0) continue;
-    into[static_cast<size_t>(i)][0] += it->v[0];
-    into[static_cast<size_t>(i)][1] += it->v[1];
+void AddPoints(const SeriesData& s, const TimeAxis& axis, std::vector<std::array<int64_t, 2>>& into) {
+  if (axis.last < axis.first) return;
+  for (const BucketPoint& p : PointsOf(s, axis.first, axis.last)) {
+    const auto i = static_cast<size_t>(axis.IndexOf(p.bucket));
+    into[i][0] += p.v[0];
+    into[i][1] += p.v[1];
   }
 }
 

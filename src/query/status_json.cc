@@ -48,7 +48,7 @@ std::string StatusJson(const Snapshot* snap, const RecordCounts& counts, const S
   w.Key("dedup_forgotten").Uint(c.dedup_forgotten);
   size_t series = 0;
   if (snap) {
-    for (const auto& t : snap->tables) series += t.size();
+    for (size_t t = 0; t < kTableCount; ++t) series += snap->table(static_cast<Table>(t)).size();
   }
   w.Key("series").Uint(series);
   w.Key("memory_bytes").Uint(snap ? snap->memory_bytes : 0);

@@ -65,6 +65,8 @@ std::string_view AlertStateName(AlertState s);
 // crash_rate_regression ("parent", ..., "startup") or the source of hang_spike ("bhr",
 // "main"); "" otherwise. `os` is "all" unless per_os (burst is always per OS); `build` is
 // the build id (crash rules), the build date (hang_spike) or "" (burst).
+inline constexpr std::string_view kAllOs = "all";  // AlertKey::os of an alert over every OS
+
 struct AlertKey {
   AlertRule rule = AlertRule::kCrashSignatureSpike;
   std::string channel;

@@ -21,5 +21,7 @@ std::string HangsTimeseriesJson(const Snapshot& snap, const Query& q);
 
 // The source a hang query reads: the filter, or bhr when any bhr usage exists, else main.
 std::string HangSource(const Snapshot& snap, const Query& q);
+// The query's filters with the source filter set to `source` (rows of other sources never count).
+Filters HangFilters(const Query& q, const std::string& source);
 
 }  // namespace seismo

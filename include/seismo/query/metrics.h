@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "seismo/aggregate/snapshot.h"
+#include "seismo/core/record_counts.h"
 #include "seismo/query/provider.h"
-#include "seismo/query/replay_output.h"
 
 namespace seismo {
 

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "seismo/aggregate/snapshot.h"
-#include "seismo/query/replay_output.h"
+#include "seismo/core/record_counts.h"
 
 namespace seismo {
 

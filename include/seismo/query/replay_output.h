@@ -1,15 +1,23 @@
 // The replay/run output document of SPEC §6.4: one JSON object with `records`,
 // `usage`, `builds`, `hangs`, `crashes` and `alerts`, rows sorted by their
-// dimension tuple so two runs over the same input give byte-identical files.
+// dimension tuple (Snapshot::sorted, KeyLess) so two runs over the same input give
+// byte-identical files.
+//
+// It is written from the final Snapshot as it is made: every row's numbers come
+// from the series (total within the retention, distinct installs), the counters
+// (duplicates, late_dropped, folded) from Snapshot::counters, and the text reaches
+// the sink in pieces of about kOutputPiece bytes, never as one string.
 #pragma once
 
-#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
-#include "seismo/aggregate/aggregates.h"
-#include "seismo/core/reject.h"
+#include "seismo/aggregate/snapshot.h"
+#include "seismo/core/record_counts.h"
+#include "seismo/query/output_sink.h"
 
 namespace seismo {
 
@@ -17,8 +25,16 @@ namespace seismo {
 std::optional<double> PerUsageHour(int64_t amount_thousandths, int64_t usage_ms);
 double UsageHours(int64_t usage_ms);
 
-// `alerts_json` is a JSON array (already rendered), "[]" when there are none.
-std::string ReplayOutputJson(const Aggregates& aggregates, const RecordCounts& counts,
+// Bytes WriteReplayOutput gathers before handing them to the sink.
+inline constexpr size_t kOutputPiece = size_t{1} << 20;
+
+// Writes the document to `sink` (no trailing newline). `alerts_json` is a JSON array
+// (already rendered), "[]" when there are none; `indent` > 0 pretty-prints.
+void WriteReplayOutput(const Snapshot& snap, const RecordCounts& counts, std::string_view alerts_json, int indent,
+                       OutputSink& sink);
+
+// The same document as one string (tests, small outputs).
+std::string ReplayOutputJson(const Snapshot& snap, const RecordCounts& counts,
                              const std::string& alerts_json = "[]", int indent = 0);
 
 }  // namespace seismo

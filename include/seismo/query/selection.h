@@ -1,22 +1,27 @@
 // Selection helpers shared by the JSON builders: which rows of a Snapshot table
 // a Query selects, and which of a series' sums a window reads.
 //
-//   window W      -> MergedSeries::spans[SpanIndex(W)]
-//   window "all"  -> MergedSeries::total
-//   previous W    -> spans[index of 2W (or the retention cap)] - spans[W]
+//   window W      -> Snapshot::Span(s, SpanIndex(W))
+//   window "all"  -> SeriesData::total
+//   previous W    -> Span(s, index of 2W (or the retention cap)) - Span(s, W)
 //
-// Time series read MergedSeries::points (buckets within the longest window).
-// Windows longer than 24 h are rolled up to hours:
+// Time series read a series' buckets within the window. Windows longer than 24 h
+// are rolled up to hours:
 //
 //   buckets  b0 b1 b2 ... (bucket_ms each)         first = Bucket(stream) - W/bucket + 1
 //   points   [ step buckets ][ step buckets ] ...  step = 1, or 3600000/bucket_ms past 24 h
 //
-// Threading: pure functions on an immutable Snapshot.
+// Rows are typed keys (aggregate/series_key.h); answers group them by text ids in
+// hash maps and order what they print by the texts (TextsLess), the order the
+// string-keyed maps of the answers had.
+//
+// Threading: pure functions on an immutable Snapshot; a RowFilter belongs to one call.
 #pragma once
 
 #include <array>
-#include <cstdint>
 #include <cstddef>
+#include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <string_view>
 #include <vector>
@@ -25,8 +30,6 @@
 #include "seismo/query/params.h"
 
 namespace seismo {
-
-using Values = std::array<int64_t, kMaxValues>;
 
 struct WindowSel {
   int64_t window_ms = 0;               // 0 = all
@@ -38,27 +41,65 @@ struct WindowSel {
 WindowSel ResolveWindow(const Snapshot& snap, int64_t window_ms);
 
 // Sums of `s` within the window (zeros when the window is unknown).
-Values ValuesIn(const MergedSeries& s, const WindowSel& w);
+Values ValuesIn(const Snapshot& snap, const SeriesData& s, const WindowSel& w);
 // Sums of `s` in the previous window of equal length (zeros when there is none).
-Values PreviousValuesIn(const MergedSeries& s, const WindowSel& w);
-// Install sketch within the window (null when not kept).
-const HyperLogLog* InstallsIn(const MergedSeries& s, const WindowSel& w);
+Values PreviousValuesIn(const Snapshot& snap, const SeriesData& s, const WindowSel& w);
+// Merges the installs of `s` within the window into `into` (nothing when the window is unknown).
+void AddInstallsIn(const Snapshot& snap, const SeriesData& s, const WindowSel& w, HyperLogLog& into);
 
-// Whether a row with key fields `f` of table `t` passes the filters. Filters
-// on dimensions the table lacks are ignored; `ignore` lists dimensions the
-// caller applies itself (or wants ignored, e.g. hang-only filters on usage).
-bool RowMatches(Table t, const std::vector<std::string_view>& f, const Filters& filters,
-                std::initializer_list<Dim> ignore = {});
-
-// SplitKey into a reused vector (no allocation once it has grown): the hot
-// loops split every series key of a table per request.
-// At most `max_fields`: the last one keeps the rest (a hang key's stack is
-// long and has no key separator, so it is not scanned).
-void SplitKeyInto(std::string_view key, std::vector<std::string_view>& out, size_t max_fields = SIZE_MAX);
-
-// Field of `f` holding dimension `d` in table `t`; build_date of build and crash
+// The text of dimension `d` in a key of table key.table: build_date of build and crash
 // rows is the first 8 characters of build_id; "" when the table lacks it.
-std::string_view Field(Table t, const std::vector<std::string_view>& f, Dim d);
+std::string_view DimText(const Snapshot& snap, const SeriesKey& key, Dim d);
+
+// Whether rows of one table pass a query's filters, resolved once per answer. Filters on
+// dimensions the table lacks are ignored; `ignore` lists dimensions the caller applies
+// itself (or wants ignored). Texts are compared (a filter is a string, and an id of an
+// old snapshot may have been given out again for another text since), with the last
+// id seen per filter remembered: rows share most of their fields.
+class RowFilter {
+ public:
+  RowFilter(const Snapshot& snap, Table t, const Filters& filters, std::initializer_list<Dim> ignore = {});
+  bool Matches(const SeriesKey& key);
+
+ private:
+  struct Check {
+    Dim dim;
+    size_t field;
+    std::string_view want;
+    Sym last = kNoId;  // memo of the last id compared and its outcome
+    bool last_match = false;
+  };
+  const Snapshot& snap_;
+  std::vector<Check> checks_;
+};
+
+// Key prefixes the answers rely on: a hang key starts with its usage key (source,
+// channel, os, build_date), and a crash key with its build usage key (channel,
+// product, version, build_id, os).
+static_assert(int{hang_field::kSource} == usage_field::kSource && int{hang_field::kChannel} == usage_field::kChannel &&
+              int{hang_field::kOs} == usage_field::kOs && int{hang_field::kBuildDate} == usage_field::kBuildDate);
+static_assert(int{crash_field::kChannel} == build_field::kChannel &&
+              int{crash_field::kProduct} == build_field::kProduct &&
+              int{crash_field::kVersion} == build_field::kVersion &&
+              int{crash_field::kBuildId} == build_field::kBuildId && int{crash_field::kOs} == build_field::kOs);
+
+// Hash of a key's 36 bytes, for maps keyed by SeriesKey (equal keys have equal bytes).
+struct SeriesKeyHash {
+  size_t operator()(const SeriesKey& key) const;
+};
+
+// Orders tuples of text ids by their texts, field by field (kNoId only where both hold it).
+template <size_t N>
+bool TextsLess(const Snapshot& snap, const std::array<Sym, N>& a, const std::array<Sym, N>& b) {
+  for (size_t i = 0; i < N; ++i) {
+    if (a[i] == b[i]) continue;
+    return snap.Text(a[i]) < snap.Text(b[i]);
+  }
+  return false;
+}
+
+// Orders stacks as the rows of the hang table are ordered (ADR 0020: frame by frame).
+bool StackLess(const Snapshot& snap, StackId a, StackId b);
 
 // Bucketed time axis of a window (see the picture above).
 struct TimeAxis {
@@ -74,8 +115,8 @@ struct TimeAxis {
 };
 TimeAxis AxisFor(const Snapshot& snap, int64_t window_ms);
 
-// Adds the points of `s` to `into` (size axis.size()), value i into into[..][i].
-void AddPoints(const MergedSeries& s, const TimeAxis& axis, std::vector<std::array<int64_t, 2>>& into);
+// Adds the buckets of `s` to `into` (size axis.size()), value i into into[..][i].
+void AddPoints(const SeriesData& s, const TimeAxis& axis, std::vector<std::array<int64_t, 2>>& into);
 
 // The snapshot to read when none has been published yet: empty tables.
 const Snapshot& EmptySnapshot();

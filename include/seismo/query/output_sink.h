@@ -1,0 +1,47 @@
+// OutputSink: where a long output goes as it is made (replay output of SPEC §6.4:
+// tens of MB), so it is never held whole in memory.
+//
+//   WriteReplayOutput ──Write(piece ~1 MiB)──> FileOutputSink ──fwrite──> FILE*
+//                                         └──> StringOutputSink (tests, small outputs)
+//
+// Ownership: a sink borrows what it writes to. Threading: one writer at a time.
+#pragma once
+
+#include <cstdio>
+#include <string>
+#include <string_view>
+
+namespace seismo {
+
+class OutputSink {
+ public:
+  virtual ~OutputSink() = default;
+  // Appends `bytes`. A sink that failed keeps accepting (and dropping) bytes; its
+  // owner checks for failure once at the end.
+  virtual void Write(std::string_view bytes) = 0;
+};
+
+// Writes to a stdio stream it does not own (fwrite; the caller flushes and closes).
+class FileOutputSink final : public OutputSink {
+ public:
+  explicit FileOutputSink(std::FILE* file) : file_(file) {}
+  void Write(std::string_view bytes) override;
+  // False once a write came short (errno tells why).
+  bool ok() const { return ok_; }
+
+ private:
+  std::FILE* file_;
+  bool ok_ = true;
+};
+
+// Collects everything in a string.
+class StringOutputSink final : public OutputSink {
+ public:
+  void Write(std::string_view bytes) override { out_.append(bytes); }
+  std::string Take() { return std::move(out_); }
+
+ private:
+  std::string out_;
+};
+
+}  // namespace seismo
