@@ -142,7 +142,7 @@ std::string HangsJson(const Snapshot& snap, const Query& q) {
     std::partial_sort(stacks.begin(), stacks.begin() + static_cast<std::ptrdiff_t>(top), stacks.end(),
                       [&snap](const auto& a, const auto& b) {
                         return a.second.hang_us != b.second.hang_us ? a.second.hang_us > b.second.hang_us
-                                                                    : StackLess(snap, a.first, b.first);
+                                                                    : CompareStacks(a.first, b.first, *snap.symbols) < 0;
                       });
     stacks.resize(top);
     w.Key("stacks").BeginArray();

@@ -6,7 +6,6 @@
 
 #include "seismo/core/json_writer.h"
 #include "seismo/core/reject.h"
-#include "seismo/query/selection.h"
 
 namespace seismo {
 
@@ -26,12 +25,11 @@ class PieceWriter {
   PieceWriter(int indent, OutputSink& sink) : w_(indent), sink_(sink) {}
   JsonWriter& w() { return w_; }
   void RowDone() {
-    if (w_.str().size() >= kOutputPiece) Flush();
+    if (w_.text().size() >= kOutputPiece) Flush();
   }
   void Flush() {
-    // Take() leaves the writer's nesting state and an empty text (a moved-from string).
-    const std::string piece = w_.Take();
-    sink_.Write(piece);
+    sink_.Write(w_.text());
+    w_.Clear();
   }
 
  private:
@@ -41,8 +39,8 @@ class PieceWriter {
 
 // The usage (ms, the first value) of every series of `t`, by key: the denominators of
 // the hang and crash rows.
-absl::flat_hash_map<SeriesKey, int64_t, SeriesKeyHash> UsageByKey(const Snapshot& snap, Table t) {
-  absl::flat_hash_map<SeriesKey, int64_t, SeriesKeyHash> out;
+absl::flat_hash_map<SeriesKey, int64_t> UsageByKey(const Snapshot& snap, Table t) {
+  absl::flat_hash_map<SeriesKey, int64_t> out;
   out.reserve(snap.table(t).size());
   for (const SeriesData* s : snap.table(t)) out.emplace(s->key, s->total[0]);
   return out;
@@ -56,7 +54,7 @@ SeriesKey Prefix(const SeriesKey& from, Table t) {
   return k;
 }
 
-int64_t Find(const absl::flat_hash_map<SeriesKey, int64_t, SeriesKeyHash>& usage, const SeriesKey& key) {
+int64_t Find(const absl::flat_hash_map<SeriesKey, int64_t>& usage, const SeriesKey& key) {
   auto it = usage.find(key);
   return it == usage.end() ? 0 : it->second;
 }

@@ -1,7 +1,5 @@
 #include "seismo/query/selection.h"
 
-#include <absl/hash/hash.h>
-
 #include <algorithm>
 
 namespace seismo {
@@ -102,19 +100,6 @@ bool RowFilter::Matches(const SeriesKey& key) {
     if (!c.last_match) return false;
   }
   return true;
-}
-
-size_t SeriesKeyHash::operator()(const SeriesKey& key) const {
-  return absl::Hash<std::string_view>()(std::string_view(reinterpret_cast<const char*>(&key), sizeof key));
-}
-
-bool StackLess(const Snapshot& snap, StackId a, StackId b) {
-  // Two hang keys that differ in their stacks only: CompareFields holds the order.
-  SeriesKey x, y;
-  x.table = y.table = Table::kHangs;
-  x.f[hang_field::kStack] = a;
-  y.f[hang_field::kStack] = b;
-  return CompareFields(x, y, hang_field::kStack, *snap.symbols) < 0;
 }
 
 size_t TimeAxis::size() const {

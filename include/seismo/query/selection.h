@@ -83,11 +83,6 @@ static_assert(int{crash_field::kChannel} == build_field::kChannel &&
               int{crash_field::kVersion} == build_field::kVersion &&
               int{crash_field::kBuildId} == build_field::kBuildId && int{crash_field::kOs} == build_field::kOs);
 
-// Hash of a key's 36 bytes, for maps keyed by SeriesKey (equal keys have equal bytes).
-struct SeriesKeyHash {
-  size_t operator()(const SeriesKey& key) const;
-};
-
 // Orders tuples of text ids by their texts, field by field (kNoId only where both hold it).
 template <size_t N>
 bool TextsLess(const Snapshot& snap, const std::array<Sym, N>& a, const std::array<Sym, N>& b) {
@@ -97,9 +92,6 @@ bool TextsLess(const Snapshot& snap, const std::array<Sym, N>& a, const std::arr
   }
   return false;
 }
-
-// Orders stacks as the rows of the hang table are ordered (ADR 0020: frame by frame).
-bool StackLess(const Snapshot& snap, StackId a, StackId b);
 
 // Bucketed time axis of a window (see the picture above).
 struct TimeAxis {
