@@ -1,5 +1,7 @@
 // A hand-built world for the query tests: deltas applied to one ShardState at
-// chosen event times, merged into a Snapshot exactly as the daemon does.
+// chosen event times, merged into a Snapshot exactly as the daemon does. Keys are
+// named by their texts and interned into the world's Symbols, which every snapshot
+// it builds keeps alive.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -14,6 +16,7 @@
 #include "seismo/core/hash.h"
 #include "seismo/core/time.h"
 #include "seismo/query/params.h"
+#include "support/keys.h"
 
 namespace seismo::testing {
 
@@ -24,7 +27,7 @@ inline constexpr int64_t kDay = 86'400'000;
 class World {
  public:
   // Stream time ends at t0 (2026-11-20T12:00:00Z).
-  World() : state_(Options()) {}
+  World() : symbols_(std::make_shared<Symbols>()), state_(Options(), symbols_.get()) {}
 
   static AggregateOptions Options() {
     AggregateOptions o;
@@ -37,49 +40,48 @@ class World {
 
   void Usage(std::string_view source, std::string_view os, int64_t usage_ms, int64_t ago_ms,
              std::string_view channel = "release", std::string_view date = "20261117") {
-    Apply(Table::kUsage, JoinKey({source, channel, os, date}), {usage_ms, 1}, ago_ms);
+    Apply(test::MakeDelta(*symbols_, Table::kUsage, {source, channel, os, date}), {usage_ms, 1}, ago_ms);
   }
   void BuildUsage(std::string_view os, int64_t usage_ms, int64_t pings, int64_t gpu, int64_t ago_ms,
                   std::string_view build_id = "20261117090501") {
-    Apply(Table::kBuildUsage, JoinKey({"release", "Firefox", "146.0", build_id, os}), {usage_ms, pings, gpu, 0, 0},
-          ago_ms);
+    Apply(test::MakeDelta(*symbols_, Table::kBuildUsage, {"release", "Firefox", "146.0", build_id, os}),
+          {usage_ms, pings, gpu, 0, 0}, ago_ms);
   }
   void Hang(std::string_view source, std::string_view os, std::string_view process, std::string_view thread,
             const std::vector<std::string>& stack, int64_t hang_us, int64_t count, int64_t ago_ms) {
-    Apply(Table::kHangs,
-          JoinKey({source, "release", os, "20261117", process, thread, stack.back(), JoinStack(stack)}),
+    std::string frames;
+    for (const std::string& frame : stack) {
+      if (!frames.empty()) frames += '\x1e';
+      frames += frame;
+    }
+    Apply(test::MakeDelta(*symbols_, Table::kHangs,
+                          {source, "release", os, "20261117", process, thread, stack.back(), frames}),
           {hang_us, count}, ago_ms);
   }
   void Crash(std::string_view sig, std::string_view process, std::string_view cls, std::string_view install,
              int64_t ago_ms, bool startup = false, std::string_view os = "Linux",
              std::string_view build_id = "20261117090501") {
-    Delta d;
-    d.table = Table::kCrashes;
-    d.key = JoinKey({"release", "Firefox", "146.0", build_id, os, process, cls, sig});
-    d.time = EventTime{t0_ - ago_ms};
-    d.values = {1, startup ? 1 : 0};
+    Delta d = test::MakeDelta(*symbols_, Table::kCrashes, {"release", "Firefox", "146.0", build_id, os, process, cls, sig});
     d.install_hash = Hash64(install);
-    d.route_hash = Hash64(d.key);
-    state_.Apply(d);
+    Apply(std::move(d), {1, startup ? 1 : 0}, ago_ms);
   }
   std::shared_ptr<const Snapshot> Build() {
     state_.AdvanceTo(EventTime{t0_});
     std::shared_ptr<const ShardSnapshot> shard = state_.Snapshot();
-    return MergeSnapshots({shard}, kMin, Options().windows_ms);
+    const AggregateOptions options = Options();
+    return MergeSnapshots({shard}, *symbols_, options.bucket_ms, options.windows_ms, options.retention_ms, true,
+                          symbols_);
   }
 
  private:
-  void Apply(Table t, std::string key, std::array<int64_t, 5> v, int64_t ago_ms) {
-    Delta d;
-    d.table = t;
-    d.key = std::move(key);
+  void Apply(Delta d, Values v, int64_t ago_ms) {
     d.time = EventTime{t0_ - ago_ms};
     d.values = v;
-    d.route_hash = Hash64(d.key);
     state_.Apply(d);
   }
 
   int64_t t0_ = ParseTimestamp("2026-11-20T12:00:00Z")->ms;
+  std::shared_ptr<Symbols> symbols_;
   ShardState state_;
 };
 
