@@ -6,6 +6,7 @@
 #include <simdjson.h>
 
 #include <algorithm>
+#include <functional>
 #include <set>
 #include <tuple>
 
@@ -49,6 +50,33 @@ ScenarioOptions Plant(uint32_t plants, uint64_t seed) {
   o.seed = seed;
   o.plants = plants;
   return o;
+}
+
+// The scenario's deltas that `keep` selects, aggregated by one ShardState as
+// Scenario::MakeSnapshot does, for tests that change what a snapshot holds.
+struct Aggregated {
+  AggregateOptions options;
+  std::shared_ptr<Symbols> symbols = std::make_shared<Symbols>();
+  std::shared_ptr<const ShardSnapshot> shard;
+
+  // The merged snapshot, after `edit` changed a copy of the shard's snapshot.
+  std::shared_ptr<const Snapshot> Merge(const std::function<void(ShardSnapshot&)>& edit = {}) const {
+    auto copy = std::make_shared<ShardSnapshot>(*shard);
+    if (edit) edit(*copy);
+    return MergeSnapshots({copy}, *symbols, options.bucket_ms, options.windows_ms, options.retention_ms, true,
+                          symbols);
+  }
+};
+
+Aggregated Aggregate(const Scenario& s, const std::function<bool(const Delta&)>& keep) {
+  Aggregated out;
+  ShardState state(out.options, out.symbols.get());
+  s.ForEachDelta(*out.symbols, [&](Delta&& d) {
+    if (keep(d)) state.Apply(d);
+  });
+  state.AdvanceTo(EventTime{s.end_ms()});
+  out.shard = state.Snapshot();
+  return out;
 }
 
 std::string Describe(const Fired& f) {
@@ -191,14 +219,10 @@ TEST(AlertRules, BurstWaitsForUsageThatLagsBehindCrashes) {
   constexpr int64_t kLag = 45 * 60'000;
   for (uint64_t seed : test::Seeds({1, 2, 3})) {
     Scenario s(Plant(0, seed));
-    AggregateOptions ao;
-    ShardState state(ao);
-    s.ForEachDelta([&](Delta&& d) {
-      if (d.table == Table::kBuildUsage && d.time.ms > s.end_ms() - kLag) return;  // not consumed yet
-      state.Apply(d);
+    const Aggregated aggregated = Aggregate(s, [&](const Delta& d) {
+      return d.table() != Table::kBuildUsage || d.time.ms <= s.end_ms() - kLag;  // the rest: not consumed yet
     });
-    state.AdvanceTo(EventTime{s.end_ms()});
-    auto lagging = MergeSnapshots({state.Snapshot()}, ao.bucket_ms, ao.windows_ms);
+    auto lagging = aggregated.Merge();
     EXPECT_LE(lagging->table_time_ms[static_cast<size_t>(Table::kBuildUsage)], s.end_ms() - kLag);
     std::set<std::string> bursts;
     for (const AlertCandidate& c : EvaluateRules(*lagging, {})) {
@@ -207,10 +231,9 @@ TEST(AlertRules, BurstWaitsForUsageThatLagsBehindCrashes) {
     EXPECT_TRUE(bursts.empty()) << "seed " << seed << ": " << *bursts.begin();
 
     // The control: reading up to the stream time instead sees a burst that is not there.
-    Snapshot blind = *lagging;
-    blind.table_time_ms = MakeTableTimes();
+    auto blind = aggregated.Merge([](ShardSnapshot& shard) { shard.table_time_ms = MakeTableTimes(); });
     size_t blind_bursts = 0;
-    for (const AlertCandidate& c : EvaluateRules(blind, {})) blind_bursts += c.holds && c.key.rule == AlertRule::kBurst;
+    for (const AlertCandidate& c : EvaluateRules(*blind, {})) blind_bursts += c.holds && c.key.rule == AlertRule::kBurst;
     EXPECT_GT(blind_bursts, 0u) << "seed " << seed;
   }
 }
@@ -221,20 +244,15 @@ TEST(AlertRules, RegressionWaitsForUsageThatLagsBehindCrashes) {
   constexpr int64_t kLag = 15 * 3'600'000;
   for (uint64_t seed : test::Seeds({1, 2})) {
     Scenario s(Plant(0, seed));
-    AggregateOptions ao;
-    ShardState state(ao);
-    s.ForEachDelta([&](Delta&& d) {
-      if (d.table == Table::kBuildUsage && d.time.ms > s.end_ms() - kLag) return;  // not consumed yet
-      state.Apply(d);
+    const Aggregated aggregated = Aggregate(s, [&](const Delta& d) {
+      return d.table() != Table::kBuildUsage || d.time.ms <= s.end_ms() - kLag;  // the rest: not consumed yet
     });
-    state.AdvanceTo(EventTime{s.end_ms()});
-    auto lagging = MergeSnapshots({state.Snapshot()}, ao.bucket_ms, ao.windows_ms);
+    auto lagging = aggregated.Merge();
     EXPECT_EQ(FiredOf(EvaluateRules(*lagging, {})), Fired{}) << "seed " << seed;
 
     // The control: judging the build up to the stream time sees a regression that is not there.
-    Snapshot blind = *lagging;
-    blind.table_time_ms = MakeTableTimes();
-    const Fired blind_fired = FiredOf(EvaluateRules(blind, {}));
+    auto blind = aggregated.Merge([](ShardSnapshot& shard) { shard.table_time_ms = MakeTableTimes(); });
+    const Fired blind_fired = FiredOf(EvaluateRules(*blind, {}));
     const bool regression = std::any_of(blind_fired.begin(), blind_fired.end(), [&](const auto& f) {
       return std::get<0>(f) == "crash_rate_regression" && std::get<1>(f) == s.truth().new_build_id;
     });
@@ -333,8 +351,9 @@ TEST(AlertRules, CrashShareExposureWithoutMainPings) {
   // A deployment with crash reports only: exposure falls back to the build's crash count,
   // where a signature's share of the crashes still triples.
   Scenario s(Plant(kPlantSignatureSpike, 10));
-  auto snap = std::make_shared<Snapshot>(*s.MakeSnapshot());
-  snap->tables[static_cast<size_t>(Table::kBuildUsage)].clear();
+  auto snap = Aggregate(s, [](const Delta&) { return true; }).Merge([](ShardSnapshot& shard) {
+    shard.pages[static_cast<size_t>(Table::kBuildUsage)].clear();  // the build usage rows, not their table time
+  });
   const std::vector<AlertCandidate> c = EvaluateRules(*snap, AlertOptions{});
   const Fired fired = FiredOf(c);
   EXPECT_TRUE(fired.count({"crash_signature_spike", s.truth().new_build_id, s.truth().spike_signature, ""}))

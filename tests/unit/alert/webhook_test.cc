@@ -11,8 +11,11 @@
 #include <mutex>
 #include <thread>
 
+#include "seismo/aggregate/shard_state.h"
+#include "seismo/aggregate/snapshot.h"
 #include "seismo/alert/service.h"
 #include "seismo/alert/sinks.h"
+#include "support/keys.h"
 #include "unit/alert/webhook_receiver.h"
 
 namespace seismo {
@@ -151,7 +154,7 @@ TEST(AlertServiceTest, EvaluatesOnItsThreadAndFeedsTheSinks) {
   AlertOptions o;
   o.interval = 20ms;
   o.for_evaluations = 1;
-  o.age_matched = false;  // the hand-made snapshot has totals only, no hourly points
+  o.age_matched = false;  // the hand-made timeline: each build's whole life against the other's
   o.min_baseline_builds = 1;  // ... and one earlier build
   o.webhook_url = receiver.url();
   char path[] = "/tmp/seismo-alerts-XXXXXX";
@@ -159,27 +162,31 @@ TEST(AlertServiceTest, EvaluatesOnItsThreadAndFeedsTheSinks) {
   ASSERT_GE(fd, 0);
   close(fd);
   o.log_file = path;
-  // A snapshot with one brand-new signature from many installs on a new build.
-  auto snap = std::make_shared<Snapshot>();
-  snap->stream_time_ms = 1'795'000'000'000;
-  auto key = [](const char* build, const char* sig) {
-    return JoinKey({"release", "Firefox", "150.0", build, "Linux", "parent", "parent", sig});
+  // A snapshot with one brand-new signature from many installs on a new build: an old
+  // build (1000 usage hours, 50 crashes, ten days ago) and a new one (100 usage hours,
+  // 30 crashes of 30 installs, an hour ago), through a ShardState.
+  const int64_t stream_ms = 1'795'000'000'000;
+  const int64_t old_ms = stream_ms - 10 * 86'400'000LL, new_ms = stream_ms - 3'600'000;
+  auto symbols = std::make_shared<Symbols>();
+  AggregateOptions aggregate;
+  ShardState state(aggregate, symbols.get());
+  auto usage = [&](const char* build, int64_t t_ms, int64_t usage_ms) {
+    state.Apply(test::MakeDelta(*symbols, Table::kBuildUsage, {"release", "Firefox", "150.0", build, "Linux"}, t_ms,
+                                {usage_ms}));
   };
-  auto usage = [](const char* build) { return JoinKey({"release", "Firefox", "150.0", build, "Linux"}); };
-  MergedSeries old_usage, new_usage, old_crash, new_crash;
-  old_usage.total.v[0] = 1000 * 3'600'000LL;
-  old_usage.first_ms = snap->stream_time_ms - 10 * 86'400'000LL;
-  new_usage.total.v[0] = 100 * 3'600'000LL;
-  new_usage.first_ms = snap->stream_time_ms - 3'600'000;
-  old_crash.total.v[0] = 50;
-  old_crash.first_ms = old_usage.first_ms;
-  new_crash.total.v[0] = 30;
-  new_crash.first_ms = new_usage.first_ms;
-  for (uint64_t i = 0; i < 30; ++i) new_crash.total.installs.Add(0x9e3779b97f4a7c15ULL * (i + 1));
-  snap->tables[static_cast<size_t>(Table::kBuildUsage)][usage("20261101000000")] = old_usage;
-  snap->tables[static_cast<size_t>(Table::kBuildUsage)][usage("20261120000000")] = new_usage;
-  snap->tables[static_cast<size_t>(Table::kCrashes)][key("20261101000000", "old")] = old_crash;
-  snap->tables[static_cast<size_t>(Table::kCrashes)][key("20261120000000", "brand_new")] = new_crash;
+  auto crash = [&](const char* build, const char* sig, int64_t t_ms, int64_t count, uint64_t install) {
+    Delta d = test::MakeDelta(*symbols, Table::kCrashes,
+                              {"release", "Firefox", "150.0", build, "Linux", "parent", "parent", sig}, t_ms, {count});
+    d.install_hash = install;
+    state.Apply(d);
+  };
+  usage("20261101000000", old_ms, 1000 * 3'600'000LL);
+  usage("20261120000000", new_ms, 100 * 3'600'000LL);
+  crash("20261101000000", "old", old_ms, 50, 0);
+  for (uint64_t i = 0; i < 30; ++i) crash("20261120000000", "brand_new", new_ms, 1, 0x9e3779b97f4a7c15ULL * (i + 1));
+  state.AdvanceTo(EventTime{stream_ms});
+  auto snap = MergeSnapshots({state.Snapshot()}, *symbols, aggregate.bucket_ms, aggregate.windows_ms,
+                             aggregate.retention_ms, true, symbols);
   std::shared_ptr<const Snapshot> published = snap;
   std::mutex mu;
   AlertService service(o, [&] {
