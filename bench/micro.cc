@@ -1,7 +1,7 @@
 // Google Benchmark micro-benchmarks of the hot paths, on documents from the
 // same generator (and seed) as scripts/bench's corpus:
 //   BM_ParseMain / BM_ParseBhr / BM_ParseCrashPing   Parser::Parse of one document
-//   BM_RouteEnqueue    DocumentToDeltas + shard routing + batch push through an SPSC ring
+//   BM_RouteEnqueue    DeltaEncoder::Encode + shard routing + batch push through an SPSC ring
 //   BM_AggregateAdd    ShardState::Apply of one delta (hang series, realistic keys)
 //   BM_Signature       SignatureGenerator::Generate of one crash (CrashData prepared)
 // Not a test: nothing here asserts a speed (SPEC §8).
@@ -93,16 +93,21 @@ void BM_RouteEnqueue(benchmark::State& state) {
   std::vector<std::unique_ptr<SpscRing<DeltaBatchPtr>>> rings;
   for (size_t s = 0; s < shards; ++s) rings.push_back(std::make_unique<SpscRing<DeltaBatchPtr>>(1024));
   std::vector<DeltaBatchPtr> batches(shards);
+  Symbols symbols;
+  DeltaEncoder encoder(&symbols);
+  std::vector<Delta> out;
   size_t i = 0;
   uint64_t deltas = 0;
   for (auto _ : state) {
     const ParsedDocument& doc = docs[i++ % docs.size()];
-    DocumentToDeltas(doc, EventTime{1'795'000'000'000}, [&](Delta&& d) {
+    out.clear();
+    encoder.Encode(doc, EventTime{1'795'000'000'000}, out);
+    for (const Delta& d : out) {
       size_t s = d.route_hash % shards;
       if (!batches[s]) batches[s] = std::make_unique<DeltaBatch>();
-      batches[s]->deltas.push_back(std::move(d));
+      batches[s]->deltas.push_back(d);
       ++deltas;
-    });
+    }
     for (size_t s = 0; s < shards; ++s) {
       if (!batches[s]) continue;
       if (!rings[s]->TryPush(batches[s])) state.SkipWithError("ring full");
@@ -119,10 +124,10 @@ void BM_RouteEnqueue(benchmark::State& state) {
 void BM_AggregateAdd(benchmark::State& state) {
   std::vector<ParsedDocument> docs = ParsedMix();
   std::vector<Delta> deltas;
-  for (const ParsedDocument& d : docs) {
-    DocumentToDeltas(d, EventTime{1'795'000'000'000}, [&](Delta&& x) { deltas.push_back(std::move(x)); });
-  }
-  ShardState shard(AggregateOptions{});
+  Symbols symbols;
+  DeltaEncoder encoder(&symbols);
+  for (const ParsedDocument& d : docs) encoder.Encode(d, EventTime{1'795'000'000'000}, deltas);
+  ShardState shard(AggregateOptions{}, &symbols);
   size_t i = 0;
   int64_t t = 1'795'000'000'000;
   for (auto _ : state) {

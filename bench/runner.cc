@@ -574,29 +574,45 @@ int Memory(size_t series) {
   uint64_t rss1 = 0;
   size_t estimate = 0;
   {
-    ShardState shard(o);
+    // Interned texts count: each series brings its own leaf frame and stack.
+    Symbols symbols;
+    DeltaEncoder encoder(&symbols);
+    ShardState shard(o, &symbols);
     const int64_t t = 1'795'000'000'000;
     for (size_t i = 0; i < series; ++i) {
-      Delta d;
-      d.time = EventTime{t + static_cast<int64_t>(i % 60) * 1000};
+      ParsedDocument doc;
+      doc.dims.channel = i % 10 == 9 ? "release" : "nightly";
+      doc.dims.product = "Firefox";
+      doc.dims.version = "146.0";
+      doc.dims.build_id = "20261117090501";
+      doc.dims.build_date = "20261117";
+      doc.dims.os = "Windows_NT";
+      std::vector<Delta> deltas;
       if (i % 10 == 9) {
-        d.table = Table::kCrashes;
-        d.key = JoinKey({"release", "Firefox", "146.0", "20261117090501", "Windows_NT", "content", "content",
-                         "mozilla::dom::Signature" + std::to_string(i)});
-        d.values = {1, 0, 0, 0, 0};
-        d.install_hash = Hash64(std::to_string(i));
+        doc.kind = DocKind::kCrash;
+        CrashRecord c;
+        c.process = "content";
+        c.crash_class = CrashClass::kContent;
+        c.signature = "mozilla::dom::Signature" + std::to_string(i);
+        c.install_id = std::to_string(i);
+        doc.crash = c;
       } else {
-        std::vector<std::string> stack;
+        doc.kind = DocKind::kBhr;
+        HangRecord h;
         size_t depth = 6 + i % 7;
-        for (size_t f = 0; f < depth; ++f) stack.push_back(frames[(i / (f + 1) + f) % frames.size()]);
-        stack.push_back("Leaf" + std::to_string(i));
-        d.table = Table::kHangs;
-        d.key = JoinKey({"bhr", "nightly", "Windows_NT", "20261117", "parent", "Gecko", stack.back(),
-                         JoinStack(stack)});
-        d.values = {128'000, 1, 0, 0, 0};
+        for (size_t f = 0; f < depth; ++f) h.stack.push_back(frames[(i / (f + 1) + f) % frames.size()]);
+        h.stack.push_back("Leaf" + std::to_string(i));
+        h.signature = h.stack.back();
+        h.process = "parent";
+        h.thread = "Gecko";
+        h.hang_us = 128'000;
+        h.hang_count = 1;
+        doc.hangs.push_back(std::move(h));
       }
-      d.route_hash = Hash64(d.key);
-      shard.Apply(d);
+      encoder.Encode(doc, EventTime{t + static_cast<int64_t>(i % 60) * 1000}, deltas);
+      for (const Delta& d : deltas) {
+        if (d.table() == Table::kHangs || d.table() == Table::kCrashes) shard.Apply(d);
+      }
     }
     rss1 = RssBytes();
     estimate = shard.MemoryBytes();

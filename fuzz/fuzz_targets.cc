@@ -32,14 +32,17 @@ std::string CheckAccepted(const ParsedDocument& d) {
     if (h.stack.empty() && h.signature != "(empty stack)") return "empty stack not named (empty stack)";
   }
   if (d.crash && d.crash->signature.size() > 255) return "crash signature over 255 characters";
-  size_t deltas = 0;
-  bool empty_key = false;
-  DocumentToDeltas(d, EventTime{0}, [&](Delta&& delta) {
-    empty_key = empty_key || delta.key.empty();
-    ++deltas;
-  });
-  if (empty_key) return "delta with an empty key";
-  if (deltas == 0) return "accepted document without deltas";
+  thread_local Symbols symbols;
+  thread_local DeltaEncoder encoder(&symbols);
+  std::vector<Delta> deltas;
+  encoder.Encode(d, EventTime{0}, deltas);
+  for (const Delta& delta : deltas) {
+    for (size_t i = 0; i < FieldCount(delta.table()); ++i) {
+      if (delta.key[i] == kNoId) return "delta with an unset key field";
+    }
+    if (delta.hash != KeyContentHash(delta.key, symbols)) return "delta whose hash is not its key's";
+  }
+  if (deltas.empty()) return "accepted document without deltas";
   return "";
 }
 

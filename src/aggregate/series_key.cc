@@ -51,8 +51,13 @@ int Compare(std::string_view a, std::string_view b) {
 int CompareFields(const SeriesKey& a, const SeriesKey& b, size_t i, const Symbols& symbols) {
   if (a.f[i] == b.f[i]) return 0;
   if (!IsStackField(a.table, i)) return Compare(symbols.Text(a.f[i]), symbols.Text(b.f[i]));
-  std::span<const Sym> x = symbols.Frames(a.f[i]);
-  std::span<const Sym> y = symbols.Frames(b.f[i]);
+  return CompareStacks(a.f[i], b.f[i], symbols);
+}
+
+int CompareStacks(StackId a, StackId b, const Symbols& symbols) {
+  if (a == b) return 0;
+  std::span<const Sym> x = symbols.Frames(a);
+  std::span<const Sym> y = symbols.Frames(b);
   const size_t n = std::min(x.size(), y.size());
   for (size_t k = 0; k < n; ++k) {
     if (x[k] == y[k]) continue;

@@ -115,8 +115,9 @@ void AddSeries(SeriesData& into, const SeriesData& from) {
 std::shared_ptr<const Snapshot> MergeSnapshots(const std::vector<std::shared_ptr<const ShardSnapshot>>& shards,
                                                const Symbols& symbols, int64_t bucket_ms,
                                                const std::vector<int64_t>& windows_ms, int64_t retention_ms,
-                                               bool routed_by_key) {
+                                               bool routed_by_key, std::shared_ptr<const Symbols> symbols_owner) {
   auto out = std::make_shared<Snapshot>();
+  out->symbols_owner_ = std::move(symbols_owner);
   out->bucket_ms = bucket_ms;
   out->windows_ms = windows_ms;
   out->spans_ms = SpansOf(windows_ms, retention_ms);
@@ -139,17 +140,11 @@ std::shared_ptr<const Snapshot> MergeSnapshots(const std::vector<std::shared_ptr
     const Table table = static_cast<Table>(t);
     // Keys that may repeat across shards: where each sits in `rows`, and its merged
     // copy once a second series of it arrives.
-    struct KeyHash {
-      size_t operator()(const SeriesKey& k) const {
-        return absl::Hash<std::string_view>()(
-            std::string_view(reinterpret_cast<const char*>(&k), sizeof(SeriesKey)));
-      }
-    };
     struct Seen {
       size_t row;
       SeriesData* merged;
     };
-    absl::flat_hash_map<SeriesKey, Seen, KeyHash> seen;
+    absl::flat_hash_map<SeriesKey, Seen> seen;
     auto& rows = out->rows_[t];
     for (const auto& shard : out->shards_) {
       shard->ForEach(table, [&](const SeriesData& s) {

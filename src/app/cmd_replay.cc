@@ -40,19 +40,20 @@ void PrintSummary(FILE* out, const ReplayResult& r) {
     }
   }
   // Usage and hangs per (source, signature), summed over dimensions.
+  const Snapshot& snap = *r.snapshot;
   std::map<std::string, int64_t> usage_by_source;
-  for (const auto& [key, v] : r.aggregates.table(Table::kUsage)) {
-    usage_by_source[std::string(SplitKey(key)[0])] += v.v[0];
+  for (const SeriesData* s : snap.table(Table::kUsage)) {
+    usage_by_source[std::string(snap.Text(s->key[usage_field::kSource]))] += s->total[0];
   }
   for (const auto& [source, ms] : usage_by_source) {
     fmt::print(out, "  {} usage: {:.1f} hours\n", source, UsageHours(ms));
   }
   std::map<std::pair<std::string, std::string>, std::pair<int64_t, int64_t>> by_sig;
-  for (const auto& [key, v] : r.aggregates.table(Table::kHangs)) {
-    auto f = SplitKey(key);
-    auto& slot = by_sig[{std::string(f[0]), std::string(f[6])}];
-    slot.first += v.v[0];
-    slot.second += v.v[1];
+  for (const SeriesData* s : snap.table(Table::kHangs)) {
+    auto& slot = by_sig[{std::string(snap.Text(s->key[hang_field::kSource])),
+                         std::string(snap.Text(s->key[hang_field::kSignature]))}];
+    slot.first += s->total[0];
+    slot.second += s->total[1];
   }
   std::vector<std::pair<double, std::string>> top;
   for (const auto& [k, v] : by_sig) {
@@ -65,7 +66,9 @@ void PrintSummary(FILE* out, const ReplayResult& r) {
     fmt::print(out, "    {:>10.2f}  {}\n", top[i].first, top[i].second);
   }
   std::map<std::string, int64_t> crashes;
-  for (const auto& [key, v] : r.aggregates.table(Table::kCrashes)) crashes[std::string(SplitKey(key)[7])] += v.v[0];
+  for (const SeriesData* s : snap.table(Table::kCrashes)) {
+    crashes[std::string(snap.Text(s->key[crash_field::kSignature]))] += s->total[0];
+  }
   std::vector<std::pair<int64_t, std::string>> top_crashes;
   for (const auto& [sig, n] : crashes) top_crashes.push_back({n, sig});
   std::sort(top_crashes.begin(), top_crashes.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
@@ -105,7 +108,7 @@ int RunReplayCommand(const ReplayArgs& args) {
     alert_options.for_evaluations = 1;
     AlertEngine alerts(alert_options);
     if (result->snapshot) (void)alerts.Evaluate(*result->snapshot);
-    Status s = WriteOutputFile(args.output, ReplayOutputJson(result->aggregates, result->counts,
+    Status s = WriteOutputFile(args.output, ReplayOutputJson(*result->snapshot, result->counts,
                                                              alerts.AlertsJson(), args.pretty ? 2 : 0));
     if (!s.ok()) {
       fmt::print(stderr, "seismo replay: {}\n", s.message());

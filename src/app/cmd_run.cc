@@ -100,7 +100,7 @@ int RunDaemon(const RunArgs& args) {
   }
   if (!args.output.empty()) {
     Status s = WriteOutputFile(
-        args.output, ReplayOutputJson(daemon.FinalAggregates(), daemon.counts(), daemon.alerts_json()));
+        args.output, ReplayOutputJson(*daemon.snapshot(), daemon.counts(), daemon.alerts_json()));
     if (!s.ok()) {
       spdlog::error("output: {}", s.message());
       return 1;

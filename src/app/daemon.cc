@@ -121,7 +121,7 @@ class Daemon::Rebalance final : public KafkaRebalanceListener {
 };
 
 Daemon::Daemon(Config config, const SignatureGenerator* signatures, const Clock* clock)
-    : config_(std::move(config)), signatures_(signatures), clock_(clock) {
+    : config_(std::move(config)), signatures_(signatures), clock_(clock), symbols_(std::make_unique<Symbols>()) {
   started_at_ms_ = clock_->Now().ms;
 }
 
@@ -142,7 +142,7 @@ Status Daemon::Start() {
         {t, kind == config_.kafka.topic_kinds.end() ? std::nullopt : KindByName(kind->second)});
   }
   po.sources.push_back({"(other topic)", std::nullopt});
-  pipeline_ = std::make_unique<Pipeline>(po, signatures_, dead_letters_.get(), clock_);
+  pipeline_ = std::make_unique<Pipeline>(po, symbols_.get(), signatures_, dead_letters_.get(), clock_);
   if (Status s = RestoreCheckpoint(); !s.ok()) return s;
   Publish();  // no thread runs yet: the first alert round and the API see the restored data whole
 
@@ -317,7 +317,7 @@ Status Daemon::RestoreCheckpoint() {
   if (restore_delay_for_testing_.count() > 0) std::this_thread::sleep_for(restore_delay_for_testing_);
   std::string problem;
   std::optional<CheckpointData> data =
-      LoadCheckpoint(config_.checkpoint.dir, config_.aggregate.bucket.count(), &problem);
+      LoadCheckpoint(config_.checkpoint.dir, config_.aggregate.bucket.count(), *symbols_, &problem);
   if (!problem.empty()) spdlog::error("checkpoint: {}; starting empty", problem);
   if (!data) return Status::Ok();
   pipeline_->Restore(data->counts, data->shards);
@@ -376,7 +376,10 @@ bool Daemon::Checkpoint() {
     checkpoint_failures_.fetch_add(1);
     return false;
   }
-  return WriteCheckpointOf(std::move(shards));
+  const bool written = WriteCheckpointOf(std::move(shards));
+  // The pipeline is idle here: a good moment to free the ids no series holds any more.
+  if (!pipeline_->MaybeSweep(wait)) spdlog::warn("intern tables: the shards did not answer; sweep skipped");
+  return written;
 }
 
 bool Daemon::WriteCheckpointOf(std::vector<ShardImage> shards) {
@@ -394,7 +397,7 @@ bool Daemon::WriteCheckpointOf(std::vector<ShardImage> shards) {
   if (save_alert_state_) data.alerts = save_alert_state_();
   CheckpointWriteOptions options;
   options.pause_midway_for_testing = checkpoint_pause_for_testing_;
-  if (Status s = WriteCheckpoint(config_.checkpoint.dir, data, options); !s.ok()) {
+  if (Status s = WriteCheckpoint(config_.checkpoint.dir, data, *symbols_, options); !s.ok()) {
     spdlog::error("checkpoint: {}; the previous checkpoint stays", s.message());
     checkpoint_failures_.fetch_add(1);
     return false;
@@ -413,8 +416,8 @@ bool Daemon::WriteCheckpointOf(std::vector<ShardImage> shards) {
 
 void Daemon::Publish() {
   ShardSet& shards = pipeline_->shards();
-  auto snap = MergeSnapshots(shards.LatestSnapshots(), config_.aggregate.bucket.count(),
-                             ToAggregateOptions(config_).windows_ms);
+  const AggregateOptions o = ToAggregateOptions(config_);
+  auto snap = MergeSnapshots(shards.LatestSnapshots(), *symbols_, o.bucket_ms, o.windows_ms, o.retention_ms);
   std::lock_guard<std::mutex> lock(snapshot_mu_);
   snapshot_ = std::move(snap);
 }
@@ -522,6 +525,5 @@ ServiceStatus Daemon::status() const {
   return s;
 }
 
-Aggregates Daemon::FinalAggregates() const { return pipeline_->Result(); }
 
 }  // namespace seismo

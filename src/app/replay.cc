@@ -103,7 +103,8 @@ Result<ReplayResult> RunReplay(const Config& config, const std::vector<std::stri
   std::unique_ptr<DeadLetterSink> dead_letters = std::move(*opened);
 
   SystemClock clock;
-  Pipeline pipeline(po, signatures, dead_letters.get(), &clock);
+  auto symbols = std::make_unique<Symbols>();
+  Pipeline pipeline(po, symbols.get(), signatures, dead_letters.get(), &clock);
   pipeline.Start();
   auto start = std::chrono::steady_clock::now();
   std::atomic<uint64_t> read_bytes{0};
@@ -128,6 +129,7 @@ Result<ReplayResult> RunReplay(const Config& config, const std::vector<std::stri
         chunk->docs.push_back(ref);
         if (chunk->data.size() >= kChunkBytes || chunk->docs.size() >= kChunkDocs) {
           pipeline.Submit(std::move(chunk));
+          (void)pipeline.MaybeSweep(std::chrono::hours(1));  // a replay has no deadline
           chunk = std::make_unique<DocChunk>();
           read_bytes.store(finished_bytes + reader.bytes_read(), std::memory_order_relaxed);
         }
@@ -144,8 +146,8 @@ Result<ReplayResult> RunReplay(const Config& config, const std::vector<std::stri
   if (!read_error.ok()) return read_error;
   ReplayResult result;
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  result.aggregates = pipeline.Result();
-  result.snapshot = pipeline.FinalSnapshot();  // for the alert rules (hourly points, first seen)
+  result.snapshot = pipeline.FinalSnapshot();
+  result.symbols = std::move(symbols);
   result.counts = CountsOf(pipeline.counters());
   result.input_bytes = result.counts.bytes;
   return result;

@@ -378,8 +378,14 @@ void Scenario::Generate() {
 
 int64_t Scenario::FloorHour(int64_t ms) { return ms - ((ms % kHour) + kHour) % kHour; }
 
-void Scenario::ForEachDelta(const std::function<void(Delta&&)>& emit) const {
-  for (const ScenarioRecord& rec : records_) DocumentToDeltas(rec.doc, rec.time, emit);
+void Scenario::ForEachDelta(Symbols& symbols, const std::function<void(Delta&&)>& emit) const {
+  DeltaEncoder encoder(&symbols);
+  std::vector<Delta> deltas;
+  for (const ScenarioRecord& rec : records_) {
+    deltas.clear();
+    encoder.Encode(rec.doc, rec.time, deltas);
+    for (Delta& d : deltas) emit(std::move(d));
+  }
 }
 
 namespace {
@@ -510,10 +516,12 @@ std::string ScenarioTruthJson(const ScenarioOptions& options, const ScenarioTrut
 }
 
 std::shared_ptr<const Snapshot> Scenario::MakeSnapshot(const AggregateOptions& options) const {
-  ShardState state(options);
-  ForEachDelta([&](Delta&& d) { state.Apply(d); });
+  auto symbols = std::make_shared<Symbols>();
+  ShardState state(options, symbols.get());
+  ForEachDelta(*symbols, [&](Delta&& d) { state.Apply(d); });
   state.AdvanceTo(EventTime{end_ms_});
-  return MergeSnapshots({state.Snapshot()}, options.bucket_ms, options.windows_ms);
+  return MergeSnapshots({state.Snapshot()}, *symbols, options.bucket_ms, options.windows_ms, options.retention_ms,
+                        true, symbols);
 }
 
 }  // namespace seismo

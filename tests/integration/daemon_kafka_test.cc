@@ -19,6 +19,7 @@
 #include "seismo/ingest/kafka_producer.h"
 #include "seismo/ingest/mock_cluster.h"
 #include "seismo/signature/generator.h"
+#include "support/keys.h"
 #include "test_scale.h"
 #include "unit/http/http_client.h"
 
@@ -117,7 +118,7 @@ class DaemonKafka : public ::testing::Test {
     c.aggregate.shards = 2;
     auto r = RunReplay(c, {Corpus()}, signatures_.get(), {});
     EXPECT_TRUE(r);
-    return ReplayOutputJson(r->aggregates, r->counts);
+    return ReplayOutputJson(*r->snapshot, r->counts);
   }
 
   std::string Corpus() const { return (dir_ / "corpus.ndjson").string(); }
@@ -136,7 +137,7 @@ TEST_F(DaemonKafka, ConsumedAggregatesEqualReplayOfTheSameCorpus) {
   ASSERT_TRUE(daemon.Start().ok());
   ASSERT_TRUE(WaitForDocuments({&daemon}, produced_, seconds(90))) << daemon.counts().documents << " of " << produced_;
   daemon.Stop();
-  EXPECT_EQ(ReplayOutputJson(daemon.FinalAggregates(), daemon.counts()), ReplayJson());
+  EXPECT_EQ(ReplayOutputJson(*daemon.snapshot(), daemon.counts()), ReplayJson());
   ASSERT_TRUE(daemon.snapshot());
   EXPECT_GT(daemon.snapshot()->table(Table::kHangs).size(), 100u);
 }
@@ -162,13 +163,12 @@ TEST_F(DaemonKafka, TwoDaemonsInOneGroupCountEveryRecordOnce) {
   EXPECT_GT(second.counts().documents, 0u);
   first.Stop();
   second.Stop();
-  Aggregates together = first.FinalAggregates();
-  together.Add(second.FinalAggregates());
+  const auto together = test::Combine({first.snapshot(), second.snapshot()}, ToAggregateOptions(first.config()));
   RecordCounts counts = first.counts();
   RecordCounts c2 = second.counts();
   for (size_t i = 0; i < counts.by_kind.size(); ++i) counts.by_kind[i] += c2.by_kind[i];
   for (size_t i = 0; i < kRejectReasonCount; ++i) counts.rejected[i] += c2.rejected[i];
-  EXPECT_EQ(ReplayOutputJson(together, counts), ReplayJson());
+  EXPECT_EQ(ReplayOutputJson(*together, counts), ReplayJson());
 }
 
 // Slow shards back the (worker, shard) rings up, full rings block the parse workers, full
@@ -232,7 +232,7 @@ TEST_F(DaemonKafka, FullQueuesPauseConsumptionAndLoseNothing) {
   EXPECT_EQ(daemon.status().consumer_lag, 0);
   server.Stop();
   daemon.Stop();
-  EXPECT_EQ(ReplayOutputJson(daemon.FinalAggregates(), daemon.counts()), ReplayJson());
+  EXPECT_EQ(ReplayOutputJson(*daemon.snapshot(), daemon.counts()), ReplayJson());
 }
 
 // Ready means holding partitions: a member the group gives nothing is not consuming, nor

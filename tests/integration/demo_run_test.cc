@@ -54,7 +54,10 @@ struct Timeline {
 // engine every `interval × speed` of simulated time, as the daemon does at that speed.
 Timeline Play(const DemoPopulation& p, const Config& config, double speed, int64_t until_ms) {
   const AggregateOptions ao = ToAggregateOptions(config);
-  ShardState state(ao);
+  Symbols symbols;
+  ShardState state(ao, &symbols);
+  DeltaEncoder encoder(&symbols);
+  std::vector<Delta> deltas;
   AlertEngine engine(config.alerts);
   const int64_t every = static_cast<int64_t>(static_cast<double>(config.alerts.interval.count()) * speed);
   int64_t next_round = p.start_ms() + every;
@@ -62,7 +65,7 @@ Timeline Play(const DemoPopulation& p, const Config& config, double speed, int64
   Timeline out;
   auto round = [&](int64_t t) {
     state.AdvanceTo(EventTime{t});
-    engine.Evaluate(*MergeSnapshots({state.Snapshot()}, ao.bucket_ms, ao.windows_ms));
+    engine.Evaluate(*MergeSnapshots({state.Snapshot()}, symbols, ao.bucket_ms, ao.windows_ms, ao.retention_ms));
     for (const Alert& a : engine.Alerts()) {
       const Key k{std::string(AlertRuleName(a.key.rule)), a.key.channel, a.key.build, a.key.signature};
       out.ever_pending_or_firing.insert(k);
@@ -86,7 +89,9 @@ Timeline Play(const DemoPopulation& p, const Config& config, double speed, int64
     }
     if (best == cursor.size() || best_ms > until_ms) break;
     const ScenarioRecord& rec = p.channels()[best]->records()[cursor[best]++];
-    DocumentToDeltas(rec.doc, rec.time, [&](Delta&& d) { state.Apply(d); });
+    deltas.clear();
+    encoder.Encode(rec.doc, rec.time, deltas);
+    for (const Delta& d : deltas) state.Apply(d);
   }
   return out;
 }

@@ -236,8 +236,8 @@ TEST(HostileInput, EveryBadDocumentIsRejectedCountedDeadLetteredAndTheDaemonKeep
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     pings = 0;
     if (auto snap = daemon.snapshot()) {
-      for (const auto& [key, series] : snap->table(Table::kUsage)) {
-        if (SplitKey(key)[0] == "main") pings += series.total.v[1];
+      for (const SeriesData* series : snap->table(Table::kUsage)) {
+        if (snap->Text(series->key[usage_field::kSource]) == "main") pings += series->total[1];
       }
     }
   }

@@ -27,6 +27,8 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "seismo/core/symbols.h"
@@ -63,8 +65,16 @@ struct SeriesKey {
 
   bool operator==(const SeriesKey& o) const = default;
   Sym operator[](size_t i) const { return f[i]; }
+
+  // Abseil hashing of the key's bytes (absl::flat_hash_map<SeriesKey, V> works as is).
+  // Where the content hash is at hand (a delta's), hash with that instead.
+  template <typename H>
+  friend H AbslHashValue(H h, const SeriesKey& k) {
+    return H::combine_contiguous(std::move(h), reinterpret_cast<const unsigned char*>(&k), sizeof k);
+  }
 };
 static_assert(sizeof(SeriesKey) == 36);
+static_assert(std::has_unique_object_representations_v<SeriesKey>);
 
 // Builds a key field by field while accumulating its content hash (the parse
 // worker interns each field through its caches and knows each field's hash).
@@ -91,5 +101,7 @@ std::string FieldText(const SeriesKey& key, size_t i, const Symbols& symbols,
 // Total order of keys by their texts (see the header comment). Tables order first.
 bool KeyLess(const SeriesKey& a, const SeriesKey& b, const Symbols& symbols);
 int CompareFields(const SeriesKey& a, const SeriesKey& b, size_t i, const Symbols& symbols);
+// Stacks by their frames' texts, frame by frame (a prefix first): -1, 0 or 1.
+int CompareStacks(StackId a, StackId b, const Symbols& symbols);
 
 }  // namespace seismo

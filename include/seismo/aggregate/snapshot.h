@@ -67,7 +67,8 @@ class Snapshot {
  private:
   friend std::shared_ptr<const Snapshot> MergeSnapshots(
       const std::vector<std::shared_ptr<const ShardSnapshot>>&, const Symbols&, int64_t,
-      const std::vector<int64_t>&, int64_t, bool);
+      const std::vector<int64_t>&, int64_t, bool, std::shared_ptr<const Symbols>);
+  std::shared_ptr<const Symbols> symbols_owner_;  // declared first: destroyed after the pins below
   std::vector<std::shared_ptr<const ShardSnapshot>> shards_;
   std::vector<std::unique_ptr<SeriesData>> merged_;
   std::array<std::vector<const SeriesData*>, kTableCount> rows_;
@@ -82,10 +83,13 @@ std::vector<int64_t> SpansOf(const std::vector<int64_t>& windows_ms, int64_t ret
 // Merges per-shard snapshots (any order gives the same result). `routed_by_key`:
 // the shards are one ShardSet's, so only crash and "(other)" keys can repeat across
 // them; false (snapshots of several instances) merges every repeated key.
+// `symbols_owner`, when given, is kept alive by the snapshot (a snapshot built
+// outside a daemon or pipeline, which otherwise own the Symbols).
 std::shared_ptr<const Snapshot> MergeSnapshots(const std::vector<std::shared_ptr<const ShardSnapshot>>& shards,
                                                const Symbols& symbols, int64_t bucket_ms,
                                                const std::vector<int64_t>& windows_ms, int64_t retention_ms,
-                                               bool routed_by_key = true);
+                                               bool routed_by_key = true,
+                                               std::shared_ptr<const Symbols> symbols_owner = nullptr);
 
 // Sums `from` into `into` (totals, sketches, hours bucket by bucket): two partial
 // series of one key.

@@ -33,6 +33,7 @@
 #include "seismo/alert/service.h"
 #include "seismo/app/config.h"
 #include "seismo/core/status.h"
+#include "seismo/core/symbols.h"
 #include "seismo/core/time.h"
 #include "seismo/query/provider.h"
 #include "seismo/query/replay_output.h"
@@ -67,8 +68,8 @@ class Daemon final : public StateProvider {
   RecordCounts counts() const override;
   ServiceStatus status() const override;
   std::string alerts_json() const override;  // the alert engine's view, "[]" before Start()
-  // After Stop(): the totals as replay would write them.
-  Aggregates FinalAggregates() const;
+  // The process's intern tables (every snapshot's texts).
+  const Symbols& symbols() const { return *symbols_; }
 
 
   const Config& config() const { return config_; }
@@ -113,6 +114,8 @@ class Daemon final : public StateProvider {
   Config config_;
   const SignatureGenerator* signatures_;
   const Clock* clock_;
+  // Outlives everything below that holds ids: pipeline, snapshots, alert engine.
+  std::unique_ptr<Symbols> symbols_;
   std::unique_ptr<DeadLetterSink> dead_letters_;
   std::unique_ptr<Pipeline> pipeline_;
   std::unique_ptr<Rebalance> rebalance_;

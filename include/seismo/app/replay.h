@@ -6,7 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "seismo/aggregate/aggregates.h"
+#include "seismo/core/record_counts.h"
+#include "seismo/core/symbols.h"
 #include "seismo/aggregate/snapshot.h"
 #include "seismo/app/config.h"
 #include "seismo/core/status.h"
@@ -17,7 +18,7 @@ namespace seismo {
 class SignatureGenerator;
 
 struct ReplayResult {
-  Aggregates aggregates;
+  std::unique_ptr<Symbols> symbols;          // the snapshot's texts (outlives it)
   std::shared_ptr<const Snapshot> snapshot;  // the merged final state (stream time = last event)
   RecordCounts counts;
   double seconds = 0;

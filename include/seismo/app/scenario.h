@@ -137,7 +137,7 @@ class Scenario {
   static std::string CrashSignature(int i);
   static std::string HangSignature(int i);
 
-  void ForEachDelta(const std::function<void(Delta&&)>& emit) const;
+  void ForEachDelta(Symbols& symbols, const std::function<void(Delta&&)>& emit) const;
   // NDJSON documents (no newline), in time order: main pings, bhr pings, processed crashes.
   void ForEachDocument(const std::function<void(std::string&&)>& emit) const;
 

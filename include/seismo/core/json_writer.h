@@ -36,6 +36,10 @@ class JsonWriter {
 
   const std::string& str() const { return out_; }
   std::string Take() { return std::move(out_); }
+  // The text written so far, and dropping it while keeping the nesting state and the
+  // buffer (streaming: hand each part to a sink, then go on writing).
+  std::string_view text() const { return out_; }
+  void Clear() { out_.clear(); }
 
  private:
   void Separate();

@@ -2,72 +2,94 @@
 
 #include <gtest/gtest.h>
 
-#include "seismo/aggregate/aggregates.h"
 #include "seismo/aggregate/delta.h"
+#include "seismo/aggregate/snapshot.h"
 #include "seismo/core/hash.h"
+#include "support/keys.h"
 
 namespace seismo {
 namespace {
 
-Delta Crash(const std::string& sig, uint64_t doc, uint64_t install) {
-  Delta d;
-  d.table = Table::kCrashes;
-  d.key = JoinKey({"release", "Firefox", "146.0", "20261117090501", "Linux", "parent", "parent", sig});
-  d.values[0] = 1;
+using test::MakeDelta;
+using test::Totals;
+
+Delta Crash(Symbols& sym, const std::string& sig, uint64_t doc, uint64_t install) {
+  Delta d = MakeDelta(sym, Table::kCrashes,
+                      {"release", "Firefox", "146.0", "20261117090501", "Linux", "parent", "parent", sig}, 0,
+                      {1});
   d.doc_hash = doc;
   d.install_hash = install;
   return d;
 }
 
 TEST(ShardState, SumsValuesPerSeries) {
-  ShardState s;
-  Delta u;
-  u.table = Table::kUsage;
-  u.key = JoinKey({"main", "release", "Linux", "20261117"});
-  u.values = {3'600'000, 1};
+  Symbols sym;
+  ShardState s({}, &sym);
+  Delta u = MakeDelta(sym, Table::kUsage, {"main", "release", "Linux", "20261117"}, 0, {3'600'000, 1});
   s.Apply(u);
   u.values = {1'800'000, 1};
   s.Apply(u);
-  const SeriesValues v = s.Totals(Table::kUsage).at(u.key);  // Totals() is a temporary
-  EXPECT_EQ(v.v[0], 5'400'000);
-  EXPECT_EQ(v.v[1], 2);
+  const auto totals = Totals(s, Table::kUsage, sym);
+  ASSERT_EQ(totals.size(), 1u);
+  EXPECT_EQ(totals.begin()->first, "main\x1frelease\x1fLinux\x1f" "20261117");
+  EXPECT_EQ(totals.begin()->second.total[0], 5'400'000);
+  EXPECT_EQ(totals.begin()->second.total[1], 2);
 }
 
 TEST(ShardState, DuplicateCrashDocumentsCountOnce) {
-  ShardState s;
-  s.Apply(Crash("sig", 11, Hash64("a")));
-  s.Apply(Crash("sig", 11, Hash64("a")));
-  s.Apply(Crash("sig", 12, Hash64("a")));
-  s.Apply(Crash("sig", 0, Hash64("b")));  // no id: cannot be de-duplicated
-  s.Apply(Crash("sig", 0, Hash64("b")));
+  Symbols sym;
+  ShardState s({}, &sym);
+  s.Apply(Crash(sym, "sig", 11, Hash64("a")));
+  s.Apply(Crash(sym, "sig", 11, Hash64("a")));
+  s.Apply(Crash(sym, "sig", 12, Hash64("a")));
+  s.Apply(Crash(sym, "sig", 0, Hash64("b")));  // no id: cannot be de-duplicated
+  s.Apply(Crash(sym, "sig", 0, Hash64("b")));
   EXPECT_EQ(s.counters().duplicates, 1u);
-  SeriesValues v = s.Totals(Table::kCrashes).begin()->second;
-  EXPECT_EQ(v.v[0], 4);
+  const auto v = Totals(s, Table::kCrashes, sym).begin()->second;
+  EXPECT_EQ(v.total[0], 4);
   EXPECT_NEAR(v.installs.Estimate(), 2.0, 0.01);
 }
 
-TEST(Aggregates, MergeOfShardsEqualsOneShard) {
-  ShardState one, a, b;
+// Local state -> combine: two shards' snapshots merge to what one shard holds.
+TEST(ShardState, MergeOfShardsEqualsOneShard) {
+  Symbols sym;
+  ShardState one({}, &sym), a({}, &sym), b({}, &sym);
   for (int i = 0; i < 100; ++i) {
-    Delta d = Crash("sig" + std::to_string(i % 7), 1000 + i, Hash64(std::to_string(i % 13)));
+    Delta d = Crash(sym, "sig" + std::to_string(i % 7), 1000 + i, Hash64(std::to_string(i % 13)));
+    d.time = EventTime{1'795'000'000'000 + i * 60'000};
     one.Apply(d);
-    (Hash64(d.key) % 2 ? a : b).Apply(d);
+    (i % 2 ? a : b).Apply(d);  // crash series are routed by document: any split must merge
   }
-  Aggregates whole, split;
-  whole.Merge(one);
-  split.Merge(a);
-  split.Merge(b);
-  ASSERT_EQ(whole.table(Table::kCrashes).size(), split.table(Table::kCrashes).size());
-  for (const auto& [k, v] : whole.table(Table::kCrashes)) {
-    EXPECT_EQ(v.v, split.table(Table::kCrashes).at(k).v);
-    EXPECT_EQ(v.installs.Estimate(), split.table(Table::kCrashes).at(k).installs.Estimate());
+  const AggregateOptions o;
+  auto whole = MergeSnapshots({one.Snapshot()}, sym, o.bucket_ms, o.windows_ms, o.retention_ms);
+  auto split = MergeSnapshots({a.Snapshot(), b.Snapshot()}, sym, o.bucket_ms, o.windows_ms, o.retention_ms);
+  const auto w = Totals(*whole, Table::kCrashes), s = Totals(*split, Table::kCrashes);
+  ASSERT_EQ(w.size(), 7u);
+  ASSERT_EQ(split->table(Table::kCrashes).size(), 7u);  // each key once
+  for (const auto& [k, v] : w) {
+    EXPECT_EQ(v.total, s.at(k).total);
+    EXPECT_EQ(v.installs.Estimate(), s.at(k).installs.Estimate());
+  }
+  for (const SeriesData* x : split->table(Table::kCrashes)) {
+    const SeriesData* y = nullptr;
+    for (const SeriesData* z : whole->table(Table::kCrashes)) {
+      if (z->key == x->key) y = z;
+    }
+    ASSERT_NE(y, nullptr);
+    EXPECT_EQ(HourlyOf(*x).size(), HourlyOf(*y).size());
+    for (size_t i = 0; i < split->spans_ms.size(); ++i) {
+      EXPECT_EQ(split->Span(*x, i), whole->Span(*y, i));
+      EXPECT_EQ(split->SpanInstalls(*x, i).Estimate(), whole->SpanInstalls(*y, i).Estimate());
+    }
   }
 }
 
 // Hang series estimate the distinct installs behind them from the pings' clientIds, as
 // crash series do; build usage only from main pings that reported sub-process crashes.
 TEST(ShardState, HangSeriesCountDistinctInstallsOfTheirPings) {
-  ShardState s;
+  Symbols sym;
+  ShardState s({}, &sym);
+  DeltaEncoder encoder(&sym);
   auto ping = [](DocKind kind, std::string client, uint64_t gpu) {
     ParsedDocument d;
     d.kind = kind;
@@ -89,37 +111,58 @@ TEST(ShardState, HangSeriesCountDistinctInstallsOfTheirPings) {
     return d;
   };
   const EventTime t{1'795'000'000'000};
-  for (int i = 0; i < 300; ++i) {  // a storm from one install
-    DocumentToDeltas(ping(DocKind::kBhr, "storm", 0), t, [&](Delta&& d) { s.Apply(d); });
-  }
-  for (int i = 0; i < 40; ++i) {
-    DocumentToDeltas(ping(DocKind::kMain, "client-" + std::to_string(i % 20), i % 4 == 0 ? 1 : 0), t,
-                     [&](Delta&& d) { s.Apply(d); });
-  }
-  DocumentToDeltas(ping(DocKind::kBhr, "", 0), t, [&](Delta&& d) { s.Apply(d); });  // no clientId
-  for (const auto& [key, v] : s.Totals(Table::kHangs)) {
+  std::vector<Delta> deltas;
+  auto apply = [&](const ParsedDocument& doc) {
+    deltas.clear();
+    encoder.Encode(doc, t, deltas);
+    for (const Delta& d : deltas) s.Apply(d);
+  };
+  for (int i = 0; i < 300; ++i) apply(ping(DocKind::kBhr, "storm", 0));  // a storm from one install
+  for (int i = 0; i < 40; ++i) apply(ping(DocKind::kMain, "client-" + std::to_string(i % 20), i % 4 == 0 ? 1 : 0));
+  apply(ping(DocKind::kBhr, "", 0));  // no clientId
+  for (const auto& [key, v] : Totals(s, Table::kHangs, sym)) {
     const bool bhr = key.rfind("bhr", 0) == 0;
-    EXPECT_EQ(v.v[1], bhr ? 301 : 40) << key;
+    EXPECT_EQ(v.total[1], bhr ? 301 : 40) << key;
     EXPECT_NEAR(v.installs.Estimate(), bhr ? 1.0 : 20.0, 0.5) << key;
   }
   // Main pings with a sub-process crash: clients 0, 4, 8, 12, 16.
-  const SeriesValues build = s.Totals(Table::kBuildUsage).begin()->second;
-  EXPECT_EQ(build.v[2], 10);
+  const auto build = Totals(s, Table::kBuildUsage, sym).begin()->second;
+  EXPECT_EQ(build.total[2], 10);
   EXPECT_NEAR(build.installs.Estimate(), 5.0, 0.5);
-  for (const auto& [key, v] : s.Totals(Table::kUsage)) EXPECT_TRUE(v.installs.empty()) << key;
+  for (const auto& [key, v] : Totals(s, Table::kUsage, sym)) EXPECT_TRUE(v.installs.empty()) << key;
 }
 
-TEST(KeyEncoding, SplitsWhatJoinJoined) {
-  std::string key = JoinKey({"a", "", "c d"});
-  auto f = SplitKey(key);
-  ASSERT_EQ(f.size(), 3u);
-  EXPECT_EQ(f[1], "");
-  EXPECT_EQ(f[2], "c d");
-  EXPECT_TRUE(SplitStack("").empty());
-  const std::string stack = JoinStack({"x", "y"});  // SplitStack returns views into it
-  auto s = SplitStack(stack);
-  ASSERT_EQ(s.size(), 2u);
-  EXPECT_EQ(s[1], "y");
+// A snapshot shares what did not change and never sees a later change: the shard
+// copies a series (and the hour) a snapshot holds before changing it.
+TEST(ShardState, SnapshotsNeverChangeAndShareWhatDidNotChange) {
+  Symbols sym;
+  ShardState s({}, &sym);
+  const int64_t t0 = 1'795'000'000'000;
+  for (int i = 0; i < 600; ++i) {
+    s.Apply(MakeDelta(sym, Table::kUsage, {"main", "release", "Linux", std::to_string(20261100 + i)}, t0, {1, 1}));
+  }
+  auto first = s.Snapshot();
+  s.Apply(MakeDelta(sym, Table::kUsage, {"main", "release", "Linux", "20261100"}, t0 + 1, {10, 1}));
+  auto second = s.Snapshot();
+  std::vector<const SeriesData*> a, b;
+  first->ForEach(Table::kUsage, [&](const SeriesData& x) { a.push_back(&x); });
+  second->ForEach(Table::kUsage, [&](const SeriesData& x) { b.push_back(&x); });
+  ASSERT_EQ(a.size(), 600u);
+  ASSERT_EQ(b.size(), 600u);
+  size_t shared = 0;
+  int64_t before = 0, after = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    shared += a[i] == b[i];
+    before += a[i]->total[0];
+    after += b[i]->total[0];
+  }
+  EXPECT_EQ(shared, 599u);  // only the changed series was copied
+  EXPECT_EQ(before, 600);   // the first snapshot did not see the change
+  EXPECT_EQ(after, 610);
+  // Pages without a change are the same objects.
+  EXPECT_EQ(first->pages[0].size(), 3u);
+  EXPECT_EQ(first->pages[0][1], second->pages[0][1]);
+  EXPECT_NE(first->pages[0][0], second->pages[0][0]);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include "seismo/aggregate/shard_state.h"
 #include "seismo/aggregate/snapshot.h"
 #include "seismo/app/synth.h"
+#include "support/keys.h"
 #include "test_scale.h"
 
 namespace seismo {
@@ -20,15 +21,25 @@ struct Event {
   int64_t value;
 };
 
+Symbols& Sym() {
+  static Symbols* symbols = new Symbols();  // shared by this file's tests, never freed
+  return *symbols;
+}
+
 Delta MakeDelta(const Event& e) {
-  Delta d;
-  d.table = Table::kHangs;
-  d.key = JoinKey({"bhr", "nightly", "Linux", "20261101", "parent", "Gecko", "sig" + std::to_string(e.series),
-                   "f" + std::to_string(e.series)});
-  d.time = EventTime{e.t};
-  d.values[0] = e.value;
-  d.values[1] = 1;
-  return d;
+  return test::MakeDelta(Sym(), Table::kHangs,
+                         {"bhr", "nightly", "Linux", "20261101", "parent", "Gecko", "sig" + std::to_string(e.series),
+                          "f" + std::to_string(e.series)},
+                         e.t, {e.value, 1});
+}
+
+// The series number of a key (its signature "sig<N>").
+int SeriesId(const SeriesData& s) {
+  return std::stoi(std::string(Sym().Text(s.key[hang_field::kSignature])).substr(3));
+}
+
+std::shared_ptr<const Snapshot> Merged(ShardState& state, const AggregateOptions& o) {
+  return MergeSnapshots({state.Snapshot()}, Sym(), o.bucket_ms, o.windows_ms, o.retention_ms);
 }
 
 int64_t Bucket(int64_t t) { return t / kMinute; }
@@ -90,19 +101,20 @@ TEST(Windows, RollingSumsAreExactWithDisorderAndLateEvents) {
   for (uint64_t seed : {1u, 2u, 3u, 4u}) {
     const int64_t start = 1'795'000'000'000;
     std::vector<Event> arrivals = RandomArrivals(seed, start, 10 * kDay, 20'000);
-    ShardState state(o);
+    ShardState state(o, &Sym());
     for (const Event& ev : arrivals) state.Apply(MakeDelta(ev));
-    Expected expected = Naive(arrivals, state.spans_ms(), o.retention_ms);
-    auto snap = MergeSnapshots({state.Snapshot()}, o.bucket_ms, o.windows_ms);
+    auto snap = Merged(state, o);
+    Expected expected = Naive(arrivals, snap->spans_ms, o.retention_ms);
     SCOPED_TRACE(seed);
+    EXPECT_EQ(snap->spans_ms.size(), 6u);
     EXPECT_EQ(state.counters().late_dropped, expected.late);
     EXPECT_GT(expected.late, 0u);
     // Totals and every span (1h, 2h, 24h, 48h, 7d, 8d) for every series.
-    for (const auto& [key, series] : snap->table(Table::kHangs)) {
-      int id = std::stoi(std::string(SplitKey(key)[6]).substr(3));
-      EXPECT_EQ(series.total.v[0], expected.total[id]) << key;
+    for (const SeriesData* series : snap->table(Table::kHangs)) {
+      const int id = SeriesId(*series);
+      EXPECT_EQ(series->total[0], expected.total[id]) << id;
       for (size_t i = 0; i < snap->spans_ms.size(); ++i) {
-        EXPECT_EQ(series.spans[i].v[0], expected.spans[snap->spans_ms[i]][id]) << "span " << snap->spans_ms[i];
+        EXPECT_EQ(snap->Span(*series, i)[0], expected.spans[snap->spans_ms[i]][id]) << "span " << snap->spans_ms[i];
       }
     }
   }
@@ -113,17 +125,17 @@ TEST(Windows, AdvancingStreamTimeAloneExpiresWindowsAndRetention) {
   o.bucket_ms = kMinute;
   o.windows_ms = {kHour};
   o.retention_ms = 2 * kHour;
-  ShardState state(o);
+  ShardState state(o, &Sym());
   const int64_t t0 = 1'795'000'000'000 - 1'795'000'000'000 % kMinute;
   state.Apply(MakeDelta({t0, 1, 10}));
   state.Apply(MakeDelta({t0 + 30 * kMinute, 1, 5}));
   auto at = [&](int64_t t) {
     state.AdvanceTo(EventTime{t});
-    auto snap = MergeSnapshots({state.Snapshot()}, o.bucket_ms, o.windows_ms);
+    auto snap = Merged(state, o);
     const auto& table = snap->table(Table::kHangs);
     if (table.empty()) return std::pair<int64_t, int64_t>{0, 0};
-    const MergedSeries& s = table.begin()->second;
-    return std::pair<int64_t, int64_t>{s.spans[*snap->SpanIndex(kHour)].v[0], s.total.v[0]};
+    const SeriesData& s = *table.front();
+    return std::pair<int64_t, int64_t>{snap->Span(s, *snap->SpanIndex(kHour))[0], s.total[0]};
   };
   EXPECT_EQ(at(t0 + 59 * kMinute), (std::pair<int64_t, int64_t>{15, 15}));  // both within the hour
   EXPECT_EQ(at(t0 + 60 * kMinute), (std::pair<int64_t, int64_t>{5, 15}));   // first bucket left the hour
@@ -140,12 +152,12 @@ TEST(Windows, SnapshotPointsCoverTheLongestWindowPerBucket) {
   o.bucket_ms = kMinute;
   o.windows_ms = {kHour};
   o.retention_ms = kDay;
-  ShardState state(o);
+  ShardState state(o, &Sym());
   const int64_t t0 = 1'795'000'000'000 - 1'795'000'000'000 % kMinute;
   for (int m = 0; m < 90; ++m) state.Apply(MakeDelta({t0 + m * kMinute + 5, 1, m}));
-  auto snap = state.Snapshot();
-  ASSERT_EQ(snap->series.size(), 1u);
-  const auto& points = snap->series[0].points;
+  auto snap = Merged(state, o);
+  ASSERT_EQ(snap->table(Table::kHangs).size(), 1u);
+  const auto points = snap->Points(*snap->table(Table::kHangs)[0]);
   ASSERT_EQ(points.size(), 60u);
   EXPECT_EQ(points.front().bucket, Bucket(t0) + 30);
   EXPECT_EQ(points.front().v[0], 30);
@@ -156,17 +168,14 @@ TEST(Windows, SnapshotPointsCoverTheLongestWindowPerBucket) {
 // rules can tell how far each input has arrived; a table without data says so.
 TEST(Windows, SnapshotsCarryTheLatestEventTimeOfEachTable) {
   AggregateOptions o;
-  ShardState a(o), b(o);
+  ShardState a(o, &Sym()), b(o, &Sym());
   const int64_t t0 = 1'795'000'000'000;
   a.Apply(MakeDelta({t0 + 7 * kMinute, 1, 1}));
   a.Apply(MakeDelta({t0 + 2 * kMinute, 2, 1}));  // out of order: the latest stays
-  Delta usage;
-  usage.table = Table::kBuildUsage;
-  usage.key = JoinKey({"nightly", "Firefox", "147.0a1", "20261101000000", "Linux"});
-  usage.time = EventTime{t0 + 3 * kMinute};
-  b.Apply(usage);
+  b.Apply(test::MakeDelta(Sym(), Table::kBuildUsage, {"nightly", "Firefox", "147.0a1", "20261101000000", "Linux"},
+                          t0 + 3 * kMinute));
   b.Apply(MakeDelta({t0 + 5 * kMinute, 3, 1}));
-  auto merged = MergeSnapshots({a.Snapshot(), b.Snapshot()}, o.bucket_ms, o.windows_ms);
+  auto merged = MergeSnapshots({a.Snapshot(), b.Snapshot()}, Sym(), o.bucket_ms, o.windows_ms, o.retention_ms);
   EXPECT_EQ(merged->table_time_ms[static_cast<size_t>(Table::kHangs)], t0 + 7 * kMinute);
   EXPECT_EQ(merged->table_time_ms[static_cast<size_t>(Table::kBuildUsage)], t0 + 3 * kMinute);
   EXPECT_EQ(merged->table_time_ms[static_cast<size_t>(Table::kCrashes)], INT64_MIN);
@@ -177,7 +186,7 @@ TEST(Cardinality, MillionDistinctStacksStayExactInTotalAndTopWithinMemory) {
   AggregateOptions o;
   o.max_series = 2000;
   o.memory_limit = 64ull << 20;
-  ShardState state(o);
+  ShardState state(o, &Sym());
   Rng r(9);
   int64_t sum = 0;
   std::map<int, int64_t> heavy;
@@ -196,20 +205,24 @@ TEST(Cardinality, MillionDistinctStacksStayExactInTotalAndTopWithinMemory) {
     ASSERT_LE(state.series_count(), o.max_series + 2);
   }
   int64_t seen = 0;
-  auto totals = state.Totals(Table::kHangs);
-  for (const auto& [key, v] : totals) seen += v.v[0];
+  std::vector<std::pair<int64_t, const SeriesData*>> ranked;
+  const SeriesKey other = OtherKey(MakeDelta({t, 1, 1}).key, Sym());
+  bool has_other = false;
+  state.ForEach(Table::kHangs, [&](const SeriesData& s) {
+    seen += s.total[0];
+    if (s.key == other) {
+      has_other = true;
+    } else {
+      ranked.push_back({s.total[0], &s});
+    }
+  });
   EXPECT_EQ(seen, sum);  // folding never loses a count
   EXPECT_GT(state.counters().folded, static_cast<uint64_t>(stacks) * 9 / 10);
-  auto other = totals.find(OtherKey(Table::kHangs, MakeDelta({t, 1, 1}).key));
-  ASSERT_NE(other, totals.end());
+  ASSERT_TRUE(has_other);
   // The ten heavy stacks are still their own series, with exact values, and on top.
-  std::vector<std::pair<int64_t, std::string>> ranked;
-  for (const auto& [key, v] : totals) {
-    if (key != other->first) ranked.push_back({v.v[0], key});
-  }
-  std::sort(ranked.rbegin(), ranked.rend());
+  std::sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
   for (size_t i = 0; i < 10; ++i) {
-    int id = std::stoi(std::string(SplitKey(ranked[i].second)[6]).substr(3));
+    const int id = SeriesId(*ranked[i].second);
     ASSERT_LT(id, 0);
     EXPECT_EQ(ranked[i].first, heavy[id]);
   }
@@ -227,37 +240,35 @@ TEST(Windows, SnapshotKeepsHourlyPointsForTheRetentionAndFirstSeen) {
   o.bucket_ms = kMinute;
   o.windows_ms = {kHour};
   o.retention_ms = 3 * kDay;
-  ShardState state(o);
+  ShardState state(o, &Sym());
   const int64_t t0 = 1'795'000'000'000 - 1'795'000'000'000 % kHour;
   for (int h = 0; h < 50; ++h) {
     state.Apply(MakeDelta({t0 + h * kHour + 5, 1, 10}));
     state.Apply(MakeDelta({t0 + h * kHour + 30 * kMinute, 1, 1}));
   }
-  auto snap = MergeSnapshots({state.Snapshot()}, o.bucket_ms, o.windows_ms);
-  const MergedSeries& s = snap->table(Table::kHangs).begin()->second;
+  auto snap = Merged(state, o);
+  const SeriesData& s = *snap->table(Table::kHangs).front();
   EXPECT_EQ(s.first_ms, t0 + 5);
-  ASSERT_EQ(s.hourly.size(), 50u);
-  EXPECT_EQ(s.hourly.front().bucket, t0 / kHour);
-  EXPECT_EQ(s.hourly.front().v[0], 11);
-  EXPECT_EQ(s.hourly.front().v[1], 2);
+  const auto hourly = HourlyOf(s);
+  ASSERT_EQ(hourly.size(), 50u);
+  EXPECT_EQ(hourly.front().bucket, t0 / kHour);
+  EXPECT_EQ(hourly.front().v[0], 11);
+  EXPECT_EQ(hourly.front().v[1], 2);
   // Hourly points carry every value: build usage's sub-process crash counts too.
-  Delta build;
-  build.table = Table::kBuildUsage;
-  build.key = JoinKey({"nightly", "Firefox", "147.0a1", "20261101093000", "Linux"});
-  build.time = EventTime{t0 + 49 * kHour + 10 * kMinute};
-  build.values = {3'600'000, 1, 3, 1, 2};
+  Delta build = test::MakeDelta(Sym(), Table::kBuildUsage, {"nightly", "Firefox", "147.0a1", "20261101093000", "Linux"},
+                                t0 + 49 * kHour + 10 * kMinute, {3'600'000, 1, 3, 1, 2});
   state.Apply(build);
   state.Apply(build);
-  const auto with_build = MergeSnapshots({state.Snapshot()}, o.bucket_ms, o.windows_ms);
-  const HourPoint& hour = with_build->table(Table::kBuildUsage).begin()->second.hourly.back();
+  const auto with_build = Merged(state, o);
+  const HourPoint hour = HourlyOf(*with_build->table(Table::kBuildUsage).front()).back();
   EXPECT_EQ(hour.bucket, t0 / kHour + 49);
   EXPECT_EQ(hour.v, (std::array<int64_t, kMaxValues>{7'200'000, 2, 6, 2, 4}));
-  EXPECT_EQ(s.points.size(), 2u);  // the last hour, per minute bucket
+  EXPECT_EQ(snap->Points(s).size(), 2u);  // the last hour, per minute bucket
   // Once the first hours expire, first_ms moves to the oldest retained bucket.
   state.AdvanceTo(EventTime{t0 + 3 * kDay + 2 * kHour});
-  auto later = MergeSnapshots({state.Snapshot()}, o.bucket_ms, o.windows_ms);
+  auto later = Merged(state, o);
   // Retention 3 d at stream time t0 + 3 d + 2 h: buckets up to t0 + 2 h are gone.
-  EXPECT_EQ(later->table(Table::kHangs).begin()->second.first_ms, t0 + 2 * kHour + 30 * kMinute);
+  EXPECT_EQ(later->table(Table::kHangs).front()->first_ms, t0 + 2 * kHour + 30 * kMinute);
 }
 
 }  // namespace

@@ -15,7 +15,9 @@
 #include "seismo/aggregate/shard_state.h"
 #include "seismo/aggregate/snapshot.h"
 #include "seismo/app/synth.h"
+#include "seismo/core/bytes.h"
 #include "seismo/core/hash.h"
+#include "support/keys.h"
 
 namespace seismo {
 namespace {
@@ -23,20 +25,26 @@ namespace {
 namespace fs = std::filesystem;
 constexpr int64_t kMinute = 60'000;
 
+Symbols& Sym() {
+  static Symbols* symbols = new Symbols();  // shared by this file's tests, never freed
+  return *symbols;
+}
+
 Delta RandomDelta(Rng& r, int64_t t0) {
   Delta d;
-  d.table = r.Chance(0.5) ? Table::kHangs : Table::kCrashes;
+  const bool hang = r.Chance(0.5);
   int id = static_cast<int>(r.Below(300));
-  if (d.table == Table::kHangs) {
-    d.key = JoinKey({"bhr", "nightly", "Linux", "20261101", "parent", "Gecko", "s" + std::to_string(id), "f"});
+  if (hang) {
+    d = test::MakeDelta(Sym(), Table::kHangs,
+                        {"bhr", "nightly", "Linux", "20261101", "parent", "Gecko", "s" + std::to_string(id), "f"});
     d.install_hash = r.Chance(0.8) ? Hash64(std::to_string(r.Below(80))) : 0;  // some pings carry no clientId
   } else {
-    d.key = JoinKey({"release", "Firefox", "146.0", "20261117090501", "Linux", "parent", "parent",
-                     "sig" + std::to_string(id)});
+    d = test::MakeDelta(Sym(), Table::kCrashes,
+                        {"release", "Firefox", "146.0", "20261117090501", "Linux", "parent", "parent",
+                         "sig" + std::to_string(id)});
     d.install_hash = Hash64(std::to_string(r.Below(50)));
     d.doc_hash = r.Next() | 1;
   }
-  d.route_hash = Hash64(d.key);
   d.time = EventTime{t0 + static_cast<int64_t>(r.Below(3 * 86'400'000ull))};
   d.values[0] = r.Between(1, 1000);
   d.values[1] = 1;
@@ -58,7 +66,7 @@ CheckpointData SampleCheckpoint(std::vector<std::unique_ptr<ShardState>>* states
   data.alerts = std::string("alert\0state", 11);
   Rng r(5);
   for (int s = 0; s < 2; ++s) {
-    auto state = std::make_unique<ShardState>(o);
+    auto state = std::make_unique<ShardState>(o, &Sym());
     for (int i = 0; i < 2000; ++i) state->Apply(RandomDelta(r, 1'795'000'000'000));
     data.shards.push_back(state->Image());
     if (states != nullptr) states->push_back(std::move(state));
@@ -86,7 +94,9 @@ class CheckpointFiles : public ::testing::Test {
     for (const auto& e : fs::directory_iterator(dir_)) n += e.path().filename().string().find(".bad-") != std::string::npos;
     return n;
   }
-  std::optional<CheckpointData> Load(std::string* problem) const { return LoadCheckpoint(dir_.string(), 60'000, problem); }
+  std::optional<CheckpointData> Load(std::string* problem) const {
+    return LoadCheckpoint(dir_.string(), 60'000, Sym(), problem);
+  }
 
   fs::path dir_;
 };
@@ -94,7 +104,7 @@ class CheckpointFiles : public ::testing::Test {
 TEST_F(CheckpointFiles, RoundTripRestoresTheSameState) {
   std::vector<std::unique_ptr<ShardState>> states;
   CheckpointData data = SampleCheckpoint(&states);
-  ASSERT_TRUE(WriteCheckpoint(dir_.string(), data).ok());
+  ASSERT_TRUE(WriteCheckpoint(dir_.string(), data, Sym()).ok());
   std::string problem;
   auto loaded = Load(&problem);
   ASSERT_TRUE(loaded) << problem;
@@ -108,21 +118,30 @@ TEST_F(CheckpointFiles, RoundTripRestoresTheSameState) {
   // (of hang series too).
   size_t hang_installs = 0;
   for (size_t s = 0; s < 2; ++s) {
-    ShardState restored{AggregateOptions{}};
+    ShardState restored{AggregateOptions{}, &Sym()};
     restored.RestoreBegin(loaded->shards[s], true, true);
     for (const SeriesImage& series : loaded->shards[s].series) restored.RestoreSeries(series);
-    auto a = MergeSnapshots({states[s]->Snapshot()}, 60'000, AggregateOptions{}.windows_ms);
-    auto b = MergeSnapshots({restored.Snapshot()}, 60'000, AggregateOptions{}.windows_ms);
+    const AggregateOptions o;
+    auto a = MergeSnapshots({states[s]->Snapshot()}, Sym(), o.bucket_ms, o.windows_ms, o.retention_ms);
+    auto b = MergeSnapshots({restored.Snapshot()}, Sym(), o.bucket_ms, o.windows_ms, o.retention_ms);
     ASSERT_EQ(a->stream_time_ms, b->stream_time_ms);
     for (size_t t = 0; t < kTableCount; ++t) {
-      ASSERT_EQ(a->tables[t].size(), b->tables[t].size());
-      for (const auto& [key, sa] : a->tables[t]) {
-        const MergedSeries& sb = b->tables[t].at(key);
-        EXPECT_EQ(sa.total.v, sb.total.v);
-        EXPECT_EQ(sa.total.installs.Estimate(), sb.total.installs.Estimate());
-        hang_installs += t == static_cast<size_t>(Table::kHangs) && !sb.total.installs.empty();
-        for (size_t i = 0; i < sa.spans.size(); ++i) EXPECT_EQ(sa.spans[i].v, sb.spans[i].v);
-        ASSERT_EQ(sa.points.size(), sb.points.size());
+      const Table table = static_cast<Table>(t);
+      ASSERT_EQ(a->table(table).size(), b->table(table).size());
+      const auto& sorted_b = b->sorted(table);
+      for (size_t k = 0; k < a->sorted(table).size(); ++k) {
+        const SeriesData& sa = *a->sorted(table)[k];
+        const SeriesData& sb = *sorted_b[k];
+        ASSERT_EQ(sa.key, sb.key);
+        EXPECT_EQ(sa.total, sb.total);
+        EXPECT_EQ(sa.installs.Estimate(), sb.installs.Estimate());
+        EXPECT_EQ(sa.first_ms, sb.first_ms);
+        hang_installs += table == Table::kHangs && !sb.installs.empty();
+        for (size_t i = 0; i < a->spans_ms.size(); ++i) {
+          EXPECT_EQ(a->Span(sa, i), b->Span(sb, i));
+          EXPECT_EQ(a->SpanInstalls(sa, i).Estimate(), b->SpanInstalls(sb, i).Estimate());
+        }
+        ASSERT_EQ(a->Points(sa).size(), b->Points(sb).size());
       }
     }
     EXPECT_EQ(restored.counters().duplicates, states[s]->counters().duplicates);
@@ -137,7 +156,7 @@ TEST_F(CheckpointFiles, NoCheckpointIsNotAProblem) {
 }
 
 TEST_F(CheckpointFiles, EveryKindOfDamageIsReportedAndSetAside) {
-  ASSERT_TRUE(WriteCheckpoint(dir_.string(), SampleCheckpoint()).ok());
+  ASSERT_TRUE(WriteCheckpoint(dir_.string(), SampleCheckpoint(), Sym()).ok());
   const std::string good = Read();
   struct Damage {
     const char* name;
@@ -147,8 +166,9 @@ TEST_F(CheckpointFiles, EveryKindOfDamageIsReportedAndSetAside) {
   std::string flipped = good;
   flipped[good.size() / 2] = static_cast<char>(flipped[good.size() / 2] ^ 0x40);
   std::string old_version = good;
-  old_version[8] = static_cast<char>(kCheckpointFormatVersion - 1);  // the previous format
-  const std::string old_reason = "incompatible format version " + std::to_string(kCheckpointFormatVersion - 1);
+  old_version[8] = static_cast<char>(kOldestReadableCheckpointVersion - 1);  // a format no longer read
+  const std::string old_reason =
+      "incompatible format version " + std::to_string(kOldestReadableCheckpointVersion - 1);
   std::vector<Damage> cases = {
       {"flipped byte", flipped, "checksum mismatch"},
       {"truncated", good.substr(0, good.size() - 100), "truncated"},
@@ -179,21 +199,21 @@ TEST_F(CheckpointFiles, ValidChecksumButUndecodablePayloadIsCorrupt) {
   uint64_t h = Hash64(payload);
   for (int i = 0; i < 8; ++i) bytes.push_back(static_cast<char>((h >> (8 * i)) & 0xff));
   bytes += payload;
-  auto decoded = DecodeCheckpoint(bytes);
+  auto decoded = DecodeCheckpoint(bytes, Sym());
   ASSERT_FALSE(decoded);
   EXPECT_EQ(decoded.error().code(), StatusCode::kCorrupt);
 }
 
 TEST_F(CheckpointFiles, ADifferentBucketWidthIsIncompatible) {
-  ASSERT_TRUE(WriteCheckpoint(dir_.string(), SampleCheckpoint()).ok());
+  ASSERT_TRUE(WriteCheckpoint(dir_.string(), SampleCheckpoint(), Sym()).ok());
   std::string problem;
-  EXPECT_FALSE(LoadCheckpoint(dir_.string(), 10'000, &problem));
+  EXPECT_FALSE(LoadCheckpoint(dir_.string(), 10'000, Sym(), &problem));
   EXPECT_NE(problem.find("bucket"), std::string::npos) << problem;
 }
 
 TEST_F(CheckpointFiles, AFullDiskFailsCleanlyAndKeepsThePreviousCheckpoint) {
   CheckpointData first = SampleCheckpoint();
-  ASSERT_TRUE(WriteCheckpoint(dir_.string(), first).ok());
+  ASSERT_TRUE(WriteCheckpoint(dir_.string(), first, Sym()).ok());
   const std::string before = Read();
   // The kernel refuses writes past RLIMIT_FSIZE (EFBIG) exactly like a full disk.
   struct rlimit old_limit{};
@@ -204,7 +224,7 @@ TEST_F(CheckpointFiles, AFullDiskFailsCleanlyAndKeepsThePreviousCheckpoint) {
   ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &small), 0);
   CheckpointData bigger = first;
   bigger.counts.documents = 999;
-  Status s = WriteCheckpoint(dir_.string(), bigger);
+  Status s = WriteCheckpoint(dir_.string(), bigger, Sym());
   setrlimit(RLIMIT_FSIZE, &old_limit);
   std::signal(SIGXFSZ, old_handler);
   ASSERT_FALSE(s.ok());
@@ -217,10 +237,68 @@ TEST_F(CheckpointFiles, AFullDiskFailsCleanlyAndKeepsThePreviousCheckpoint) {
   EXPECT_EQ(loaded->counts.documents, 64u);
 }
 
+// Format 2 (keys as strings joined by \x1f, a stack's frames by \x1e, an installs sketch
+// on every bucket) is still read: an upgrade keeps what the last checkpoint holds.
+TEST_F(CheckpointFiles, AFormatTwoCheckpointIsStillRead) {
+  ByteWriter w;
+  w.I64(1'795'000'000'000);  // written_at_ms
+  w.I64(60'000);             // bucket_ms
+  for (uint64_t v : {1u, 2u, 3u}) w.U64(v);
+  w.U64(0);  // reject reasons
+  w.U64(6);  // documents
+  w.U64(600);
+  w.U64(0);  // kafka offsets
+  w.U64(0);  // files
+  w.U64(1);  // shards
+  w.I64(1'795'000'000'000);  // stream time
+  for (int i = 0; i < 5; ++i) w.U64(0);  // counters
+  w.I64(INT64_MIN);  // dedup epoch
+  w.U64(0);
+  w.U64(0);
+  w.U64(2);  // series
+  w.U8(static_cast<uint8_t>(Table::kHangs));
+  w.Str("bhr\x1fnightly\x1fLinux\x1f" "20261101\x1fparent\x1fGecko\x1fsig\x1f" "a\x1e" "b\x1esig");
+  w.I64(1'795'000'000'000);
+  w.U64(1);
+  w.I64(1'795'000'000'000 / kMinute);
+  w.I64(5000);
+  w.I64(2);
+  w.U8(1);  // a sparse sketch of one install
+  w.U64(1);
+  w.U64((7u << 8) | 3u);
+  w.U8(static_cast<uint8_t>(Table::kUsage));
+  w.Str("bhr\x1fnightly\x1fLinux\x1f" "20261101");
+  w.I64(1'795'000'000'000);
+  w.U64(1);
+  w.I64(1'795'000'000'000 / kMinute);
+  w.I64(3'600'000);
+  w.I64(1);
+  w.U8(0);
+  w.Str("");  // alerts
+  const std::string payload = w.Take();
+  std::string bytes = "SEISMOCP";
+  bytes += std::string("\x02\x00\x00\x00", 4);
+  for (int i = 0; i < 8; ++i) bytes.push_back(static_cast<char>((payload.size() >> (8 * i)) & 0xff));
+  const uint64_t h = Hash64(payload);
+  for (int i = 0; i < 8; ++i) bytes.push_back(static_cast<char>((h >> (8 * i)) & 0xff));
+  bytes += payload;
+  auto decoded = DecodeCheckpoint(bytes, Sym());
+  ASSERT_TRUE(decoded) << decoded.error().message();
+  ASSERT_EQ(decoded->shards.size(), 1u);
+  ASSERT_EQ(decoded->shards[0].series.size(), 2u);
+  const SeriesImage& hang = decoded->shards[0].series[0];
+  EXPECT_EQ(test::KeyText(hang.key, Sym()),
+            "bhr\x1fnightly\x1fLinux\x1f" "20261101\x1fparent\x1fGecko\x1fsig\x1f" "a\x1e" "b\x1esig");
+  EXPECT_EQ(Sym().Frames(hang.key[hang_field::kStack]).size(), 3u);
+  EXPECT_EQ(hang.entries[0].v[0], 5000);
+  EXPECT_NEAR(hang.installs.Estimate(), 1.0, 0.01);
+  EXPECT_TRUE(hang.entries[0].installs.empty());  // only crash buckets keep a sketch now
+}
+
 TEST_F(CheckpointFiles, AnUnwritableDirectoryIsAnErrorNotACrash) {
   fs::create_directories(dir_);
   std::ofstream((dir_ / "blocker").string()) << "x";
-  Status s = WriteCheckpoint((dir_ / "blocker").string(), SampleCheckpoint());
+  Status s = WriteCheckpoint((dir_ / "blocker").string(), SampleCheckpoint(), Sym());
   EXPECT_FALSE(s.ok());
 }
 

@@ -29,7 +29,8 @@ TEST(ClockSkew, FutureEventTimesAreClampedToNowPlusSkew) {
   o.max_clock_skew_ms = 600'000;
   o.aggregate.windows_ms = {3'600'000};
   o.sources = {{"test", std::nullopt}};
-  Pipeline p(o, nullptr, nullptr, &clock);
+  Symbols symbols;
+  Pipeline p(o, &symbols, nullptr, nullptr, &clock);
   p.Start();
   auto chunk = std::make_unique<DocChunk>();
   for (const std::string& doc : {Ping("2026-11-20T11:30:00Z", 60),    // in the past: kept as is
@@ -46,9 +47,9 @@ TEST(ClockSkew, FutureEventTimesAreClampedToNowPlusSkew) {
   auto snap = p.FinalSnapshot();
   EXPECT_EQ(snap->stream_time_ms, now + 600'000);
   // Both pings are within the last hour of the clamped stream time.
-  const MergedSeries& usage = snap->table(Table::kUsage).begin()->second;
-  EXPECT_EQ(usage.total.v[0], 180'000);
-  EXPECT_EQ(usage.spans[*snap->SpanIndex(3'600'000)].v[0], 180'000);
+  const SeriesData& usage = *snap->table(Table::kUsage).front();
+  EXPECT_EQ(usage.total[0], 180'000);
+  EXPECT_EQ(snap->Span(usage, *snap->SpanIndex(3'600'000))[0], 180'000);
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 
 #include "seismo/app/synth.h"
 #include "seismo/signature/generator.h"
+#include "support/keys.h"
 #include "test_scale.h"
 
 namespace seismo {
@@ -59,11 +60,33 @@ std::vector<std::string> Corpus(uint64_t seed, size_t n) {
   return docs;
 }
 
+std::string Join(std::initializer_list<std::string_view> fields, char sep = '\x1f') {
+  std::string out;
+  for (std::string_view f : fields) {
+    if (!out.empty() || &f != fields.begin()) out += sep;
+    out += f;
+  }
+  return out;
+}
+
+std::string JoinFrames(const std::vector<std::string>& frames) {
+  std::string out;
+  for (size_t i = 0; i < frames.size(); ++i) out += (i ? "\x1e" : "") + frames[i];
+  return out;
+}
+
 std::string CrashKey(const ParsedDocument& d) {
   const CrashRecord& c = *d.crash;
-  return JoinKey({d.dims.channel, d.dims.product, d.dims.version, d.dims.build_id, d.dims.os, c.process,
-                  CrashClassName(c.crash_class), c.signature});
+  return Join({d.dims.channel, d.dims.product, d.dims.version, d.dims.build_id, d.dims.os, c.process,
+               CrashClassName(c.crash_class), c.signature});
 }
+
+// A pipeline's final state, with the texts its ids name.
+struct Result {
+  std::unique_ptr<Symbols> symbols;
+  std::shared_ptr<const Snapshot> snapshot;
+  const std::map<std::string, test::TextTotal> Table(Table t) const { return test::Totals(*snapshot, t); }
+};
 
 Naive Recompute(const std::vector<std::string>& docs) {
   Naive n;
@@ -101,8 +124,8 @@ Naive Recompute(const std::vector<std::string>& docs) {
   return n;
 }
 
-Aggregates RunSharded(const std::vector<std::string>& docs, size_t threads, PipelineCounters* out_counts,
-                      uint64_t* accepted, uint64_t* rejected) {
+Result RunSharded(const std::vector<std::string>& docs, size_t threads, PipelineCounters* out_counts,
+                  uint64_t* accepted, uint64_t* rejected) {
   PipelineOptions o;
   o.parse_threads = threads;
   o.shards = threads;
@@ -110,7 +133,9 @@ Aggregates RunSharded(const std::vector<std::string>& docs, size_t threads, Pipe
   o.delta_ring_capacity = 4;
   o.sources = {{"test", std::nullopt}};
   SystemClock clock;
-  Pipeline p(o, &Signatures(), nullptr, &clock);
+  Result result;
+  result.symbols = std::make_unique<Symbols>();
+  Pipeline p(o, result.symbols.get(), &Signatures(), nullptr, &clock);
   p.Start();
   auto chunk = std::make_unique<DocChunk>();
   for (size_t i = 0; i < docs.size(); ++i) {
@@ -131,35 +156,38 @@ Aggregates RunSharded(const std::vector<std::string>& docs, size_t threads, Pipe
   *accepted = p.counters().records[0] + p.counters().records[1] + p.counters().records[2];
   *rejected = 0;
   for (const auto& r : p.counters().rejected) *rejected += r;
-  return p.Result();
+  result.snapshot = p.FinalSnapshot();
+  return result;
 }
 
-void ExpectEqual(const Naive& naive, const Aggregates& a) {
-  ASSERT_EQ(naive.usage.size(), a.table(Table::kUsage).size());
+void ExpectEqual(const Naive& naive, const Result& a) {
+  const auto usage = a.Table(Table::kUsage);
+  ASSERT_EQ(naive.usage.size(), usage.size());
   for (const auto& [k, v] : naive.usage) {
-    std::string key = JoinKey({std::get<0>(k), std::get<1>(k), std::get<2>(k), std::get<3>(k)});
-    auto it = a.table(Table::kUsage).find(key);
-    ASSERT_NE(it, a.table(Table::kUsage).end());
-    EXPECT_EQ(it->second.v[0], v.first);
-    EXPECT_EQ(it->second.v[1], v.second);
+    auto it = usage.find(Join({std::get<0>(k), std::get<1>(k), std::get<2>(k), std::get<3>(k)}));
+    ASSERT_NE(it, usage.end());
+    EXPECT_EQ(it->second.total[0], v.first);
+    EXPECT_EQ(it->second.total[1], v.second);
   }
-  ASSERT_EQ(naive.hangs.size(), a.table(Table::kHangs).size());
+  const auto hangs = a.Table(Table::kHangs);
+  ASSERT_EQ(naive.hangs.size(), hangs.size());
   for (const auto& [k, v] : naive.hangs) {
-    std::string key = JoinKey({std::get<0>(k), std::get<1>(k), std::get<2>(k), std::get<3>(k), std::get<4>(k),
-                               std::get<5>(k), std::get<6>(k), JoinStack(std::get<7>(k))});
-    auto it = a.table(Table::kHangs).find(key);
-    ASSERT_NE(it, a.table(Table::kHangs).end());
-    EXPECT_EQ(it->second.v[0], v.first);
-    EXPECT_EQ(it->second.v[1], v.second);
+    auto it = hangs.find(Join({std::get<0>(k), std::get<1>(k), std::get<2>(k), std::get<3>(k), std::get<4>(k),
+                               std::get<5>(k), std::get<6>(k), JoinFrames(std::get<7>(k))}));
+    ASSERT_NE(it, hangs.end());
+    EXPECT_EQ(it->second.total[0], v.first);
+    EXPECT_EQ(it->second.total[1], v.second);
   }
-  ASSERT_EQ(naive.crashes.size(), a.table(Table::kCrashes).size());
+  const auto crashes = a.Table(Table::kCrashes);
+  ASSERT_EQ(naive.crashes.size(), crashes.size());
+  ASSERT_EQ(naive.crashes.size(), a.snapshot->table(Table::kCrashes).size());  // each key once
   for (const auto& [key, v] : naive.crashes) {
-    auto it = a.table(Table::kCrashes).find(key);
-    ASSERT_NE(it, a.table(Table::kCrashes).end());
-    EXPECT_EQ(it->second.v[0], v.first);
-    EXPECT_EQ(it->second.v[1], v.second);
+    auto it = crashes.find(key);
+    ASSERT_NE(it, crashes.end());
+    EXPECT_EQ(it->second.total[0], v.first);
+    EXPECT_EQ(it->second.total[1], v.second);
   }
-  EXPECT_EQ(a.duplicates, naive.duplicates);
+  EXPECT_EQ(a.snapshot->counters.duplicates, naive.duplicates);
 }
 
 TEST(Pipeline, ShardedResultEqualsNaiveRecomputationFor1And2And8Threads) {
@@ -172,7 +200,7 @@ TEST(Pipeline, ShardedResultEqualsNaiveRecomputationFor1And2And8Threads) {
     ASSERT_GT(naive.rejected, 0u);
     for (size_t threads : {1u, 2u, 8u}) {
       uint64_t accepted = 0, rejected = 0;
-      Aggregates a = RunSharded(docs, threads, nullptr, &accepted, &rejected);
+      Result a = RunSharded(docs, threads, nullptr, &accepted, &rejected);
       SCOPED_TRACE(testing::Message() << "seed " << seed << " threads " << threads);
       EXPECT_EQ(accepted, naive.accepted);
       EXPECT_EQ(rejected, naive.rejected);
@@ -201,14 +229,14 @@ TEST(Pipeline, OneIdWithDifferentContentsCountsOnceWhateverTheThreads) {
   }
   for (size_t threads : {1u, 2u, 8u}) {
     uint64_t accepted = 0, rejected = 0;
-    Aggregates a = RunSharded(docs, threads, nullptr, &accepted, &rejected);
+    Result a = RunSharded(docs, threads, nullptr, &accepted, &rejected);
     int64_t total = 0;
-    for (const auto& [key, v] : a.table(Table::kCrashes)) total += v.v[0];
+    for (const SeriesData* s : a.snapshot->table(Table::kCrashes)) total += s->total[0];
     SCOPED_TRACE(testing::Message() << "threads " << threads);
     EXPECT_EQ(accepted, 800u);
     EXPECT_EQ(total, 400);
-    EXPECT_EQ(a.duplicates, 400u);
-    ASSERT_TRUE(a.table(Table::kCrashes).size() > 1u);
+    EXPECT_EQ(a.snapshot->counters.duplicates, 400u);
+    ASSERT_TRUE(a.snapshot->table(Table::kCrashes).size() > 1u);
   }
 }
 

@@ -30,6 +30,7 @@
 #include "seismo/app/synth.h"
 #include "seismo/shard/pipeline.h"
 #include "seismo/signature/generator.h"
+#include "support/keys.h"
 #include "test_scale.h"
 
 namespace seismo {
@@ -153,6 +154,8 @@ int64_t BucketOf(int64_t ms, int64_t bucket) {
 // `per_chunk_clock`: the clock moves per chunk (else it stays at its final value).
 Model Naive(const Stream& s, const std::vector<int64_t>& spans_ms, int64_t bucket, bool per_chunk_clock) {
   Parser parser({}, &Signatures());
+  Symbols symbols;  // the model's own: keys are compared by their texts
+  DeltaEncoder encoder(&symbols);
   std::vector<Delta> kept;
   std::set<uint64_t> seen_docs;
   Model m;
@@ -169,7 +172,7 @@ Model Naive(const Stream& s, const std::vector<int64_t>& spans_ms, int64_t bucke
         ++m.clamped;
       }
       m.stream_time = std::max(m.stream_time, t.ms);
-      DocumentToDeltas(parsed.value(), t, [&](Delta&& d) { chunk.push_back(std::move(d)); });
+      encoder.Encode(parsed.value(), t, chunk);
     }
     // A chunk arrives whole: its events are judged against the stream time including it.
     for (Delta& d : chunk) {
@@ -177,7 +180,7 @@ Model Naive(const Stream& s, const std::vector<int64_t>& spans_ms, int64_t bucke
         ++m.late;
         continue;
       }
-      if (d.table == Table::kCrashes && d.doc_hash != 0 && !seen_docs.insert(d.doc_hash).second) {
+      if (d.table() == Table::kCrashes && d.doc_hash != 0 && !seen_docs.insert(d.doc_hash).second) {
         ++m.duplicates;
         continue;
       }
@@ -189,7 +192,7 @@ Model Naive(const Stream& s, const std::vector<int64_t>& spans_ms, int64_t bucke
   for (const Delta& d : kept) {
     const int64_t b = BucketOf(d.time.ms, bucket);
     if (b <= last - kRetention / bucket) continue;  // expired by the end
-    SeriesModel& sm = m.series[{d.table, d.key}];
+    SeriesModel& sm = m.series[{d.table(), test::KeyText(d.key, symbols)}];
     for (size_t v = 0; v < kMaxValues; ++v) sm.total[v] += d.values[v];
     for (int64_t w : spans_ms) {
       auto& span = sm.spans[w];
@@ -235,15 +238,17 @@ void ExpectEqual(const Model& model, const Snapshot& snap) {
   size_t series = 0;
   for (size_t t = 0; t < kTableCount; ++t) {
     const auto table = static_cast<Table>(t);
-    for (const auto& [key, merged] : snap.table(table)) {
+    for (const SeriesData* merged : snap.table(table)) {
       ++series;
+      const std::string key = test::KeyText(merged->key, *snap.symbols);
       auto it = model.series.find({table, key});
       ASSERT_NE(it, model.series.end()) << "unexpected series in table " << t << ": " << key;
-      for (size_t v = 0; v < kMaxValues; ++v) EXPECT_EQ(merged.total.v[v], it->second.total[v]) << key;
+      for (size_t v = 0; v < kMaxValues; ++v) EXPECT_EQ(merged->total[v], it->second.total[v]) << key;
       for (size_t i = 0; i < snap.spans_ms.size(); ++i) {
         const auto& span = it->second.spans.at(snap.spans_ms[i]);
+        const Values got = snap.Span(*merged, i);
         for (size_t v = 0; v < kMaxValues; ++v) {
-          EXPECT_EQ(merged.spans[i].v[v], span[v]) << key << " span " << snap.spans_ms[i] << " value " << v;
+          EXPECT_EQ(got[v], span[v]) << key << " span " << snap.spans_ms[i] << " value " << v;
         }
       }
     }
@@ -258,7 +263,8 @@ TEST(PipelineWindows, EveryWindowOfEverySeriesIsExactWithDisorderLateFutureAndRe
     SCOPED_TRACE(seed);
     Stream stream = MakeStream(seed, 4000);
     ManualClock clock;
-    Pipeline p(Options(2, 3), &Signatures(), nullptr, &clock);
+    Symbols symbols;
+    Pipeline p(Options(2, 3), &symbols, &Signatures(), nullptr, &clock);
     p.Start();
     size_t begin = 0;
     for (size_t k = 0; k < stream.chunk_ends.size(); ++k) {
@@ -277,7 +283,7 @@ TEST(PipelineWindows, EveryWindowOfEverySeriesIsExactWithDisorderLateFutureAndRe
     EXPECT_GT(model.clamped, 50u);
     EXPECT_EQ(snap->counters.late_dropped, model.late);
     EXPECT_EQ(snap->counters.duplicates, model.duplicates);
-    for (size_t t = 0; t < kTableCount; ++t) EXPECT_GT(snap->tables[t].size(), 10u) << "table " << t;
+    for (size_t t = 0; t < kTableCount; ++t) EXPECT_GT(snap->table(static_cast<Table>(t)).size(), 10u) << "table " << t;
     ExpectEqual(model, *snap);
   }
 }
@@ -291,12 +297,16 @@ TEST(PipelineWindows, LatenessIsJudgedAgainstTheWholeChunkOnEveryShard) {
            R"(","application":{"buildId":"20261117090501","channel":")" + channel +
            R"("},"payload":{"info":{"subsessionLength":60}}})";
   };
+  Symbols symbols;
   auto shards_of = [&](const std::string& doc) {
     Parser parser({}, nullptr);
     auto parsed = parser.Parse(doc);
     EXPECT_TRUE(parsed.ok());
     std::set<size_t> out;
-    DocumentToDeltas(parsed.value(), EventTime{0}, [&](Delta&& d) { out.insert(d.route_hash % kShards); });
+    DeltaEncoder encoder(&symbols);
+    std::vector<Delta> deltas;
+    encoder.Encode(parsed.value(), EventTime{0}, deltas);
+    for (const Delta& d : deltas) out.insert(d.route_hash % kShards);
     return out;
   };
   const std::string newest = ping(kStart + 9 * kDay, "nightly");
@@ -309,7 +319,7 @@ TEST(PipelineWindows, LatenessIsJudgedAgainstTheWholeChunkOnEveryShard) {
   }
   ManualClock clock;
   clock.AdvanceTo(kStart + 10 * kDay);
-  Pipeline p(Options(1, kShards), nullptr, nullptr, &clock);
+  Pipeline p(Options(1, kShards), &symbols, nullptr, nullptr, &clock);
   p.Start();
   Stream first{{{ping(kStart, "nightly"), std::nullopt}}, {1}, {}};
   p.Submit(Chunk(first, 0, 1));
@@ -333,7 +343,8 @@ TEST(PipelineWindows, FinalWindowsDoNotDependOnThreadsOrParseOrder) {
     SCOPED_TRACE(testing::Message() << threads << " workers, " << shards << " shards");
     ManualClock clock;
     clock.AdvanceTo(stream.clock_at.back());
-    Pipeline p(Options(threads, shards), &Signatures(), nullptr, &clock);
+    Symbols symbols;
+    Pipeline p(Options(threads, shards), &symbols, &Signatures(), nullptr, &clock);
     p.Start();
     size_t begin = 0;
     for (size_t end : stream.chunk_ends) {

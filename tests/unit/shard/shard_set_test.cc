@@ -10,20 +10,21 @@
 #include <thread>
 
 #include "seismo/core/hash.h"
+#include "support/keys.h"
 
 namespace seismo {
 namespace {
 
 using namespace std::chrono_literals;
 
+Symbols& Sym() {
+  static Symbols* symbols = new Symbols();  // shared by this file's tests, never freed
+  return *symbols;
+}
+
 DeltaBatchPtr UsageBatch(int64_t usage_ms, const std::string& build = "20261101") {
-  Delta d;
-  d.table = Table::kUsage;
-  d.key = JoinKey({"main", "nightly", "Linux", build});
-  d.route_hash = Hash64(d.key);
-  d.time = EventTime{1'795'000'000'000};
-  d.values[0] = usage_ms;
-  d.values[1] = 1;
+  Delta d = test::MakeDelta(Sym(), Table::kUsage, {"main", "nightly", "Linux", build}, 1'795'000'000'000,
+                            {usage_ms, 1});
   auto batch = std::make_unique<DeltaBatch>();
   batch->deltas.push_back(std::move(d));
   return batch;
@@ -45,7 +46,7 @@ bool WaitIdle(const ShardSet& set) {
 }
 
 TEST(ShardSet, AnImageOfATimedOutRequestIsNeverTakenForALaterOne) {
-  ShardSet set(1, 1, 4, AggregateOptions{}, nullptr);
+  ShardSet set(1, 1, 4, AggregateOptions{}, nullptr, &Sym());
   set.SetApplyDelayForTesting(300ms);  // the shard is busy when the first request comes
   set.Start();
   set.Push(0, 0, UsageBatch(1));
@@ -64,7 +65,7 @@ int64_t UsageIn(const std::vector<std::shared_ptr<const ShardSnapshot>>& snapsho
   int64_t sum = 0;
   for (const auto& snap : snapshots) {
     if (!snap) continue;
-    for (const ShardSnapshot::Series& s : snap->series) sum += s.total.v[0];
+    snap->ForEach(Table::kUsage, [&](const SeriesData& s) { sum += s.total[0]; });
   }
   return sum;
 }
@@ -72,7 +73,7 @@ int64_t UsageIn(const std::vector<std::shared_ptr<const ShardSnapshot>>& snapsho
 TEST(ShardSet, RestoredStatesArePublishedBeforeAnyShardAnswers) {
   std::vector<ShardImage> images;
   {
-    ShardSet first(4, 1, 64, AggregateOptions{}, nullptr);
+    ShardSet first(4, 1, 64, AggregateOptions{}, nullptr, &Sym());
     first.Start();
     for (int64_t ms = 1; ms <= 40; ++ms) {
       DeltaBatchPtr batch = UsageBatch(ms, std::to_string(ms));  // one series per batch
@@ -88,7 +89,7 @@ TEST(ShardSet, RestoredStatesArePublishedBeforeAnyShardAnswers) {
   for (const ShardImage& image : images) shards_with_data += image.series.empty() ? 0 : 1;
   ASSERT_GT(shards_with_data, 1u) << "the series spread over several shards";
 
-  ShardSet second(4, 1, 64, AggregateOptions{}, nullptr);
+  ShardSet second(4, 1, 64, AggregateOptions{}, nullptr, &Sym());
   second.Restore(images);
   // No shard thread runs yet, so none has answered: the restored states stand in.
   EXPECT_EQ(UsageIn(second.LatestSnapshots()), 40 * 41 / 2);

@@ -1,0 +1,147 @@
+// InternTable against a trivial model (std::map), under threads, through sweeps and pins.
+#include "seismo/core/intern.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "seismo/core/hash.h"
+#include "seismo/core/symbols.h"
+
+namespace seismo {
+namespace {
+
+std::vector<uint64_t> Bits(std::initializer_list<InternId> ids) {
+  std::vector<uint64_t> bits;
+  for (InternId id : ids) {
+    if (id / 64 >= bits.size()) bits.resize(id / 64 + 1, 0);
+    bits[id / 64] |= uint64_t{1} << (id % 64);
+  }
+  return bits;
+}
+
+TEST(InternTable, EqualBytesGetOneIdAndReadBack) {
+  InternTable t;
+  const InternId a = t.Intern("alpha");
+  const InternId b = t.Intern("beta");
+  EXPECT_NE(a, kNoId);
+  EXPECT_NE(a, b);
+  EXPECT_EQ(t.Intern("alpha"), a);
+  EXPECT_EQ(t.Bytes(a), "alpha");
+  EXPECT_EQ(t.Hash(a), Hash64("alpha"));
+  EXPECT_EQ(t.Find("beta"), b);
+  EXPECT_FALSE(t.Find("gamma").has_value());
+  const InternId empty = t.Intern("");
+  EXPECT_EQ(t.Bytes(empty), "");
+  const std::string with_nul("a\0b", 3);
+  EXPECT_EQ(t.Bytes(t.Intern(with_nul)), with_nul);
+  EXPECT_EQ(t.size(), 4u);
+}
+
+// Four threads intern overlapping sets through their own caches: every string gets
+// exactly one id, the same for every thread, and reads back as itself.
+TEST(InternTable, ThreadsAgreeOnEveryIdLikeAModel) {
+  InternTable t;
+  constexpr int kThreads = 4, kStrings = 20'000;
+  std::vector<std::vector<InternId>> got(kThreads, std::vector<InternId>(kStrings));
+  std::vector<std::thread> threads;
+  for (int w = 0; w < kThreads; ++w) {
+    threads.emplace_back([&, w] {
+      InternCache cache(&t, 1024);  // small: misses and evictions happen
+      for (int k = 0; k < kStrings; ++k) {
+        const int i = (k * (w + 1) * 7919) % kStrings;  // each thread in its own order
+        got[w][i] = cache.Intern("frame-" + std::to_string(i % (kStrings / 2)) + (i % 3 == 0 ? "x" : ""));
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  std::map<std::string, InternId> model;
+  for (int i = 0; i < kStrings; ++i) {
+    const std::string s = "frame-" + std::to_string(i % (kStrings / 2)) + (i % 3 == 0 ? "x" : "");
+    for (int w = 0; w < kThreads; ++w) {
+      ASSERT_EQ(got[w][i], got[0][i]);
+      EXPECT_EQ(t.Bytes(got[w][i]), s);
+    }
+    auto [it, inserted] = model.try_emplace(s, got[0][i]);
+    if (!inserted) EXPECT_EQ(it->second, got[0][i]) << s;
+  }
+  // Distinct strings, distinct ids.
+  std::map<InternId, std::string> back;
+  for (const auto& [s, id] : model) EXPECT_TRUE(back.emplace(id, s).second);
+  EXPECT_EQ(t.size(), model.size());
+}
+
+TEST(InternTable, SweepDropsUnmarkedIdsAndKeepsMarkedAndPermanentOnes) {
+  InternTable t;
+  const InternId keep = t.Intern("keep");
+  const InternId drop = t.Intern("drop");
+  const InternId fixed = t.InternPermanent("fixed");
+  EXPECT_EQ(t.Sweep(Bits({keep})), 1u);
+  EXPECT_EQ(t.Find("keep"), keep);
+  EXPECT_EQ(t.Find("fixed"), fixed);
+  EXPECT_FALSE(t.Find("drop").has_value());
+  EXPECT_EQ(t.size(), 2u);
+  // No pin: the dropped id is free at once and given out again.
+  const InternId again = t.Intern("new");
+  EXPECT_EQ(again, drop);
+  EXPECT_EQ(t.Bytes(again), "new");
+}
+
+// A reader's pin keeps entries swept after it readable, and their ids out of reuse,
+// until it is released.
+TEST(InternTable, PinnedReadersKeepSweptEntriesUntilReleased) {
+  InternTable t;
+  const InternId old_id = t.Intern("old");
+  const size_t bytes_before = t.MemoryBytes();
+  auto pin = t.Pin();
+  EXPECT_EQ(t.Sweep({}), 1u);
+  EXPECT_FALSE(t.Find("old").has_value());
+  EXPECT_EQ(t.Bytes(old_id), "old");  // still readable through the pin
+  const InternId fresh = t.Intern("fresh");
+  EXPECT_NE(fresh, old_id);            // not reused while pinned
+  EXPECT_GE(t.MemoryBytes(), bytes_before);
+  auto later_pin = t.Pin();  // taken after the sweep: does not hold the swept entry
+  pin.reset();
+  EXPECT_EQ(t.Bytes(old_id), "");  // freed
+  EXPECT_EQ(t.Intern("reuse"), old_id);
+  later_pin.reset();
+}
+
+TEST(InternCache, RevalidateForgetsIdsOfASweptTable) {
+  InternTable t;
+  InternCache cache(&t);
+  const InternId a = cache.Intern("a");
+  EXPECT_EQ(cache.Intern("a"), a);
+  t.Sweep({});
+  cache.Revalidate();
+  const InternId b = cache.Intern("b");  // takes a's freed id
+  EXPECT_EQ(b, a);
+  const InternId a2 = cache.Intern("a");
+  EXPECT_NE(a2, b);
+  EXPECT_EQ(t.Bytes(a2), "a");
+  EXPECT_EQ(t.Bytes(b), "b");
+}
+
+TEST(Symbols, StacksAreFrameIdsAndHashByTheirTexts) {
+  Symbols s;
+  const StackId x = s.InternStack(std::vector<std::string>{"main", "f", "g"});
+  EXPECT_EQ(s.StackText(x, "/"), "main/f/g");
+  ASSERT_EQ(s.Frames(x).size(), 3u);
+  EXPECT_EQ(s.Text(s.Frames(x)[1]), "f");
+  EXPECT_EQ(s.InternStack(std::vector<std::string>{"main", "f", "g"}), x);
+  EXPECT_NE(s.InternStack(std::vector<std::string>{"main", "f"}), x);
+  const uint64_t hashes[] = {Hash64("main"), Hash64("f"), Hash64("g")};
+  EXPECT_EQ(s.StackHash(x), StackContentHash(hashes));
+  EXPECT_EQ(s.StackText(s.other_stack(), "/"), "(other)");
+  EXPECT_TRUE(s.Frames(s.empty_stack()).empty());
+  EXPECT_EQ(s.Text(s.unknown()), "unknown");
+  // A frame list and a stack are different tables: the same bytes never collide.
+  EXPECT_EQ(s.StackText(s.InternStack(std::vector<std::string>{""}), "/"), "");
+  EXPECT_NE(s.InternStack(std::vector<std::string>{""}), s.empty_stack());
+}
+
+}  // namespace
+}  // namespace seismo
