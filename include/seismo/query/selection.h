@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -65,7 +66,7 @@ class RowFilter {
   struct Check {
     Dim dim;
     size_t field;
-    std::string_view want;
+    std::string want;  // a copy: the filters may be a temporary (HangFilters)
     Sym last = kNoId;  // memo of the last id compared and its outcome
     bool last_match = false;
   };

@@ -75,6 +75,28 @@ TEST_F(HangsTest, ThreadFilterKeepsTheDenominator) {
   EXPECT_EQ(rows.at(0)["hang_ms_per_hour"].get_double().value(), 500.0);
 }
 
+// Filter values longer than a short string's inline buffer: the hang answers and the
+// flame graph keep the query's values alive while they read rows.
+TEST(HangFilters, LongFilterValuesSelectTheirRows) {
+  const std::string signature = "mozilla::dom::ContentParent::RecvSyncMessage";
+  const std::string thread = "DOM Worker thread of a long name";
+  World w;
+  w.Usage("bhr", "Linux", kHour, 0);
+  w.Hang("bhr", "Linux", "parent", thread, {"root", signature}, 2'000'000, 1, 0);
+  w.Hang("bhr", "Linux", "parent", "Gecko", {"root", "Short"}, 1'000'000, 1, 0);
+  auto snap = w.Build();
+  const std::string by_signature = "signature=mozilla%3A%3Adom%3A%3AContentParent%3A%3ARecvSyncMessage";
+  Json rows(HangsJson(*snap, Q(Endpoint::kHangs, by_signature)));
+  ASSERT_EQ(rows.root["rows"].get_array().value().size(), 1u);
+  EXPECT_EQ(rows.root["rows"].at(0)["signature"].get_string().value(), signature);
+  Json threads(HangsJson(*snap, Q(Endpoint::kHangs, "by=thread&thread=DOM+Worker+thread+of+a+long+name")));
+  ASSERT_EQ(threads.root["rows"].get_array().value().size(), 1u);
+  EXPECT_EQ(threads.root["rows"].at(0)["thread"].get_string().value(), thread);
+  EXPECT_EQ(FlamegraphCollapsed(*snap, Q(Endpoint::kHangsFlamegraph, by_signature)), "root;" + signature + " 2000\n");
+  Json series(HangsTimeseriesJson(*snap, Q(Endpoint::kHangsTimeseries, "window=1h&" + by_signature)));
+  EXPECT_EQ(series.root["points"].at(59)["hang_ms"].get_double().value(), 2000.0);
+}
+
 TEST_F(HangsTest, ByThreadAndByBuildDate) {
   Json t(Hangs("by=thread&limit=1"));
   auto rows = t.root["rows"].get_array().value();
