@@ -106,6 +106,48 @@ TEST(AlertLifecycle, CorruptStateIsRejectedAndLeavesTheEngineAlone) {
   EXPECT_EQ(a.AlertsJson(), "[]");
 }
 
+// Checkpoints written before format 3 hold the engine's state in format 2 (fixed-width
+// fields). These bytes are what the format 2 engine wrote for two firing alerts (a new
+// signature and the parent class it raised, from the webhook test's two builds).
+TEST(AlertLifecycle, StateOfFormatTwoIsStillRead) {
+  const std::string hex =
+      "53414c52020000000200000000000000010700000072656c6561736503000000616c6c0e0000003230323631313230303030"
+      "303030090000006272616e645f6e65770000000001005e56eea1010000005e56eea1010000005e56eea10100000200000000"
+      "0000001e00000000000000000000000000000000000000000059400000000000408f4000000000011e000000000000000100"
+      "00000e0000003230323631313031303030303030050000003135302e30000000000000f03f00000000000000000000000000"
+      "0000000000000000000000020700000072656c6561736503000000616c6c0e00000032303236313132303030303030300000"
+      "000006000000706172656e7401005e56eea1010000005e56eea1010000005e56eea101000002000000000000001e00000000"
+      "000000320000000000000000000000000059400000000000408f400001ffffffffffff174001cf97beab5dab963d01cf97be"
+      "ab5dab963d011e00000000000000010000000e0000003230323631313031303030303030050000003135302e300000000000"
+      "00f03f000000000000000000000000000000000000000000000000217709f4d6c3a68d";
+  std::string bytes;
+  for (size_t at = 0; at + 1 < hex.size(); at += 2) bytes.push_back(static_cast<char>(std::stoi(hex.substr(at, 2), nullptr, 16)));
+  AlertEngine engine(AlertOptions{});
+  ASSERT_TRUE(engine.Restore(bytes).ok());
+  EXPECT_EQ(engine.AlertsJson(),
+      R"([{"state":"firing","rule":"new_crash_signature","channel":"release","os":"all","build":"20261120000000","build)"
+      R"(_id":"20261120000000","version":"150.0","signature":"brand_new","count_new":30,"count_base":0,"exposure_kind":)"
+      R"("usage_hours","exposure_new":100,"exposure_base":1000,"rate_new":300,"rate_base":0,"ratio":null,"p_value":null)"
+      R"(,"p_adjusted":null,"dispersion":0,"installs":30,"baseline_builds":["20261101000000"],"age_hours":1,"first_seen)"
+      R"(":"2026-11-18T11:06:40.000Z","last_seen":"2026-11-18T11:06:40.000Z","since":"2026-11-18T11:06:40.000Z","dashbo)"
+      R"(ard_path":"/#/crashes/signature?signature=brand_new&build_id=20261120000000&channel=release"},{"state":"firing)"
+      R"(","rule":"crash_rate_regression","channel":"release","os":"all","build":"20261120000000","build_id":"202611200)"
+      R"(00000","version":"150.0","signature":null,"process":"parent","count_new":30,"count_base":50,"exposure_kind":"u)"
+      R"(sage_hours","exposure_new":100,"exposure_base":1000,"rate_new":300,"rate_base":50,"ratio":5.999999999999999,"p)"
+      R"(_value":5.154424355658412e-12,"p_adjusted":5.154424355658412e-12,"dispersion":0,"installs":30,"baseline_builds)"
+      R"(":["20261101000000"],"age_hours":1,"first_seen":"2026-11-18T11:06:40.000Z","last_seen":"2026-11-18T11:06:40.00)"
+      R"(0Z","since":"2026-11-18T11:06:40.000Z","dashboard_path":"/#/crashes?build_id=20261120000000&channel=release"}])");
+  // Written again in the current format, the same state.
+  const std::string current = engine.Serialize();
+  EXPECT_NE(current, bytes);
+  AlertEngine again(AlertOptions{});
+  ASSERT_TRUE(again.Restore(current).ok());
+  EXPECT_EQ(again.AlertsJson(), engine.AlertsJson());
+  std::string flipped = bytes;
+  flipped[bytes.size() / 2] ^= 0x20;
+  EXPECT_EQ(again.Restore(flipped).code(), StatusCode::kCorrupt);
+}
+
 TEST(AlertJson, CarriesKeyNumbersAndDashboardPath) {
   AlertEngine engine(AlertOptions{});
   (void)engine.Evaluate(*Bad());
