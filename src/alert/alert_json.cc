@@ -10,21 +10,30 @@ namespace seismo {
 
 std::string_view AlertRuleName(AlertRule rule) {
   switch (rule) {
-    case AlertRule::kCrashSignatureSpike: return "crash_signature_spike";
-    case AlertRule::kNewCrashSignature: return "new_crash_signature";
-    case AlertRule::kCrashRateRegression: return "crash_rate_regression";
-    case AlertRule::kHangSpike: return "hang_spike";
-    case AlertRule::kBurst: return "burst";
+    case AlertRule::kCrashSignatureSpike:
+      return "crash_signature_spike";
+    case AlertRule::kNewCrashSignature:
+      return "new_crash_signature";
+    case AlertRule::kCrashRateRegression:
+      return "crash_rate_regression";
+    case AlertRule::kHangSpike:
+      return "hang_spike";
+    case AlertRule::kBurst:
+      return "burst";
   }
   return "unknown";
 }
 
 std::string_view AlertStateName(AlertState state) {
   switch (state) {
-    case AlertState::kPending: return "pending";
-    case AlertState::kFiring: return "firing";
-    case AlertState::kResolved: return "resolved";
-    case AlertState::kInactive: return "inactive";
+    case AlertState::kPending:
+      return "pending";
+    case AlertState::kFiring:
+      return "firing";
+    case AlertState::kResolved:
+      return "resolved";
+    case AlertState::kInactive:
+      return "inactive";
   }
   return "unknown";
 }
@@ -105,8 +114,12 @@ std::string AlertJson(const Alert& alert) {
     if (numbers.exposure == ExposureMode::kCrashShare) return amount / exposure;
     return hang ? amount / exposure : amount * 1000 / exposure;
   };
-  json.Key("rate_new").OptDouble(rate(hang ? static_cast<double>(numbers.hang_ms_new) : numbers.count_new, numbers.exposure_new));
-  json.Key("rate_base").OptDouble(rate(hang ? static_cast<double>(numbers.hang_ms_base) : numbers.count_base, numbers.exposure_base));
+  json.Key("rate_new")
+      .OptDouble(
+          rate(hang ? static_cast<double>(numbers.hang_ms_new) : numbers.count_new, numbers.exposure_new));
+  json.Key("rate_base")
+      .OptDouble(
+          rate(hang ? static_cast<double>(numbers.hang_ms_base) : numbers.count_base, numbers.exposure_base));
   if (hang) {
     json.Key("hang_ms_new").Int(numbers.hang_ms_new);
     json.Key("hang_ms_base").Int(numbers.hang_ms_base);

@@ -10,14 +10,15 @@ namespace seismo::alert_detail {
 namespace {
 
 constexpr char kMagic[4] = {'S', 'A', 'L', 'R'};
-constexpr uint64_t kVersion = 3;        // 3: core/bytes.h varints
-constexpr uint64_t kFixedVersion = 2;   // 2: fixed-width fields, numbers end with the dispersion
+constexpr uint64_t kVersion = 3;       // 3: core/bytes.h varints
+constexpr uint64_t kFixedVersion = 2;  // 2: fixed-width fields, numbers end with the dispersion
 constexpr size_t kChecksumBytes = 8;
 
 void EncodeAlert(const Alert& alert, ByteWriter& out) {
   const AlertKey& key = alert.key;
   out.U8(static_cast<uint8_t>(key.rule));
-  for (const std::string* text : {&key.channel, &key.os, &key.build, &key.signature, &key.scope}) out.Str(*text);
+  for (const std::string* text : {&key.channel, &key.os, &key.build, &key.signature, &key.scope})
+    out.Str(*text);
   out.U8(static_cast<uint8_t>(alert.state));
   out.I64(alert.first_seen_ms);
   out.I64(alert.last_seen_ms);
@@ -92,8 +93,8 @@ class FixedFields {
 template <typename Fields>
 bool DecodeAlert(Fields& in, Alert& alert) {
   const uint8_t rule = in.U8();
-  for (std::string* text : {&alert.key.channel, &alert.key.os, &alert.key.build, &alert.key.signature,
-                            &alert.key.scope}) {
+  for (std::string* text :
+       {&alert.key.channel, &alert.key.os, &alert.key.build, &alert.key.signature, &alert.key.scope}) {
     *text = in.Str();
   }
   const uint8_t state = in.U8();
@@ -124,8 +125,8 @@ bool DecodeAlert(Fields& in, Alert& alert) {
   numbers.hang_ms_new = in.I64();
   numbers.hang_ms_base = in.I64();
   numbers.dispersion = in.F64();
-  if (!in.ok() || !flags_ok || rule >= kAlertRuleCount || state > static_cast<uint8_t>(AlertState::kResolved) ||
-      mode > 1) {
+  if (!in.ok() || !flags_ok || rule >= kAlertRuleCount ||
+      state > static_cast<uint8_t>(AlertState::kResolved) || mode > 1) {
     return false;
   }
   alert.key.rule = static_cast<AlertRule>(rule);
@@ -165,7 +166,8 @@ std::string EncodeAlertState(const std::map<AlertKey, Alert>& alerts) {
 }
 
 Status DecodeAlertState(std::string_view bytes, std::map<AlertKey, Alert>& alerts) {
-  if (bytes.size() < sizeof kMagic + 2 + kChecksumBytes || std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0) {
+  if (bytes.size() < sizeof kMagic + 2 + kChecksumBytes ||
+      std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0) {
     return Corrupt("not an alert state");
   }
   const std::string_view body = bytes.substr(0, bytes.size() - kChecksumBytes);

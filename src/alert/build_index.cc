@@ -24,14 +24,32 @@ void Order(const Snapshot& snap, std::vector<Build>& builds) {
   }
 }
 
-// Where the build of (channel, build) is in `builds`, added when new.
+// The builds of one world as its series are added: each series goes to the build of its
+// (channel, build) fields, which are at the same positions in both of the world's tables.
 template <typename Build>
-size_t BuildAt(std::vector<Build>& builds, absl::flat_hash_map<std::array<Sym, 2>, size_t>& at, Sym channel,
-               Sym build) {
-  auto [it, added] = at.try_emplace({channel, build}, builds.size());
-  if (added) builds.emplace_back().channel = channel;
-  return it->second;
-}
+class BuildsOf {
+ public:
+  BuildsOf(std::vector<Build>& builds, size_t channel, size_t build, size_t os)
+      : builds_(builds), channel_(channel), build_(build), os_(os) {}
+
+  // Adds `series` to its build's `list`; returns where the build is.
+  size_t Add(const SeriesData& series, std::vector<const SeriesData*> Build::*list) {
+    const SeriesKey& key = series.key;
+    auto [it, added] = at_.try_emplace({key[channel_], key[build_]}, builds_.size());
+    Build& build = added ? builds_.emplace_back() : builds_[it->second];
+    build.channel = key[channel_];
+    build.build = key[build_];
+    build.first_ms = std::min(build.first_ms, series.first_ms);
+    (build.*list).push_back(&series);
+    build.os_names.push_back(key[os_]);
+    return it->second;
+  }
+
+ private:
+  std::vector<Build>& builds_;
+  const size_t channel_, build_, os_;
+  absl::flat_hash_map<std::array<Sym, 2>, size_t> at_;
+};
 
 }  // namespace
 
@@ -50,7 +68,16 @@ bool IsNew(const Snapshot& snap, const AlertOptions& options, int64_t first_ms) 
 
 BuildIndex IndexSnapshot(const Snapshot& snap) {
   BuildIndex index;
-  absl::flat_hash_map<std::array<Sym, 2>, size_t> crash_at, hang_at;
+  // kCrashes keys start with their kBuildUsage key, kHangs keys with their kUsage key:
+  // one field position serves both tables of a world.
+  static_assert(int{crash_field::kChannel} == build_field::kChannel &&
+                int{crash_field::kBuildId} == build_field::kBuildId && int{crash_field::kOs} == build_field::kOs);
+  static_assert(int{hang_field::kChannel} == usage_field::kChannel &&
+                int{hang_field::kBuildDate} == usage_field::kBuildDate && int{hang_field::kOs} == usage_field::kOs);
+  BuildsOf<CrashBuild> crash_builds(index.crash_builds, build_field::kChannel, build_field::kBuildId,
+                                    build_field::kOs);
+  BuildsOf<HangBuild> hang_builds(index.hang_builds, usage_field::kChannel, usage_field::kBuildDate,
+                                  usage_field::kOs);
   // A build's version is the first non-empty one of its rows in key order: build usage
   // rows first, then crash rows. Of one build's crash rows, the first in key order with a
   // version is the one with the least (product, version).
@@ -62,27 +89,15 @@ BuildIndex IndexSnapshot(const Snapshot& snap) {
 
   // Build usage in key order: its rows' order is the order of the burst rule's sums.
   for (const SeriesData* series : snap.sorted(Table::kBuildUsage)) {
-    const SeriesKey& key = series->key;
-    CrashBuild& build =
-        index.crash_builds[BuildAt(index.crash_builds, crash_at, key[build_field::kChannel], key[build_field::kBuildId])];
-    build.build = key[build_field::kBuildId];
-    if (!has_version(build.version)) build.version = key[build_field::kVersion];
-    build.first_ms = std::min(build.first_ms, series->first_ms);
-    build.usage.push_back(series);
-    build.os_names.push_back(key[build_field::kOs]);
-    if (series->total[0] > 0) index.channels_with_usage.insert(key[build_field::kChannel]);
+    CrashBuild& build = index.crash_builds[crash_builds.Add(*series, &CrashBuild::usage)];
+    if (!has_version(build.version)) build.version = series->key[build_field::kVersion];
+    if (series->total[0] > 0) index.channels_with_usage.insert(build.channel);
   }
   for (const SeriesData* series : snap.table(Table::kCrashes)) {
-    const SeriesKey& key = series->key;
-    const size_t at = BuildAt(index.crash_builds, crash_at, key[crash_field::kChannel], key[crash_field::kBuildId]);
-    CrashBuild& build = index.crash_builds[at];
-    build.build = key[crash_field::kBuildId];
-    build.first_ms = std::min(build.first_ms, series->first_ms);
-    build.crashes.push_back(series);
-    build.os_names.push_back(key[crash_field::kOs]);
+    const size_t at = crash_builds.Add(*series, &CrashBuild::crashes);
     if (crash_versions.size() <= at) crash_versions.resize(at + 1);
     CrashVersion& first = crash_versions[at];
-    const Sym product = key[crash_field::kProduct], version = key[crash_field::kVersion];
+    const Sym product = series->key[crash_field::kProduct], version = series->key[crash_field::kVersion];
     if (!has_version(version)) continue;
     if (first.version == kNoId || std::pair(snap.Text(product), snap.Text(version)) <
                                       std::pair(snap.Text(first.product), snap.Text(first.version))) {
@@ -91,26 +106,12 @@ BuildIndex IndexSnapshot(const Snapshot& snap) {
   }
   for (size_t at = 0; at < crash_versions.size(); ++at) {
     CrashBuild& build = index.crash_builds[at];
-    if (!has_version(build.version) && crash_versions[at].version != kNoId) build.version = crash_versions[at].version;
+    if (!has_version(build.version) && crash_versions[at].version != kNoId) {
+      build.version = crash_versions[at].version;
+    }
   }
-  for (const SeriesData* series : snap.table(Table::kUsage)) {
-    const SeriesKey& key = series->key;
-    HangBuild& build =
-        index.hang_builds[BuildAt(index.hang_builds, hang_at, key[usage_field::kChannel], key[usage_field::kBuildDate])];
-    build.build = key[usage_field::kBuildDate];
-    build.first_ms = std::min(build.first_ms, series->first_ms);
-    build.usage.push_back(series);
-    build.os_names.push_back(key[usage_field::kOs]);
-  }
-  for (const SeriesData* series : snap.table(Table::kHangs)) {
-    const SeriesKey& key = series->key;
-    HangBuild& build =
-        index.hang_builds[BuildAt(index.hang_builds, hang_at, key[hang_field::kChannel], key[hang_field::kBuildDate])];
-    build.build = key[hang_field::kBuildDate];
-    build.first_ms = std::min(build.first_ms, series->first_ms);
-    build.hangs.push_back(series);
-    build.os_names.push_back(key[hang_field::kOs]);
-  }
+  for (const SeriesData* series : snap.table(Table::kUsage)) hang_builds.Add(*series, &HangBuild::usage);
+  for (const SeriesData* series : snap.table(Table::kHangs)) hang_builds.Add(*series, &HangBuild::hangs);
   Order(snap, index.crash_builds);
   Order(snap, index.hang_builds);
   return index;

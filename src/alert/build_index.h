@@ -40,7 +40,9 @@ int64_t Sum(const Snapshot& snap, const SeriesData& series, size_t value, const 
 struct OsScope {
   Sym os = kNoId;
   bool Matches(Sym series_os) const { return os == kNoId || os == series_os; }
-  std::string Name(const Snapshot& snap) const { return os == kNoId ? std::string(kAllOs) : std::string(snap.Text(os)); }
+  std::string Name(const Snapshot& snap) const {
+    return os == kNoId ? std::string(kAllOs) : std::string(snap.Text(os));
+  }
 };
 
 struct CrashBuild {
@@ -61,8 +63,8 @@ struct HangBuild {
 };
 
 struct BuildIndex {
-  std::vector<CrashBuild> crash_builds;  // by (channel, build_id) text
-  std::vector<HangBuild> hang_builds;    // by (channel, build_date) text
+  std::vector<CrashBuild> crash_builds;          // by (channel, build_id) text
+  std::vector<HangBuild> hang_builds;            // by (channel, build_date) text
   absl::flat_hash_set<Sym> channels_with_usage;  // channels with main-ping usage
 };
 

@@ -52,8 +52,8 @@ BurstRanges MakeBurstRanges(const Snapshot& snap, const AlertOptions& options) {
 
 // Value `value` of a series over the units (lo, hi]. Buckets are read within the longest
 // window only (the buckets a snapshot's time series hold: Snapshot::Points).
-int64_t SumUnits(const Snapshot& snap, const SeriesData& series, size_t value, const BurstRanges& ranges, int64_t lo,
-                 int64_t hi) {
+int64_t SumUnits(const Snapshot& snap, const SeriesData& series, size_t value, const BurstRanges& ranges,
+                 int64_t lo, int64_t hi) {
   if (!ranges.use_points) return Sum(snap, series, value, HourRange{false, lo + 1, hi});
   return SumBuckets(series, std::max(lo + 1, ranges.first_point), hi, snap.bucket_ms)[value];
 }
@@ -108,7 +108,8 @@ void BurstRule(Round& round, const BuildIndex& index) {
   for (const auto& [channel_os_signature, side] : signatures) {
     const auto& [channel, os, signature] = channel_os_signature;
     if (signature == snap.symbols->other() || side.window < options.min_count) continue;
-    const bool shares = options.exposure == ExposureMode::kCrashShare || !index.channels_with_usage.contains(channel);
+    const bool shares =
+        options.exposure == ExposureMode::kCrashShare || !index.channels_with_usage.contains(channel);
     const Exposure& exposure = shares ? crash_share[{channel, os}] : usage[{channel, os}];
     if (!(exposure.window > 0) || !(exposure.baseline > 0)) continue;
     const auto installs = static_cast<int64_t>(std::llround(side.installs.Estimate()));
@@ -119,13 +120,14 @@ void BurstRule(Round& round, const BuildIndex& index) {
     numbers.exposure_new = exposure.window;
     numbers.exposure_base = exposure.baseline;
     numbers.exposure = shares ? ExposureMode::kCrashShare : ExposureMode::kUsageHours;
-    numbers.ratio = RateRatio(static_cast<double>(side.window), exposure.window, static_cast<double>(side.baseline),
-                              exposure.baseline);
+    numbers.ratio = RateRatio(static_cast<double>(side.window), exposure.window,
+                              static_cast<double>(side.baseline), exposure.baseline);
     numbers.installs = installs;
     numbers.age_hours = static_cast<double>(options.burst_window.count()) / kHourMs;
     const double log_p = PoissonRateTestLogP(side.window, exposure.window, side.baseline, exposure.baseline);
-    round.AddTested(AlertKey{AlertRule::kBurst, TextOf(snap, channel), TextOf(snap, os), "", TextOf(snap, signature), ""},
-                    std::move(numbers), log_p, options.min_ratio);
+    round.AddTested(
+        AlertKey{AlertRule::kBurst, TextOf(snap, channel), TextOf(snap, os), "", TextOf(snap, signature), ""},
+        std::move(numbers), log_p, options.min_ratio);
   }
 }
 

@@ -15,19 +15,21 @@ namespace {
 
 constexpr std::string_view kClasses[] = {"parent", "content", "content_shutdown", "gpu", "startup"};
 constexpr std::string_view kStartup = "startup";  // a pseudo-class: the startup count of every class
-constexpr size_t kSubprocessGpu = 2;  // kBuildUsage value: SUBPROCESS_CRASHES_WITH_DUMP["gpu"]
+constexpr size_t kSubprocessGpu = 2;              // kBuildUsage value: SUBPROCESS_CRASHES_WITH_DUMP["gpu"]
 
 double CrashExposure(const Snapshot& snap, const CrashBuild& build, OsScope os, const HourRange& range,
                      ExposureMode mode) {
   double exposure = 0;
   if (mode == ExposureMode::kUsageHours) {
     for (const SeriesData* usage : build.usage) {
-      if (os.Matches(usage->key[build_field::kOs])) exposure += static_cast<double>(Sum(snap, *usage, 0, range));
+      if (os.Matches(usage->key[build_field::kOs]))
+        exposure += static_cast<double>(Sum(snap, *usage, 0, range));
     }
     return exposure / kHourMs;
   }
   for (const SeriesData* crash : build.crashes) {
-    if (os.Matches(crash->key[crash_field::kOs])) exposure += static_cast<double>(Sum(snap, *crash, 0, range));
+    if (os.Matches(crash->key[crash_field::kOs]))
+      exposure += static_cast<double>(Sum(snap, *crash, 0, range));
   }
   return exposure;
 }
@@ -53,7 +55,8 @@ void ForEachClassOf(std::string_view crash_class, const Add& add) {
   }
 }
 
-void CrashRulesForBuild(Round& round, const BuildIndex& index, size_t build_at, OsScope os, ExposureMode mode) {
+void CrashRulesForBuild(Round& round, const BuildIndex& index, size_t build_at, OsScope os,
+                        ExposureMode mode) {
   const Snapshot& snap = round.snap();
   const AlertOptions& options = round.options();
   const CrashBuild& build = index.crash_builds[build_at];
@@ -67,16 +70,18 @@ void CrashRulesForBuild(Round& round, const BuildIndex& index, size_t build_at, 
     if (at != INT64_MIN) end = std::min(end, at);
   }
   if (end < build.first_ms) return;  // only the leading topic has seen the build yet
-  const HourRange judged = end < stream_ms ? HourRange{false, FloorDiv(build.first_ms, kHourMs), FloorDiv(end, kHourMs)}
-                                           : HourRange{};
+  const HourRange judged = end < stream_ms
+                               ? HourRange{false, FloorDiv(build.first_ms, kHourMs), FloorDiv(end, kHourMs)}
+                               : HourRange{};
   const int64_t age_hours = FloorDiv(end, kHourMs) - FloorDiv(build.first_ms, kHourMs) + 1;
   // Baseline builds must have reached the minimum exposure (usage hours; in crash-share
   // mode, min_count crash reports).
-  const double needed =
-      mode == ExposureMode::kUsageHours ? options.min_baseline_usage_hours : static_cast<double>(options.min_count);
-  const auto baselines = SelectBaselines(
-      snap, index.crash_builds, build_at, options, age_hours, needed,
-      [&](const CrashBuild& base, const HourRange& range) { return CrashExposure(snap, base, os, range, mode); });
+  const double needed = mode == ExposureMode::kUsageHours ? options.min_baseline_usage_hours
+                                                          : static_cast<double>(options.min_count);
+  const auto baselines = SelectBaselines(snap, index.crash_builds, build_at, options, age_hours, needed,
+                                         [&](const CrashBuild& base, const HourRange& range) {
+                                           return CrashExposure(snap, base, os, range, mode);
+                                         });
   if (baselines.builds.empty()) return;
 
   const double exposure_new = CrashExposure(snap, build, os, judged, mode);
@@ -147,7 +152,8 @@ void CrashRulesForBuild(Round& round, const BuildIndex& index, size_t build_at, 
   }
   for (const auto& base : baselines.builds) {
     for (const SeriesData* usage : base.build->usage) {
-      if (os.Matches(usage->key[build_field::kOs])) class_base["gpu"] += Sum(snap, *usage, kSubprocessGpu, base.range);
+      if (os.Matches(usage->key[build_field::kOs]))
+        class_base["gpu"] += Sum(snap, *usage, kSubprocessGpu, base.range);
     }
   }
   const double dispersion = SignatureDispersion(snap, options, baselines.exposures, signature_by_base);
@@ -182,7 +188,8 @@ void CrashRulesForBuild(Round& round, const BuildIndex& index, size_t build_at, 
     AlertNumbers signature_numbers = numbers(side.count, count_base, side.installs);
     if (!signature_ever.contains(signature)) {
       if (side.count < options.min_new_count || *signature_numbers.installs < options.min_installs) continue;
-      round.Add(key(AlertRule::kNewCrashSignature, TextOf(snap, signature), ""), std::move(signature_numbers));
+      round.Add(key(AlertRule::kNewCrashSignature, TextOf(snap, signature), ""),
+                std::move(signature_numbers));
       continue;
     }
     if (side.count < options.min_count || *signature_numbers.installs < options.min_installs) continue;
@@ -195,7 +202,8 @@ void CrashRulesForBuild(Round& round, const BuildIndex& index, size_t build_at, 
     const ClassCounts* own = nullptr;  // most new-build crashes; ties: the first class by name
     for (const ClassCounts& counts : signature_classes[signature]) {
       if (own == nullptr || counts.count_new > own->count_new ||
-          (counts.count_new == own->count_new && snap.Text(counts.crash_class) < snap.Text(own->crash_class))) {
+          (counts.count_new == own->count_new &&
+           snap.Text(counts.crash_class) < snap.Text(own->crash_class))) {
         own = &counts;
       }
     }
@@ -207,14 +215,14 @@ void CrashRulesForBuild(Round& round, const BuildIndex& index, size_t build_at, 
         rest_new = all_new - side.count;
         rest_base = all_base - count_base;
       }
-      const std::optional<double> rest =
-          RateRatio(static_cast<double>(rest_new), exposure_new, static_cast<double>(rest_base), exposure_base);
+      const std::optional<double> rest = RateRatio(static_cast<double>(rest_new), exposure_new,
+                                                   static_cast<double>(rest_base), exposure_base);
       if (rest && *rest > 1) rest_ratio = *rest;
     }
-    const double log_p =
-        DispersedRateTestLogP(side.count, exposure_new, count_base, baselines.exposures, dispersion, rest_ratio);
-    round.AddTested(key(AlertRule::kCrashSignatureSpike, TextOf(snap, signature), ""), std::move(signature_numbers),
-                    log_p, options.min_ratio * rest_ratio);
+    const double log_p = DispersedRateTestLogP(side.count, exposure_new, count_base, baselines.exposures,
+                                               dispersion, rest_ratio);
+    round.AddTested(key(AlertRule::kCrashSignatureSpike, TextOf(snap, signature), ""),
+                    std::move(signature_numbers), log_p, options.min_ratio * rest_ratio);
   }
   // Class rates are a different question in crash-share mode only in that a whole-build
   // regression cannot be seen there (every class's share stays put); the test is the same.
@@ -224,7 +232,8 @@ void CrashRulesForBuild(Round& round, const BuildIndex& index, size_t build_at, 
     const Side& side = found->second;
     AlertNumbers class_numbers = numbers(side.count, class_base[name], side.installs);
     if (side.count < options.min_count || *class_numbers.installs < options.min_installs) continue;
-    const double log_p = PoissonRateTestLogP(side.count, exposure_new, class_numbers.count_base, exposure_base);
+    const double log_p =
+        PoissonRateTestLogP(side.count, exposure_new, class_numbers.count_base, exposure_base);
     round.AddTested(key(AlertRule::kCrashRateRegression, "", name), std::move(class_numbers), log_p,
                     options.min_ratio);
   }

@@ -95,8 +95,9 @@ void AlertEngine::RenderLocked() {
     order.push_back(&alert);
     if (alert.state != AlertState::kInactive) ++stats_.by_state[static_cast<size_t>(alert.state)];
   }
-  std::stable_sort(order.begin(), order.end(),
-                   [](const Alert* lhs, const Alert* rhs) { return StateRank(lhs->state) < StateRank(rhs->state); });
+  std::stable_sort(order.begin(), order.end(), [](const Alert* lhs, const Alert* rhs) {
+    return StateRank(lhs->state) < StateRank(rhs->state);
+  });
   std::string out = "[";
   for (size_t at = 0; at < order.size(); ++at) {
     if (at > 0) out += ',';
@@ -110,8 +111,9 @@ std::vector<Alert> AlertEngine::Alerts() const {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<Alert> out;
   for (const auto& [key, alert] : alerts_) out.push_back(alert);
-  std::stable_sort(out.begin(), out.end(),
-                   [](const Alert& lhs, const Alert& rhs) { return StateRank(lhs.state) < StateRank(rhs.state); });
+  std::stable_sort(out.begin(), out.end(), [](const Alert& lhs, const Alert& rhs) {
+    return StateRank(lhs.state) < StateRank(rhs.state);
+  });
   return out;
 }
 

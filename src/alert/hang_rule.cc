@@ -11,7 +11,8 @@
 namespace seismo::alert_detail {
 namespace {
 
-double HangUsageHours(const Snapshot& snap, const HangBuild& build, Sym source, OsScope os, const HourRange& range) {
+double HangUsageHours(const Snapshot& snap, const HangBuild& build, Sym source, OsScope os,
+                      const HourRange& range) {
   int64_t usage_ms = 0;
   for (const SeriesData* usage : build.usage) {
     const SeriesKey& key = usage->key;
@@ -33,9 +34,11 @@ void HangRuleForBuild(Round& round, const BuildIndex& index, size_t build_at, Sy
   const HangBuild& build = index.hang_builds[build_at];
   const int64_t stream_ms = snap.stream_time_ms;
   const int64_t age_hours = FloorDiv(stream_ms, kHourMs) - FloorDiv(build.first_ms, kHourMs) + 1;
-  const auto baselines = SelectBaselines(
-      snap, index.hang_builds, build_at, options, age_hours, options.min_baseline_usage_hours,
-      [&](const HangBuild& base, const HourRange& range) { return HangUsageHours(snap, base, source, os, range); });
+  const auto baselines =
+      SelectBaselines(snap, index.hang_builds, build_at, options, age_hours, options.min_baseline_usage_hours,
+                      [&](const HangBuild& base, const HourRange& range) {
+                        return HangUsageHours(snap, base, source, os, range);
+                      });
   if (baselines.builds.empty()) return;
   const double exposure_new = HangUsageHours(snap, build, source, os, HourRange{});
   const double exposure_base = baselines.exposure;

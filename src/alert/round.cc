@@ -41,12 +41,14 @@ std::vector<AlertCandidate> Round::Finish() && {
   return std::move(candidates_);
 }
 
-std::optional<double> RateRatio(double count_new, double exposure_new, double count_base, double exposure_base) {
+std::optional<double> RateRatio(double count_new, double exposure_new, double count_base,
+                                double exposure_base) {
   if (count_base <= 0 || exposure_new <= 0 || exposure_base <= 0) return std::nullopt;
   return (count_new / exposure_new) / (count_base / exposure_base);
 }
 
-double SignatureDispersion(const Snapshot& snap, const AlertOptions& options, const std::vector<double>& exposures,
+double SignatureDispersion(const Snapshot& snap, const AlertOptions& options,
+                           const std::vector<double>& exposures,
                            absl::flat_hash_map<Sym, std::vector<int64_t>>& counts_by_signature) {
   if (options.overdispersion != Overdispersion::kEstimate) return 0;
   std::vector<std::pair<std::string_view, std::vector<int64_t>*>> ordered;

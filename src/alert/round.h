@@ -8,12 +8,12 @@
 // Threading: one round, one thread.
 #pragma once
 
+#include <absl/container/flat_hash_map.h>
+
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <absl/container/flat_hash_map.h>
 
 #include "build_index.h"
 #include "seismo/alert/engine.h"
@@ -51,12 +51,14 @@ class Round {
 
 // Rate ratio (count_new / exposure_new) / (count_base / exposure_base); none when the
 // baseline is 0 or an exposure is not positive.
-std::optional<double> RateRatio(double count_new, double exposure_new, double count_base, double exposure_base);
+std::optional<double> RateRatio(double count_new, double exposure_new, double count_base,
+                                double exposure_base);
 
 // Build-to-build variation of signature rates (ADR 0006) from each signature's counts
 // per baseline build, pooled over the signatures in text order (a floating-point sum),
 // "(other)" left out; 0 unless options.overdispersion is kEstimate. Takes the counts.
-double SignatureDispersion(const Snapshot& snap, const AlertOptions& options, const std::vector<double>& exposures,
+double SignatureDispersion(const Snapshot& snap, const AlertOptions& options,
+                           const std::vector<double>& exposures,
                            absl::flat_hash_map<Sym, std::vector<int64_t>>& counts_by_signature);
 
 // The rules (crash_rules.cc, hang_rule.cc, burst_rule.cc) on the builds of `index`.

@@ -31,7 +31,8 @@ using DateKey = std::tuple<std::string_view, std::string_view, std::string_view>
 
 // kBuildUsage and kCrashes keys start with the same fields (selection.h).
 BuildKey BuildOf(const SeriesKey& k) {
-  return {k[build_field::kChannel], k[build_field::kProduct], k[build_field::kVersion], k[build_field::kBuildId]};
+  return {k[build_field::kChannel], k[build_field::kProduct], k[build_field::kVersion],
+          k[build_field::kBuildId]};
 }
 
 void WriteRate(JsonWriter& w, std::string_view name, int64_t count, int64_t usage_ms) {
@@ -69,7 +70,7 @@ std::string BuildsJson(const Snapshot& snap, const Query& q) {
   // Hang sums and their usage per (source, channel, build_date); the hang-only
   // filters (process, thread, signature) narrow the numerator only.
   absl::flat_hash_map<DateKey, std::array<int64_t, 3>> dates;  // usage_ms, hang_us, hang_count
-  auto date_of = [&snap](const SeriesKey& k) {  // of a usage or hang key (selection.h)
+  auto date_of = [&snap](const SeriesKey& k) {                 // of a usage or hang key (selection.h)
     return DateKey{snap.Text(k[usage_field::kSource]), snap.Text(k[usage_field::kChannel]),
                    snap.Text(k[usage_field::kBuildDate])};
   };

@@ -154,7 +154,7 @@ std::string CrashesTimeseriesJson(const Snapshot& snap, const Query& q) {
 
 std::string CrashSignatureJson(const Snapshot& snap, const Query& q) {
   const WindowSel win = ResolveWindow(snap, q.window_ms);
-  using BuildKey = std::array<Sym, 4>;  // build_id, version, channel, product
+  using BuildKey = std::array<Sym, 4>;      // build_id, version, channel, product
   auto build_of = [](const SeriesKey& k) {  // of a crash or build usage key (selection.h)
     return BuildKey{k[crash_field::kBuildId], k[crash_field::kVersion], k[crash_field::kChannel],
                     k[crash_field::kProduct]};

@@ -124,8 +124,9 @@ std::string FlamegraphTreeJson(const Snapshot& snap, const Query& q) {
 
 std::string FlamegraphCollapsed(const Snapshot& snap, const Query& q) {
   std::vector<std::pair<StackId, Sums>> stacks = SelectedStacks(snap, q);
-  std::sort(stacks.begin(), stacks.end(),
-            [&snap](const auto& a, const auto& b) { return CompareStacks(a.first, b.first, *snap.symbols) < 0; });
+  std::sort(stacks.begin(), stacks.end(), [&snap](const auto& a, const auto& b) {
+    return CompareStacks(a.first, b.first, *snap.symbols) < 0;
+  });
   std::string out;
   for (const auto& [stack, sums] : stacks) {
     bool first = true;

@@ -78,9 +78,15 @@ std::string HangsJson(const Snapshot& snap, const Query& q) {
     if (v[0] == 0 && v[1] == 0) continue;
     GroupKey gk{};
     switch (q.by) {
-      case HangsBy::kSignature: gk = {k[hang_field::kProcess], k[hang_field::kThread], k[hang_field::kSignature]}; break;
-      case HangsBy::kThread: gk = {k[hang_field::kProcess], k[hang_field::kThread], kNoId}; break;
-      case HangsBy::kBuildDate: gk = {k[hang_field::kBuildDate], kNoId, kNoId}; break;
+      case HangsBy::kSignature:
+        gk = {k[hang_field::kProcess], k[hang_field::kThread], k[hang_field::kSignature]};
+        break;
+      case HangsBy::kThread:
+        gk = {k[hang_field::kProcess], k[hang_field::kThread], kNoId};
+        break;
+      case HangsBy::kBuildDate:
+        gk = {k[hang_field::kBuildDate], kNoId, kNoId};
+        break;
     }
     Group& g = groups[gk];
     g.sums.hang_us += v[0];
@@ -141,8 +147,9 @@ std::string HangsJson(const Snapshot& snap, const Query& q) {
     const size_t top = std::min(kTopStacks, stacks.size());
     std::partial_sort(stacks.begin(), stacks.begin() + static_cast<std::ptrdiff_t>(top), stacks.end(),
                       [&snap](const auto& a, const auto& b) {
-                        return a.second.hang_us != b.second.hang_us ? a.second.hang_us > b.second.hang_us
-                                                                    : CompareStacks(a.first, b.first, *snap.symbols) < 0;
+                        return a.second.hang_us != b.second.hang_us
+                                   ? a.second.hang_us > b.second.hang_us
+                                   : CompareStacks(a.first, b.first, *snap.symbols) < 0;
                       });
     stacks.resize(top);
     w.Key("stacks").BeginArray();

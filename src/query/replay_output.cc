@@ -185,8 +185,8 @@ void WriteCrashes(PieceWriter& out, const Snapshot& snap) {
 
 }  // namespace
 
-void WriteReplayOutput(const Snapshot& snap, const RecordCounts& counts, std::string_view alerts_json, int indent,
-                       OutputSink& sink) {
+void WriteReplayOutput(const Snapshot& snap, const RecordCounts& counts, std::string_view alerts_json,
+                       int indent, OutputSink& sink) {
   PieceWriter out(indent, sink);
   JsonWriter& w = out.w();
   w.BeginObject();

@@ -11,8 +11,8 @@ namespace {
 constexpr int kNone = -1;
 constexpr int kDerived = -2;
 constexpr std::array<std::array<int, kDimCount>, kTableCount> kFieldOf = {{
-    {usage_field::kSource, usage_field::kChannel, usage_field::kOs, usage_field::kBuildDate, kNone, kNone, kNone,
-     kNone, kNone, kNone},
+    {usage_field::kSource, usage_field::kChannel, usage_field::kOs, usage_field::kBuildDate, kNone, kNone,
+     kNone, kNone, kNone, kNone},
     {kNone, build_field::kChannel, build_field::kOs, kDerived, build_field::kBuildId, build_field::kProduct,
      build_field::kVersion, kNone, kNone, kNone},
     {hang_field::kSource, hang_field::kChannel, hang_field::kOs, hang_field::kBuildDate, kNone, kNone, kNone,

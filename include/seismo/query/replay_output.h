@@ -30,8 +30,8 @@ inline constexpr size_t kOutputPiece = size_t{1} << 20;
 
 // Writes the document to `sink` (no trailing newline). `alerts_json` is a JSON array
 // (already rendered), "[]" when there are none; `indent` > 0 pretty-prints.
-void WriteReplayOutput(const Snapshot& snap, const RecordCounts& counts, std::string_view alerts_json, int indent,
-                       OutputSink& sink);
+void WriteReplayOutput(const Snapshot& snap, const RecordCounts& counts, std::string_view alerts_json,
+                       int indent, OutputSink& sink);
 
 // The same document as one string (tests, small outputs).
 std::string ReplayOutputJson(const Snapshot& snap, const RecordCounts& counts,

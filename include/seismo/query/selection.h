@@ -77,12 +77,15 @@ class RowFilter {
 // Key prefixes the answers rely on: a hang key starts with its usage key (source,
 // channel, os, build_date), and a crash key with its build usage key (channel,
 // product, version, build_id, os).
-static_assert(int{hang_field::kSource} == usage_field::kSource && int{hang_field::kChannel} == usage_field::kChannel &&
-              int{hang_field::kOs} == usage_field::kOs && int{hang_field::kBuildDate} == usage_field::kBuildDate);
+static_assert(int{hang_field::kSource} == usage_field::kSource &&
+              int{hang_field::kChannel} == usage_field::kChannel &&
+              int{hang_field::kOs} == usage_field::kOs &&
+              int{hang_field::kBuildDate} == usage_field::kBuildDate);
 static_assert(int{crash_field::kChannel} == build_field::kChannel &&
               int{crash_field::kProduct} == build_field::kProduct &&
               int{crash_field::kVersion} == build_field::kVersion &&
-              int{crash_field::kBuildId} == build_field::kBuildId && int{crash_field::kOs} == build_field::kOs);
+              int{crash_field::kBuildId} == build_field::kBuildId &&
+              int{crash_field::kOs} == build_field::kOs);
 
 // Orders tuples of text ids by their texts, field by field (kNoId only where both hold it).
 template <size_t N>

@@ -121,10 +121,12 @@ TEST(AlertLifecycle, StateOfFormatTwoIsStillRead) {
       "ab5dab963d011e00000000000000010000000e0000003230323631313031303030303030050000003135302e300000000000"
       "00f03f000000000000000000000000000000000000000000000000217709f4d6c3a68d";
   std::string bytes;
-  for (size_t at = 0; at + 1 < hex.size(); at += 2) bytes.push_back(static_cast<char>(std::stoi(hex.substr(at, 2), nullptr, 16)));
+  for (size_t at = 0; at + 1 < hex.size(); at += 2)
+    bytes.push_back(static_cast<char>(std::stoi(hex.substr(at, 2), nullptr, 16)));
   AlertEngine engine(AlertOptions{});
   ASSERT_TRUE(engine.Restore(bytes).ok());
-  EXPECT_EQ(engine.AlertsJson(),
+  EXPECT_EQ(
+      engine.AlertsJson(),
       R"([{"state":"firing","rule":"new_crash_signature","channel":"release","os":"all","build":"20261120000000","build)"
       R"(_id":"20261120000000","version":"150.0","signature":"brand_new","count_new":30,"count_base":0,"exposure_kind":)"
       R"("usage_hours","exposure_new":100,"exposure_base":1000,"rate_new":300,"rate_base":0,"ratio":null,"p_value":null)"

@@ -233,7 +233,8 @@ TEST(AlertRules, BurstWaitsForUsageThatLagsBehindCrashes) {
     // The control: reading up to the stream time instead sees a burst that is not there.
     auto blind = aggregated.Merge([](ShardSnapshot& shard) { shard.table_time_ms = MakeTableTimes(); });
     size_t blind_bursts = 0;
-    for (const AlertCandidate& c : EvaluateRules(*blind, {})) blind_bursts += c.holds && c.key.rule == AlertRule::kBurst;
+    for (const AlertCandidate& c : EvaluateRules(*blind, {}))
+      blind_bursts += c.holds && c.key.rule == AlertRule::kBurst;
     EXPECT_GT(blind_bursts, 0u) << "seed " << seed;
   }
 }
@@ -352,7 +353,8 @@ TEST(AlertRules, CrashShareExposureWithoutMainPings) {
   // where a signature's share of the crashes still triples.
   Scenario s(Plant(kPlantSignatureSpike, 10));
   auto snap = Aggregate(s, [](const Delta&) { return true; }).Merge([](ShardSnapshot& shard) {
-    shard.pages[static_cast<size_t>(Table::kBuildUsage)].clear();  // the build usage rows, not their table time
+    shard.pages[static_cast<size_t>(Table::kBuildUsage)]
+        .clear();  // the build usage rows, not their table time
   });
   const std::vector<AlertCandidate> c = EvaluateRules(*snap, AlertOptions{});
   const Fired fired = FiredOf(c);

@@ -154,7 +154,7 @@ TEST(AlertServiceTest, EvaluatesOnItsThreadAndFeedsTheSinks) {
   AlertOptions o;
   o.interval = 20ms;
   o.for_evaluations = 1;
-  o.age_matched = false;  // the hand-made timeline: each build's whole life against the other's
+  o.age_matched = false;      // the hand-made timeline: each build's whole life against the other's
   o.min_baseline_builds = 1;  // ... and one earlier build
   o.webhook_url = receiver.url();
   char path[] = "/tmp/seismo-alerts-XXXXXX";
@@ -171,19 +171,21 @@ TEST(AlertServiceTest, EvaluatesOnItsThreadAndFeedsTheSinks) {
   AggregateOptions aggregate;
   ShardState state(aggregate, symbols.get());
   auto usage = [&](const char* build, int64_t t_ms, int64_t usage_ms) {
-    state.Apply(test::MakeDelta(*symbols, Table::kBuildUsage, {"release", "Firefox", "150.0", build, "Linux"}, t_ms,
-                                {usage_ms}));
+    state.Apply(test::MakeDelta(*symbols, Table::kBuildUsage, {"release", "Firefox", "150.0", build, "Linux"},
+                                t_ms, {usage_ms}));
   };
   auto crash = [&](const char* build, const char* sig, int64_t t_ms, int64_t count, uint64_t install) {
     Delta d = test::MakeDelta(*symbols, Table::kCrashes,
-                              {"release", "Firefox", "150.0", build, "Linux", "parent", "parent", sig}, t_ms, {count});
+                              {"release", "Firefox", "150.0", build, "Linux", "parent", "parent", sig}, t_ms,
+                              {count});
     d.install_hash = install;
     state.Apply(d);
   };
   usage("20261101000000", old_ms, 1000 * 3'600'000LL);
   usage("20261120000000", new_ms, 100 * 3'600'000LL);
   crash("20261101000000", "old", old_ms, 50, 0);
-  for (uint64_t i = 0; i < 30; ++i) crash("20261120000000", "brand_new", new_ms, 1, 0x9e3779b97f4a7c15ULL * (i + 1));
+  for (uint64_t i = 0; i < 30; ++i)
+    crash("20261120000000", "brand_new", new_ms, 1, 0x9e3779b97f4a7c15ULL * (i + 1));
   state.AdvanceTo(EventTime{stream_ms});
   auto snap = MergeSnapshots({state.Snapshot()}, *symbols, aggregate.bucket_ms, aggregate.windows_ms,
                              aggregate.retention_ms, true, symbols);

@@ -92,7 +92,8 @@ TEST(HangFilters, LongFilterValuesSelectTheirRows) {
   Json threads(HangsJson(*snap, Q(Endpoint::kHangs, "by=thread&thread=DOM+Worker+thread+of+a+long+name")));
   ASSERT_EQ(threads.root["rows"].get_array().value().size(), 1u);
   EXPECT_EQ(threads.root["rows"].at(0)["thread"].get_string().value(), thread);
-  EXPECT_EQ(FlamegraphCollapsed(*snap, Q(Endpoint::kHangsFlamegraph, by_signature)), "root;" + signature + " 2000\n");
+  EXPECT_EQ(FlamegraphCollapsed(*snap, Q(Endpoint::kHangsFlamegraph, by_signature)),
+            "root;" + signature + " 2000\n");
   Json series(HangsTimeseriesJson(*snap, Q(Endpoint::kHangsTimeseries, "window=1h&" + by_signature)));
   EXPECT_EQ(series.root["points"].at(59)["hang_ms"].get_double().value(), 2000.0);
 }

@@ -61,7 +61,8 @@ class World {
   void Crash(std::string_view sig, std::string_view process, std::string_view cls, std::string_view install,
              int64_t ago_ms, bool startup = false, std::string_view os = "Linux",
              std::string_view build_id = "20261117090501") {
-    Delta d = test::MakeDelta(*symbols_, Table::kCrashes, {"release", "Firefox", "146.0", build_id, os, process, cls, sig});
+    Delta d = test::MakeDelta(*symbols_, Table::kCrashes,
+                              {"release", "Firefox", "146.0", build_id, os, process, cls, sig});
     d.install_hash = Hash64(install);
     Apply(std::move(d), {1, startup ? 1 : 0}, ago_ms);
   }
@@ -69,8 +70,8 @@ class World {
     state_.AdvanceTo(EventTime{t0_});
     std::shared_ptr<const ShardSnapshot> shard = state_.Snapshot();
     const AggregateOptions options = Options();
-    return MergeSnapshots({shard}, *symbols_, options.bucket_ms, options.windows_ms, options.retention_ms, true,
-                          symbols_);
+    return MergeSnapshots({shard}, *symbols_, options.bucket_ms, options.windows_ms, options.retention_ms,
+                          true, symbols_);
   }
 
  private:
