@@ -53,7 +53,9 @@ class BuildsOf {
 
 }  // namespace
 
-int64_t FloorDiv(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
+int64_t FloorDiv(int64_t value, int64_t divisor) {
+  return value / divisor - ((value % divisor != 0) && ((value < 0) != (divisor < 0)));
+}
 
 int64_t Sum(const Snapshot& snap, const SeriesData& series, size_t value, const HourRange& range) {
   if (range.all) return series.total[value];

@@ -24,7 +24,7 @@
 
 namespace seismo::alert_detail {
 
-int64_t FloorDiv(int64_t a, int64_t b);
+int64_t FloorDiv(int64_t value, int64_t divisor);
 
 // Hour indices [from, to] (inclusive), or the whole retained life.
 struct HourRange {

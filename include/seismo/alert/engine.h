@@ -22,6 +22,15 @@
 //                          the burst_baseline before it
 // Builds with fewer than min_baseline_builds baseline builds are not evaluated.
 //
+// Where it lives (src/alert/, docs/adr/0022-alert-engine-layout.md):
+//   build_index   the snapshot's series by build (no series copied); baseline builds
+//   crash_rules   crash_signature_spike, new_crash_signature, crash_rate_regression
+//   hang_rule     hang_spike            burst_rule   burst
+//   round         one round's candidates and its multiple-testing guard; rules.cc runs them
+//   alert_json    names, AlertJson, DashboardPath
+//   alert_state   Serialize/Restore bytes (core/bytes.h; format 3, format 2 still read)
+//   engine        the life cycle
+//
 // Ownership: owns its alert state. Threading: Evaluate(), Serialize() and Restore()
 // from one thread at a time (the alert thread); Alerts()/AlertsJson()/stats() from any
 // thread (a mutex guards the state; evaluation of the rules runs outside it).
