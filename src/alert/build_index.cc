@@ -7,9 +7,6 @@
 namespace seismo::alert_detail {
 namespace {
 
-// The first bucket whose start falls in `hour` (HourOfBucket's inverse).
-int64_t FirstBucketOfHour(int64_t hour, int64_t bucket_ms) { return -FloorDiv(-hour * kHourMs, bucket_ms); }
-
 // Orders builds by (channel, build) text and sorts each build's OS names by text.
 template <typename Build>
 void Order(const Snapshot& snap, std::vector<Build>& builds) {
@@ -57,11 +54,14 @@ int64_t FloorDiv(int64_t value, int64_t divisor) {
   return value / divisor - ((value % divisor != 0) && ((value < 0) != (divisor < 0)));
 }
 
-int64_t Sum(const Snapshot& snap, const SeriesData& series, size_t value, const HourRange& range) {
+int64_t Sum(const SeriesData& series, size_t value, const HourRange& range) {
   if (range.all) return series.total[value];
-  const int64_t first = FirstBucketOfHour(range.from, snap.bucket_ms);
-  const int64_t last = FirstBucketOfHour(range.to + 1, snap.bucket_ms) - 1;
-  return SumBuckets(series, first, last, snap.bucket_ms)[value];
+  // Whole hours: their sums (the hours are ascending).
+  int64_t sum = 0;
+  auto hour = std::lower_bound(series.hours.begin(), series.hours.end(), range.from,
+                               [](const auto& chunk, int64_t from) { return chunk->hour < from; });
+  for (; hour != series.hours.end() && (*hour)->hour <= range.to; ++hour) sum += (*hour)->sum[value];
+  return sum;
 }
 
 bool IsNew(const Snapshot& snap, const AlertOptions& options, int64_t first_ms) {

@@ -8,7 +8,7 @@
 //
 // Builds of each world are ordered by (channel, build) text, so a build's baseline
 // builds are the ones just before it (SelectBaselines). Sums over hours read the
-// series' hours through SumBuckets (aggregate/series_data.h).
+// hours' sums of the series (aggregate/series_data.h), never a copy.
 //
 // Threading: built and read by one evaluation round.
 #pragma once
@@ -33,8 +33,8 @@ struct HourRange {
   int64_t to = 0;
 };
 
-// Value `value` of a series summed over `range`.
-int64_t Sum(const Snapshot& snap, const SeriesData& series, size_t value, const HourRange& range);
+// Value `value` of a series summed over `range` (from the hours' sums).
+int64_t Sum(const SeriesData& series, size_t value, const HourRange& range);
 
 // The OS a rule is evaluated for: one OS, or every OS (kNoId, AlertKey::os kAllOs).
 struct OsScope {

@@ -54,7 +54,7 @@ BurstRanges MakeBurstRanges(const Snapshot& snap, const AlertOptions& options) {
 // window only (the buckets a snapshot's time series hold: Snapshot::Points).
 int64_t SumUnits(const Snapshot& snap, const SeriesData& series, size_t value, const BurstRanges& ranges,
                  int64_t lo, int64_t hi) {
-  if (!ranges.use_points) return Sum(snap, series, value, HourRange{false, lo + 1, hi});
+  if (!ranges.use_points) return Sum(series, value, HourRange{false, lo + 1, hi});
   return SumBuckets(series, std::max(lo + 1, ranges.first_point), hi, snap.bucket_ms)[value];
 }
 

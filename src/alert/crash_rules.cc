@@ -17,19 +17,16 @@ constexpr std::string_view kClasses[] = {"parent", "content", "content_shutdown"
 constexpr std::string_view kStartup = "startup";  // a pseudo-class: the startup count of every class
 constexpr size_t kSubprocessGpu = 2;              // kBuildUsage value: SUBPROCESS_CRASHES_WITH_DUMP["gpu"]
 
-double CrashExposure(const Snapshot& snap, const CrashBuild& build, OsScope os, const HourRange& range,
-                     ExposureMode mode) {
+double CrashExposure(const CrashBuild& build, OsScope os, const HourRange& range, ExposureMode mode) {
   double exposure = 0;
   if (mode == ExposureMode::kUsageHours) {
     for (const SeriesData* usage : build.usage) {
-      if (os.Matches(usage->key[build_field::kOs]))
-        exposure += static_cast<double>(Sum(snap, *usage, 0, range));
+      if (os.Matches(usage->key[build_field::kOs])) exposure += static_cast<double>(Sum(*usage, 0, range));
     }
     return exposure / kHourMs;
   }
   for (const SeriesData* crash : build.crashes) {
-    if (os.Matches(crash->key[crash_field::kOs]))
-      exposure += static_cast<double>(Sum(snap, *crash, 0, range));
+    if (os.Matches(crash->key[crash_field::kOs])) exposure += static_cast<double>(Sum(*crash, 0, range));
   }
   return exposure;
 }
@@ -78,13 +75,12 @@ void CrashRulesForBuild(Round& round, const BuildIndex& index, size_t build_at, 
   // mode, min_count crash reports).
   const double needed = mode == ExposureMode::kUsageHours ? options.min_baseline_usage_hours
                                                           : static_cast<double>(options.min_count);
-  const auto baselines = SelectBaselines(snap, index.crash_builds, build_at, options, age_hours, needed,
-                                         [&](const CrashBuild& base, const HourRange& range) {
-                                           return CrashExposure(snap, base, os, range, mode);
-                                         });
+  const auto baselines = SelectBaselines(
+      snap, index.crash_builds, build_at, options, age_hours, needed,
+      [&](const CrashBuild& base, const HourRange& range) { return CrashExposure(base, os, range, mode); });
   if (baselines.builds.empty()) return;
 
-  const double exposure_new = CrashExposure(snap, build, os, judged, mode);
+  const double exposure_new = CrashExposure(build, os, judged, mode);
   const double exposure_base = baselines.exposure;
   if (!(exposure_new > 0) || !(exposure_base > 0)) return;
 
@@ -109,7 +105,7 @@ void CrashRulesForBuild(Round& round, const BuildIndex& index, size_t build_at, 
   for (const SeriesData* crash : build.crashes) {
     const SeriesKey& key = crash->key;
     if (!os.Matches(key[crash_field::kOs])) continue;
-    const int64_t count = Sum(snap, *crash, 0, judged);
+    const int64_t count = Sum(*crash, 0, judged);
     Side& side = signature_new[key[crash_field::kSignature]];
     side.count += count;
     side.installs.Merge(crash->installs);
@@ -117,7 +113,7 @@ void CrashRulesForBuild(Round& round, const BuildIndex& index, size_t build_at, 
     all_new += count;
     ForEachClassOf(snap.Text(key[crash_field::kClass]), [&](std::string_view name, size_t value) {
       Side& in_class = class_new[name];
-      const int64_t count_in_class = Sum(snap, *crash, value, judged);
+      const int64_t count_in_class = Sum(*crash, value, judged);
       in_class.count += count_in_class;
       if (count_in_class > 0) in_class.installs.Merge(crash->installs);
     });
@@ -128,7 +124,7 @@ void CrashRulesForBuild(Round& round, const BuildIndex& index, size_t build_at, 
       const SeriesKey& key = crash->key;
       if (!os.Matches(key[crash_field::kOs])) continue;
       const Sym signature = key[crash_field::kSignature];
-      const int64_t count = Sum(snap, *crash, 0, base.range);
+      const int64_t count = Sum(*crash, 0, base.range);
       signature_base[signature] += count;
       class_counts(signature, key[crash_field::kClass]).count_base += count;
       all_base += count;
@@ -137,7 +133,7 @@ void CrashRulesForBuild(Round& round, const BuildIndex& index, size_t build_at, 
       per_base[base_at] += count;
       if (crash->total[0] > 0) signature_ever.insert(signature);
       ForEachClassOf(snap.Text(key[crash_field::kClass]), [&](std::string_view name, size_t value) {
-        class_base[name] += Sum(snap, *crash, value, base.range);
+        class_base[name] += Sum(*crash, value, base.range);
       });
     }
   }
@@ -147,13 +143,13 @@ void CrashRulesForBuild(Round& round, const BuildIndex& index, size_t build_at, 
   for (const SeriesData* usage : build.usage) {
     if (!os.Matches(usage->key[build_field::kOs]) || usage->total[kSubprocessGpu] <= 0) continue;
     Side& gpu = class_new["gpu"];
-    gpu.count += Sum(snap, *usage, kSubprocessGpu, judged);
+    gpu.count += Sum(*usage, kSubprocessGpu, judged);
     gpu.installs.Merge(usage->installs);
   }
   for (const auto& base : baselines.builds) {
     for (const SeriesData* usage : base.build->usage) {
       if (os.Matches(usage->key[build_field::kOs]))
-        class_base["gpu"] += Sum(snap, *usage, kSubprocessGpu, base.range);
+        class_base["gpu"] += Sum(*usage, kSubprocessGpu, base.range);
     }
   }
   const double dispersion = SignatureDispersion(snap, options, baselines.exposures, signature_by_base);

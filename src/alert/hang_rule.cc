@@ -11,13 +11,12 @@
 namespace seismo::alert_detail {
 namespace {
 
-double HangUsageHours(const Snapshot& snap, const HangBuild& build, Sym source, OsScope os,
-                      const HourRange& range) {
+double HangUsageHours(const HangBuild& build, Sym source, OsScope os, const HourRange& range) {
   int64_t usage_ms = 0;
   for (const SeriesData* usage : build.usage) {
     const SeriesKey& key = usage->key;
     if (key[usage_field::kSource] == source && os.Matches(key[usage_field::kOs])) {
-      usage_ms += Sum(snap, *usage, 0, range);
+      usage_ms += Sum(*usage, 0, range);
     }
   }
   return static_cast<double>(usage_ms) / kHourMs;
@@ -34,13 +33,11 @@ void HangRuleForBuild(Round& round, const BuildIndex& index, size_t build_at, Sy
   const HangBuild& build = index.hang_builds[build_at];
   const int64_t stream_ms = snap.stream_time_ms;
   const int64_t age_hours = FloorDiv(stream_ms, kHourMs) - FloorDiv(build.first_ms, kHourMs) + 1;
-  const auto baselines =
-      SelectBaselines(snap, index.hang_builds, build_at, options, age_hours, options.min_baseline_usage_hours,
-                      [&](const HangBuild& base, const HourRange& range) {
-                        return HangUsageHours(snap, base, source, os, range);
-                      });
+  const auto baselines = SelectBaselines(
+      snap, index.hang_builds, build_at, options, age_hours, options.min_baseline_usage_hours,
+      [&](const HangBuild& base, const HourRange& range) { return HangUsageHours(base, source, os, range); });
   if (baselines.builds.empty()) return;
-  const double exposure_new = HangUsageHours(snap, build, source, os, HourRange{});
+  const double exposure_new = HangUsageHours(build, source, os, HourRange{});
   const double exposure_base = baselines.exposure;
   if (!(exposure_new > 0) || !(exposure_base > 0)) return;
 
@@ -61,13 +58,13 @@ void HangRuleForBuild(Round& round, const BuildIndex& index, size_t build_at, Sy
     for (const SeriesData* hang : base.build->hangs) {
       if (!in_scope(hang->key)) continue;
       const Sym signature = hang->key[hang_field::kSignature];
-      const int64_t count = Sum(snap, *hang, 1, base.range);
+      const int64_t count = Sum(*hang, 1, base.range);
       std::vector<int64_t>& per_base = signature_by_base[signature];
       per_base.resize(baselines.builds.size());
       per_base[base_at] += count;
       if (!signature_new.contains(signature)) continue;
       HangSide& side = signature_base[signature];
-      side.us += Sum(snap, *hang, 0, base.range);
+      side.us += Sum(*hang, 0, base.range);
       side.count += count;
     }
   }

@@ -71,8 +71,9 @@ std::string CrashesTopJson(const Snapshot& snap, const Query& q) {
   RowFilter filter(snap, Table::kCrashes, q.filters);
   for (const SeriesData* s : snap.table(Table::kCrashes)) {
     if (!filter.Matches(s->key)) continue;
-    const int64_t count = ValuesIn(snap, *s, win)[0];
-    const int64_t previous = PreviousValuesIn(snap, *s, win)[0];
+    const Values in_window = ValuesIn(snap, *s, win);
+    const int64_t count = in_window[0];
+    const int64_t previous = PreviousValuesIn(snap, *s, win, in_window)[0];
     if (count == 0 && previous == 0) continue;
     SigSums& g = sigs[s->key[crash_field::kSignature]];
     g.count += count;

@@ -54,12 +54,12 @@ Values ValuesIn(const Snapshot& snap, const SeriesData& s, const WindowSel& w) {
   return snap.Span(s, *w.span);
 }
 
-Values PreviousValuesIn(const Snapshot& snap, const SeriesData& s, const WindowSel& w) {
+Values PreviousValuesIn(const Snapshot& snap, const SeriesData& s, const WindowSel& w,
+                        const Values& in_window) {
   Values out{};
   if (!w.span || !w.previous) return out;
   const Values longer = snap.Span(s, *w.previous);
-  const Values window = snap.Span(s, *w.span);
-  for (size_t i = 0; i < kMaxValues; ++i) out[i] = longer[i] - window[i];
+  for (size_t i = 0; i < kMaxValues; ++i) out[i] = longer[i] - in_window[i];
   return out;
 }
 
@@ -135,10 +135,27 @@ TimeAxis AxisFor(const Snapshot& snap, int64_t window_ms) {
 
 void AddPoints(const SeriesData& s, const TimeAxis& axis, std::vector<std::array<int64_t, 2>>& into) {
   if (axis.last < axis.first) return;
-  for (const BucketPoint& p : PointsOf(s, axis.first, axis.last)) {
-    const auto i = static_cast<size_t>(axis.IndexOf(p.bucket));
-    into[i][0] += p.v[0];
-    into[i][1] += p.v[1];
+  // Past 24 h a point is an hour: an hour wholly inside the axis adds its sum to one point.
+  const bool hourly = axis.step * axis.bucket_ms == kHourMs;
+  auto add = [&into](int64_t point, const Values& v) {
+    into[static_cast<size_t>(point)][0] += v[0];
+    into[static_cast<size_t>(point)][1] += v[1];
+  };
+  const int64_t first_hour = HourOfBucket(axis.first, axis.bucket_ms);
+  auto hour = std::lower_bound(s.hours.begin(), s.hours.end(), first_hour,
+                               [](const auto& chunk, int64_t h) { return chunk->hour < h; });
+  for (; hour != s.hours.end(); ++hour) {
+    const HourChunk& chunk = **hour;
+    if (chunk.buckets.empty()) continue;
+    if (chunk.buckets.front() > axis.last) break;
+    if (hourly && chunk.buckets.front() >= axis.first && chunk.buckets.back() <= axis.last) {
+      add(axis.IndexOf(chunk.buckets.front()), chunk.sum);
+      continue;
+    }
+    for (size_t i = 0; i < chunk.buckets.size(); ++i) {
+      const int64_t point = axis.IndexOf(chunk.buckets[i]);
+      if (point >= 0) add(point, chunk.values[i]);
+    }
   }
 }
 

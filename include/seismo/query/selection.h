@@ -43,8 +43,10 @@ WindowSel ResolveWindow(const Snapshot& snap, int64_t window_ms);
 
 // Sums of `s` within the window (zeros when the window is unknown).
 Values ValuesIn(const Snapshot& snap, const SeriesData& s, const WindowSel& w);
-// Sums of `s` in the previous window of equal length (zeros when there is none).
-Values PreviousValuesIn(const Snapshot& snap, const SeriesData& s, const WindowSel& w);
+// Sums of `s` in the previous window of equal length (zeros when there is none), given
+// its sums in the window (ValuesIn).
+Values PreviousValuesIn(const Snapshot& snap, const SeriesData& s, const WindowSel& w,
+                        const Values& in_window);
 // Merges the installs of `s` within the window into `into` (nothing when the window is unknown).
 void AddInstallsIn(const Snapshot& snap, const SeriesData& s, const WindowSel& w, HyperLogLog& into);
 
