@@ -1,0 +1,90 @@
+// Replay output streams: the text reaches the sink in pieces of about a MiB (never as
+// one string), and the pieces are the document ReplayOutputJson returns, byte for byte.
+#include "seismo/query/replay_output.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "query_fixture.h"
+
+namespace seismo {
+namespace {
+
+using namespace seismo::testing;
+
+// Remembers every piece it is handed.
+class PiecesSink final : public OutputSink {
+ public:
+  void Write(std::string_view bytes) override { pieces.emplace_back(bytes); }
+  std::vector<std::string> pieces;
+};
+
+// Enough hang rows for a few MiB of output.
+std::shared_ptr<const Snapshot> ManyHangs() {
+  World w;
+  w.Usage("bhr", "Linux", kHour, 0);
+  for (int i = 0; i < 12'000; ++i) {
+    const std::string frame = "mozilla::SomeModule::SomeFunction" + std::to_string(i);
+    w.Hang("bhr", "Linux", "parent", "Gecko", {"XRE_main", "nsAppShell::Run", frame}, 1'000 + i, 1, 0);
+  }
+  w.Crash("Sig", "parent", "parent", "install", 0);
+  w.BuildUsage("Linux", kHour, 1, 0, 0);
+  return w.Build();
+}
+
+TEST(ReplayOutput, StreamsPiecesOfAboutAMiBThatMakeTheWholeDocument) {
+  auto snap = ManyHangs();
+  RecordCounts counts;
+  counts.by_kind = {1, 12'000, 1};
+  const std::string whole = ReplayOutputJson(*snap, counts, "[]", 0);
+  ASSERT_GT(whole.size(), 3 * kOutputPiece);
+  PiecesSink sink;
+  WriteReplayOutput(*snap, counts, "[]", 0, sink);
+  ASSERT_GE(sink.pieces.size(), 3u);
+  std::string joined;
+  for (size_t i = 0; i < sink.pieces.size(); ++i) {
+    // Each piece but the last ends with the row that took it past a MiB.
+    if (i + 1 < sink.pieces.size()) {
+      EXPECT_GE(sink.pieces[i].size(), kOutputPiece) << i;
+      EXPECT_LT(sink.pieces[i].size(), kOutputPiece + 4096) << i;
+    }
+    joined += sink.pieces[i];
+  }
+  EXPECT_EQ(joined, whole);
+  // Pretty-printed, too: the writer keeps its nesting across pieces.
+  PiecesSink pretty;
+  WriteReplayOutput(*snap, counts, "[]", 2, pretty);
+  joined.clear();
+  for (const std::string& piece : pretty.pieces) joined += piece;
+  EXPECT_EQ(joined, ReplayOutputJson(*snap, counts, "[]", 2));
+}
+
+TEST(ReplayOutput, FileSinkWritesTheDocumentAndReportsAShortWrite) {
+  auto snap = ManyHangs();
+  std::FILE* file = std::tmpfile();
+  ASSERT_NE(file, nullptr);
+  FileOutputSink sink(file);
+  WriteReplayOutput(*snap, RecordCounts{}, "[]", 0, sink);
+  ASSERT_TRUE(sink.ok());
+  std::fflush(file);
+  std::rewind(file);
+  std::string read;
+  char buffer[1 << 16];
+  for (size_t n; (n = std::fread(buffer, 1, sizeof buffer, file)) > 0;) read.append(buffer, n);
+  std::fclose(file);
+  EXPECT_EQ(read, ReplayOutputJson(*snap, RecordCounts{}));
+
+  // A stream that cannot be written: the sink says so (and takes the rest without writing).
+  std::FILE* closed = std::fopen("/dev/null", "r");
+  ASSERT_NE(closed, nullptr);
+  FileOutputSink failing(closed);
+  WriteReplayOutput(*snap, RecordCounts{}, "[]", 0, failing);
+  EXPECT_FALSE(failing.ok());
+  std::fclose(closed);
+}
+
+}  // namespace
+}  // namespace seismo
