@@ -22,9 +22,10 @@ void SubtractValues(Values& to, const Values& from) {
   for (size_t i = 0; i < kMaxValues; ++i) to[i] -= from[i];
 }
 
-int64_t FloorMod(int64_t a, int64_t n) {
-  const int64_t m = a % n;
-  return m < 0 ? m + n : m;
+// A flat_hash_map slot of (K, V) and its control byte.
+template <typename K, typename V>
+constexpr size_t SlotBytes() {
+  return sizeof(std::pair<K, V>) + 1;
 }
 
 }  // namespace
@@ -33,9 +34,6 @@ ShardState::ShardState(AggregateOptions options, Symbols* symbols)
     : options_(std::move(options)), symbols_(symbols) {
   if (options_.bucket_ms <= 0) options_.bucket_ms = 60'000;
   state_budget_ = static_cast<size_t>(ShardStateBudget(options_));
-  // Every bucket a delta may land in: (stream bucket - retention, stream bucket].
-  members_.resize(static_cast<size_t>(std::max<int64_t>(1, options_.retention_ms / options_.bucket_ms)) + 1);
-  memory_bytes_ += static_cast<int64_t>(HeapChunk(members_.size() * sizeof(Members)));
 }
 
 ShardState::~ShardState() = default;
@@ -66,21 +64,23 @@ size_t ShardState::EntryBytes(Table t) const {
   return sizeof(int64_t) + sizeof(Values) + (t == Table::kCrashes ? sizeof(HyperLogLog) : 0);
 }
 
-size_t ShardState::MemoryBytes() const {
-  const size_t index = index_.capacity() * (sizeof(IndexKey) + sizeof(Ref) + 1);
-  const size_t ids = (seen_crash_docs_.capacity() + seen_previous_.capacity()) * kIdBytes;
-  size_t pages = 0;
-  for (size_t t = 0; t < kTableCount; ++t) pages += pages_[t].capacity() * 16 + page_changed_[t].capacity() / 8;
-  return static_cast<size_t>(memory_bytes_) + index + ids + pages;
+size_t ShardState::TableBytes() const {
+  size_t bytes = index_.capacity() * SlotBytes<IndexKey, Ref>() +
+                 members_.capacity() * SlotBytes<int64_t, Members>() +
+                 (seen_crash_docs_.capacity() + seen_previous_.capacity()) * kIdBytes;
+  for (size_t t = 0; t < kTableCount; ++t) {
+    bytes += slots_[t].capacity() * sizeof(slots_[t][0]) + free_slots_[t].capacity() * sizeof(uint32_t) +
+             pages_[t].capacity() * sizeof(pages_[t][0]) + page_changed_[t].capacity() / 8 +
+             changed_pages_[t].capacity() * sizeof(uint32_t);
+  }
+  return bytes;
 }
 
+size_t ShardState::MemoryBytes() const { return static_cast<size_t>(memory_bytes_) + TableBytes(); }
+
 size_t ShardState::RecountMemoryBytes() const {
-  const size_t index = index_.capacity() * (sizeof(IndexKey) + sizeof(Ref) + 1);
-  const size_t ids = (seen_crash_docs_.capacity() + seen_previous_.capacity()) * kIdBytes;
-  size_t pages = 0;
-  for (size_t t = 0; t < kTableCount; ++t) pages += pages_[t].capacity() * 16 + page_changed_[t].capacity() / 8;
-  size_t bytes = HeapChunk(members_.size() * sizeof(Members));
-  for (const Members& m : members_) bytes += HeapChunk(m.refs.capacity() * sizeof(Ref));
+  size_t bytes = 0;
+  for (const auto& [bucket, m] : members_) bytes += HeapChunk(m.refs.capacity() * sizeof(Ref));
   for (size_t t = 0; t < kTableCount; ++t) {
     for (const auto& s : slots_[t]) {
       if (!s) continue;
@@ -88,7 +88,7 @@ size_t ShardState::RecountMemoryBytes() const {
       for (const auto& c : s->hours) bytes += HourBytes(*c);
     }
   }
-  return bytes + index + ids + pages;
+  return bytes + TableBytes();
 }
 
 // ------------------------------------------------------------ series
@@ -178,13 +178,11 @@ void ShardState::AddToEntry(Ref r, int64_t b, const Values& v, uint64_t install_
     c.values.insert(c.values.begin() + static_cast<ptrdiff_t>(bi), Values{});
     if (crashes) c.installs.insert(c.installs.begin() + static_cast<ptrdiff_t>(bi), HyperLogLog());
     ++bi;
-    Members& m = members_[static_cast<size_t>(FloorMod(b, static_cast<int64_t>(members_.size())))];
-    if (m.bucket != b) {
-      m.bucket = b;
-      m.refs.clear();
-    }
+    Members& m = members_[b];
     const size_t capacity = m.refs.capacity();
+    if (m.refs.size() >= 2 * static_cast<size_t>(m.live) + 16) Compact(b, m);
     m.refs.push_back(r);
+    ++m.live;
     memory_bytes_ += static_cast<int64_t>(HeapChunk(m.refs.capacity() * sizeof(Ref))) -
                      static_cast<int64_t>(HeapChunk(capacity * sizeof(Ref)));
     ++grew_since_check_;
@@ -257,15 +255,14 @@ void ShardState::AdvanceTo(EventTime t) {
   // Retention: buckets at or before this index are dropped.
   const int64_t expired = BucketOf(stream_time_ms_) - options_.retention_ms / options_.bucket_ms;
   if (expired_through_ != INT64_MIN && expired <= expired_through_) return;
-  const auto ring = static_cast<int64_t>(members_.size());
   std::vector<int64_t> due;
-  if (expired_through_ != INT64_MIN && expired - expired_through_ <= ring) {
+  if (expired_through_ != INT64_MIN && expired - expired_through_ <= static_cast<int64_t>(members_.size())) {
     for (int64_t b = expired_through_ + 1; b <= expired; ++b) {
-      if (members_[static_cast<size_t>(FloorMod(b, ring))].bucket == b) due.push_back(b);
+      if (members_.contains(b)) due.push_back(b);
     }
-  } else {  // the first time, or a jump past the whole ring: every remembered bucket
-    for (const Members& m : members_) {
-      if (m.bucket != INT64_MIN && m.bucket <= expired) due.push_back(m.bucket);
+  } else {  // the first time, or a jump past more buckets than are held: every held one
+    for (const auto& [bucket, m] : members_) {
+      if (bucket <= expired) due.push_back(bucket);
     }
     std::sort(due.begin(), due.end());
   }
@@ -274,11 +271,10 @@ void ShardState::AdvanceTo(EventTime t) {
 }
 
 void ShardState::ExpireBucket(int64_t b) {
-  Members& m = members_[static_cast<size_t>(FloorMod(b, static_cast<int64_t>(members_.size())))];
-  if (m.bucket != b) return;
-  std::vector<Ref> refs = std::move(m.refs);
-  m.refs = {};
-  m.bucket = INT64_MIN;
+  auto it = members_.find(b);
+  if (it == members_.end()) return;
+  std::vector<Ref> refs = std::move(it->second.refs);
+  members_.erase(it);
   memory_bytes_ -= static_cast<int64_t>(HeapChunk(refs.capacity() * sizeof(Ref)));
   const int64_t hour = HourOfBucket(b, options_.bucket_ms);
   for (Ref r : refs) {
@@ -307,8 +303,34 @@ void ShardState::ExpireBucket(int64_t b) {
   }
 }
 
+bool ShardState::HasBucket(Ref r, int64_t b) const {
+  const auto& p = slots_[static_cast<size_t>(r.table)][r.slot];
+  if (!p) return false;
+  const int64_t hour = HourOfBucket(b, options_.bucket_ms);
+  auto h = std::lower_bound(p->hours.begin(), p->hours.end(), hour,
+                            [](const std::shared_ptr<HourChunk>& c, int64_t x) { return c->hour < x; });
+  return h != p->hours.end() && (*h)->hour == hour &&
+         std::binary_search((*h)->buckets.begin(), (*h)->buckets.end(), b);
+}
+
+void ShardState::Compact(int64_t b, Members& m) {
+  auto same = [](Ref x, Ref y) { return x.table == y.table && x.slot == y.slot; };
+  auto less = [](Ref x, Ref y) { return x.table != y.table ? x.table < y.table : x.slot < y.slot; };
+  std::sort(m.refs.begin(), m.refs.end(), less);
+  m.refs.erase(std::unique(m.refs.begin(), m.refs.end(), same), m.refs.end());
+  m.refs.erase(std::remove_if(m.refs.begin(), m.refs.end(), [&](Ref x) { return !HasBucket(x, b); }),
+               m.refs.end());
+  m.live = static_cast<uint32_t>(m.refs.size());
+}
+
 void ShardState::Release(Ref r) {
   std::shared_ptr<SeriesData>& p = slots(r.table)[r.slot];
+  // Its buckets lose a live series (their lists drop the stale ref when compacted).
+  for (const auto& c : p->hours) {
+    for (int64_t b : c->buckets) {
+      if (auto it = members_.find(b); it != members_.end() && it->second.live > 0) --it->second.live;
+    }
+  }
   index_.erase(IndexKey{p->key, p->hash});
   memory_bytes_ -= static_cast<int64_t>(SeriesBytes(*p));
   for (const auto& c : p->hours) memory_bytes_ -= static_cast<int64_t>(HourBytes(*c));
@@ -398,6 +420,10 @@ void ShardState::FoldOnce(size_t target) {
       if (slots(candidates[i].ref.table)[candidates[i].ref.slot]) Fold(candidates[i].ref);
     }
   }
+  // The index and bucket lists keep their peak capacity unless asked: give it back,
+  // or the tables alone could keep the state over its budget.
+  index_.rehash(0);
+  members_.rehash(0);
 }
 
 // ------------------------------------------------------------ readers

@@ -47,12 +47,12 @@ std::vector<BucketPoint> Snapshot::Points(const SeriesData& s) const {
 
 const std::vector<const SeriesData*>& Snapshot::sorted(Table t) const {
   const size_t i = static_cast<size_t>(t);
-  std::call_once(sorted_once_[i], [&] {
-    sorted_[i] = rows_[i];
-    std::sort(sorted_[i].begin(), sorted_[i].end(),
+  std::call_once(sorted_->once[i], [&] {
+    sorted_->rows[i] = rows_[i];
+    std::sort(sorted_->rows[i].begin(), sorted_->rows[i].end(),
               [&](const SeriesData* a, const SeriesData* b) { return KeyLess(a->key, b->key, *symbols); });
   });
-  return sorted_[i];
+  return sorted_->rows[i];
 }
 
 namespace {
@@ -160,8 +160,9 @@ std::shared_ptr<const Snapshot> MergeSnapshots(const std::vector<std::shared_ptr
         }
         Seen& x = it->second;
         if (x.merged == nullptr) {
-          out->merged_.push_back(std::make_unique<SeriesData>(*rows[x.row]));
-          x.merged = out->merged_.back().get();
+          auto merged = std::make_shared<SeriesData>(*rows[x.row]);
+          x.merged = merged.get();
+          out->merged_.push_back(std::move(merged));
           rows[x.row] = x.merged;
         }
         AddSeries(*x.merged, s);

@@ -115,7 +115,7 @@ class CrashRecovery : public ::testing::Test {
 
   // Documents in the latest checkpoint (0 if none yet).
   uint64_t CheckpointedDocuments() const {
-    auto data = DecodeCheckpoint(Slurp(CheckpointFile()));
+    auto data = DecodeCheckpoint(Slurp(CheckpointFile()), symbols_);
     return data ? data->counts.documents : 0;
   }
 
@@ -141,7 +141,7 @@ class CrashRecovery : public ::testing::Test {
     Config c;
     auto r = RunReplay(c, {(dir_ / "corpus.ndjson").string()}, gen->get(), {});
     EXPECT_TRUE(r);
-    return ReplayOutputJson(r->aggregates, r->counts);
+    return ReplayOutputJson(*r->snapshot, r->counts);
   }
 
   // Chunks waiting for parse workers, as /api/v1/status reports them (-1: no answer).
@@ -155,6 +155,7 @@ class CrashRecovery : public ::testing::Test {
   std::string Output() const { return WithoutAlerts(Slurp(dir_ / "run.json")); }
 
   fs::path dir_;
+  Symbols symbols_;  // checkpoints read back by the test intern into it
   std::unique_ptr<MockCluster> cluster_;
   std::unique_ptr<DaemonProcess> daemon_;
   std::atomic<uint64_t> produced_{0};
@@ -245,7 +246,7 @@ TEST_F(CrashRecovery, SigtermDuringACheckpointWriteExitsCleanlyAndARestartCounts
   ASSERT_TRUE(fs::exists(CheckpointTempFile())) << "no checkpoint was being written";
   EXPECT_EQ(Kill(SIGTERM), 0);
   EXPECT_FALSE(fs::exists(CheckpointTempFile()));
-  auto data = DecodeCheckpoint(Slurp(CheckpointFile()));
+  auto data = DecodeCheckpoint(Slurp(CheckpointFile()), symbols_);
   ASSERT_TRUE(data) << data.error().message();
   EXPECT_EQ(data->counts.documents, produced_.load());
   EXPECT_EQ(Output(), WithoutAlerts(ReplayJson()));
@@ -288,7 +289,7 @@ TEST_F(CrashRecovery, SigtermEndsWithinShutdownTimeoutWhenTheQueuesCannotDrain) 
   const std::string log = daemon_->log();
   EXPECT_EQ(CountOf(log, "shutdown took longer"), 0u) << "ended by the watchdog";
   EXPECT_EQ(CountOf(log, "the queues did not drain before the shutdown deadline"), 1u) << log;
-  auto data = DecodeCheckpoint(Slurp(CheckpointFile()));
+  auto data = DecodeCheckpoint(Slurp(CheckpointFile()), symbols_);
   ASSERT_TRUE(data) << data.error().message();
   EXPECT_GE(data->counts.documents, checkpointed);
   EXPECT_LT(data->counts.documents, produced_.load());

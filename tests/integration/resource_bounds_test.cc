@@ -115,7 +115,7 @@ class ResourceBounds : public ::testing::Test {
   }
 
   uint64_t CheckpointedDocuments() const {
-    auto data = DecodeCheckpoint(Slurp(dir_ / "ckpt" / std::string(kCheckpointFile)));
+    auto data = DecodeCheckpoint(Slurp(dir_ / "ckpt" / std::string(kCheckpointFile)), symbols_);
     return data ? data->counts.documents : 0;
   }
   size_t DeadLetters() const { return CountOf(Slurp(dir_ / "dead.ndjson"), "\n"); }
@@ -129,6 +129,7 @@ class ResourceBounds : public ::testing::Test {
   }
 
   fs::path dir_;
+  Symbols symbols_;  // checkpoints read back by the test intern into it
   std::unique_ptr<MockCluster> cluster_;
   uint64_t produced_ = 0;
   uint64_t rejected_ = 0;

@@ -1,4 +1,4 @@
-// SeriesData: one series' values, laid out by hour (ADR 0020).
+// SeriesData: one series' values, laid out by hour (ADR 0021).
 //
 //   SeriesData ── key, content hash, fold level
 //              ── total (within the retention), installs sketch, first event time

@@ -1,5 +1,5 @@
 // SeriesKey: a series' identity as a fixed-size record of interned ids, one codec
-// for every table (ADR 0020). Fields, in the order rows are sorted and printed
+// for every table (ADR 0021). Fields, in the order rows are sorted and printed
 // (SPEC §6.4), and how each is held:
 //
 //   table        fields                                                   f[]

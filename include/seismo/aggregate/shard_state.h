@@ -1,10 +1,10 @@
-// ShardState: windowed aggregates of the series routed to one shard (ADR 0020).
+// ShardState: windowed aggregates of the series routed to one shard (ADR 0021).
 //
 //   index_        SeriesKey ─> (table, slot)       open addressing, the key's carried hash
 //   slots_[table] slot ─> shared_ptr<SeriesData>   series-major: each series holds its
 //                                                  own hours and buckets (series_data.h)
-//   members_      ring over the retention's buckets: bucket ─> series with a value there
-//                 (expiry visits exactly the series that lose a bucket)
+//   members_      bucket ─> series with a value there, for the buckets within the
+//                 retention (expiry visits exactly the series that lose a bucket)
 //   pages_[table] the slots in pages of kSeriesPage, as the last snapshot saw them;
 //                 a page is copied again only when one of its series changed
 //
@@ -161,6 +161,8 @@ class ShardState {
   // Estimated heap bytes of one series without its hours, of an hour without its
   // buckets, and of one bucket entry in a table.
   static size_t SeriesBytes(const SeriesData& s);
+  // The index, bucket lists, remembered ids, slot and page vectors (from their capacities).
+  size_t TableBytes() const;
   static size_t HourBytes(const HourChunk& c);
   size_t EntryBytes(Table t) const;
 
@@ -175,13 +177,17 @@ class ShardState {
   absl::flat_hash_map<IndexKey, Ref, KeyHashEq, KeyHashEq> index_;
   std::array<std::vector<std::shared_ptr<SeriesData>>, kTableCount> slots_;
   std::array<std::vector<uint32_t>, kTableCount> free_slots_;
-  // members_[b mod size]: (bucket, series with a value in it); a slot may name a
-  // series that has since lost the bucket or been released (checked on use).
+  // Bucket -> series with a value in it. A ref may name a series that has since lost
+  // the bucket (folded, released) or a slot since reused: checked on use, and the list
+  // is compacted when stale refs outnumber the live entries (`live`), so folding
+  // cannot grow it without bound.
   struct Members {
-    int64_t bucket = INT64_MIN;
     std::vector<Ref> refs;
+    uint32_t live = 0;  // series holding a value in the bucket
   };
-  std::vector<Members> members_;
+  absl::flat_hash_map<int64_t, Members> members_;
+  bool HasBucket(Ref r, int64_t b) const;
+  void Compact(int64_t b, Members& m);
   // Snapshot pages: what the last snapshot holds, and which pages changed since.
   std::array<std::vector<std::shared_ptr<const SeriesPage>>, kTableCount> pages_;
   std::array<std::vector<bool>, kTableCount> page_changed_;

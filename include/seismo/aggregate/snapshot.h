@@ -1,5 +1,5 @@
 // Snapshot: the merged, immutable view of every shard's state at one moment,
-// what the HTTP API, the alert engine and replay output read (ADR 0020). It holds
+// what the HTTP API, the alert engine and replay output read (ADR 0021). It holds
 // the shards' snapshots (which share every unchanged series with the live state)
 // (each with a pin on the intern tables, so every id it reaches stays readable for
 // as long as it lives); building one copies pointers, not series.
@@ -68,12 +68,17 @@ class Snapshot {
   friend std::shared_ptr<const Snapshot> MergeSnapshots(
       const std::vector<std::shared_ptr<const ShardSnapshot>>&, const Symbols&, int64_t,
       const std::vector<int64_t>&, int64_t, bool, std::shared_ptr<const Symbols>);
+  // Key order, computed once per table on first use; shared by copies of the snapshot
+  // (a copy holds the same series).
+  struct SortedRows {
+    std::array<std::once_flag, kTableCount> once;
+    std::array<std::vector<const SeriesData*>, kTableCount> rows;
+  };
   std::shared_ptr<const Symbols> symbols_owner_;  // declared first: destroyed after the pins below
   std::vector<std::shared_ptr<const ShardSnapshot>> shards_;
-  std::vector<std::unique_ptr<SeriesData>> merged_;
+  std::vector<std::shared_ptr<const SeriesData>> merged_;
   std::array<std::vector<const SeriesData*>, kTableCount> rows_;
-  mutable std::array<std::once_flag, kTableCount> sorted_once_;
-  mutable std::array<std::vector<const SeriesData*>, kTableCount> sorted_;
+  std::shared_ptr<SortedRows> sorted_ = std::make_shared<SortedRows>();
 };
 
 // Spans kept for `windows_ms`: each window and its double capped at the retention,

@@ -161,7 +161,8 @@ TEST(Budget, MemoryBudgetHoldsAndTheRunningEstimateEqualsARecount) {
     state.Apply(d);
     if (i % 20'000 == 0) ASSERT_EQ(state.MemoryBytes(), state.RecountMemoryBytes()) << "after " << i;
   }
-  EXPECT_LE(state.MemoryBytes(), ShardStateBudget(o) + ShardStateBudget(o) / 10);
+  EXPECT_LE(state.MemoryBytes(), ShardStateBudget(o) + ShardStateBudget(o) / 10)
+      << state.series_count() << " series, folded " << state.counters().folded;
   EXPECT_EQ(state.MemoryBytes(), state.RecountMemoryBytes());
   state.AdvanceTo(EventTime{kT0 + int64_t{n} * 100 + 2 * 3'600'000});  // most buckets expire
   EXPECT_EQ(state.MemoryBytes(), state.RecountMemoryBytes());

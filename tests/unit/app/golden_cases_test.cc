@@ -54,9 +54,9 @@ TEST_P(GoldenCase, ReplayProducesTheExpectedOutput) {
     config->aggregate.shards = threads;
     auto result = RunReplay(*config, {(dir / "input.ndjson").string()}, signatures->get(), {});
     ASSERT_TRUE(result) << result.error().message();
-    std::string actual = ReplayOutputJson(result->aggregates, result->counts);
+    std::string actual = ReplayOutputJson(*result->snapshot, result->counts);
     EXPECT_EQ(Canonical(actual), Canonical(Slurp(dir / "expected.json")))
-        << "threads=" << threads << "\nactual:\n" << ReplayOutputJson(result->aggregates, result->counts, "[]", 2);
+        << "threads=" << threads << "\nactual:\n" << ReplayOutputJson(*result->snapshot, result->counts, "[]", 2);
   }
 }
 

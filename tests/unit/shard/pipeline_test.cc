@@ -62,8 +62,10 @@ std::vector<std::string> Corpus(uint64_t seed, size_t n) {
 
 std::string Join(std::initializer_list<std::string_view> fields, char sep = '\x1f') {
   std::string out;
+  bool first = true;
   for (std::string_view f : fields) {
-    if (!out.empty() || &f != fields.begin()) out += sep;
+    if (!first) out += sep;
+    first = false;
     out += f;
   }
   return out;
