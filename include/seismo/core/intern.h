@@ -1,6 +1,6 @@
 // InternTable: byte strings interned to dense 32-bit ids, shared by every thread.
 // The symbol table (dimension values, frames, signatures) and the stack table (a
-// stack is the bytes of its frames' ids) are both InternTables (ADR 0020).
+// stack is the bytes of its frames' ids) are both InternTables (ADR 0021).
 //
 //   id ─> pages_[id >> 16][id & 0xffff] ─> Entry { hash, size, bytes }   immutable while live
 //   (hash, bytes) ─> stripes_[hash % kStripes] { mutex, hash map bytes -> id }
@@ -104,7 +104,7 @@ class InternTable {
   std::atomic<size_t> bytes_{0};
   std::atomic<uint64_t> generation_{0};
 
-  // Pins and entries waiting for them (ADR 0020, "Reclamation").
+  // Pins and entries waiting for them (ADR 0021, "Reclamation").
   struct Retired {
     uint64_t epoch;
     std::vector<std::pair<InternId, Entry*>> entries;

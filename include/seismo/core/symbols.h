@@ -1,4 +1,4 @@
-// Symbols: the process's two intern tables and their fixed vocabulary (ADR 0020).
+// Symbols: the process's two intern tables and their fixed vocabulary (ADR 0021).
 //
 //   text    every string a series key holds: dimension values, process and thread
 //           names, frames, signatures, crash classes, sources

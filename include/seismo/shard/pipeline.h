@@ -101,7 +101,7 @@ class Pipeline {
 
   // Source thread, between submissions: when the intern tables have grown past
   // twice what was live at the last sweep (and past a floor), waits until idle and
-  // sweeps the ids no shard holds any more (ADR 0020). False on a timeout (nothing
+  // sweeps the ids no shard holds any more (ADR 0021). False on a timeout (nothing
   // swept); true otherwise.
   bool MaybeSweep(std::chrono::milliseconds timeout);
   size_t sweeps() const { return sweeps_; }

@@ -11,7 +11,7 @@
 // judged against everything parsed so far, whichever shard it went to.
 // Snapshots: the publisher calls RequestSnapshots(); each shard thread, at its
 // next loop turn, takes an immutable ShardSnapshot of its state (sharing every
-// series unchanged since the last one: ADR 0020) and pushes it through its own
+// series unchanged since the last one: ADR 0021) and pushes it through its own
 // SPSC ring; LatestSnapshots() collects them. Shard threads never block on readers.
 // Marks: for a sweep of the intern tables, each shard thread reports the ids its
 // keys hold (CollectMarks), like images, at a quiescent point.
