@@ -29,10 +29,17 @@ Values SumBuckets(const SeriesData& s, int64_t from, int64_t to, int64_t bucket_
   return out;
 }
 
-HyperLogLog InstallsOfBuckets(const SeriesData& s, int64_t from, int64_t to) {
+HyperLogLog InstallsOfBuckets(const SeriesData& s, int64_t from, int64_t to, int64_t bucket_ms) {
   HyperLogLog out;
+  if (from > to) return out;
+  const int64_t first_full = HourOfBucket(from, bucket_ms) + 1;  // hours strictly inside
+  const int64_t last_full = HourOfBucket(to, bucket_ms) - 1;
   for (const auto& c : s.hours) {
     if (c->installs.empty() || c->buckets.back() < from || c->buckets.front() > to) continue;
+    if (c->hour >= first_full && c->hour <= last_full) {
+      out.Merge(c->hour_installs);
+      continue;
+    }
     for (size_t i = 0; i < c->buckets.size(); ++i) {
       if (c->buckets[i] >= from && c->buckets[i] <= to && !c->installs[i].empty()) out.Merge(c->installs[i]);
     }

@@ -57,7 +57,7 @@ size_t ShardState::HourBytes(const HourChunk& c) {
              HeapChunk(c.values.capacity() * sizeof(Values)) +
              HeapChunk(c.installs.capacity() * sizeof(HyperLogLog));
   for (const HyperLogLog& h : c.installs) n += h.MemoryBytes();
-  return n;
+  return n + c.hour_installs.MemoryBytes();
 }
 
 size_t ShardState::EntryBytes(Table t) const {
@@ -172,7 +172,7 @@ void ShardState::AddToEntry(Ref r, int64_t b, const Values& v, uint64_t install_
   // The bucket: usually the last one.
   size_t bi = c.buckets.size();
   while (bi > 0 && c.buckets[bi - 1] > b) --bi;
-  const size_t hour_before = crashes || bi == 0 || c.buckets[bi - 1] != b ? HourBytes(c) : 0;
+  const size_t hour_before = crashes || bi == 0 || c.buckets[bi - 1] != b ? HourBytes(c) : 0;  // sketches may grow
   if (bi == 0 || c.buckets[bi - 1] != b) {
     c.buckets.insert(c.buckets.begin() + static_cast<ptrdiff_t>(bi), b);
     c.values.insert(c.values.begin() + static_cast<ptrdiff_t>(bi), Values{});
@@ -191,8 +191,14 @@ void ShardState::AddToEntry(Ref r, int64_t b, const Values& v, uint64_t install_
   AddValues(c.sum, v);
   AddValues(s.total, v);
   if (crashes) {
-    if (install_hash != 0) c.installs[bi - 1].Add(install_hash);
-    if (installs != nullptr && !installs->empty()) c.installs[bi - 1].Merge(*installs);
+    if (install_hash != 0) {
+      c.installs[bi - 1].Add(install_hash);
+      c.hour_installs.Add(install_hash);
+    }
+    if (installs != nullptr && !installs->empty()) {
+      c.installs[bi - 1].Merge(*installs);
+      c.hour_installs.Merge(*installs);
+    }
   }
   if (hour_before != 0) memory_bytes_ += static_cast<int64_t>(HourBytes(c)) - static_cast<int64_t>(hour_before);
   if (install_hash != 0) {

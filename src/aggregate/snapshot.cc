@@ -32,17 +32,17 @@ int64_t Snapshot::StreamBucket() const {
 int64_t Snapshot::SpanFirstBucket(size_t span) const { return StreamBucket() - spans_ms[span] / bucket_ms + 1; }
 
 Values Snapshot::Span(const SeriesData& s, size_t span) const {
-  return SumBuckets(s, SpanFirstBucket(span), INT64_MAX, bucket_ms);
+  return SumBuckets(s, SpanFirstBucket(span), StreamBucket(), bucket_ms);
 }
 
 HyperLogLog Snapshot::SpanInstalls(const SeriesData& s, size_t span) const {
-  return InstallsOfBuckets(s, SpanFirstBucket(span), INT64_MAX);
+  return InstallsOfBuckets(s, SpanFirstBucket(span), StreamBucket(), bucket_ms);
 }
 
 std::vector<BucketPoint> Snapshot::Points(const SeriesData& s) const {
   int64_t longest = 0;
   for (int64_t w : windows_ms) longest = std::max(longest, w);
-  return PointsOf(s, StreamBucket() - longest / bucket_ms + 1, INT64_MAX);
+  return PointsOf(s, StreamBucket() - longest / bucket_ms + 1, StreamBucket());
 }
 
 const std::vector<const SeriesData*>& Snapshot::sorted(Table t) const {
@@ -88,6 +88,8 @@ std::shared_ptr<HourChunk> MergeHours(const HourChunk& a, const HourChunk& b) {
     out->values.push_back(v);
     if (installs) out->installs.push_back(std::move(h));
   }
+  out->hour_installs = a.hour_installs;
+  out->hour_installs.Merge(b.hour_installs);
   return out;
 }
 

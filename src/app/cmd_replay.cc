@@ -108,8 +108,10 @@ int RunReplayCommand(const ReplayArgs& args) {
     alert_options.for_evaluations = 1;
     AlertEngine alerts(alert_options);
     if (result->snapshot) (void)alerts.Evaluate(*result->snapshot);
-    Status s = WriteOutputFile(args.output, ReplayOutputJson(*result->snapshot, result->counts,
-                                                             alerts.AlertsJson(), args.pretty ? 2 : 0));
+    const std::string alerts_json = alerts.AlertsJson();
+    Status s = WriteOutputFile(args.output, [&](OutputSink& sink) {
+      WriteReplayOutput(*result->snapshot, result->counts, alerts_json, args.pretty ? 2 : 0, sink);
+    });
     if (!s.ok()) {
       fmt::print(stderr, "seismo replay: {}\n", s.message());
       return 1;

@@ -99,8 +99,10 @@ int RunDaemon(const RunArgs& args) {
     return 1;
   }
   if (!args.output.empty()) {
-    Status s = WriteOutputFile(
-        args.output, ReplayOutputJson(*daemon.snapshot(), daemon.counts(), daemon.alerts_json()));
+    const std::string alerts = daemon.alerts_json();
+    Status s = WriteOutputFile(args.output, [&](OutputSink& sink) {
+      WriteReplayOutput(*daemon.snapshot(), daemon.counts(), alerts, 0, sink);
+    });
     if (!s.ok()) {
       spdlog::error("output: {}", s.message());
       return 1;

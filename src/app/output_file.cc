@@ -6,24 +6,31 @@
 
 namespace seismo {
 
-Status WriteOutputFile(const std::string& path, std::string_view content) {
+Status WriteOutputFile(const std::string& path, const std::function<void(OutputSink&)>& write) {
   if (path == "-") {
-    std::fwrite(content.data(), 1, content.size(), stdout);
-    std::fputc('\n', stdout);
+    FileOutputSink sink(stdout);
+    write(sink);
+    sink.Write("\n");
     std::fflush(stdout);
-    return Status::Ok();
+    return sink.ok() ? Status::Ok() : Status::IoError(std::string("stdout: ") + std::strerror(errno));
   }
   std::string tmp = path + ".tmp";
   FILE* f = std::fopen(tmp.c_str(), "we");
   if (f == nullptr) return Status::IoError(path + ": " + std::strerror(errno));
-  bool ok = std::fwrite(content.data(), 1, content.size(), f) == content.size() &&
-            std::fputc('\n', f) != EOF;
+  FileOutputSink sink(f);
+  write(sink);
+  sink.Write("\n");
+  bool ok = sink.ok();
   ok = (std::fclose(f) == 0) && ok;
   if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
     std::remove(tmp.c_str());
     return Status::IoError(path + ": " + std::strerror(errno));
   }
   return Status::Ok();
+}
+
+Status WriteOutputFile(const std::string& path, std::string_view content) {
+  return WriteOutputFile(path, [&](OutputSink& sink) { sink.Write(content); });
 }
 
 }  // namespace seismo

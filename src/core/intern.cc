@@ -16,7 +16,9 @@ struct InternTable::Entry {
   uint32_t size;
   bool permanent;
   bool retired;   // swept, waiting for older pins (written by the sweeper only)
-  char bytes[1];  // `size` bytes (allocated with the entry)
+  // `size` bytes (allocated with the entry), aligned so that the stack table's
+  // entries read as uint32_t arrays.
+  alignas(8) char bytes[1];
 
   std::string_view view() const { return {bytes, size}; }
   static Entry* Make(std::string_view b, uint64_t hash, bool permanent) {

@@ -155,7 +155,7 @@ class CrashRecovery : public ::testing::Test {
   std::string Output() const { return WithoutAlerts(Slurp(dir_ / "run.json")); }
 
   fs::path dir_;
-  Symbols symbols_;  // checkpoints read back by the test intern into it
+  mutable Symbols symbols_;  // checkpoints read back by the test intern into it
   std::unique_ptr<MockCluster> cluster_;
   std::unique_ptr<DaemonProcess> daemon_;
   std::atomic<uint64_t> produced_{0};

@@ -129,7 +129,7 @@ class ResourceBounds : public ::testing::Test {
   }
 
   fs::path dir_;
-  Symbols symbols_;  // checkpoints read back by the test intern into it
+  mutable Symbols symbols_;  // checkpoints read back by the test intern into it
   std::unique_ptr<MockCluster> cluster_;
   uint64_t produced_ = 0;
   uint64_t rejected_ = 0;

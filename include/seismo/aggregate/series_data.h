@@ -35,6 +35,7 @@ inline constexpr int64_t kHourMs = 3'600'000;
 struct HourChunk {
   int64_t hour = 0;   // hour index: start = hour * kHourMs
   Values sum{};
+  HyperLogLog hour_installs;          // crashes: the buckets' installs merged (windows read whole hours)
   std::vector<int64_t> buckets;       // ascending bucket indices
   std::vector<Values> values;         // per bucket
   std::vector<HyperLogLog> installs;  // per bucket (crashes only, else empty)
@@ -66,15 +67,17 @@ struct HourPoint {
 
 // Readers' helpers (pure functions of a const series).
 //
-// The hour of a bucket.
+// The hour of a bucket (floor; any bucket index, no overflow).
+__extension__ using Int128 = __int128;  // gcc and clang; __extension__: not ISO C++
 inline int64_t HourOfBucket(int64_t bucket, int64_t bucket_ms) {
-  const int64_t ms = bucket * bucket_ms;
-  return ms >= 0 ? ms / kHourMs : -((-ms + kHourMs - 1) / kHourMs);
+  const Int128 ms = static_cast<Int128>(bucket) * bucket_ms;
+  const Int128 q = ms / kHourMs;
+  return static_cast<int64_t>(ms % kHourMs != 0 && ms < 0 ? q - 1 : q);
 }
 // Sum of the buckets in [from, to] (bucket indices, inclusive).
 Values SumBuckets(const SeriesData& s, int64_t from, int64_t to, int64_t bucket_ms);
 // Distinct installs of the buckets in [from, to] (crash series; empty otherwise).
-HyperLogLog InstallsOfBuckets(const SeriesData& s, int64_t from, int64_t to);
+HyperLogLog InstallsOfBuckets(const SeriesData& s, int64_t from, int64_t to, int64_t bucket_ms);
 // Buckets in [from, to], ascending.
 std::vector<BucketPoint> PointsOf(const SeriesData& s, int64_t from, int64_t to);
 // Every hour, ascending.
