@@ -19,22 +19,24 @@ std::optional<double> PerUsageHour(int64_t amount_thousandths, int64_t usage_ms)
 
 namespace {
 
-// A JsonWriter whose text goes to the sink whenever a row leaves a piece's worth.
+// A JsonWriter whose text goes to the sink whenever a row leaves a piece's worth; without
+// a sink, the writer keeps the whole text (ReplayOutputJson: no copy through a sink).
 class PieceWriter {
  public:
-  PieceWriter(int indent, OutputSink& sink) : w_(indent), sink_(sink) {}
+  PieceWriter(int indent, OutputSink* sink) : w_(indent), sink_(sink) {}
   JsonWriter& w() { return w_; }
   void RowDone() {
-    if (w_.text().size() >= kOutputPiece) Flush();
+    if (sink_ != nullptr && w_.text().size() >= kOutputPiece) Flush();
   }
   void Flush() {
-    sink_.Write(w_.text());
+    if (sink_ == nullptr) return;
+    sink_->Write(w_.text());
     w_.Clear();
   }
 
  private:
   JsonWriter w_;
-  OutputSink& sink_;
+  OutputSink* sink_;
 };
 
 // The usage (ms, the first value) of every series of `t`, by key: the denominators of
@@ -183,11 +185,8 @@ void WriteCrashes(PieceWriter& out, const Snapshot& snap) {
   w.EndArray();
 }
 
-}  // namespace
-
-void WriteReplayOutput(const Snapshot& snap, const RecordCounts& counts, std::string_view alerts_json,
-                       int indent, OutputSink& sink) {
-  PieceWriter out(indent, sink);
+void WriteDocument(PieceWriter& out, const Snapshot& snap, const RecordCounts& counts,
+                   std::string_view alerts_json) {
   JsonWriter& w = out.w();
   w.BeginObject();
   WriteRecords(w, snap, counts);
@@ -197,14 +196,22 @@ void WriteReplayOutput(const Snapshot& snap, const RecordCounts& counts, std::st
   WriteCrashes(out, snap);
   w.Key("alerts").Raw(alerts_json);
   w.EndObject();
+}
+
+}  // namespace
+
+void WriteReplayOutput(const Snapshot& snap, const RecordCounts& counts, std::string_view alerts_json,
+                       int indent, OutputSink& sink) {
+  PieceWriter out(indent, &sink);
+  WriteDocument(out, snap, counts, alerts_json);
   out.Flush();
 }
 
 std::string ReplayOutputJson(const Snapshot& snap, const RecordCounts& counts, const std::string& alerts_json,
                              int indent) {
-  StringOutputSink sink;
-  WriteReplayOutput(snap, counts, alerts_json, indent, sink);
-  return sink.Take();
+  PieceWriter out(indent, nullptr);
+  WriteDocument(out, snap, counts, alerts_json);
+  return out.w().Take();
 }
 
 }  // namespace seismo

@@ -2,13 +2,11 @@
 // tens of MB), so it is never held whole in memory.
 //
 //   WriteReplayOutput ──Write(piece ~1 MiB)──> FileOutputSink ──fwrite──> FILE*
-//                                         └──> StringOutputSink (tests, small outputs)
 //
 // Ownership: a sink borrows what it writes to. Threading: one writer at a time.
 #pragma once
 
 #include <cstdio>
-#include <string>
 #include <string_view>
 
 namespace seismo {
@@ -32,16 +30,6 @@ class FileOutputSink final : public OutputSink {
  private:
   std::FILE* file_;
   bool ok_ = true;
-};
-
-// Collects everything in a string.
-class StringOutputSink final : public OutputSink {
- public:
-  void Write(std::string_view bytes) override { out_.append(bytes); }
-  std::string Take() { return std::move(out_); }
-
- private:
-  std::string out_;
 };
 
 }  // namespace seismo

@@ -33,7 +33,7 @@ inline constexpr size_t kOutputPiece = size_t{1} << 20;
 void WriteReplayOutput(const Snapshot& snap, const RecordCounts& counts, std::string_view alerts_json,
                        int indent, OutputSink& sink);
 
-// The same document as one string (tests, small outputs).
+// The same document as one string (tests, small outputs; no sink, no pieces).
 std::string ReplayOutputJson(const Snapshot& snap, const RecordCounts& counts,
                              const std::string& alerts_json = "[]", int indent = 0);
 
