@@ -34,8 +34,8 @@ std::string SummaryBody(const ReplayResult& r) {
   const RecordCounts& c = r.counts;
   uint64_t rejected = 0;
   for (size_t i = 0; i < kRejectReasonCount; ++i) rejected += c.rejected[i];
-  out += fmt::format("  accepted: {} main, {} bhr, {} crash; rejected: {}\n", c.by_kind[0], c.by_kind[1], c.by_kind[2],
-        rejected);
+  out += fmt::format("  accepted: {} main, {} bhr, {} crash; rejected: {}\n", c.by_kind[0], c.by_kind[1],
+                     c.by_kind[2], rejected);
   for (size_t i = 0; i < kRejectReasonCount; ++i) {
     if (c.rejected[i] > 0) {
       out += fmt::format("    {:<18} {}\n", RejectReasonName(static_cast<RejectReason>(i)), c.rejected[i]);

@@ -204,11 +204,16 @@ class ZipfTable {
 };
 
 constexpr const char* kScripts[] = {
-    "resource://gre/modules/SessionStore.sys.mjs", "chrome://browser/content/tabbrowser/tabbrowser.js",
-    "resource://gre/modules/ExtensionContent.sys.mjs", "resource:///modules/sessionstore/SessionFile.sys.mjs",
-    "chrome://global/content/elements/browser-custom-element.js", "resource://gre/actors/AutoCompleteChild.sys.mjs",
-    "resource://gre/modules/PromiseWorker.sys.mjs", "resource://gre/modules/Preferences.sys.mjs",
-    "chrome://browser/content/browser.js", "resource://gre/modules/AsyncShutdown.sys.mjs",
+    "resource://gre/modules/SessionStore.sys.mjs",
+    "chrome://browser/content/tabbrowser/tabbrowser.js",
+    "resource://gre/modules/ExtensionContent.sys.mjs",
+    "resource:///modules/sessionstore/SessionFile.sys.mjs",
+    "chrome://global/content/elements/browser-custom-element.js",
+    "resource://gre/actors/AutoCompleteChild.sys.mjs",
+    "resource://gre/modules/PromiseWorker.sys.mjs",
+    "resource://gre/modules/Preferences.sys.mjs",
+    "chrome://browser/content/browser.js",
+    "resource://gre/modules/AsyncShutdown.sys.mjs",
 };
 
 // A legacy (main ping) stack of the dense profile: the root, 2-12 labels and script

@@ -48,7 +48,8 @@ const CorpusFile kCorpus[] = {
     // A release timeline with plants, one document in 20 of it (a twentieth of the rates'
     // evidence: the gpu regression still fires).
     {"scenario",
-     "--kind scenario --plant crash_spike,new_signature,hang_spike,burst,gpu_regression --seed 3 --scale 0.05",
+     "--kind scenario --plant crash_spike,new_signature,hang_spike,burst,gpu_regression --seed 3 --scale "
+     "0.05",
      20},
 };
 
@@ -61,7 +62,8 @@ struct ReplayCase {
 };
 const std::vector<ReplayCase>& Cases() {
   static const std::vector<ReplayCase> cases = {
-      {"kinds", {"main", "main-dense", "main-padded", "bhr", "bhr-dense", "crash", "crash-dense", "crash-ping"}},
+      {"kinds",
+       {"main", "main-dense", "main-padded", "bhr", "bhr-dense", "crash", "crash-dense", "crash-ping"}},
       {"scenario", {"scenario"}},
   };
   return cases;
@@ -140,7 +142,8 @@ class ReplayPin : public ::testing::Test {
   bool Generate(const CorpusFile& f) {
     const fs::path all = dir_ / (std::string(f.name) + ".all.ndjson");
     const fs::path path = File(f.name);
-    Shell g = RunShell(std::string(SEISMO_BINARY) + " generate " + f.args + " -o '" + all.string() + "' 2>&1");
+    Shell g =
+        RunShell(std::string(SEISMO_BINARY) + " generate " + f.args + " -o '" + all.string() + "' 2>&1");
     if (g.exit_code != 0) {
       ADD_FAILURE() << "seismo generate " << f.args << " failed:\n" << g.out;
       return false;
@@ -180,16 +183,18 @@ TEST_F(ReplayPin, ReplayOutputOfTheGeneratedCorpusIsByteForByteThePinnedOne) {
       for (const char* suffix : {"", ".zst"}) {
         std::string inputs;
         for (const std::string& f : c.files) inputs += " '" + File(f).string() + suffix + "'";
-        const std::string variant = std::string(c.name) + "-t" + std::to_string(threads) + (*suffix ? "-zst" : "");
+        const std::string variant =
+            std::string(c.name) + "-t" + std::to_string(threads) + (*suffix ? "-zst" : "");
         const fs::path out = dir_ / (variant + ".json");
-        Shell r = RunShell(std::string(SEISMO_BINARY) + " replay --quiet --threads " + std::to_string(threads) +
-                      " --output '" + out.string() + "'" + inputs + " 2>&1");
+        Shell r = RunShell(std::string(SEISMO_BINARY) + " replay --quiet --threads " +
+                           std::to_string(threads) + " --output '" + out.string() + "'" + inputs + " 2>&1");
         ASSERT_EQ(r.exit_code, 0) << variant << ":\n" << r.out;
         const std::string sha = Sha256(out);
         variants[c.name].push_back(variant + " " + sha);
         if (first.empty()) first = sha;
-        EXPECT_EQ(sha, first) << variant << " differs from " << c.name
-                              << "-t1: replay's output depends on the thread count or the input's compression";
+        EXPECT_EQ(sha, first)
+            << variant << " differs from " << c.name
+            << "-t1: replay's output depends on the thread count or the input's compression";
       }
     }
     actual["output " + std::string(c.name)] = first;
@@ -213,9 +218,10 @@ TEST_F(ReplayPin, ReplayOutputOfTheGeneratedCorpusIsByteForByteThePinnedOne) {
       for (const std::string& v : variants[key.substr(7)]) detail += "\n  " + v;
     }
     ADD_FAILURE() << key << ": SHA-256 " << sha << ", pinned " << expected << detail << "\n"
-                  << (corpus ? "`seismo generate` no longer makes the pinned corpus: the generator changed (its "
-                               "outputs for a seed are part of the pin).\n"
-                             : "`seismo replay --output` changed bytes on the pinned corpus.\n")
+                  << (corpus
+                          ? "`seismo generate` no longer makes the pinned corpus: the generator changed (its "
+                            "outputs for a seed are part of the pin).\n"
+                          : "`seismo replay --output` changed bytes on the pinned corpus.\n")
                   << HowToUpdate();
   }
   for (const auto& [key, sha] : pins) {
