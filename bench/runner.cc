@@ -193,6 +193,7 @@ struct ReplayPass {
   std::string timings;  // the --timings JSON line
   double total_s = 0;   // in-process total (from the command's start to its summary)
   double ingest_s = 0;
+  double ingest_cpu_s = 0;  // CPU of every thread during the ingest phase
 };
 
 struct ThroughputArgs {
@@ -256,6 +257,7 @@ int Throughput(const ThroughputArgs& a) {
       simdjson::dom::element t = LastJsonLine(json, p.run.err);
       p.total_s = double(t["total_s"]);
       p.ingest_s = double(t["phases"]["ingest"]);
+      p.ingest_cpu_s = double(t["cpu"]["ingest"]);
       replays[threads].push_back(std::move(p));
     }
   }
@@ -289,11 +291,13 @@ int Throughput(const ThroughputArgs& a) {
     const ReplayPass& best =
         *std::min_element(passes.begin(), passes.end(),
                           [](const auto& x, const auto& y) { return x.run.wall_s < y.run.wall_s; });
-    std::vector<double> walls, ingests;
+    std::vector<double> walls, ingests, ingest_cpus;
     for (const ReplayPass& p : passes) {
       walls.push_back(p.run.wall_s);
       ingests.push_back(p.ingest_s);
+      ingest_cpus.push_back(p.ingest_cpu_s);
     }
+    const double ingest_cpu = *std::min_element(ingest_cpus.begin(), ingest_cpus.end());
     const double per_core = floor_mbs * threads;
     wall[threads] = best.run.wall_s;
     ingest[threads] = *std::min_element(ingests.begin(), ingests.end());
@@ -316,6 +320,8 @@ int Throughput(const ThroughputArgs& a) {
         .Num("median_seconds", Median(ingests), 3)
         .Num("mb_per_s", mb / ingest[threads])
         .Num("ratio_to_floor_per_core", mb / ingest[threads] / per_core, 3)
+        .Num("cpu_seconds", ingest_cpu, 3)
+        .Num("cpu_ratio_to_floor", floor.cpu_s / ingest_cpu, 3)
         .Num("target", kIngestTarget, 1)
         .Print();
     // Where the fastest pass's wall time went; what the process did before its first

@@ -140,9 +140,10 @@ int RunReplayCommand(const ReplayArgs& args) {
   { ReplayResult freed = std::move(*result); }
   phases.Mark("free");
   if (args.timings) {
-    fmt::print(stderr, "{}\n",
-               phases.Json(fmt::format("\"threads\":{},\"documents\":{},\"bytes\":{}", config->ingest.threads,
-                                       counts.documents, counts.bytes)));
+    fmt::print(
+        stderr, "{}\n",
+        phases.Json(fmt::format("\"threads\":{},\"documents\":{},\"bytes\":{}",
+                                ResolveThreads(config->ingest.threads), counts.documents, counts.bytes)));
   }
   if (!args.quiet) {
     FILE* out = args.output == "-" ? stderr : stdout;

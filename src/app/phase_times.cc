@@ -2,10 +2,25 @@
 
 #include <dlfcn.h>
 #include <fmt/format.h>
+#include <sys/resource.h>
 
 namespace seismo {
+namespace {
 
-PhaseTimes::PhaseTimes() : start_(std::chrono::steady_clock::now()), last_(start_) {
+double ProcessCpuSeconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+}
+
+}  // namespace
+
+PhaseTimes::PhaseTimes()
+    : start_(std::chrono::steady_clock::now()),
+      last_(start_),
+      start_cpu_(ProcessCpuSeconds()),
+      last_cpu_(start_cpu_) {
   // Looked up once, never called on a hot path: only at the marks.
   counter_ = reinterpret_cast<Counter>(dlsym(RTLD_DEFAULT, "seismo_alloc_counter"));
   if (counter_ != nullptr) counter_(&last_count_, &last_bytes_);
@@ -13,7 +28,9 @@ PhaseTimes::PhaseTimes() : start_(std::chrono::steady_clock::now()), last_(start
 
 void PhaseTimes::Mark(std::string_view name) {
   const auto now = std::chrono::steady_clock::now();
-  Phase p{std::string(name), std::chrono::duration<double>(now - last_).count(), 0, 0};
+  const double cpu = ProcessCpuSeconds();
+  Phase p{std::string(name), std::chrono::duration<double>(now - last_).count(), cpu - last_cpu_, 0, 0};
+  last_cpu_ = cpu;
   if (counter_ != nullptr) {
     uint64_t count = 0, bytes = 0;
     counter_(&count, &bytes);
@@ -35,7 +52,11 @@ std::string PhaseTimes::Json(std::string_view extra) const {
   for (size_t i = 0; i < phases_.size(); ++i) {
     out += fmt::format("{}\"{}\":{:.6f}", i ? "," : "", phases_[i].name, phases_[i].seconds);
   }
-  out += fmt::format("}},\"total_s\":{:.6f}", TotalSeconds());
+  out += fmt::format("}},\"total_s\":{:.6f},\"cpu\":{{", TotalSeconds());
+  for (size_t i = 0; i < phases_.size(); ++i) {
+    out += fmt::format("{}\"{}\":{:.6f}", i ? "," : "", phases_[i].name, phases_[i].cpu_seconds);
+  }
+  out += fmt::format("}},\"total_cpu_s\":{:.6f}", ProcessCpuSeconds() - start_cpu_);
   if (counter_ != nullptr) {
     out += ",\"allocations\":{";
     for (size_t i = 0; i < phases_.size(); ++i) {
