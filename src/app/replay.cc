@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <thread>
 
+#include "seismo/app/phase_times.h"
 #include "seismo/ingest/line_reader.h"
 #include "seismo/shard/pipeline.h"
 #include "seismo/signature/generator.h"
@@ -105,6 +106,7 @@ Result<ReplayResult> RunReplay(const Config& config, const std::vector<std::stri
   SystemClock clock;
   Pipeline pipeline(po, signatures, dead_letters.get(), &clock);
   pipeline.Start();
+  if (options.phases != nullptr) options.phases->Mark("setup");
   auto start = std::chrono::steady_clock::now();
   std::atomic<uint64_t> read_bytes{0};
   uint64_t finished_bytes = 0;
@@ -143,9 +145,12 @@ Result<ReplayResult> RunReplay(const Config& config, const std::vector<std::stri
   }
   if (!read_error.ok()) return read_error;
   ReplayResult result;
-  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  result.ingest_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (options.phases != nullptr) options.phases->Mark("ingest");
   result.aggregates = pipeline.Result();
+  if (options.phases != nullptr) options.phases->Mark("merge");
   result.snapshot = pipeline.FinalSnapshot();  // for the alert rules (hourly points, first seen)
+  if (options.phases != nullptr) options.phases->Mark("snapshot");
   result.counts = CountsOf(pipeline.counters());
   result.input_bytes = result.counts.bytes;
   return result;

@@ -14,18 +14,25 @@
 
 namespace seismo {
 
+class PhaseTimes;
 class SignatureGenerator;
 
 struct ReplayResult {
   Aggregates aggregates;
   std::shared_ptr<const Snapshot> snapshot;  // the merged final state (stream time = last event)
   RecordCounts counts;
-  double seconds = 0;
-  uint64_t input_bytes = 0;  // bytes of the (decompressed) documents
+  double ingest_seconds = 0;  // the "ingest" phase below (not the whole run)
+  uint64_t input_bytes = 0;   // bytes of the (decompressed) documents
 };
 
 struct ReplayOptions {
   bool progress = false;  // draw a progress bar on stderr
+  // When set, RunReplay marks its phases on it, in order: "setup" (open the inputs,
+  // start the threads), "ingest" (read, parse and apply every document: until the
+  // pipeline has drained), "merge" (the shards' aggregates into one), "snapshot" (the
+  // merged final snapshot the alert rules read). Stopping the threads and freeing the
+  // pipeline happen as RunReplay returns: the caller's next mark covers them.
+  PhaseTimes* phases = nullptr;
 };
 
 struct PipelineCounters;
