@@ -54,6 +54,16 @@ std::string ToString(const TopicPartition& tp) {
   return tp.topic + "[" + std::to_string(tp.partition) + "]";
 }
 
+Result<OffsetResetPolicy> ParseOffsetResetPolicy(std::string_view value) {
+  if (value == "earliest" || value == "smallest" || value == "beginning") {
+    return OffsetResetPolicy::kEarliest;
+  }
+  if (value == "latest" || value == "largest" || value == "end") return OffsetResetPolicy::kLatest;
+  if (value == "error") return OffsetResetPolicy::kError;
+  return Status::InvalidArgument("auto.offset.reset: expected earliest, latest or error, not \"" +
+                                 std::string(value) + "\"");
+}
+
 // ---- KafkaMessage / KafkaMessageBatch ----
 
 std::string_view KafkaMessage::payload() const {
@@ -142,12 +152,19 @@ Result<std::unique_ptr<KafkaConsumer>> KafkaConsumer::Create(const KafkaConsumer
   if (options.brokers.empty()) return Status::InvalidArgument("kafka.brokers is empty");
   if (options.group_id.empty()) return Status::InvalidArgument("kafka.group_id is empty");
   if (options.topics.empty()) return Status::InvalidArgument("kafka.topics is empty");
+  // librdkafka resets an out-of-range position silently; it reports it instead with
+  // "error", and HandleOffsetReset() applies the configured policy, counting what is lost.
+  std::map<std::string, std::string> properties = options.properties;
+  auto reset = ParseOffsetResetPolicy(properties.count("auto.offset.reset") != 0
+                                          ? properties["auto.offset.reset"]
+                                          : std::string("earliest"));
+  if (!reset) return reset.error();
+  properties["auto.offset.reset"] = "error";
   auto conf = BuildKafkaConf(
       {
           {"bootstrap.servers", options.brokers},
           {"group.id", options.group_id},
           {"client.id", "seismo-consumer"},
-          {"auto.offset.reset", "earliest"},
           {"enable.auto.commit", "false"},
           {"enable.auto.offset.store", "false"},
           {"enable.partition.eof", "false"},
@@ -157,10 +174,11 @@ Result<std::unique_ptr<KafkaConsumer>> KafkaConsumer::Create(const KafkaConsumer
           {"fetch.error.backoff.ms", "100"},
           {"queued.min.messages", "100000"},
       },
-      options.properties);
+      properties);
   if (!conf) return conf.error();
 
   std::unique_ptr<KafkaConsumer> consumer(new KafkaConsumer(options, listener));
+  consumer->reset_policy_ = *reset;
   rd_kafka_conf_set_opaque(conf->get(), consumer->callbacks_.get());
   rd_kafka_conf_set_rebalance_cb(conf->get(), &KafkaConsumer::RebalanceCallback);
   rd_kafka_conf_set_offset_commit_cb(conf->get(), &KafkaConsumer::CommitCallback);
@@ -229,6 +247,12 @@ KafkaMessageBatch KafkaConsumer::Poll(size_t max_messages, std::chrono::millisec
     if (msg == nullptr) {
       if (!batch.empty() || std::chrono::steady_clock::now() >= deadline) break;
       continue;  // woke up early (a callback was served): keep waiting
+    }
+    if (msg->err == RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET && msg->rkt != nullptr) {
+      HandleOffsetReset({rd_kafka_topic_name(msg->rkt), msg->partition}, msg->offset,
+                        rd_kafka_message_errstr(msg));
+      rd_kafka_message_destroy(msg);
+      continue;
     }
     if (msg->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
       if (msg->err != RD_KAFKA_RESP_ERR__PARTITION_EOF) {
@@ -388,8 +412,11 @@ KafkaConsumerStats KafkaConsumer::stats() const {
   s.bytes = bytes_.load(std::memory_order_relaxed);
   s.errors = errors_.load(std::memory_order_relaxed);
   s.rebalances = rebalances_.load(std::memory_order_relaxed);
+  s.lost_offsets = lost_offsets_.load(std::memory_order_relaxed);
+  s.offset_resets = offset_resets_.load(std::memory_order_relaxed);
   std::lock_guard<std::mutex> lock(stats_mu_);
   s.partitions = partition_stats_;
+  for (const auto& [tp, lost] : lost_) s.lost.push_back(lost);
   s.last_error = last_error_;
   for (const KafkaPartitionStats& p : s.partitions) {
     if (p.lag > 0) s.total_lag += p.lag;
@@ -464,6 +491,94 @@ void KafkaConsumer::HandleAssign(rd_kafka_topic_partition_list_t* partitions) {
   if (pause_all_) {
     const Status s = SetPaused(tps, true);
     if (!s.ok()) spdlog::warn("kafka consumer: pausing new partitions: {}", s.message());
+  }
+}
+
+void KafkaConsumer::HandleOffsetReset(const TopicPartition& tp, int64_t failed,
+                                      const std::string& reason) {
+  if (assignment_.count(tp) == 0) return;  // given up since librdkafka queued the error
+  if (failed < 0) {  // no checkpointed or committed offset: where the policy says
+    if (reset_policy_ == OffsetResetPolicy::kError) {
+      RecordError(RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET, ToString(tp) + ": " + reason, false);
+      return;
+    }
+    Reposition(tp, reset_policy_ == OffsetResetPolicy::kEarliest ? RD_KAFKA_OFFSET_BEGINNING
+                                                                  : RD_KAFKA_OFFSET_END);
+    return;
+  }
+  offset_resets_.fetch_add(1, std::memory_order_relaxed);
+  if (reset_policy_ == OffsetResetPolicy::kError) {
+    RecordError(RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET, ToString(tp) + ": " + reason, false);
+    return;
+  }
+  // A rare event: one round trip to the leader tells which side of the log it fell off.
+  auto marks = QueryWatermarks(tp, std::chrono::seconds(10));
+  if (!marks) {
+    RecordError(RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET, marks.error().message(), false);
+    Reposition(tp, failed);  // try again: the next fetch reports it again if it still is
+    return;
+  }
+  const auto [low, high] = *marks;
+  if (failed < low) {
+    // Retention (or DeleteRecords) removed [failed, low) before it was read: report it,
+    // never skip silently, and keep reading what is left.
+    const uint64_t lost = static_cast<uint64_t>(low - failed);
+    lost_offsets_.fetch_add(lost, std::memory_order_relaxed);
+    {
+      std::lock_guard<std::mutex> lock(stats_mu_);
+      KafkaLostOffsets& l = lost_[tp];
+      l.tp = tp;
+      l.offsets += lost;
+      l.last_from = failed;
+      l.last_to = low;
+      last_error_ = "lost offsets: " + ToString(tp) + " " + std::to_string(failed) + ".." +
+                    std::to_string(low - 1) + " deleted by the broker before they were read";
+    }
+    spdlog::error(
+        "kafka consumer: {} offsets {}..{} were deleted by the broker (retention) before seismo "
+        "read them: {} record(s) lost; resuming at the log start {}",
+        ToString(tp), failed, low - 1, lost, low);
+    Reposition(tp, low);
+  } else if (failed > high) {
+    const int64_t target = reset_policy_ == OffsetResetPolicy::kEarliest ? low : high;
+    spdlog::warn(
+        "kafka consumer: {} position {} is past the partition's end {} (truncated or "
+        "recreated); restarting at {} ({})",
+        ToString(tp), failed, high, target,
+        reset_policy_ == OffsetResetPolicy::kEarliest ? "earliest" : "latest");
+    Reposition(tp, target);
+  } else {
+    Reposition(tp, failed);  // in range again (the leader moved meanwhile): read on
+  }
+}
+
+void KafkaConsumer::Reposition(const TopicPartition& tp, int64_t offset) {
+  if (IsCooperative(rk_)) {
+    KafkaPartitionListPtr list = ToList(std::vector<TopicPartition>{tp});
+    list->elems[0].offset = offset;
+    rd_kafka_error_t* error = rd_kafka_incremental_unassign(rk_, list.get());
+    if (error == nullptr) error = rd_kafka_incremental_assign(rk_, list.get());
+    ConsumeError(error, "repositioning " + ToString(tp));
+  } else {
+    // An eager assignment changes only as a whole: the other partitions go on
+    // from their positions (what was fetched but not returned is fetched again).
+    KafkaPartitionListPtr list = ToList(assignment_);
+    (void)rd_kafka_position(rk_, list.get());
+    for (int i = 0; i < list->cnt; ++i) {
+      auto& elem = list->elems[i];
+      if (TopicPartition{elem.topic, elem.partition} == tp) elem.offset = offset;
+    }
+    const rd_kafka_resp_err_t err = rd_kafka_assign(rk_, list.get());
+    if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      RecordError(err, "repositioning " + ToString(tp) + " failed", /*fatal=*/false);
+    }
+  }
+  // A new assignment fetches: keep the backpressure pauses it reset (eager: all of them).
+  if (!paused_.empty()) {
+    KafkaPartitionListPtr list = IsCooperative(rk_) ? ToList(std::vector<TopicPartition>{tp})
+                                                    : ToList(paused_);
+    if (IsCooperative(rk_) && paused_.count(tp) == 0) return;
+    (void)rd_kafka_pause_partitions(rk_, list.get());
   }
 }
 
