@@ -476,6 +476,7 @@ void KafkaConsumer::HandleAssign(rd_kafka_topic_partition_list_t* partitions) {
     auto& elem = partitions->elems[i];
     auto it = starts.find({elem.topic, elem.partition});
     elem.offset = (it != starts.end() && it->second >= 0) ? it->second : RD_KAFKA_OFFSET_INVALID;
+    if (elem.offset >= 0) start_offsets_[{elem.topic, elem.partition}] = elem.offset;
   }
   if (IsCooperative(rk_)) {
     ConsumeError(rd_kafka_incremental_assign(rk_, partitions), "incremental assign");
@@ -486,6 +487,7 @@ void KafkaConsumer::HandleAssign(rd_kafka_topic_partition_list_t* partitions) {
     }
   }
   assignment_.insert(tps.begin(), tps.end());
+  for (const TopicPartition& tp : tps) last_reset_.erase(tp);
   spdlog::info("kafka consumer: assigned {} partitions ({} with checkpointed offsets)",
                tps.size(), starts.size());
   if (pause_all_) {
@@ -497,12 +499,17 @@ void KafkaConsumer::HandleAssign(rd_kafka_topic_partition_list_t* partitions) {
 void KafkaConsumer::HandleOffsetReset(const TopicPartition& tp, int64_t failed,
                                       const std::string& reason) {
   if (assignment_.count(tp) == 0) return;  // given up since librdkafka queued the error
+  if (auto last = last_reset_.find(tp); last != last_reset_.end()) {
+    const auto [from, to] = last->second;
+    // Already moved away from this position (or to a logical offset for "none"): stale.
+    if ((failed < 0 && from < 0) || (failed >= 0 && from == failed && to != failed)) return;
+  }
   if (failed < 0) {  // no checkpointed or committed offset: where the policy says
     if (reset_policy_ == OffsetResetPolicy::kError) {
       RecordError(RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET, ToString(tp) + ": " + reason, false);
       return;
     }
-    Reposition(tp, reset_policy_ == OffsetResetPolicy::kEarliest ? RD_KAFKA_OFFSET_BEGINNING
+    Reposition(tp, failed, reset_policy_ == OffsetResetPolicy::kEarliest ? RD_KAFKA_OFFSET_BEGINNING
                                                                   : RD_KAFKA_OFFSET_END);
     return;
   }
@@ -515,7 +522,7 @@ void KafkaConsumer::HandleOffsetReset(const TopicPartition& tp, int64_t failed,
   auto marks = QueryWatermarks(tp, std::chrono::seconds(10));
   if (!marks) {
     RecordError(RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET, marks.error().message(), false);
-    Reposition(tp, failed);  // try again: the next fetch reports it again if it still is
+    Reposition(tp, failed, failed);  // try again: the next fetch reports it again if it still is
     return;
   }
   const auto [low, high] = *marks;
@@ -538,7 +545,7 @@ void KafkaConsumer::HandleOffsetReset(const TopicPartition& tp, int64_t failed,
         "kafka consumer: {} offsets {}..{} were deleted by the broker (retention) before seismo "
         "read them: {} record(s) lost; resuming at the log start {}",
         ToString(tp), failed, low - 1, lost, low);
-    Reposition(tp, low);
+    Reposition(tp, failed, low);
   } else if (failed > high) {
     const int64_t target = reset_policy_ == OffsetResetPolicy::kEarliest ? low : high;
     spdlog::warn(
@@ -546,13 +553,14 @@ void KafkaConsumer::HandleOffsetReset(const TopicPartition& tp, int64_t failed,
         "recreated); restarting at {} ({})",
         ToString(tp), failed, high, target,
         reset_policy_ == OffsetResetPolicy::kEarliest ? "earliest" : "latest");
-    Reposition(tp, target);
+    Reposition(tp, failed, target);
   } else {
-    Reposition(tp, failed);  // in range again (the leader moved meanwhile): read on
+    Reposition(tp, failed, failed);  // in range again (the leader moved meanwhile): read on
   }
 }
 
-void KafkaConsumer::Reposition(const TopicPartition& tp, int64_t offset) {
+void KafkaConsumer::Reposition(const TopicPartition& tp, int64_t failed, int64_t offset) {
+  last_reset_[tp] = {failed, offset};
   if (IsCooperative(rk_)) {
     KafkaPartitionListPtr list = ToList(std::vector<TopicPartition>{tp});
     list->elems[0].offset = offset;
@@ -566,7 +574,13 @@ void KafkaConsumer::Reposition(const TopicPartition& tp, int64_t offset) {
     (void)rd_kafka_position(rk_, list.get());
     for (int i = 0; i < list->cnt; ++i) {
       auto& elem = list->elems[i];
-      if (TopicPartition{elem.topic, elem.partition} == tp) elem.offset = offset;
+      const TopicPartition p{elem.topic, elem.partition};
+      if (p == tp) {
+        elem.offset = offset;
+      } else if (elem.offset < 0) {  // nothing returned yet: where it was assigned to start
+        auto start = start_offsets_.find(p);
+        elem.offset = start != start_offsets_.end() ? start->second : RD_KAFKA_OFFSET_INVALID;
+      }
     }
     const rd_kafka_resp_err_t err = rd_kafka_assign(rk_, list.get());
     if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
@@ -606,6 +620,8 @@ void KafkaConsumer::HandleRevoke(rd_kafka_topic_partition_list_t* partitions) {
   for (const TopicPartition& tp : tps) {
     assignment_.erase(tp);
     paused_.erase(tp);
+    last_reset_.erase(tp);
+    start_offsets_.erase(tp);
   }
   spdlog::info("kafka consumer: {} {} partitions", lost ? "lost" : "revoked", tps.size());
 }

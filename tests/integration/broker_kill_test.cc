@@ -38,7 +38,7 @@ class BrokerKill : public testing::KafkaRunTest {
 TEST_F(BrokerKill, BrokerKilledAndRestartedDuringConsumptionLosesAndRepeatsNothing) {
   Produce(51, 2000, 600, 400, 200);
   WriteConfig(kSlowFetches);
-  daemon_->Start();
+  ASSERT_NO_FATAL_FAILURE(daemon_->Start());
   const uint64_t total = produced_.load();
   ASSERT_TRUE(WaitForCheckpointedAtLeast(total / 10, seconds(120))) << "not consuming";
   const uint64_t at_kill = CheckpointedDocuments();
@@ -64,7 +64,7 @@ TEST_F(BrokerKill, BrokerKilledAndRestartedDuringConsumptionLosesAndRepeatsNothi
 TEST_F(BrokerKill, BrokerKilledDuringACheckpointThenTheDaemonLosesAndRepeatsNothing) {
   Produce(61, 800, 300, 200, 100);
   WriteConfig();
-  daemon_->Start({"--checkpoint-pause-for-testing", "1500"});
+  ASSERT_NO_FATAL_FAILURE(daemon_->Start({"--checkpoint-pause-for-testing", "1500"}));
   ASSERT_TRUE(WaitForCheckpointed(produced_.load(), seconds(120))) << CheckpointedDocuments();
   ASSERT_FALSE(std::filesystem::exists(CheckpointTempFile()));
   // More documents: the checkpoint that takes them in starts writing.
@@ -83,7 +83,7 @@ TEST_F(BrokerKill, BrokerKilledDuringACheckpointThenTheDaemonLosesAndRepeatsNoth
   Status s = kafka_->RestartNode(1);
   ASSERT_TRUE(s.ok()) << s.message();
   Produce(63, 300, 100, 50, 50);
-  daemon_->Start();
+  ASSERT_NO_FATAL_FAILURE(daemon_->Start());
   ASSERT_TRUE(WaitForCheckpointed(produced_.load(), seconds(180)))
       << CheckpointedDocuments() << " of " << produced_.load() << "\n"
       << daemon_->log();

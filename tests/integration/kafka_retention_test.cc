@@ -26,7 +26,7 @@ TEST_F(KafkaRetention, RecordsDeletedBeforeTheyWereReadAreCountedLoggedAndServed
   ASSERT_TRUE(UseCluster(1, 1, {{"retention.ms", "-1"}}));
   Produce(71, 300, 100, 60, 40);  // 500 documents, 250 per partition of each topic's two
   WriteConfig();
-  daemon_->Start();
+  ASSERT_NO_FATAL_FAILURE(daemon_->Start());
   ASSERT_TRUE(WaitForCheckpointed(produced_.load(), seconds(120))) << CheckpointedDocuments();
   ASSERT_EQ(Stop(SIGTERM), 0);
   const std::string read_before = (dir_ / "corpus.ndjson").string() + ".read";
@@ -61,7 +61,7 @@ TEST_F(KafkaRetention, RecordsDeletedBeforeTheyWereReadAreCountedLoggedAndServed
   produced_ -= lost;
 
   Produce(73, 100, 20, 10, 10);  // after the gap: read as usual
-  daemon_->Start();
+  ASSERT_NO_FATAL_FAILURE(daemon_->Start());
   ASSERT_TRUE(WaitForCheckpointed(produced_.load(), seconds(120))) << CheckpointedDocuments() << "\n" << daemon_->log();
 
   // /api/v1/status: the total and, per partition, how many and which offsets.

@@ -97,7 +97,8 @@ class KafkaRunTest : public ::testing::Test {
 
   // Small fetches make consumption round-trip bound, so a broker dies mid-stream.
   static constexpr char kSlowFetches[] =
-      "\"fetch.max.bytes\" = \"100000\"\n\"max.partition.fetch.bytes\" = \"20000\"\n";
+      "\"fetch.max.bytes\" = \"100000\"\n\"message.max.bytes\" = \"100000\"\n"
+      "\"max.partition.fetch.bytes\" = \"20000\"\n";
 
   void WriteConfig(const std::string& extra_kafka_properties = "",
                    const std::string& checkpoint_interval = "150ms") {

@@ -269,8 +269,9 @@ class KafkaConsumer {
   void HandleRevoke(rd_kafka_topic_partition_list_t* partitions);
   // librdkafka stopped `tp`: its position `failed` (< 0: none) is out of range.
   void HandleOffsetReset(const TopicPartition& tp, int64_t failed, const std::string& reason);
-  // Moves an assigned partition's position to `offset` (or a logical offset).
-  void Reposition(const TopicPartition& tp, int64_t offset);
+  // Moves an assigned partition whose position `failed` was out of range to `offset` (or a
+  // logical offset), and remembers it (last_reset_).
+  void Reposition(const TopicPartition& tp, int64_t failed, int64_t offset);
   [[nodiscard]] Status SetPaused(const std::vector<TopicPartition>& partitions, bool pause);
   void RecordError(rd_kafka_resp_err_t err, const std::string& reason, bool fatal);
   void RefreshStats(bool force);
@@ -296,6 +297,10 @@ class KafkaConsumer {
   bool assignment_received_ = false;  // an assign callback ran (librdkafka#4312, see ~KafkaConsumer)
   std::set<TopicPartition> assignment_;
   std::set<TopicPartition> paused_;
+  // Per partition, the failed position of the last reset and where it was moved: librdkafka
+  // may report one reset twice (a late offset lookup), and acting on it again would rewind.
+  std::map<TopicPartition, std::pair<int64_t, int64_t>> last_reset_;
+  std::map<TopicPartition, int64_t> start_offsets_;  // given to the assignment (OnAssigned)
   KafkaMessageBatch* pending_ = nullptr;  // the batch Poll() is filling, if any
   std::chrono::steady_clock::time_point last_refresh_{};
 
