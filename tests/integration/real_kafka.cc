@@ -56,9 +56,9 @@ std::map<int, std::unique_ptr<RealKafka>>& Clusters() {
   return *clusters;
 }
 
-// Stops the clusters this process started when it exits (a normal exit; a killed test
-// process leaves its cluster to `scripts/kafka stop`).
-void StopOwnedClusters() { Clusters().clear(); }
+// At exit: closes the admin handles and stops the clusters this process started (a normal
+// exit; a killed test process leaves its cluster to `scripts/kafka stop`).
+void CloseClusters() { Clusters().clear(); }
 
 }  // namespace
 
@@ -115,9 +115,9 @@ RealKafka* RealKafka::Get(int brokers) {
       return nullptr;
     }
     owned = true;
-    static const bool registered = [] { return std::atexit(StopOwnedClusters) == 0; }();
-    (void)registered;
   }
+  static const bool registered = [] { return std::atexit(CloseClusters) == 0; }();
+  (void)registered;
   const std::string bootstrap = ReadFirstLine(dir / "bootstrap");
   if (bootstrap.empty()) {
     ADD_FAILURE() << "no bootstrap servers in " << (dir / "bootstrap") << ": no cluster there";
