@@ -330,7 +330,8 @@ PlainResult PlainConsume(const std::string& brokers, const std::vector<std::stri
 Status CreateRealTopic(const std::string& brokers, const std::string& topic, int partitions) {
   char err[512];
   rd_kafka_conf_t* conf = rd_kafka_conf_new();
-  if (rd_kafka_conf_set(conf, "bootstrap.servers", brokers.c_str(), err, sizeof err) != RD_KAFKA_CONF_OK) Die(err);
+  if (rd_kafka_conf_set(conf, "bootstrap.servers", brokers.c_str(), err, sizeof err) != RD_KAFKA_CONF_OK)
+    Die(err);
   rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof err);
   if (rk == nullptr) Die(err);
   rd_kafka_NewTopic_t* nt = rd_kafka_NewTopic_new(topic.c_str(), partitions, 1, err, sizeof err);
@@ -339,7 +340,8 @@ Status CreateRealTopic(const std::string& brokers, const std::string& topic, int
   rd_kafka_event_t* ev = rd_kafka_queue_poll(q, 30'000);
   Status result = Status::Ok();
   if (ev == nullptr || rd_kafka_event_error(ev) != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    result = Status::Unavailable("create topic " + topic + ": " + (ev ? rd_kafka_event_error_string(ev) : "no answer"));
+    result = Status::Unavailable("create topic " + topic + ": " +
+                                 (ev ? rd_kafka_event_error_string(ev) : "no answer"));
   }
   if (ev != nullptr) rd_kafka_event_destroy(ev);
   rd_kafka_queue_destroy(q);

@@ -155,9 +155,8 @@ Result<std::unique_ptr<KafkaConsumer>> KafkaConsumer::Create(const KafkaConsumer
   // librdkafka resets an out-of-range position silently; it reports it instead with
   // "error", and HandleOffsetReset() applies the configured policy, counting what is lost.
   std::map<std::string, std::string> properties = options.properties;
-  auto reset = ParseOffsetResetPolicy(properties.count("auto.offset.reset") != 0
-                                          ? properties["auto.offset.reset"]
-                                          : std::string("earliest"));
+  auto reset = ParseOffsetResetPolicy(
+      properties.count("auto.offset.reset") != 0 ? properties["auto.offset.reset"] : std::string("earliest"));
   if (!reset) return reset.error();
   properties["auto.offset.reset"] = "error";
   auto conf = BuildKafkaConf(
@@ -496,8 +495,7 @@ void KafkaConsumer::HandleAssign(rd_kafka_topic_partition_list_t* partitions) {
   }
 }
 
-void KafkaConsumer::HandleOffsetReset(const TopicPartition& tp, int64_t failed,
-                                      const std::string& reason) {
+void KafkaConsumer::HandleOffsetReset(const TopicPartition& tp, int64_t failed, const std::string& reason) {
   if (assignment_.count(tp) == 0) return;  // given up since librdkafka queued the error
   if (auto last = last_reset_.find(tp); last != last_reset_.end()) {
     const auto [from, to] = last->second;
@@ -509,8 +507,9 @@ void KafkaConsumer::HandleOffsetReset(const TopicPartition& tp, int64_t failed,
       RecordError(RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET, ToString(tp) + ": " + reason, false);
       return;
     }
-    Reposition(tp, failed, reset_policy_ == OffsetResetPolicy::kEarliest ? RD_KAFKA_OFFSET_BEGINNING
-                                                                  : RD_KAFKA_OFFSET_END);
+    Reposition(
+        tp, failed,
+        reset_policy_ == OffsetResetPolicy::kEarliest ? RD_KAFKA_OFFSET_BEGINNING : RD_KAFKA_OFFSET_END);
     return;
   }
   offset_resets_.fetch_add(1, std::memory_order_relaxed);
@@ -589,8 +588,8 @@ void KafkaConsumer::Reposition(const TopicPartition& tp, int64_t failed, int64_t
   }
   // A new assignment fetches: keep the backpressure pauses it reset (eager: all of them).
   if (!paused_.empty()) {
-    KafkaPartitionListPtr list = IsCooperative(rk_) ? ToList(std::vector<TopicPartition>{tp})
-                                                    : ToList(paused_);
+    KafkaPartitionListPtr list =
+        IsCooperative(rk_) ? ToList(std::vector<TopicPartition>{tp}) : ToList(paused_);
     if (IsCooperative(rk_) && paused_.count(tp) == 0) return;
     (void)rd_kafka_pause_partitions(rk_, list.get());
   }

@@ -71,7 +71,8 @@ TEST_F(BrokerKill, BrokerKilledDuringACheckpointThenTheDaemonLosesAndRepeatsNoth
   Produce(62, 100, 0, 0, 0);
   const auto deadline = std::chrono::steady_clock::now() + seconds(60);
   std::error_code ec;
-  while (!(std::filesystem::exists(CheckpointTempFile(), ec) && std::filesystem::file_size(CheckpointTempFile(), ec) > 0) &&
+  while (!(std::filesystem::exists(CheckpointTempFile(), ec) &&
+           std::filesystem::file_size(CheckpointTempFile(), ec) > 0) &&
          std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(milliseconds(5));
   }

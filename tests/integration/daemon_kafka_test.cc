@@ -192,7 +192,8 @@ TEST_F(KafkaDaemon, TwoDaemonsSplitAndHandOverPartitionsAndCountEveryRecordOnce)
   ASSERT_TRUE(second.Start().ok());
   // The group split the work: each holds partitions.
   deadline = std::chrono::steady_clock::now() + seconds(60);
-  while (!(first.status().consuming && second.status().consuming) && std::chrono::steady_clock::now() < deadline) {
+  while (!(first.status().consuming && second.status().consuming) &&
+         std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(milliseconds(50));
   }
   EXPECT_TRUE(first.status().consuming);

@@ -8,8 +8,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <optional>
 #include <map>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -36,7 +36,9 @@ struct Record {
 class StartAt : public KafkaRebalanceListener {
  public:
   explicit StartAt(std::map<TopicPartition, int64_t> offsets) : offsets_(std::move(offsets)) {}
-  std::map<TopicPartition, int64_t> OnAssigned(const std::vector<TopicPartition>&) override { return offsets_; }
+  std::map<TopicPartition, int64_t> OnAssigned(const std::vector<TopicPartition>&) override {
+    return offsets_;
+  }
   void OnRevoking(const std::vector<TopicPartition>&) override {}
 
  private:
@@ -148,7 +150,8 @@ TEST_F(KafkaCompaction, ReadingACompactedTopicGivesTheLatestValueOfEveryKeyAndIt
   std::vector<Record> from_one = ReadAll(1, &lost, &resets);
   ASSERT_FALSE(from_one.empty());
   EXPECT_GT(from_one.front().offset, 1);
-  const auto after_one = std::count_if(records.begin(), records.end(), [](const Record& r) { return r.offset > 1; });
+  const auto after_one =
+      std::count_if(records.begin(), records.end(), [](const Record& r) { return r.offset > 1; });
   EXPECT_EQ(from_one.size(), static_cast<size_t>(after_one));
   EXPECT_EQ(lost, 0u);
   EXPECT_EQ(resets, 0u);

@@ -4,6 +4,8 @@
 // and up), librdkafka's mock cluster (suite MockKafkaConsumer: a cluster per
 // test; its first group join takes about 3 s, SPEC §10). Every wait is bounded
 // by a deadline well above that.
+#include "seismo/ingest/kafka_consumer.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -17,7 +19,6 @@
 #include <vector>
 
 #include "integration/real_kafka.h"
-#include "seismo/ingest/kafka_consumer.h"
 #include "seismo/ingest/kafka_producer.h"
 #include "seismo/ingest/mock_cluster.h"
 
@@ -95,7 +96,8 @@ class KafkaConsumerTest : public ::testing::Test {
   }
 
   void CreateTopic(const std::string& name, int partitions) {
-    const Status s = kafka_ != nullptr ? kafka_->CreateTopic(name, partitions) : cluster_->CreateTopic(name, partitions);
+    const Status s =
+        kafka_ != nullptr ? kafka_->CreateTopic(name, partitions) : cluster_->CreateTopic(name, partitions);
     ASSERT_TRUE(s.ok()) << s.message();
   }
 
@@ -157,7 +159,7 @@ class KafkaConsumerTest : public ::testing::Test {
     }
   }
 
-  testing::RealKafka* kafka_ = nullptr;  // the real broker; null on the mock
+  testing::RealKafka* kafka_ = nullptr;   // the real broker; null on the mock
   std::unique_ptr<MockCluster> cluster_;  // MockKafkaConsumer only
   std::string bootstrap_;
   std::unique_ptr<KafkaProducer> producer_;
@@ -376,8 +378,8 @@ TEST_F(KafkaConsumerTest, CommitOnRevokeIsWhereTheNextMemberStarts) {
   ASSERT_NE(second, nullptr);
   auto committed = second->Committed({{T("handover"), 0}, {T("handover"), 1}}, seconds(5));
   ASSERT_TRUE(committed.has_value()) << committed.error().message();
-  EXPECT_EQ(*committed, (std::map<TopicPartition, int64_t>{{{T("handover"), 0}, 30},
-                                                           {{T("handover"), 1}, 0}}));
+  EXPECT_EQ(*committed,
+            (std::map<TopicPartition, int64_t>{{{T("handover"), 0}, 30}, {{T("handover"), 1}, 0}}));
   std::vector<Received> got = ConsumeUntil(*second, 70 + 100, seconds(20));
   ASSERT_EQ(got.size(), 170u);
   std::map<int32_t, int64_t> first_offset;

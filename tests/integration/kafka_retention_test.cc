@@ -51,7 +51,8 @@ TEST_F(KafkaRetention, RecordsDeletedBeforeTheyWereReadAreCountedLoggedAndServed
     }
     return true;
   };
-  while (!all_deleted() && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(milliseconds(200));
+  while (!all_deleted() && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(milliseconds(200));
   ASSERT_TRUE(all_deleted()) << "retention did not delete the topic's records";
   ASSERT_TRUE(kafka_->SetTopicConfig(main_topic, {{"retention.ms", "-1"}}).ok());
   // The 40 lost documents are not part of what the run must end with.
@@ -62,7 +63,8 @@ TEST_F(KafkaRetention, RecordsDeletedBeforeTheyWereReadAreCountedLoggedAndServed
 
   Produce(73, 100, 20, 10, 10);  // after the gap: read as usual
   ASSERT_NO_FATAL_FAILURE(daemon_->Start());
-  ASSERT_TRUE(WaitForCheckpointed(produced_.load(), seconds(120))) << CheckpointedDocuments() << "\n" << daemon_->log();
+  ASSERT_TRUE(WaitForCheckpointed(produced_.load(), seconds(120))) << CheckpointedDocuments() << "\n"
+                                                                   << daemon_->log();
 
   // /api/v1/status: the total and, per partition, how many and which offsets.
   const int port = daemon_->http_port();
@@ -96,7 +98,8 @@ TEST_F(KafkaRetention, RecordsDeletedBeforeTheyWereReadAreCountedLoggedAndServed
   // The log names the partition and the offsets.
   EXPECT_EQ(Stop(SIGTERM), 0);
   const std::string log = daemon_->log();
-  EXPECT_EQ(CountOf(log, "were deleted by the broker (retention) before seismo read them: 20 record(s) lost"), 2u)
+  EXPECT_EQ(CountOf(log, "were deleted by the broker (retention) before seismo read them: 20 record(s) lost"),
+            2u)
       << log;
   // Everything still in the topics was counted once.
   EXPECT_EQ(Output(), ReplayJson());

@@ -57,8 +57,7 @@ class KafkaRunTest : public ::testing::Test {
 
   // The cluster of `brokers` nodes and the test's topics on it (replication factor
   // `replication`, `configs` per topic). False (the test failed) without a cluster.
-  bool UseCluster(int brokers, int replication = 1,
-                  const std::map<std::string, std::string>& configs = {}) {
+  bool UseCluster(int brokers, int replication = 1, const std::map<std::string, std::string>& configs = {}) {
     kafka_ = RealKafka::Get(brokers);
     if (kafka_ == nullptr) return false;
     for (const std::string& t : topics_) {
@@ -106,8 +105,8 @@ class KafkaRunTest : public ::testing::Test {
         << "[kafka]\nbrokers = \"" << kafka_->bootstrap_servers() << "\"\ngroup_id = \"" << group_ << "\"\n"
         << "topics = [\"" << topics_[0] << "\", \"" << topics_[1] << "\", \"" << topics_[2] << "\"]\n"
         << "[kafka.properties]\n\"session.timeout.ms\" = \"6000\"\n\"heartbeat.interval.ms\" = \"500\"\n"
-        << extra_kafka_properties << "[ingest]\nthreads = 2\nshutdown_timeout = \"" << kShutdownTimeout.count()
-        << "s\"\n[aggregate]\nshards = 2\n"
+        << extra_kafka_properties << "[ingest]\nthreads = 2\nshutdown_timeout = \""
+        << kShutdownTimeout.count() << "s\"\n[aggregate]\nshards = 2\n"
         << "[checkpoint]\ndir = \"" << (dir_ / "ckpt").string() << "\"\ninterval = \"" << checkpoint_interval
         << "\"\n[http]\nlisten = \"127.0.0.1:0\"\n[log]\nlevel = \"info\"\n";
   }
@@ -152,7 +151,9 @@ class KafkaRunTest : public ::testing::Test {
   }
   // The daemon's --output of its last run, without "alerts".
   std::string Output() const { return WithoutAlerts(Slurp(dir_ / "run.json")); }
-  static std::string WithoutAlerts(const std::string& json) { return json.substr(0, json.rfind(",\"alerts\":")); }
+  static std::string WithoutAlerts(const std::string& json) {
+    return json.substr(0, json.rfind(",\"alerts\":"));
+  }
 
   std::filesystem::path dir_;
   RealKafka* kafka_ = nullptr;  // not owned

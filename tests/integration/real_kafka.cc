@@ -63,8 +63,8 @@ void CloseClusters() { Clusters().clear(); }
 }  // namespace
 
 int RunKafkaScript(const std::string& args, const fs::path& log) {
-  const std::string command = "'" SEISMO_SOURCE_DIR "/scripts/kafka' " + args + " >> '" +
-                              log.string() + "' 2>&1 < /dev/null";
+  const std::string command =
+      "'" SEISMO_SOURCE_DIR "/scripts/kafka' " + args + " >> '" + log.string() + "' 2>&1 < /dev/null";
   const int rc = std::system(command.c_str());
   return rc == -1 ? -1 : WEXITSTATUS(rc);
 }
@@ -125,7 +125,8 @@ RealKafka* RealKafka::Get(int brokers) {
   }
   std::unique_ptr<RealKafka> cluster(new RealKafka(dir, bootstrap, brokers, owned));
   if (Status s = cluster->Connect(); !s.ok()) {
-    ADD_FAILURE() << "the Kafka cluster in " << dir << " (" << bootstrap << ") does not answer: " << s.message();
+    ADD_FAILURE() << "the Kafka cluster in " << dir << " (" << bootstrap
+                  << ") does not answer: " << s.message();
     return nullptr;
   }
   return (clusters[brokers] = std::move(cluster)).get();
@@ -178,7 +179,8 @@ Status RealKafka::Connect() {
 Status RealKafka::CreateTopic(const std::string& name, int partitions, int replication,
                               const std::map<std::string, std::string>& configs) {
   std::array<char, 512> err{};
-  rd_kafka_NewTopic_t* topic = rd_kafka_NewTopic_new(name.c_str(), partitions, replication, err.data(), err.size());
+  rd_kafka_NewTopic_t* topic =
+      rd_kafka_NewTopic_new(name.c_str(), partitions, replication, err.data(), err.size());
   if (topic == nullptr) return Status::InvalidArgument(err.data());
   for (const auto& [k, v] : configs) {
     if (rd_kafka_NewTopic_set_config(topic, k.c_str(), v.c_str()) != RD_KAFKA_RESP_ERR_NO_ERROR) {
@@ -195,7 +197,8 @@ Status RealKafka::CreateTopic(const std::string& name, int partitions, int repli
       rd_kafka_CreateTopics_result_topics(rd_kafka_event_CreateTopics_result(call.event), &n);
   if (n != 1) return Status::Internal("create topic " + name + ": no result");
   if (rd_kafka_topic_result_error(results[0]) != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    return Status::Unavailable("create topic " + name + ": " + rd_kafka_topic_result_error_string(results[0]));
+    return Status::Unavailable("create topic " + name + ": " +
+                               rd_kafka_topic_result_error_string(results[0]));
   }
   // Created means the controller knows it; wait until every partition has a leader.
   const auto deadline = std::chrono::steady_clock::now() + seconds(60);
@@ -268,15 +271,18 @@ Result<int32_t> RealKafka::Leader(const std::string& topic, int32_t partition) {
 }
 
 Status RealKafka::KillNode(int node) {
-  if (RunKafkaScript("kill '" + dir_.string() + "' " + std::to_string(node), dir_ / "test-actions.log") != 0) {
+  if (RunKafkaScript("kill '" + dir_.string() + "' " + std::to_string(node), dir_ / "test-actions.log") !=
+      0) {
     return Status::Internal("scripts/kafka kill failed (see " + (dir_ / "test-actions.log").string() + ")");
   }
   return Status::Ok();
 }
 
 Status RealKafka::RestartNode(int node) {
-  if (RunKafkaScript("restart '" + dir_.string() + "' " + std::to_string(node), dir_ / "test-actions.log") != 0) {
-    return Status::Internal("scripts/kafka restart failed (see " + (dir_ / "test-actions.log").string() + ")");
+  if (RunKafkaScript("restart '" + dir_.string() + "' " + std::to_string(node), dir_ / "test-actions.log") !=
+      0) {
+    return Status::Internal("scripts/kafka restart failed (see " + (dir_ / "test-actions.log").string() +
+                            ")");
   }
   return Status::Ok();
 }

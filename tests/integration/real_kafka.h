@@ -61,8 +61,7 @@ class RealKafka {
   [[nodiscard]] Status SetTopicConfig(const std::string& name,
                                       const std::map<std::string, std::string>& configs);
   // Low and high watermarks of one partition.
-  [[nodiscard]] Result<std::pair<int64_t, int64_t>> Watermarks(const std::string& topic,
-                                                               int32_t partition);
+  [[nodiscard]] Result<std::pair<int64_t, int64_t>> Watermarks(const std::string& topic, int32_t partition);
   // Node id of the partition's leader (-1 when it has none).
   [[nodiscard]] Result<int32_t> Leader(const std::string& topic, int32_t partition);
 
@@ -82,7 +81,7 @@ class RealKafka {
   const std::filesystem::path dir_;
   const std::string bootstrap_;
   const int brokers_;
-  const bool owned_;  // started by this process: stopped by the destructor
+  const bool owned_;             // started by this process: stopped by the destructor
   rd_kafka_t* admin_ = nullptr;  // owned; a producer handle used for admin and metadata calls
 };
 

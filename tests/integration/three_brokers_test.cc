@@ -74,7 +74,8 @@ class ThreeBrokers : public ::testing::Test {
     ASSERT_TRUE(producer);
     std::ofstream corpus(dir_ / "corpus.ndjson", std::ios::app);
     for (size_t i = from; i < to; ++i) {
-      ASSERT_TRUE((*producer)->Produce(topic_, "", documents_[i], static_cast<int32_t>(i % kPartitions)).ok());
+      ASSERT_TRUE(
+          (*producer)->Produce(topic_, "", documents_[i], static_cast<int32_t>(i % kPartitions)).ok());
       corpus << documents_[i] << '\n';
     }
     ASSERT_TRUE((*producer)->Flush(seconds(120)).ok());
@@ -86,7 +87,8 @@ class ThreeBrokers : public ::testing::Test {
     c.kafka.brokers = kafka_->bootstrap_servers();
     c.kafka.group_id = RealKafka::UniqueName("seismo");
     c.kafka.topics = {topic_};
-    c.kafka.properties = {{"session.timeout.ms", "6000"}, {"heartbeat.interval.ms", "500"},
+    c.kafka.properties = {{"session.timeout.ms", "6000"},
+                          {"heartbeat.interval.ms", "500"},
                           {"max.partition.fetch.bytes", "20000"}};  // slow: the broker dies mid-stream
     c.ingest.threads = 2;
     c.aggregate.shards = 2;
@@ -123,7 +125,9 @@ class ThreeBrokers : public ::testing::Test {
     EXPECT_TRUE(r);
     return ReplayOutputJson(r->aggregates, r->counts);
   }
-  static std::string WithoutAlerts(const std::string& json) { return json.substr(0, json.rfind(",\"alerts\":")); }
+  static std::string WithoutAlerts(const std::string& json) {
+    return json.substr(0, json.rfind(",\"alerts\":"));
+  }
 
   fs::path dir_;
   RealKafka* kafka_ = nullptr;
@@ -177,7 +181,8 @@ TEST_F(ThreeBrokers, LosingTheLeaderMovesItWhileTheDaemonConsumesAndItsAlertSink
     }
     return uint64_t{0};
   };
-  while (sent() == 0 && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(milliseconds(100));
+  while (sent() == 0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(milliseconds(100));
   daemon.Stop();
   uint64_t sink_sent = 0, sink_failed = 0;
   for (const AlertSinkStatus& s : daemon.status().alert_sinks) {
@@ -188,7 +193,8 @@ TEST_F(ThreeBrokers, LosingTheLeaderMovesItWhileTheDaemonConsumesAndItsAlertSink
   }
   EXPECT_GT(sink_sent, 0u) << daemon.alerts_json();
   EXPECT_EQ(sink_failed, 0u);
-  EXPECT_EQ(WithoutAlerts(ReplayOutputJson(daemon.FinalAggregates(), daemon.counts())), WithoutAlerts(ReplayJson()));
+  EXPECT_EQ(WithoutAlerts(ReplayOutputJson(daemon.FinalAggregates(), daemon.counts())),
+            WithoutAlerts(ReplayJson()));
   owned.reset();  // the alert producer flushes here
 
   const auto [messages, firing] = AlertMessages();

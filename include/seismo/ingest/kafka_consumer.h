@@ -171,8 +171,8 @@ struct KafkaPartitionStats {
 // consumer read them (see the file comment).
 struct KafkaLostOffsets {
   TopicPartition tp;
-  uint64_t offsets = 0;      // records never read, summed over every occurrence
-  int64_t last_from = -1;    // the latest occurrence: offsets [last_from, last_to) were lost
+  uint64_t offsets = 0;    // records never read, summed over every occurrence
+  int64_t last_from = -1;  // the latest occurrence: offsets [last_from, last_to) were lost
   int64_t last_to = -1;
 };
 
@@ -315,7 +315,7 @@ class KafkaConsumer {
 
   mutable std::mutex stats_mu_;
   std::vector<KafkaPartitionStats> partition_stats_;  // guarded by stats_mu_
-  std::map<TopicPartition, KafkaLostOffsets> lost_;    // guarded by stats_mu_
+  std::map<TopicPartition, KafkaLostOffsets> lost_;   // guarded by stats_mu_
   std::string last_error_;                            // guarded by stats_mu_
 
   LogRateLimiter log_limiter_;

@@ -50,8 +50,8 @@ struct ServiceStatus {
   size_t paused_partitions = 0;
   uint64_t kafka_errors = 0;
   std::string last_kafka_error;
-  uint64_t lost_offsets = 0;    // Kafka offsets deleted by the broker (retention) before they were read
-  uint64_t offset_resets = 0;   // Kafka positions found out of range and moved
+  uint64_t lost_offsets = 0;   // Kafka offsets deleted by the broker (retention) before they were read
+  uint64_t offset_resets = 0;  // Kafka positions found out of range and moved
   std::vector<LostOffsetsStatus> lost_partitions;  // partitions with lost offsets, sorted
   int64_t last_checkpoint_ms = 0;  // wall clock; 0 = never
   std::vector<AlertSinkStatus> alert_sinks;  // the configured alert sinks, in start order

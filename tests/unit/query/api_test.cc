@@ -105,19 +105,24 @@ TEST_F(ApiTest, StatusAndMetricsReportKafkaOffsetsLostBeforeTheyWereRead) {
   s.lost_partitions = {{"telemetry.bhr", 2, 10, 5, 15}, {"telemetry.main", 0, 140, 200, 240}};
   provider_.SetStatus(s);
   const std::string status = Get("/api/v1/status").body;
-  EXPECT_NE(status.find(R"("offset_resets":3,"lost_offsets":150,"lost":[)"
-                        R"({"topic":"telemetry.bhr","partition":2,"offsets":10,"last_from":5,"last_to":15},)"
-                        R"({"topic":"telemetry.main","partition":0,"offsets":140,"last_from":200,"last_to":240}])"),
-            std::string::npos)
+  EXPECT_NE(
+      status.find(R"("offset_resets":3,"lost_offsets":150,"lost":[)"
+                  R"({"topic":"telemetry.bhr","partition":2,"offsets":10,"last_from":5,"last_to":15},)"
+                  R"({"topic":"telemetry.main","partition":0,"offsets":140,"last_from":200,"last_to":240}])"),
+      std::string::npos)
       << status;
   const std::string metrics = MetricsText(nullptr, RecordCounts{}, s, "[]", HttpStats{}, 0);
   EXPECT_NE(metrics.find("\nseismo_consumer_lost_offsets_total 150\n"), std::string::npos) << metrics;
   EXPECT_NE(metrics.find("\nseismo_consumer_offset_resets_total 3\n"), std::string::npos) << metrics;
-  EXPECT_NE(metrics.find("\nseismo_consumer_partition_lost_offsets_total{topic=\"telemetry.main\",partition=\"0\"} 140\n"),
-            std::string::npos)
+  EXPECT_NE(
+      metrics.find(
+          "\nseismo_consumer_partition_lost_offsets_total{topic=\"telemetry.main\",partition=\"0\"} 140\n"),
+      std::string::npos)
       << metrics;
-  EXPECT_NE(metrics.find("\nseismo_consumer_partition_lost_offsets_total{topic=\"telemetry.bhr\",partition=\"2\"} 10\n"),
-            std::string::npos)
+  EXPECT_NE(
+      metrics.find(
+          "\nseismo_consumer_partition_lost_offsets_total{topic=\"telemetry.bhr\",partition=\"2\"} 10\n"),
+      std::string::npos)
       << metrics;
 }
 
