@@ -264,6 +264,7 @@ KafkaMessageBatch KafkaConsumer::Poll(size_t max_messages, std::chrono::millisec
       rd_kafka_message_destroy(msg);
       continue;
     }
+    if (!awaiting_first_.empty()) awaiting_first_.erase({rd_kafka_topic_name(msg->rkt), msg->partition});
     batch.Add(msg);
   }
   pending_ = nullptr;
@@ -471,10 +472,34 @@ void KafkaConsumer::HandleAssign(rd_kafka_topic_partition_list_t* partitions) {
   const std::vector<TopicPartition> tps = ToVector(partitions);
   std::map<TopicPartition, int64_t> starts;
   if (listener_ != nullptr) starts = listener_->OnAssigned(tps);
+  // Partitions the listener has no offset for start at the group's commit, else where the
+  // policy says: resolved here, so librdkafka (auto.offset.reset=error) reports only
+  // positions that are out of range.
+  std::vector<TopicPartition> unknown;
+  for (const TopicPartition& tp : tps) {
+    if (auto it = starts.find(tp); it == starts.end() || it->second < 0) unknown.push_back(tp);
+  }
+  if (!unknown.empty() && reset_policy_ != OffsetResetPolicy::kError) {
+    auto committed = Committed(unknown, std::chrono::seconds(10));
+    for (const TopicPartition& tp : unknown) {
+      int64_t start = reset_policy_ == OffsetResetPolicy::kEarliest ? RD_KAFKA_OFFSET_BEGINNING
+                                                                     : RD_KAFKA_OFFSET_END;
+      if (committed) {
+        if (auto c = committed->find(tp); c != committed->end()) start = c->second;
+      } else {
+        start = RD_KAFKA_OFFSET_INVALID;  // librdkafka looks the commit up itself
+      }
+      logical_starts_[tp] = start;
+    }
+  }
   for (int i = 0; i < partitions->cnt; ++i) {
     auto& elem = partitions->elems[i];
     auto it = starts.find({elem.topic, elem.partition});
     elem.offset = (it != starts.end() && it->second >= 0) ? it->second : RD_KAFKA_OFFSET_INVALID;
+    if (auto l = logical_starts_.find({elem.topic, elem.partition}); l != logical_starts_.end()) {
+      if (elem.offset < 0) elem.offset = l->second;
+      logical_starts_.erase(l);
+    }
     if (elem.offset >= 0) start_offsets_[{elem.topic, elem.partition}] = elem.offset;
   }
   if (IsCooperative(rk_)) {
@@ -486,7 +511,10 @@ void KafkaConsumer::HandleAssign(rd_kafka_topic_partition_list_t* partitions) {
     }
   }
   assignment_.insert(tps.begin(), tps.end());
-  for (const TopicPartition& tp : tps) last_reset_.erase(tp);
+  for (const TopicPartition& tp : tps) {
+    last_reset_.erase(tp);
+    awaiting_first_.erase(tp);
+  }
   spdlog::info("kafka consumer: assigned {} partitions ({} with checkpointed offsets)",
                tps.size(), starts.size());
   if (pause_all_) {
@@ -497,10 +525,16 @@ void KafkaConsumer::HandleAssign(rd_kafka_topic_partition_list_t* partitions) {
 
 void KafkaConsumer::HandleOffsetReset(const TopicPartition& tp, int64_t failed, const std::string& reason) {
   if (assignment_.count(tp) == 0) return;  // given up since librdkafka queued the error
-  if (auto last = last_reset_.find(tp); last != last_reset_.end()) {
+  if (failed < 0) {
+    // "No offset" again for a partition that returned messages since it was moved: a late
+    // report of an earlier lookup; acting on it would rewind. (Still awaiting its first
+    // message: the lookup failed, e.g. the leader is down, so it is moved again.)
+    if (last_reset_.count(tp) != 0 && awaiting_first_.count(tp) == 0) return;
+    awaiting_first_.insert(tp);
+  } else if (auto last = last_reset_.find(tp); last != last_reset_.end()) {
+    // The same out-of-range position again, though it was moved elsewhere: stale.
     const auto [from, to] = last->second;
-    // Already moved away from this position (or to a logical offset for "none"): stale.
-    if ((failed < 0 && from < 0) || (failed >= 0 && from == failed && to != failed)) return;
+    if (from == failed && to != failed) return;
   }
   if (failed < 0) {  // no checkpointed or committed offset: where the policy says
     if (reset_policy_ == OffsetResetPolicy::kError) {
@@ -621,6 +655,7 @@ void KafkaConsumer::HandleRevoke(rd_kafka_topic_partition_list_t* partitions) {
     paused_.erase(tp);
     last_reset_.erase(tp);
     start_offsets_.erase(tp);
+    awaiting_first_.erase(tp);
   }
   spdlog::info("kafka consumer: {} {} partitions", lost ? "lost" : "revoked", tps.size());
 }

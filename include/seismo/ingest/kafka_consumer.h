@@ -298,9 +298,11 @@ class KafkaConsumer {
   std::set<TopicPartition> assignment_;
   std::set<TopicPartition> paused_;
   // Per partition, the failed position of the last reset and where it was moved: librdkafka
-  // may report one reset twice (a late offset lookup), and acting on it again would rewind.
+  // may report one reset twice, and acting on it again would rewind (HandleOffsetReset).
   std::map<TopicPartition, std::pair<int64_t, int64_t>> last_reset_;
   std::map<TopicPartition, int64_t> start_offsets_;  // given to the assignment (OnAssigned)
+  std::map<TopicPartition, int64_t> logical_starts_;  // HandleAssign's scratch
+  std::set<TopicPartition> awaiting_first_;  // moved for "no offset", no message returned since
   KafkaMessageBatch* pending_ = nullptr;  // the batch Poll() is filling, if any
   std::chrono::steady_clock::time_point last_refresh_{};
 
