@@ -6,7 +6,9 @@
 //                                        whole processes: the floor, `seismo replay` with 1 and
 //                                        2 threads; ingest alone, phases, scaling
 //   seismo_bench signature FILE          signatures of every crash in FILE (crashes/s)
-//   seismo_bench kafka FILE...           mock cluster: plain librdkafka consumer vs the daemon
+//   seismo_bench kafka FILE...           mock cluster (or the real broker named by
+//                                        SEISMO_BENCH_KAFKA_BROKERS, bench/kafka_real.sh):
+//                                        plain librdkafka consumer vs the daemon
 //   seismo_bench api SECONDS FILE        API p50/p99 at 200 req/s while the daemon ingests
 //   seismo_bench memory SERIES           RSS per live series in one ShardState
 //
@@ -27,6 +29,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -455,6 +458,30 @@ PlainResult PlainConsume(const std::string& brokers, const std::vector<std::stri
   return r;
 }
 
+// Creates `topic` with `partitions` partitions on a real broker (admin API).
+Status CreateRealTopic(const std::string& brokers, const std::string& topic, int partitions) {
+  char err[512];
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  if (rd_kafka_conf_set(conf, "bootstrap.servers", brokers.c_str(), err, sizeof err) != RD_KAFKA_CONF_OK)
+    Die(err);
+  rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof err);
+  if (rk == nullptr) Die(err);
+  rd_kafka_NewTopic_t* nt = rd_kafka_NewTopic_new(topic.c_str(), partitions, 1, err, sizeof err);
+  rd_kafka_queue_t* q = rd_kafka_queue_new(rk);
+  rd_kafka_CreateTopics(rk, &nt, 1, nullptr, q);
+  rd_kafka_event_t* ev = rd_kafka_queue_poll(q, 30'000);
+  Status result = Status::Ok();
+  if (ev == nullptr || rd_kafka_event_error(ev) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    result = Status::Unavailable("create topic " + topic + ": " +
+                                 (ev ? rd_kafka_event_error_string(ev) : "no answer"));
+  }
+  if (ev != nullptr) rd_kafka_event_destroy(ev);
+  rd_kafka_queue_destroy(q);
+  rd_kafka_NewTopic_destroy(nt);
+  rd_kafka_destroy(rk);
+  return result;
+}
+
 int Kafka(const std::vector<std::string>& files) {
   spdlog::set_level(spdlog::level::warn);
   Corpus corpus = LoadCorpus(files);
@@ -463,8 +490,16 @@ int Kafka(const std::vector<std::string>& files) {
   for (const auto& [begin, length] : corpus.docs) {
     topic_bytes[TopicOf(std::string_view(corpus.data.data() + begin, length))] += length;
   }
-  auto cluster = MockCluster::Create(1);
-  if (!cluster) Die(cluster.error().message());
+  // SEISMO_BENCH_KAFKA_BROKERS names a real broker (bench/kafka_real.sh starts one) to use
+  // instead of the mock; the measure is then kafka_end_to_end_real_broker.
+  const char* real_brokers = std::getenv("SEISMO_BENCH_KAFKA_BROKERS");
+  const bool real = real_brokers != nullptr && *real_brokers != '\0';
+  std::unique_ptr<MockCluster> mock;
+  if (!real) {
+    auto cluster = MockCluster::Create(1);
+    if (!cluster) Die(cluster.error().message());
+    mock = std::move(*cluster);
+  }
   std::map<std::string, int> partitions;
   std::vector<std::string> topics;
   int total_partitions = 0;
@@ -473,9 +508,11 @@ int Kafka(const std::vector<std::string>& files) {
     partitions[topic] = p;
     topics.push_back(topic);
     total_partitions += p;
-    if (Status s = (*cluster)->CreateTopic(topic, p); !s.ok()) Die(s.message());
+    if (Status s = real ? CreateRealTopic(real_brokers, topic, p) : mock->CreateTopic(topic, p); !s.ok()) {
+      Die(s.message());
+    }
   }
-  const std::string brokers = (*cluster)->bootstrap_servers();
+  const std::string brokers = real ? std::string(real_brokers) : mock->bootstrap_servers();
 
   // Produce round robin over each topic's partitions.
   {
@@ -548,7 +585,7 @@ int Kafka(const std::vector<std::string>& files) {
     if (daemon.counts().documents != expected) Die("daemon read " + std::to_string(daemon.counts().documents));
     daemon.Stop();
   }
-  Line("kafka_end_to_end")
+  Line(real ? "kafka_end_to_end_real_broker" : "kafka_end_to_end")
       .Int("documents", expected)
       .Num("mb", mb)
       .Int("partitions", static_cast<uint64_t>(total_partitions))

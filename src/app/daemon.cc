@@ -518,6 +518,11 @@ ServiceStatus Daemon::status() const {
     s.paused_partitions = k.paused_partitions;
     s.kafka_errors = k.errors;
     s.last_kafka_error = k.last_error;
+    s.lost_offsets = k.lost_offsets;
+    s.offset_resets = k.offset_resets;
+    for (const KafkaLostOffsets& l : k.lost) {
+      s.lost_partitions.push_back({l.tp.topic, l.tp.partition, l.offsets, l.last_from, l.last_to});
+    }
   }
   return s;
 }

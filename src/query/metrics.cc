@@ -122,6 +122,16 @@ std::string MetricsText(const Snapshot* snap, const RecordCounts& counts, const 
   e.Counter("seismo_consumer_redelivered_total",
             "Kafka records the client delivered twice; skipped, counted once.", status.redelivered);
   e.Counter("seismo_consumer_errors_total", "Kafka client errors.", status.kafka_errors);
+  e.Counter("seismo_consumer_offset_resets_total",
+            "Kafka positions found out of range (deleted or past the end) and moved.", status.offset_resets);
+  e.Counter("seismo_consumer_lost_offsets_total",
+            "Kafka offsets deleted by the broker (retention) before they were read.", status.lost_offsets);
+  e.Family("seismo_consumer_partition_lost_offsets_total", "counter",
+           "Kafka offsets deleted before they were read, by partition (those that lost any).");
+  for (const LostOffsetsStatus& l : status.lost_partitions) {
+    e.Sample("seismo_consumer_partition_lost_offsets_total",
+             Label("topic", l.topic) + "," + Label("partition", std::to_string(l.partition)), l.offsets);
+  }
   e.Family("seismo_checkpoint_age_seconds", "gauge", "Seconds since the last checkpoint (absent before the first).");
   if (status.last_checkpoint_ms > 0) {
     e.Sample("seismo_checkpoint_age_seconds", "", static_cast<double>(now_ms - status.last_checkpoint_ms) / 1000.0);

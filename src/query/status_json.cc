@@ -70,6 +70,19 @@ std::string StatusJson(const Snapshot* snap, const RecordCounts& counts, const S
   w.Key("redelivered").Uint(status.redelivered);
   w.Key("errors").Uint(status.kafka_errors);
   w.Key("last_error").String(status.last_kafka_error);
+  w.Key("offset_resets").Uint(status.offset_resets);
+  w.Key("lost_offsets").Uint(status.lost_offsets);
+  w.Key("lost").BeginArray();
+  for (const LostOffsetsStatus& l : status.lost_partitions) {
+    w.BeginObject();
+    w.Key("topic").String(l.topic);
+    w.Key("partition").Int(l.partition);
+    w.Key("offsets").Uint(l.offsets);
+    w.Key("last_from").Int(l.last_from);
+    w.Key("last_to").Int(l.last_to);
+    w.EndObject();
+  }
+  w.EndArray();
   w.EndObject();
   w.Key("alert_sinks").BeginObject();
   for (const AlertSinkStatus& s : status.alert_sinks) {

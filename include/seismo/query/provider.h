@@ -26,6 +26,16 @@ struct AlertSinkStatus {
   uint64_t dropped = 0;  // webhook events dropped (queue full, or queued at stop)
 };
 
+// Offsets of one Kafka partition deleted by the broker before the daemon read them
+// (ingest/kafka_consumer.h KafkaLostOffsets, copied: this stage does not depend on ingest).
+struct LostOffsetsStatus {
+  std::string topic;
+  int32_t partition = 0;
+  uint64_t offsets = 0;   // summed over every occurrence
+  int64_t last_from = 0;  // the latest occurrence lost [last_from, last_to)
+  int64_t last_to = 0;
+};
+
 struct ServiceStatus {
   int64_t started_at_ms = 0;    // wall clock
   bool sources_done = false;    // every [sources] file was read
@@ -40,6 +50,9 @@ struct ServiceStatus {
   size_t paused_partitions = 0;
   uint64_t kafka_errors = 0;
   std::string last_kafka_error;
+  uint64_t lost_offsets = 0;   // Kafka offsets deleted by the broker (retention) before they were read
+  uint64_t offset_resets = 0;  // Kafka positions found out of range and moved
+  std::vector<LostOffsetsStatus> lost_partitions;  // partitions with lost offsets, sorted
   int64_t last_checkpoint_ms = 0;  // wall clock; 0 = never
   std::vector<AlertSinkStatus> alert_sinks;  // the configured alert sinks, in start order
 
