@@ -148,7 +148,12 @@ TEST_F(DaemonKafka, TwoDaemonsInOneGroupCountEveryRecordOnce) {
   Daemon first(DaemonConfig(1), signatures_.get(), &clock);
   Daemon second(DaemonConfig(1), signatures_.get(), &clock);
   ASSERT_TRUE(first.Start().ok());
-  std::this_thread::sleep_for(milliseconds(300));  // let the first one start consuming alone
+  // The first one starts consuming alone: it holds every partition before the second joins.
+  for (auto deadline = std::chrono::steady_clock::now() + seconds(60);
+       !first.status().consuming && std::chrono::steady_clock::now() < deadline;) {
+    std::this_thread::sleep_for(milliseconds(20));
+  }
+  ASSERT_TRUE(first.status().consuming) << "the first daemon got no partition";
   ASSERT_TRUE(second.Start().ok());
   ASSERT_TRUE(WaitForDocuments({&first, &second}, produced_, seconds(90)))
       << first.counts().documents << " + " << second.counts().documents << " of " << produced_;
