@@ -247,7 +247,9 @@ void Daemon::RunSource() {
   if (waiting_for_operator_) {
     // Nothing is consumed and nothing is checkpointed: the unusable checkpoint stays
     // as it is until an operator decides (ADR 0018).
-    while (!stop_source_.load(std::memory_order_relaxed)) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    while (!stop_source_.load(std::memory_order_relaxed)) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
     drained_ = true;
     return;
   }
@@ -349,20 +351,23 @@ Status Daemon::RestoreCheckpoint() {
     if (wait) {
       waiting_for_operator_ = true;
       not_ready_reason_ = fmt::format(
-          "checkpoint {} cannot be used; nothing is consumed until an operator decides: put a good checkpoint in "
-          "its place, or restart with --on-corrupt-checkpoint reread (or [checkpoint] on_corrupt = \"reread\")",
+          "checkpoint unusable ({}): nothing is consumed until an operator decides: put a good "
+          "checkpoint in its place, or restart with --on-corrupt-checkpoint reread (or [checkpoint] "
+          "on_corrupt = \"reread\")",
           problem);
-      spdlog::error("checkpoint: {}; on_corrupt = \"wait\": it stays where it is, nothing is consumed and /readyz "
-                    "answers 503 until an operator decides (put a good checkpoint in its place, or restart with "
-                    "--on-corrupt-checkpoint reread)",
-                    problem);
+      spdlog::error(
+          "checkpoint: {}; on_corrupt = \"wait\": it stays where it is, nothing is consumed and /readyz "
+          "answers 503 until an operator decides (put a good checkpoint in its place, or restart with "
+          "--on-corrupt-checkpoint reread)",
+          problem);
     } else {
       set_aside_pending_ = true;
       reread_from_start_ = true;
-      spdlog::error("checkpoint: {}; starting empty: it is moved aside before the next checkpoint is written, [sources] "
-                    "files are read again from their first line and every Kafka partition from its earliest retained "
-                    "offset, not from the offsets committed for the lost state",
-                    problem);
+      spdlog::error(
+          "checkpoint: {}; starting empty: it is moved aside before the next checkpoint is written, "
+          "[sources] files are read again from their first line and every Kafka partition from its "
+          "earliest retained offset, not from the offsets committed for the lost state",
+          problem);
     }
   }
   if (!data) return Status::Ok();
@@ -446,10 +451,12 @@ int64_t Daemon::StartReread(const TopicPartition& tp, int64_t committed) {
   // Without the low watermark, offset 0: below the log start the consumer's
   // auto.offset.reset (earliest by default) takes the earliest retained record.
   const int64_t from = marks ? marks->first : 0;
-  if (!marks) spdlog::warn("kafka: {}: reading its watermarks failed: {}", ToString(tp), marks.error().message());
+  if (!marks) {
+    spdlog::warn("kafka: {}: reading its watermarks failed: {}", ToString(tp), marks.error().message());
+  }
   spdlog::warn("checkpoint: {} is read again from offset {}, its earliest retained{}", ToString(tp), from,
-               committed >= 0 ? fmt::format(" (the group had committed {}: {} records are read again)", committed,
-                                            std::max<int64_t>(committed - from, 0))
+               committed >= 0 ? fmt::format(" (the group had committed {}: {} records are read again)",
+                                            committed, std::max<int64_t>(committed - from, 0))
                               : " (the group had committed nothing)");
   std::lock_guard<std::mutex> lock(recovery_mu_);
   recovery_.reread.push_back({ToString(tp), from, committed, 0});

@@ -1,8 +1,8 @@
 #include "seismo/checkpoint/checkpoint.h"
 
 #include <fcntl.h>
-#include <stdio.h>  // renameat2
 #include <fmt/format.h>
+#include <stdio.h>  // renameat2
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -189,13 +189,16 @@ std::optional<CheckpointData> LoadCheckpoint(const std::string& dir, int64_t buc
 Result<std::string> SetAsideCheckpoint(const std::string& dir) {
   const std::string path = dir + "/" + std::string(kCheckpointFile);
   const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
-                       std::chrono::system_clock::now().time_since_epoch()).count();
+                       std::chrono::system_clock::now().time_since_epoch())
+                       .count();
   // RENAME_NOREPLACE: a name taken already (a second set-aside within the same
   // millisecond) is never overwritten; the next suffix is tried instead.
   for (int n = 0; n < 1000; ++n) {
-    const std::string aside = n == 0 ? fmt::format("{}.bad-{}", path, now) : fmt::format("{}.bad-{}-{}", path, now, n);
+    const std::string aside =
+        n == 0 ? fmt::format("{}.bad-{}", path, now) : fmt::format("{}.bad-{}-{}", path, now, n);
     int rc = renameat2(AT_FDCWD, path.c_str(), AT_FDCWD, aside.c_str(), RENAME_NOREPLACE);
-    if (rc != 0 && errno == EINVAL) {  // a file system without RENAME_NOREPLACE: link fails on a taken name too
+    if (rc != 0 && errno == EINVAL) {
+      // A file system without RENAME_NOREPLACE: link() refuses a taken name too.
       rc = link(path.c_str(), aside.c_str());
       if (rc == 0) unlink(path.c_str());
     }

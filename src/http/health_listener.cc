@@ -43,9 +43,9 @@ std::string HeaderValue(std::string_view head, std::string_view name) {
   for (size_t pos = head.find("\r\n"); pos != std::string_view::npos; pos = head.find("\r\n", pos + 2)) {
     std::string_view line = head.substr(pos + 2, head.find("\r\n", pos + 2) - pos - 2);
     if (line.size() <= name.size() || line[name.size()] != ':') continue;
-    if (!std::equal(name.begin(), name.end(), line.begin(),
-                    [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) ==
-                                                std::tolower(static_cast<unsigned char>(b)); })) {
+    if (!std::equal(name.begin(), name.end(), line.begin(), [](char a, char b) {
+          return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
+        })) {
       continue;
     }
     std::string_view v = line.substr(name.size() + 1);
@@ -83,12 +83,14 @@ Status HealthListener::Start(const HealthListenerOptions& options, const StatePr
     port = -1;
   }
   if (port < 0 || port > 65535 || ::inet_pton(AF_INET, host.c_str(), &addr.sin_addr) != 1) {
-    return Status::InvalidArgument(fmt::format("health_listen '{}' is not an IPv4 host:port", options_.listen));
+    return Status::InvalidArgument(
+        fmt::format("health_listen '{}' is not an IPv4 host:port", options_.listen));
   }
   addr.sin_port = htons(static_cast<uint16_t>(port));
   host_ = host;
   listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  if (listen_fd_ < 0) return Status::IoError(fmt::format("health listener: socket: {}", std::strerror(errno)));
+  if (listen_fd_ < 0)
+    return Status::IoError(fmt::format("health listener: socket: {}", std::strerror(errno)));
   const int one = 1;
   ::setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
   if (::bind(listen_fd_, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) != 0 ||
@@ -144,7 +146,8 @@ void HealthListener::Run() {
     } else {
       const ServiceStatus s = provider_->status();
       const bool ready = IsReady(s);
-      c.out = Response(ready ? 200 : 503, ready ? "OK" : "Service Unavailable", "application/json", ReadyzJson(s));
+      c.out = Response(ready ? 200 : 503, ready ? "OK" : "Service Unavailable", "application/json",
+                       ReadyzJson(s));
     }
   };
   auto send_some = [](Connection& c) {
@@ -156,7 +159,7 @@ void HealthListener::Run() {
       }
       if (n < 0 && errno == EINTR) continue;
       if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;  // POLLOUT later
-      c.done = true;  // the client went away
+      c.done = true;                                                   // the client went away
       return;
     }
     c.done = true;  // answered
@@ -170,8 +173,10 @@ void HealthListener::Run() {
       fds.push_back({c.fd, static_cast<short>(c.out.empty() ? POLLIN : POLLOUT), 0});
       next = std::min(next, c.deadline);
     }
-    const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(next - SteadyClock::now()).count();
-    if (::poll(fds.data(), fds.size(), static_cast<int>(std::max<int64_t>(wait, 0) + 1)) < 0 && errno != EINTR) {
+    const auto wait =
+        std::chrono::duration_cast<std::chrono::milliseconds>(next - SteadyClock::now()).count();
+    if (::poll(fds.data(), fds.size(), static_cast<int>(std::max<int64_t>(wait, 0) + 1)) < 0 &&
+        errno != EINTR) {
       break;
     }
     if (fds[0].revents != 0) break;  // Stop()

@@ -298,7 +298,8 @@ Result<std::unique_ptr<LineReader>> LineReader::Open(const std::string& path, si
   } else {
     src = std::move(raw);
   }
-  return std::unique_ptr<LineReader>(std::make_unique<SplittingReader>(std::move(src), total, max_line_bytes));
+  return std::unique_ptr<LineReader>(
+      std::make_unique<SplittingReader>(std::move(src), total, max_line_bytes));
 }
 
 }  // namespace seismo

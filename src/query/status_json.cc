@@ -7,6 +7,16 @@
 namespace seismo {
 namespace {
 
+// "key": "text", or "key": null when the text is empty.
+void TextOrNull(JsonWriter& w, std::string_view key, const std::string& text) {
+  w.Key(key);
+  if (text.empty()) {
+    w.Null();
+  } else {
+    w.String(text);
+  }
+}
+
 void StreamTime(JsonWriter& w, const Snapshot* snap) {
   w.Key("stream_time");
   if (snap && snap->stream_time_ms > 0) {
@@ -27,12 +37,7 @@ void CheckpointRecoveryJson(JsonWriter& w, const CheckpointRecovery& r) {
   w.BeginObject();
   w.Key("problem").String(r.problem);
   w.Key("action").String(r.action);
-  w.Key("set_aside_to");
-  if (r.set_aside_to.empty()) {
-    w.Null();
-  } else {
-    w.String(r.set_aside_to);
-  }
+  TextOrNull(w, "set_aside_to", r.set_aside_to);
   w.Key("reread").BeginArray();
   for (const CheckpointRecovery::Partition& p : r.reread) {
     w.BeginObject();
@@ -122,12 +127,7 @@ std::string StatusJson(const Snapshot* snap, const RecordCounts& counts, const S
   }
   w.EndObject();
   w.Key("ready").Bool(IsReady(status));
-  w.Key("not_ready_reason");
-  if (status.not_ready_reason.empty()) {
-    w.Null();
-  } else {
-    w.String(status.not_ready_reason);
-  }
+  TextOrNull(w, "not_ready_reason", status.not_ready_reason);
   CheckpointRecoveryJson(w, status.checkpoint_recovery);
   w.Key("last_checkpoint");
   if (status.last_checkpoint_ms > 0) {
@@ -155,12 +155,7 @@ std::string ReadyzJson(const ServiceStatus& status) {
   w.Key("restored").Bool(status.restored);
   w.Key("consuming").Bool(status.consuming);
   w.Key("sources_done").Bool(status.sources_done);
-  w.Key("reason");
-  if (status.not_ready_reason.empty()) {
-    w.Null();
-  } else {
-    w.String(status.not_ready_reason);
-  }
+  TextOrNull(w, "reason", status.not_ready_reason);
   w.EndObject();
   return w.Take();
 }

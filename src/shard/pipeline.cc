@@ -155,7 +155,8 @@ void Pipeline::RunWorker(size_t index) {
       std::string_view body(c.data.data() + ref.begin, ref.length);
       const SourceInfo& source = options_.sources[ref.source];
       counters_.documents.fetch_add(1, std::memory_order_relaxed);  // monitoring only
-      counters_.bytes.fetch_add(ref.cut_from_bytes > 0 ? ref.cut_from_bytes : ref.length, std::memory_order_relaxed);
+      counters_.bytes.fetch_add(ref.cut_from_bytes > 0 ? ref.cut_from_bytes : ref.length,
+                                std::memory_order_relaxed);
       ParseResult<ParsedDocument> parsed = ref.cut_from_bytes > 0
                                                ? ParseResult<ParsedDocument>(RejectReason::kTooLarge)
                                                : worker.parser.Parse(body, DocHints{source.kind});
@@ -163,7 +164,8 @@ void Pipeline::RunWorker(size_t index) {
         counters_.rejected[static_cast<size_t>(parsed.reason())].fetch_add(
             1, std::memory_order_relaxed);
         if (dead_letters_ != nullptr && parsed.reason() != RejectReason::kFiltered) {
-          dead_letters_->Write({parsed.reason(), source.name, ref.partition, ref.offset, body, ref.cut_from_bytes});
+          dead_letters_->Write(
+              {parsed.reason(), source.name, ref.partition, ref.offset, body, ref.cut_from_bytes});
         }
         continue;
       }

@@ -94,8 +94,8 @@ Result<std::unique_ptr<Scrubber>> Scrubber::Parse(std::string_view text, std::st
     }
     int err = 0;
     PCRE2_SIZE offset = 0;
-    r.code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(), kCompileOptions, &err,
-                           &offset, nullptr);
+    r.code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(), kCompileOptions,
+                           &err, &offset, nullptr);
     if (r.code == nullptr) {
       return fail(rule_line, fmt::format("rule {}: the pattern does not compile: {} at offset {}", r.name,
                                          Pcre2Message(err), offset));
@@ -140,9 +140,10 @@ Result<std::unique_ptr<Scrubber>> Scrubber::Parse(std::string_view text, std::st
       r.replace = std::string(value);
       has_replace = true;
     } else {
-      return fail(line_no, fmt::format("expected `when <literal>`, one `match <pattern>` or one `replace <text>`, "
-                                       "not '{}'",
-                                       line));
+      return fail(line_no,
+                  fmt::format("expected `when <literal>`, one `match <pattern>` or one `replace <text>`, "
+                              "not '{}'",
+                              line));
     }
   }
   if (!s->rules_.empty() && !has_replace) {
@@ -166,8 +167,9 @@ bool Scrubber::Scrub(std::string& text) const {
     for (int attempt = 0; attempt < 2; ++attempt) {
       out.resize(size);
       int rc = pcre2_substitute(r.code, reinterpret_cast<PCRE2_SPTR>(text.data()), text.size(), 0,
-                                kSubstituteOptions, nullptr, nullptr, reinterpret_cast<PCRE2_SPTR>(r.replace.data()),
-                                r.replace.size(), reinterpret_cast<PCRE2_UCHAR*>(out.data()), &size);
+                                kSubstituteOptions, nullptr, nullptr,
+                                reinterpret_cast<PCRE2_SPTR>(r.replace.data()), r.replace.size(),
+                                reinterpret_cast<PCRE2_UCHAR*>(out.data()), &size);
       if (rc == PCRE2_ERROR_NOMEMORY && attempt == 0) continue;  // `size` is now what it needs
       if (rc > 0) {
         out.resize(size);

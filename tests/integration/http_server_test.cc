@@ -120,7 +120,8 @@ TEST_F(HttpServerTest, HealthAndReadiness) {
   provider_.SetStatus(s);
   HttpResponse ready = Get("/readyz");
   EXPECT_EQ(ready.status, 200);
-  EXPECT_EQ(ready.body, R"({"ready":true,"restored":true,"consuming":true,"sources_done":true,"reason":null})");
+  EXPECT_EQ(ready.body,
+            R"({"ready":true,"restored":true,"consuming":true,"sources_done":true,"reason":null})");
   s.restored = false;
   provider_.SetStatus(s);
   EXPECT_EQ(Get("/readyz").status, 503);

@@ -131,7 +131,8 @@ TEST(SlowClients, HealthProbesAreAnsweredPromptlyWhileSlowClientsHoldEveryWorker
     // The health listener answers every probe, each within the budget.
     for (int i = 0; i < 20; ++i) {
       const auto sent = SteadyClock::now();
-      EXPECT_EQ(ProbeWithin(health.port(), i % 2 == 0 ? "/healthz" : "/readyz", budget), 200) << "probe " << i;
+      EXPECT_EQ(ProbeWithin(health.port(), i % 2 == 0 ? "/healthz" : "/readyz", budget), 200)
+          << "probe " << i;
       EXPECT_LE(SteadyClock::now() - sent, budget) << "probe " << i;
     }
     // Readiness is the daemon's, not a constant.
@@ -145,7 +146,8 @@ TEST(SlowClients, HealthProbesAreAnsweredPromptlyWhileSlowClientsHoldEveryWorker
   // Their workers are freed as their connections close: the API answers again.
   const auto deadline = SteadyClock::now() + 30s;
   int status = 0;
-  while ((status = ProbeWithin(server.port(), "/api/v1/status", 2s)) != 200 && SteadyClock::now() < deadline) {
+  while ((status = ProbeWithin(server.port(), "/api/v1/status", 2s)) != 200 &&
+         SteadyClock::now() < deadline) {
     std::this_thread::sleep_for(50ms);
   }
   EXPECT_EQ(status, 200);

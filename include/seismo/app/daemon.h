@@ -47,7 +47,6 @@ class DeadLetterSink;
 class KafkaConsumer;
 struct TopicPartition;
 
-
 class Daemon final : public StateProvider {
  public:
   Daemon(Config config, const SignatureGenerator* signatures, const Clock* clock);

@@ -88,13 +88,16 @@ std::vector<std::pair<std::string, uint64_t>> ReadCut(const std::string& path, s
 }
 
 TEST_F(LineReaderTest, ALineOverTheLimitIsCutAndTheLinesAroundItAreWhole) {
-  const std::string path = Write("cut.ndjson", "0123456789\n01234567890\nabc\r\n" + std::string(100, 'y') + "\nz");
+  const std::string path =
+      Write("cut.ndjson", "0123456789\n01234567890\nabc\r\n" + std::string(100, 'y') + "\nz");
   using Lines = std::vector<std::pair<std::string, uint64_t>>;
   // Exactly the limit is whole; one byte more is cut to the limit, with its length.
-  EXPECT_EQ(ReadCut(path, 10), (Lines{{"0123456789", 10}, {"0123456789", 11}, {"abc", 4}, {std::string(10, 'y'), 100},
-                                      {"z", 1}}));
-  EXPECT_EQ(ReadCut(path, 1000), (Lines{{"0123456789", 10}, {"01234567890", 11}, {"abc", 4},
-                                        {std::string(100, 'y'), 100}, {"z", 1}}));
+  EXPECT_EQ(
+      ReadCut(path, 10),
+      (Lines{{"0123456789", 10}, {"0123456789", 11}, {"abc", 4}, {std::string(10, 'y'), 100}, {"z", 1}}));
+  EXPECT_EQ(
+      ReadCut(path, 1000),
+      (Lines{{"0123456789", 10}, {"01234567890", 11}, {"abc", 4}, {std::string(100, 'y'), 100}, {"z", 1}}));
 }
 
 TEST_F(LineReaderTest, ACutLineAtTheEndWithoutNewlineEndsTheInput) {

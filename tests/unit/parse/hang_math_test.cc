@@ -74,10 +74,12 @@ TEST(LegacyHangTotals, AWeightedSumThatWouldOverflowIsRefusedNotWrapped) {
   // Each bucket fits, their sum does not.
   EXPECT_FALSE(LegacyHangTotals({{8191, 1'000'000'000'000}, {4095, 300'000'000'000}}, Opts()));
   // Out-of-range keys never count, however large their counts.
-  EXPECT_EQ(LegacyHangTotals({{16383, uint64_t{INT64_MAX}}, {127, uint64_t{INT64_MAX}}}, Opts())->hang_count, 0u);
+  EXPECT_EQ(LegacyHangTotals({{16383, uint64_t{INT64_MAX}}, {127, uint64_t{INT64_MAX}}}, Opts())->hang_count,
+            0u);
   // Counts alone: two buckets of INT64_MAX / 2 + 1 hangs overflow the count (weights of 0
   // are impossible in range, so the sum overflows first; either way: refused).
-  EXPECT_FALSE(LegacyHangTotals({{255, uint64_t{INT64_MAX} / 2 + 1}, {511, uint64_t{INT64_MAX} / 2 + 1}}, Opts()));
+  EXPECT_FALSE(
+      LegacyHangTotals({{255, uint64_t{INT64_MAX} / 2 + 1}, {511, uint64_t{INT64_MAX} / 2 + 1}}, Opts()));
 }
 
 TEST(RenderNativeFrame, UsesDebugNameAndLowerCaseOffsetWithoutLeadingZeros) {

@@ -6,13 +6,16 @@ namespace seismo {
 namespace {
 
 TEST(DeadLetter, CarriesReasonProvenanceAndTheDocument) {
-  EXPECT_EQ(FormatDeadLetter({RejectReason::kBadUsage, "telemetry.main", 3, 1234, R"({"a":"b"})"}),
-            R"({"id":"telemetry.main:3:1234","reason":"bad_usage","source":"telemetry.main","partition":3,"offset":1234,)"
-            R"("document":"{\"a\":\"b\"}"})");
+  EXPECT_EQ(
+      FormatDeadLetter({RejectReason::kBadUsage, "telemetry.main", 3, 1234, R"({"a":"b"})"}),
+      R"({"id":"telemetry.main:3:1234","reason":"bad_usage","source":"telemetry.main","partition":3,"offset":1234,)"
+      R"("document":"{\"a\":\"b\"}"})");
 }
 
 TEST(DeadLetter, InvalidUtf8IsKeptExactlyAsBase64) {
-  EXPECT_EQ(FormatDeadLetter({RejectReason::kInvalidUtf8, "f.ndjson", -1, 7, "\xff\xfe" "a"}),
+  EXPECT_EQ(FormatDeadLetter({RejectReason::kInvalidUtf8, "f.ndjson", -1, 7,
+                              "\xff\xfe"
+                              "a"}),
             R"({"id":"f.ndjson:-1:7","reason":"invalid_utf8","source":"f.ndjson","partition":-1,"offset":7,)"
             R"("document_base64":"//5h"})");
 }
@@ -27,9 +30,11 @@ TEST(DeadLetter, HugeDocumentsAreTruncatedWithTheirSize) {
 // A document the reader cut (over max_document_bytes, never held whole): its first bytes and
 // its real size.
 TEST(DeadLetter, ACutDocumentSaysHowLargeItWas) {
-  std::string letter = FormatDeadLetter({RejectReason::kTooLarge, "f.ndjson.zst", -1, 2, "{\"pad\":\"xx", 1610612736});
-  EXPECT_EQ(letter, R"({"id":"f.ndjson.zst:-1:2","reason":"too_large","source":"f.ndjson.zst","partition":-1,)"
-                    R"("offset":2,"document_bytes":1610612736,"truncated":true,"document":"{\"pad\":\"xx"})");
+  std::string letter =
+      FormatDeadLetter({RejectReason::kTooLarge, "f.ndjson.zst", -1, 2, "{\"pad\":\"xx", 1610612736});
+  EXPECT_EQ(letter,
+            R"({"id":"f.ndjson.zst:-1:2","reason":"too_large","source":"f.ndjson.zst","partition":-1,)"
+            R"("offset":2,"document_bytes":1610612736,"truncated":true,"document":"{\"pad\":\"xx"})");
 }
 
 // The id names the record a letter is about: equal for the copies written after a restart

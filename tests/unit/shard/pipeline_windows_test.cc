@@ -323,7 +323,8 @@ TEST(PipelineWindows, LatenessIsJudgedAgainstTheWholeChunkOnEveryShard) {
     }
     return true;
   };
-  for (int i = 0; i < 3000 && !all_at(kStart); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  for (int i = 0; i < 3000 && !all_at(kStart); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
   ASSERT_TRUE(all_at(kStart));
   Stream second{{{newest, std::nullopt}, {old, std::nullopt}}, {2}, {}};
   p.Submit(Chunk(second, 0, 2));

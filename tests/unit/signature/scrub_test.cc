@@ -70,7 +70,8 @@ TEST(Scrubber, TheEmbeddedRulesAreTheConfigFile) {
 }
 
 TEST(Scrubber, RulesRunInFileOrderEachOnTheResultOfTheOnesBefore) {
-  auto s = Scrubber::Parse("rule a\n  when x\n  match x+\n  replace y\nrule b\n  when y\n  match y\n  replace z\n", "t");
+  auto s = Scrubber::Parse(
+      "rule a\n  when x\n  match x+\n  replace y\nrule b\n  when y\n  match y\n  replace z\n", "t");
   ASSERT_TRUE(s) << s.error().message();
   std::string text = "axxb x";
   EXPECT_TRUE((*s)->Scrub(text));
@@ -90,7 +91,8 @@ TEST(Scrubber, AMalformedRulesFileIsRefusedWithItsLine) {
            Bad{"rule a\n  when x\n  replace y\n", "t:1: rule a needs `when` and `match` lines"},
            Bad{"rule a\n  when x\n  match x\n", "t:1: rule a needs a `replace` line"},
            Bad{"rule a\n  when x\n  match x\nrule b\n", "t:1: rule a needs a `replace` line"},
-           Bad{"# c\nrule a\n  when x\n  match (x\n  replace y\n", "t:2: rule a: the pattern does not compile"},
+           Bad{"# c\nrule a\n  when x\n  match (x\n  replace y\n",
+               "t:2: rule a: the pattern does not compile"},
            Bad{"rule a\n  when x\n  match x\n  match y\n", "t:4: expected"},
            Bad{"rule a\n  whence x\n", "t:2: expected"},
            Bad{"rule\n", "t:1: a rule needs a name"},
