@@ -479,6 +479,10 @@ void Daemon::NoteRereadTime(std::string_view topic, int32_t partition, std::opti
 
 bool Daemon::WriteCheckpointOf(std::vector<ShardImage> shards) {
   if (waiting_for_operator_) return false;  // the unusable checkpoint is the operator's to judge
+  // Re-reading after an unusable checkpoint: one without the offsets of an assignment would
+  // let a restart resume at the group's commits, past the lost state. Until one can hold them
+  // the unusable file stays in place, and a restart re-reads again (ADR 0018).
+  if (reread_from_start_ && consumer_ && rebalance_->handed.next().empty()) return true;
   if (!SetAsideUnusableCheckpoint()) {
     checkpoint_failures_.fetch_add(1);
     return false;
