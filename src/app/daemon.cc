@@ -125,6 +125,9 @@ class Daemon::Rebalance final : public KafkaRebalanceListener {
     for (const TopicPartition& tp : partitions) {
       handed.Forget(tp);
       assigned_.erase(tp);
+      std::erase_if(daemon_.reread_undated_, [&](const auto& u) {
+        return u.first.first == tp.topic && u.first.second == tp.partition;
+      });
     }
     daemon_.consuming_.store(!assigned_.empty(), std::memory_order_relaxed);
   }
@@ -322,7 +325,7 @@ void Daemon::RunSource() {
         ref.partition = m.partition();
         ref.offset = m.offset();
         if (auto ts = m.timestamp_ms()) ref.transport_time = EventTime{*ts};
-        if (rereads_pending_ > 0) NoteRereadTime(m.topic(), m.partition(), m.timestamp_ms());
+        if (!reread_undated_.empty()) NoteRereadTime(m.topic(), m.partition(), m.timestamp_ms());
         AddDocument(*chunk, ref, m.payload(), 0, config_.ingest.max_document_bytes);
         if (chunk->data.size() >= kChunkBytes) submit();
       }
@@ -459,21 +462,25 @@ int64_t Daemon::StartReread(const TopicPartition& tp, int64_t committed) {
                                             committed, std::max<int64_t>(committed - from, 0))
                               : " (the group had committed nothing)");
   std::lock_guard<std::mutex> lock(recovery_mu_);
-  recovery_.reread.push_back({ToString(tp), from, committed, 0});
-  ++rereads_pending_;
+  // An empty partition has no first record to date the re-read by.
+  const bool empty = marks && marks->first >= marks->second;
+  if (!empty) reread_undated_.push_back({{tp.topic, tp.partition}, recovery_.reread.size()});
+  recovery_.reread.push_back({ToString(tp), from, committed, empty ? -1 : 0});
   return from;
 }
 
 void Daemon::NoteRereadTime(std::string_view topic, int32_t partition, std::optional<int64_t> timestamp_ms) {
-  const std::string name = ToString(TopicPartition{std::string(topic), partition});
-  std::lock_guard<std::mutex> lock(recovery_mu_);
-  for (CheckpointRecovery::Partition& p : recovery_.reread) {
-    if (p.partition != name || p.from_time_ms != 0) continue;
-    p.from_time_ms = timestamp_ms.value_or(-1);  // -1: known to be unknown (no timestamp)
-    --rereads_pending_;
+  for (auto it = reread_undated_.begin(); it != reread_undated_.end(); ++it) {
+    if (it->first.second != partition || it->first.first != topic) continue;
+    std::lock_guard<std::mutex> lock(recovery_mu_);
+    CheckpointRecovery::Partition& p = recovery_.reread[it->second];
+    p.from_time_ms = timestamp_ms.value_or(-1);  // -1: the record has no timestamp
     if (timestamp_ms) {
-      spdlog::warn("checkpoint: {} is read again from {}", name, FormatTimestamp(EventTime{*timestamp_ms}));
+      spdlog::warn("checkpoint: {} is read again from {}", p.partition,
+                   FormatTimestamp(EventTime{*timestamp_ms}));
     }
+    reread_undated_.erase(it);
+    return;
   }
 }
 

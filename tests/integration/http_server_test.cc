@@ -294,6 +294,32 @@ TEST_F(HttpServerTest, IncompleteRequestsAreClosedAfterRequestTimeout) {
   EXPECT_EQ(Get("/healthz").status, 200);
 }
 
+// request_timeout is a deadline for the whole request, not for each read: a slowloris client
+// that sends one more header byte every 100 ms is closed once it has run out, and its worker
+// is free again.
+TEST_F(HttpServerTest, ASlowlorisRequestIsClosedAtRequestTimeoutHoweverItKeepsSending) {
+  options_.request_timeout_ms = 1000;
+  options_.num_threads = 2;
+  options_.max_sse_clients = 1;
+  Start();
+  int fd = ConnectLoopback(server_.port());
+  ASSERT_GE(fd, 0);
+  const std::string request = "GET /healthz HTTP/1.1\r\nX-Slow: " + std::string(200, 'a');
+  const auto start = std::chrono::steady_clock::now();
+  bool closed = false;
+  for (size_t i = 0; i < request.size() && !closed; ++i) {  // 20 s of bytes at this pace
+    if (::send(fd, &request[i], 1, MSG_NOSIGNAL) != 1) closed = true;
+    pollfd p{fd, POLLIN, 0};
+    char buf[256];
+    if (::poll(&p, 1, 100) > 0 && ::recv(fd, buf, sizeof(buf), 0) <= 0) closed = true;
+  }
+  const auto held = std::chrono::steady_clock::now() - start;
+  ::close(fd);
+  EXPECT_TRUE(closed) << "the server read a slowloris request for 20 s";
+  EXPECT_LT(held, 10s) << "closed long after request_timeout";
+  EXPECT_EQ(Get("/healthz").status, 200);
+}
+
 TEST_F(HttpServerTest, MetricsCountRequestLatencies) {
   Start();
   for (int i = 0; i < 3; ++i) ASSERT_EQ(Get("/api/v1/hangs").status, 200);

@@ -144,7 +144,9 @@ class Daemon final : public StateProvider {
   bool waiting_for_operator_ = false;  // on_corrupt = "wait": nothing consumed or checkpointed
   bool set_aside_pending_ = false;     // the unusable file is still in place: move it before writing
   bool reread_from_start_ = false;     // unsaved partitions start at their low watermark
-  int rereads_pending_ = 0;            // re-read partitions whose first record was not seen yet
+  // Re-read partitions whose first record was not seen yet: (topic, partition) and their index
+  // in recovery_.reread.
+  std::vector<std::pair<std::pair<std::string, int32_t>, size_t>> reread_undated_;
   std::string not_ready_reason_;       // constant after Start()
   mutable std::mutex recovery_mu_;     // guards recovery_ (status() reads it from any thread)
   CheckpointRecovery recovery_;
