@@ -4,8 +4,11 @@
 #include <fmt/format.h>
 #include <pcre2.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <cstring>
+#include <memory>
 
 #include "signature/embedded_siglists.h"
 
@@ -44,6 +47,30 @@ unsigned char RarestByte(std::string_view literal) {
   return best;
 }
 
+// Whether `text` holds `lit`: memchr for its key byte (seldom in frames), then a compare,
+// instead of std::string::find's memchr for its first byte (':' of "://" is in every "::").
+bool Contains(std::string_view text, const Scrubber::Literal& lit) {
+  const size_t before = lit.key_at, after = lit.text.size() - lit.key_at;
+  for (size_t from = before; from < text.size();) {
+    const void* hit = std::memchr(text.data() + from, lit.text[lit.key_at], text.size() - from);
+    if (hit == nullptr) return false;
+    const size_t at = static_cast<size_t>(static_cast<const char*>(hit) - text.data());
+    if (at + after <= text.size() && text.compare(at - before, lit.text.size(), lit.text) == 0) return true;
+    from = at + 1;
+  }
+  return false;
+}
+
+struct MatchDataDeleter {
+  void operator()(pcre2_match_data* m) const { pcre2_match_data_free(m); }
+};
+
+// One match-data block per thread, for every rule (each has fewer than 16 groups).
+pcre2_match_data* ThreadMatchData() {
+  thread_local std::unique_ptr<pcre2_match_data, MatchDataDeleter> data(pcre2_match_data_create(16, nullptr));
+  return data.get();
+}
+
 }  // namespace
 
 struct Scrubber::Rule {
@@ -56,7 +83,7 @@ struct Scrubber::Rule {
   ~Rule() { pcre2_code_free(code); }
 
   std::string name;
-  std::vector<std::string> when;
+  std::vector<size_t> when;  // indices into literals_
   std::string replace;
   pcre2_code* code = nullptr;
 };
@@ -100,6 +127,9 @@ Result<std::unique_ptr<Scrubber>> Scrubber::Parse(std::string_view text, std::st
       return fail(rule_line, fmt::format("rule {}: the pattern does not compile: {} at offset {}", r.name,
                                          Pcre2Message(err), offset));
     }
+    uint32_t groups = 0;
+    pcre2_pattern_info(r.code, PCRE2_INFO_CAPTURECOUNT, &groups);
+    if (groups >= 16) return fail(rule_line, fmt::format("rule {}: more than 15 groups", r.name));
     // JIT is an optimisation: without it the interpreter gives the same answers.
     (void)pcre2_jit_compile(r.code, PCRE2_JIT_COMPLETE);
     pattern.clear();
@@ -132,8 +162,23 @@ Result<std::unique_ptr<Scrubber>> Scrubber::Parse(std::string_view text, std::st
     if (s->rules_.empty()) return fail(line_no, fmt::format("`{}` before the first `rule`", keyword));
     Rule& r = s->rules_.back();
     if (keyword == "when" && !value.empty()) {
-      r.when.emplace_back(value);
-      s->key_bytes_[RarestByte(value)] = true;
+      const unsigned char key = RarestByte(value);
+      if (Commonness(key) > 0) {
+        return fail(line_no,
+                    fmt::format("`when {}`: a literal needs a byte seldom in frames (such as / @ \\): "
+                                "every frame holding its commonest byte would be searched",
+                                value));
+      }
+      auto known = std::find_if(s->literals_.begin(), s->literals_.end(),
+                                [&](const Literal& l) { return l.text == value; });
+      if (known == s->literals_.end()) {
+        if (s->literals_.size() == kMaxLiterals) return fail(line_no, "too many distinct `when` literals");
+        s->literals_.push_back({std::string(value), value.find(static_cast<char>(key))});
+        known = s->literals_.end() - 1;
+      }
+      r.when.push_back(static_cast<size_t>(known - s->literals_.begin()));
+      if (!s->key_bytes_[key]) s->key_words_.push_back(0x0101010101010101 * key);
+      s->key_bytes_[key] = true;
     } else if (keyword == "match" && !value.empty() && pattern.empty()) {
       pattern = std::string(value);
     } else if (keyword == "replace" && !has_replace) {
@@ -153,36 +198,42 @@ Result<std::unique_ptr<Scrubber>> Scrubber::Parse(std::string_view text, std::st
   return s;
 }
 
-bool Scrubber::Scrub(std::string& text) const {
-  bool key = false;
-  for (char c : text) key |= key_bytes_[static_cast<unsigned char>(c)];
-  if (!key) return false;
+bool Scrubber::ScrubMatches(std::string& text) const {
   bool changed = false;
-  std::string out;
+  pcre2_match_data* md = ThreadMatchData();
+  // Whether `text` holds literal i: 0 not known yet, 1 yes, -1 no (several rules share one).
+  // A replacement never brings in a literal its text did not hold (rules.txt keeps it so), so
+  // a "no" stays true after later rules ran; a "yes" that went stale only costs one match.
+  std::array<int8_t, kMaxLiterals> holds{};
+  auto has = [&](size_t i) {
+    if (holds[i] == 0) holds[i] = Contains(text, literals_[i]) ? 1 : -1;
+    return holds[i] > 0;
+  };
   for (const Rule& r : rules_) {
-    bool wanted = false;
-    for (const std::string& lit : r.when) wanted = wanted || text.find(lit) != std::string::npos;
-    if (!wanted) continue;
+    if (std::none_of(r.when.begin(), r.when.end(), has)) continue;
+    // Most text a rule looks at holds nothing to replace (chrome:// frames, addresses without
+    // a domain): one match, no copy.
+    int rc = pcre2_match(r.code, reinterpret_cast<PCRE2_SPTR>(text.data()), text.size(), 0, 0, md, nullptr);
+    if (rc == PCRE2_ERROR_NOMATCH) continue;
     PCRE2_SIZE size = text.size() + 64;
-    for (int attempt = 0; attempt < 2; ++attempt) {
+    std::string out;
+    for (int attempt = 0; rc >= 0 && attempt < 2; ++attempt) {
       out.resize(size);
-      int rc = pcre2_substitute(r.code, reinterpret_cast<PCRE2_SPTR>(text.data()), text.size(), 0,
-                                kSubstituteOptions, nullptr, nullptr,
-                                reinterpret_cast<PCRE2_SPTR>(r.replace.data()), r.replace.size(),
-                                reinterpret_cast<PCRE2_UCHAR*>(out.data()), &size);
-      if (rc == PCRE2_ERROR_NOMEMORY && attempt == 0) continue;  // `size` is now what it needs
-      if (rc > 0) {
-        out.resize(size);
-        if (out != text) {  // a placeholder may be matched again, and replaced by itself
-          text.swap(out);
-          changed = true;
-        }
-      } else if (rc < 0) {
-        // Not checked (a match limit, say): nothing of it may leave the process.
-        text = "<" + r.name + " unchecked>";
-        return true;
-      }
-      break;  // 0: no match
+      rc = pcre2_substitute(r.code, reinterpret_cast<PCRE2_SPTR>(text.data()), text.size(), 0,
+                            kSubstituteOptions, md, nullptr, reinterpret_cast<PCRE2_SPTR>(r.replace.data()),
+                            r.replace.size(), reinterpret_cast<PCRE2_UCHAR*>(out.data()), &size);
+      if (rc != PCRE2_ERROR_NOMEMORY || attempt > 0) break;
+      rc = 0;  // `size` is now what it needs: again
+    }
+    if (rc < 0) {
+      // Not checked (a match limit, say): nothing of it may leave the process.
+      text = "<" + r.name + " unchecked>";
+      return true;
+    }
+    out.resize(size);
+    if (out != text) {  // a placeholder may be matched again, and replaced by itself
+      text.swap(out);
+      changed = true;
     }
   }
   return changed;

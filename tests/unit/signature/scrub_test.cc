@@ -71,9 +71,9 @@ TEST(Scrubber, TheEmbeddedRulesAreTheConfigFile) {
 
 TEST(Scrubber, RulesRunInFileOrderEachOnTheResultOfTheOnesBefore) {
   auto s = Scrubber::Parse(
-      "rule a\n  when x\n  match x+\n  replace y\nrule b\n  when y\n  match y\n  replace z\n", "t");
+      "rule a\n  when @\n  match @+\n  replace /\nrule b\n  when /\n  match /\n  replace z\n", "t");
   ASSERT_TRUE(s) << s.error().message();
-  std::string text = "axxb x";
+  std::string text = "a@@b @";
   EXPECT_TRUE((*s)->Scrub(text));
   EXPECT_EQ(text, "azb z");
   std::string untouched = "abc";  // no `when` literal: not looked at
@@ -86,16 +86,17 @@ TEST(Scrubber, AMalformedRulesFileIsRefusedWithItsLine) {
     const char* error;
   };
   for (const Bad& b : {
-           Bad{"when x\n", "t:1: `when` before the first `rule`"},
+           Bad{"when @x\n", "t:1: `when` before the first `rule`"},
            Bad{"rule a\n  match x\n  replace y\n", "t:1: rule a needs `when` and `match` lines"},
-           Bad{"rule a\n  when x\n  replace y\n", "t:1: rule a needs `when` and `match` lines"},
-           Bad{"rule a\n  when x\n  match x\n", "t:1: rule a needs a `replace` line"},
-           Bad{"rule a\n  when x\n  match x\nrule b\n", "t:1: rule a needs a `replace` line"},
-           Bad{"# c\nrule a\n  when x\n  match (x\n  replace y\n",
+           Bad{"rule a\n  when @x\n  replace y\n", "t:1: rule a needs `when` and `match` lines"},
+           Bad{"rule a\n  when @x\n  match x\n", "t:1: rule a needs a `replace` line"},
+           Bad{"rule a\n  when @x\n  match x\nrule b\n", "t:1: rule a needs a `replace` line"},
+           Bad{"# c\nrule a\n  when @x\n  match (x\n  replace y\n",
                "t:2: rule a: the pattern does not compile"},
-           Bad{"rule a\n  when x\n  match x\n  match y\n", "t:4: expected"},
+           Bad{"rule a\n  when @x\n  match x\n  match y\n", "t:4: expected"},
            Bad{"rule a\n  whence x\n", "t:2: expected"},
            Bad{"rule\n", "t:1: a rule needs a name"},
+           Bad{"rule a\n  when data:\n", "t:2: `when data:`: a literal needs a byte seldom in frames"},
        }) {
     auto s = Scrubber::Parse(b.text, "t");
     ASSERT_FALSE(s) << b.text;
