@@ -16,7 +16,7 @@
 //   rule <name>
 //   when <literal>      the rule looks only at text holding this literal (one or more lines);
 //                       it must hold a byte seldom in frames (not a letter, digit, space or
-//                       one of _:.,()<>[]*&-), such as / @ \
+//                       one of _:.,()<>[]*&-), such as '/', '@' or a backslash
 //   match <pattern>     PCRE2, unanchored; every match is replaced
 //   replace <text>      PCRE2 extended substitution: $1, ${1:+a:b} (group set ? a : b)
 //
