@@ -1,5 +1,6 @@
 #include "seismo/app/daemon.h"
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -20,7 +21,6 @@
 namespace seismo {
 namespace {
 
-constexpr size_t kChunkBytes = 1 << 20;
 constexpr auto kPublishInterval = std::chrono::milliseconds(500);
 constexpr auto kBarrierTimeout = std::chrono::seconds(60);
 
@@ -46,21 +46,34 @@ class Daemon::Rebalance final : public KafkaRebalanceListener {
     // Offsets in the checkpoint are the truth for what this instance counted.
     // Another instance may have counted further since (it commits what it
     // checkpointed before giving a partition up): take the later of the two.
+    // After an unusable checkpoint, the group's commits point past state that is
+    // lost: those partitions are read again from their start (ADR 0018).
     std::map<TopicPartition, int64_t> start;
+    std::vector<TopicPartition> reread;
     for (const TopicPartition& tp : partitions) {
       auto it = daemon_.checkpoint_offsets_.find({tp.topic, tp.partition});
-      if (it != daemon_.checkpoint_offsets_.end()) start[tp] = it->second;
-    }
-    if (!start.empty()) {
-      auto committed = daemon_.consumer_->Committed(partitions, std::chrono::seconds(10));
-      if (committed) {
-        for (auto& [tp, offset] : start) {
-          auto c = committed->find(tp);
-          if (c != committed->end()) offset = std::max(offset, c->second);
-        }
-      } else {
-        spdlog::warn("kafka: reading committed offsets failed: {}", committed.error().message());
+      if (it != daemon_.checkpoint_offsets_.end()) {
+        start[tp] = it->second;
+      } else if (daemon_.reread_from_start_) {
+        reread.push_back(tp);
       }
+    }
+    std::map<TopicPartition, int64_t> committed;
+    if (!start.empty() || !reread.empty()) {
+      auto c = daemon_.consumer_->Committed(partitions, std::chrono::seconds(10));
+      if (c) {
+        committed = std::move(*c);
+      } else {
+        spdlog::warn("kafka: reading committed offsets failed: {}", c.error().message());
+      }
+    }
+    for (auto& [tp, offset] : start) {
+      auto c = committed.find(tp);
+      if (c != committed.end()) offset = std::max(offset, c->second);
+    }
+    for (const TopicPartition& tp : reread) {
+      auto c = committed.find(tp);
+      start[tp] = daemon_.StartReread(tp, c == committed.end() ? -1 : c->second);
     }
     for (const auto& [tp, offset] : start) handed.Start(tp, offset);
     assigned_.insert(partitions.begin(), partitions.end());
@@ -112,6 +125,9 @@ class Daemon::Rebalance final : public KafkaRebalanceListener {
     for (const TopicPartition& tp : partitions) {
       handed.Forget(tp);
       assigned_.erase(tp);
+      std::erase_if(daemon_.reread_undated_, [&](const auto& u) {
+        return u.first.first == tp.topic && u.first.second == tp.partition;
+      });
     }
     daemon_.consuming_.store(!assigned_.empty(), std::memory_order_relaxed);
   }
@@ -146,7 +162,9 @@ Status Daemon::Start() {
   if (Status s = RestoreCheckpoint(); !s.ok()) return s;
   Publish();  // no thread runs yet: the first alert round and the API see the restored data whole
 
-  if (!config_.kafka.topics.empty()) {
+  if (waiting_for_operator_) {
+    // Not even joining the group: its partitions stay with whoever else consumes them.
+  } else if (!config_.kafka.topics.empty()) {
     KafkaConsumerOptions ko;
     ko.brokers = config_.kafka.brokers;
     ko.group_id = config_.kafka.group_id;
@@ -229,10 +247,19 @@ bool Daemon::SubmitWithBackpressure(std::unique_ptr<DocChunk> chunk) {
 }
 
 void Daemon::RunSource() {
+  if (waiting_for_operator_) {
+    // Nothing is consumed and nothing is checkpointed: the unusable checkpoint stays
+    // as it is until an operator decides (ADR 0018).
+    while (!stop_source_.load(std::memory_order_relaxed)) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    drained_ = true;
+    return;
+  }
   // 1. Files named in [sources], read once.
   for (size_t s = 0; s < config_.sources.files.size() && !stop_source_.load(); ++s) {
     const std::string& path = config_.sources.files[s];
-    auto reader = LineReader::Open(path);
+    auto reader = LineReader::Open(path, config_.ingest.max_document_bytes);
     if (!reader) {
       spdlog::error("sources: {}", reader.error().message());
       continue;
@@ -252,12 +279,9 @@ void Daemon::RunSource() {
       if (line_no <= already) continue;
       if (line->find_first_not_of(" \t") == std::string_view::npos) continue;
       DocRef ref;
-      ref.begin = static_cast<uint32_t>(chunk->data.size());
-      ref.length = static_cast<uint32_t>(line->size());
       ref.source = static_cast<uint16_t>(s);
       ref.offset = line_no;
-      chunk->data.append(*line);
-      chunk->docs.push_back(ref);
+      AddDocument(*chunk, ref, *line, (*reader)->line_bytes(), config_.ingest.max_document_bytes);
       if (chunk->data.size() >= kChunkBytes || chunk->docs.size() >= chunk_docs_) submit();
       if (stop_source_.load(std::memory_order_relaxed)) break;
     }
@@ -287,22 +311,25 @@ void Daemon::RunSource() {
     KafkaMessageBatch batch = consumer_->Poll(chunk_docs_, std::chrono::milliseconds(100));
     if (!batch.empty()) {
       auto chunk = std::make_unique<DocChunk>();
-      chunk->data.reserve(batch.payload_bytes());
+      chunk->data.reserve(std::min<uint64_t>(batch.payload_bytes(), kChunkBytes));
+      auto submit = [&] {
+        handed_docs_ += chunk->docs.size();
+        if (!chunk->docs.empty()) SubmitWithBackpressure(std::move(chunk));
+        chunk = std::make_unique<DocChunk>();
+      };
       for (const KafkaMessage& m : batch) {
         if (!rebalance_->handed.Accept(m.topic(), m.partition(), m.offset())) continue;  // seen already
         DocRef ref;
-        ref.begin = static_cast<uint32_t>(chunk->data.size());
-        ref.length = static_cast<uint32_t>(m.payload().size());
         auto it = topic_index.find(std::string(m.topic()));
         ref.source = it == topic_index.end() ? other_topic : it->second;
         ref.partition = m.partition();
         ref.offset = m.offset();
         if (auto ts = m.timestamp_ms()) ref.transport_time = EventTime{*ts};
-        chunk->data.append(m.payload());
-        chunk->docs.push_back(ref);
+        if (!reread_undated_.empty()) NoteRereadTime(m.topic(), m.partition(), m.timestamp_ms());
+        AddDocument(*chunk, ref, m.payload(), 0, config_.ingest.max_document_bytes);
+        if (chunk->data.size() >= kChunkBytes) submit();
       }
-      handed_docs_ += chunk->docs.size();
-      if (!chunk->docs.empty()) SubmitWithBackpressure(std::move(chunk));
+      submit();
     }
     MaybeCheckpoint();
   }
@@ -314,11 +341,38 @@ void Daemon::RunSource() {
 
 Status Daemon::RestoreCheckpoint() {
   if (config_.checkpoint.dir.empty()) return Status::Ok();
-  if (restore_delay_for_testing_.count() > 0) std::this_thread::sleep_for(restore_delay_for_testing_);
+  if (restore_hook_for_testing_) restore_hook_for_testing_();
   std::string problem;
   std::optional<CheckpointData> data =
       LoadCheckpoint(config_.checkpoint.dir, config_.aggregate.bucket.count(), &problem);
-  if (!problem.empty()) spdlog::error("checkpoint: {}; starting empty", problem);
+  if (!problem.empty()) {
+    // The state it held is lost, and the group's committed offsets point past it (ADR 0018).
+    const bool wait = config_.checkpoint.on_corrupt == OnCorruptCheckpoint::kWait;
+    std::lock_guard<std::mutex> lock(recovery_mu_);
+    recovery_.problem = problem;
+    recovery_.action = wait ? "wait" : "reread";
+    if (wait) {
+      waiting_for_operator_ = true;
+      not_ready_reason_ = fmt::format(
+          "checkpoint unusable ({}): nothing is consumed until an operator decides: put a good "
+          "checkpoint in its place, or restart with --on-corrupt-checkpoint reread (or [checkpoint] "
+          "on_corrupt = \"reread\")",
+          problem);
+      spdlog::error(
+          "checkpoint: {}; on_corrupt = \"wait\": it stays where it is, nothing is consumed and /readyz "
+          "answers 503 until an operator decides (put a good checkpoint in its place, or restart with "
+          "--on-corrupt-checkpoint reread)",
+          problem);
+    } else {
+      set_aside_pending_ = true;
+      reread_from_start_ = true;
+      spdlog::error(
+          "checkpoint: {}; starting empty: it is moved aside before the next checkpoint is written, "
+          "[sources] files are read again from their first line and every Kafka partition from its "
+          "earliest retained offset, not from the offsets committed for the lost state",
+          problem);
+    }
+  }
   if (!data) return Status::Ok();
   pipeline_->Restore(data->counts, data->shards);
   checkpoint_offsets_ = data->kafka_offsets;
@@ -379,7 +433,67 @@ bool Daemon::Checkpoint() {
   return WriteCheckpointOf(std::move(shards));
 }
 
+bool Daemon::SetAsideUnusableCheckpoint() {
+  if (!set_aside_pending_) return true;
+  Result<std::string> aside = SetAsideCheckpoint(config_.checkpoint.dir);
+  if (!aside && aside.error().code() != StatusCode::kNotFound) {  // not found: someone moved it already
+    spdlog::error("checkpoint: {}; no checkpoint is written over it", aside.error().message());
+    return false;
+  }
+  set_aside_pending_ = false;
+  if (aside) {
+    spdlog::warn("checkpoint: the unusable checkpoint was moved aside to {}", *aside);
+    std::lock_guard<std::mutex> lock(recovery_mu_);
+    recovery_.set_aside_to = *aside;
+  }
+  return true;
+}
+
+int64_t Daemon::StartReread(const TopicPartition& tp, int64_t committed) {
+  auto marks = consumer_->QueryWatermarks(tp, std::chrono::seconds(10));
+  // Without the low watermark, offset 0: below the log start the consumer's
+  // auto.offset.reset (earliest by default) takes the earliest retained record.
+  const int64_t from = marks ? marks->first : 0;
+  if (!marks) {
+    spdlog::warn("kafka: {}: reading its watermarks failed: {}", ToString(tp), marks.error().message());
+  }
+  spdlog::warn("checkpoint: {} is read again from offset {}, its earliest retained{}", ToString(tp), from,
+               committed >= 0 ? fmt::format(" (the group had committed {}: {} records are read again)",
+                                            committed, std::max<int64_t>(committed - from, 0))
+                              : " (the group had committed nothing)");
+  std::lock_guard<std::mutex> lock(recovery_mu_);
+  // An empty partition has no first record to date the re-read by.
+  const bool empty = marks && marks->first >= marks->second;
+  if (!empty) reread_undated_.push_back({{tp.topic, tp.partition}, recovery_.reread.size()});
+  recovery_.reread.push_back({ToString(tp), from, committed, empty ? -1 : 0});
+  return from;
+}
+
+void Daemon::NoteRereadTime(std::string_view topic, int32_t partition, std::optional<int64_t> timestamp_ms) {
+  for (auto it = reread_undated_.begin(); it != reread_undated_.end(); ++it) {
+    if (it->first.second != partition || it->first.first != topic) continue;
+    std::lock_guard<std::mutex> lock(recovery_mu_);
+    CheckpointRecovery::Partition& p = recovery_.reread[it->second];
+    p.from_time_ms = timestamp_ms.value_or(-1);  // -1: the record has no timestamp
+    if (timestamp_ms) {
+      spdlog::warn("checkpoint: {} is read again from {}", p.partition,
+                   FormatTimestamp(EventTime{*timestamp_ms}));
+    }
+    reread_undated_.erase(it);
+    return;
+  }
+}
+
 bool Daemon::WriteCheckpointOf(std::vector<ShardImage> shards) {
+  if (waiting_for_operator_) return false;  // the unusable checkpoint is the operator's to judge
+  // Re-reading after an unusable checkpoint: one without the offsets of an assignment would
+  // let a restart resume at the group's commits, past the lost state. Until one can hold them
+  // the unusable file stays in place, and a restart re-reads again (ADR 0018).
+  if (reread_from_start_ && consumer_ && rebalance_->handed.next().empty()) return true;
+  if (!SetAsideUnusableCheckpoint()) {
+    checkpoint_failures_.fetch_add(1);
+    return false;
+  }
   CheckpointData data;
   data.shards = std::move(shards);
   data.written_at_ms = clock_->Now().ms;
@@ -400,6 +514,9 @@ bool Daemon::WriteCheckpointOf(std::vector<ShardImage> shards) {
     return false;
   }
   checkpoint_offsets_ = data.kafka_offsets;
+  // Re-reading from the start ends once a checkpoint holds the offsets of an assignment (or
+  // there is no Kafka): from then on the checkpoint is the record again.
+  if (!consumer_ || !data.kafka_offsets.empty()) reread_from_start_ = false;
   handed_docs_at_checkpoint_ = handed_docs_;
   alerts_at_checkpoint_ = std::move(data.alerts);
   last_checkpoint_ms_.store(data.written_at_ms);
@@ -501,6 +618,11 @@ ServiceStatus Daemon::status() const {
   s.pauses = pauses_.load(std::memory_order_relaxed);
   if (rebalance_) s.redelivered = rebalance_->handed.redelivered();
   s.last_checkpoint_ms = last_checkpoint_ms_.load(std::memory_order_relaxed);
+  s.not_ready_reason = not_ready_reason_;  // set before restored_ is released, then constant
+  {
+    std::lock_guard<std::mutex> lock(recovery_mu_);
+    s.checkpoint_recovery = recovery_;
+  }
   s.checkpoint_failures = checkpoint_failures_.load(std::memory_order_relaxed);
   if (dead_letters_) s.dead_letter_failures = dead_letters_->failures();
   if (pipeline_) {

@@ -18,7 +18,6 @@
 namespace seismo {
 namespace {
 
-constexpr size_t kChunkBytes = 1 << 20;
 constexpr size_t kChunkDocs = 2048;
 
 }  // namespace
@@ -88,7 +87,7 @@ Result<ReplayResult> RunReplay(const Config& config, const std::vector<std::stri
   std::optional<uint64_t> total = 0;
   PipelineOptions po = ToPipelineOptions(config);
   for (const std::string& path : inputs) {
-    auto reader = LineReader::Open(path);
+    auto reader = LineReader::Open(path, config.ingest.max_document_bytes);
     if (!reader) return reader.error();
     if (total && (*reader)->total_bytes()) {
       *total += *(*reader)->total_bytes();
@@ -122,12 +121,9 @@ Result<ReplayResult> RunReplay(const Config& config, const std::vector<std::stri
         ++line_no;
         if (line->find_first_not_of(" \t") == std::string_view::npos) continue;  // blank line
         DocRef ref;
-        ref.begin = static_cast<uint32_t>(chunk->data.size());
-        ref.length = static_cast<uint32_t>(std::min<size_t>(line->size(), UINT32_MAX));
         ref.source = static_cast<uint16_t>(s);
         ref.offset = line_no;
-        chunk->data.append(line->data(), ref.length);
-        chunk->docs.push_back(ref);
+        AddDocument(*chunk, ref, *line, reader.line_bytes(), config.ingest.max_document_bytes);
         if (chunk->data.size() >= kChunkBytes || chunk->docs.size() >= kChunkDocs) {
           pipeline.Submit(std::move(chunk));
           chunk = std::make_unique<DocChunk>();

@@ -14,15 +14,23 @@ int64_t BucketWeightUs(uint64_t upper_ms, HangWeighting w) {
   return k * 1000;
 }
 
-HangTotals LegacyHangTotals(const std::vector<HistogramBucket>& buckets, const HangOptions& o) {
+std::optional<HangTotals> LegacyHangTotals(const std::vector<HistogramBucket>& buckets,
+                                           const HangOptions& o) {
   HangTotals t;
   for (const HistogramBucket& b : buckets) {
     if (b.count == 0) continue;
-    if (static_cast<int64_t>(b.upper_ms) < o.min_ms || static_cast<int64_t>(b.upper_ms) >= o.max_ms) {
+    // A key above max_ms (any uint64) is out of range before it is converted.
+    if (b.upper_ms >= static_cast<uint64_t>(o.max_ms) || static_cast<int64_t>(b.upper_ms) < o.min_ms)
       continue;
+    // The weight of an in-range key is below max_ms x 1000 (≤ 10^12): it cannot overflow.
+    int64_t weighted = 0;
+    if (b.count > static_cast<uint64_t>(INT64_MAX) ||
+        __builtin_mul_overflow(BucketWeightUs(b.upper_ms, o.weighting), static_cast<int64_t>(b.count),
+                               &weighted) ||
+        __builtin_add_overflow(t.hang_us, weighted, &t.hang_us) ||
+        __builtin_add_overflow(t.hang_count, b.count, &t.hang_count) || t.hang_count > INT64_MAX) {
+      return std::nullopt;
     }
-    t.hang_count += b.count;
-    t.hang_us += BucketWeightUs(b.upper_ms, o.weighting) * static_cast<int64_t>(b.count);
   }
   return t;
 }

@@ -90,10 +90,11 @@ Outcome ReadThread(od::value v, std::string_view process, const HangOptions& opt
         return std::nullopt;
       });
       if (ho) return ho;
-      HangTotals t = LegacyHangTotals(buckets, opts);
-      if (t.hang_count == 0) return std::nullopt;  // nothing in range: adds nothing
-      rec.hang_us = t.hang_us;
-      rec.hang_count = t.hang_count;
+      std::optional<HangTotals> t = LegacyHangTotals(buckets, opts);
+      if (!t) return RejectReason::kHangOverflow;
+      if (t->hang_count == 0) return std::nullopt;  // nothing in range: adds nothing
+      rec.hang_us = t->hang_us;
+      rec.hang_count = t->hang_count;
       rec.process = std::string(process);
       hangs.push_back(std::move(rec));
       return std::nullopt;

@@ -76,8 +76,9 @@ std::string MetricsText(const Snapshot* snap, const RecordCounts& counts, const 
   e.Sample("seismo_build_info", Label("version", SEISMO_VERSION), uint64_t{1});
   e.Gauge("seismo_uptime_seconds", "Seconds since the daemon started.",
           status.started_at_ms > 0 ? static_cast<double>(now_ms - status.started_at_ms) / 1000.0 : 0.0);
-  e.Gauge("seismo_ready", "1 when restored, consuming and [sources] files read.",
-          status.restored && status.consuming && status.sources_done ? 1.0 : 0.0);
+  e.Gauge("seismo_ready",
+          "1 when restored, consuming, [sources] files read and no operator decision pending.",
+          IsReady(status) ? 1.0 : 0.0);
 
   e.Family("seismo_records_total", "counter", "Accepted records by document kind.");
   constexpr std::array<std::string_view, 3> kKinds = {"main", "bhr", "crash"};

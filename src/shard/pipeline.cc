@@ -15,6 +15,20 @@ struct Pipeline::Worker {
   std::thread thread;
 };
 
+void AddDocument(DocChunk& chunk, DocRef ref, std::string_view body, uint64_t full_bytes,
+                 size_t max_document_bytes) {
+  const uint64_t size = std::max<uint64_t>(full_bytes, body.size());
+  ref.cut_from_bytes = 0;
+  if (size > max_document_bytes) {
+    body = body.substr(0, std::min(body.size(), kMaxDeadLetterDocumentBytes));
+    ref.cut_from_bytes = size;
+  }
+  ref.begin = static_cast<uint32_t>(chunk.data.size());
+  ref.length = static_cast<uint32_t>(body.size());
+  chunk.data.append(body);
+  chunk.docs.push_back(ref);
+}
+
 Pipeline::Pipeline(PipelineOptions options, const SignatureGenerator* signatures,
                    DeadLetterSink* dead_letters, const Clock* clock)
     : options_(std::move(options)),
@@ -141,13 +155,17 @@ void Pipeline::RunWorker(size_t index) {
       std::string_view body(c.data.data() + ref.begin, ref.length);
       const SourceInfo& source = options_.sources[ref.source];
       counters_.documents.fetch_add(1, std::memory_order_relaxed);  // monitoring only
-      counters_.bytes.fetch_add(ref.length, std::memory_order_relaxed);
-      ParseResult<ParsedDocument> parsed = worker.parser.Parse(body, DocHints{source.kind});
+      counters_.bytes.fetch_add(ref.cut_from_bytes > 0 ? ref.cut_from_bytes : ref.length,
+                                std::memory_order_relaxed);
+      ParseResult<ParsedDocument> parsed = ref.cut_from_bytes > 0
+                                               ? ParseResult<ParsedDocument>(RejectReason::kTooLarge)
+                                               : worker.parser.Parse(body, DocHints{source.kind});
       if (!parsed.ok()) {
         counters_.rejected[static_cast<size_t>(parsed.reason())].fetch_add(
             1, std::memory_order_relaxed);
         if (dead_letters_ != nullptr && parsed.reason() != RejectReason::kFiltered) {
-          dead_letters_->Write({parsed.reason(), source.name, ref.partition, ref.offset, body});
+          dead_letters_->Write(
+              {parsed.reason(), source.name, ref.partition, ref.offset, body, ref.cut_from_bytes});
         }
         continue;
       }

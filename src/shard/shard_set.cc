@@ -194,6 +194,12 @@ size_t ShardSet::QueuedBatches() const {
   return n;
 }
 
+size_t ShardSet::QueuedImages() const {
+  size_t n = 0;
+  for (const auto& shard : shards_) n += shard->images.SizeApprox();
+  return n;
+}
+
 std::vector<uint64_t> ShardSet::FullPushes() const {
   std::vector<uint64_t> full;
   for (const auto& shard : shards_) {

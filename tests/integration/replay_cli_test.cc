@@ -152,8 +152,8 @@ TEST_F(ReplayCli, RejectsGoToTheDeadLetterFileWithReasonAndLine) {
   ASSERT_EQ(r.exit_code, 0);
   EXPECT_NE(r.out.find(R"("rejected":{"malformed_json":1,"not_object":1})"), std::string::npos) << r.out;
   std::string dead = Slurp(Path("dead.ndjson"));
-  EXPECT_NE(dead.find(R"({"reason":"malformed_json","source":")" + Path("in.ndjson") +
-                      R"(","partition":-1,"offset":2,"document":"{broken"})"),
+  EXPECT_NE(dead.find(R"({"id":")" + Path("in.ndjson") + R"(:-1:2","reason":"malformed_json","source":")" +
+                      Path("in.ndjson") + R"(","partition":-1,"offset":2,"document":"{broken"})"),
             std::string::npos)
       << dead;
   EXPECT_NE(dead.find(R"("reason":"not_object")"), std::string::npos);

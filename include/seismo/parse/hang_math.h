@@ -26,8 +26,10 @@ struct HistogramBucket {
 };
 
 // Sums the buckets with min_ms <= K < max_ms: count = sum(count), ms = sum(w(K) * count)
-// where w is K (upper), (K+1)/2 (lower) or 0.75 K (mid).
-HangTotals LegacyHangTotals(const std::vector<HistogramBucket>& buckets, const HangOptions& o);
+// where w is K (upper), (K+1)/2 (lower) or 0.75 K (mid). nullopt when the count or the
+// weighted sum (in 1/1000 ms) would not fit an int64: the document is then rejected as
+// hang_overflow (SPEC §7), never counted with a wrapped-around value.
+std::optional<HangTotals> LegacyHangTotals(const std::vector<HistogramBucket>& buckets, const HangOptions& o);
 
 // Weight of one bucket key in 1/1000 ms.
 int64_t BucketWeightUs(uint64_t upper_ms, HangWeighting w);

@@ -43,18 +43,34 @@ struct SourceInfo {
 
 struct DocRef {
   uint32_t begin = 0;   // into DocChunk::data
-  uint32_t length = 0;
+  uint32_t length = 0;  // bytes in DocChunk::data
   uint16_t source = 0;  // index into PipelineOptions::sources
   int32_t partition = -1;
   int64_t offset = -1;  // Kafka offset or line number
   std::optional<EventTime> transport_time;
+  // The document's size when it is over max_document_bytes: only its first `length`
+  // bytes (what a dead letter shows) are in the chunk, and it is rejected as
+  // too_large without being parsed. 0 = the whole document is in the chunk.
+  uint64_t cut_from_bytes = 0;
 };
 
+// Documents for one parse worker. Sources submit a chunk once it holds
+// kChunkBytes or their chunk's document count, so `begin` stays far below 4 GiB
+// and `length` is at most max_document_bytes (≤ 2 GiB, config) or the bytes kept
+// of a cut document: both fit their 32 bits.
 struct DocChunk {
   std::string data;
   std::vector<DocRef> docs;
 };
 using DocChunkPtr = std::unique_ptr<DocChunk>;
+inline constexpr size_t kChunkBytes = 1 << 20;
+
+// Appends one document to `chunk`, described by `ref` (its begin, length and
+// cut_from_bytes are set here). `full_bytes` is the document's size when `body`
+// is only its start (a LineReader line that was cut), else 0. A document over
+// `max_document_bytes` keeps only the bytes its dead letter shows.
+void AddDocument(DocChunk& chunk, DocRef ref, std::string_view body, uint64_t full_bytes,
+                 size_t max_document_bytes);
 
 struct PipelineOptions {
   size_t parse_threads = 1;

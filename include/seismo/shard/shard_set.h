@@ -60,6 +60,9 @@ class ShardSet {
 
   // Batches waiting in all rings, and the fullest ring's fill ratio (monitoring).
   size_t QueuedBatches() const;
+  // Shard images not collected (yet): an answer that came after its request timed out
+  // waits here until the next CollectImages() discards it (monitoring, tests).
+  size_t QueuedImages() const;
   double MaxRingFill() const;
   // Per ring (index shard × producers + producer): pushes that found it full so far
   // (a count, not a sample, so a ring full for an instant is not missed).

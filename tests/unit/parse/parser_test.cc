@@ -274,6 +274,7 @@ std::vector<RejectCase> RejectCases() {
       {"histogram_key_not_integer", MainPing(R"("info":{"subsessionLength":5},"threadHangStats":[{"name":"G","hangs":[{"stack":[],"histogram":{"values":{"255.5":1}}}]}])"), RejectReason::kBadHistogram},
       {"histogram_negative_count", MainPing(R"("info":{"subsessionLength":5},"threadHangStats":[{"name":"G","hangs":[{"stack":[],"histogram":{"values":{"255":-1}}}]}])"), RejectReason::kBadHistogram},
       {"histogram_string_count", MainPing(R"("info":{"subsessionLength":5},"threadHangStats":[{"name":"G","hangs":[{"stack":[],"histogram":{"values":{"255":"1"}}}]}])"), RejectReason::kBadHistogram},
+      {"histogram_weighted_sum_overflows", MainPing(R"("info":{"subsessionLength":5},"threadHangStats":[{"name":"G","hangs":[{"stack":["a"],"histogram":{"values":{"8191":1130000000000}}}]}])"), RejectReason::kHangOverflow},
       {"bhr_negative_duration", BhrPing(R"("timeSinceLastPing":5,"hangs":[{"duration":-1,"thread":"Gecko","stack":["a"]}])"), RejectReason::kBadHang},
       {"bhr_string_duration", BhrPing(R"("timeSinceLastPing":5,"hangs":[{"duration":"200","thread":"Gecko","stack":["a"]}])"), RejectReason::kBadHang},
       {"bhr_missing_duration", BhrPing(R"("timeSinceLastPing":5,"hangs":[{"thread":"Gecko","stack":["a"]}])"), RejectReason::kBadHang},

@@ -72,7 +72,7 @@ TEST_F(ApiTest, StatusReportsCountersAndConfiguration) {
       R"("rejected":{"bad_usage":4},"filtered":5,"documents":15,"bytes":1234,"duplicates":0,"late_dropped":0,)"
       R"("folded_series":0,"dedup_forgotten":0,"series":0,"memory_bytes":0,"queues":{"chunks":2,"batches":0},)"
       R"("consumer":{"enabled":false,"consuming":true,"lag":7,"paused_partitions":0,"pauses":0,"redelivered":0,"errors":0,)"
-      R"("last_error":"","offset_resets":0,"lost_offsets":0,"lost":[]},"alert_sinks":{},"ready":true,)"
+      R"("last_error":"","offset_resets":0,"lost_offsets":0,"lost":[]},"alert_sinks":{},"ready":true,"not_ready_reason":null,"checkpoint_recovery":null,)"
       R"("last_checkpoint":"2026-11-20T10:00:00.000Z",)"
       R"("checkpoint_failures":2,"dead_letter_failures":3,)"
       R"("windows":["1h","24h","7d"],"default_window":"24h","bucket":"60s"})");
@@ -82,6 +82,35 @@ TEST_F(ApiTest, StatusReportsCountersAndConfiguration) {
   Json j(Get("/api/v1/status").body);
   EXPECT_EQ(j.root["stream_time"].get_string().value(), "2026-11-20T12:00:00.000Z");
   EXPECT_EQ(j.root["series"].get_int64().value(), 1);
+}
+
+TEST_F(ApiTest, StatusSaysWhyItIsNotReadyAndHowFarBackACorruptCheckpointIsReadAgain) {
+  ServiceStatus s;
+  s.consuming = true;
+  s.sources_done = true;
+  s.not_ready_reason = "checkpoint /c/seismo.ckpt cannot be used; waiting for an operator";
+  s.checkpoint_recovery.problem = "/c/seismo.ckpt: checksum mismatch";
+  s.checkpoint_recovery.action = "reread";
+  s.checkpoint_recovery.set_aside_to = "/c/seismo.ckpt.bad-1";
+  s.checkpoint_recovery.reread = {{"telemetry.main[0]", 0, 1859, ParseTimestamp("2026-11-20T10:00:00Z")->ms},
+                                  {"telemetry.main[1]", 12, -1, 0}};
+  provider_.SetStatus(s);
+  Json j(Get("/api/v1/status").body);
+  EXPECT_FALSE(j.root["ready"].get_bool().value());
+  EXPECT_EQ(j.root["not_ready_reason"].get_string().value(), s.not_ready_reason);
+  auto r = j.root["checkpoint_recovery"];
+  EXPECT_EQ(r["problem"].get_string().value(), "/c/seismo.ckpt: checksum mismatch");
+  EXPECT_EQ(r["action"].get_string().value(), "reread");
+  EXPECT_EQ(r["set_aside_to"].get_string().value(), "/c/seismo.ckpt.bad-1");
+  auto first = r["reread"].at(0);
+  EXPECT_EQ(first["partition"].get_string().value(), "telemetry.main[0]");
+  EXPECT_EQ(first["from_offset"].get_int64().value(), 0);
+  EXPECT_EQ(first["committed_offset"].get_int64().value(), 1859);
+  EXPECT_EQ(first["from_time"].get_string().value(), "2026-11-20T10:00:00.000Z");
+  auto second = r["reread"].at(1);
+  EXPECT_EQ(second["from_offset"].get_int64().value(), 12);
+  EXPECT_TRUE(second["committed_offset"].is_null());
+  EXPECT_TRUE(second["from_time"].is_null());
 }
 
 TEST_F(ApiTest, StatusReportsEachAlertSinksDeliveries) {

@@ -314,7 +314,18 @@ TEST(PipelineWindows, LatenessIsJudgedAgainstTheWholeChunkOnEveryShard) {
   Stream first{{{ping(kStart, "nightly"), std::nullopt}}, {1}, {}};
   p.Submit(Chunk(first, 0, 1));
   ASSERT_TRUE(p.WaitIdle(std::chrono::seconds(10)));
-  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // every shard idles
+  // Every shard idles at the first chunk's stream time (each answers a snapshot request at a
+  // loop turn after it moved there), the ones that received nothing too.
+  auto all_at = [&](int64_t t) {
+    p.shards().RequestSnapshots();
+    for (const auto& snap : p.shards().LatestSnapshots()) {
+      if (!snap || snap->stream_time_ms != t) return false;
+    }
+    return true;
+  };
+  for (int i = 0; i < 3000 && !all_at(kStart); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_TRUE(all_at(kStart));
   Stream second{{{newest, std::nullopt}, {old, std::nullopt}}, {2}, {}};
   p.Submit(Chunk(second, 0, 2));
   ASSERT_TRUE(p.WaitIdle(std::chrono::seconds(10)));
