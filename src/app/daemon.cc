@@ -112,6 +112,7 @@ class Daemon::Rebalance final : public KafkaRebalanceListener {
     for (const TopicPartition& tp : partitions) {
       handed.Forget(tp);
       assigned_.erase(tp);
+      daemon_.gone_partitions_.push_back(daemon_.KafkaSource(tp.topic, tp.partition));
     }
     daemon_.consuming_.store(!assigned_.empty(), std::memory_order_relaxed);
   }
@@ -138,10 +139,11 @@ Status Daemon::Start() {
   for (const std::string& f : config_.sources.files) po.sources.push_back({f, std::nullopt});
   for (const std::string& t : config_.kafka.topics) {
     auto kind = config_.kafka.topic_kinds.find(t);
-    po.sources.push_back(
-        {t, kind == config_.kafka.topic_kinds.end() ? std::nullopt : KindByName(kind->second)});
+    po.sources.push_back({t,
+                          kind == config_.kafka.topic_kinds.end() ? std::nullopt : KindByName(kind->second),
+                          /*live=*/true});
   }
-  po.sources.push_back({"(other topic)", std::nullopt});
+  po.sources.push_back({"(other topic)", std::nullopt, /*live=*/true});
   pipeline_ = std::make_unique<Pipeline>(po, signatures_, dead_letters_.get(), clock_);
   if (Status s = RestoreCheckpoint(); !s.ok()) return s;
   Publish();  // no thread runs yet: the first alert round and the API see the restored data whole
@@ -240,7 +242,8 @@ void Daemon::RunSource() {
     auto chunk = std::make_unique<DocChunk>();
     int64_t line_no = 0;
     const int64_t already = file_lines_[path];  // consumed before a restart
-    auto submit = [&] {
+    auto submit = [&](bool last) {
+      if (last) chunk->ended.push_back(SourceKey{static_cast<uint16_t>(s), -1});
       handed_docs_ += chunk->docs.size();
       SubmitWithBackpressure(std::move(chunk));
       chunk = std::make_unique<DocChunk>();
@@ -258,10 +261,10 @@ void Daemon::RunSource() {
       ref.offset = line_no;
       chunk->data.append(*line);
       chunk->docs.push_back(ref);
-      if (chunk->data.size() >= kChunkBytes || chunk->docs.size() >= chunk_docs_) submit();
+      if (chunk->data.size() >= kChunkBytes || chunk->docs.size() >= chunk_docs_) submit(false);
       if (stop_source_.load(std::memory_order_relaxed)) break;
     }
-    submit();
+    submit(/*last=*/true);
     if (!(*reader)->error().ok()) spdlog::error("sources: {}: {}", path, (*reader)->error().message());
     spdlog::info("sources: read {} ({} lines)", path, line_no);
   }
@@ -276,40 +279,56 @@ void Daemon::RunSource() {
     return;
   }
 
-  // 2. Kafka, until told to stop.
-  std::map<std::string, uint16_t> topic_index;
-  const size_t files = config_.sources.files.size();
-  for (size_t t = 0; t < config_.kafka.topics.size(); ++t) {
-    topic_index[config_.kafka.topics[t]] = static_cast<uint16_t>(files + t);
-  }
-  const auto other_topic = static_cast<uint16_t>(files + config_.kafka.topics.size());
+  // 2. Kafka, until told to stop. Every partition is a source of its own (ADR 0017).
+  std::set<SourceKey> delivering;  // partitions that delivered since they last went idle
   while (!stop_source_.load(std::memory_order_relaxed)) {
     KafkaMessageBatch batch = consumer_->Poll(chunk_docs_, std::chrono::milliseconds(100));
-    if (!batch.empty()) {
-      auto chunk = std::make_unique<DocChunk>();
-      chunk->data.reserve(batch.payload_bytes());
-      for (const KafkaMessage& m : batch) {
-        if (!rebalance_->handed.Accept(m.topic(), m.partition(), m.offset())) continue;  // seen already
-        DocRef ref;
-        ref.begin = static_cast<uint32_t>(chunk->data.size());
-        ref.length = static_cast<uint32_t>(m.payload().size());
-        auto it = topic_index.find(std::string(m.topic()));
-        ref.source = it == topic_index.end() ? other_topic : it->second;
-        ref.partition = m.partition();
-        ref.offset = m.offset();
-        if (auto ts = m.timestamp_ms()) ref.transport_time = EventTime{*ts};
-        chunk->data.append(m.payload());
-        chunk->docs.push_back(ref);
-      }
-      handed_docs_ += chunk->docs.size();
-      if (!chunk->docs.empty()) SubmitWithBackpressure(std::move(chunk));
+    auto chunk = std::make_unique<DocChunk>();
+    chunk->data.reserve(batch.payload_bytes());
+    for (const KafkaMessage& m : batch) {
+      if (!rebalance_->handed.Accept(m.topic(), m.partition(), m.offset())) continue;  // seen already
+      const SourceKey source = KafkaSource(m.topic(), m.partition());
+      DocRef ref;
+      ref.begin = static_cast<uint32_t>(chunk->data.size());
+      ref.length = static_cast<uint32_t>(m.payload().size());
+      ref.source = source.source;
+      ref.partition = m.partition();
+      ref.offset = m.offset();
+      if (auto ts = m.timestamp_ms()) ref.transport_time = EventTime{*ts};
+      chunk->data.append(m.payload());
+      chunk->docs.push_back(ref);
+      delivering.insert(source);
     }
+    // A partition with nothing left to read (or given up) stops holding stream time back
+    // until it delivers again.
+    for (const KafkaPartitionStats& p : consumer_->stats().partitions) {
+      if (p.lag != 0) continue;
+      auto it = delivering.find(KafkaSource(p.tp.topic, p.tp.partition));
+      if (it == delivering.end()) continue;
+      chunk->idle.push_back(*it);
+      delivering.erase(it);
+    }
+    for (const SourceKey& gone : gone_partitions_) {
+      delivering.erase(gone);
+      chunk->idle.push_back(gone);
+    }
+    gone_partitions_.clear();
+    handed_docs_ += chunk->docs.size();
+    if (!chunk->docs.empty() || !chunk->idle.empty()) SubmitWithBackpressure(std::move(chunk));
     MaybeCheckpoint();
   }
   drained_ = WaitForPipeline();
   if (drained_) Checkpoint();          // a failure is logged and counted; the previous checkpoint stays
   Status closed = consumer_->Close();  // commits the checkpointed offsets through OnRevoking
   if (!closed.ok()) spdlog::warn("kafka: close: {}", closed.message());
+}
+
+SourceKey Daemon::KafkaSource(std::string_view topic, int32_t partition) const {
+  const auto& topics = config_.kafka.topics;
+  const auto at = std::find(topics.begin(), topics.end(), topic);
+  return SourceKey{
+      static_cast<uint16_t>(config_.sources.files.size() + static_cast<size_t>(at - topics.begin())),
+      partition};  // past the last topic: "(other topic)"
 }
 
 Status Daemon::RestoreCheckpoint() {
@@ -359,6 +378,11 @@ bool Daemon::Checkpoint() {
   const bool alerts_changed = save_alert_state_ && save_alert_state_() != alerts_at_checkpoint_;
   if (handed_docs_ == handed_docs_at_checkpoint_ && !alerts_changed && last_checkpoint_ms_.load() != 0)
     return true;
+  // Documents a [sources] file still holds for the documents after them (ADR 0017) are
+  // decided now, so the file positions saved cover exactly what was counted or rejected.
+  auto settle = std::make_unique<DocChunk>();
+  settle->settle = true;
+  SubmitWithBackpressure(std::move(settle));
   if (!WaitForPipeline()) {
     spdlog::error("checkpoint: the pipeline did not drain in time; skipped");
     checkpoint_failures_.fetch_add(1);

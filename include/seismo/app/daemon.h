@@ -36,6 +36,7 @@
 #include "seismo/core/time.h"
 #include "seismo/query/provider.h"
 #include "seismo/query/replay_output.h"
+#include "seismo/shard/watermarks.h"
 
 namespace seismo {
 
@@ -104,6 +105,8 @@ class Daemon final : public StateProvider {
   // Writes a checkpoint of `shards` with the current offsets and alert state.
   bool WriteCheckpointOf(std::vector<ShardImage> shards);
   void MaybeCheckpoint();
+  // The pipeline source of a Kafka partition: [sources] files first, then the topics.
+  SourceKey KafkaSource(std::string_view topic, int32_t partition) const;
   // Source thread: waits until everything handed to the pipeline is aggregated,
   // up to kBarrierTimeout and never past the shutdown deadline (which Shutdown()
   // may move closer while this waits). False on timeout.
@@ -134,6 +137,7 @@ class Daemon final : public StateProvider {
   // Source thread only (after Start()):
   std::map<std::pair<std::string, int32_t>, int64_t> checkpoint_offsets_;  // as of the last checkpoint
   std::map<std::string, int64_t> file_lines_;  // lines handed to the pipeline, per [sources] file
+  std::vector<SourceKey> gone_partitions_;     // revoked or lost since the last chunk
   uint64_t handed_docs_ = 0;
   uint64_t handed_docs_at_checkpoint_ = 0;
   std::string alerts_at_checkpoint_;  // the alert state the last checkpoint holds

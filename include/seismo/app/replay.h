@@ -10,6 +10,7 @@
 #include "seismo/aggregate/snapshot.h"
 #include "seismo/app/config.h"
 #include "seismo/core/status.h"
+#include "seismo/core/time.h"
 #include "seismo/query/replay_output.h"
 
 namespace seismo {
@@ -26,6 +27,9 @@ struct ReplayResult {
 
 struct ReplayOptions {
   bool progress = false;  // draw a progress bar on stderr
+  // The wall clock (null: the system's). A replay's answers do not depend on it (ADR
+  // 0017); documents without any event time before the input has a stream time take it.
+  const Clock* clock = nullptr;
 };
 
 struct PipelineCounters;
