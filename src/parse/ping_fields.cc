@@ -174,10 +174,13 @@ Outcome ReadBhrHang(od::value v, std::vector<RawBhrHang>& out) {
   bool has_duration = false;
   Outcome o = ForEachField(v, [&](std::string_view key, od::value value) -> Outcome {
     if (key == "duration") {
+      const std::string_view text = value.raw_json_token();
       double d;
       if (auto e = value.get_double().get(d)) return FromSimdjson(e, RejectReason::kBadHang);
       if (!(d >= 0) || d > 1e12) return RejectReason::kBadHang;
-      hang.duration_us = MsToUs(d);
+      const std::optional<int64_t> us = DecimalMsToUs(text.substr(0, text.find_last_not_of(" \t\r\n") + 1));
+      if (!us) return RejectReason::kBadHang;
+      hang.duration_us = *us;
       has_duration = true;
       return std::nullopt;
     }
