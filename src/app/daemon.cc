@@ -535,6 +535,7 @@ ServiceStatus Daemon::status() const {
     for (const auto& [name, d] : alerts_->SinkDeliveries()) {
       s.alert_sinks.push_back({name, d.sent, d.failed, d.retried, d.dropped});
     }
+    s.alert_installs_unknown = alerts_->engine().stats().installs_unknown;
   }
   if (consumer_) {
     KafkaConsumerStats k = consumer_->stats();

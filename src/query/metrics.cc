@@ -137,6 +137,10 @@ std::string MetricsText(const Snapshot* snap, const RecordCounts& counts, const 
 
   e.Family("seismo_alerts", "gauge", "Alerts by state.");
   for (const auto& [state, n] : AlertStateCounts(alerts_json)) e.Sample("seismo_alerts", Label("state", state), n);
+  e.Counter("seismo_alert_installs_unknown_total",
+            "Rule candidates tested without the min_installs guard (once per round each): no document "
+            "behind them carried clientId or install_time, so their installs are unknown.",
+            status.alert_installs_unknown);
   // Alert sinks: one sample per configured sink (none when no sink is configured).
   struct SinkFamily {
     std::string_view name, help;

@@ -42,6 +42,8 @@ struct ServiceStatus {
   std::string last_kafka_error;
   int64_t last_checkpoint_ms = 0;  // wall clock; 0 = never
   std::vector<AlertSinkStatus> alert_sinks;  // the configured alert sinks, in start order
+  uint64_t alert_installs_unknown = 0;       // rule candidates tested without the min_installs
+                                             // guard: their installs were unknown (monotonic)
 
   // Durability failures (each also logged; monotonic):
   uint64_t checkpoint_failures = 0;   // checkpoints not taken or not written (the previous one stays)
