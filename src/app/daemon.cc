@@ -438,7 +438,7 @@ bool Daemon::WriteCheckpointOf(std::vector<ShardImage> shards) {
 void Daemon::Publish() {
   ShardSet& shards = pipeline_->shards();
   auto snap = MergeSnapshots(shards.LatestSnapshots(), config_.aggregate.bucket.count(),
-                             ToAggregateOptions(config_).windows_ms);
+                             ToAggregateOptions(config_).windows_ms, clock_->Now().ms);
   std::lock_guard<std::mutex> lock(snapshot_mu_);
   snapshot_ = std::move(snap);
 }

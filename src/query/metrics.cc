@@ -103,8 +103,10 @@ std::string MetricsText(const Snapshot* snap, const RecordCounts& counts, const 
   e.Gauge("seismo_memory_bytes", "Estimated bytes held by shard state.",
           static_cast<double>(snap ? snap->memory_bytes : 0));
   if (snap && snap->stream_time_ms > 0) {
-    e.Gauge("seismo_stream_time_seconds", "Stream time (largest event time seen), Unix seconds.",
+    e.Gauge("seismo_stream_time_seconds", "Stream time (the event-time watermark), Unix seconds.",
             static_cast<double>(snap->stream_time_ms) / 1000.0);
+  }
+  if (snap && snap->built_at_ms > 0) {
     e.Gauge("seismo_snapshot_age_seconds", "Seconds since the latest snapshot was built.",
             static_cast<double>(now_ms - snap->built_at_ms) / 1000.0);
   }

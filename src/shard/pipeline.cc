@@ -129,7 +129,8 @@ void Pipeline::Abandon() {
 }
 
 std::shared_ptr<const Snapshot> Pipeline::FinalSnapshot() const {
-  return MergeSnapshots(shards_.FinalSnapshots(), options_.aggregate.bucket_ms, options_.aggregate.windows_ms);
+  return MergeSnapshots(shards_.FinalSnapshots(), options_.aggregate.bucket_ms, options_.aggregate.windows_ms,
+                        clock_->Now().ms);
 }
 
 size_t Pipeline::QueuedChunks() const {
