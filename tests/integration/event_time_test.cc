@@ -19,6 +19,7 @@
 #include "seismo/app/replay.h"
 #include "seismo/query/replay_output.h"
 #include "seismo/signature/generator.h"
+#include "test_clock.h"
 
 namespace seismo {
 namespace {
@@ -32,14 +33,7 @@ constexpr char kPingFrom2030[] =
     R"("displayVersion":"140.0"},"environment":{"system":{"os":{"name":"Windows_NT"}}},)"
     R"("payload":{"info":{"reason":"daily","subsessionLength":3600}}})";
 
-class ManualClock final : public Clock {
- public:
-  explicit ManualClock(int64_t ms) : now_(ms) {}
-  EventTime Now() const override { return EventTime{now_}; }
-
- private:
-  int64_t now_;
-};
+using test::ManualClock;
 
 std::string Slurp(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);

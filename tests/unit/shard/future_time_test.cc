@@ -7,18 +7,12 @@
 #include <vector>
 
 #include "seismo/shard/pipeline.h"
+#include "test_clock.h"
 
 namespace seismo {
 namespace {
 
-class ManualClock final : public Clock {
- public:
-  explicit ManualClock(int64_t ms) : now_(ms) {}
-  EventTime Now() const override { return EventTime{now_}; }
-
- private:
-  int64_t now_;
-};
+using test::ManualClock;
 
 class RecordingSink final : public DeadLetterSink {
  public:

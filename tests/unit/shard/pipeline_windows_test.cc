@@ -17,7 +17,6 @@
 
 #include <algorithm>
 #include <array>
-#include <atomic>
 #include <map>
 #include <memory>
 #include <optional>
@@ -31,6 +30,7 @@
 #include "seismo/shard/pipeline.h"
 #include "seismo/shard/watermarks.h"
 #include "seismo/signature/generator.h"
+#include "test_clock.h"
 #include "test_scale.h"
 
 namespace seismo {
@@ -40,16 +40,6 @@ constexpr int64_t kMinute = 60'000, kHour = 3'600'000, kDay = 86'400'000;
 constexpr int64_t kSkew = 10 * kMinute;
 constexpr int64_t kRetention = 8 * kDay;
 constexpr int64_t kStart = 1'795'000'000'000 - 1'795'000'000'000 % kMinute;
-
-class ManualClock final : public Clock {
- public:
-  EventTime Now() const override { return EventTime{now_.load(std::memory_order_relaxed)}; }
-  void AdvanceTo(int64_t ms) { now_.store(std::max(ms, now_.load()), std::memory_order_relaxed); }
-  void Set(int64_t ms) { now_.store(ms, std::memory_order_relaxed); }
-
- private:
-  std::atomic<int64_t> now_{kStart};
-};
 
 const SignatureGenerator& Signatures() {
   static std::unique_ptr<SignatureGenerator> gen = std::move(SignatureGenerator::LoadDefault()).value();
@@ -295,7 +285,7 @@ TEST(PipelineWindows, EveryWindowOfEverySeriesIsExactWithDisorderLateFutureAndRe
     for (uint64_t seed : test::Seeds({1u, 2u, 3u})) {
       SCOPED_TRACE(testing::Message() << "seed " << seed << (live ? ", live" : ", archive"));
       Stream stream = MakeStream(seed, 4000);
-      ManualClock clock;
+      test::ManualClock clock(kStart);
       Pipeline p(Options(2, 3, live), &Signatures(), nullptr, &clock);
       p.Start();
       size_t begin = 0;
@@ -345,7 +335,7 @@ TEST(PipelineWindows, LatenessIsJudgedAgainstTheWholeChunkOnEveryShard) {
     std::set<size_t> a = shards_of(newest), b = shards_of(candidate);
     if (std::none_of(b.begin(), b.end(), [&](size_t s) { return a.count(s) != 0; })) old = candidate;
   }
-  ManualClock clock;
+  test::ManualClock clock(kStart);
   Pipeline p(Options(1, kShards), nullptr, nullptr, &clock);
   p.Start();
   Stream first;  // a first reference for stream time: seven pings of the first minutes
@@ -381,7 +371,7 @@ TEST(PipelineWindows, EveryWindowAndCounterIsTheSameWhateverTheThreadsAndTheCloc
     for (int64_t clock_at : {kStart - 5 * kYear, kStart + 5 * kYear}) {
       SCOPED_TRACE(testing::Message() << threads << " workers, " << shards << " shards, clock "
                                       << FormatTimestamp(EventTime{clock_at}));
-      ManualClock clock;
+      test::ManualClock clock(kStart);
       clock.Set(clock_at);
       Pipeline p(Options(threads, shards), &Signatures(), nullptr, &clock);
       p.Start();
