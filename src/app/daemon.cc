@@ -380,10 +380,19 @@ bool Daemon::Checkpoint() {
     return true;
   // Documents a [sources] file still holds for the documents after them (ADR 0017) are
   // decided now, so the file positions saved cover exactly what was counted or rejected.
+  // (Not through SubmitWithBackpressure: this may run inside a rebalance callback, where
+  // pausing partitions is no business of ours; the workers free a ring slot by themselves.)
   auto settle = std::make_unique<DocChunk>();
   settle->settle = true;
-  SubmitWithBackpressure(std::move(settle));
-  if (!WaitForPipeline()) {
+  bool settled = true;
+  for (Backoff backoff; !pipeline_->TrySubmit(settle);) {
+    if (std::chrono::steady_clock::now() >= ShutdownDeadline()) {
+      settled = false;
+      break;
+    }
+    backoff.Idle();
+  }
+  if (!settled || !WaitForPipeline()) {
     spdlog::error("checkpoint: the pipeline did not drain in time; skipped");
     checkpoint_failures_.fetch_add(1);
     return false;
