@@ -67,7 +67,7 @@ std::optional<ScenarioPlant> ScenarioPlantByName(std::string_view name);
 struct ScenarioOptions {
   uint64_t seed = 1;
   int64_t start_ms = 1'790'812'800'000;  // 2026-10-01T00:00:00Z (whole hour; in the past, so
-                                         // documents are not clamped to now + max_clock_skew)
+                                         // Kafka input does not find it ahead of the clock)
   std::string channel = "release";
   int baseline_builds = 4;             // builds before N
   int64_t build_spacing_hours = 48;
