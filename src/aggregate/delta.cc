@@ -50,10 +50,12 @@ std::vector<std::string_view> SplitKey(std::string_view key) { return Split(key,
 
 std::vector<std::string_view> SplitStack(std::string_view stack) {
   if (stack.empty()) return {};
+  if (stack == kOneEmptyFrame) return {std::string_view()};
   return Split(stack, kStackSep);
 }
 
 std::string JoinStack(const std::vector<std::string>& frames) {
+  if (frames.size() == 1 && frames[0].empty()) return std::string(kOneEmptyFrame);
   std::string out;
   for (size_t i = 0; i < frames.size(); ++i) {
     if (i > 0) out += kStackSep;

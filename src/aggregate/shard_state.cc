@@ -151,13 +151,16 @@ uint32_t ShardState::SeriesFor(Table table, const std::string& key) {
   return id;
 }
 
-void ShardState::Apply(const Delta& d) {
+void ShardState::Apply(const Delta& d) { Apply(d, EventTime{std::max(stream_time_ms_, d.time.ms)}); }
+
+void ShardState::Apply(const Delta& d, EventTime stream_time) {
   ++counters_.deltas;
-  if (d.time.ms > stream_time_ms_) AdvanceTo(d.time);
+  AdvanceTo(stream_time);
   int64_t& table_time = table_time_ms_[static_cast<size_t>(d.table)];
   table_time = std::max(table_time, d.time.ms);
   const int64_t b = BucketOf(d.time.ms);
-  if (b <= BucketOf(stream_time_ms_) - options_.retention_ms / options_.bucket_ms) {
+  const int64_t kept_buckets = options_.retention_ms / options_.bucket_ms;
+  if (stream_time.ms != INT64_MIN && b <= BucketOf(stream_time.ms) - kept_buckets) {
     ++counters_.late_dropped;
     return;
   }
@@ -165,6 +168,10 @@ void ShardState::Apply(const Delta& d) {
     ++counters_.duplicates;
     return;
   }
+  // Not late against its own chunk, but a later chunk's batch came first and this
+  // shard has expired the bucket: by now it would be expired anyway. (Its id is
+  // remembered above, so that which copy of a document counts does not depend on it.)
+  if (stream_time_ms_ != INT64_MIN && b <= BucketOf(stream_time_ms_) - kept_buckets) return;
   // A key folded earlier comes back as a new, small series; if it stays
   // insignificant it is folded again. Remembering folded keys would cost
   // memory per distinct key, which is exactly what the budget bounds.

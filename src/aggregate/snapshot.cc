@@ -50,9 +50,11 @@ void MergePoints(std::vector<Point>& into, const std::vector<Point>& from) {
 
 }  // namespace
 
-std::shared_ptr<const Snapshot> MergeSnapshots(const std::vector<std::shared_ptr<const ShardSnapshot>>& shards,
-                                               int64_t bucket_ms, const std::vector<int64_t>& windows_ms) {
+std::shared_ptr<const Snapshot> MergeSnapshots(
+    const std::vector<std::shared_ptr<const ShardSnapshot>>& shards, int64_t bucket_ms,
+    const std::vector<int64_t>& windows_ms, int64_t built_at_ms) {
   auto out = std::make_shared<Snapshot>();
+  out->built_at_ms = built_at_ms;
   out->bucket_ms = bucket_ms;
   out->windows_ms = windows_ms;
   for (const auto& shard : shards) {

@@ -218,6 +218,19 @@ struct Side {
   HyperLogLog installs;
 };
 
+// Distinct installs behind a selection; nullopt when none of its documents carried an
+// install id (clientId, install_time): then the min_installs guard cannot judge and is
+// skipped (SPEC §5). ADR 0017.
+std::optional<int64_t> KnownInstalls(const HyperLogLog& installs) {
+  if (installs.empty()) return std::nullopt;
+  return static_cast<int64_t>(std::llround(installs.Estimate()));
+}
+
+// The min_installs guard: passes when the installs are unknown.
+bool EnoughInstalls(const std::optional<int64_t>& installs, const AlertOptions& o) {
+  return !installs || *installs >= o.min_installs;
+}
+
 void CrashRulesForBuild(Round& r, const Index& ix, const CrashBuild& nb, std::string_view os,
                         ExposureMode mode) {
   const AlertOptions& o = r.o;
@@ -343,7 +356,7 @@ void CrashRulesForBuild(Round& r, const Index& ix, const CrashBuild& nb, std::st
     n.exposure_base = e_base;
     n.exposure = mode;
     n.ratio = RateRatio(static_cast<double>(count_new), e_new, static_cast<double>(count_base), e_base);
-    n.installs = static_cast<int64_t>(std::llround(installs.Estimate()));
+    n.installs = KnownInstalls(installs);
     n.baseline_builds = base_ids;
     n.version = nb.version;
     n.age_hours = static_cast<double>(end - nb.first_ms) / kHourMs;
@@ -357,11 +370,11 @@ void CrashRulesForBuild(Round& r, const Index& ix, const CrashBuild& nb, std::st
     if (sig == kOtherSeries) continue;  // folded series: not one signature
     AlertNumbers n = numbers(side.count, sig_base[sig], side.installs);
     if (!sig_ever.count(sig)) {
-      if (side.count < o.min_new_count || *n.installs < o.min_installs) continue;
+      if (side.count < o.min_new_count || !EnoughInstalls(n.installs, o)) continue;
       r.out.push_back({key(AlertRule::kNewCrashSignature, sig, ""), std::move(n), true});
       continue;
     }
-    if (side.count < o.min_count || *n.installs < o.min_installs) continue;
+    if (side.count < o.min_count || !EnoughInstalls(n.installs, o)) continue;
     n.dispersion = dispersion;
     // A spike is the signature's own: when the rest of its class (the class holding most
     // of its new-build crashes; the rest of the build when the signature is its whole class)
@@ -397,7 +410,7 @@ void CrashRulesForBuild(Round& r, const Index& ix, const CrashBuild& nb, std::st
     if (found == class_new.end()) continue;
     const Side& side = found->second;
     AlertNumbers n = numbers(side.count, class_base[cls], side.installs);
-    if (side.count < o.min_count || *n.installs < o.min_installs) continue;
+    if (side.count < o.min_count || !EnoughInstalls(n.installs, o)) continue;
     const double lp = PoissonRateTestLogP(side.count, e_new, n.count_base, e_base);
     AddTested(r, {key(AlertRule::kCrashRateRegression, "", cls), std::move(n), false}, lp, o.min_ratio);
   }
@@ -482,12 +495,9 @@ void HangRulesForBuild(Round& r, const Index& ix, const HangBuild& nb, std::stri
   for (const auto& [sig, side] : sig_new) {
     if (sig == kOtherSeries || side.count < o.min_count) continue;
     // Installs are known when the pings carried a client id (main pings do; Mozilla's bhr
-    // pings do not, and then the guard cannot apply: ADR 0006).
-    std::optional<int64_t> installs;
-    if (!side.installs.empty()) {
-      installs = static_cast<int64_t>(std::llround(side.installs.Estimate()));
-      if (*installs < o.min_installs) continue;
-    }
+    // pings do not, and then the guard cannot apply: ADR 0006, 0017).
+    const std::optional<int64_t> installs = KnownInstalls(side.installs);
+    if (!EnoughInstalls(installs, o)) continue;
     const HangSide& base = sig_base[sig];
     AlertNumbers n;
     n.installs = installs;
@@ -593,8 +603,8 @@ void BurstRules(Round& r, const Index& ix) {
     const bool shares = o.exposure == ExposureMode::kCrashShare || !ix.channels_with_usage.count(channel);
     const Exposure& e = shares ? crash_share[{channel, os}] : usage[{channel, os}];
     if (!(e.window > 0) || !(e.baseline > 0)) continue;
-    const auto installs = static_cast<int64_t>(std::llround(side.installs.Estimate()));
-    if (installs < o.min_installs) continue;
+    const std::optional<int64_t> installs = KnownInstalls(side.installs);
+    if (!EnoughInstalls(installs, o)) continue;
     AlertNumbers n;
     n.count_new = side.window;
     n.count_base = side.baseline;
@@ -754,6 +764,7 @@ std::string AlertJson(const Alert& a) {
   w.Key("dispersion").Double(n.dispersion);
   w.Key("installs");
   n.installs ? w.Int(*n.installs) : w.Null();
+  if (!n.installs) w.Key("note").String(kInstallsUnknownNote);
   w.Key("baseline_builds").BeginArray();
   for (const std::string& b : n.baseline_builds) w.String(b);
   w.EndArray();
@@ -772,6 +783,8 @@ AlertEngine::AlertEngine(AlertOptions options) : options_(std::move(options)) {}
 
 std::vector<AlertEvent> AlertEngine::Evaluate(const Snapshot& snap) {
   std::vector<AlertCandidate> candidates = EvaluateRules(snap, options_);
+  const auto installs_unknown = static_cast<uint64_t>(std::count_if(
+      candidates.begin(), candidates.end(), [](const AlertCandidate& c) { return !c.numbers.installs; }));
   const int64_t st = snap.stream_time_ms;
   std::vector<AlertEvent> events;
   std::lock_guard<std::mutex> lock(mu_);
@@ -834,6 +847,7 @@ std::vector<AlertEvent> AlertEngine::Evaluate(const Snapshot& snap) {
             [](const AlertEvent& a, const AlertEvent& b) { return a.alert.key < b.alert.key; });
   ++stats_.rounds;
   stats_.tested = candidates.size();
+  stats_.installs_unknown += installs_unknown;
   stats_.transitions += events.size();
   RenderLocked();
   return events;

@@ -128,6 +128,7 @@ class Daemon::Rebalance final : public KafkaRebalanceListener {
       std::erase_if(daemon_.reread_undated_, [&](const auto& u) {
         return u.first.first == tp.topic && u.first.second == tp.partition;
       });
+      daemon_.gone_partitions_.push_back(daemon_.KafkaSource(tp.topic, tp.partition));
     }
     daemon_.consuming_.store(!assigned_.empty(), std::memory_order_relaxed);
   }
@@ -154,10 +155,11 @@ Status Daemon::Start() {
   for (const std::string& f : config_.sources.files) po.sources.push_back({f, std::nullopt});
   for (const std::string& t : config_.kafka.topics) {
     auto kind = config_.kafka.topic_kinds.find(t);
-    po.sources.push_back(
-        {t, kind == config_.kafka.topic_kinds.end() ? std::nullopt : KindByName(kind->second)});
+    po.sources.push_back({t,
+                          kind == config_.kafka.topic_kinds.end() ? std::nullopt : KindByName(kind->second),
+                          /*live=*/true});
   }
-  po.sources.push_back({"(other topic)", std::nullopt});
+  po.sources.push_back({"(other topic)", std::nullopt, /*live=*/true});
   pipeline_ = std::make_unique<Pipeline>(po, signatures_, dead_letters_.get(), clock_);
   if (Status s = RestoreCheckpoint(); !s.ok()) return s;
   Publish();  // no thread runs yet: the first alert round and the API see the restored data whole
@@ -267,7 +269,8 @@ void Daemon::RunSource() {
     auto chunk = std::make_unique<DocChunk>();
     int64_t line_no = 0;
     const int64_t already = file_lines_[path];  // consumed before a restart
-    auto submit = [&] {
+    auto submit = [&](bool last) {
+      if (last) chunk->ended.push_back(SourceKey{static_cast<uint16_t>(s), -1});
       handed_docs_ += chunk->docs.size();
       SubmitWithBackpressure(std::move(chunk));
       chunk = std::make_unique<DocChunk>();
@@ -282,10 +285,10 @@ void Daemon::RunSource() {
       ref.source = static_cast<uint16_t>(s);
       ref.offset = line_no;
       AddDocument(*chunk, ref, *line, (*reader)->line_bytes(), config_.ingest.max_document_bytes);
-      if (chunk->data.size() >= kChunkBytes || chunk->docs.size() >= chunk_docs_) submit();
+      if (chunk->data.size() >= kChunkBytes || chunk->docs.size() >= chunk_docs_) submit(false);
       if (stop_source_.load(std::memory_order_relaxed)) break;
     }
-    submit();
+    submit(/*last=*/true);
     if (!(*reader)->error().ok()) spdlog::error("sources: {}: {}", path, (*reader)->error().message());
     spdlog::info("sources: read {} ({} lines)", path, line_no);
   }
@@ -300,43 +303,59 @@ void Daemon::RunSource() {
     return;
   }
 
-  // 2. Kafka, until told to stop.
-  std::map<std::string, uint16_t> topic_index;
-  const size_t files = config_.sources.files.size();
-  for (size_t t = 0; t < config_.kafka.topics.size(); ++t) {
-    topic_index[config_.kafka.topics[t]] = static_cast<uint16_t>(files + t);
-  }
-  const auto other_topic = static_cast<uint16_t>(files + config_.kafka.topics.size());
+  // 2. Kafka, until told to stop. Every partition is a source of its own (ADR 0017).
+  std::set<SourceKey> delivering;  // partitions that delivered since they last went idle
   while (!stop_source_.load(std::memory_order_relaxed)) {
     KafkaMessageBatch batch = consumer_->Poll(chunk_docs_, std::chrono::milliseconds(100));
-    if (!batch.empty()) {
-      auto chunk = std::make_unique<DocChunk>();
-      chunk->data.reserve(std::min<uint64_t>(batch.payload_bytes(), kChunkBytes));
-      auto submit = [&] {
+    auto chunk = std::make_unique<DocChunk>();
+    chunk->data.reserve(std::min<uint64_t>(batch.payload_bytes(), kChunkBytes));
+    for (const KafkaMessage& m : batch) {
+      if (!rebalance_->handed.Accept(m.topic(), m.partition(), m.offset())) continue;  // seen already
+      const SourceKey source = KafkaSource(m.topic(), m.partition());
+      DocRef ref;
+      ref.source = source.source;
+      ref.partition = m.partition();
+      ref.offset = m.offset();
+      if (auto ts = m.timestamp_ms()) ref.transport_time = EventTime{*ts};
+      if (!reread_undated_.empty()) NoteRereadTime(m.topic(), m.partition(), m.timestamp_ms());
+      AddDocument(*chunk, ref, m.payload(), 0, config_.ingest.max_document_bytes);
+      delivering.insert(source);
+      if (chunk->data.size() >= kChunkBytes) {  // chunks stay small (32-bit offsets into them)
         handed_docs_ += chunk->docs.size();
-        if (!chunk->docs.empty()) SubmitWithBackpressure(std::move(chunk));
+        SubmitWithBackpressure(std::move(chunk));
         chunk = std::make_unique<DocChunk>();
-      };
-      for (const KafkaMessage& m : batch) {
-        if (!rebalance_->handed.Accept(m.topic(), m.partition(), m.offset())) continue;  // seen already
-        DocRef ref;
-        auto it = topic_index.find(std::string(m.topic()));
-        ref.source = it == topic_index.end() ? other_topic : it->second;
-        ref.partition = m.partition();
-        ref.offset = m.offset();
-        if (auto ts = m.timestamp_ms()) ref.transport_time = EventTime{*ts};
-        if (!reread_undated_.empty()) NoteRereadTime(m.topic(), m.partition(), m.timestamp_ms());
-        AddDocument(*chunk, ref, m.payload(), 0, config_.ingest.max_document_bytes);
-        if (chunk->data.size() >= kChunkBytes) submit();
       }
-      submit();
     }
+    // A partition with nothing left to read (or given up) stops holding stream time back
+    // until it delivers again.
+    for (const KafkaPartitionStats& p : consumer_->stats().partitions) {
+      if (p.lag != 0) continue;
+      auto it = delivering.find(KafkaSource(p.tp.topic, p.tp.partition));
+      if (it == delivering.end()) continue;
+      chunk->idle.push_back(*it);
+      delivering.erase(it);
+    }
+    for (const SourceKey& gone : gone_partitions_) {
+      delivering.erase(gone);
+      chunk->idle.push_back(gone);
+    }
+    gone_partitions_.clear();
+    handed_docs_ += chunk->docs.size();
+    if (!chunk->docs.empty() || !chunk->idle.empty()) SubmitWithBackpressure(std::move(chunk));
     MaybeCheckpoint();
   }
   drained_ = WaitForPipeline();
   if (drained_) Checkpoint();          // a failure is logged and counted; the previous checkpoint stays
   Status closed = consumer_->Close();  // commits the checkpointed offsets through OnRevoking
   if (!closed.ok()) spdlog::warn("kafka: close: {}", closed.message());
+}
+
+SourceKey Daemon::KafkaSource(std::string_view topic, int32_t partition) const {
+  const auto& topics = config_.kafka.topics;
+  const auto at = std::find(topics.begin(), topics.end(), topic);
+  return SourceKey{
+      static_cast<uint16_t>(config_.sources.files.size() + static_cast<size_t>(at - topics.begin())),
+      partition};  // past the last topic: "(other topic)"
 }
 
 Status Daemon::RestoreCheckpoint() {
@@ -413,7 +432,21 @@ bool Daemon::Checkpoint() {
   const bool alerts_changed = save_alert_state_ && save_alert_state_() != alerts_at_checkpoint_;
   if (handed_docs_ == handed_docs_at_checkpoint_ && !alerts_changed && last_checkpoint_ms_.load() != 0)
     return true;
-  if (!WaitForPipeline()) {
+  // Documents a [sources] file still holds for the documents after them (ADR 0017) are
+  // decided now, so the file positions saved cover exactly what was counted or rejected.
+  // (Not through SubmitWithBackpressure: this may run inside a rebalance callback, where
+  // pausing partitions is no business of ours; the workers free a ring slot by themselves.)
+  auto settle = std::make_unique<DocChunk>();
+  settle->settle = true;
+  bool settled = true;
+  for (Backoff backoff; !pipeline_->TrySubmit(settle);) {
+    if (std::chrono::steady_clock::now() >= ShutdownDeadline()) {
+      settled = false;
+      break;
+    }
+    backoff.Idle();
+  }
+  if (!settled || !WaitForPipeline()) {
     spdlog::error("checkpoint: the pipeline did not drain in time; skipped");
     checkpoint_failures_.fetch_add(1);
     return false;
@@ -531,7 +564,7 @@ bool Daemon::WriteCheckpointOf(std::vector<ShardImage> shards) {
 void Daemon::Publish() {
   ShardSet& shards = pipeline_->shards();
   auto snap = MergeSnapshots(shards.LatestSnapshots(), config_.aggregate.bucket.count(),
-                             ToAggregateOptions(config_).windows_ms);
+                             ToAggregateOptions(config_).windows_ms, clock_->Now().ms);
   std::lock_guard<std::mutex> lock(snapshot_mu_);
   snapshot_ = std::move(snap);
 }
@@ -633,6 +666,7 @@ ServiceStatus Daemon::status() const {
     for (const auto& [name, d] : alerts_->SinkDeliveries()) {
       s.alert_sinks.push_back({name, d.sent, d.failed, d.retried, d.dropped});
     }
+    s.alert_installs_unknown = alerts_->engine().stats().installs_unknown;
   }
   if (consumer_) {
     KafkaConsumerStats k = consumer_->stats();

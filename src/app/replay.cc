@@ -102,8 +102,8 @@ Result<ReplayResult> RunReplay(const Config& config, const std::vector<std::stri
   if (!opened) return opened.error();
   std::unique_ptr<DeadLetterSink> dead_letters = std::move(*opened);
 
-  SystemClock clock;
-  Pipeline pipeline(po, signatures, dead_letters.get(), &clock);
+  SystemClock system_clock;
+  Pipeline pipeline(po, signatures, dead_letters.get(), options.clock ? options.clock : &system_clock);
   pipeline.Start();
   if (options.phases != nullptr) options.phases->Mark("setup");
   auto start = std::chrono::steady_clock::now();
@@ -130,7 +130,10 @@ Result<ReplayResult> RunReplay(const Config& config, const std::vector<std::stri
           read_bytes.store(finished_bytes + reader.bytes_read(), std::memory_order_relaxed);
         }
       }
-      if (!chunk->docs.empty()) pipeline.Submit(std::move(chunk));
+      // The file's last documents, and its end: its held documents are decided, and it no
+      // longer holds stream time back (the next file starts from where this one left it).
+      chunk->ended.push_back(SourceKey{static_cast<uint16_t>(s), -1});
+      pipeline.Submit(std::move(chunk));
       finished_bytes += reader.bytes_read();
       read_bytes.store(finished_bytes, std::memory_order_relaxed);
       if (!reader.error().ok()) {

@@ -104,8 +104,10 @@ std::string MetricsText(const Snapshot* snap, const RecordCounts& counts, const 
   e.Gauge("seismo_memory_bytes", "Estimated bytes held by shard state.",
           static_cast<double>(snap ? snap->memory_bytes : 0));
   if (snap && snap->stream_time_ms > 0) {
-    e.Gauge("seismo_stream_time_seconds", "Stream time (largest event time seen), Unix seconds.",
+    e.Gauge("seismo_stream_time_seconds", "Stream time (the event-time watermark), Unix seconds.",
             static_cast<double>(snap->stream_time_ms) / 1000.0);
+  }
+  if (snap && snap->built_at_ms > 0) {
     e.Gauge("seismo_snapshot_age_seconds", "Seconds since the latest snapshot was built.",
             static_cast<double>(now_ms - snap->built_at_ms) / 1000.0);
   }
@@ -148,6 +150,10 @@ std::string MetricsText(const Snapshot* snap, const RecordCounts& counts, const 
 
   e.Family("seismo_alerts", "gauge", "Alerts by state.");
   for (const auto& [state, n] : AlertStateCounts(alerts_json)) e.Sample("seismo_alerts", Label("state", state), n);
+  e.Counter("seismo_alert_installs_unknown_total",
+            "Rule candidates tested without the min_installs guard (once per round each): no document "
+            "behind them carried clientId or install_time, so their installs are unknown.",
+            status.alert_installs_unknown);
   // Alert sinks: one sample per configured sink (none when no sink is configured).
   struct SinkFamily {
     std::string_view name, help;

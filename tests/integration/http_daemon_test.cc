@@ -157,6 +157,16 @@ TEST_F(HttpDaemon, ApiNumbersEqualReplayOfTheSameFiles) {
   EXPECT_NEAR(api_usage, build_usage, 1e-6 * build_usage);
   EXPECT_EQ(api_pings, build_pings);
 
+  // seismo_snapshot_age_seconds: since the publisher built the served snapshot (every 500 ms; a
+  // loaded machine may delay a publish by seconds, never by days). It was the Unix time.
+  const std::string metrics = HttpGet(port, "/metrics").body;
+  const std::string age_sample = "\nseismo_snapshot_age_seconds ";
+  const size_t age_at = metrics.find(age_sample);
+  ASSERT_NE(age_at, std::string::npos) << metrics;
+  const double age = std::stod(metrics.substr(age_at + age_sample.size()));
+  EXPECT_GE(age, 0.0);
+  EXPECT_LT(age, 60.0);
+
   server.Stop();
   daemon.Stop();
 }

@@ -12,8 +12,9 @@
 //   kCrashes     channel, product, version, build_id, os, process,       [count, startup_count]
 //                class, signature
 //
-// A stack is its frames joined by kStackSep. Keys compare like tuples because
-// the separators sort below every printable character.
+// A stack is its frames joined by kStackSep, except the stack of one empty frame
+// [""], which is kOneEmptyFrame (joined, it would read as the empty stack []). Keys
+// compare like tuples because the separators sort below every printable character.
 #pragma once
 
 #include <array>
@@ -41,6 +42,7 @@ inline std::array<int64_t, kTableCount> MakeTableTimes() {
 
 inline constexpr char kKeySep = '\x1f';
 inline constexpr char kStackSep = '\x1e';
+inline constexpr std::string_view kOneEmptyFrame = "\x1d";
 
 struct Delta {
   Table table = Table::kUsage;

@@ -51,8 +51,16 @@ struct Snapshot {
   Aggregates Totals() const;
 };
 
-// Merges per-shard snapshots (any order gives the same result).
-std::shared_ptr<const Snapshot> MergeSnapshots(const std::vector<std::shared_ptr<const ShardSnapshot>>& shards,
-                                               int64_t bucket_ms, const std::vector<int64_t>& windows_ms);
+// Merges per-shard snapshots (any order gives the same result). `built_at_ms` is the wall
+// clock the snapshot is published at (what seismo_snapshot_age_seconds measures from); the
+// short form, for snapshots nobody publishes (tests, replay's alert round), leaves it 0.
+std::shared_ptr<const Snapshot> MergeSnapshots(
+    const std::vector<std::shared_ptr<const ShardSnapshot>>& shards, int64_t bucket_ms,
+    const std::vector<int64_t>& windows_ms, int64_t built_at_ms);
+inline std::shared_ptr<const Snapshot> MergeSnapshots(
+    const std::vector<std::shared_ptr<const ShardSnapshot>>& shards, int64_t bucket_ms,
+    const std::vector<int64_t>& windows_ms) {
+  return MergeSnapshots(shards, bucket_ms, windows_ms, 0);
+}
 
 }  // namespace seismo

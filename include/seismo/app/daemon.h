@@ -38,6 +38,7 @@
 #include "seismo/core/time.h"
 #include "seismo/query/provider.h"
 #include "seismo/query/replay_output.h"
+#include "seismo/shard/watermarks.h"
 
 namespace seismo {
 
@@ -117,6 +118,8 @@ class Daemon final : public StateProvider {
   // Records the timestamp of the first record read again from a partition.
   void NoteRereadTime(std::string_view topic, int32_t partition, std::optional<int64_t> timestamp_ms);
   void MaybeCheckpoint();
+  // The pipeline source of a Kafka partition: [sources] files first, then the topics.
+  SourceKey KafkaSource(std::string_view topic, int32_t partition) const;
   // Source thread: waits until everything handed to the pipeline is aggregated,
   // up to kBarrierTimeout and never past the shutdown deadline (which Shutdown()
   // may move closer while this waits). False on timeout.
@@ -158,6 +161,7 @@ class Daemon final : public StateProvider {
   // Source thread only (after Start()):
   std::map<std::pair<std::string, int32_t>, int64_t> checkpoint_offsets_;  // as of the last checkpoint
   std::map<std::string, int64_t> file_lines_;  // lines handed to the pipeline, per [sources] file
+  std::vector<SourceKey> gone_partitions_;     // revoked or lost since the last chunk
   uint64_t handed_docs_ = 0;
   uint64_t handed_docs_at_checkpoint_ = 0;
   std::string alerts_at_checkpoint_;  // the alert state the last checkpoint holds

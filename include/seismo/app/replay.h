@@ -10,6 +10,7 @@
 #include "seismo/aggregate/snapshot.h"
 #include "seismo/app/config.h"
 #include "seismo/core/status.h"
+#include "seismo/core/time.h"
 #include "seismo/query/replay_output.h"
 
 namespace seismo {
@@ -33,6 +34,9 @@ struct ReplayOptions {
   // merged final snapshot the alert rules read). Stopping the threads and freeing the
   // pipeline happen as RunReplay returns: the caller's next mark covers them.
   PhaseTimes* phases = nullptr;
+  // The wall clock (null: the system's). A replay's answers do not depend on it (ADR
+  // 0017); documents without any event time before the input has a stream time take it.
+  const Clock* clock = nullptr;
 };
 
 struct PipelineCounters;

@@ -40,8 +40,11 @@ int64_t BucketWeightUs(uint64_t upper_ms, HangWeighting w);
 std::optional<std::string> RenderNativeFrame(int64_t module_index, std::string_view offset_hex,
                                              const std::vector<std::string>& module_names);
 
-// Milliseconds (a JSON number, possibly fractional) in 1/1000 ms, rounded to nearest.
-int64_t MsToUs(double ms);
+// Milliseconds, as the text of a non-negative JSON number ("295.063584", "1.5e2"), in
+// 1/1000 ms, rounded half to even on the decimal digits themselves (exact: a binary
+// double cannot tell 200.0005 from its neighbours). nullopt when the text is not such a
+// number or the result would not fit. ADR 0017.
+std::optional<int64_t> DecimalMsToUs(std::string_view number);
 
 // The signature (top frame) of a hang stack, root first. `native[i]` says whether
 // stack[i] was a native frame. "(empty stack)" for an empty stack. In

@@ -73,6 +73,8 @@ struct ServiceStatus {
   std::string not_ready_reason;
   CheckpointRecovery checkpoint_recovery;
   std::vector<AlertSinkStatus> alert_sinks;  // the configured alert sinks, in start order
+  uint64_t alert_installs_unknown = 0;       // rule candidates tested without the min_installs
+                                             // guard: their installs were unknown (monotonic)
 
   // Durability failures (each also logged; monotonic):
   uint64_t checkpoint_failures = 0;   // checkpoints not taken or not written (the previous one stays)

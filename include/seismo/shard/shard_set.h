@@ -5,10 +5,12 @@
 //   producer 0 ──ring[0][1]──┼── ... ──────── ┤                                                   ├─>
 //   publisher producer 1 ──ring[1][0]──┘                └─> shard 1 thread ─ ShardState 1 ──snapshot ring──┘
 //
-// Stream time: shards follow a global stream time (an atomic the producers
-// raise before pushing a chunk's batches) so their windows end at the same
-// moment; a shard moves to it before applying each batch, so lateness is
-// judged against everything parsed so far, whichever shard it went to.
+// Stream time: every batch carries the stream time its chunk left (the
+// pipeline's watermark, shard/watermarks.h); a shard moves to it before applying
+// the batch and judges the batch's lateness against it, so whether a delta is
+// late depends on the input's order only, not on which chunks a shard happened
+// to apply first. Idle shards also follow a global stream time (an atomic the
+// producers raise), so their windows end at the same moment as the others'.
 // Snapshots: the publisher calls RequestSnapshots(); each shard thread, at its
 // next loop turn, copies its state into an immutable ShardSnapshot and pushes
 // it through its own SPSC ring; LatestSnapshots() collects them. Shard
@@ -36,6 +38,7 @@ namespace seismo {
 
 struct DeltaBatch {
   std::vector<Delta> deltas;
+  int64_t stream_time_ms = INT64_MIN;  // the stream time after the chunk the deltas came from
 };
 using DeltaBatchPtr = std::unique_ptr<DeltaBatch>;
 

@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+#include <string>
+#include <vector>
+
 #include "seismo/aggregate/aggregates.h"
 #include "seismo/aggregate/delta.h"
 #include "seismo/core/hash.h"
@@ -120,6 +124,22 @@ TEST(KeyEncoding, SplitsWhatJoinJoined) {
   auto s = SplitStack(stack);
   ASSERT_EQ(s.size(), 2u);
   EXPECT_EQ(s[1], "y");
+}
+
+// Every stack comes back as it was joined, the one-empty-frame stack [""] included
+// (joined with separators only, it would read as the empty stack []).
+TEST(KeyEncoding, EveryStackRoundTripsAndEmptyFramesAreFrames) {
+  const std::vector<std::vector<std::string>> stacks = {{},    {""},      {"", ""},  {"", "", ""},
+                                                        {"a"}, {"a", ""}, {"", "a"}, {"a", "b"}};
+  std::set<std::string> joined;
+  for (const auto& stack : stacks) {
+    const std::string key = JoinStack(stack);
+    joined.insert(key);
+    std::vector<std::string> back;
+    for (std::string_view frame : SplitStack(key)) back.emplace_back(frame);
+    EXPECT_EQ(back, stack) << testing::PrintToString(stack);
+  }
+  EXPECT_EQ(joined.size(), stacks.size()) << "two stacks share a key";
 }
 
 }  // namespace

@@ -117,10 +117,33 @@ TEST(HangSignature, InnermostLabelSkipsMarkersNativeFramesAndEmptyLabels) {
             "(wasm)");
 }
 
-TEST(MsToUs, RoundsFractionalMilliseconds) {
-  EXPECT_EQ(MsToUs(312.5), 312'500);
-  EXPECT_EQ(MsToUs(145.0), 145'000);
-  EXPECT_EQ(MsToUs(0.0004), 0);
+// Thousandths of a millisecond, rounded half to even on the decimal digits (ADR 0017).
+TEST(DecimalMsToUs, RoundsHalfToEvenOnTheDecimalDigits) {
+  EXPECT_EQ(DecimalMsToUs("312.5"), 312'500);
+  EXPECT_EQ(DecimalMsToUs("145"), 145'000);
+  EXPECT_EQ(DecimalMsToUs("145.0"), 145'000);
+  EXPECT_EQ(DecimalMsToUs("295.063584"), 295'064);  // .584 of a microsecond: up
+  EXPECT_EQ(DecimalMsToUs("295.0634999999"), 295'063);
+  EXPECT_EQ(DecimalMsToUs("200.0005"), 200'000);         // a tie: to the even neighbour
+  EXPECT_EQ(DecimalMsToUs("200.0015"), 200'002);         // a tie: to the even neighbour
+  EXPECT_EQ(DecimalMsToUs("200.00050000001"), 200'001);  // just over half
+  EXPECT_EQ(DecimalMsToUs("0.0004"), 0);
+  EXPECT_EQ(DecimalMsToUs("0.0005"), 0);
+  EXPECT_EQ(DecimalMsToUs("0.0006"), 1);
+  EXPECT_EQ(DecimalMsToUs("0.0000000001"), 0);
+  EXPECT_EQ(DecimalMsToUs("0"), 0);
+  EXPECT_EQ(DecimalMsToUs("0.000"), 0);
+  EXPECT_EQ(DecimalMsToUs("2.950635840e2"), 295'064);
+  EXPECT_EQ(DecimalMsToUs("1E2"), 100'000);
+  EXPECT_EQ(DecimalMsToUs("15e-1"), 1'500);
+  EXPECT_EQ(DecimalMsToUs("25e-4"), 2);  // 0.0025: a tie, to 2
+  EXPECT_EQ(DecimalMsToUs("35e-4"), 4);  // 0.0035: a tie, to 4
+  EXPECT_EQ(DecimalMsToUs("1e-400"), 0);
+  EXPECT_EQ(DecimalMsToUs("1e12"), 1'000'000'000'000'000);
+  EXPECT_EQ(DecimalMsToUs("1e20"), std::nullopt);  // does not fit
+  for (const char* bad : {"", "-1", "1.", ".5", "1e", "1e+", "0x10", "1 ", "abc"}) {
+    EXPECT_EQ(DecimalMsToUs(bad), std::nullopt) << bad;
+  }
 }
 
 }  // namespace

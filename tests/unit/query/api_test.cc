@@ -176,29 +176,48 @@ TEST(Metrics, ExpositionHasHelpTypeAndHistogram) {
   s.alert_sinks = {{"webhook", 2, 4, 12, 1}, {"kafka", 6, 0, 0, 0}};
   s.checkpoint_failures = 4;
   s.dead_letter_failures = 5;
+  s.alert_installs_unknown = 7;
+  Snapshot snap;
+  snap.stream_time_ms = 5'000;
+  snap.built_at_ms = 9'500;
   HttpStats http;
   http.latency.upper_bounds_s = {0.001, 0.01};
   http.latency.routes.push_back({"/api/v1/hangs", {2, 1, 1}, 0.5});
   http.sse_clients = 1;
-  const std::string text = MetricsText(nullptr, c, s, R"([{"state":"firing"},{"state": "firing"},{"state":"resolved"}])",
-                                       http, 11'000);
+  const std::string text = MetricsText(
+      &snap, c, s, R"([{"state":"firing"},{"state": "firing"},{"state":"resolved"}])", http, 11'000);
   for (const char* line :
-       {"# TYPE seismo_records_total counter\n", "seismo_records_total{kind=\"main\"} 10\n",
-        "seismo_rejected_total{reason=\"malformed_json\"} 3\n", "seismo_bytes_total 99\n",
-        "seismo_consumer_lag 42\n", "seismo_checkpoint_age_seconds 10\n",
-        "seismo_checkpoint_failures_total 4\n", "seismo_dead_letter_failures_total 5\n",
-        "seismo_queue_depth{queue=\"chunks\"} 0\n", "seismo_alerts{state=\"firing\"} 2\n",
-        "seismo_alerts{state=\"resolved\"} 1\n", "# TYPE seismo_http_request_duration_seconds histogram\n",
+       {"# TYPE seismo_records_total counter\n",
+        "seismo_records_total{kind=\"main\"} 10\n",
+        "seismo_rejected_total{reason=\"malformed_json\"} 3\n",
+        "seismo_bytes_total 99\n",
+        "seismo_consumer_lag 42\n",
+        "seismo_checkpoint_age_seconds 10\n",
+        "seismo_checkpoint_failures_total 4\n",
+        "seismo_dead_letter_failures_total 5\n",
+        "seismo_alert_installs_unknown_total 7\n",
+        "seismo_snapshot_age_seconds 1.5\n",
+        "seismo_stream_time_seconds 5\n",
+        "seismo_queue_depth{queue=\"chunks\"} 0\n",
+        "seismo_alerts{state=\"firing\"} 2\n",
+        "seismo_alerts{state=\"resolved\"} 1\n",
+        "# TYPE seismo_http_request_duration_seconds histogram\n",
         "seismo_http_request_duration_seconds_bucket{path=\"/api/v1/hangs\",le=\"0.001\"} 2\n",
         "seismo_http_request_duration_seconds_bucket{path=\"/api/v1/hangs\",le=\"0.01\"} 3\n",
         "seismo_http_request_duration_seconds_bucket{path=\"/api/v1/hangs\",le=\"+Inf\"} 4\n",
         "seismo_http_request_duration_seconds_sum{path=\"/api/v1/hangs\"} 0.5\n",
-        "seismo_http_request_duration_seconds_count{path=\"/api/v1/hangs\"} 4\n", "seismo_http_sse_clients 1\n",
-        "# TYPE seismo_alert_sink_sent_total counter\n", "seismo_alert_sink_sent_total{sink=\"webhook\"} 2\n",
-        "seismo_alert_sink_sent_total{sink=\"kafka\"} 6\n", "# TYPE seismo_alert_sink_failed_total counter\n",
-        "seismo_alert_sink_failed_total{sink=\"webhook\"} 4\n", "seismo_alert_sink_failed_total{sink=\"kafka\"} 0\n",
-        "# TYPE seismo_alert_sink_retries_total counter\n", "seismo_alert_sink_retries_total{sink=\"webhook\"} 12\n",
-        "# TYPE seismo_alert_sink_dropped_total counter\n", "seismo_alert_sink_dropped_total{sink=\"webhook\"} 1\n"}) {
+        "seismo_http_request_duration_seconds_count{path=\"/api/v1/hangs\"} 4\n",
+        "seismo_http_sse_clients 1\n",
+        "# TYPE seismo_alert_sink_sent_total counter\n",
+        "seismo_alert_sink_sent_total{sink=\"webhook\"} 2\n",
+        "seismo_alert_sink_sent_total{sink=\"kafka\"} 6\n",
+        "# TYPE seismo_alert_sink_failed_total counter\n",
+        "seismo_alert_sink_failed_total{sink=\"webhook\"} 4\n",
+        "seismo_alert_sink_failed_total{sink=\"kafka\"} 0\n",
+        "# TYPE seismo_alert_sink_retries_total counter\n",
+        "seismo_alert_sink_retries_total{sink=\"webhook\"} 12\n",
+        "# TYPE seismo_alert_sink_dropped_total counter\n",
+        "seismo_alert_sink_dropped_total{sink=\"webhook\"} 1\n"}) {
     EXPECT_NE(text.find(line), std::string::npos) << line << "\n" << text;
   }
   // Every sample belongs to a family announced with HELP and TYPE.
