@@ -134,6 +134,14 @@ bool CrashThreads(od::value v, FloorTotals& t) {
             return Str(fv, t);
           }
           if (fk == "line" || fk == "module_index") return Int(fv, t.usage);
+          if (fk == "inlines") {  // inlined frames: function, file, line
+            return Elements(fv, [&](od::value inl) {
+              return Fields(inl, [&](std::string_view ik, od::value iv) {
+                if (ik == "function" || ik == "file") return Str(iv, t);
+                return ik == "line" ? Int(iv, t.usage) : true;
+              });
+            });
+          }
           return true;
         });
       });
@@ -230,13 +238,19 @@ void FloorExtractor::Extract(simdjson::padded_string_view padded, FloorTotals& t
     } else if (key == "json_dump") {
       ok = StackTraces(value, t);
     } else if (key == "type" || key == "id" || key == "submission_timestamp" || key == "creationDate" ||
-               key == "clientId" || key == "uuid" || key == "date_processed" || key == "submitted_timestamp" ||
-               key == "product" || key == "version" || key == "build" || key == "release_channel" ||
-               key == "os_name" || key == "process_type" || key == "install_time" || key == "reason" ||
-               key == "ipc_channel_error" || key == "mdsw_status_string" || key == "moz_crash_reason" ||
-               key == "abort_message" || key == "java_stack_trace" || key == "oom_allocation_size") {
+               key == "clientId" || key == "uuid" || key == "date_processed" ||
+               key == "submitted_timestamp" || key == "product" || key == "version" || key == "build" ||
+               key == "release_channel" || key == "os_name" || key == "process_type" ||
+               key == "install_time" || key == "reason" || key == "ipc_channel_error" ||
+               key == "mdsw_status_string" || key == "moz_crash_reason" || key == "abort_message" ||
+               key == "java_stack_trace" || key == "oom_allocation_size" || key == "crash_id" ||
+               key == "startup_crash") {
       od::json_type type;
-      ok = value.type().get(type) == SUCCESS && (type == od::json_type::string ? Str(value, t) : true);
+      ok = value.type().get(type) == SUCCESS;
+      if (ok && type == od::json_type::string) ok = Str(value, t);
+      if (ok && type == od::json_type::boolean) t.usage += value.get_bool().value_unsafe();
+    } else if (key == "additional_minidumps") {
+      ok = Elements(value, [&](od::value m) { return Str(m, t); });
     }
     if (!ok) break;
   }

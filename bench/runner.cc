@@ -2,9 +2,13 @@
 // subcommand prints one JSON object per line on stdout (one line per measure);
 // progress and librdkafka chatter go to stderr.
 //
-//   seismo_bench throughput FILE...      floor, replay 1 thread, replay 2 threads
+//   seismo_bench throughput --corpus NAME --seismo BIN --floor BIN --scratch DIR [--runs N] FILE...
+//                                        whole processes: the floor, `seismo replay` with 1 and
+//                                        2 threads; ingest alone, phases, scaling
 //   seismo_bench signature FILE          signatures of every crash in FILE (crashes/s)
-//   seismo_bench kafka FILE...           mock cluster: plain librdkafka consumer vs the daemon
+//   seismo_bench kafka FILE...           mock cluster (or the real broker named by
+//                                        SEISMO_BENCH_KAFKA_BROKERS, bench/kafka_real.sh):
+//                                        plain librdkafka consumer vs the daemon
 //   seismo_bench api SECONDS FILE        API p50/p99 at 200 req/s while the daemon ingests
 //   seismo_bench memory SERIES           RSS per live series in one ShardState
 //
@@ -14,23 +18,28 @@
 #include <curl/curl.h>
 #include <librdkafka/rdkafka.h>
 #include <malloc.h>
+#include <simdjson.h>
 #include <spdlog/spdlog.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "floor.h"
 #include "seismo/aggregate/delta.h"
 #include "seismo/aggregate/shard_state.h"
 #include "seismo/app/config.h"
@@ -52,13 +61,6 @@ using std::chrono::milliseconds;
 using std::chrono::seconds;
 
 double Since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
-
-double CpuSeconds() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
-         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
-}
 
 [[noreturn]] void Die(const std::string& what) {
   std::fprintf(stderr, "seismo_bench: %s\n", what.c_str());
@@ -127,89 +129,222 @@ std::unique_ptr<SignatureGenerator> Signatures() {
 }
 
 // ------------------------------------------------------------------ throughput
+//
+// Whole processes, as a user runs them: `seismo replay --output FILE --timings` with
+// 1 and 2 threads, and the floor (`seismo_floor`, one core), on the same files, each
+// timed from fork to exit. The passes interleave (floor, 1 thread, 2 threads, floor,
+// ...) so a neighbour's load falls on all three alike; the fastest pass of each is
+// kept, and the median is reported next to it.
 
-struct Rate {
-  double seconds = 0;
-  double cpu_seconds = 0;
+struct ProcessRun {
+  double wall_s = 0;
+  double cpu_s = 0;  // user + system of the child
+  std::string out;   // its stdout
+  std::string err;   // its stderr
 };
 
-Rate Floor(const Corpus& c, FloorTotals& totals) {
-  FloorExtractor x;
-  double cpu0 = CpuSeconds();
-  auto t0 = Clock::now();
-  for (const auto& [begin, length] : c.docs) {
-    x.Extract(simdjson::padded_string_view(c.data.data() + begin, length, length + simdjson::SIMDJSON_PADDING),
-              totals);
-  }
-  return {Since(t0), CpuSeconds() - cpu0};
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
-int Throughput(const std::vector<std::string>& files) {
-  Corpus corpus = LoadCorpus(files);
-  const double mb = static_cast<double>(corpus.bytes) / 1e6;
-  const double docs = static_cast<double>(corpus.docs.size());
-  std::fprintf(stderr, "throughput: %zu documents, %.1f MB\n", corpus.docs.size(), mb);
-
-  // Floor: best of 5 passes (the first warms the caches and the allocator).
-  double floor_s = 1e9;
-  FloorTotals totals;
-  for (int pass = 0; pass < 5; ++pass) floor_s = std::min(floor_s, Floor(corpus, totals).seconds);
-  const double floor_mbs = mb / floor_s;
-  Line("parse_floor")
-      .Num("mb_per_s", floor_mbs)
-      .Num("docs_per_s", docs / floor_s, 0)
-      .Int("documents", corpus.docs.size())
-      .Num("mb", mb)
-      .Int("errors", totals.errors / 5)
-      .Int("frames_read", totals.frames / 5)
-      .Print();
-
-  // Replay: the whole pipeline from the files (read, parse, signature, deltas, shards, merge).
-  auto gen = Signatures();
-  spdlog::set_level(spdlog::level::warn);
-  double replay_mbs[3] = {0, 0, 0};
-  for (size_t threads : {size_t{1}, size_t{2}}) {
-    Config config;
-    config.ingest.threads = threads;
-    config.aggregate.shards = threads;
-    double best = 1e9;
-    double best_cpu = 0;
-    uint64_t accepted = 0, rejected = 0;
-    for (int pass = 0; pass < 3; ++pass) {
-      double cpu0 = CpuSeconds();
-      auto t0 = Clock::now();
-      auto r = RunReplay(config, files, gen.get(), {});
-      double s = Since(t0);
-      double cpu = CpuSeconds() - cpu0;
-      if (!r) Die(r.error().message());
-      accepted = r->counts.by_kind[0] + r->counts.by_kind[1] + r->counts.by_kind[2];
-      rejected = 0;
-      for (uint64_t n : r->counts.rejected) rejected += n;
-      if (s < best) {
-        best = s;
-        best_cpu = cpu;
-      }
-    }
-    replay_mbs[threads] = mb / best;
-    Line("replay")
-        .Int("threads", threads)
-        .Num("mb_per_s", mb / best)
-        .Num("docs_per_s", docs / best, 0)
-        .Num("seconds", best, 3)
-        .Num("cpu_seconds", best_cpu, 3)
-        .Num("mb_per_cpu_s", mb / best_cpu)
-        .Num("ratio_to_floor", (mb / best) / floor_mbs, 3)
-        .Num("ratio_to_floor_per_core", (mb / best) / (floor_mbs * static_cast<double>(threads)), 3)
-        .Num("cpu_ratio_to_floor", (mb / best_cpu) / floor_mbs, 3)
-        .Int("accepted", accepted)
-        .Int("rejected", rejected)
-        .Print();
+// Runs argv to completion, stdout and stderr into files under `scratch`.
+ProcessRun RunProcess(const std::vector<std::string>& argv, const std::string& scratch) {
+  const std::string out_path = scratch + "/stdout.txt", err_path = scratch + "/stderr.txt";
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  std::fflush(nullptr);
+  const auto t0 = Clock::now();
+  const pid_t pid = fork();
+  if (pid < 0) Die("fork failed");
+  if (pid == 0) {
+    if (!std::freopen(out_path.c_str(), "w", stdout) || !std::freopen(err_path.c_str(), "w", stderr))
+      _exit(127);
+    execv(args[0], args.data());
+    _exit(127);
   }
-  Line("replay_scaling")
-      .Num("speedup_1_to_2_threads", replay_mbs[2] / replay_mbs[1], 3)
-      .Num("target", 1.8, 1)
+  int status = 0;
+  rusage usage{};
+  if (wait4(pid, &status, 0, &usage) != pid) Die("wait4 failed");
+  ProcessRun r;
+  r.wall_s = Since(t0);
+  r.cpu_s = static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+            static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
+  r.out = ReadFile(out_path);
+  r.err = ReadFile(err_path);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) Die(argv[0] + " failed:\n" + r.err + r.out);
+  return r;
+}
+
+// The last line of `text` that starts with '{', parsed.
+simdjson::dom::element LastJsonLine(simdjson::dom::parser& parser, const std::string& text) {
+  size_t begin = text.rfind("\n{");
+  begin = begin == std::string::npos ? 0 : begin + 1;
+  simdjson::dom::element e;
+  if (parser.parse(text.substr(begin)).get(e) != simdjson::SUCCESS) Die("no JSON line in:\n" + text);
+  return e;
+}
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+struct ReplayPass {
+  ProcessRun run;
+  std::string timings;  // the --timings JSON line
+  double total_s = 0;   // in-process total (from the command's start to its summary)
+  double ingest_s = 0;
+  double ingest_cpu_s = 0;  // CPU of every thread during the ingest phase
+};
+
+struct ThroughputArgs {
+  std::string corpus;
+  std::string seismo;
+  std::string floor;
+  std::string scratch;
+  int runs = 3;
+  std::vector<std::string> files;
+};
+
+// Targets of issue 15 (docs/benchmarks.md): whole replay by corpus, ingest, scaling.
+double ReplayTarget(const std::string& corpus) { return corpus == "dense" ? 0.3 : 0.5; }
+constexpr double kIngestTarget = 0.6;
+constexpr double kScalingTarget = 1.8;
+
+std::optional<ThroughputArgs> ParseThroughputArgs(const std::vector<std::string>& args) {
+  ThroughputArgs t;
+  const std::map<std::string, std::string*> options = {
+      {"--corpus", &t.corpus}, {"--seismo", &t.seismo}, {"--floor", &t.floor}, {"--scratch", &t.scratch}};
+  for (size_t i = 0; i < args.size(); ++i) {
+    auto option = options.find(args[i]);
+    if (args[i] == "--runs" && i + 1 < args.size()) {
+      t.runs = std::stoi(args[++i]);
+    } else if (option != options.end() && i + 1 < args.size()) {
+      *option->second = args[++i];
+    } else {
+      t.files.push_back(args[i]);
+    }
+  }
+  if (t.corpus.empty() || t.seismo.empty() || t.floor.empty() || t.scratch.empty() || t.files.empty()) {
+    return std::nullopt;
+  }
+  return t;
+}
+
+int Throughput(const ThroughputArgs& a) {
+  simdjson::dom::parser json;
+  std::vector<ProcessRun> floors;
+  std::map<int, std::vector<ReplayPass>> replays;
+  const std::vector<int> thread_counts = {1, 2};
+  for (int pass = 0; pass < a.runs; ++pass) {
+    std::fprintf(stderr, "throughput %s: pass %d of %d\n", a.corpus.c_str(), pass + 1, a.runs);
+    std::vector<std::string> floor_argv = {a.floor};
+    floor_argv.insert(floor_argv.end(), a.files.begin(), a.files.end());
+    floors.push_back(RunProcess(floor_argv, a.scratch));
+    for (int threads : thread_counts) {
+      std::vector<std::string> argv = {a.seismo,
+                                       "replay",
+                                       "--timings",
+                                       "--threads",
+                                       std::to_string(threads),
+                                       "--output",
+                                       a.scratch + "/replay-t" + std::to_string(threads) + ".json"};
+      argv.insert(argv.end(), a.files.begin(), a.files.end());
+      ReplayPass p;
+      p.run = RunProcess(argv, a.scratch);
+      p.timings =
+          p.run.err.substr(p.run.err.rfind("\n{") == std::string::npos ? 0 : p.run.err.rfind("\n{") + 1);
+      while (!p.timings.empty() && p.timings.back() == '\n') p.timings.pop_back();
+      simdjson::dom::element t = LastJsonLine(json, p.run.err);
+      p.total_s = double(t["total_s"]);
+      p.ingest_s = double(t["phases"]["ingest"]);
+      p.ingest_cpu_s = double(t["cpu"]["ingest"]);
+      replays[threads].push_back(std::move(p));
+    }
+  }
+  const bool identical = ReadFile(a.scratch + "/replay-t1.json") == ReadFile(a.scratch + "/replay-t2.json");
+
+  // The floor: the fastest whole process.
+  auto by_wall = [](const auto& x, const auto& y) { return x.wall_s < y.wall_s; };
+  const ProcessRun& floor = *std::min_element(floors.begin(), floors.end(), by_wall);
+  simdjson::dom::element f = LastJsonLine(json, floor.out);
+  const uint64_t documents = uint64_t(f["documents"]);
+  const double mb = static_cast<double>(uint64_t(f["bytes"])) / 1e6;
+  const double floor_mbs = mb / floor.wall_s;
+  std::vector<double> floor_walls;
+  for (const ProcessRun& r : floors) floor_walls.push_back(r.wall_s);
+  Line("floor")
+      .Str("corpus", a.corpus)
+      .Int("documents", documents)
+      .Num("mb", mb)
+      .Num("seconds", floor.wall_s, 3)
+      .Num("median_seconds", Median(floor_walls), 3)
+      .Num("cpu_seconds", floor.cpu_s, 3)
+      .Num("mb_per_s", floor_mbs)
+      .Num("parse_only_mb_per_s", mb / double(f["parse_s"]))
+      .Int("frames_read", uint64_t(f["frames_read"]))
+      .Int("runs", floors.size())
       .Print();
-  return 0;
+
+  std::map<int, double> wall, ingest;
+  for (int threads : thread_counts) {
+    std::vector<ReplayPass>& passes = replays[threads];
+    const ReplayPass& best =
+        *std::min_element(passes.begin(), passes.end(),
+                          [](const auto& x, const auto& y) { return x.run.wall_s < y.run.wall_s; });
+    std::vector<double> walls, ingests, ingest_cpus;
+    for (const ReplayPass& p : passes) {
+      walls.push_back(p.run.wall_s);
+      ingests.push_back(p.ingest_s);
+      ingest_cpus.push_back(p.ingest_cpu_s);
+    }
+    const double ingest_cpu = *std::min_element(ingest_cpus.begin(), ingest_cpus.end());
+    const double per_core = floor_mbs * threads;
+    wall[threads] = best.run.wall_s;
+    ingest[threads] = *std::min_element(ingests.begin(), ingests.end());
+    Line("replay")
+        .Str("corpus", a.corpus)
+        .Int("threads", static_cast<uint64_t>(threads))
+        .Num("seconds", best.run.wall_s, 3)
+        .Num("median_seconds", Median(walls), 3)
+        .Num("cpu_seconds", best.run.cpu_s, 3)
+        .Num("mb_per_s", mb / best.run.wall_s)
+        .Num("docs_per_s", static_cast<double>(documents) / best.run.wall_s, 0)
+        .Num("ratio_to_floor_per_core", mb / best.run.wall_s / per_core, 3)
+        .Num("cpu_ratio_to_floor", (mb / best.run.cpu_s) / (mb / floor.cpu_s), 3)
+        .Num("target", ReplayTarget(a.corpus), 1)
+        .Print();
+    Line("ingest")
+        .Str("corpus", a.corpus)
+        .Int("threads", static_cast<uint64_t>(threads))
+        .Num("seconds", ingest[threads], 3)
+        .Num("median_seconds", Median(ingests), 3)
+        .Num("mb_per_s", mb / ingest[threads])
+        .Num("ratio_to_floor_per_core", mb / ingest[threads] / per_core, 3)
+        .Num("cpu_seconds", ingest_cpu, 3)
+        .Num("cpu_ratio_to_floor", floor.cpu_s / ingest_cpu, 3)
+        .Num("target", kIngestTarget, 1)
+        .Print();
+    // Where the fastest pass's wall time went; what the process did before its first
+    // mark and after its last (exec, dynamic loading, static destructors, exit) is the rest.
+    std::string line = "{\"measure\":\"replay_phases\",\"corpus\":\"" + a.corpus +
+                       "\",\"threads\":" + std::to_string(threads) +
+                       ",\"wall_seconds\":" + std::to_string(best.run.wall_s) +
+                       ",\"outside_phases_s\":" + std::to_string(best.run.wall_s - best.total_s) +
+                       ",\"timings\":" + best.timings + "}";
+    std::printf("%s\n", line.c_str());
+  }
+  Line("scaling")
+      .Str("corpus", a.corpus)
+      .Num("replay_speedup_1_to_2", wall[1] / wall[2], 3)
+      .Num("ingest_speedup_1_to_2", ingest[1] / ingest[2], 3)
+      .Num("target", kScalingTarget, 1)
+      .Bool("outputs_identical", identical)
+      .Print();
+  std::fflush(stdout);
+  return identical ? 0 : 1;
 }
 
 // ------------------------------------------------------------------ signature
@@ -323,6 +458,30 @@ PlainResult PlainConsume(const std::string& brokers, const std::vector<std::stri
   return r;
 }
 
+// Creates `topic` with `partitions` partitions on a real broker (admin API).
+Status CreateRealTopic(const std::string& brokers, const std::string& topic, int partitions) {
+  char err[512];
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  if (rd_kafka_conf_set(conf, "bootstrap.servers", brokers.c_str(), err, sizeof err) != RD_KAFKA_CONF_OK)
+    Die(err);
+  rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof err);
+  if (rk == nullptr) Die(err);
+  rd_kafka_NewTopic_t* nt = rd_kafka_NewTopic_new(topic.c_str(), partitions, 1, err, sizeof err);
+  rd_kafka_queue_t* q = rd_kafka_queue_new(rk);
+  rd_kafka_CreateTopics(rk, &nt, 1, nullptr, q);
+  rd_kafka_event_t* ev = rd_kafka_queue_poll(q, 30'000);
+  Status result = Status::Ok();
+  if (ev == nullptr || rd_kafka_event_error(ev) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    result = Status::Unavailable("create topic " + topic + ": " +
+                                 (ev ? rd_kafka_event_error_string(ev) : "no answer"));
+  }
+  if (ev != nullptr) rd_kafka_event_destroy(ev);
+  rd_kafka_queue_destroy(q);
+  rd_kafka_NewTopic_destroy(nt);
+  rd_kafka_destroy(rk);
+  return result;
+}
+
 int Kafka(const std::vector<std::string>& files) {
   spdlog::set_level(spdlog::level::warn);
   Corpus corpus = LoadCorpus(files);
@@ -331,8 +490,16 @@ int Kafka(const std::vector<std::string>& files) {
   for (const auto& [begin, length] : corpus.docs) {
     topic_bytes[TopicOf(std::string_view(corpus.data.data() + begin, length))] += length;
   }
-  auto cluster = MockCluster::Create(1);
-  if (!cluster) Die(cluster.error().message());
+  // SEISMO_BENCH_KAFKA_BROKERS names a real broker (bench/kafka_real.sh starts one) to use
+  // instead of the mock; the measure is then kafka_end_to_end_real_broker.
+  const char* real_brokers = std::getenv("SEISMO_BENCH_KAFKA_BROKERS");
+  const bool real = real_brokers != nullptr && *real_brokers != '\0';
+  std::unique_ptr<MockCluster> mock;
+  if (!real) {
+    auto cluster = MockCluster::Create(1);
+    if (!cluster) Die(cluster.error().message());
+    mock = std::move(*cluster);
+  }
   std::map<std::string, int> partitions;
   std::vector<std::string> topics;
   int total_partitions = 0;
@@ -341,9 +508,11 @@ int Kafka(const std::vector<std::string>& files) {
     partitions[topic] = p;
     topics.push_back(topic);
     total_partitions += p;
-    if (Status s = (*cluster)->CreateTopic(topic, p); !s.ok()) Die(s.message());
+    if (Status s = real ? CreateRealTopic(real_brokers, topic, p) : mock->CreateTopic(topic, p); !s.ok()) {
+      Die(s.message());
+    }
   }
-  const std::string brokers = (*cluster)->bootstrap_servers();
+  const std::string brokers = real ? std::string(real_brokers) : mock->bootstrap_servers();
 
   // Produce round robin over each topic's partitions.
   {
@@ -416,7 +585,7 @@ int Kafka(const std::vector<std::string>& files) {
     if (daemon.counts().documents != expected) Die("daemon read " + std::to_string(daemon.counts().documents));
     daemon.Stop();
   }
-  Line("kafka_end_to_end")
+  Line(real ? "kafka_end_to_end_real_broker" : "kafka_end_to_end")
       .Int("documents", expected)
       .Num("mb", mb)
       .Int("partitions", static_cast<uint64_t>(total_partitions))
@@ -630,9 +799,10 @@ int Memory(size_t series) {
 }
 
 int Usage() {
-  std::fprintf(stderr,
-               "usage: seismo_bench throughput FILE... | signature FILE | kafka FILE... | api SECONDS FILE | "
-               "memory SERIES\n");
+  std::fprintf(
+      stderr,
+      "usage: seismo_bench throughput --corpus NAME --seismo BIN --floor BIN --scratch DIR [--runs N] "
+      "FILE... | signature FILE | kafka FILE... | api SECONDS FILE | memory SERIES\n");
   return 2;
 }
 
@@ -645,7 +815,10 @@ int main(int argc, char** argv) {
   std::string cmd = argv[1];
   std::vector<std::string> args(argv + 2, argv + argc);
   curl_global_init(CURL_GLOBAL_DEFAULT);
-  if (cmd == "throughput") return Throughput(args);
+  if (cmd == "throughput") {
+    std::optional<ThroughputArgs> t = ParseThroughputArgs(args);
+    return t ? Throughput(*t) : Usage();
+  }
   if (cmd == "signature") return Signature(args[0]);
   if (cmd == "kafka") return Kafka(args);
   if (cmd == "api" && args.size() == 2) return Api(std::stod(args[0]), args[1]);

@@ -74,4 +74,26 @@ bool KeyLess(const SeriesKey& a, const SeriesKey& b, const Symbols& symbols) {
   return false;
 }
 
+size_t KeyTextBytes(const SeriesKey& key, const Symbols& symbols) {
+  size_t bytes = 0;
+  for (size_t i = 0; i < FieldCount(key.table); ++i) {
+    if (!IsStackField(key.table, i)) {
+      bytes += symbols.text().EntryBytes(key.f[i]);
+      continue;
+    }
+    bytes += symbols.stacks().EntryBytes(key.f[i]);
+    for (Sym frame : symbols.Frames(key.f[i])) bytes += symbols.text().EntryBytes(frame);
+  }
+  return bytes;
+}
+
+void MarkKeyIds(const SeriesKey& key, std::vector<uint64_t>& text, std::vector<uint64_t>& stacks) {
+  for (size_t i = 0; i < FieldCount(key.table); ++i) {
+    std::vector<uint64_t>& bits = IsStackField(key.table, i) ? stacks : text;
+    const size_t word = key.f[i] / 64;
+    if (word >= bits.size()) bits.resize(word + 1, 0);
+    bits[word] |= uint64_t{1} << (key.f[i] % 64);
+  }
+}
+
 }  // namespace seismo

@@ -49,7 +49,7 @@ int64_t ShardState::BucketOf(int64_t ms) const {
 
 size_t ShardState::SeriesBytes(const SeriesData& s) {
   return HeapChunk(kShared + sizeof(SeriesData)) + HeapChunk(s.hours.capacity() * sizeof(s.hours[0])) +
-         s.installs.MemoryBytes();
+         s.installs.MemoryBytes() + s.key_bytes;
 }
 
 size_t ShardState::HourBytes(const HourChunk& c) {
@@ -121,6 +121,7 @@ ShardState::Ref ShardState::SeriesFor(const SeriesKey& key, uint64_t hash) {
   s->key = key;
   s->hash = hash;
   s->level = FoldLevel(key, *symbols_);
+  s->key_bytes = static_cast<uint32_t>(std::min<size_t>(KeyTextBytes(key, *symbols_), UINT32_MAX));
   memory_bytes_ += static_cast<int64_t>(SeriesBytes(*s));
   table_slots[slot] = std::move(s);
   it->second = Ref{key.table, slot};
@@ -208,13 +209,16 @@ void ShardState::AddToEntry(Ref r, int64_t b, const Values& v, uint64_t install_
   }
 }
 
-void ShardState::Apply(const Delta& d) {
+void ShardState::Apply(const Delta& d) { Apply(d, EventTime{std::max(stream_time_ms_, d.time.ms)}); }
+
+void ShardState::Apply(const Delta& d, EventTime stream_time) {
   ++counters_.deltas;
-  if (d.time.ms > stream_time_ms_) AdvanceTo(d.time);
+  AdvanceTo(stream_time);
   int64_t& table_time = table_time_ms_[static_cast<size_t>(d.table())];
   table_time = std::max(table_time, d.time.ms);
   const int64_t b = BucketOf(d.time.ms);
-  if (b <= BucketOf(stream_time_ms_) - options_.retention_ms / options_.bucket_ms) {
+  const int64_t kept_buckets = options_.retention_ms / options_.bucket_ms;
+  if (stream_time.ms != INT64_MIN && b <= BucketOf(stream_time.ms) - kept_buckets) {
     ++counters_.late_dropped;
     return;
   }
@@ -222,6 +226,10 @@ void ShardState::Apply(const Delta& d) {
     ++counters_.duplicates;
     return;
   }
+  // Not late against its own chunk, but a later chunk's batch came first and this
+  // shard has expired the bucket: by now it would be expired anyway. (Its id is
+  // remembered above, so that which copy of a document counts does not depend on it.)
+  if (stream_time_ms_ != INT64_MIN && b <= BucketOf(stream_time_ms_) - kept_buckets) return;
   // A key folded earlier comes back as a new, small series; if it stays
   // insignificant it is folded again. Remembering folded keys would cost
   // memory per distinct key, which is exactly what the budget bounds.
@@ -469,17 +477,9 @@ std::shared_ptr<const ShardSnapshot> ShardState::Snapshot() {
 }
 
 void ShardState::MarkIds(std::vector<uint64_t>& text, std::vector<uint64_t>& stacks) const {
-  auto mark = [](std::vector<uint64_t>& bits, uint32_t id) {
-    const size_t word = id / 64;
-    if (word >= bits.size()) bits.resize(word + 1, 0);
-    bits[word] |= uint64_t{1} << (id % 64);
-  };
   for (size_t t = 0; t < kTableCount; ++t) {
     for (const auto& s : slots_[t]) {
-      if (!s) continue;
-      for (size_t i = 0; i < FieldCount(s->key.table); ++i) {
-        mark(IsStackField(s->key.table, i) ? stacks : text, s->key.f[i]);
-      }
+      if (s) MarkKeyIds(s->key, text, stacks);
     }
   }
 }

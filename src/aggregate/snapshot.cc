@@ -114,10 +114,10 @@ void AddSeries(SeriesData& into, const SeriesData& from) {
   into.hours = std::move(hours);
 }
 
-std::shared_ptr<const Snapshot> MergeSnapshots(const std::vector<std::shared_ptr<const ShardSnapshot>>& shards,
-                                               const Symbols& symbols, int64_t bucket_ms,
-                                               const std::vector<int64_t>& windows_ms, int64_t retention_ms,
-                                               bool routed_by_key, std::shared_ptr<const Symbols> symbols_owner) {
+std::shared_ptr<Snapshot> MergeSnapshots(const std::vector<std::shared_ptr<const ShardSnapshot>>& shards,
+                                         const Symbols& symbols, int64_t bucket_ms,
+                                         const std::vector<int64_t>& windows_ms, int64_t retention_ms,
+                                         bool routed_by_key, std::shared_ptr<const Symbols> symbols_owner) {
   auto out = std::make_shared<Snapshot>();
   out->symbols_owner_ = std::move(symbols_owner);
   out->bucket_ms = bucket_ms;

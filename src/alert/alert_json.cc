@@ -130,6 +130,7 @@ std::string AlertJson(const Alert& alert) {
   json.Key("dispersion").Double(numbers.dispersion);
   json.Key("installs");
   numbers.installs ? json.Int(*numbers.installs) : json.Null();
+  if (!numbers.installs) json.Key("note").String(kInstallsUnknownNote);
   json.Key("baseline_builds").BeginArray();
   for (const std::string& build : numbers.baseline_builds) json.String(build);
   json.EndArray();

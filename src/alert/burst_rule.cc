@@ -112,8 +112,8 @@ void BurstRule(Round& round, const BuildIndex& index) {
         options.exposure == ExposureMode::kCrashShare || !index.channels_with_usage.contains(channel);
     const Exposure& exposure = shares ? crash_share[{channel, os}] : usage[{channel, os}];
     if (!(exposure.window > 0) || !(exposure.baseline > 0)) continue;
-    const auto installs = static_cast<int64_t>(std::llround(side.installs.Estimate()));
-    if (installs < options.min_installs) continue;
+    const std::optional<int64_t> installs = KnownInstalls(side.installs);
+    if (!EnoughInstalls(installs, options)) continue;
     AlertNumbers numbers;
     numbers.count_new = side.window;
     numbers.count_base = side.baseline;

@@ -163,7 +163,7 @@ void CrashRulesForBuild(Round& round, const BuildIndex& index, size_t build_at, 
     result.exposure = mode;
     result.ratio = RateRatio(static_cast<double>(count_new), exposure_new, static_cast<double>(count_base),
                              exposure_base);
-    result.installs = static_cast<int64_t>(std::llround(installs.Estimate()));
+    result.installs = KnownInstalls(installs);
     result.baseline_builds = baselines.ids;
     result.version = TextOf(snap, build.version);
     result.age_hours = static_cast<double>(end - build.first_ms) / kHourMs;
@@ -183,12 +183,12 @@ void CrashRulesForBuild(Round& round, const BuildIndex& index, size_t build_at, 
     const int64_t count_base = signature_base[signature];
     AlertNumbers signature_numbers = numbers(side.count, count_base, side.installs);
     if (!signature_ever.contains(signature)) {
-      if (side.count < options.min_new_count || *signature_numbers.installs < options.min_installs) continue;
+      if (side.count < options.min_new_count || !EnoughInstalls(signature_numbers.installs, options)) continue;
       round.Add(key(AlertRule::kNewCrashSignature, TextOf(snap, signature), ""),
                 std::move(signature_numbers));
       continue;
     }
-    if (side.count < options.min_count || *signature_numbers.installs < options.min_installs) continue;
+    if (side.count < options.min_count || !EnoughInstalls(signature_numbers.installs, options)) continue;
     signature_numbers.dispersion = dispersion;
     // A spike is the signature's own: when the rest of its class (the class holding most
     // of its new-build crashes; the rest of the build when the signature is its whole class)
@@ -227,7 +227,7 @@ void CrashRulesForBuild(Round& round, const BuildIndex& index, size_t build_at, 
     if (found == class_new.end()) continue;
     const Side& side = found->second;
     AlertNumbers class_numbers = numbers(side.count, class_base[name], side.installs);
-    if (side.count < options.min_count || *class_numbers.installs < options.min_installs) continue;
+    if (side.count < options.min_count || !EnoughInstalls(class_numbers.installs, options)) continue;
     const double log_p =
         PoissonRateTestLogP(side.count, exposure_new, class_numbers.count_base, exposure_base);
     round.AddTested(key(AlertRule::kCrashRateRegression, "", name), std::move(class_numbers), log_p,

@@ -21,6 +21,9 @@ AlertEngine::AlertEngine(AlertOptions options) : options_(std::move(options)) {}
 
 std::vector<AlertEvent> AlertEngine::Evaluate(const Snapshot& snap) {
   std::vector<AlertCandidate> candidates = EvaluateRules(snap, options_);
+  const auto installs_unknown = static_cast<uint64_t>(
+      std::count_if(candidates.begin(), candidates.end(),
+                    [](const AlertCandidate& candidate) { return !candidate.numbers.installs; }));
   const int64_t stream_ms = snap.stream_time_ms;
   std::vector<AlertEvent> events;
   std::lock_guard<std::mutex> lock(mu_);
@@ -83,6 +86,7 @@ std::vector<AlertEvent> AlertEngine::Evaluate(const Snapshot& snap) {
             [](const AlertEvent& lhs, const AlertEvent& rhs) { return lhs.alert.key < rhs.alert.key; });
   ++stats_.rounds;
   stats_.tested = candidates.size();
+  stats_.installs_unknown += installs_unknown;
   stats_.transitions += events.size();
   RenderLocked();
   return events;

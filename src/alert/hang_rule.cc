@@ -72,12 +72,9 @@ void HangRuleForBuild(Round& round, const BuildIndex& index, size_t build_at, Sy
   for (const auto& [signature, side] : signature_new) {
     if (signature == snap.symbols->other() || side.count < options.min_count) continue;
     // Installs are known when the pings carried a client id (main pings do; Mozilla's bhr
-    // pings do not, and then the guard cannot apply: ADR 0006).
-    std::optional<int64_t> installs;
-    if (!side.installs.empty()) {
-      installs = static_cast<int64_t>(std::llround(side.installs.Estimate()));
-      if (*installs < options.min_installs) continue;
-    }
+    // pings do not, and then the guard cannot apply: ADR 0006, 0017).
+    const std::optional<int64_t> installs = KnownInstalls(side.installs);
+    if (!EnoughInstalls(installs, options)) continue;
     const HangSide& base = signature_base[signature];
     AlertNumbers numbers;
     numbers.installs = installs;

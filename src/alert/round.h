@@ -10,6 +10,7 @@
 
 #include <absl/container/flat_hash_map.h>
 
+#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -17,6 +18,7 @@
 
 #include "build_index.h"
 #include "seismo/alert/engine.h"
+#include "seismo/aggregate/hll.h"
 
 namespace seismo::alert_detail {
 
@@ -65,6 +67,19 @@ double SignatureDispersion(const Snapshot& snap, const AlertOptions& options,
 void CrashRules(Round& round, const BuildIndex& index);
 void HangRules(Round& round, const BuildIndex& index);
 void BurstRule(Round& round, const BuildIndex& index);
+
+// Distinct installs behind a selection; nullopt when none of its documents carried an
+// install id (clientId, install_time): the min_installs guard then cannot judge and is
+// skipped (SPEC §5; ADR 0017).
+inline std::optional<int64_t> KnownInstalls(const HyperLogLog& installs) {
+  if (installs.empty()) return std::nullopt;
+  return static_cast<int64_t>(std::llround(installs.Estimate()));
+}
+
+// The min_installs guard: passes when the installs are unknown.
+inline bool EnoughInstalls(const std::optional<int64_t>& installs, const AlertOptions& options) {
+  return !installs || *installs >= options.min_installs;
+}
 
 // Text of a symbol as a string (alert keys and numbers own their strings).
 inline std::string TextOf(const Snapshot& snap, Sym id) {

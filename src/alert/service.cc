@@ -39,7 +39,10 @@ void AlertService::Run() {
   for (;;) {
     if (cv_.wait_for(lock, interval, [&] { return stop_; })) break;
     lock.unlock();
-    if (std::shared_ptr<const Snapshot> snap = snapshots_()) (void)EvaluateNow(*snap);
+    if (std::shared_ptr<const Snapshot> snap = snapshots_()) {
+      (void)EvaluateNow(*snap);
+      rounds_.fetch_add(1, std::memory_order_relaxed);
+    }
     lock.lock();
   }
 }

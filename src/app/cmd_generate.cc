@@ -1,4 +1,4 @@
-// `seismo generate --kind main|bhr|crash|crash-ping --count N --seed S [--start T]`
+// `seismo generate --kind main|bhr|crash|crash-ping --count N --seed S [--start T] [--profile dense]`
 // `seismo generate --kind scenario [--plant P]... [--seed S] [--noise SIGMA] [--scale F] [--truth FILE]
 //                  [--channel C] [--end T]`
 #include <fmt/format.h>
@@ -18,6 +18,7 @@ struct GenerateArgs {
   uint64_t count = 1000;
   uint64_t seed = 1;
   size_t pad_kb = 0;
+  std::string profile = "default";
   std::string output = "-";
   // --kind scenario
   std::vector<std::string> plants;
@@ -28,7 +29,7 @@ struct GenerateArgs {
   std::string start;  // synthetic kinds: event time of the first document ("" = the default)
   std::string end;    // scenario: event time of its last hour's end ("" = the default timeline)
   // Which options were given, to refuse the ones the kind ignores.
-  bool count_given = false, pad_given = false, scenario_given = false;
+  bool count_given = false, pad_given = false, profile_given = false, scenario_given = false;
 };
 
 FILE* OpenOutput(const std::string& path) {
@@ -50,6 +51,7 @@ int RunSynth(const GenerateArgs& a) {
   SynthOptions o;
   o.seed = a.seed;
   o.pad_bytes = a.pad_kb * 1024;
+  o.profile = a.profile == "dense" ? SynthProfile::kDense : SynthProfile::kDefault;
   if (!a.start.empty()) o.start = *ParseTimestamp(a.start);  // checked by RunGenerate
   Synth synth(o);
   for (uint64_t i = 0; i < a.count; ++i) {
@@ -130,6 +132,7 @@ int RunGenerate(const GenerateArgs& a) {
     if (a.count_given)
       return usage("--count does not apply to --kind scenario (the timeline sets the volume)");
     if (a.pad_given) return usage("--pad-kb does not apply to --kind scenario");
+    if (a.profile_given) return usage("--profile does not apply to --kind scenario");
     if (!(a.scale > 0) || a.scale > 100) return usage("--scale must be in (0, 100]");
     if (!(a.noise >= 0) || a.noise > 2) return usage("--noise must be in [0, 2]");
     if (!a.start.empty()) return usage("--start does not apply to --kind scenario (use --end)");
@@ -168,6 +171,11 @@ void RegisterGenerateCommand(CLI::App& root, CommandRunner* runner) {
   cmd->add_option("--seed,-s", args->seed, "Random seed (same seed, same output)");
   cmd->add_option("--pad-kb", args->pad_kb, "Pad main pings with realistic histograms to ~N KB more")
       ->each([args](const std::string&) { args->pad_given = true; });
+  cmd->add_option("--profile", args->profile,
+                  "Document shapes: default (a few hundred distinct hang stacks), or dense (ordinary-sized "
+                  "documents, a long tail of distinct stacks: the bench's dense corpus)")
+      ->check(CLI::IsMember({"default", "dense"}))
+      ->each([args](const std::string&) { args->profile_given = true; });
   cmd->add_option("--output,-o", args->output, "Output file (default: stdout)");
   std::vector<std::string> plants = {"none"};
   for (const ScenarioPlantName& p : ScenarioPlantNames()) plants.emplace_back(p.name);

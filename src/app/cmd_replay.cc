@@ -1,14 +1,16 @@
-// `seismo replay [--config FILE] [--output FILE|-] INPUT...`
+// `seismo replay [--config FILE] [--output FILE|-] [--threads N] [--timings] INPUT...`
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
 
 #include "output_file.h"
 #include "seismo/app/command.h"
 #include "seismo/alert/engine.h"
+#include "seismo/app/phase_times.h"
 #include "seismo/app/replay.h"
 #include "seismo/signature/generator.h"
 
@@ -22,21 +24,21 @@ struct ReplayArgs {
   int threads = -1;
   bool quiet = false;
   bool pretty = false;
+  bool timings = false;
 };
 
-// A human-readable summary: volumes, throughput, the top hang signatures.
-void PrintSummary(FILE* out, const ReplayResult& r) {
+// A human-readable summary below the first line: volumes, the top hang and crash
+// signatures. The first line (SummaryHead) is printed last, when the whole run's time is known.
+std::string SummaryBody(const ReplayResult& r) {
+  std::string out;
   const RecordCounts& c = r.counts;
   uint64_t rejected = 0;
   for (size_t i = 0; i < kRejectReasonCount; ++i) rejected += c.rejected[i];
-  fmt::print(out, "seismo replay: {} documents ({:.1f} MB) in {:.2f} s — {:.0f} records/s, {:.1f} MB/s\n",
-             c.documents, c.bytes / 1e6, r.seconds, c.documents / std::max(r.seconds, 1e-9),
-             c.bytes / 1e6 / std::max(r.seconds, 1e-9));
-  fmt::print(out, "  accepted: {} main, {} bhr, {} crash; rejected: {}\n", c.by_kind[0], c.by_kind[1],
-             c.by_kind[2], rejected);
+  out += fmt::format("  accepted: {} main, {} bhr, {} crash; rejected: {}\n", c.by_kind[0], c.by_kind[1],
+                     c.by_kind[2], rejected);
   for (size_t i = 0; i < kRejectReasonCount; ++i) {
     if (c.rejected[i] > 0) {
-      fmt::print(out, "    {:<18} {}\n", RejectReasonName(static_cast<RejectReason>(i)), c.rejected[i]);
+      out += fmt::format("    {:<18} {}\n", RejectReasonName(static_cast<RejectReason>(i)), c.rejected[i]);
     }
   }
   // Usage and hangs per (source, signature), summed over dimensions.
@@ -46,7 +48,7 @@ void PrintSummary(FILE* out, const ReplayResult& r) {
     usage_by_source[std::string(snap.Text(s->key[usage_field::kSource]))] += s->total[0];
   }
   for (const auto& [source, ms] : usage_by_source) {
-    fmt::print(out, "  {} usage: {:.1f} hours\n", source, UsageHours(ms));
+    out += fmt::format("  {} usage: {:.1f} hours\n", source, UsageHours(ms));
   }
   std::map<std::pair<std::string, std::string>, std::pair<int64_t, int64_t>> by_sig;
   for (const SeriesData* s : snap.table(Table::kHangs)) {
@@ -61,9 +63,9 @@ void PrintSummary(FILE* out, const ReplayResult& r) {
     top.push_back({rate.value_or(0), fmt::format("{:>5} {}", k.first, k.second)});
   }
   std::sort(top.begin(), top.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
-  if (!top.empty()) fmt::print(out, "  top hang signatures (hang ms per usage hour):\n");
+  if (!top.empty()) out += fmt::format("  top hang signatures (hang ms per usage hour):\n");
   for (size_t i = 0; i < std::min<size_t>(top.size(), 8); ++i) {
-    fmt::print(out, "    {:>10.2f}  {}\n", top[i].first, top[i].second);
+    out += fmt::format("    {:>10.2f}  {}\n", top[i].first, top[i].second);
   }
   std::map<std::string, int64_t> crashes;
   for (const SeriesData* s : snap.table(Table::kCrashes)) {
@@ -72,13 +74,24 @@ void PrintSummary(FILE* out, const ReplayResult& r) {
   std::vector<std::pair<int64_t, std::string>> top_crashes;
   for (const auto& [sig, n] : crashes) top_crashes.push_back({n, sig});
   std::sort(top_crashes.begin(), top_crashes.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
-  if (!top_crashes.empty()) fmt::print(out, "  top crash signatures (count):\n");
+  if (!top_crashes.empty()) out += fmt::format("  top crash signatures (count):\n");
   for (size_t i = 0; i < std::min<size_t>(top_crashes.size(), 8); ++i) {
-    fmt::print(out, "    {:>10}  {}\n", top_crashes[i].first, top_crashes[i].second);
+    out += fmt::format("    {:>10}  {}\n", top_crashes[i].first, top_crashes[i].second);
   }
+  return out;
+}
+
+// The summary's first line. `seconds` is the whole run: from the command's start
+// (configuration and signature lists loaded, inputs read, merged, alerts, output
+// written, state freed) to this line, so the rate is what a user waits for.
+std::string SummaryHead(const RecordCounts& c, double seconds) {
+  return fmt::format("seismo replay: {} documents ({:.1f} MB) in {:.2f} s — {:.0f} records/s, {:.1f} MB/s\n",
+                     c.documents, c.bytes / 1e6, seconds, c.documents / std::max(seconds, 1e-9),
+                     c.bytes / 1e6 / std::max(seconds, 1e-9));
 }
 
 int RunReplayCommand(const ReplayArgs& args) {
+  PhaseTimes phases;
   auto config = LoadConfig(args.config);
   if (!config) {
     fmt::print(stderr, "seismo replay: {}\n", config.error().message());
@@ -93,13 +106,16 @@ int RunReplayCommand(const ReplayArgs& args) {
     fmt::print(stderr, "seismo replay: {}\n", signatures.error().message());
     return 2;
   }
+  phases.Mark("load");
   ReplayOptions options;
   options.progress = !args.quiet && isatty(STDERR_FILENO);
+  options.phases = &phases;
   auto result = RunReplay(*config, args.inputs, signatures->get(), options);
   if (!result) {
     fmt::print(stderr, "seismo replay: {}\n", result.error().message());
     return 1;
   }
+  phases.Mark("teardown");  // the pipeline's threads stopped and its state freed
   if (!args.output.empty()) {
     // One round of the alert rules at the end of the input (stream time = the last event).
     // `for` is a number of rounds, and a replay has exactly one: conditions that hold are
@@ -108,6 +124,7 @@ int RunReplayCommand(const ReplayArgs& args) {
     alert_options.for_evaluations = 1;
     AlertEngine alerts(alert_options);
     if (result->snapshot) (void)alerts.Evaluate(*result->snapshot);
+    phases.Mark("alerts");
     const std::string alerts_json = alerts.AlertsJson();
     Status s = WriteOutputFile(args.output, [&](OutputSink& sink) {
       WriteReplayOutput(*result->snapshot, result->counts, alerts_json, args.pretty ? 2 : 0, sink);
@@ -116,8 +133,25 @@ int RunReplayCommand(const ReplayArgs& args) {
       fmt::print(stderr, "seismo replay: {}\n", s.message());
       return 1;
     }
+    phases.Mark("output");  // streamed into a temporary file, renamed into place
   }
-  if (!args.quiet) PrintSummary(args.output == "-" ? stderr : stdout, *result);
+  const RecordCounts counts = result->counts;
+  const std::string body = args.quiet ? std::string() : SummaryBody(*result);
+  phases.Mark("summary");
+  { ReplayResult freed = std::move(*result); }
+  phases.Mark("free");
+  if (args.timings) {
+    fmt::print(
+        stderr, "{}\n",
+        phases.Json(fmt::format("\"threads\":{},\"documents\":{},\"bytes\":{}",
+                                ResolveThreads(config->ingest.threads), counts.documents, counts.bytes)));
+  }
+  if (!args.quiet) {
+    FILE* out = args.output == "-" ? stderr : stdout;
+    const std::string head = SummaryHead(counts, phases.TotalSeconds());
+    std::fputs(head.c_str(), out);
+    std::fputs(body.c_str(), out);
+  }
   return 0;
 }
 
@@ -132,6 +166,8 @@ void RegisterReplayCommand(CLI::App& root, CommandRunner* runner) {
   cmd->add_option("--threads", args->threads, "Parse threads and shards (default: [ingest] threads)");
   cmd->add_flag("--quiet,-q", args->quiet, "No progress bar and no summary");
   cmd->add_flag("--pretty", args->pretty, "Indent the JSON output");
+  cmd->add_flag("--timings", args->timings,
+                "Print where the run's time went, phase by phase, to stderr as one JSON line");
   cmd->add_option("inputs", args->inputs, "Input files")->required();
   cmd->callback([args, runner] { *runner = [args] { return RunReplayCommand(*args); }; });
 }

@@ -14,6 +14,7 @@
 #include "seismo/app/logging.h"
 #include "seismo/app/replay.h"
 #include "seismo/http/access.h"
+#include "seismo/http/health_listener.h"
 #include "seismo/http/server.h"
 #include "seismo/signature/generator.h"
 
@@ -23,6 +24,7 @@ namespace {
 struct RunArgs {
   std::string config;
   std::string output;
+  std::string on_corrupt_checkpoint;  // "" = [checkpoint] on_corrupt; else "reread" | "wait" for this start
   // Test seams (hidden from --help): see Daemon::Set*ForTesting.
   int64_t parse_delay_ms = 0;
   int64_t checkpoint_pause_ms = 0;
@@ -46,6 +48,9 @@ int RunDaemon(const RunArgs& args) {
     fmt::print(stderr, "seismo run: {}\n", config.error().message());
     return 2;
   }
+  // The operator's decision about an unusable checkpoint, for this start only (ADR 0018).
+  if (args.on_corrupt_checkpoint == "reread") config->checkpoint.on_corrupt = OnCorruptCheckpoint::kReread;
+  if (args.on_corrupt_checkpoint == "wait") config->checkpoint.on_corrupt = OnCorruptCheckpoint::kWait;
   SetUpLogging(config->log);
   auto signatures = LoadSignatures(*config);
   if (!signatures) {
@@ -68,14 +73,25 @@ int RunDaemon(const RunArgs& args) {
     spdlog::error("start: {}", s.message());
     return 1;
   }
+  // Health probes on a listener slow clients cannot starve (ADR 0018).
+  HealthListener health;
+  if (const std::string at = HealthListenAddress(*config); !at.empty()) {
+    if (Status s = health.Start({at, http->auth_token}, daemon); !s.ok()) {
+      spdlog::error("start: {}", s.message());
+      server.Stop();
+      return 1;
+    }
+  }
   if (Status s = daemon.Start(); !s.ok()) {
     spdlog::error("start: {}", s.message());
+    health.Stop();
     server.Stop();
     daemon.Stop();
     return 1;
   }
-  spdlog::info("seismo {} running (config: {}), serving {}", SEISMO_VERSION,
-               args.config.empty() ? "defaults" : args.config, server.url());
+  spdlog::info("seismo {} running (config: {}), serving {}{}", SEISMO_VERSION,
+               args.config.empty() ? "defaults" : args.config, server.url(),
+               health.port() > 0 ? ", health probes on " + health.url() + "/healthz" : "");
 
   int sig = 0;
   sigwait(&stop_signals, &sig);
@@ -92,6 +108,7 @@ int RunDaemon(const RunArgs& args) {
     _exit(1);
   }).detach();
 
+  health.Stop();
   server.Stop();
   if (Status s = daemon.Shutdown(stop_started + timeout * 4 / 5); !s.ok()) {
     spdlog::error("shutdown: {}; the last checkpoint stays, a restart continues from it{}", s.message(),
@@ -122,6 +139,10 @@ void RegisterRunCommand(CLI::App& root, CommandRunner* runner) {
   cmd->add_option("--config,-c", args->config, "TOML configuration file (every key has a default)");
   cmd->add_option("--output,-o", args->output,
                   "At shutdown, write the final state as JSON (like replay --output)");
+  cmd->add_option("--on-corrupt-checkpoint", args->on_corrupt_checkpoint,
+                  "When the checkpoint cannot be used: 'reread' every partition from its earliest retained "
+                  "offset, or 'wait' for an operator (overrides [checkpoint] on_corrupt for this start)")
+      ->check(CLI::IsMember({"reread", "wait"}));
   cmd->add_option("--parse-delay-for-testing", args->parse_delay_ms)->group("");
   cmd->add_option("--checkpoint-pause-for-testing", args->checkpoint_pause_ms)->group("");
   cmd->callback([args, runner] { *runner = [args] { return RunDaemon(*args); }; });

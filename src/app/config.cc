@@ -306,7 +306,10 @@ uint64_t FixedMemoryReserve(const Config& c) {
       kafka = std::strtoull(it->second.c_str(), nullptr, 10) * 1024;
     }
   }
-  return kBaseline + ResolveThreads(c.ingest.threads) * per_thread + kafka;
+  // Reading [sources] files: the line reader's buffer, which a line longer than
+  // max_document_bytes never grows past (it is cut, ADR 0018).
+  const uint64_t reader = c.sources.files.empty() ? 0 : uint64_t{c.ingest.max_document_bytes} + kMiB;
+  return kBaseline + ResolveThreads(c.ingest.threads) * per_thread + kafka + reader;
 }
 
 size_t ResolveThreads(size_t configured) {
@@ -362,6 +365,7 @@ Result<Config> ParseConfig(std::string_view text, const std::string& path) {
     s.Int("max_sse_clients", c.http.max_sse_clients, 0, 512);
     s.Int("max_request_size", c.http.max_request_size, 1024, 1 << 20);
     s.Duration("request_timeout", c.http.request_timeout);
+    s.Str("health_listen", c.http.health_listen);
     if (c.http.max_sse_clients > c.http.num_threads / 2) {
       s.Fail("max_sse_clients",
              fmt::format("{} is more than half of num_threads ({}): API requests need threads too",
@@ -374,6 +378,8 @@ Result<Config> ParseConfig(std::string_view text, const std::string& path) {
     Section s = top.Sub("checkpoint");
     s.Str("dir", c.checkpoint.dir);
     s.Duration("interval", c.checkpoint.interval);
+    s.Enum("on_corrupt", c.checkpoint.on_corrupt,
+           {{"reread", OnCorruptCheckpoint::kReread}, {"wait", OnCorruptCheckpoint::kWait}});
     s.Finish();
   }
   {

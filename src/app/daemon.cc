@@ -1,5 +1,6 @@
 #include "seismo/app/daemon.h"
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -20,7 +21,6 @@
 namespace seismo {
 namespace {
 
-constexpr size_t kChunkBytes = 1 << 20;
 constexpr auto kPublishInterval = std::chrono::milliseconds(500);
 constexpr auto kBarrierTimeout = std::chrono::seconds(60);
 
@@ -46,21 +46,34 @@ class Daemon::Rebalance final : public KafkaRebalanceListener {
     // Offsets in the checkpoint are the truth for what this instance counted.
     // Another instance may have counted further since (it commits what it
     // checkpointed before giving a partition up): take the later of the two.
+    // After an unusable checkpoint, the group's commits point past state that is
+    // lost: those partitions are read again from their start (ADR 0018).
     std::map<TopicPartition, int64_t> start;
+    std::vector<TopicPartition> reread;
     for (const TopicPartition& tp : partitions) {
       auto it = daemon_.checkpoint_offsets_.find({tp.topic, tp.partition});
-      if (it != daemon_.checkpoint_offsets_.end()) start[tp] = it->second;
-    }
-    if (!start.empty()) {
-      auto committed = daemon_.consumer_->Committed(partitions, std::chrono::seconds(10));
-      if (committed) {
-        for (auto& [tp, offset] : start) {
-          auto c = committed->find(tp);
-          if (c != committed->end()) offset = std::max(offset, c->second);
-        }
-      } else {
-        spdlog::warn("kafka: reading committed offsets failed: {}", committed.error().message());
+      if (it != daemon_.checkpoint_offsets_.end()) {
+        start[tp] = it->second;
+      } else if (daemon_.reread_from_start_) {
+        reread.push_back(tp);
       }
+    }
+    std::map<TopicPartition, int64_t> committed;
+    if (!start.empty() || !reread.empty()) {
+      auto c = daemon_.consumer_->Committed(partitions, std::chrono::seconds(10));
+      if (c) {
+        committed = std::move(*c);
+      } else {
+        spdlog::warn("kafka: reading committed offsets failed: {}", c.error().message());
+      }
+    }
+    for (auto& [tp, offset] : start) {
+      auto c = committed.find(tp);
+      if (c != committed.end()) offset = std::max(offset, c->second);
+    }
+    for (const TopicPartition& tp : reread) {
+      auto c = committed.find(tp);
+      start[tp] = daemon_.StartReread(tp, c == committed.end() ? -1 : c->second);
     }
     for (const auto& [tp, offset] : start) handed.Start(tp, offset);
     assigned_.insert(partitions.begin(), partitions.end());
@@ -112,6 +125,10 @@ class Daemon::Rebalance final : public KafkaRebalanceListener {
     for (const TopicPartition& tp : partitions) {
       handed.Forget(tp);
       assigned_.erase(tp);
+      std::erase_if(daemon_.reread_undated_, [&](const auto& u) {
+        return u.first.first == tp.topic && u.first.second == tp.partition;
+      });
+      daemon_.gone_partitions_.push_back(daemon_.KafkaSource(tp.topic, tp.partition));
     }
     daemon_.consuming_.store(!assigned_.empty(), std::memory_order_relaxed);
   }
@@ -138,15 +155,18 @@ Status Daemon::Start() {
   for (const std::string& f : config_.sources.files) po.sources.push_back({f, std::nullopt});
   for (const std::string& t : config_.kafka.topics) {
     auto kind = config_.kafka.topic_kinds.find(t);
-    po.sources.push_back(
-        {t, kind == config_.kafka.topic_kinds.end() ? std::nullopt : KindByName(kind->second)});
+    po.sources.push_back({t,
+                          kind == config_.kafka.topic_kinds.end() ? std::nullopt : KindByName(kind->second),
+                          /*live=*/true});
   }
-  po.sources.push_back({"(other topic)", std::nullopt});
+  po.sources.push_back({"(other topic)", std::nullopt, /*live=*/true});
   pipeline_ = std::make_unique<Pipeline>(po, symbols_.get(), signatures_, dead_letters_.get(), clock_);
   if (Status s = RestoreCheckpoint(); !s.ok()) return s;
   Publish();  // no thread runs yet: the first alert round and the API see the restored data whole
 
-  if (!config_.kafka.topics.empty()) {
+  if (waiting_for_operator_) {
+    // Not even joining the group: its partitions stay with whoever else consumes them.
+  } else if (!config_.kafka.topics.empty()) {
     KafkaConsumerOptions ko;
     ko.brokers = config_.kafka.brokers;
     ko.group_id = config_.kafka.group_id;
@@ -229,10 +249,19 @@ bool Daemon::SubmitWithBackpressure(std::unique_ptr<DocChunk> chunk) {
 }
 
 void Daemon::RunSource() {
+  if (waiting_for_operator_) {
+    // Nothing is consumed and nothing is checkpointed: the unusable checkpoint stays
+    // as it is until an operator decides (ADR 0018).
+    while (!stop_source_.load(std::memory_order_relaxed)) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    drained_ = true;
+    return;
+  }
   // 1. Files named in [sources], read once.
   for (size_t s = 0; s < config_.sources.files.size() && !stop_source_.load(); ++s) {
     const std::string& path = config_.sources.files[s];
-    auto reader = LineReader::Open(path);
+    auto reader = LineReader::Open(path, config_.ingest.max_document_bytes);
     if (!reader) {
       spdlog::error("sources: {}", reader.error().message());
       continue;
@@ -240,7 +269,8 @@ void Daemon::RunSource() {
     auto chunk = std::make_unique<DocChunk>();
     int64_t line_no = 0;
     const int64_t already = file_lines_[path];  // consumed before a restart
-    auto submit = [&] {
+    auto submit = [&](bool last) {
+      if (last) chunk->ended.push_back(SourceKey{static_cast<uint16_t>(s), -1});
       handed_docs_ += chunk->docs.size();
       SubmitWithBackpressure(std::move(chunk));
       chunk = std::make_unique<DocChunk>();
@@ -252,16 +282,13 @@ void Daemon::RunSource() {
       if (line_no <= already) continue;
       if (line->find_first_not_of(" \t") == std::string_view::npos) continue;
       DocRef ref;
-      ref.begin = static_cast<uint32_t>(chunk->data.size());
-      ref.length = static_cast<uint32_t>(line->size());
       ref.source = static_cast<uint16_t>(s);
       ref.offset = line_no;
-      chunk->data.append(*line);
-      chunk->docs.push_back(ref);
-      if (chunk->data.size() >= kChunkBytes || chunk->docs.size() >= chunk_docs_) submit();
+      AddDocument(*chunk, ref, *line, (*reader)->line_bytes(), config_.ingest.max_document_bytes);
+      if (chunk->data.size() >= kChunkBytes || chunk->docs.size() >= chunk_docs_) submit(false);
       if (stop_source_.load(std::memory_order_relaxed)) break;
     }
-    submit();
+    submit(/*last=*/true);
     if (!(*reader)->error().ok()) spdlog::error("sources: {}: {}", path, (*reader)->error().message());
     spdlog::info("sources: read {} ({} lines)", path, line_no);
   }
@@ -276,34 +303,45 @@ void Daemon::RunSource() {
     return;
   }
 
-  // 2. Kafka, until told to stop.
-  std::map<std::string, uint16_t> topic_index;
-  const size_t files = config_.sources.files.size();
-  for (size_t t = 0; t < config_.kafka.topics.size(); ++t) {
-    topic_index[config_.kafka.topics[t]] = static_cast<uint16_t>(files + t);
-  }
-  const auto other_topic = static_cast<uint16_t>(files + config_.kafka.topics.size());
+  // 2. Kafka, until told to stop. Every partition is a source of its own (ADR 0017).
+  std::set<SourceKey> delivering;  // partitions that delivered since they last went idle
   while (!stop_source_.load(std::memory_order_relaxed)) {
     KafkaMessageBatch batch = consumer_->Poll(chunk_docs_, std::chrono::milliseconds(100));
-    if (!batch.empty()) {
-      auto chunk = std::make_unique<DocChunk>();
-      chunk->data.reserve(batch.payload_bytes());
-      for (const KafkaMessage& m : batch) {
-        if (!rebalance_->handed.Accept(m.topic(), m.partition(), m.offset())) continue;  // seen already
-        DocRef ref;
-        ref.begin = static_cast<uint32_t>(chunk->data.size());
-        ref.length = static_cast<uint32_t>(m.payload().size());
-        auto it = topic_index.find(std::string(m.topic()));
-        ref.source = it == topic_index.end() ? other_topic : it->second;
-        ref.partition = m.partition();
-        ref.offset = m.offset();
-        if (auto ts = m.timestamp_ms()) ref.transport_time = EventTime{*ts};
-        chunk->data.append(m.payload());
-        chunk->docs.push_back(ref);
+    auto chunk = std::make_unique<DocChunk>();
+    chunk->data.reserve(std::min<uint64_t>(batch.payload_bytes(), kChunkBytes));
+    for (const KafkaMessage& m : batch) {
+      if (!rebalance_->handed.Accept(m.topic(), m.partition(), m.offset())) continue;  // seen already
+      const SourceKey source = KafkaSource(m.topic(), m.partition());
+      DocRef ref;
+      ref.source = source.source;
+      ref.partition = m.partition();
+      ref.offset = m.offset();
+      if (auto ts = m.timestamp_ms()) ref.transport_time = EventTime{*ts};
+      if (!reread_undated_.empty()) NoteRereadTime(m.topic(), m.partition(), m.timestamp_ms());
+      AddDocument(*chunk, ref, m.payload(), 0, config_.ingest.max_document_bytes);
+      delivering.insert(source);
+      if (chunk->data.size() >= kChunkBytes) {  // chunks stay small (32-bit offsets into them)
+        handed_docs_ += chunk->docs.size();
+        SubmitWithBackpressure(std::move(chunk));
+        chunk = std::make_unique<DocChunk>();
       }
-      handed_docs_ += chunk->docs.size();
-      if (!chunk->docs.empty()) SubmitWithBackpressure(std::move(chunk));
     }
+    // A partition with nothing left to read (or given up) stops holding stream time back
+    // until it delivers again.
+    for (const KafkaPartitionStats& p : consumer_->stats().partitions) {
+      if (p.lag != 0) continue;
+      auto it = delivering.find(KafkaSource(p.tp.topic, p.tp.partition));
+      if (it == delivering.end()) continue;
+      chunk->idle.push_back(*it);
+      delivering.erase(it);
+    }
+    for (const SourceKey& gone : gone_partitions_) {
+      delivering.erase(gone);
+      chunk->idle.push_back(gone);
+    }
+    gone_partitions_.clear();
+    handed_docs_ += chunk->docs.size();
+    if (!chunk->docs.empty() || !chunk->idle.empty()) SubmitWithBackpressure(std::move(chunk));
     MaybeCheckpoint();
   }
   drained_ = WaitForPipeline();
@@ -312,13 +350,48 @@ void Daemon::RunSource() {
   if (!closed.ok()) spdlog::warn("kafka: close: {}", closed.message());
 }
 
+SourceKey Daemon::KafkaSource(std::string_view topic, int32_t partition) const {
+  const auto& topics = config_.kafka.topics;
+  const auto at = std::find(topics.begin(), topics.end(), topic);
+  return SourceKey{
+      static_cast<uint16_t>(config_.sources.files.size() + static_cast<size_t>(at - topics.begin())),
+      partition};  // past the last topic: "(other topic)"
+}
+
 Status Daemon::RestoreCheckpoint() {
   if (config_.checkpoint.dir.empty()) return Status::Ok();
-  if (restore_delay_for_testing_.count() > 0) std::this_thread::sleep_for(restore_delay_for_testing_);
+  if (restore_hook_for_testing_) restore_hook_for_testing_();
   std::string problem;
   std::optional<CheckpointData> data =
       LoadCheckpoint(config_.checkpoint.dir, config_.aggregate.bucket.count(), *symbols_, &problem);
-  if (!problem.empty()) spdlog::error("checkpoint: {}; starting empty", problem);
+  if (!problem.empty()) {
+    // The state it held is lost, and the group's committed offsets point past it (ADR 0018).
+    const bool wait = config_.checkpoint.on_corrupt == OnCorruptCheckpoint::kWait;
+    std::lock_guard<std::mutex> lock(recovery_mu_);
+    recovery_.problem = problem;
+    recovery_.action = wait ? "wait" : "reread";
+    if (wait) {
+      waiting_for_operator_ = true;
+      not_ready_reason_ = fmt::format(
+          "checkpoint unusable ({}): nothing is consumed until an operator decides: put a good "
+          "checkpoint in its place, or restart with --on-corrupt-checkpoint reread (or [checkpoint] "
+          "on_corrupt = \"reread\")",
+          problem);
+      spdlog::error(
+          "checkpoint: {}; on_corrupt = \"wait\": it stays where it is, nothing is consumed and /readyz "
+          "answers 503 until an operator decides (put a good checkpoint in its place, or restart with "
+          "--on-corrupt-checkpoint reread)",
+          problem);
+    } else {
+      set_aside_pending_ = true;
+      reread_from_start_ = true;
+      spdlog::error(
+          "checkpoint: {}; starting empty: it is moved aside before the next checkpoint is written, "
+          "[sources] files are read again from their first line and every Kafka partition from its "
+          "earliest retained offset, not from the offsets committed for the lost state",
+          problem);
+    }
+  }
   if (!data) return Status::Ok();
   pipeline_->Restore(data->counts, data->shards);
   checkpoint_offsets_ = data->kafka_offsets;
@@ -333,6 +406,10 @@ Status Daemon::RestoreCheckpoint() {
 }
 
 void Daemon::MaybeCheckpoint() {
+  // Intern tables past their floor: the pipeline drains and the ids no series holds any
+  // more are freed (a no-op below the floor; retried at the next call when the pipeline
+  // did not drain in time).
+  if (!pipeline_->MaybeSweep(std::chrono::seconds(1))) spdlog::debug("intern tables: sweep deferred");
   if (config_.checkpoint.dir.empty()) return;
   auto now = std::chrono::steady_clock::now();
   if (now < next_checkpoint_) return;
@@ -359,7 +436,21 @@ bool Daemon::Checkpoint() {
   const bool alerts_changed = save_alert_state_ && save_alert_state_() != alerts_at_checkpoint_;
   if (handed_docs_ == handed_docs_at_checkpoint_ && !alerts_changed && last_checkpoint_ms_.load() != 0)
     return true;
-  if (!WaitForPipeline()) {
+  // Documents a [sources] file still holds for the documents after them (ADR 0017) are
+  // decided now, so the file positions saved cover exactly what was counted or rejected.
+  // (Not through SubmitWithBackpressure: this may run inside a rebalance callback, where
+  // pausing partitions is no business of ours; the workers free a ring slot by themselves.)
+  auto settle = std::make_unique<DocChunk>();
+  settle->settle = true;
+  bool settled = true;
+  for (Backoff backoff; !pipeline_->TrySubmit(settle);) {
+    if (std::chrono::steady_clock::now() >= ShutdownDeadline()) {
+      settled = false;
+      break;
+    }
+    backoff.Idle();
+  }
+  if (!settled || !WaitForPipeline()) {
     spdlog::error("checkpoint: the pipeline did not drain in time; skipped");
     checkpoint_failures_.fetch_add(1);
     return false;
@@ -382,7 +473,67 @@ bool Daemon::Checkpoint() {
   return written;
 }
 
+bool Daemon::SetAsideUnusableCheckpoint() {
+  if (!set_aside_pending_) return true;
+  Result<std::string> aside = SetAsideCheckpoint(config_.checkpoint.dir);
+  if (!aside && aside.error().code() != StatusCode::kNotFound) {  // not found: someone moved it already
+    spdlog::error("checkpoint: {}; no checkpoint is written over it", aside.error().message());
+    return false;
+  }
+  set_aside_pending_ = false;
+  if (aside) {
+    spdlog::warn("checkpoint: the unusable checkpoint was moved aside to {}", *aside);
+    std::lock_guard<std::mutex> lock(recovery_mu_);
+    recovery_.set_aside_to = *aside;
+  }
+  return true;
+}
+
+int64_t Daemon::StartReread(const TopicPartition& tp, int64_t committed) {
+  auto marks = consumer_->QueryWatermarks(tp, std::chrono::seconds(10));
+  // Without the low watermark, offset 0: below the log start the consumer's
+  // auto.offset.reset (earliest by default) takes the earliest retained record.
+  const int64_t from = marks ? marks->first : 0;
+  if (!marks) {
+    spdlog::warn("kafka: {}: reading its watermarks failed: {}", ToString(tp), marks.error().message());
+  }
+  spdlog::warn("checkpoint: {} is read again from offset {}, its earliest retained{}", ToString(tp), from,
+               committed >= 0 ? fmt::format(" (the group had committed {}: {} records are read again)",
+                                            committed, std::max<int64_t>(committed - from, 0))
+                              : " (the group had committed nothing)");
+  std::lock_guard<std::mutex> lock(recovery_mu_);
+  // An empty partition has no first record to date the re-read by.
+  const bool empty = marks && marks->first >= marks->second;
+  if (!empty) reread_undated_.push_back({{tp.topic, tp.partition}, recovery_.reread.size()});
+  recovery_.reread.push_back({ToString(tp), from, committed, empty ? -1 : 0});
+  return from;
+}
+
+void Daemon::NoteRereadTime(std::string_view topic, int32_t partition, std::optional<int64_t> timestamp_ms) {
+  for (auto it = reread_undated_.begin(); it != reread_undated_.end(); ++it) {
+    if (it->first.second != partition || it->first.first != topic) continue;
+    std::lock_guard<std::mutex> lock(recovery_mu_);
+    CheckpointRecovery::Partition& p = recovery_.reread[it->second];
+    p.from_time_ms = timestamp_ms.value_or(-1);  // -1: the record has no timestamp
+    if (timestamp_ms) {
+      spdlog::warn("checkpoint: {} is read again from {}", p.partition,
+                   FormatTimestamp(EventTime{*timestamp_ms}));
+    }
+    reread_undated_.erase(it);
+    return;
+  }
+}
+
 bool Daemon::WriteCheckpointOf(std::vector<ShardImage> shards) {
+  if (waiting_for_operator_) return false;  // the unusable checkpoint is the operator's to judge
+  // Re-reading after an unusable checkpoint: one without the offsets of an assignment would
+  // let a restart resume at the group's commits, past the lost state. Until one can hold them
+  // the unusable file stays in place, and a restart re-reads again (ADR 0018).
+  if (reread_from_start_ && consumer_ && rebalance_->handed.next().empty()) return true;
+  if (!SetAsideUnusableCheckpoint()) {
+    checkpoint_failures_.fetch_add(1);
+    return false;
+  }
   CheckpointData data;
   data.shards = std::move(shards);
   data.written_at_ms = clock_->Now().ms;
@@ -403,6 +554,9 @@ bool Daemon::WriteCheckpointOf(std::vector<ShardImage> shards) {
     return false;
   }
   checkpoint_offsets_ = data.kafka_offsets;
+  // Re-reading from the start ends once a checkpoint holds the offsets of an assignment (or
+  // there is no Kafka): from then on the checkpoint is the record again.
+  if (!consumer_ || !data.kafka_offsets.empty()) reread_from_start_ = false;
   handed_docs_at_checkpoint_ = handed_docs_;
   alerts_at_checkpoint_ = std::move(data.alerts);
   last_checkpoint_ms_.store(data.written_at_ms);
@@ -418,6 +572,7 @@ void Daemon::Publish() {
   ShardSet& shards = pipeline_->shards();
   const AggregateOptions o = ToAggregateOptions(config_);
   auto snap = MergeSnapshots(shards.LatestSnapshots(), *symbols_, o.bucket_ms, o.windows_ms, o.retention_ms);
+  snap->built_at_ms = clock_->Now().ms;
   std::lock_guard<std::mutex> lock(snapshot_mu_);
   snapshot_ = std::move(snap);
 }
@@ -504,6 +659,11 @@ ServiceStatus Daemon::status() const {
   s.pauses = pauses_.load(std::memory_order_relaxed);
   if (rebalance_) s.redelivered = rebalance_->handed.redelivered();
   s.last_checkpoint_ms = last_checkpoint_ms_.load(std::memory_order_relaxed);
+  s.not_ready_reason = not_ready_reason_;  // set before restored_ is released, then constant
+  {
+    std::lock_guard<std::mutex> lock(recovery_mu_);
+    s.checkpoint_recovery = recovery_;
+  }
   s.checkpoint_failures = checkpoint_failures_.load(std::memory_order_relaxed);
   if (dead_letters_) s.dead_letter_failures = dead_letters_->failures();
   if (pipeline_) {
@@ -514,6 +674,7 @@ ServiceStatus Daemon::status() const {
     for (const auto& [name, d] : alerts_->SinkDeliveries()) {
       s.alert_sinks.push_back({name, d.sent, d.failed, d.retried, d.dropped});
     }
+    s.alert_installs_unknown = alerts_->engine().stats().installs_unknown;
   }
   if (consumer_) {
     KafkaConsumerStats k = consumer_->stats();
@@ -521,6 +682,11 @@ ServiceStatus Daemon::status() const {
     s.paused_partitions = k.paused_partitions;
     s.kafka_errors = k.errors;
     s.last_kafka_error = k.last_error;
+    s.lost_offsets = k.lost_offsets;
+    s.offset_resets = k.offset_resets;
+    for (const KafkaLostOffsets& l : k.lost) {
+      s.lost_partitions.push_back({l.tp.topic, l.tp.partition, l.offsets, l.last_from, l.last_to});
+    }
   }
   return s;
 }

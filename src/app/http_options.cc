@@ -21,4 +21,20 @@ Result<HttpServerOptions> HttpOptionsFromConfig(const Config& config) {
   return http;
 }
 
+std::string HealthListenAddress(const Config& config) {
+  const std::string& h = config.http.health_listen;
+  if (h == "off") return "";
+  if (!h.empty()) return h;
+  const std::string& listen = config.http.listen;
+  const size_t colon = listen.rfind(':');
+  if (colon == std::string::npos) return "";  // the main server refuses it first
+  int port = 0;
+  try {
+    port = std::stoi(listen.substr(colon + 1));
+  } catch (...) {
+    return "";
+  }
+  return listen.substr(0, colon) + ":" + std::to_string(port == 0 ? 0 : port + 1);
+}
+
 }  // namespace seismo

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <thread>
 
+#include "seismo/app/phase_times.h"
 #include "seismo/ingest/line_reader.h"
 #include "seismo/shard/pipeline.h"
 #include "seismo/signature/generator.h"
@@ -17,7 +18,6 @@
 namespace seismo {
 namespace {
 
-constexpr size_t kChunkBytes = 1 << 20;
 constexpr size_t kChunkDocs = 2048;
 
 }  // namespace
@@ -87,7 +87,7 @@ Result<ReplayResult> RunReplay(const Config& config, const std::vector<std::stri
   std::optional<uint64_t> total = 0;
   PipelineOptions po = ToPipelineOptions(config);
   for (const std::string& path : inputs) {
-    auto reader = LineReader::Open(path);
+    auto reader = LineReader::Open(path, config.ingest.max_document_bytes);
     if (!reader) return reader.error();
     if (total && (*reader)->total_bytes()) {
       *total += *(*reader)->total_bytes();
@@ -102,10 +102,12 @@ Result<ReplayResult> RunReplay(const Config& config, const std::vector<std::stri
   if (!opened) return opened.error();
   std::unique_ptr<DeadLetterSink> dead_letters = std::move(*opened);
 
-  SystemClock clock;
+  SystemClock system_clock;
   auto symbols = std::make_unique<Symbols>();
-  Pipeline pipeline(po, symbols.get(), signatures, dead_letters.get(), &clock);
+  Pipeline pipeline(po, symbols.get(), signatures, dead_letters.get(),
+                    options.clock ? options.clock : &system_clock);
   pipeline.Start();
+  if (options.phases != nullptr) options.phases->Mark("setup");
   auto start = std::chrono::steady_clock::now();
   std::atomic<uint64_t> read_bytes{0};
   uint64_t finished_bytes = 0;
@@ -121,12 +123,9 @@ Result<ReplayResult> RunReplay(const Config& config, const std::vector<std::stri
         ++line_no;
         if (line->find_first_not_of(" \t") == std::string_view::npos) continue;  // blank line
         DocRef ref;
-        ref.begin = static_cast<uint32_t>(chunk->data.size());
-        ref.length = static_cast<uint32_t>(std::min<size_t>(line->size(), UINT32_MAX));
         ref.source = static_cast<uint16_t>(s);
         ref.offset = line_no;
-        chunk->data.append(line->data(), ref.length);
-        chunk->docs.push_back(ref);
+        AddDocument(*chunk, ref, *line, reader.line_bytes(), config.ingest.max_document_bytes);
         if (chunk->data.size() >= kChunkBytes || chunk->docs.size() >= kChunkDocs) {
           pipeline.Submit(std::move(chunk));
           (void)pipeline.MaybeSweep(std::chrono::hours(1));  // a replay has no deadline
@@ -134,7 +133,10 @@ Result<ReplayResult> RunReplay(const Config& config, const std::vector<std::stri
           read_bytes.store(finished_bytes + reader.bytes_read(), std::memory_order_relaxed);
         }
       }
-      if (!chunk->docs.empty()) pipeline.Submit(std::move(chunk));
+      // The file's last documents, and its end: its held documents are decided, and it no
+      // longer holds stream time back (the next file starts from where this one left it).
+      chunk->ended.push_back(SourceKey{static_cast<uint16_t>(s), -1});
+      pipeline.Submit(std::move(chunk));
       finished_bytes += reader.bytes_read();
       read_bytes.store(finished_bytes, std::memory_order_relaxed);
       if (!reader.error().ok()) {
@@ -145,9 +147,11 @@ Result<ReplayResult> RunReplay(const Config& config, const std::vector<std::stri
   }
   if (!read_error.ok()) return read_error;
   ReplayResult result;
-  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  result.snapshot = pipeline.FinalSnapshot();
+  result.ingest_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (options.phases != nullptr) options.phases->Mark("ingest");
+  result.snapshot = pipeline.FinalSnapshot();  // what the output and the alert rules read
   result.symbols = std::move(symbols);
+  if (options.phases != nullptr) options.phases->Mark("merge");
   result.counts = CountsOf(pipeline.counters());
   result.input_bytes = result.counts.bytes;
   return result;

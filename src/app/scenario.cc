@@ -274,7 +274,7 @@ void Scenario::Generate() {
     c.process = ProcessOf(cls);
     c.startup = r.Chance(0.05);
     c.signature = std::move(signature);
-    c.install_id = std::move(install);
+    if (o.crash_install_ids) c.install_id = std::move(install);
     rec.doc.crash = std::move(c);
     records_.push_back(std::move(rec));
   };
@@ -422,7 +422,7 @@ void Scenario::ForEachDocument(const std::function<void(std::string&&)>& emit) c
       w.Key("build").String(d.dims.build_id);
       w.Key("release_channel").String(d.dims.channel);
       w.Key("process_type").String(c.process);
-      w.Key("install_time").String(c.install_id);
+      if (!c.install_id.empty()) w.Key("install_time").String(c.install_id);
       w.Key("startup_crash").Bool(c.startup);
       w.Key("os_name").String(d.dims.os);
       if (c.crash_class == CrashClass::kContentShutdown) w.Key("ipc_channel_error").String("ShutDownKill");

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "seismo/core/json_writer.h"
@@ -146,25 +147,29 @@ struct BhrFrame {
   bool native = false;
 };
 
-std::vector<std::vector<BhrFrame>> BhrStackPool() {
-  Rng r(0xb4e);
-  std::vector<std::vector<BhrFrame>> pool;
-  for (int i = 0; i < 600; ++i) {
-    std::vector<BhrFrame> stack;
-    int depth = static_cast<int>(r.Between(2, 40));
-    for (int d = 0; d < depth; ++d) {
-      double p = r.Uniform();
-      if (p < 0.55) {
-        int64_t m = r.Chance(0.03) ? -1 : static_cast<int64_t>(r.Below(std::size(kModules)));
-        stack.push_back({m, fmt::format("{:x}", r.Between(0x1000, 0x3ffffff)), true});
-      } else if (p < 0.85) {
-        stack.push_back({0, kLabels[r.Below(std::size(kLabels))], false});
-      } else {
-        stack.push_back({0, kMarkers[r.Below(std::size(kMarkers))], false});
-      }
+// A bhr stack of 2-40 elements: native frames (55 %, 3 % of them of an unknown
+// module), labels (30 %) and markers (15 %).
+std::vector<BhrFrame> RandomBhrStack(Rng& r) {
+  std::vector<BhrFrame> stack;
+  int depth = static_cast<int>(r.Between(2, 40));
+  for (int d = 0; d < depth; ++d) {
+    double p = r.Uniform();
+    if (p < 0.55) {
+      int64_t m = r.Chance(0.03) ? -1 : static_cast<int64_t>(r.Below(std::size(kModules)));
+      stack.push_back({m, fmt::format("{:x}", r.Between(0x1000, 0x3ffffff)), true});
+    } else if (p < 0.85) {
+      stack.push_back({0, kLabels[r.Below(std::size(kLabels))], false});
+    } else {
+      stack.push_back({0, kMarkers[r.Below(std::size(kMarkers))], false});
     }
-    pool.push_back(std::move(stack));
   }
+  return stack;
+}
+
+std::vector<std::vector<BhrFrame>> BhrStackPool(uint64_t seed, int size) {
+  Rng r(seed);
+  std::vector<std::vector<BhrFrame>> pool;
+  for (int i = 0; i < size; ++i) pool.push_back(RandomBhrStack(r));
   return pool;
 }
 
@@ -173,8 +178,90 @@ const std::vector<std::vector<std::string>>& Legacy() {
   return pool;
 }
 const std::vector<std::vector<BhrFrame>>& BhrPool() {
-  static const auto pool = BhrStackPool();
+  static const auto pool = BhrStackPool(0xb4e, 600);
   return pool;
+}
+
+// ---------------------------------------------------------------- the dense profile
+
+// Zipf ranks by binary search over precomputed cumulative weights, O(log n) a draw
+// (Rng::Zipf is O(n): fine for the default profile's vocabularies of a few hundred,
+// too slow for the dense profile's tens of thousands). Same distribution.
+class ZipfTable {
+ public:
+  ZipfTable(size_t n, double s) : cumulative_(n) {
+    double acc = 0;
+    for (size_t k = 1; k <= n; ++k) cumulative_[k - 1] = acc += 1.0 / std::pow(static_cast<double>(k), s);
+  }
+  size_t Draw(Rng& r) const {
+    const double target = r.Uniform() * cumulative_.back();
+    auto it = std::lower_bound(cumulative_.begin(), cumulative_.end(), target);
+    return std::min<size_t>(static_cast<size_t>(it - cumulative_.begin()), cumulative_.size() - 1);
+  }
+
+ private:
+  std::vector<double> cumulative_;
+};
+
+constexpr const char* kScripts[] = {
+    "resource://gre/modules/SessionStore.sys.mjs",
+    "chrome://browser/content/tabbrowser/tabbrowser.js",
+    "resource://gre/modules/ExtensionContent.sys.mjs",
+    "resource:///modules/sessionstore/SessionFile.sys.mjs",
+    "chrome://global/content/elements/browser-custom-element.js",
+    "resource://gre/actors/AutoCompleteChild.sys.mjs",
+    "resource://gre/modules/PromiseWorker.sys.mjs",
+    "resource://gre/modules/Preferences.sys.mjs",
+    "chrome://browser/content/browser.js",
+    "resource://gre/modules/AsyncShutdown.sys.mjs",
+};
+
+// A legacy (main ping) stack of the dense profile: the root, 2-12 labels and script
+// frames (file:line, so most fresh stacks are new), sometimes a marker.
+std::vector<std::string> DenseLegacyStack(Rng& r) {
+  std::vector<std::string> stack = {"Startup::XRE_Main"};
+  int depth = static_cast<int>(r.Between(2, 12));
+  for (int d = 0; d < depth; ++d) {
+    if (r.Chance(0.3)) {
+      stack.push_back(fmt::format("{}:{}", kScripts[r.Below(std::size(kScripts))], r.Between(1, 20000)));
+    } else {
+      stack.push_back(kLabels[r.Below(std::size(kLabels))]);
+    }
+  }
+  if (r.Chance(0.2)) stack.push_back(kMarkers[r.Below(2)]);
+  return stack;
+}
+
+// Stack pools of the dense profile (fixed, like the default pools) and their ranks.
+constexpr size_t kDenseLegacyPool = 20000;
+constexpr size_t kDenseBhrPool = 5000;
+constexpr size_t kDenseProcessedSignatures = 3000;
+constexpr size_t kDenseCrashPingSignatures = 1000;
+// The share of hangs whose stack is made fresh rather than drawn from the pool.
+constexpr double kDenseFreshStack = 0.35;
+
+const std::vector<std::vector<std::string>>& DenseLegacyPool() {
+  static const auto pool = [] {
+    Rng r(0xd3e5e);
+    std::vector<std::vector<std::string>> p;
+    for (size_t i = 0; i < kDenseLegacyPool; ++i) p.push_back(DenseLegacyStack(r));
+    return p;
+  }();
+  return pool;
+}
+const std::vector<std::vector<BhrFrame>>& DenseBhrPool() {
+  static const auto pool = BhrStackPool(0xd3e5eb4e, kDenseBhrPool);
+  return pool;
+}
+struct DenseRanks {
+  ZipfTable legacy{kDenseLegacyPool, 1.1};
+  ZipfTable bhr{kDenseBhrPool, 1.1};
+  ZipfTable processed{kDenseProcessedSignatures, 1.1};
+  ZipfTable crash_ping{kDenseCrashPingSignatures, 1.1};
+};
+const DenseRanks& Ranks() {
+  static const DenseRanks ranks;
+  return ranks;
 }
 
 // Hang histogram in Gecko's TimeHistogram form: keys are inclusive upper
@@ -328,7 +415,13 @@ std::string Synth::Main(uint64_t i) {
       for (int h = 0; h < hangs; ++h) {
         w.BeginObject();
         w.Key("stack").BeginArray();
-        for (const std::string& f : Legacy()[r.Zipf(Legacy().size())]) w.String(f);
+        if (!dense()) {
+          for (const std::string& f : Legacy()[r.Zipf(Legacy().size())]) w.String(f);
+        } else if (r.Chance(kDenseFreshStack)) {
+          for (const std::string& f : DenseLegacyStack(r)) w.String(f);
+        } else {
+          for (const std::string& f : DenseLegacyPool()[Ranks().legacy.Draw(r)]) w.String(f);
+        }
         w.EndArray();
         w.Key("histogram");
         int lo = static_cast<int>(r.Between(6, 9));
@@ -389,7 +482,8 @@ std::string Synth::Bhr(uint64_t i) {
   for (const auto& m : kModules) w.BeginArray().String(m[0]).String(m[1]).EndArray();
   w.EndArray();
   w.Key("hangs").BeginArray();
-  int hangs = static_cast<int>(r.Chance(0.2) ? 0 : r.Between(1, 51));
+  // Dense: a few hangs per ping (a ping of a few KB), not up to 51.
+  int hangs = static_cast<int>(r.Chance(0.2) ? 0 : r.Between(1, dense() ? 8 : 51));
   for (int h = 0; h < hangs; ++h) {
     bool child = r.Chance(0.6);
     w.BeginObject();
@@ -407,12 +501,21 @@ std::string Synth::Bhr(uint64_t i) {
     if (r.Chance(0.5)) w.BeginArray().String("UserInteracting").String("true").EndArray();
     w.EndArray();
     w.Key("stack").BeginArray();
-    for (const BhrFrame& f : BhrPool()[r.Zipf(BhrPool().size())]) {
-      if (f.native) {
-        w.BeginArray().Int(f.module).String(f.text).EndArray();
-      } else {
-        w.String(f.text);
+    auto write_stack = [&w](const std::vector<BhrFrame>& stack) {
+      for (const BhrFrame& f : stack) {
+        if (f.native) {
+          w.BeginArray().Int(f.module).String(f.text).EndArray();
+        } else {
+          w.String(f.text);
+        }
       }
+    };
+    if (!dense()) {
+      write_stack(BhrPool()[r.Zipf(BhrPool().size())]);
+    } else if (r.Chance(kDenseFreshStack)) {
+      write_stack(RandomBhrStack(r));
+    } else {
+      write_stack(DenseBhrPool()[Ranks().bhr.Draw(r)]);
     }
     w.EndArray();
     w.EndObject();
@@ -468,7 +571,7 @@ std::string Synth::ProcessedCrash(uint64_t i) {
   std::string os = PickOs();
   std::string os_name = os == "Windows_NT" ? "Windows NT" : os == "Darwin" ? "Mac OS X" : "Linux";
   EventTime t = TimeOf(i);
-  size_t rank = r.Zipf(120);
+  size_t rank = dense() ? Ranks().processed.Draw(r) : r.Zipf(120);
   std::string uuid = r.Uuid();
   JsonWriter w;
   w.BeginObject();
@@ -520,7 +623,7 @@ std::string Synth::CrashPing(uint64_t i) {
   const SynthBuild& b = PickBuild();
   std::string os = PickOs();
   EventTime t = TimeOf(i);
-  size_t rank = r.Zipf(60);
+  size_t rank = dense() ? Ranks().crash_ping.Draw(r) : r.Zipf(60);
   Rng stack_rng(0xfee + rank);
   JsonWriter w;
   w.BeginObject();

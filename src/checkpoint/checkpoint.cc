@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <stdio.h>  // renameat2
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -182,12 +183,32 @@ std::optional<CheckpointData> LoadCheckpoint(const std::string& dir, int64_t buc
     why = fmt::format("written with bucket {} ms, configured bucket is {} ms", data->bucket_ms, bucket_ms);
   }
   if (why.empty()) return std::move(*data);
-  auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
-                 std::chrono::system_clock::now().time_since_epoch()).count();
-  std::string aside = fmt::format("{}.bad-{}", path, now);
-  std::rename(path.c_str(), aside.c_str());
-  if (problem != nullptr) *problem = fmt::format("{}: {}; moved aside to {}", path, why, aside);
+  if (problem != nullptr) *problem = fmt::format("{}: {}", path, why);
   return std::nullopt;
+}
+
+Result<std::string> SetAsideCheckpoint(const std::string& dir) {
+  const std::string path = dir + "/" + std::string(kCheckpointFile);
+  const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                       std::chrono::system_clock::now().time_since_epoch())
+                       .count();
+  // RENAME_NOREPLACE: a name taken already (a second set-aside within the same
+  // millisecond) is never overwritten; the next suffix is tried instead.
+  for (int n = 0; n < 1000; ++n) {
+    const std::string aside =
+        n == 0 ? fmt::format("{}.bad-{}", path, now) : fmt::format("{}.bad-{}-{}", path, now, n);
+    int rc = renameat2(AT_FDCWD, path.c_str(), AT_FDCWD, aside.c_str(), RENAME_NOREPLACE);
+    if (rc != 0 && errno == EINVAL) {
+      // A file system without RENAME_NOREPLACE: link() refuses a taken name too.
+      rc = link(path.c_str(), aside.c_str());
+      if (rc == 0) unlink(path.c_str());
+    }
+    if (rc == 0) return aside;
+    if (errno == EEXIST) continue;
+    if (errno == ENOENT) return Status::NotFound(fmt::format("{}: no such file", path));
+    return Status::IoError(fmt::format("cannot move {} aside: {}", path, std::strerror(errno)));
+  }
+  return Status::IoError(fmt::format("cannot move {} aside: no free name", path));
 }
 
 }  // namespace seismo

@@ -32,7 +32,10 @@ struct InternTable::Entry {
     return e;
   }
   static void Free(Entry* e) { ::operator delete(e); }
-  size_t Footprint() const { return offsetof(Entry, bytes) + std::max<size_t>(size, 1); }
+  // The entry's allocation (malloc rounds it up to 16) and its share of the index: a
+  // stripe's hash-map slot (key view, hash, id, control byte at a 7/8 load) and its page
+  // slot.
+  size_t Footprint() const { return ((offsetof(Entry, bytes) + std::max<size_t>(size, 1) + 15) & ~size_t{15}) + 48; }
 };
 
 namespace {
@@ -78,6 +81,11 @@ InternTable::Entry* InternTable::EntryOf(InternId id) const {
 std::string_view InternTable::Bytes(InternId id) const {
   const Entry* e = EntryOf(id);
   return e == nullptr ? std::string_view() : e->view();
+}
+
+size_t InternTable::EntryBytes(InternId id) const {
+  const Entry* e = EntryOf(id);
+  return e == nullptr ? 0 : e->Footprint();
 }
 
 uint64_t InternTable::Hash(InternId id) const {

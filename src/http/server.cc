@@ -238,15 +238,7 @@ int HttpServer::Handle(mg_connection* conn) {
     r.headers = "WWW-Authenticate: Bearer\r\n";
   } else if (path == "/readyz") {
     const ServiceStatus s = provider_->status();
-    const bool ready = s.restored && s.consuming && s.sources_done;
-    JsonWriter w;
-    w.BeginObject();
-    w.Key("ready").Bool(ready);
-    w.Key("restored").Bool(s.restored);
-    w.Key("consuming").Bool(s.consuming);
-    w.Key("sources_done").Bool(s.sources_done);
-    w.EndObject();
-    r = {ready ? 200 : 503, "application/json", w.Take(), {}};
+    r = {IsReady(s) ? 200 : 503, "application/json", ReadyzJson(s), {}};
   } else if (path == "/metrics") {
     HttpStats stats{latency_.Copy(), static_cast<uint64_t>(sse_clients_.load(std::memory_order_relaxed))};
     auto snap = provider_->snapshot();

@@ -54,6 +54,16 @@ std::string ToString(const TopicPartition& tp) {
   return tp.topic + "[" + std::to_string(tp.partition) + "]";
 }
 
+Result<OffsetResetPolicy> ParseOffsetResetPolicy(std::string_view value) {
+  if (value == "earliest" || value == "smallest" || value == "beginning") {
+    return OffsetResetPolicy::kEarliest;
+  }
+  if (value == "latest" || value == "largest" || value == "end") return OffsetResetPolicy::kLatest;
+  if (value == "error") return OffsetResetPolicy::kError;
+  return Status::InvalidArgument("auto.offset.reset: expected earliest, latest or error, not \"" +
+                                 std::string(value) + "\"");
+}
+
 // ---- KafkaMessage / KafkaMessageBatch ----
 
 std::string_view KafkaMessage::payload() const {
@@ -142,12 +152,18 @@ Result<std::unique_ptr<KafkaConsumer>> KafkaConsumer::Create(const KafkaConsumer
   if (options.brokers.empty()) return Status::InvalidArgument("kafka.brokers is empty");
   if (options.group_id.empty()) return Status::InvalidArgument("kafka.group_id is empty");
   if (options.topics.empty()) return Status::InvalidArgument("kafka.topics is empty");
+  // librdkafka resets an out-of-range position silently; it reports it instead with
+  // "error", and HandleOffsetReset() applies the configured policy, counting what is lost.
+  std::map<std::string, std::string> properties = options.properties;
+  auto reset = ParseOffsetResetPolicy(
+      properties.count("auto.offset.reset") != 0 ? properties["auto.offset.reset"] : std::string("earliest"));
+  if (!reset) return reset.error();
+  properties["auto.offset.reset"] = "error";
   auto conf = BuildKafkaConf(
       {
           {"bootstrap.servers", options.brokers},
           {"group.id", options.group_id},
           {"client.id", "seismo-consumer"},
-          {"auto.offset.reset", "earliest"},
           {"enable.auto.commit", "false"},
           {"enable.auto.offset.store", "false"},
           {"enable.partition.eof", "false"},
@@ -157,10 +173,11 @@ Result<std::unique_ptr<KafkaConsumer>> KafkaConsumer::Create(const KafkaConsumer
           {"fetch.error.backoff.ms", "100"},
           {"queued.min.messages", "100000"},
       },
-      options.properties);
+      properties);
   if (!conf) return conf.error();
 
   std::unique_ptr<KafkaConsumer> consumer(new KafkaConsumer(options, listener));
+  consumer->reset_policy_ = *reset;
   rd_kafka_conf_set_opaque(conf->get(), consumer->callbacks_.get());
   rd_kafka_conf_set_rebalance_cb(conf->get(), &KafkaConsumer::RebalanceCallback);
   rd_kafka_conf_set_offset_commit_cb(conf->get(), &KafkaConsumer::CommitCallback);
@@ -230,6 +247,12 @@ KafkaMessageBatch KafkaConsumer::Poll(size_t max_messages, std::chrono::millisec
       if (!batch.empty() || std::chrono::steady_clock::now() >= deadline) break;
       continue;  // woke up early (a callback was served): keep waiting
     }
+    if (msg->err == RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET && msg->rkt != nullptr) {
+      HandleOffsetReset({rd_kafka_topic_name(msg->rkt), msg->partition}, msg->offset,
+                        rd_kafka_message_errstr(msg));
+      rd_kafka_message_destroy(msg);
+      continue;
+    }
     if (msg->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
       if (msg->err != RD_KAFKA_RESP_ERR__PARTITION_EOF) {
         std::string reason = rd_kafka_message_errstr(msg);
@@ -241,6 +264,7 @@ KafkaMessageBatch KafkaConsumer::Poll(size_t max_messages, std::chrono::millisec
       rd_kafka_message_destroy(msg);
       continue;
     }
+    if (!awaiting_first_.empty()) awaiting_first_.erase({rd_kafka_topic_name(msg->rkt), msg->partition});
     batch.Add(msg);
   }
   pending_ = nullptr;
@@ -388,8 +412,11 @@ KafkaConsumerStats KafkaConsumer::stats() const {
   s.bytes = bytes_.load(std::memory_order_relaxed);
   s.errors = errors_.load(std::memory_order_relaxed);
   s.rebalances = rebalances_.load(std::memory_order_relaxed);
+  s.lost_offsets = lost_offsets_.load(std::memory_order_relaxed);
+  s.offset_resets = offset_resets_.load(std::memory_order_relaxed);
   std::lock_guard<std::mutex> lock(stats_mu_);
   s.partitions = partition_stats_;
+  for (const auto& [tp, lost] : lost_) s.lost.push_back(lost);
   s.last_error = last_error_;
   for (const KafkaPartitionStats& p : s.partitions) {
     if (p.lag > 0) s.total_lag += p.lag;
@@ -445,10 +472,35 @@ void KafkaConsumer::HandleAssign(rd_kafka_topic_partition_list_t* partitions) {
   const std::vector<TopicPartition> tps = ToVector(partitions);
   std::map<TopicPartition, int64_t> starts;
   if (listener_ != nullptr) starts = listener_->OnAssigned(tps);
+  // Partitions the listener has no offset for start at the group's commit, else where the
+  // policy says: resolved here, so librdkafka (auto.offset.reset=error) reports only
+  // positions that are out of range.
+  std::vector<TopicPartition> unknown;
+  for (const TopicPartition& tp : tps) {
+    if (auto it = starts.find(tp); it == starts.end() || it->second < 0) unknown.push_back(tp);
+  }
+  if (!unknown.empty() && reset_policy_ != OffsetResetPolicy::kError) {
+    auto committed = Committed(unknown, std::chrono::seconds(10));
+    for (const TopicPartition& tp : unknown) {
+      int64_t start = reset_policy_ == OffsetResetPolicy::kEarliest ? RD_KAFKA_OFFSET_BEGINNING
+                                                                     : RD_KAFKA_OFFSET_END;
+      if (committed) {
+        if (auto c = committed->find(tp); c != committed->end()) start = c->second;
+      } else {
+        start = RD_KAFKA_OFFSET_INVALID;  // librdkafka looks the commit up itself
+      }
+      logical_starts_[tp] = start;
+    }
+  }
   for (int i = 0; i < partitions->cnt; ++i) {
     auto& elem = partitions->elems[i];
     auto it = starts.find({elem.topic, elem.partition});
     elem.offset = (it != starts.end() && it->second >= 0) ? it->second : RD_KAFKA_OFFSET_INVALID;
+    if (auto l = logical_starts_.find({elem.topic, elem.partition}); l != logical_starts_.end()) {
+      if (elem.offset < 0) elem.offset = l->second;
+      logical_starts_.erase(l);
+    }
+    if (elem.offset >= 0) start_offsets_[{elem.topic, elem.partition}] = elem.offset;
   }
   if (IsCooperative(rk_)) {
     ConsumeError(rd_kafka_incremental_assign(rk_, partitions), "incremental assign");
@@ -459,11 +511,121 @@ void KafkaConsumer::HandleAssign(rd_kafka_topic_partition_list_t* partitions) {
     }
   }
   assignment_.insert(tps.begin(), tps.end());
+  for (const TopicPartition& tp : tps) {
+    last_reset_.erase(tp);
+    awaiting_first_.erase(tp);
+  }
   spdlog::info("kafka consumer: assigned {} partitions ({} with checkpointed offsets)",
                tps.size(), starts.size());
   if (pause_all_) {
     const Status s = SetPaused(tps, true);
     if (!s.ok()) spdlog::warn("kafka consumer: pausing new partitions: {}", s.message());
+  }
+}
+
+void KafkaConsumer::HandleOffsetReset(const TopicPartition& tp, int64_t failed, const std::string& reason) {
+  if (assignment_.count(tp) == 0) return;  // given up since librdkafka queued the error
+  if (failed < 0) {
+    // "No offset" again for a partition that returned messages since it was moved: a late
+    // report of an earlier lookup; acting on it would rewind. (Still awaiting its first
+    // message: the lookup failed, e.g. the leader is down, so it is moved again.)
+    if (last_reset_.count(tp) != 0 && awaiting_first_.count(tp) == 0) return;
+    awaiting_first_.insert(tp);
+  } else if (auto last = last_reset_.find(tp); last != last_reset_.end()) {
+    // The same out-of-range position again, though it was moved elsewhere: stale.
+    const auto [from, to] = last->second;
+    if (from == failed && to != failed) return;
+  }
+  if (failed < 0) {  // no checkpointed or committed offset: where the policy says
+    if (reset_policy_ == OffsetResetPolicy::kError) {
+      RecordError(RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET, ToString(tp) + ": " + reason, false);
+      return;
+    }
+    Reposition(
+        tp, failed,
+        reset_policy_ == OffsetResetPolicy::kEarliest ? RD_KAFKA_OFFSET_BEGINNING : RD_KAFKA_OFFSET_END);
+    return;
+  }
+  offset_resets_.fetch_add(1, std::memory_order_relaxed);
+  if (reset_policy_ == OffsetResetPolicy::kError) {
+    RecordError(RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET, ToString(tp) + ": " + reason, false);
+    return;
+  }
+  // A rare event: one round trip to the leader tells which side of the log it fell off.
+  auto marks = QueryWatermarks(tp, std::chrono::seconds(10));
+  if (!marks) {
+    RecordError(RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET, marks.error().message(), false);
+    Reposition(tp, failed, failed);  // try again: the next fetch reports it again if it still is
+    return;
+  }
+  const auto [low, high] = *marks;
+  if (failed < low) {
+    // Retention (or DeleteRecords) removed [failed, low) before it was read: report it,
+    // never skip silently, and keep reading what is left.
+    const uint64_t lost = static_cast<uint64_t>(low - failed);
+    lost_offsets_.fetch_add(lost, std::memory_order_relaxed);
+    {
+      std::lock_guard<std::mutex> lock(stats_mu_);
+      KafkaLostOffsets& l = lost_[tp];
+      l.tp = tp;
+      l.offsets += lost;
+      l.last_from = failed;
+      l.last_to = low;
+      last_error_ = "lost offsets: " + ToString(tp) + " " + std::to_string(failed) + ".." +
+                    std::to_string(low - 1) + " deleted by the broker before they were read";
+    }
+    spdlog::error(
+        "kafka consumer: {} offsets {}..{} were deleted by the broker (retention) before seismo "
+        "read them: {} record(s) lost; resuming at the log start {}",
+        ToString(tp), failed, low - 1, lost, low);
+    Reposition(tp, failed, low);
+  } else if (failed > high) {
+    const int64_t target = reset_policy_ == OffsetResetPolicy::kEarliest ? low : high;
+    spdlog::warn(
+        "kafka consumer: {} position {} is past the partition's end {} (truncated or "
+        "recreated); restarting at {} ({})",
+        ToString(tp), failed, high, target,
+        reset_policy_ == OffsetResetPolicy::kEarliest ? "earliest" : "latest");
+    Reposition(tp, failed, target);
+  } else {
+    Reposition(tp, failed, failed);  // in range again (the leader moved meanwhile): read on
+  }
+}
+
+void KafkaConsumer::Reposition(const TopicPartition& tp, int64_t failed, int64_t offset) {
+  last_reset_[tp] = {failed, offset};
+  if (IsCooperative(rk_)) {
+    KafkaPartitionListPtr list = ToList(std::vector<TopicPartition>{tp});
+    list->elems[0].offset = offset;
+    rd_kafka_error_t* error = rd_kafka_incremental_unassign(rk_, list.get());
+    if (error == nullptr) error = rd_kafka_incremental_assign(rk_, list.get());
+    ConsumeError(error, "repositioning " + ToString(tp));
+  } else {
+    // An eager assignment changes only as a whole: the other partitions go on
+    // from their positions (what was fetched but not returned is fetched again).
+    KafkaPartitionListPtr list = ToList(assignment_);
+    (void)rd_kafka_position(rk_, list.get());
+    for (int i = 0; i < list->cnt; ++i) {
+      auto& elem = list->elems[i];
+      const TopicPartition p{elem.topic, elem.partition};
+      if (p == tp) {
+        elem.offset = offset;
+      } else if (elem.offset < 0) {  // nothing returned yet: where it was assigned to start
+        auto start = start_offsets_.find(p);
+        elem.offset = start != start_offsets_.end() ? start->second : RD_KAFKA_OFFSET_INVALID;
+      }
+    }
+    const rd_kafka_resp_err_t err = rd_kafka_assign(rk_, list.get());
+    if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      RecordError(err, "repositioning " + ToString(tp) + " failed", /*fatal=*/false);
+    }
+  }
+  // A new assignment fetches: keep the backpressure pauses it reset (eager: all of them).
+  if (!paused_.empty()) {
+    KafkaPartitionListPtr list =
+        IsCooperative(rk_) ? ToList(std::vector<TopicPartition>{tp}) : ToList(paused_);
+    if (IsCooperative(rk_) && paused_.count(tp) == 0) return;
+    (void)rd_kafka_pause_partitions(rk_, list.get());
   }
 }
 
@@ -491,6 +653,9 @@ void KafkaConsumer::HandleRevoke(rd_kafka_topic_partition_list_t* partitions) {
   for (const TopicPartition& tp : tps) {
     assignment_.erase(tp);
     paused_.erase(tp);
+    last_reset_.erase(tp);
+    start_offsets_.erase(tp);
+    awaiting_first_.erase(tp);
   }
   spdlog::info("kafka consumer: {} {} partitions", lost ? "lost" : "revoked", tps.size());
 }

@@ -6,6 +6,7 @@
 #include <zlib.h>
 #include <zstd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <vector>
@@ -148,48 +149,56 @@ bool EndsWith(const std::string& s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
+// Splits the byte stream at '\n'. The buffer holds the pending line and grows
+// while it must (a line longer than the buffer), never past max_line + kChunk:
+// a longer line is returned as its first max_line bytes (kept at the front of
+// the buffer) while the rest of it is read into the space behind them and
+// dropped, up to its newline.
+//
+//   buf_: [ first max_line bytes of the cut line | scratch: the rest, read and dropped ]
 class SplittingReader final : public LineReader {
  public:
-  SplittingReader(std::unique_ptr<ByteSource> src, std::optional<uint64_t> total)
-      : src_(std::move(src)), total_(total), buf_(kChunk) {}
+  SplittingReader(std::unique_ptr<ByteSource> src, std::optional<uint64_t> total, size_t max_line)
+      : src_(std::move(src)),
+        total_(total),
+        max_line_(std::max<size_t>(max_line, 1)),
+        max_buffer_(max_line_ > SIZE_MAX - kChunk ? SIZE_MAX : max_line_ + kChunk),
+        buf_(std::min(kChunk, max_buffer_)) {}
 
   std::optional<std::string_view> Next() override {
     for (;;) {
-      // Look for a newline in [begin_, end_).
+      if (eof_ && begin_ == end_) {
+        std::vector<char>().swap(buf_);  // read to the end: the buffer is not needed any more
+        begin_ = end_ = 0;
+        return std::nullopt;
+      }
+      // Look for a newline within the first max_line + 1 bytes of [begin_, end_).
       const char* start = buf_.data() + begin_;
-      const void* nl = std::memchr(start, '\n', end_ - begin_);
+      const size_t pending = end_ - begin_;
+      const size_t scan = max_line_ == SIZE_MAX ? pending : std::min(pending, max_line_ + 1);
+      const void* nl = std::memchr(start, '\n', scan);
       if (nl != nullptr) {
         size_t len = static_cast<const char*>(nl) - start;
         begin_ += len + 1;
+        line_bytes_ = len;
         return Trim(std::string_view(start, len));
       }
+      if (pending > max_line_) return SkipRestOfLine();
       if (eof_) {
-        if (begin_ == end_) return std::nullopt;
-        std::string_view last(start, end_ - begin_);
+        std::string_view last(start, pending);
         begin_ = end_;
+        line_bytes_ = pending;
         return Trim(last);
       }
-      // Compact and grow if the pending line fills the buffer.
-      if (begin_ > 0) {
-        std::memmove(buf_.data(), buf_.data() + begin_, end_ - begin_);
-        end_ -= begin_;
-        begin_ = 0;
-      }
-      if (end_ == buf_.size()) buf_.resize(buf_.size() * 2);
-      std::string err;
-      ssize_t r = src_->Read(buf_.data() + end_, buf_.size() - end_, err);
-      if (r < 0) {
-        error_ = Status::IoError(err);
-        eof_ = true;
-        return std::nullopt;
-      }
-      if (r == 0) eof_ = true;
-      end_ += static_cast<size_t>(r);
+      Compact();
+      if (end_ == buf_.size()) buf_.resize(std::min(buf_.size() * 2, max_buffer_));
+      if (!Fill(end_)) return std::nullopt;
     }
   }
 
   uint64_t bytes_read() const override { return src_->consumed(); }
   std::optional<uint64_t> total_bytes() const override { return total_; }
+  uint64_t line_bytes() const override { return line_bytes_; }
   const Status& error() const override { return error_; }
 
  private:
@@ -198,18 +207,72 @@ class SplittingReader final : public LineReader {
     return line;
   }
 
+  // Moves the pending bytes to the front of the buffer.
+  void Compact() {
+    if (begin_ == 0) return;
+    std::memmove(buf_.data(), buf_.data() + begin_, end_ - begin_);
+    end_ -= begin_;
+    begin_ = 0;
+  }
+
+  // Reads more input into [at, buf_.size()); end_ = at + bytes read. False on a read error.
+  bool Fill(size_t at) {
+    std::string err;
+    ssize_t r = src_->Read(buf_.data() + at, buf_.size() - at, err);
+    if (r < 0) {
+      error_ = Status::IoError(err);
+      eof_ = true;
+      end_ = begin_ = 0;
+      return false;
+    }
+    if (r == 0) eof_ = true;
+    end_ = at + static_cast<size_t>(r);
+    return true;
+  }
+
+  // The pending line is longer than max_line: keeps its first max_line bytes,
+  // reads and drops the rest up to its newline (or the end of input), and
+  // returns the kept bytes with line_bytes_ = the whole line's length.
+  std::optional<std::string_view> SkipRestOfLine() {
+    Compact();
+    if (buf_.size() < max_buffer_) buf_.resize(max_buffer_);  // room to read behind the kept bytes
+    uint64_t total = max_line_;
+    size_t from = max_line_;  // [from, end_): bytes of the line after the kept ones, or of later lines
+    for (;;) {
+      const void* nl = std::memchr(buf_.data() + from, '\n', end_ - from);
+      if (nl != nullptr) {
+        const size_t at = static_cast<size_t>(static_cast<const char*>(nl) - buf_.data());
+        total += at - from;
+        begin_ = at + 1;  // the next line starts behind the newline
+        break;
+      }
+      total += end_ - from;
+      from = max_line_;
+      if (eof_) {
+        begin_ = end_ = max_line_;
+        break;
+      }
+      if (!Fill(max_line_)) return std::nullopt;
+    }
+    line_bytes_ = total;
+    return std::string_view(buf_.data(), max_line_);
+  }
+
   std::unique_ptr<ByteSource> src_;
   std::optional<uint64_t> total_;
+  const size_t max_line_;
+  const size_t max_buffer_;
   std::vector<char> buf_;
   size_t begin_ = 0;
   size_t end_ = 0;
+  uint64_t line_bytes_ = 0;
   bool eof_ = false;
   Status error_;
 };
 
 }  // namespace
 
-Result<std::unique_ptr<LineReader>> LineReader::Open(const std::string& path) {
+Result<std::unique_ptr<LineReader>> LineReader::Open(const std::string& path, size_t max_line_bytes) {
   int fd;
   std::optional<uint64_t> total;
   if (path == "-") {
@@ -235,7 +298,8 @@ Result<std::unique_ptr<LineReader>> LineReader::Open(const std::string& path) {
   } else {
     src = std::move(raw);
   }
-  return std::unique_ptr<LineReader>(std::make_unique<SplittingReader>(std::move(src), total));
+  return std::unique_ptr<LineReader>(
+      std::make_unique<SplittingReader>(std::move(src), total, max_line_bytes));
 }
 
 }  // namespace seismo

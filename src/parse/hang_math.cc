@@ -1,6 +1,6 @@
 #include "seismo/parse/hang_math.h"
 
-#include <cmath>
+#include <algorithm>
 
 namespace seismo {
 
@@ -14,15 +14,23 @@ int64_t BucketWeightUs(uint64_t upper_ms, HangWeighting w) {
   return k * 1000;
 }
 
-HangTotals LegacyHangTotals(const std::vector<HistogramBucket>& buckets, const HangOptions& o) {
+std::optional<HangTotals> LegacyHangTotals(const std::vector<HistogramBucket>& buckets,
+                                           const HangOptions& o) {
   HangTotals t;
   for (const HistogramBucket& b : buckets) {
     if (b.count == 0) continue;
-    if (static_cast<int64_t>(b.upper_ms) < o.min_ms || static_cast<int64_t>(b.upper_ms) >= o.max_ms) {
+    // A key above max_ms (any uint64) is out of range before it is converted.
+    if (b.upper_ms >= static_cast<uint64_t>(o.max_ms) || static_cast<int64_t>(b.upper_ms) < o.min_ms)
       continue;
+    // The weight of an in-range key is below max_ms x 1000 (≤ 10^12): it cannot overflow.
+    int64_t weighted = 0;
+    if (b.count > static_cast<uint64_t>(INT64_MAX) ||
+        __builtin_mul_overflow(BucketWeightUs(b.upper_ms, o.weighting), static_cast<int64_t>(b.count),
+                               &weighted) ||
+        __builtin_add_overflow(t.hang_us, weighted, &t.hang_us) ||
+        __builtin_add_overflow(t.hang_count, b.count, &t.hang_count) || t.hang_count > INT64_MAX) {
+      return std::nullopt;
     }
-    t.hang_count += b.count;
-    t.hang_us += BucketWeightUs(b.upper_ms, o.weighting) * static_cast<int64_t>(b.count);
   }
   return t;
 }
@@ -54,7 +62,51 @@ std::optional<std::string> RenderNativeFrame(int64_t module_index, std::string_v
   return "0x" + digits;
 }
 
-int64_t MsToUs(double ms) { return std::llround(ms * 1000.0); }
+std::optional<int64_t> DecimalMsToUs(std::string_view text) {
+  // text = int [. frac] [e|E [+|-] exp]; value = digits x 10^(exponent - fraction digits).
+  size_t i = 0;
+  std::string digits;
+  int64_t shift = 3;  // x 1000: milliseconds to thousandths
+  while (i < text.size() && text[i] >= '0' && text[i] <= '9') digits += text[i++];
+  if (digits.empty()) return std::nullopt;
+  if (i < text.size() && text[i] == '.') {
+    const size_t start = ++i;
+    while (i < text.size() && text[i] >= '0' && text[i] <= '9') digits += text[i++];
+    if (i == start) return std::nullopt;
+    shift -= static_cast<int64_t>(i - start);
+  }
+  if (i < text.size() && (text[i] == 'e' || text[i] == 'E')) {
+    ++i;
+    const bool negative = i < text.size() && text[i] == '-';
+    if (i < text.size() && (text[i] == '+' || text[i] == '-')) ++i;
+    const size_t start = i;
+    int64_t exponent = 0;
+    while (i < text.size() && text[i] >= '0' && text[i] <= '9') {
+      exponent = std::min<int64_t>(exponent * 10 + (text[i++] - '0'), 1'000'000);
+    }
+    if (i == start) return std::nullopt;
+    shift += negative ? -exponent : exponent;
+  }
+  if (i != text.size()) return std::nullopt;
+  const size_t first = digits.find_first_not_of('0');
+  if (first == std::string::npos) return 0;
+  digits.erase(0, first);
+  // Kept digits: all but the last -shift; the dropped ones decide the rounding.
+  const int64_t dropped = std::max<int64_t>(0, -shift);
+  const int64_t kept = static_cast<int64_t>(digits.size()) - dropped;
+  if (kept + std::max<int64_t>(shift, 0) > 18) return std::nullopt;  // beyond int64
+  int64_t out = 0;
+  for (int64_t k = 0; k < kept; ++k) out = out * 10 + (digits[static_cast<size_t>(k)] - '0');
+  for (int64_t k = 0; k < shift; ++k) out *= 10;
+  if (dropped > 0) {
+    // The dropped part against one half: compare its first digit with 5, then the rest with 0.
+    const int first_dropped = kept >= 0 ? digits[static_cast<size_t>(kept)] - '0' : 0;
+    const bool rest_zero =
+        kept < 0 || digits.find_first_not_of('0', static_cast<size_t>(kept) + 1) == std::string::npos;
+    if (first_dropped > 5 || (first_dropped == 5 && (!rest_zero || out % 2 == 1))) ++out;
+  }
+  return out;
+}
 
 std::string HangSignature(const std::vector<std::string>& stack, const std::vector<bool>& native,
                           HangSignatureMode mode) {

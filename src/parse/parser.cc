@@ -6,6 +6,7 @@
 
 #include "json_util.h"
 #include "ping_fields.h"
+#include "scrub_document.h"
 #include "seismo/parse/crash_parser.h"
 #include "seismo/parse/hang_math.h"
 
@@ -162,6 +163,7 @@ ParseResult<ParsedDocument> Parser::Parse(std::string_view json, DocHints hints)
           (!o.os_names.empty() && !Contains(o.os_names, d.os))) {
         return RejectReason::kFiltered;
       }
+      parse_internal::ScrubDocument(crash.value(), Scrubber::Default());
     }
     return crash;
   }
@@ -196,6 +198,7 @@ ParseResult<ParsedDocument> Parser::Parse(std::string_view json, DocHints hints)
     if (f.time_since_last_ping.value > kMaxBhrUsageMs) return RejectReason::kUsageTooLarge;
     FinishBhr(f, o, out);
   }
+  parse_internal::ScrubDocument(out, Scrubber::Default());
   return out;
 }
 

@@ -1,5 +1,7 @@
 #include "ping_fields.h"
 
+#include <algorithm>
+
 #include "seismo/parse/hang_math.h"
 
 namespace seismo::parse_internal {
@@ -49,22 +51,34 @@ Outcome ReadUsage(od::value v, UsageField& u) {
 }
 
 // {"values": {"255": 2, ...}, ...} -> buckets. Keys must be integers, counts >= 0.
+// A key repeated in `values` (or `values` repeated) takes its last value, as every other
+// member does (ADR 0017): keys are compared as strings, so "255" and "0255" stay two keys.
 Outcome ReadHistogram(od::value v, std::vector<HistogramBucket>& out) {
   return ForEachField(v, [&](std::string_view key, od::value value) -> Outcome {
     if (key != "values") return std::nullopt;
+    out.clear();
+    std::vector<std::string_view> keys;  // of out[i]; views into the parser's string buffer
     return ForEachField(value, [&](std::string_view k, od::value count) -> Outcome {
       std::optional<uint64_t> upper = ParseUint(k);
       if (!upper) return RejectReason::kBadHistogram;
       int64_t c;
       if (auto e = count.get_int64().get(c)) return FromSimdjson(e, RejectReason::kBadHistogram);
       if (c < 0) return RejectReason::kBadHistogram;
-      out.push_back({*upper, static_cast<uint64_t>(c)});
+      const HistogramBucket bucket{*upper, static_cast<uint64_t>(c)};
+      const auto seen = std::find(keys.begin(), keys.end(), k);
+      if (seen != keys.end()) {
+        out[static_cast<size_t>(seen - keys.begin())] = bucket;
+      } else {
+        keys.push_back(k);
+        out.push_back(bucket);
+      }
       return std::nullopt;
     });
   });
 }
 
 Outcome ReadStringArray(od::value v, std::vector<std::string>& out) {
+  out.clear();  // a repeated key: the last array wins
   return ForEachElement(v, [&](od::value e) -> Outcome {
     std::string_view s;
     if (auto err = e.get_string().get(s)) return FromSimdjson(err);
@@ -81,19 +95,24 @@ Outcome ReadThread(od::value v, std::string_view process, const HangOptions& opt
   Outcome o = ForEachField(v, [&](std::string_view key, od::value value) -> Outcome {
     if (key == "name") return ReadOptString(value, name);
     if (key != "hangs") return std::nullopt;
+    hangs.clear();
     return ForEachElement(value, [&](od::value hang) -> Outcome {
       HangRecord rec;
       std::vector<HistogramBucket> buckets;
       Outcome ho = ForEachField(hang, [&](std::string_view k, od::value hv) -> Outcome {
         if (k == "stack") return ReadStringArray(hv, rec.stack);
-        if (k == "histogram") return ReadHistogram(hv, buckets);
+        if (k == "histogram") {
+          buckets.clear();
+          return ReadHistogram(hv, buckets);
+        }
         return std::nullopt;
       });
       if (ho) return ho;
-      HangTotals t = LegacyHangTotals(buckets, opts);
-      if (t.hang_count == 0) return std::nullopt;  // nothing in range: adds nothing
-      rec.hang_us = t.hang_us;
-      rec.hang_count = t.hang_count;
+      std::optional<HangTotals> t = LegacyHangTotals(buckets, opts);
+      if (!t) return RejectReason::kHangOverflow;
+      if (t->hang_count == 0) return std::nullopt;  // nothing in range: adds nothing
+      rec.hang_us = t->hang_us;
+      rec.hang_count = t->hang_count;
       rec.process = std::string(process);
       hangs.push_back(std::move(rec));
       return std::nullopt;
@@ -110,6 +129,7 @@ Outcome ReadThread(od::value v, std::string_view process, const HangOptions& opt
 
 Outcome ReadThreadHangStats(od::value v, std::string_view process, const HangOptions& opts,
                             std::vector<HangRecord>& out) {
+  out.clear();
   return ForEachElement(v, [&](od::value thread) -> Outcome {
     if (IsNull(thread)) return std::nullopt;
     return ReadThread(thread, process, opts, out);
@@ -118,12 +138,14 @@ Outcome ReadThreadHangStats(od::value v, std::string_view process, const HangOpt
 
 // SUBPROCESS_CRASHES_WITH_DUMP: {"gpu": {count histogram}, ...}; the count is `sum`.
 Outcome ReadSubprocessCrashes(od::value v, SubprocessCrashes& out) {
+  out = {};
   return ForEachField(v, [&](std::string_view key, od::value hist) -> Outcome {
     uint64_t* slot = key == "gpu"        ? &out.gpu
                      : key == "plugin"   ? &out.plugin
                      : key == "gmplugin" ? &out.gmplugin
                                          : nullptr;
     if (slot == nullptr) return std::nullopt;
+    *slot = 0;
     return ForEachField(hist, [&](std::string_view k, od::value sum) -> Outcome {
       if (k != "sum") return std::nullopt;
       int64_t n;
@@ -174,10 +196,13 @@ Outcome ReadBhrHang(od::value v, std::vector<RawBhrHang>& out) {
   bool has_duration = false;
   Outcome o = ForEachField(v, [&](std::string_view key, od::value value) -> Outcome {
     if (key == "duration") {
+      const std::string_view text = value.raw_json_token();
       double d;
       if (auto e = value.get_double().get(d)) return FromSimdjson(e, RejectReason::kBadHang);
       if (!(d >= 0) || d > 1e12) return RejectReason::kBadHang;
-      hang.duration_us = MsToUs(d);
+      const std::optional<int64_t> us = DecimalMsToUs(text.substr(0, text.find_last_not_of(" \t\r\n") + 1));
+      if (!us) return RejectReason::kBadHang;
+      hang.duration_us = *us;
       has_duration = true;
       return std::nullopt;
     }
@@ -188,6 +213,8 @@ Outcome ReadBhrHang(od::value v, std::vector<RawBhrHang>& out) {
       return std::nullopt;
     }
     if (key == "stack") {
+      hang.raw_stack_len = 0;
+      hang.frames.clear();
       return ForEachElement(value, [&](od::value frame) { return ReadBhrFrame(frame, hang); });
     }
     return std::nullopt;
@@ -199,6 +226,7 @@ Outcome ReadBhrHang(od::value v, std::vector<RawBhrHang>& out) {
 }
 
 Outcome ReadModules(od::value v, std::vector<std::string>& out) {
+  out.clear();
   return ForEachElement(v, [&](od::value module) -> Outcome {
     std::string name;
     od::json_type t;
@@ -219,9 +247,24 @@ Outcome ReadModules(od::value v, std::vector<std::string>& out) {
   });
 }
 
+// Everything read from `payload`: a repeated "payload" replaces the earlier one whole.
+void ResetPayload(PingFields& f) {
+  f.subsession_length = {};
+  f.reason.reset();
+  f.parent_hangs.clear();
+  f.child_hangs.clear();
+  f.subprocess_crashes = {};
+  f.time_since_last_ping = {};
+  f.modules.clear();
+  f.bhr_hangs.clear();
+}
+
 Outcome ReadPayload(od::value v, const HangOptions& opts, PingFields& f) {
+  ResetPayload(f);
   return ForEachField(v, [&](std::string_view key, od::value value) -> Outcome {
     if (key == "info") {
+      f.subsession_length = {};
+      f.reason.reset();
       return ForEachField(value, [&](std::string_view k, od::value iv) -> Outcome {
         if (k == "subsessionLength") return ReadUsage(iv, f.subsession_length);
         if (k == "reason") return ReadOptString(iv, f.reason);
@@ -230,14 +273,19 @@ Outcome ReadPayload(od::value v, const HangOptions& opts, PingFields& f) {
     }
     if (key == "threadHangStats") return ReadThreadHangStats(value, "parent", opts, f.parent_hangs);
     if (key == "childPayloads") {
+      f.child_hangs.clear();
       return ForEachElement(value, [&](od::value child) -> Outcome {
-        return ForEachField(child, [&](std::string_view k, od::value cv) -> Outcome {
+        std::vector<HangRecord> hangs;  // of this child; a repeated key: its last array
+        Outcome o = ForEachField(child, [&](std::string_view k, od::value cv) -> Outcome {
           if (k != "threadHangStats") return std::nullopt;
-          return ReadThreadHangStats(cv, "content", opts, f.child_hangs);
+          return ReadThreadHangStats(cv, "content", opts, hangs);
         });
+        for (HangRecord& h : hangs) f.child_hangs.push_back(std::move(h));
+        return o;
       });
     }
     if (key == "keyedHistograms") {
+      f.subprocess_crashes = {};
       return ForEachField(value, [&](std::string_view k, od::value kv) -> Outcome {
         if (k != "SUBPROCESS_CRASHES_WITH_DUMP") return std::nullopt;
         return ReadSubprocessCrashes(kv, f.subprocess_crashes);
@@ -246,6 +294,7 @@ Outcome ReadPayload(od::value v, const HangOptions& opts, PingFields& f) {
     if (key == "timeSinceLastPing") return ReadUsage(value, f.time_since_last_ping);
     if (key == "modules") return ReadModules(value, f.modules);
     if (key == "hangs") {
+      f.bhr_hangs.clear();
       return ForEachElement(value, [&](od::value h) { return ReadBhrHang(h, f.bhr_hangs); });
     }
     return std::nullopt;
@@ -253,6 +302,12 @@ Outcome ReadPayload(od::value v, const HangOptions& opts, PingFields& f) {
 }
 
 Outcome ReadApplication(od::value v, PingFields& f) {
+  f.channel.reset();
+  f.name.reset();
+  f.display_version.reset();
+  f.version.reset();
+  f.build_id.reset();
+  f.build_id_present = false;
   return ForEachField(v, [&](std::string_view key, od::value value) -> Outcome {
     if (key == "channel") return ReadOptString(value, f.channel);
     if (key == "name") return ReadOptString(value, f.name);
@@ -267,6 +322,7 @@ Outcome ReadApplication(od::value v, PingFields& f) {
 }
 
 Outcome ReadEnvironment(od::value v, PingFields& f) {
+  f.os_name.reset();
   return ForEachField(v, [&](std::string_view key, od::value system) -> Outcome {
     if (key != "system") return std::nullopt;
     return ForEachField(system, [&](std::string_view k, od::value os) -> Outcome {
@@ -290,10 +346,8 @@ Outcome ReadPingFields(od::object root, const HangOptions& opts, PingFields& f) 
     Outcome o;
     if (key == "type") {
       o = ReadOptString(value, f.type);
-      if (!o && f.type == "crash") return std::nullopt;
     } else if (key == "json_dump" || key == "threads" || key == "crashing_thread") {
       f.has_crash_keys = true;
-      return std::nullopt;
     } else if (key == "id") {
       o = ReadOptString(value, f.id);
     } else if (key == "clientId") {

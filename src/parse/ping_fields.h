@@ -60,9 +60,9 @@ struct PingFields {
   std::vector<RawBhrHang> bhr_hangs;
 };
 
-// Reads the whole top-level object into `f`. Stops early (returning ok) once
-// the document is recognisably a crash (type == "crash" or crash keys), since
-// crash documents are parsed by the crash parser.
+// Reads the whole top-level object into `f` (crash documents too: their kind is known
+// only at the end, where a repeated "type" takes its last value). A member repeated at
+// any level takes its last value, containers whole (ADR 0017).
 Outcome ReadPingFields(od::object root, const HangOptions& opts, PingFields& f);
 
 }  // namespace seismo::parse_internal

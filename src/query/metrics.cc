@@ -76,8 +76,9 @@ std::string MetricsText(const Snapshot* snap, const RecordCounts& counts, const 
   e.Sample("seismo_build_info", Label("version", SEISMO_VERSION), uint64_t{1});
   e.Gauge("seismo_uptime_seconds", "Seconds since the daemon started.",
           status.started_at_ms > 0 ? static_cast<double>(now_ms - status.started_at_ms) / 1000.0 : 0.0);
-  e.Gauge("seismo_ready", "1 when restored, consuming and [sources] files read.",
-          status.restored && status.consuming && status.sources_done ? 1.0 : 0.0);
+  e.Gauge("seismo_ready",
+          "1 when restored, consuming, [sources] files read and no operator decision pending.",
+          IsReady(status) ? 1.0 : 0.0);
 
   e.Family("seismo_records_total", "counter", "Accepted records by document kind.");
   constexpr std::array<std::string_view, 3> kKinds = {"main", "bhr", "crash"};
@@ -103,8 +104,10 @@ std::string MetricsText(const Snapshot* snap, const RecordCounts& counts, const 
   e.Gauge("seismo_memory_bytes", "Estimated bytes held by shard state.",
           static_cast<double>(snap ? snap->memory_bytes : 0));
   if (snap && snap->stream_time_ms > 0) {
-    e.Gauge("seismo_stream_time_seconds", "Stream time (largest event time seen), Unix seconds.",
+    e.Gauge("seismo_stream_time_seconds", "Stream time (the event-time watermark), Unix seconds.",
             static_cast<double>(snap->stream_time_ms) / 1000.0);
+  }
+  if (snap && snap->built_at_ms > 0) {
     e.Gauge("seismo_snapshot_age_seconds", "Seconds since the latest snapshot was built.",
             static_cast<double>(now_ms - snap->built_at_ms) / 1000.0);
   }
@@ -122,6 +125,16 @@ std::string MetricsText(const Snapshot* snap, const RecordCounts& counts, const 
   e.Counter("seismo_consumer_redelivered_total",
             "Kafka records the client delivered twice; skipped, counted once.", status.redelivered);
   e.Counter("seismo_consumer_errors_total", "Kafka client errors.", status.kafka_errors);
+  e.Counter("seismo_consumer_offset_resets_total",
+            "Kafka positions found out of range (deleted or past the end) and moved.", status.offset_resets);
+  e.Counter("seismo_consumer_lost_offsets_total",
+            "Kafka offsets deleted by the broker (retention) before they were read.", status.lost_offsets);
+  e.Family("seismo_consumer_partition_lost_offsets_total", "counter",
+           "Kafka offsets deleted before they were read, by partition (those that lost any).");
+  for (const LostOffsetsStatus& l : status.lost_partitions) {
+    e.Sample("seismo_consumer_partition_lost_offsets_total",
+             Label("topic", l.topic) + "," + Label("partition", std::to_string(l.partition)), l.offsets);
+  }
   e.Family("seismo_checkpoint_age_seconds", "gauge", "Seconds since the last checkpoint (absent before the first).");
   if (status.last_checkpoint_ms > 0) {
     e.Sample("seismo_checkpoint_age_seconds", "", static_cast<double>(now_ms - status.last_checkpoint_ms) / 1000.0);
@@ -137,6 +150,10 @@ std::string MetricsText(const Snapshot* snap, const RecordCounts& counts, const 
 
   e.Family("seismo_alerts", "gauge", "Alerts by state.");
   for (const auto& [state, n] : AlertStateCounts(alerts_json)) e.Sample("seismo_alerts", Label("state", state), n);
+  e.Counter("seismo_alert_installs_unknown_total",
+            "Rule candidates tested without the min_installs guard (once per round each): no document "
+            "behind them carried clientId or install_time, so their installs are unknown.",
+            status.alert_installs_unknown);
   // Alert sinks: one sample per configured sink (none when no sink is configured).
   struct SinkFamily {
     std::string_view name, help;

@@ -7,6 +7,16 @@
 namespace seismo {
 namespace {
 
+// "key": "text", or "key": null when the text is empty.
+void TextOrNull(JsonWriter& w, std::string_view key, const std::string& text) {
+  w.Key(key);
+  if (text.empty()) {
+    w.Null();
+  } else {
+    w.String(text);
+  }
+}
+
 void StreamTime(JsonWriter& w, const Snapshot* snap) {
   w.Key("stream_time");
   if (snap && snap->stream_time_ms > 0) {
@@ -14,6 +24,41 @@ void StreamTime(JsonWriter& w, const Snapshot* snap) {
   } else {
     w.Null();
   }
+}
+
+// "checkpoint_recovery": null, or the unusable checkpoint and how far back its partitions
+// are read again (SPEC §7).
+void CheckpointRecoveryJson(JsonWriter& w, const CheckpointRecovery& r) {
+  w.Key("checkpoint_recovery");
+  if (r.problem.empty()) {
+    w.Null();
+    return;
+  }
+  w.BeginObject();
+  w.Key("problem").String(r.problem);
+  w.Key("action").String(r.action);
+  TextOrNull(w, "set_aside_to", r.set_aside_to);
+  w.Key("reread").BeginArray();
+  for (const CheckpointRecovery::Partition& p : r.reread) {
+    w.BeginObject();
+    w.Key("partition").String(p.partition);
+    w.Key("from_offset").Int(p.from_offset);
+    w.Key("committed_offset");
+    if (p.committed_offset >= 0) {
+      w.Int(p.committed_offset);
+    } else {
+      w.Null();
+    }
+    w.Key("from_time");
+    if (p.from_time_ms > 0) {
+      w.String(FormatTimestamp(EventTime{p.from_time_ms}));
+    } else {
+      w.Null();
+    }
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
 }
 
 }  // namespace
@@ -70,6 +115,19 @@ std::string StatusJson(const Snapshot* snap, const RecordCounts& counts, const S
   w.Key("redelivered").Uint(status.redelivered);
   w.Key("errors").Uint(status.kafka_errors);
   w.Key("last_error").String(status.last_kafka_error);
+  w.Key("offset_resets").Uint(status.offset_resets);
+  w.Key("lost_offsets").Uint(status.lost_offsets);
+  w.Key("lost").BeginArray();
+  for (const LostOffsetsStatus& l : status.lost_partitions) {
+    w.BeginObject();
+    w.Key("topic").String(l.topic);
+    w.Key("partition").Int(l.partition);
+    w.Key("offsets").Uint(l.offsets);
+    w.Key("last_from").Int(l.last_from);
+    w.Key("last_to").Int(l.last_to);
+    w.EndObject();
+  }
+  w.EndArray();
   w.EndObject();
   w.Key("alert_sinks").BeginObject();
   for (const AlertSinkStatus& s : status.alert_sinks) {
@@ -81,7 +139,9 @@ std::string StatusJson(const Snapshot* snap, const RecordCounts& counts, const S
     w.EndObject();
   }
   w.EndObject();
-  w.Key("ready").Bool(status.restored && status.consuming && status.sources_done);
+  w.Key("ready").Bool(IsReady(status));
+  TextOrNull(w, "not_ready_reason", status.not_ready_reason);
+  CheckpointRecoveryJson(w, status.checkpoint_recovery);
   w.Key("last_checkpoint");
   if (status.last_checkpoint_ms > 0) {
     w.String(FormatTimestamp(EventTime{status.last_checkpoint_ms}));
@@ -97,6 +157,18 @@ std::string StatusJson(const Snapshot* snap, const RecordCounts& counts, const S
   w.EndArray();
   w.Key("default_window").String(WindowName(DefaultWindow(windows)));
   w.Key("bucket").String(BucketName(snap ? snap->bucket_ms : settings.bucket_ms));
+  w.EndObject();
+  return w.Take();
+}
+
+std::string ReadyzJson(const ServiceStatus& status) {
+  JsonWriter w;
+  w.BeginObject();
+  w.Key("ready").Bool(IsReady(status));
+  w.Key("restored").Bool(status.restored);
+  w.Key("consuming").Bool(status.consuming);
+  w.Key("sources_done").Bool(status.sources_done);
+  TextOrNull(w, "reason", status.not_ready_reason);
   w.EndObject();
   return w.Take();
 }

@@ -1,8 +1,10 @@
 #include "seismo/shard/dead_letter.h"
 
+#include <fmt/format.h>
 #include <simdjson.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
@@ -66,13 +68,15 @@ class FileSink final : public DeadLetterSink {
 std::string FormatDeadLetter(const DeadLetter& letter) {
   JsonWriter w;
   w.BeginObject();
+  w.Key("id").String(fmt::format("{}:{}:{}", letter.source, letter.partition, letter.offset));
   w.Key("reason").String(RejectReasonName(letter.reason));
   w.Key("source").String(letter.source);
   w.Key("partition").Int(letter.partition);
   w.Key("offset").Int(letter.offset);
   std::string_view doc = letter.document;
-  if (doc.size() > kMaxDeadLetterDocumentBytes) {
-    w.Key("document_bytes").Uint(doc.size());
+  const uint64_t size = std::max<uint64_t>(letter.document_bytes, doc.size());
+  if (size > kMaxDeadLetterDocumentBytes || size > doc.size()) {
+    w.Key("document_bytes").Uint(size);
     w.Key("truncated").Bool(true);
     doc = doc.substr(0, kMaxDeadLetterDocumentBytes);
   }

@@ -3,23 +3,62 @@
 #include <algorithm>
 #include <thread>
 
+#include "seismo/aggregate/options.h"
 #include "seismo/shard/backoff.h"
 
 namespace seismo {
+
+namespace {
+
+// A document of the chunk in hand that parsed: where its deltas are, and what its
+// chunk's turn decided about its time (none: held for later chunks).
+struct Staged {
+  uint32_t ref = 0;  // index into DocChunk::docs
+  DocKind kind = DocKind::kMain;
+  size_t deltas_begin = 0, deltas_end = 0;  // into Worker::deltas
+  std::optional<int64_t> time;              // its event time, when it has one
+  std::optional<TimeDecision> decision;
+};
+
+}  // namespace
 
 struct Pipeline::Worker {
   Worker(const ParseOptions& o, Symbols* symbols, const SignatureGenerator* g, size_t ring_capacity)
       : parser(o, g), encoder(symbols), ring(ring_capacity) {}
   Parser parser;
   DeltaEncoder encoder;
-  std::vector<Delta> deltas;  // one document's, reused
   SpscRing<DocChunkPtr> ring;  // producer: the source thread; consumer: this worker
   std::thread thread;
+  // Scratch for the chunk in hand, reused.
+  std::vector<Staged> staged;
+  std::vector<int32_t> staged_of;  // per document of the chunk: index into `staged`, -1 if rejected
+  std::vector<Delta> deltas;
+  std::vector<TimeDecision> decisions;
+  std::vector<std::pair<HeldDoc, TimeDecision>> released;  // held earlier, decided in this turn
+  std::vector<DeltaBatchPtr> batches;                      // per shard
 };
 
+void AddDocument(DocChunk& chunk, DocRef ref, std::string_view body, uint64_t full_bytes,
+                 size_t max_document_bytes) {
+  const uint64_t size = std::max<uint64_t>(full_bytes, body.size());
+  ref.cut_from_bytes = 0;
+  if (size > max_document_bytes) {
+    body = body.substr(0, std::min(body.size(), kMaxDeadLetterDocumentBytes));
+    ref.cut_from_bytes = size;
+  }
+  ref.begin = static_cast<uint32_t>(chunk.data.size());
+  ref.length = static_cast<uint32_t>(body.size());
+  chunk.data.append(body);
+  chunk.docs.push_back(ref);
+}
+
 namespace {
-// Intern tables smaller than this are never swept.
-constexpr size_t kSweepFloorBytes = 64u << 20;
+// Intern tables smaller than this are never swept: one copy of the aggregate state's
+// share of memory_limit (series are charged for their keys' texts, so the live part of
+// the tables fits in it; ADR 0010, 0021), at least 8 MiB.
+size_t SweepFloorBytes(const AggregateOptions& o) {
+  return std::max<size_t>(size_t{8} << 20, ShardStateBudget(o) * std::max<size_t>(o.shards, 1));
+}
 }  // namespace
 
 Pipeline::Pipeline(PipelineOptions options, Symbols* symbols, const SignatureGenerator* signatures,
@@ -31,7 +70,8 @@ Pipeline::Pipeline(PipelineOptions options, Symbols* symbols, const SignatureGen
       clock_(clock),
       shards_(options_.shards, options_.parse_threads == 0 ? 1 : options_.parse_threads,
               options_.delta_ring_capacity, options_.aggregate, &stream_time_, symbols),
-      swept_floor_bytes_(kSweepFloorBytes) {
+      watermarks_(options_.max_clock_skew_ms),
+      swept_floor_bytes_(SweepFloorBytes(options_.aggregate)) {
   if (options_.parse_threads == 0) options_.parse_threads = 1;
   shards_.SetApplyDelayForTesting(options_.apply_delay_for_testing);
   for (size_t i = 0; i < options_.parse_threads; ++i) {
@@ -43,6 +83,7 @@ Pipeline::Pipeline(PipelineOptions options, Symbols* symbols, const SignatureGen
 Pipeline::~Pipeline() { Finish(); }
 
 void Pipeline::Start() {
+  started_ = true;
   shards_.Start();
   for (size_t i = 0; i < workers_.size(); ++i) {
     workers_[i]->thread = std::thread([this, i] { RunWorker(i); });
@@ -54,6 +95,7 @@ bool Pipeline::TrySubmit(DocChunkPtr& chunk) {
   for (size_t tries = 0; tries < workers_.size(); ++tries) {
     size_t w = next_worker_;
     next_worker_ = (next_worker_ + 1) % workers_.size();
+    chunk->seq = chunks_submitted_;
     if (workers_[w]->ring.TryPush(chunk)) {
       submitted_docs_ += docs;
       ++chunks_submitted_;
@@ -81,6 +123,8 @@ void Pipeline::Restore(const RecordCounts& counts, const std::vector<ShardImage>
   counters_.documents.store(counts.documents);
   counters_.bytes.store(counts.bytes);
   shards_.Restore(shards);
+  for (const ShardImage& image : shards) watermarks_.Restore(image.stream_time_ms);
+  stream_time_.store(watermarks_.stream_time(), std::memory_order_relaxed);
 }
 
 void Pipeline::Submit(DocChunkPtr chunk) {
@@ -89,7 +133,14 @@ void Pipeline::Submit(DocChunkPtr chunk) {
 }
 
 void Pipeline::Finish() {
-  if (finishing_.exchange(true)) return;
+  if (finishing_.load(std::memory_order_relaxed)) return;  // owner thread only: no race
+  if (started_ && !abandoned_.load(std::memory_order_relaxed)) {
+    auto end = std::make_unique<DocChunk>();
+    end->end_of_input = true;
+    Submit(std::move(end));
+  }
+  // release: pairs with the workers' acquire; every chunk pushed before is visible to them.
+  finishing_.store(true, std::memory_order_release);
   for (auto& w : workers_) {
     if (w->thread.joinable()) w->thread.join();
   }
@@ -117,6 +168,11 @@ bool Pipeline::MaybeSweep(std::chrono::milliseconds timeout) {
   auto marks = shards_.CollectMarks(std::chrono::duration_cast<std::chrono::milliseconds>(
       std::max(deadline - std::chrono::steady_clock::now(), std::chrono::steady_clock::duration(0))));
   if (!marks) return false;
+  // Documents the watermarks hold keep their keys too. The workers are idle: the last
+  // turn's writes to held_ happened before its chunk counted as done (WaitIdle acquires).
+  for (const auto& [id, held] : held_) {
+    for (const Delta& d : held.deltas) MarkKeyIds(d.key, marks->text, marks->stacks);
+  }
   // A live stack holds its frames.
   for (size_t w = 0; w < marks->stacks.size(); ++w) {
     for (uint64_t bits = marks->stacks[w]; bits != 0; bits &= bits - 1) {
@@ -132,7 +188,7 @@ bool Pipeline::MaybeSweep(std::chrono::milliseconds timeout) {
   symbols_->text().Sweep(marks->text);
   ++sweeps_;
   const size_t live = symbols_->text().MemoryBytes() + symbols_->stacks().MemoryBytes();
-  swept_floor_bytes_ = std::max(kSweepFloorBytes, 2 * live);
+  swept_floor_bytes_ = std::max(SweepFloorBytes(options_.aggregate), 2 * live);
   return true;
 }
 
@@ -142,17 +198,147 @@ size_t Pipeline::QueuedChunks() const {
   return n;
 }
 
-void Pipeline::RunWorker(size_t index) {
-  Worker& worker = *workers_[index];
-  const size_t shard_count = shards_.shard_count();
-  std::vector<DeltaBatchPtr> batches(shard_count);
+bool Pipeline::WaitTurn(uint64_t seq) {
   Backoff backoff;
-  auto flush = [&] {
-    for (size_t s = 0; s < shard_count; ++s) {
-      if (batches[s] && !batches[s]->deltas.empty()) shards_.Push(index, s, std::move(batches[s]));
-      batches[s].reset();
+  // acquire: pairs with the release that passed the turn on, so this turn sees what the
+  // previous one wrote (watermarks_, held_, next_doc_id_).
+  while (turn_.load(std::memory_order_acquire) != seq) {
+    if (abandoned_.load(std::memory_order_relaxed)) return false;
+    backoff.Idle();
+  }
+  return true;
+}
+
+void Pipeline::Reject(RejectReason reason, const DocRef& ref, std::string_view body) {
+  counters_.rejected[static_cast<size_t>(reason)].fetch_add(1, std::memory_order_relaxed);
+  if (dead_letters_ != nullptr && reason != RejectReason::kFiltered) {
+    dead_letters_->Write(
+        {reason, options_.sources[ref.source].name, ref.partition, ref.offset, body, ref.cut_from_bytes});
+  }
+}
+
+void Pipeline::ParseChunk(Worker& worker, const DocChunk& c) {
+  worker.staged.clear();
+  worker.deltas.clear();
+  worker.staged_of.assign(c.docs.size(), -1);
+  for (uint32_t i = 0; i < c.docs.size(); ++i) {
+    const DocRef& ref = c.docs[i];
+    std::string_view body(c.data.data() + ref.begin, ref.length);
+    counters_.documents.fetch_add(1, std::memory_order_relaxed);  // monitoring only
+    counters_.bytes.fetch_add(ref.cut_from_bytes > 0 ? ref.cut_from_bytes : ref.length, std::memory_order_relaxed);
+    // A document cut at max_document_bytes (ingest) is rejected whole, with its real size.
+    ParseResult<ParsedDocument> parsed =
+        ref.cut_from_bytes > 0 ? ParseResult<ParsedDocument>(RejectReason::kTooLarge)
+                               : worker.parser.Parse(body, DocHints{options_.sources[ref.source].kind});
+    if (!parsed.ok()) {
+      Reject(parsed.reason(), ref, body);
+      continue;
+    }
+    const ParsedDocument& doc = parsed.value();
+    Staged st;
+    st.ref = i;
+    st.kind = doc.kind;
+    const std::optional<EventTime> t = ResolveEventTime(doc, ref.transport_time);
+    if (t) st.time = t->ms;
+    st.deltas_begin = worker.deltas.size();
+    // Deltas get their time in the turn (a document without one takes its source's).
+    worker.encoder.Encode(doc, EventTime{0}, worker.deltas);
+    st.deltas_end = worker.deltas.size();
+    worker.staged_of[i] = static_cast<int32_t>(worker.staged.size());
+    worker.staged.push_back(st);
+  }
+}
+
+int64_t Pipeline::TakeTurn(Worker& worker, const DocChunk& c) {
+  const int64_t now = clock_->Now().ms;
+  const uint64_t first_id = next_doc_id_;  // the chunk's documents are first_id + index
+  next_doc_id_ += c.docs.size();
+  worker.decisions.clear();
+  for (const Staged& st : worker.staged) {
+    const DocRef& ref = c.docs[st.ref];
+    watermarks_.Add(first_id + st.ref, {ref.source, ref.partition}, st.time,
+                    options_.sources[ref.source].live, now, worker.decisions);
+  }
+  for (const SourceKey& key : c.idle) watermarks_.Idle(key);
+  for (const SourceKey& key : c.ended) watermarks_.End(key, now, worker.decisions);
+  if (c.settle) watermarks_.Settle(now, worker.decisions);
+  if (c.end_of_input) watermarks_.EndInput(now, worker.decisions);
+  watermarks_.Advance();
+
+  worker.released.clear();
+  for (const TimeDecision& d : worker.decisions) {
+    if (d.id >= first_id) {
+      worker.staged[static_cast<size_t>(worker.staged_of[d.id - first_id])].decision = d;
+      continue;
+    }
+    auto it = held_.find(d.id);
+    worker.released.emplace_back(std::move(it->second), d);
+    held_.erase(it);
+  }
+  for (const Staged& st : worker.staged) {
+    if (st.decision) continue;
+    const DocRef& ref = c.docs[st.ref];
+    HeldDoc& h = held_[first_id + st.ref];
+    h.kind = st.kind;
+    h.deltas.assign(std::make_move_iterator(worker.deltas.begin() + static_cast<ptrdiff_t>(st.deltas_begin)),
+                    std::make_move_iterator(worker.deltas.begin() + static_cast<ptrdiff_t>(st.deltas_end)));
+    h.source = ref.source;
+    h.partition = ref.partition;
+    h.offset = ref.offset;
+    h.body.assign(c.data.data() + ref.begin, ref.length);
+  }
+  const int64_t stream_time = watermarks_.stream_time();
+  // relaxed: a hint for idle shards (batches carry their own); only the turn writes it.
+  stream_time_.store(stream_time, std::memory_order_relaxed);
+  return stream_time;
+}
+
+void Pipeline::HandOver(size_t index, Worker& worker, const DocChunk& c, int64_t stream_time) {
+  std::vector<DeltaBatchPtr>& batches = worker.batches;
+  batches.resize(shards_.shard_count());
+  auto route = [&](std::vector<Delta>::iterator begin, std::vector<Delta>::iterator end, int64_t t) {
+    for (auto d = begin; d != end; ++d) {
+      d->time = EventTime{t};
+      const size_t s = shards_.ShardFor(d->route_hash);
+      if (!batches[s]) {
+        batches[s] = std::make_unique<DeltaBatch>();
+        batches[s]->stream_time_ms = stream_time;
+      }
+      batches[s]->deltas.push_back(std::move(*d));
     }
   };
+  for (const Staged& st : worker.staged) {
+    if (!st.decision) continue;  // held
+    const DocRef& ref = c.docs[st.ref];
+    if (!st.decision->accepted) {
+      Reject(RejectReason::kFutureTime, ref, std::string_view(c.data.data() + ref.begin, ref.length));
+      continue;
+    }
+    counters_.records[static_cast<size_t>(st.kind)].fetch_add(1, std::memory_order_relaxed);
+    route(worker.deltas.begin() + static_cast<ptrdiff_t>(st.deltas_begin),
+          worker.deltas.begin() + static_cast<ptrdiff_t>(st.deltas_end), st.decision->time_ms);
+  }
+  for (auto& [held, decision] : worker.released) {
+    if (!decision.accepted) {
+      DocRef ref;
+      ref.source = held.source;
+      ref.partition = held.partition;
+      ref.offset = held.offset;
+      Reject(RejectReason::kFutureTime, ref, held.body);
+      continue;
+    }
+    counters_.records[static_cast<size_t>(held.kind)].fetch_add(1, std::memory_order_relaxed);
+    route(held.deltas.begin(), held.deltas.end(), decision.time_ms);
+  }
+  for (size_t s = 0; s < batches.size(); ++s) {
+    if (batches[s] && !batches[s]->deltas.empty()) shards_.Push(index, s, std::move(batches[s]));
+    batches[s].reset();
+  }
+}
+
+void Pipeline::RunWorker(size_t index) {
+  Worker& worker = *workers_[index];
+  Backoff backoff;
   for (;;) {
     if (abandoned_.load(std::memory_order_relaxed)) break;
     std::optional<DocChunkPtr> chunk = worker.ring.TryPop();
@@ -173,46 +359,16 @@ void Pipeline::RunWorker(size_t index) {
     if (abandoned_.load(std::memory_order_relaxed)) break;  // dropped with the queued ones
     const DocChunk& c = **chunk;
     worker.encoder.Revalidate();  // the tables may have been swept since the last chunk
-    const int64_t latest_allowed = clock_->Now().ms + options_.max_clock_skew_ms;
-    int64_t chunk_max = INT64_MIN;
-    for (const DocRef& ref : c.docs) {
-      std::string_view body(c.data.data() + ref.begin, ref.length);
-      const SourceInfo& source = options_.sources[ref.source];
-      counters_.documents.fetch_add(1, std::memory_order_relaxed);  // monitoring only
-      counters_.bytes.fetch_add(ref.length, std::memory_order_relaxed);
-      ParseResult<ParsedDocument> parsed = worker.parser.Parse(body, DocHints{source.kind});
-      if (!parsed.ok()) {
-        counters_.rejected[static_cast<size_t>(parsed.reason())].fetch_add(
-            1, std::memory_order_relaxed);
-        if (dead_letters_ != nullptr && parsed.reason() != RejectReason::kFiltered) {
-          dead_letters_->Write({parsed.reason(), source.name, ref.partition, ref.offset, body});
-        }
-        continue;
-      }
-      const ParsedDocument& doc = parsed.value();
-      counters_.records[static_cast<size_t>(doc.kind)].fetch_add(1, std::memory_order_relaxed);
-      EventTime t = ResolveEventTime(doc, ref.transport_time).value_or(EventTime{latest_allowed - options_.max_clock_skew_ms});
-      t.ms = std::min(t.ms, latest_allowed);  // clock skew: never ahead of now + skew
-      chunk_max = std::max(chunk_max, t.ms);
-      worker.deltas.clear();
-      worker.encoder.Encode(doc, t, worker.deltas);
-      for (const Delta& d : worker.deltas) {
-        const size_t s = shards_.ShardFor(d.route_hash);
-        if (!batches[s]) batches[s] = std::make_unique<DeltaBatch>();
-        batches[s]->deltas.push_back(d);
-      }
-    }
-    // Raise the global stream time before handing the deltas over, so shards
-    // never see a delta from beyond the stream time they follow.
-    int64_t seen = stream_time_.load(std::memory_order_relaxed);
-    while (chunk_max > seen &&
-           !stream_time_.compare_exchange_weak(seen, chunk_max, std::memory_order_relaxed)) {
-    }
-    flush();
+    ParseChunk(worker, c);
+    if (!WaitTurn(c.seq)) break;
+    const int64_t stream_time = TakeTurn(worker, c);
+    // release: pairs with WaitTurn()'s acquire in the next chunk's worker.
+    turn_.store(c.seq + 1, std::memory_order_release);
+
+    HandOver(index, worker, c, stream_time);
     // release: the chunk's batches were pushed before it counts as done.
     chunks_done_.fetch_add(1, std::memory_order_release);
   }
-  flush();
 }
 
 }  // namespace seismo

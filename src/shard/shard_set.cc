@@ -73,13 +73,11 @@ void ShardSet::Run(Shard& shard) {
     for (auto& ring : shard.rings) {
       while (std::optional<DeltaBatchPtr> batch = ring->TryPop()) {
         if (apply_delay_for_testing_.count() > 0) std::this_thread::sleep_for(apply_delay_for_testing_);
-        // Late data is judged against the global stream time, which the producer raised
-        // (to cover this batch's chunk) before pushing it: a shard that received nothing for
-        // a while must not judge against its own stale stream time. relaxed: the raise is
-        // sequenced before the push, which the ring's release/acquire makes visible here.
-        if (stream_time_ != nullptr)
-          shard.state.AdvanceTo(EventTime{stream_time_->load(std::memory_order_relaxed)});
-        for (const Delta& d : (*batch)->deltas) shard.state.Apply(d);
+        // Late data is judged against the stream time the batch's chunk left: a shard that
+        // received nothing for a while must not judge against its own stale stream time, nor
+        // against a later chunk's that another parse worker happened to push first.
+        const EventTime stream_time{(*batch)->stream_time_ms};
+        for (const Delta& d : (*batch)->deltas) shard.state.Apply(d, stream_time);
         // release: pairs with Idle()'s acquire; the applied state is complete before it counts.
         batches_applied_.fetch_add(1, std::memory_order_release);
         any = true;
@@ -242,6 +240,12 @@ size_t ShardSet::QueuedBatches() const {
   for (const auto& shard : shards_) {
     for (const auto& ring : shard->rings) n += ring->SizeApprox();
   }
+  return n;
+}
+
+size_t ShardSet::QueuedImages() const {
+  size_t n = 0;
+  for (const auto& shard : shards_) n += shard->images.SizeApprox();
   return n;
 }
 

@@ -1,5 +1,6 @@
-// The signature lists compiled into the binary (generated at build time from
-// config/siglists/*.txt by cmake/EmbedSiglists.cmake). Internal.
+// The signature lists and scrubbing rules compiled into the binary (generated at
+// build time from config/siglists/*.txt and config/scrub/rules.txt by
+// cmake/EmbedSiglists.cmake). Internal.
 #pragma once
 
 #include <array>
@@ -13,5 +14,8 @@ struct EmbeddedSiglist {
 };
 
 extern const std::array<EmbeddedSiglist, 4> kEmbeddedSiglists;
+
+// config/scrub/rules.txt (read by Scrubber::Default()).
+extern const std::string_view kEmbeddedScrubRules;
 
 }  // namespace seismo::signature_internal

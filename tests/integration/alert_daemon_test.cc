@@ -182,7 +182,12 @@ TEST_F(AlertDaemon, TransitionsReachKafkaOnceAndFiringAlertsSurviveARestart) {
   Daemon second(DaemonConfig(), signatures_.get(), &clock);
   ASSERT_TRUE(second.Start().ok());
   EXPECT_EQ(Firing(second), planted) << "restored before the first round";
-  std::this_thread::sleep_for(milliseconds(1500));  // 15 rounds, several publishes
+  // 15 rounds later (several publishes), still the same and nothing emitted.
+  for (auto deadline = std::chrono::steady_clock::now() + seconds(60);
+       second.AlertRoundsForTesting() < 15 && std::chrono::steady_clock::now() < deadline;) {
+    std::this_thread::sleep_for(milliseconds(20));
+  }
+  ASSERT_GE(second.AlertRoundsForTesting(), 15u);
   EXPECT_EQ(Firing(second), planted) << second.alerts_json();
   EXPECT_EQ(second.counts().documents, documents) << "restored, and the file is not read again";
   second.Stop();

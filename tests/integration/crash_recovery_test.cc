@@ -2,14 +2,20 @@
 // SIGKILL at random moments and restarted from its checkpoint ends with the
 // same output as `seismo replay` of the corpus; likewise when the group
 // coordinator is down for longer than the session timeout (with a kill during
-// the outage), when SIGTERM arrives while a checkpoint is being written, and
-// when the queues cannot drain within shutdown_timeout.
+// the outage), when SIGTERM arrives while a checkpoint is being written, when
+// the queues cannot drain within shutdown_timeout, and when the checkpoint it
+// restarts from is corrupt (read again from the start, or an operator decides).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
+#include <map>
+#include <set>
+#include <sstream>
 #include <thread>
 
 #include "integration/daemon_process.h"
@@ -34,10 +40,22 @@ using testing::Slurp;
 
 const std::vector<std::string> kTopics = {"telemetry.main", "telemetry.bhr", "socorro.processed"};
 constexpr int kPartitions = 4;
-// Every SIGTERM here must end the process within this (the daemon's shutdown_timeout). Under
-// TSan on a loaded machine a clean stop (final checkpoint, output, leaving the group) can take
-// longer than 8 s, so the budget is doubled there; the tests scale their delays with it.
-constexpr auto kShutdownTimeout = test::kThreadSanitized ? seconds(16) : seconds(8);
+// Every SIGTERM here must end the process within the daemon's shutdown_timeout, which each
+// test sizes from what it measures (ShutdownBudget()), never below this.
+constexpr auto kMinShutdownTimeout = test::kThreadSanitized ? seconds(16) : seconds(8);
+
+// A clean stop (drain, final checkpoint, output, leaving the group) costs a few times what a
+// small `seismo replay` run costs on this machine as loaded as it is now, and under the same
+// sanitizer: with three CrashRecovery tests running beside other suites under ASan (load
+// 10-15 on 2 cores), a fixed 8 s was not enough. 40 such runs, 8 s (16 s under TSan) at the
+// least and 3 min at the most.
+std::chrono::seconds ShutdownBudget(const fs::path& scratch_dir) {
+  const milliseconds yardstick = testing::MeasureBinaryRoundTrip(scratch_dir);
+  const auto budget = std::chrono::duration_cast<seconds>(yardstick * 40) + seconds(1);
+  std::cout << "a small replay took " << yardstick.count() << " ms: shutdown budget "
+            << std::clamp<seconds>(budget, kMinShutdownTimeout, seconds(180)).count() << " s\n";
+  return std::clamp<seconds>(budget, kMinShutdownTimeout, seconds(180));
+}
 
 // The output without its "alerts" member (the last one): alert states depend
 // on the evaluation history of a live run, the aggregates must not.
@@ -55,6 +73,7 @@ class CrashRecovery : public ::testing::Test {
     fs::remove_all(dir_);
     fs::create_directories(dir_);
     daemon_ = std::make_unique<DaemonProcess>(dir_);
+    shutdown_timeout_ = ShutdownBudget(dir_);
   }
   void TearDown() override {
     daemon_.reset();  // kills a daemon a failed test left running
@@ -100,15 +119,26 @@ class CrashRecovery : public ::testing::Test {
         << "topics = [\"" << kTopics[0] << "\", \"" << kTopics[1] << "\", \"" << kTopics[2] << "\"]\n"
         << "[kafka.properties]\n\"session.timeout.ms\" = \"6000\"\n\"heartbeat.interval.ms\" = \"500\"\n"
         << extra_kafka_properties << "[ingest]\nthreads = 2\nqueue_chunks = 2\nshutdown_timeout = \""
-        << kShutdownTimeout.count() << "s\"\n[aggregate]\nshards = 2\n"
+        << shutdown_timeout_.count() << "s\"\n[aggregate]\nshards = 2\n"
         << "[checkpoint]\ndir = \"" << (dir_ / "ckpt").string() << "\"\ninterval = \"" << checkpoint_interval
         << "\"\n"
         << "[http]\nlisten = \"127.0.0.1:0\"\n[log]\nlevel = \"info\"\n";
   }
 
+  // Adds `line` at the start of the config's `section` (e.g. "[ingest]").
+  void AddToConfig(const std::string& section, const std::string& line) const {
+    std::string config = Slurp(daemon_->config());
+    const size_t at = config.find(section + "\n");
+    ASSERT_NE(at, std::string::npos) << section;
+    config.insert(at + section.size() + 1, line + "\n");
+    std::ofstream(daemon_->config()) << config;
+  }
+
   void Start(const std::vector<std::string>& extra_args = {}) { daemon_->Start(extra_args); }
 
-  int Kill(int sig) { return daemon_->Signal(sig, sig == SIGKILL ? milliseconds(10'000) : kShutdownTimeout); }
+  int Kill(int sig) {
+    return daemon_->Signal(sig, sig == SIGKILL ? milliseconds(10'000) : shutdown_timeout_);
+  }
 
   fs::path CheckpointFile() const { return dir_ / "ckpt" / std::string(kCheckpointFile); }
   fs::path CheckpointTempFile() const { return dir_ / "ckpt" / (std::string(kCheckpointFile) + ".tmp"); }
@@ -154,8 +184,28 @@ class CrashRecovery : public ::testing::Test {
 
   std::string Output() const { return WithoutAlerts(Slurp(dir_ / "run.json")); }
 
+  // Flips one bit in the middle of the checkpoint, as a bad disk block would; returns its bytes.
+  std::string CorruptCheckpoint() const {
+    std::string bytes = Slurp(CheckpointFile());
+    EXPECT_GT(bytes.size(), 100u);
+    bytes[bytes.size() / 2] = static_cast<char>(bytes[bytes.size() / 2] ^ 0x40);
+    std::ofstream(CheckpointFile(), std::ios::binary | std::ios::trunc) << bytes;
+    return bytes;
+  }
+
+  // The files a corrupt checkpoint was set aside to.
+  std::vector<fs::path> SetAsideFiles() const {
+    std::vector<fs::path> out;
+    for (const auto& e : fs::directory_iterator(dir_ / "ckpt")) {
+      if (e.path().filename().string().starts_with(std::string(kCheckpointFile) + ".bad-"))
+        out.push_back(e.path());
+    }
+    return out;
+  }
+
   fs::path dir_;
   mutable Symbols symbols_;  // checkpoints read back by the test intern into it
+  seconds shutdown_timeout_{kMinShutdownTimeout};  // the daemons' shutdown_timeout; SetUp sizes it
   std::unique_ptr<MockCluster> cluster_;
   std::unique_ptr<DaemonProcess> daemon_;
   std::atomic<uint64_t> produced_{0};
@@ -212,8 +262,13 @@ TEST_F(CrashRecovery, CoordinatorDownLongerThanTheSessionTimeoutLosesNothing) {
   EXPECT_LT(at_outage, kTotal) << "consumption finished before the outage: nothing tested";
   const size_t lost_before = CountOf(daemon_->log(), "kafka: lost");
   ASSERT_TRUE(cluster_->SetBrokerDown(2).ok());
-  std::this_thread::sleep_for(seconds(8));  // > session.timeout.ms
-  EXPECT_GT(CountOf(daemon_->log(), "kafka: lost"), lost_before) << "the partitions were never lost";
+  // The session (6 s) times out without the coordinator: the daemon loses its partitions.
+  for (auto deadline = std::chrono::steady_clock::now() + seconds(60);
+       CountOf(daemon_->log(), "kafka: lost") == lost_before &&
+       std::chrono::steady_clock::now() < deadline;) {
+    std::this_thread::sleep_for(milliseconds(50));
+  }
+  ASSERT_GT(CountOf(daemon_->log(), "kafka: lost"), lost_before) << "the partitions were never lost";
   EXPECT_EQ(Kill(SIGKILL), -SIGKILL);  // during the outage
   Start();                             // ... and back while the coordinator is still down
   std::this_thread::sleep_for(seconds(3));
@@ -271,12 +326,12 @@ TEST_F(CrashRecovery, SigtermEndsWithinShutdownTimeoutWhenTheQueuesCannotDrain) 
               "20s");
   // Half the shutdown budget per chunk: the queued chunks (two per worker, plus the ones
   // being parsed) take far longer than the budget.
-  Start({"--parse-delay-for-testing", std::to_string(milliseconds(kShutdownTimeout).count() / 2)});
-  ASSERT_TRUE(WaitForCheckpointedAtLeast(1, seconds(120)));
+  Start({"--parse-delay-for-testing", std::to_string(milliseconds(shutdown_timeout_).count() / 2)});
+  ASSERT_TRUE(WaitForCheckpointedAtLeast(1, seconds(120) + 4 * shutdown_timeout_));
   // The queues are full again behind that checkpoint: two chunks waiting per worker, a
   // whole shutdown budget of parsing at the least.
   const int port = daemon_->http_port();
-  auto deadline = std::chrono::steady_clock::now() + seconds(30);
+  auto deadline = std::chrono::steady_clock::now() + seconds(30) + 2 * shutdown_timeout_;
   while (QueuedChunks(port) < 4 && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(milliseconds(50));
   }
@@ -284,8 +339,8 @@ TEST_F(CrashRecovery, SigtermEndsWithinShutdownTimeoutWhenTheQueuesCannotDrain) 
   const uint64_t checkpointed = CheckpointedDocuments();
   ASSERT_LT(checkpointed, produced_.load());
   milliseconds took{0};
-  EXPECT_EQ(daemon_->Signal(SIGTERM, kShutdownTimeout, &took), 1) << daemon_->log();
-  EXPECT_LE(took, kShutdownTimeout);
+  EXPECT_EQ(daemon_->Signal(SIGTERM, shutdown_timeout_, &took), 1) << daemon_->log();
+  EXPECT_LE(took, shutdown_timeout_);
   const std::string log = daemon_->log();
   EXPECT_EQ(CountOf(log, "shutdown took longer"), 0u) << "ended by the watchdog";
   EXPECT_EQ(CountOf(log, "the queues did not drain before the shutdown deadline"), 1u) << log;
@@ -300,6 +355,167 @@ TEST_F(CrashRecovery, SigtermEndsWithinShutdownTimeoutWhenTheQueuesCannotDrain) 
   Start();
   ASSERT_TRUE(WaitForCheckpointed(produced_.load(), seconds(90))) << CheckpointedDocuments();
   EXPECT_EQ(Kill(SIGTERM), 0);
+  EXPECT_EQ(Output(), WithoutAlerts(ReplayJson()));
+}
+
+// A checkpoint damaged while the daemon was down (one flipped bit): the group's committed
+// offsets point past the state it held, so resuming there would lose every record before
+// them. The daemon sets the file aside (keeping its bytes) and reads every partition again
+// from its earliest retained offset, saying how far back that is; the run ends with
+// replay's output.
+TEST_F(CrashRecovery, ACorruptCheckpointIsSetAsideAndEveryPartitionIsReadAgainFromItsStart) {
+  StartCluster(1);
+  Produce(51, 800, 300, 200, 100);
+  WriteConfig();
+  Start();
+  ASSERT_TRUE(WaitForCheckpointed(produced_.load(), seconds(90))) << CheckpointedDocuments();
+  EXPECT_EQ(Kill(SIGTERM), 0);
+  const std::string damaged = CorruptCheckpoint();
+  Produce(52, 100, 30, 20, 10);  // more arrives while it is down
+
+  // Stopped before it was given any partition (the group's join takes seconds): no checkpoint
+  // could hold the offsets of a re-read yet, so none was written, not even at shutdown, and the
+  // damaged file is still there, to start the same recovery again (an empty checkpoint in its
+  // place would have let the next start resume at the group's commits).
+  Start();
+  EXPECT_EQ(Kill(SIGTERM), 0);
+  EXPECT_EQ(Slurp(CheckpointFile()), damaged);
+  EXPECT_TRUE(SetAsideFiles().empty());
+
+  Start();
+  ASSERT_TRUE(WaitForCheckpointed(produced_.load(), seconds(90)))
+      << CheckpointedDocuments() << " of " << produced_.load() << "\n"
+      << daemon_->log();
+  const std::vector<fs::path> aside = SetAsideFiles();
+  ASSERT_EQ(aside.size(), 1u);
+  EXPECT_EQ(Slurp(aside[0]), damaged) << "the evidence was not kept as it was";
+  const std::string log = daemon_->log();
+  EXPECT_EQ(CountOf(log, "checksum mismatch"), 2u) << log;  // once per start
+  EXPECT_EQ(CountOf(log, "moved aside to " + aside[0].string()), 1u) << log;
+  // Every partition of the three topics, each from offset 0 (nothing was dropped by the mock).
+  EXPECT_EQ(CountOf(log, "is read again from offset 0, its earliest retained"),
+            kTopics.size() * static_cast<size_t>(kPartitions))
+      << log;
+  EXPECT_GE(CountOf(log, "records are read again"), 1u) << log;
+  const std::string status = testing::HttpGet(daemon_->http_port(), "/api/v1/status").body;
+  EXPECT_NE(status.find("\"action\":\"reread\""), std::string::npos) << status;
+  EXPECT_NE(status.find("\"set_aside_to\":\"" + aside[0].string() + "\""), std::string::npos) << status;
+  EXPECT_NE(status.find("\"partition\":\"telemetry.main[0]\",\"from_offset\":0,\"committed_offset\":"),
+            std::string::npos)
+      << status;
+  EXPECT_EQ(testing::HttpGet(daemon_->http_port(), "/readyz").status, 200);
+  EXPECT_EQ(Kill(SIGTERM), 0);
+  EXPECT_EQ(Output(), WithoutAlerts(ReplayJson()));
+
+  // The next start restores the new checkpoint: nothing is read again, nothing set aside.
+  Start();
+  EXPECT_EQ(Kill(SIGTERM), 0);
+  EXPECT_EQ(SetAsideFiles().size(), 1u);
+  EXPECT_EQ(Output(), WithoutAlerts(ReplayJson()));
+}
+
+// With on_corrupt = "wait" the daemon leaves the damaged file alone, consumes nothing and
+// says why it is not ready, across restarts, until an operator decides; here the operator
+// restarts it with --on-corrupt-checkpoint reread, and the run ends with replay's output.
+TEST_F(CrashRecovery, WithOnCorruptWaitNothingIsConsumedUntilAnOperatorDecides) {
+  StartCluster(1);
+  Produce(61, 600, 200, 100, 50);
+  WriteConfig();
+  AddToConfig("[checkpoint]", "on_corrupt = \"wait\"");
+  Start();
+  ASSERT_TRUE(WaitForCheckpointed(produced_.load(), seconds(90))) << CheckpointedDocuments();
+  EXPECT_EQ(Kill(SIGTERM), 0);
+  const std::string damaged = CorruptCheckpoint();
+
+  for (int restart = 0; restart < 2; ++restart) {
+    Start();
+    const int port = daemon_->http_port();
+    const testing::HttpResponse ready = testing::HttpGet(port, "/readyz");
+    EXPECT_EQ(ready.status, 503);
+    EXPECT_NE(ready.body.find("\"reason\":\"checkpoint unusable (" + CheckpointFile().string()), std::string::npos)
+        << ready.body;
+    const std::string status = testing::HttpGet(port, "/api/v1/status").body;
+    EXPECT_NE(status.find("\"action\":\"wait\""), std::string::npos) << status;
+    EXPECT_NE(status.find("\"documents\":0,"), std::string::npos) << status;
+    EXPECT_NE(status.find("\"consuming\":false"), std::string::npos) << status;
+    EXPECT_EQ(Kill(SIGTERM), 0);
+    EXPECT_EQ(Slurp(CheckpointFile()), damaged) << "written over while waiting";
+    EXPECT_TRUE(SetAsideFiles().empty());
+  }
+
+  Start({"--on-corrupt-checkpoint", "reread"});
+  ASSERT_TRUE(WaitForCheckpointed(produced_.load(), seconds(90))) << CheckpointedDocuments();
+  ASSERT_EQ(SetAsideFiles().size(), 1u);
+  EXPECT_EQ(Slurp(SetAsideFiles()[0]), damaged);
+  EXPECT_EQ(Kill(SIGTERM), 0);
+  EXPECT_EQ(Output(), WithoutAlerts(ReplayJson()));
+}
+
+// Records read again after a SIGKILL (here every one: the only checkpoint is the empty first
+// one) are rejected again and their dead letters written again: delivery is at least once.
+// Each copy carries the same id, "<topic>:<partition>:<offset>", and no other letter has it,
+// so a consumer de-duplicates by it; the aggregates still count every record once.
+TEST_F(CrashRecovery, DeadLettersWrittenAgainAfterAKillCarryTheSameIdForDeDuplication) {
+  StartCluster(1);
+  Produce(71, 200, 50, 30, 20);
+  // Rejects among them, one of each of a few reasons, spread over the partitions.
+  const std::vector<std::string> bad = {"{", "[1]", R"({"type":"main","application":{}})",
+                                        R"({"type":"event","application":{"buildId":"20261117090501"}})"};
+  std::set<std::string> expected_ids;
+  {
+    KafkaProducerOptions po;
+    po.brokers = cluster_->bootstrap_servers();
+    auto producer = KafkaProducer::Create(po);
+    ASSERT_TRUE(producer);
+    std::ofstream file(dir_ / "corpus.ndjson", std::ios::app);
+    for (int i = 0; i < 12; ++i) {
+      const std::string& doc = bad[static_cast<size_t>(i) % bad.size()];
+      ASSERT_TRUE((*producer)->Produce(kTopics[0], "", doc, i % kPartitions).ok());
+      file << doc << "\n";
+      ++produced_;
+    }
+    ASSERT_TRUE((*producer)->Flush(seconds(30)).ok());
+  }
+  // The ids those letters must carry: main-topic offsets behind the good documents.
+  {
+    std::map<int, int64_t> next;  // partition -> offsets used by Produce() on the main topic
+    for (uint64_t i = 0; i < 200; ++i) ++next[static_cast<int>(i % kPartitions)];
+    for (int i = 0; i < 12; ++i) {
+      expected_ids.insert(kTopics[0] + ":" + std::to_string(i % kPartitions) + ":" +
+                          std::to_string(next[i % kPartitions]++));
+    }
+  }
+  const fs::path dead = dir_ / "dead.ndjson";
+  WriteConfig("", "1h");
+  AddToConfig("[ingest]", "dead_letter_file = \"" + dead.string() + "\"");
+  auto letters = [&] { return CountOf(Slurp(dead), "\n"); };
+  auto wait_for_letters = [&](size_t n) {
+    const auto deadline = std::chrono::steady_clock::now() + seconds(90);
+    while (letters() < n && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(milliseconds(50));
+    return letters() >= n;
+  };
+  Start();
+  ASSERT_TRUE(wait_for_letters(expected_ids.size())) << letters();
+  EXPECT_EQ(Kill(SIGKILL), -SIGKILL);
+  Start();
+  ASSERT_TRUE(wait_for_letters(2 * expected_ids.size())) << letters();
+  EXPECT_EQ(Kill(SIGTERM), 0);
+
+  std::map<std::string, std::vector<std::string>> by_id;
+  std::istringstream lines(Slurp(dead));
+  for (std::string line; std::getline(lines, line);) {
+    const size_t at = line.find("\"id\":\"");
+    ASSERT_NE(at, std::string::npos) << line;
+    by_id[line.substr(at + 6, line.find('"', at + 6) - at - 6)].push_back(line);
+  }
+  std::set<std::string> ids;
+  for (const auto& [id, copies] : by_id) {
+    ids.insert(id);
+    EXPECT_EQ(copies.size(), 2u) << id << ": written once before the kill and once after it";
+    for (const std::string& copy : copies) EXPECT_EQ(copy, copies.front()) << id;
+  }
+  EXPECT_EQ(ids, expected_ids);
   EXPECT_EQ(Output(), WithoutAlerts(ReplayJson()));
 }
 

@@ -1,7 +1,9 @@
-// The daemon over real sockets against librdkafka's mock cluster: what it
-// consumes equals `replay` of the same corpus; two daemons in one group count
-// every record once; full queues pause consumption and lose nothing; readiness
-// follows the partitions the daemon holds.
+// The daemon over real sockets against a real Kafka broker (integration/real_kafka.h):
+// what it consumes equals `replay` of the same corpus; two daemons in one group split
+// the partitions and hand them over through the broker's group protocol, counting every
+// record once; full queues pause consumption and lose nothing. Against librdkafka's mock
+// cluster, which can take the coordinator away on cue: readiness follows the partitions
+// the daemon holds.
 #include <gtest/gtest.h>
 #include <simdjson.h>
 #include <unistd.h>
@@ -11,6 +13,7 @@
 #include <fstream>
 #include <thread>
 
+#include "integration/real_kafka.h"
 #include "seismo/app/daemon.h"
 #include "seismo/app/replay.h"
 #include "seismo/app/synth.h"
@@ -35,18 +38,27 @@ using std::chrono::seconds;
 const std::vector<std::string> kTopics = {"telemetry.main", "telemetry.bhr", "socorro.processed", "telemetry.crash"};
 constexpr int kPartitions = 4;
 
-class DaemonKafka : public ::testing::Test {
+// On the shared real broker (suite Kafka*): topics and group unique to the test.
+class KafkaDaemon : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = fs::temp_directory_path() / ("seismo-daemon-" + std::to_string(getpid()));
     fs::create_directories(dir_);
-    auto cluster = MockCluster::Create(1);
-    ASSERT_TRUE(cluster) << cluster.error().message();
-    cluster_ = std::move(*cluster);
-    for (const std::string& t : kTopics) ASSERT_TRUE(cluster_->CreateTopic(t, kPartitions).ok());
     auto gen = SignatureGenerator::LoadDefault();
     ASSERT_TRUE(gen);
     signatures_ = std::move(*gen);
+    UseCluster();
+  }
+  virtual void UseCluster() {
+    testing::RealKafka* kafka = testing::RealKafka::Get();
+    ASSERT_NE(kafka, nullptr);
+    bootstrap_ = kafka->bootstrap_servers();
+    group_ = testing::RealKafka::UniqueName("seismo-test");
+    for (const std::string& t : kTopics) {
+      topics_.push_back(testing::RealKafka::UniqueName(t));
+      Status s = kafka->CreateTopic(topics_.back(), kPartitions);
+      ASSERT_TRUE(s.ok()) << s.message();
+    }
   }
   void TearDown() override { fs::remove_all(dir_); }
 
@@ -54,7 +66,7 @@ class DaemonKafka : public ::testing::Test {
   // drops data beyond 5 MiB per partition, so spread it) and keeps a copy on disk.
   void ProduceCorpus(uint64_t seed, size_t main, size_t bhr, size_t crash, size_t crash_pings) {
     KafkaProducerOptions po;
-    po.brokers = cluster_->bootstrap_servers();
+    po.brokers = bootstrap_;
     auto producer = KafkaProducer::Create(po);
     ASSERT_TRUE(producer);
     SynthOptions so;
@@ -66,19 +78,20 @@ class DaemonKafka : public ::testing::Test {
       file << doc << "\n";
       ++produced_;
     };
-    for (size_t i = 0; i < main; ++i) send("telemetry.main", synth.Main(i));
-    for (size_t i = 0; i < bhr; ++i) send("telemetry.bhr", synth.Bhr(i));
-    for (size_t i = 0; i < crash; ++i) send("socorro.processed", synth.ProcessedCrash(i));
-    for (size_t i = 0; i < crash_pings; ++i) send("telemetry.crash", synth.CrashPing(i));
+    for (size_t i = 0; i < main; ++i) send(topics_[0], synth.Main(i));
+    for (size_t i = 0; i < bhr; ++i) send(topics_[1], synth.Bhr(i));
+    for (size_t i = 0; i < crash; ++i) send(topics_[2], synth.ProcessedCrash(i));
+    for (size_t i = 0; i < crash_pings; ++i) send(topics_[3], synth.CrashPing(i));
     ASSERT_TRUE((*producer)->Flush(seconds(30)).ok());
   }
 
-  // Every partition still holds everything produced (the mock silently drops old data).
-  void ExpectNothingDroppedByTheMock() {
-    KafkaConsumerOptions o{cluster_->bootstrap_servers(), "watermarks", {kTopics[0]}, {}};
+  // Every partition still holds everything produced (the mock silently drops old data; a
+  // real broker keeps it for the topic's retention).
+  void ExpectNothingDropped() {
+    KafkaConsumerOptions o{bootstrap_, "watermarks", {topics_[0]}, {}};
     auto consumer = KafkaConsumer::Create(o, nullptr);
     ASSERT_TRUE(consumer);
-    for (const std::string& t : kTopics) {
+    for (const std::string& t : topics_) {
       for (int p = 0; p < kPartitions; ++p) {
         auto wm = (*consumer)->QueryWatermarks({t, p}, seconds(5));
         ASSERT_TRUE(wm) << wm.error().message();
@@ -89,9 +102,9 @@ class DaemonKafka : public ::testing::Test {
 
   Config DaemonConfig(size_t threads, size_t queue_chunks = 64) const {
     Config c;
-    c.kafka.brokers = cluster_->bootstrap_servers();
-    c.kafka.group_id = "seismo-test";
-    c.kafka.topics = kTopics;
+    c.kafka.brokers = bootstrap_;
+    c.kafka.group_id = group_;
+    c.kafka.topics = topics_;
     c.kafka.properties = {{"session.timeout.ms", "6000"}, {"heartbeat.interval.ms", "500"}};
     c.ingest.threads = threads;
     c.ingest.queue_chunks = queue_chunks;
@@ -124,14 +137,32 @@ class DaemonKafka : public ::testing::Test {
   std::string Corpus() const { return (dir_ / "corpus.ndjson").string(); }
 
   fs::path dir_;
-  std::unique_ptr<MockCluster> cluster_;
+  std::string bootstrap_;
+  std::string group_;
+  std::vector<std::string> topics_;  // kTopics, made unique on a shared broker
   std::unique_ptr<SignatureGenerator> signatures_;
   uint64_t produced_ = 0;
 };
 
-TEST_F(DaemonKafka, ConsumedAggregatesEqualReplayOfTheSameCorpus) {
+// On librdkafka's mock cluster, for what only it can do on cue (a coordinator outage).
+class MockDaemonKafka : public KafkaDaemon {
+ protected:
+  void UseCluster() override {
+    auto cluster = MockCluster::Create(1);
+    ASSERT_TRUE(cluster) << cluster.error().message();
+    cluster_ = std::move(*cluster);
+    bootstrap_ = cluster_->bootstrap_servers();
+    group_ = "seismo-test";
+    topics_ = kTopics;
+    for (const std::string& t : kTopics) ASSERT_TRUE(cluster_->CreateTopic(t, kPartitions).ok());
+  }
+
+  std::unique_ptr<MockCluster> cluster_;
+};
+
+TEST_F(KafkaDaemon, ConsumedAggregatesEqualReplayOfTheSameCorpus) {
   ProduceCorpus(11, 2000, 600, 500, 300);
-  ExpectNothingDroppedByTheMock();
+  ExpectNothingDropped();
   SystemClock clock;
   Daemon daemon(DaemonConfig(2), signatures_.get(), &clock);
   ASSERT_TRUE(daemon.Start().ok());
@@ -142,26 +173,43 @@ TEST_F(DaemonKafka, ConsumedAggregatesEqualReplayOfTheSameCorpus) {
   EXPECT_GT(daemon.snapshot()->table(Table::kHangs).size(), 100u);
 }
 
-TEST_F(DaemonKafka, TwoDaemonsInOneGroupCountEveryRecordOnce) {
+// Two daemons in one group on the real broker: the second joins while the first consumes
+// (the group moves partitions to it through the broker's cooperative protocol), the first
+// leaves while more arrives (its partitions move back, after its hand-over commit). Together
+// they count every record once: their merged aggregates equal `replay` of the corpus.
+TEST_F(KafkaDaemon, TwoDaemonsSplitAndHandOverPartitionsAndCountEveryRecordOnce) {
   ProduceCorpus(12, 1500, 500, 400, 200);
-  ExpectNothingDroppedByTheMock();
   SystemClock clock;
-  Daemon first(DaemonConfig(1), signatures_.get(), &clock);
-  Daemon second(DaemonConfig(1), signatures_.get(), &clock);
+  Config slow = DaemonConfig(1);
+  slow.kafka.properties["max.partition.fetch.bytes"] = "20000";  // the join lands mid-stream
+  Daemon first(slow, signatures_.get(), &clock);
+  Daemon second(slow, signatures_.get(), &clock);
   ASSERT_TRUE(first.Start().ok());
-  std::this_thread::sleep_for(milliseconds(300));  // let the first one start consuming alone
+  auto deadline = std::chrono::steady_clock::now() + seconds(60);
+  while (first.counts().documents == 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(milliseconds(20));
+  }
+  ASSERT_GT(first.counts().documents, 0u) << "the first daemon is not consuming";
   ASSERT_TRUE(second.Start().ok());
-  ASSERT_TRUE(WaitForDocuments({&first, &second}, produced_, seconds(90)))
+  // The group split the work: each holds partitions.
+  deadline = std::chrono::steady_clock::now() + seconds(60);
+  while (!(first.status().consuming && second.status().consuming) &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(milliseconds(50));
+  }
+  EXPECT_TRUE(first.status().consuming);
+  EXPECT_TRUE(second.status().consuming) << "the second daemon was given no partition";
+  ProduceCorpus(14, 500, 100, 100, 50);
+  ASSERT_TRUE(WaitForDocuments({&first, &second}, produced_, seconds(120)))
       << first.counts().documents << " + " << second.counts().documents << " of " << produced_;
-  // Give a late rebalance no chance to re-deliver: both must stay at the total.
+  EXPECT_GT(second.counts().documents, 0u);
+  first.Stop();  // leaves the group: its partitions go to the second, from its commit
+  ProduceCorpus(15, 500, 100, 100, 50);
+  ASSERT_TRUE(WaitForDocuments({&first, &second}, produced_, seconds(120)))
+      << first.counts().documents << " + " << second.counts().documents << " of " << produced_;
+  // Give a late rebalance no chance to re-deliver: the sum must stay at the total.
   std::this_thread::sleep_for(seconds(2));
   EXPECT_EQ(first.counts().documents + second.counts().documents, produced_);
-  // The group split the work: each holds partitions and counted records from them.
-  EXPECT_TRUE(first.status().consuming);
-  EXPECT_TRUE(second.status().consuming);
-  EXPECT_GT(first.counts().documents, 0u);
-  EXPECT_GT(second.counts().documents, 0u);
-  first.Stop();
   second.Stop();
   const auto together = test::Combine({first.snapshot(), second.snapshot()}, ToAggregateOptions(first.config()));
   RecordCounts counts = first.counts();
@@ -175,9 +223,9 @@ TEST_F(DaemonKafka, TwoDaemonsInOneGroupCountEveryRecordOnce) {
 // chunk rings make the source pause every partition; the operator sees it (paused
 // partitions, a non-zero consumer lag) and, once the shards catch up, consumption resumes
 // and the result is that of replay: nothing was lost or counted twice.
-TEST_F(DaemonKafka, FullQueuesPauseConsumptionAndLoseNothing) {
+TEST_F(KafkaDaemon, FullQueuesPauseConsumptionAndLoseNothing) {
   ProduceCorpus(13, 3000, 800, 600, 300);
-  ExpectNothingDroppedByTheMock();
+  ExpectNothingDropped();
   SystemClock clock;
   Daemon daemon(DaemonConfig(2, /*queue_chunks=*/1), signatures_.get(), &clock);
   daemon.SetChunkDocsForTesting(50);  // many small chunks rather than a few large ones
@@ -237,10 +285,10 @@ TEST_F(DaemonKafka, FullQueuesPauseConsumptionAndLoseNothing) {
 
 // Ready means holding partitions: a member the group gives nothing is not consuming, nor
 // is one whose partitions were taken away (the coordinator gone past the session timeout).
-TEST_F(DaemonKafka, ConsumingOnlyWhilePartitionsAreAssigned) {
+TEST_F(MockDaemonKafka, ConsumingOnlyWhilePartitionsAreAssigned) {
   ASSERT_TRUE(cluster_->CreateTopic("solo", 1).ok());
   // Another member of the group holds the topic's only partition.
-  KafkaConsumerOptions o{cluster_->bootstrap_servers(), "seismo-test", {"solo"}, {}};
+  KafkaConsumerOptions o{bootstrap_, group_, {"solo"}, {}};
   o.properties = {{"session.timeout.ms", "6000"},
                   {"heartbeat.interval.ms", "500"},
                   {"partition.assignment.strategy", "cooperative-sticky"}};

@@ -13,7 +13,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -55,6 +57,28 @@ class ChildGuard {
  private:
   pid_t& pid_;
 };
+
+// How long the real binary takes, here and now, to start, do a small job and exit:
+// `seismo replay` of 200 generated crashes (process start, signature lists, threads,
+// output). The yardstick tests size their deadlines by, so that they hold on a loaded
+// machine and under a sanitizer as they do on an idle one. The median of three runs.
+inline std::chrono::milliseconds MeasureBinaryRoundTrip(const std::filesystem::path& scratch_dir) {
+  const std::string corpus = (scratch_dir / "yardstick.ndjson").string();
+  const std::string gen =
+      std::string(SEISMO_BINARY) + " generate --kind crash --count 200 --seed 1 --output " + corpus;
+  if (std::system(gen.c_str()) != 0) return std::chrono::seconds(1);
+  const std::string replay = std::string(SEISMO_BINARY) + " replay --quiet --output " +
+                             (scratch_dir / "yardstick.json").string() + " " + corpus;
+  std::vector<std::chrono::milliseconds> runs;
+  for (int i = 0; i < 3; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    if (std::system(replay.c_str()) != 0) return std::chrono::seconds(1);
+    runs.push_back(
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start));
+  }
+  std::sort(runs.begin(), runs.end());
+  return runs[1];
+}
 
 class DaemonProcess {
  public:

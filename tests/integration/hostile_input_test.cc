@@ -69,6 +69,8 @@ std::vector<Hostile> Corpus() {
   v.push_back({With("3600", "36.5"), RejectReason::kBadUsage});
   v.push_back({With(R"("255":1)", R"("255":99999999999999999999)"), RejectReason::kBadHistogram});
   v.push_back({With(R"("255":1)", R"("1e3":1)"), RejectReason::kBadHistogram});
+  // 1.13 x 10^12 hangs of 8191 ms: the weighted sum does not fit 64 bits.
+  v.push_back({With(R"("255":1)", R"("8191":1130000000000)"), RejectReason::kHangOverflow});
   // Wrong types in every field the parser reads.
   v.push_back({With(R"("type":"main")", R"("type":7)"), RejectReason::kWrongType});
   v.push_back({With(R"("id":"g")", R"("id":[])"), RejectReason::kWrongType});

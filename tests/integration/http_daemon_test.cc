@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <map>
 #include <thread>
 #include <tuple>
@@ -156,6 +157,16 @@ TEST_F(HttpDaemon, ApiNumbersEqualReplayOfTheSameFiles) {
   EXPECT_NEAR(api_usage, build_usage, 1e-6 * build_usage);
   EXPECT_EQ(api_pings, build_pings);
 
+  // seismo_snapshot_age_seconds: since the publisher built the served snapshot (every 500 ms; a
+  // loaded machine may delay a publish by seconds, never by days). It was the Unix time.
+  const std::string metrics = HttpGet(port, "/metrics").body;
+  const std::string age_sample = "\nseismo_snapshot_age_seconds ";
+  const size_t age_at = metrics.find(age_sample);
+  ASSERT_NE(age_at, std::string::npos) << metrics;
+  const double age = std::stod(metrics.substr(age_at + age_sample.size()));
+  EXPECT_GE(age, 0.0);
+  EXPECT_LT(age, 60.0);
+
   server.Stop();
   daemon.Stop();
 }
@@ -180,14 +191,30 @@ TEST_F(HttpDaemon, NotReadyWhileTheCheckpointIsRestored) {
   }
 
   Daemon daemon(config, signatures->get(), &clock);
-  daemon.SetRestoreDelayForTesting(1500ms);
+  // The restore is held half way until the checks below are done.
+  std::promise<void> inside, release;
+  std::shared_future<void> released = release.get_future().share();
+  daemon.SetRestoreHookForTesting([&inside, released] {
+    inside.set_value();
+    released.wait();
+  });
   HttpServerOptions options;
   options.listen = "127.0.0.1:0";
   HttpServer server;
   ASSERT_TRUE(server.Start(options, daemon).ok());
   const int port = server.port();
   std::thread starter([&] { EXPECT_TRUE(daemon.Start().ok()); });
-  std::this_thread::sleep_for(200ms);  // inside the restore
+  struct Releaser {  // a failed assertion must not leave the restore waiting
+    std::promise<void>& p;
+    std::thread& t;
+    void Release() {
+      if (!t.joinable()) return;
+      p.set_value();
+      t.join();
+    }
+    ~Releaser() { Release(); }
+  } releaser{release, starter};
+  ASSERT_EQ(inside.get_future().wait_for(60s), std::future_status::ready) << "the restore never started";
   EXPECT_EQ(HttpGet(port, "/healthz").status, 200);
   HttpResponse ready = HttpGet(port, "/readyz");
   EXPECT_EQ(ready.status, 503);
@@ -195,7 +222,7 @@ TEST_F(HttpDaemon, NotReadyWhileTheCheckpointIsRestored) {
   HttpResponse status = HttpGet(port, "/api/v1/status");
   EXPECT_EQ(status.status, 200);
   EXPECT_NE(status.body.find("\"documents\":0"), std::string::npos) << status.body;
-  starter.join();
+  releaser.Release();
 
   for (int i = 0; i < 100 && HttpGet(port, "/readyz").status != 200; ++i) std::this_thread::sleep_for(50ms);
   ready = HttpGet(port, "/readyz");

@@ -120,7 +120,8 @@ TEST_F(HttpServerTest, HealthAndReadiness) {
   provider_.SetStatus(s);
   HttpResponse ready = Get("/readyz");
   EXPECT_EQ(ready.status, 200);
-  EXPECT_EQ(ready.body, R"({"ready":true,"restored":true,"consuming":true,"sources_done":true})");
+  EXPECT_EQ(ready.body,
+            R"({"ready":true,"restored":true,"consuming":true,"sources_done":true,"reason":null})");
   s.restored = false;
   provider_.SetStatus(s);
   EXPECT_EQ(Get("/readyz").status, 503);
@@ -290,6 +291,32 @@ TEST_F(HttpServerTest, IncompleteRequestsAreClosedAfterRequestTimeout) {
   }
   ::close(fd);
   EXPECT_TRUE(closed) << "the server kept an incomplete request open";
+  EXPECT_EQ(Get("/healthz").status, 200);
+}
+
+// request_timeout is a deadline for the whole request, not for each read: a slowloris client
+// that sends one more header byte every 100 ms is closed once it has run out, and its worker
+// is free again.
+TEST_F(HttpServerTest, ASlowlorisRequestIsClosedAtRequestTimeoutHoweverItKeepsSending) {
+  options_.request_timeout_ms = 1000;
+  options_.num_threads = 2;
+  options_.max_sse_clients = 1;
+  Start();
+  int fd = ConnectLoopback(server_.port());
+  ASSERT_GE(fd, 0);
+  const std::string request = "GET /healthz HTTP/1.1\r\nX-Slow: " + std::string(200, 'a');
+  const auto start = std::chrono::steady_clock::now();
+  bool closed = false;
+  for (size_t i = 0; i < request.size() && !closed; ++i) {  // 20 s of bytes at this pace
+    if (::send(fd, &request[i], 1, MSG_NOSIGNAL) != 1) closed = true;
+    pollfd p{fd, POLLIN, 0};
+    char buf[256];
+    if (::poll(&p, 1, 100) > 0 && ::recv(fd, buf, sizeof(buf), 0) <= 0) closed = true;
+  }
+  const auto held = std::chrono::steady_clock::now() - start;
+  ::close(fd);
+  EXPECT_TRUE(closed) << "the server read a slowloris request for 20 s";
+  EXPECT_LT(held, 10s) << "closed long after request_timeout";
   EXPECT_EQ(Get("/healthz").status, 200);
 }
 

@@ -1,7 +1,11 @@
-// KafkaConsumer and KafkaProducer against librdkafka's mock cluster, over
-// real sockets on 127.0.0.1. Each test uses its own cluster and consumer
-// group; the first join of a group takes about 3 s (SPEC §10), so every wait
-// here is bounded by a deadline well above that.
+// KafkaConsumer and KafkaProducer against a real Kafka broker (suite
+// KafkaConsumerTest, integration/real_kafka.h: topics and groups unique to the
+// test) and, for what only it injects on cue (request errors, a broker down
+// and up), librdkafka's mock cluster (suite MockKafkaConsumer: a cluster per
+// test; its first group join takes about 3 s, SPEC §10). Every wait is bounded
+// by a deadline well above that.
+#include "seismo/ingest/kafka_consumer.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -14,7 +18,7 @@
 #include <thread>
 #include <vector>
 
-#include "seismo/ingest/kafka_consumer.h"
+#include "integration/real_kafka.h"
 #include "seismo/ingest/kafka_producer.h"
 #include "seismo/ingest/mock_cluster.h"
 
@@ -76,19 +80,29 @@ class RecordingListener : public KafkaRebalanceListener {
 class KafkaConsumerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto cluster = MockCluster::Create(3);
-    ASSERT_TRUE(cluster.has_value()) << cluster.error().message();
-    cluster_ = std::move(*cluster);
+    UseCluster();
+    if (HasFatalFailure()) return;
     KafkaProducerOptions options;
-    options.brokers = cluster_->bootstrap_servers();
+    options.brokers = bootstrap_;
     auto producer = KafkaProducer::Create(options);
     ASSERT_TRUE(producer.has_value()) << producer.error().message();
     producer_ = std::move(*producer);
   }
 
-  void CreateTopic(const std::string& name, int partitions) {
-    ASSERT_TRUE(cluster_->CreateTopic(name, partitions).ok());
+  virtual void UseCluster() {
+    kafka_ = testing::RealKafka::Get();
+    ASSERT_NE(kafka_, nullptr);
+    bootstrap_ = kafka_->bootstrap_servers();
   }
+
+  void CreateTopic(const std::string& name, int partitions) {
+    const Status s =
+        kafka_ != nullptr ? kafka_->CreateTopic(name, partitions) : cluster_->CreateTopic(name, partitions);
+    ASSERT_TRUE(s.ok()) << s.message();
+  }
+
+  // A topic or group name unique to this test (the real broker is shared).
+  static std::string T(std::string_view base) { return testing::RealKafka::UniqueName(base); }
 
   // Produces `count` messages "m<i>" round-robin over `partitions` with
   // CreateTime kBaseTimestampMs + i, and waits for every acknowledgement.
@@ -106,7 +120,7 @@ class KafkaConsumerTest : public ::testing::Test {
   std::unique_ptr<KafkaConsumer> NewConsumer(const std::string& group, const std::string& topic,
                                              KafkaRebalanceListener* listener) {
     KafkaConsumerOptions options;
-    options.brokers = cluster_->bootstrap_servers();
+    options.brokers = bootstrap_;
     options.group_id = group;
     options.topics = {topic};
     options.properties = {{"session.timeout.ms", "6000"}, {"heartbeat.interval.ms", "500"}};
@@ -141,24 +155,36 @@ class KafkaConsumerTest : public ::testing::Test {
     for (int p = 0; p < partitions; ++p) {
       auto marks = consumer.QueryWatermarks({topic, p}, seconds(5));
       ASSERT_TRUE(marks.has_value()) << marks.error().message();
-      EXPECT_EQ(marks->first, 0) << "mock cluster dropped old data of partition " << p;
+      EXPECT_EQ(marks->first, 0) << "the cluster dropped old data of partition " << p;
     }
   }
 
-  std::unique_ptr<MockCluster> cluster_;
+  testing::RealKafka* kafka_ = nullptr;   // the real broker; null on the mock
+  std::unique_ptr<MockCluster> cluster_;  // MockKafkaConsumer only
+  std::string bootstrap_;
   std::unique_ptr<KafkaProducer> producer_;
+};
+
+class MockKafkaConsumer : public KafkaConsumerTest {
+ protected:
+  void UseCluster() override {
+    auto cluster = MockCluster::Create(3);
+    ASSERT_TRUE(cluster.has_value()) << cluster.error().message();
+    cluster_ = std::move(*cluster);
+    bootstrap_ = cluster_->bootstrap_servers();
+  }
 };
 
 // librdkafka 2.0 asserts when a cooperative-sticky consumer that never received an
 // assignment is destroyed (librdkafka#4312, fixed in 2.3): a daemon stopped during its
 // first group join must still end cleanly.
-TEST_F(KafkaConsumerTest, CooperativeConsumerDestroyedBeforeItsFirstAssignmentEndsCleanly) {
-  CreateTopic("coop", 2);
+TEST_F(MockKafkaConsumer, CooperativeConsumerDestroyedBeforeItsFirstAssignmentEndsCleanly) {
+  CreateTopic(T("coop"), 2);
   for (bool closed_first : {false, true}) {
     KafkaConsumerOptions options;
-    options.brokers = cluster_->bootstrap_servers();
-    options.group_id = closed_first ? "coop-closed" : "coop";
-    options.topics = {"coop"};
+    options.brokers = bootstrap_;
+    options.group_id = closed_first ? T("coop-closed") : T("coop");
+    options.topics = {T("coop")};
     options.properties = {{"session.timeout.ms", "6000"},
                           {"partition.assignment.strategy", "cooperative-sticky"}};
     auto consumer = KafkaConsumer::Create(options, nullptr);
@@ -177,11 +203,11 @@ TEST_F(KafkaConsumerTest, CooperativeConsumerDestroyedBeforeItsFirstAssignmentEn
 TEST_F(KafkaConsumerTest, RoundTripAcrossPartitionsKeepsOffsetsKeysAndTimestamps) {
   constexpr int kPartitions = 4;
   constexpr int kCount = 4000;
-  CreateTopic("roundtrip", kPartitions);
-  ProduceRoundRobin("roundtrip", kPartitions, 0, kCount);
+  CreateTopic(T("roundtrip"), kPartitions);
+  ProduceRoundRobin(T("roundtrip"), kPartitions, 0, kCount);
 
   RecordingListener listener;
-  auto consumer = NewConsumer("g-roundtrip", "roundtrip", &listener);
+  auto consumer = NewConsumer(T("g-roundtrip"), T("roundtrip"), &listener);
   ASSERT_NE(consumer, nullptr);
   // stats() is documented as callable from any thread while the poll thread works.
   std::atomic<bool> stop_reader{false};
@@ -202,7 +228,7 @@ TEST_F(KafkaConsumerTest, RoundTripAcrossPartitionsKeepsOffsetsKeysAndTimestamps
   // Message i went to partition i % 4 as its (i / 4)-th message.
   std::set<std::string> seen;
   for (const Received& r : got) {
-    ASSERT_EQ(r.topic, "roundtrip");
+    ASSERT_EQ(r.topic, T("roundtrip"));
     const int i = std::stoi(r.payload.substr(1));
     EXPECT_TRUE(seen.insert(r.payload).second) << "duplicate " << r.payload;
     EXPECT_EQ(r.partition, i % kPartitions) << r.payload;
@@ -241,7 +267,7 @@ TEST_F(KafkaConsumerTest, RoundTripAcrossPartitionsKeepsOffsetsKeysAndTimestamps
     EXPECT_EQ(p.lag, 0);
     EXPECT_FALSE(p.paused);
   }
-  ExpectNothingDropped(*consumer, "roundtrip", kPartitions);
+  ExpectNothingDropped(*consumer, T("roundtrip"), kPartitions);
 
   ASSERT_TRUE(consumer->Close().ok());
   ASSERT_EQ(listener.revoked.size(), 1u);  // Close() revokes through the listener
@@ -250,9 +276,9 @@ TEST_F(KafkaConsumerTest, RoundTripAcrossPartitionsKeepsOffsetsKeysAndTimestamps
 }
 
 TEST_F(KafkaConsumerTest, PauseStopsDeliveryAndResumeLosesNothing) {
-  CreateTopic("pause", 2);
-  ProduceRoundRobin("pause", 2, 0, 1000);
-  auto consumer = NewConsumer("g-pause", "pause", nullptr);
+  CreateTopic(T("pause"), 2);
+  ProduceRoundRobin(T("pause"), 2, 0, 1000);
+  auto consumer = NewConsumer(T("g-pause"), T("pause"), nullptr);
   ASSERT_NE(consumer, nullptr);
 
   std::vector<Received> got = ConsumeUntil(*consumer, 1, seconds(15));
@@ -260,7 +286,7 @@ TEST_F(KafkaConsumerTest, PauseStopsDeliveryAndResumeLosesNothing) {
   ASSERT_EQ(consumer->assignment().size(), 2u);
 
   // Pause partition 0 only: what follows comes from partition 1 alone.
-  ASSERT_TRUE(consumer->Pause({{"pause", 0}}).ok());
+  ASSERT_TRUE(consumer->Pause({{T("pause"), 0}}).ok());
   EXPECT_EQ(consumer->stats().paused_partitions, 1u);
   auto count_in = [&got](int32_t partition) {
     return std::count_if(got.begin(), got.end(),
@@ -278,7 +304,7 @@ TEST_F(KafkaConsumerTest, PauseStopsDeliveryAndResumeLosesNothing) {
   // Pause everything, produce more: nothing arrives while paused.
   ASSERT_TRUE(consumer->PauseAll().ok());
   EXPECT_EQ(consumer->stats().paused_partitions, 2u);
-  ProduceRoundRobin("pause", 2, 1000, 500);
+  ProduceRoundRobin(T("pause"), 2, 1000, 500);
   EXPECT_TRUE(ConsumeFor(*consumer, milliseconds(1000)).empty());
 
   ASSERT_TRUE(consumer->ResumeAll().ok());
@@ -297,12 +323,12 @@ TEST_F(KafkaConsumerTest, PauseStopsDeliveryAndResumeLosesNothing) {
 }
 
 TEST_F(KafkaConsumerTest, AssignedStartOffsetsAreHonoured) {
-  CreateTopic("offsets", 3);
-  ProduceRoundRobin("offsets", 3, 0, 300);  // 100 per partition
+  CreateTopic(T("offsets"), 3);
+  ProduceRoundRobin(T("offsets"), 3, 0, 300);  // 100 per partition
 
   RecordingListener listener;
-  listener.start_offsets = {{{"offsets", 0}, 40}, {{"offsets", 1}, 99}};  // partition 2: none
-  auto consumer = NewConsumer("g-offsets", "offsets", &listener);
+  listener.start_offsets = {{{T("offsets"), 0}, 40}, {{T("offsets"), 1}, 99}};  // partition 2: none
+  auto consumer = NewConsumer(T("g-offsets"), T("offsets"), &listener);
   ASSERT_NE(consumer, nullptr);
   listener.consumer = consumer.get();
   listener.query_committed_on_assign = true;
@@ -328,18 +354,18 @@ TEST_F(KafkaConsumerTest, AssignedStartOffsetsAreHonoured) {
 }
 
 TEST_F(KafkaConsumerTest, CommitOnRevokeIsWhereTheNextMemberStarts) {
-  CreateTopic("handover", 2);
-  ProduceRoundRobin("handover", 2, 0, 200);  // 100 per partition
+  CreateTopic(T("handover"), 2);
+  ProduceRoundRobin(T("handover"), 2, 0, 200);  // 100 per partition
 
   // First member processes 30 messages of partition 0 only, commits on Close().
   RecordingListener first_listener;
   {
-    auto first = NewConsumer("g-handover", "handover", &first_listener);
+    auto first = NewConsumer(T("g-handover"), T("handover"), &first_listener);
     ASSERT_NE(first, nullptr);
     first_listener.consumer = first.get();
     std::vector<Received> got = ConsumeUntil(*first, 1, seconds(15));
     ASSERT_FALSE(got.empty());
-    first_listener.processed_next = {{{"handover", 0}, 30}, {{"handover", 1}, 0}};
+    first_listener.processed_next = {{{T("handover"), 0}, 30}, {{T("handover"), 1}, 0}};
     ASSERT_TRUE(first->Close().ok());
     ASSERT_EQ(first_listener.revoked.size(), 1u);
     // A member leaving commits before its LeaveGroup: the group is still stable.
@@ -348,12 +374,12 @@ TEST_F(KafkaConsumerTest, CommitOnRevokeIsWhereTheNextMemberStarts) {
 
   // The next member has no checkpointed offsets: it starts at the commits.
   RecordingListener second_listener;
-  auto second = NewConsumer("g-handover", "handover", &second_listener);
+  auto second = NewConsumer(T("g-handover"), T("handover"), &second_listener);
   ASSERT_NE(second, nullptr);
-  auto committed = second->Committed({{"handover", 0}, {"handover", 1}}, seconds(5));
+  auto committed = second->Committed({{T("handover"), 0}, {T("handover"), 1}}, seconds(5));
   ASSERT_TRUE(committed.has_value()) << committed.error().message();
-  EXPECT_EQ(*committed, (std::map<TopicPartition, int64_t>{{{"handover", 0}, 30},
-                                                           {{"handover", 1}, 0}}));
+  EXPECT_EQ(*committed,
+            (std::map<TopicPartition, int64_t>{{{T("handover"), 0}, 30}, {{T("handover"), 1}, 0}}));
   std::vector<Received> got = ConsumeUntil(*second, 70 + 100, seconds(20));
   ASSERT_EQ(got.size(), 170u);
   std::map<int32_t, int64_t> first_offset;
@@ -367,15 +393,15 @@ TEST_F(KafkaConsumerTest, CommitOnRevokeIsWhereTheNextMemberStarts) {
 TEST_F(KafkaConsumerTest, TwoMembersSplitPartitionsAndTogetherSeeEachMessageOnce) {
   constexpr int kPartitions = 6;
   constexpr int kCount = 3000;
-  CreateTopic("split", kPartitions);
-  ProduceRoundRobin("split", kPartitions, 0, kCount);
+  CreateTopic(T("split"), kPartitions);
+  ProduceRoundRobin(T("split"), kPartitions, 0, kCount);
 
   // Member A joins alone and holds its partitions paused, so it has
   // processed nothing when B joins: the mock refuses commits while a group
   // re-joins (ADR 0003), so a hand-over after processing could repeat data.
   RecordingListener listener_a;
   RecordingListener listener_b;
-  auto a = NewConsumer("g-split", "split", &listener_a);
+  auto a = NewConsumer(T("g-split"), T("split"), &listener_a);
   ASSERT_NE(a, nullptr);
   listener_a.consumer = a.get();
   ASSERT_TRUE(a->PauseAll().ok());
@@ -386,7 +412,7 @@ TEST_F(KafkaConsumerTest, TwoMembersSplitPartitionsAndTogetherSeeEachMessageOnce
   ASSERT_EQ(a->assignment().size(), static_cast<size_t>(kPartitions));
   EXPECT_EQ(a->stats().paused_partitions, static_cast<size_t>(kPartitions));
 
-  auto b = NewConsumer("g-split", "split", &listener_b);
+  auto b = NewConsumer(T("g-split"), T("split"), &listener_b);
   ASSERT_NE(b, nullptr);
   listener_b.consumer = b.get();
 
@@ -440,14 +466,14 @@ TEST_F(KafkaConsumerTest, TwoMembersSplitPartitionsAndTogetherSeeEachMessageOnce
     EXPECT_TRUE(all.insert(tp).second) << ToString(tp) << " assigned to both";
   }
   EXPECT_EQ(all.size(), static_cast<size_t>(kPartitions));
-  ExpectNothingDropped(*a, "split", kPartitions);
+  ExpectNothingDropped(*a, T("split"), kPartitions);
 }
 
-TEST_F(KafkaConsumerTest, BrokerDownThenUpResumesWithoutLossOrRepeat) {
+TEST_F(MockKafkaConsumer, BrokerDownThenUpResumesWithoutLossOrRepeat) {
   constexpr int kPartitions = 3;  // one leader per broker
-  CreateTopic("outage", kPartitions);
-  ProduceRoundRobin("outage", kPartitions, 0, 1500);
-  auto consumer = NewConsumer("g-outage", "outage", nullptr);
+  CreateTopic(T("outage"), kPartitions);
+  ProduceRoundRobin(T("outage"), kPartitions, 0, 1500);
+  auto consumer = NewConsumer(T("g-outage"), T("outage"), nullptr);
   ASSERT_NE(consumer, nullptr);
   std::vector<Received> got = ConsumeUntil(*consumer, 1, seconds(15));
   ASSERT_FALSE(got.empty());

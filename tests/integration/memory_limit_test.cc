@@ -11,6 +11,7 @@
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <zstd.h>
 
 #include <chrono>
 #include <filesystem>
@@ -19,6 +20,7 @@
 #include <thread>
 
 #include "integration/daemon_process.h"
+#include "seismo/shard/dead_letter.h"
 #include "test_scale.h"
 
 extern char** environ;
@@ -72,16 +74,10 @@ Expected WriteCorpus(const fs::path& file) {
   return e;
 }
 
-TEST(MemoryLimit, AdversarialCardinalityStaysUnderTheLimitWithExactTotals) {
-  const fs::path dir = fs::temp_directory_path() / ("seismo-memory-" + std::to_string(getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  const Expected expected = WriteCorpus(dir / "corpus.ndjson");
-  std::ofstream(dir / "seismo.toml")
-      << "[kafka]\ntopics = []\n[sources]\nfiles = [\"" << (dir / "corpus.ndjson").string()
-      << "\"]\n[ingest]\nthreads = 2\nqueue_chunks = 4\nmax_document_bytes = 1048576\n"
-      << "[aggregate]\nshards = 2\nmemory_limit = " << kLimit << "\n"
-      << "[http]\nlisten = \"127.0.0.1:0\"\n[alerts]\ninterval = \"1s\"\n";
+// `seismo run` over `dir`/seismo.toml, whose [sources] files it reads; stopped with SIGTERM a
+// while after it has read them. Returns the peak resident memory; the exit status goes to
+// `status`, the log to `dir`/run.log and the output to `dir`/run.json.
+uint64_t RunOverSourceFiles(const fs::path& dir, int& status) {
   const std::string config = (dir / "seismo.toml").string(), output = (dir / "run.json").string(),
                     log = (dir / "run.log").string();
   std::vector<std::string> args = {SEISMO_BINARY, "run", "--config", config, "--output", output};
@@ -93,8 +89,12 @@ TEST(MemoryLimit, AdversarialCardinalityStaysUnderTheLimitWithExactTotals) {
   posix_spawn_file_actions_addopen(&actions, 2, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   pid_t pid = 0;
   const testing::ChildGuard guard(pid);
-  ASSERT_EQ(posix_spawn(&pid, SEISMO_BINARY, &actions, nullptr, argv.data(), environ), 0);
+  const int spawned = posix_spawn(&pid, SEISMO_BINARY, &actions, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
+  if (spawned != 0) {
+    ADD_FAILURE() << "posix_spawn: " << spawned;
+    return 0;
+  }
 
   // The file has been read once every document was handed to the pipeline; the
   // publisher and the alert thread then work on the full state for a while.
@@ -103,15 +103,29 @@ TEST(MemoryLimit, AdversarialCardinalityStaysUnderTheLimitWithExactTotals) {
          std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(milliseconds(100));
   }
-  ASSERT_NE(Slurp(log).find("sources: read"), std::string::npos) << Slurp(log);
+  EXPECT_NE(Slurp(log).find("sources: read"), std::string::npos) << Slurp(log);
   std::this_thread::sleep_for(seconds(3));
   kill(pid, SIGTERM);
-  int status = 0;
   rusage usage{};
-  ASSERT_EQ(wait4(pid, &status, 0, &usage), pid);
+  EXPECT_EQ(wait4(pid, &status, 0, &usage), pid);
   pid = 0;
-  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << Slurp(log);
-  const uint64_t peak = static_cast<uint64_t>(usage.ru_maxrss) * 1024;
+  return static_cast<uint64_t>(usage.ru_maxrss) * 1024;
+}
+
+TEST(MemoryLimit, AdversarialCardinalityStaysUnderTheLimitWithExactTotals) {
+  const fs::path dir = fs::temp_directory_path() / ("seismo-memory-" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const Expected expected = WriteCorpus(dir / "corpus.ndjson");
+  std::ofstream(dir / "seismo.toml")
+      << "[kafka]\ntopics = []\n[sources]\nfiles = [\"" << (dir / "corpus.ndjson").string()
+      << "\"]\n[ingest]\nthreads = 2\nqueue_chunks = 4\nmax_document_bytes = 1048576\n"
+      << "[aggregate]\nshards = 2\nmemory_limit = " << kLimit << "\n"
+      << "[http]\nlisten = \"127.0.0.1:0\"\n[alerts]\ninterval = \"1s\"\n";
+  int status = 0;
+  const uint64_t peak = RunOverSourceFiles(dir, status);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << Slurp(dir / "run.log");
+  const std::string output = (dir / "run.json").string();
   std::cout << "peak resident memory " << (peak >> 20) << " MiB of a " << (kLimit >> 20) << " MiB limit\n";
   if (!kSanitized) EXPECT_LT(peak, kLimit);
 
@@ -135,6 +149,70 @@ TEST(MemoryLimit, AdversarialCardinalityStaysUnderTheLimitWithExactTotals) {
   EXPECT_LT(hang_rows, kDocsPerKind / 2) << "nothing was folded";
   EXPECT_LT(crash_rows, kDocsPerKind / 2) << "nothing was folded";
   EXPECT_GT(root["records"]["folded_series"].get_uint64().value(), 0u);
+  fs::remove_all(dir);
+}
+
+// The line reader is inside the limit too (SPEC §7): one 1.5 GiB line in a .zst of a few
+// tens of KB is rejected as too_large, and read past without being held — the peak resident
+// memory stays under a 256 MiB limit (it was 3.7 GB), and the documents around it count.
+TEST(MemoryLimit, AHugeLineInASmallZstdFileIsRejectedWithoutBeingHeld) {
+  constexpr uint64_t kLineBytes = 3ull << 29;  // 1.5 GiB
+  constexpr uint64_t kLineLimit = 256ull << 20;
+  const fs::path dir = fs::temp_directory_path() / ("seismo-memory-line-" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string good =
+      R"({"type":"main","submission_timestamp":"2026-11-20T10:00:00Z","application":{"buildId":"20261117090501",)"
+      R"("channel":"release","name":"Firefox","version":"146.0"},"payload":{"info":{"subsessionLength":3600}}})";
+  {
+    // good line, the huge line ({"pad":"xxxx...), good line; streamed through zstd 1 MiB at a time.
+    std::ofstream out(dir / "corpus.ndjson.zst", std::ios::binary);
+    ZSTD_CCtx* cctx = ZSTD_createCCtx();
+    ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, 1);
+    std::string buffer(ZSTD_CStreamOutSize(), '\0');
+    auto feed = [&](std::string_view bytes, ZSTD_EndDirective mode) {
+      ZSTD_inBuffer in{bytes.data(), bytes.size(), 0};
+      for (bool done = false; !done;) {
+        ZSTD_outBuffer o{buffer.data(), buffer.size(), 0};
+        const size_t left = ZSTD_compressStream2(cctx, &o, &in, mode);
+        ASSERT_FALSE(ZSTD_isError(left)) << ZSTD_getErrorName(left);
+        out.write(buffer.data(), static_cast<std::streamsize>(o.pos));
+        done = mode == ZSTD_e_end ? left == 0 : in.pos == in.size;
+      }
+    };
+    feed(good + "\n{\"pad\":\"", ZSTD_e_continue);
+    const std::string pad(1 << 20, 'x');
+    for (uint64_t written = 8; written < kLineBytes; written += pad.size()) {  // 8: {"pad":"
+      feed(std::string_view(pad).substr(0, std::min<uint64_t>(pad.size(), kLineBytes - written)),
+           ZSTD_e_continue);
+    }
+    feed("\n" + good + "\n", ZSTD_e_end);
+    ZSTD_freeCCtx(cctx);
+  }
+  std::cout << "compressed: " << fs::file_size(dir / "corpus.ndjson.zst") / 1024 << " KB\n";
+  std::ofstream(dir / "seismo.toml")
+      << "[kafka]\ntopics = []\n[sources]\nfiles = [\"" << (dir / "corpus.ndjson.zst").string()
+      << "\"]\n[ingest]\nthreads = 2\nqueue_chunks = 4\nmax_document_bytes = 1048576\n"
+      << "dead_letter_file = \"" << (dir / "dead.ndjson").string() << "\"\n"
+      << "[aggregate]\nshards = 2\nmemory_limit = " << kLineLimit << "\n"
+      << "[http]\nlisten = \"127.0.0.1:0\"\n";
+  int status = 0;
+  const uint64_t peak = RunOverSourceFiles(dir, status);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << Slurp(dir / "run.log");
+  std::cout << "peak resident memory " << (peak >> 20) << " MiB of a " << (kLineLimit >> 20)
+            << " MiB limit\n";
+  if (!kSanitized) EXPECT_LT(peak, kLineLimit);
+
+  simdjson::dom::parser parser;
+  simdjson::dom::element root = parser.load((dir / "run.json").string());
+  EXPECT_EQ(root["records"]["main"].get_uint64().value(), 2u);
+  EXPECT_EQ(root["records"]["rejected"]["too_large"].get_uint64().value(), 1u);
+  simdjson::dom::element letter = parser.load((dir / "dead.ndjson").string());
+  EXPECT_EQ(letter["reason"].get_string().value(), "too_large");
+  EXPECT_EQ(letter["offset"].get_int64().value(), 2);  // the line number
+  EXPECT_EQ(letter["document_bytes"].get_uint64().value(), kLineBytes);
+  EXPECT_TRUE(letter["truncated"].get_bool().value());
+  EXPECT_EQ(letter["document"].get_string().value().size(), kMaxDeadLetterDocumentBytes);
   fs::remove_all(dir);
 }
 

@@ -93,6 +93,14 @@ class ShardState {
 
   // Aggregates one delta; moves stream time forward to its time if later.
   void Apply(const Delta& d);
+  // Aggregates one delta whose document was accepted at `stream_time` (the pipeline's
+  // stream time after the document's chunk): moves stream time forward to it (never to
+  // the delta's own time) and judges lateness against it, so that whether a delta is
+  // late does not depend on what other chunks this shard has applied before it. A delta
+  // not late against its own stream time whose bucket this shard has already expired
+  // (a later chunk's batch came first) is dropped uncounted: it would be expired by now
+  // (a crash's id is remembered first, as if it had been applied).
+  void Apply(const Delta& d, EventTime stream_time);
   // Moves stream time forward (never back) and expires buckets.
   void AdvanceTo(EventTime stream_time);
 

@@ -40,7 +40,9 @@ class Snapshot {
   std::vector<int64_t> spans_ms;
   ShardCounters counters;  // summed over shards
   size_t memory_bytes = 0;
-  int64_t built_at_ms = 0;  // wall clock
+  // Wall clock the snapshot was published at (what seismo_snapshot_age_seconds measures
+  // from), set by the publisher; 0 for snapshots nobody publishes (tests, replay).
+  int64_t built_at_ms = 0;
   const Symbols* symbols = nullptr;
 
   // Every series of table t, each key once, in no particular order.
@@ -65,7 +67,7 @@ class Snapshot {
   std::string_view Text(Sym s) const { return symbols->Text(s); }
 
  private:
-  friend std::shared_ptr<const Snapshot> MergeSnapshots(
+  friend std::shared_ptr<Snapshot> MergeSnapshots(
       const std::vector<std::shared_ptr<const ShardSnapshot>>&, const Symbols&, int64_t,
       const std::vector<int64_t>&, int64_t, bool, std::shared_ptr<const Symbols>);
   // Key order, computed once per table on first use; shared by copies of the snapshot
@@ -90,11 +92,11 @@ std::vector<int64_t> SpansOf(const std::vector<int64_t>& windows_ms, int64_t ret
 // them; false (snapshots of several instances) merges every repeated key.
 // `symbols_owner`, when given, is kept alive by the snapshot (a snapshot built
 // outside a daemon or pipeline, which otherwise own the Symbols).
-std::shared_ptr<const Snapshot> MergeSnapshots(const std::vector<std::shared_ptr<const ShardSnapshot>>& shards,
-                                               const Symbols& symbols, int64_t bucket_ms,
-                                               const std::vector<int64_t>& windows_ms, int64_t retention_ms,
-                                               bool routed_by_key = true,
-                                               std::shared_ptr<const Symbols> symbols_owner = nullptr);
+std::shared_ptr<Snapshot> MergeSnapshots(const std::vector<std::shared_ptr<const ShardSnapshot>>& shards,
+                                         const Symbols& symbols, int64_t bucket_ms,
+                                         const std::vector<int64_t>& windows_ms, int64_t retention_ms,
+                                         bool routed_by_key = true,
+                                         std::shared_ptr<const Symbols> symbols_owner = nullptr);
 
 // Sums `from` into `into` (totals, sketches, hours bucket by bucket): two partial
 // series of one key.

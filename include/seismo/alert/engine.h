@@ -97,7 +97,10 @@ struct AlertNumbers {
   std::optional<double> p_value;     // one-sided conditional binomial test
   std::optional<double> p_adjusted;  // after the round's multiple-testing guard
   std::optional<int64_t> installs;   // distinct installs behind count_new (HLL); none when the
-                                     // documents carried no install id (Mozilla's bhr pings)
+                                     // documents carried no install id (Mozilla's bhr pings; crash
+                                     // reports without clientId or install_time): the min_installs
+                                     // guard was then skipped, and the alert says so
+                                     // (kInstallsUnknownNote)
   double dispersion = 0;             // spike / hang_spike: build-to-build variance of rates
                                      // estimated from the baseline (0: plain Poisson test)
   std::vector<std::string> baseline_builds;
@@ -138,6 +141,11 @@ std::vector<AlertCandidate> EvaluateRules(const Snapshot& snap, const AlertOptio
 
 // The alert as the API, file, webhook and Kafka sinks carry it (one JSON object).
 std::string AlertJson(const Alert& alert);
+
+// The "note" of an alert whose installs are unknown ("installs": null).
+inline constexpr std::string_view kInstallsUnknownNote =
+    "installs unknown: no document behind this alert carries clientId or install_time, so the "
+    "min_installs guard was skipped";
 // The dashboard view of the alert's signature (or build), e.g.
 // "/#/crashes/signature?signature=...&build_id=...&channel=...".
 std::string DashboardPath(const AlertKey& key);
@@ -146,6 +154,9 @@ struct AlertEngineStats {
   uint64_t rounds = 0;
   uint64_t tested = 0;       // candidates in the last round
   uint64_t transitions = 0;  // over the engine's life
+  // Candidates tested without the min_installs guard because their installs were unknown,
+  // over the engine's life (a candidate counts once per round).
+  uint64_t installs_unknown = 0;
   std::array<uint64_t, 3> by_state{};  // current pending, firing, resolved
 };
 

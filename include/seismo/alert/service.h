@@ -41,6 +41,9 @@ class AlertService {
   // (the sinks are fixed once Start() has run).
   std::vector<std::pair<std::string, SinkDelivery>> SinkDeliveries() const;
 
+  // Rounds the thread has evaluated so far (any thread; monitoring and tests).
+  uint64_t rounds() const { return rounds_.load(std::memory_order_relaxed); }
+
   AlertEngine& engine() { return engine_; }
   const AlertEngine& engine() const { return engine_; }
 
@@ -54,6 +57,7 @@ class AlertService {
   std::condition_variable cv_;
   bool stop_ = false;  // guarded by mu_
   bool stopped_ = false;
+  std::atomic<uint64_t> rounds_{0};  // relaxed: a counter, nothing published with it
   std::thread thread_;
 };
 

@@ -63,11 +63,22 @@ struct HttpConfig {
   int max_sse_clients = 8;               // at most num_threads / 2
   int64_t max_request_size = 16 * 1024;  // bytes of request line and headers
   std::chrono::milliseconds request_timeout{10'000};
+  // /healthz and /readyz on a listener of their own, which slow clients cannot starve
+  // (ADR 0018): "" = the host of `listen` and the next port (a free port when `listen`
+  // asks for port 0); "off" = none; else host:port.
+  std::string health_listen;
+};
+
+// What the daemon does when the checkpoint it finds cannot be used (SPEC §7, ADR 0018).
+enum class OnCorruptCheckpoint {
+  kReread,  // set it aside and read every partition again from its earliest retained offset
+  kWait,    // leave it in place, consume nothing and stay not-ready until an operator decides
 };
 
 struct CheckpointConfig {
   std::string dir;  // "" = no checkpoints
   std::chrono::milliseconds interval{10'000};
+  OnCorruptCheckpoint on_corrupt = OnCorruptCheckpoint::kReread;
 };
 
 struct LogConfig {

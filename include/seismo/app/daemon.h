@@ -24,7 +24,9 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -37,6 +39,7 @@
 #include "seismo/core/time.h"
 #include "seismo/query/provider.h"
 #include "seismo/query/replay_output.h"
+#include "seismo/shard/watermarks.h"
 
 namespace seismo {
 
@@ -44,7 +47,7 @@ class SignatureGenerator;
 class Pipeline;
 class DeadLetterSink;
 class KafkaConsumer;
-
+struct TopicPartition;
 
 class Daemon final : public StateProvider {
  public:
@@ -76,8 +79,9 @@ class Daemon final : public StateProvider {
 
   // Test seam: parse workers sleep this long per chunk (to force backpressure). Before Start().
   void SetParseDelayForTesting(std::chrono::milliseconds d) { parse_delay_for_testing_ = d; }
-  // Test seam: restoring the checkpoint takes at least this long. Before Start().
-  void SetRestoreDelayForTesting(std::chrono::milliseconds d) { restore_delay_for_testing_ = d; }
+  // Test seam: called by Start() in the middle of restoring the checkpoint (a test can
+  // hold the restore there). Before Start().
+  void SetRestoreHookForTesting(std::function<void()> hook) { restore_hook_for_testing_ = std::move(hook); }
   // Test seam: each checkpoint write pauses this long half way through the temp file. Before Start().
   void SetCheckpointPauseForTesting(std::chrono::milliseconds d) { checkpoint_pause_for_testing_ = d; }
   // Test seam: shard threads sleep this long per batch, and each (worker, shard) ring
@@ -90,6 +94,8 @@ class Daemon final : public StateProvider {
   void SetChunkDocsForTesting(size_t n) { chunk_docs_ = n; }
   // Tests: per (worker, shard) ring, the pushes that found it full so far. After Start().
   std::vector<uint64_t> FullBatchRingPushesForTesting() const;
+  // Tests: alert rounds the alert thread has evaluated so far. After Start().
+  uint64_t AlertRoundsForTesting() const { return alerts_ ? alerts_->rounds() : 0; }
 
  private:
   class Rebalance;
@@ -102,9 +108,21 @@ class Daemon final : public StateProvider {
   // when nothing was handed to the pipeline since the last one. False when a
   // checkpoint was due and could not be taken (counted, logged).
   bool Checkpoint();
-  // Writes a checkpoint of `shards` with the current offsets and alert state.
+  // Writes a checkpoint of `shards` with the current offsets and alert state, after
+  // setting an unusable checkpoint aside (never over it).
   bool WriteCheckpointOf(std::vector<ShardImage> shards);
+  // Moves the unusable checkpoint found at start aside, once; false when that failed.
+  bool SetAsideUnusableCheckpoint();
+  // After an unusable checkpoint: where partition `tp` is read again from (its low
+  // watermark), logged and reported with the group's `committed` offset (-1 none).
+  int64_t StartReread(const TopicPartition& tp, int64_t committed);
+  // Records the timestamp of the first record read again from a partition.
+  void NoteRereadTime(std::string_view topic, int32_t partition, std::optional<int64_t> timestamp_ms);
+  // Source thread, between chunks: sweeps the intern tables once past their floor, and
+  // checkpoints once an interval has passed.
   void MaybeCheckpoint();
+  // The pipeline source of a Kafka partition: [sources] files first, then the topics.
+  SourceKey KafkaSource(std::string_view topic, int32_t partition) const;
   // Source thread: waits until everything handed to the pipeline is aggregated,
   // up to kBarrierTimeout and never past the shutdown deadline (which Shutdown()
   // may move closer while this waits). False on timeout.
@@ -129,6 +147,17 @@ class Daemon final : public StateProvider {
   std::atomic<int64_t> last_checkpoint_ms_{0};
   std::atomic<uint64_t> checkpoint_failures_{0};
   std::atomic<bool> restored_{false};
+  // An unusable checkpoint (ADR 0018). Set by Start() before any thread runs; then the
+  // source thread's (and the owner's after it joined).
+  bool waiting_for_operator_ = false;  // on_corrupt = "wait": nothing consumed or checkpointed
+  bool set_aside_pending_ = false;     // the unusable file is still in place: move it before writing
+  bool reread_from_start_ = false;     // unsaved partitions start at their low watermark
+  // Re-read partitions whose first record was not seen yet: (topic, partition) and their index
+  // in recovery_.reread.
+  std::vector<std::pair<std::pair<std::string, int32_t>, size_t>> reread_undated_;
+  std::string not_ready_reason_;       // constant after Start()
+  mutable std::mutex recovery_mu_;     // guards recovery_ (status() reads it from any thread)
+  CheckpointRecovery recovery_;
   // steady_clock ticks; max until Shutdown() sets it (relaxed: a deadline, read in polling loops).
   std::atomic<int64_t> shutdown_deadline_{INT64_MAX};
   // Written by the source thread before it ends; read by Shutdown() after joining it.
@@ -137,13 +166,14 @@ class Daemon final : public StateProvider {
   // Source thread only (after Start()):
   std::map<std::pair<std::string, int32_t>, int64_t> checkpoint_offsets_;  // as of the last checkpoint
   std::map<std::string, int64_t> file_lines_;  // lines handed to the pipeline, per [sources] file
+  std::vector<SourceKey> gone_partitions_;     // revoked or lost since the last chunk
   uint64_t handed_docs_ = 0;
   uint64_t handed_docs_at_checkpoint_ = 0;
   std::string alerts_at_checkpoint_;  // the alert state the last checkpoint holds
   std::chrono::steady_clock::time_point next_checkpoint_;
   std::function<std::string()> save_alert_state_;
   std::chrono::milliseconds parse_delay_for_testing_{0};
-  std::chrono::milliseconds restore_delay_for_testing_{0};
+  std::function<void()> restore_hook_for_testing_;
   std::chrono::milliseconds checkpoint_pause_for_testing_{0};
   std::chrono::milliseconds apply_delay_for_testing_{0};
   size_t batch_ring_capacity_for_testing_ = 0;  // 0 = the pipeline's default

@@ -11,22 +11,33 @@
 #include "seismo/aggregate/snapshot.h"
 #include "seismo/app/config.h"
 #include "seismo/core/status.h"
+#include "seismo/core/time.h"
 #include "seismo/query/replay_output.h"
 
 namespace seismo {
 
+class PhaseTimes;
 class SignatureGenerator;
 
 struct ReplayResult {
   std::unique_ptr<Symbols> symbols;          // the snapshot's texts (outlives it)
   std::shared_ptr<const Snapshot> snapshot;  // the merged final state (stream time = last event)
   RecordCounts counts;
-  double seconds = 0;
-  uint64_t input_bytes = 0;  // bytes of the (decompressed) documents
+  double ingest_seconds = 0;  // the "ingest" phase below (not the whole run)
+  uint64_t input_bytes = 0;   // bytes of the (decompressed) documents
 };
 
 struct ReplayOptions {
   bool progress = false;  // draw a progress bar on stderr
+  // When set, RunReplay marks its phases on it, in order: "setup" (open the inputs,
+  // start the threads), "ingest" (read, parse and apply every document: until the
+  // pipeline has drained), "merge" (the shards' final snapshots merged into the one the
+  // output and the alert rules read). Stopping the threads and freeing the
+  // pipeline happen as RunReplay returns: the caller's next mark covers them.
+  PhaseTimes* phases = nullptr;
+  // The wall clock (null: the system's). A replay's answers do not depend on it (ADR
+  // 0017); documents without any event time before the input has a stream time take it.
+  const Clock* clock = nullptr;
 };
 
 struct PipelineCounters;

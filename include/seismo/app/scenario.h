@@ -67,7 +67,7 @@ std::optional<ScenarioPlant> ScenarioPlantByName(std::string_view name);
 struct ScenarioOptions {
   uint64_t seed = 1;
   int64_t start_ms = 1'790'812'800'000;  // 2026-10-01T00:00:00Z (whole hour; in the past, so
-                                         // documents are not clamped to now + max_clock_skew)
+                                         // Kafka input does not find it ahead of the clock)
   std::string channel = "release";
   int baseline_builds = 4;             // builds before N
   int64_t build_spacing_hours = 48;
@@ -82,6 +82,7 @@ struct ScenarioOptions {
   double build_noise = 0.10;                 // sigma of the log-normal per-build, per-signature factor
   int64_t installs = 20'000;                 // clientIds pings are sent from
   bool bhr_client_ids = true;                // Mozilla's bhr pings carry none; false renders them so
+  bool crash_install_ids = true;             // false: processed crashes without install_time
   double subprocess_gpu_per_usage_hour = 0.01;  // main pings' SUBPROCESS_CRASHES_WITH_DUMP gpu
   uint32_t plants = 0;
   double spike_factor = 3.0;

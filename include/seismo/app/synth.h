@@ -38,8 +38,18 @@ struct SynthBuild {
   double weight = 1.0;   // share of the population
 };
 
+// The shape of the documents.
+//   kDefault: a few hundred distinct hang stacks and ~150 crash signatures (tests, demo).
+//   kDense:   ordinary-sized documents with a long tail of distinct stacks, as in
+//             production (issue 15's bench corpus): main pings of ~3 KB whose hang stacks
+//             are new in about a third of the hangs (≥ 50 000 distinct stacks per 100 000
+//             pings), bhr pings of a few KB with native frames at fresh offsets, crashes
+//             over a few thousand signatures.
+enum class SynthProfile { kDefault, kDense };
+
 struct SynthOptions {
   uint64_t seed = 1;
+  SynthProfile profile = SynthProfile::kDefault;
   EventTime start{1'795'000'000'000};  // 2026-11-18T…Z
   int64_t spacing_ms = 1000;           // event-time step between documents
   size_t pad_bytes = 0;                // extra realistic histograms per main ping
@@ -60,6 +70,7 @@ class Synth {
   Rng& rng() { return rng_; }
 
  private:
+  bool dense() const { return options_.profile == SynthProfile::kDense; }
   const SynthBuild& PickBuild();
   std::string PickOs();
   EventTime TimeOf(uint64_t i) const;

@@ -13,8 +13,10 @@
 //
 // Written atomically: <dir>/seismo.ckpt.tmp, fsync, rename to
 // <dir>/seismo.ckpt, fsync the directory. A file that fails any check
-// (magic, version, length, checksum, decoding) is reported, renamed to
-// seismo.ckpt.bad-<ms> and ignored — never half-loaded.
+// (magic, version, length, checksum, decoding, bucket width) is reported and
+// ignored — never half-loaded; SetAsideCheckpoint() then renames it to a name of
+// its own (seismo.ckpt.bad-<ms>[-<n>]) before anything is written in its place
+// (what the daemon does about the lost state: ADR 0018).
 //
 // Threading: free functions; callers serialise writes to one directory.
 #pragma once
@@ -70,9 +72,16 @@ struct CheckpointWriteOptions {
 Status WriteCheckpoint(const std::string& dir, const CheckpointData& data, const Symbols& symbols,
                        const CheckpointWriteOptions& options = {});
 
-// The checkpoint in `dir`: nullopt when there is none. A bad one is moved
-// aside and reported through `problem` (then nullopt is returned too).
+// The checkpoint in `dir`: nullopt when there is none. A bad one is left where
+// it is and reported through `problem` ("<path>: <why>"; nullopt is returned too).
+// Its keys are interned into `symbols`.
 std::optional<CheckpointData> LoadCheckpoint(const std::string& dir, int64_t bucket_ms, Symbols& symbols,
                                             std::string* problem);
+
+// Renames <dir>/seismo.ckpt to seismo.ckpt.bad-<ms> (or -<ms>-<n> when that name
+// is taken: never over another file) and returns the new path. kNotFound when
+// there is no such file; kIoError when the rename failed (a read-only
+// directory): the file is then still in place.
+Result<std::string> SetAsideCheckpoint(const std::string& dir);
 
 }  // namespace seismo

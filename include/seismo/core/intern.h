@@ -58,6 +58,9 @@ class InternTable {
   // The bytes and content hash of a live id (or of one a held Pin protects).
   std::string_view Bytes(InternId id) const;
   uint64_t Hash(InternId id) const;
+  // Bytes a live id costs the table (its entry and its share of the index), as
+  // MemoryBytes() counts them; 0 for an id not live.
+  size_t EntryBytes(InternId id) const;
   // True when `id`'s bytes equal `bytes` (a cache hit's check).
   bool Equals(InternId id, std::string_view bytes) const;
 

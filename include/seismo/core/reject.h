@@ -27,6 +27,8 @@ enum class RejectReason : uint8_t {
   kBadTimestamp,     // an event-time field that is present but not a timestamp
   kBadCrash,         // a crash document with no usable crash data
   kFiltered,         // dropped by a configured filter (channel/os/...), not an error
+  kHangOverflow,     // a legacy hang histogram whose count or weighted sum would overflow 64 bits
+  kFutureTime,       // event time more than max_clock_skew ahead of stream time (or the clock, live)
   kCount_,           // number of reasons; not a reason
 };
 
@@ -38,7 +40,7 @@ constexpr std::string_view RejectReasonName(RejectReason r) {
       "malformed_json", "not_object",  "too_large",     "invalid_utf8",  "too_deep",
       "unknown_kind",   "missing_build_id", "bad_build_id", "bad_usage", "usage_too_large",
       "bad_histogram",  "bad_hang",    "wrong_type",    "bad_timestamp", "bad_crash",
-      "filtered",
+      "filtered",       "hang_overflow",  "future_time",
   };
   return kNames[static_cast<size_t>(r)];
 }

@@ -25,6 +25,16 @@
 //  - Commit() writes next-offsets to the group (async by default), so that
 //    lag tools and a new owner after a rebalance see progress. Auto-commit
 //    and auto offset store are off by default.
+//  - Offsets out of range are never skipped silently (SPEC §7). librdkafka
+//    runs with auto.offset.reset=error and this class applies the policy
+//    itself: a partition with no offset at all starts where
+//    `auto.offset.reset` says (earliest by default); an offset below the
+//    partition's log start (retention or DeleteRecords removed records that
+//    were never read) resumes at the log start, and the skipped offsets are
+//    counted (`lost_offsets`), logged and kept per partition; an offset past
+//    the end (a truncated or recreated partition) restarts per the policy and
+//    is counted in `offset_resets`. With auto.offset.reset=error the
+//    partition stops and the error is counted. (docs/adr/0019-real-kafka.md)
 //  - librdkafka errors are counted and logged through spdlog, rate-limited;
 //    nothing on the poll path throws.
 //
@@ -70,7 +80,8 @@ struct KafkaConsumerOptions {
   std::string group_id;             // group.id
   std::vector<std::string> topics;  // subscription; "^regex" entries allowed
   // Passed to librdkafka as is, after (and so overriding) seismo's defaults:
-  // auto.offset.reset=earliest, enable.auto.commit=false,
+  // auto.offset.reset=earliest (applied by this class, see the file comment:
+  // earliest|smallest|beginning, latest|largest|end, or error), enable.auto.commit=false,
   // enable.auto.offset.store=false, enable.partition.eof=false,
   // fetch.wait.max.ms=100, fetch.error.backoff.ms=100, queued.min.messages=100000.
   std::map<std::string, std::string> properties;
@@ -156,6 +167,15 @@ struct KafkaPartitionStats {
   bool paused = false;
 };
 
+// Offsets of one partition that were deleted by the broker before this
+// consumer read them (see the file comment).
+struct KafkaLostOffsets {
+  TopicPartition tp;
+  uint64_t offsets = 0;    // records never read, summed over every occurrence
+  int64_t last_from = -1;  // the latest occurrence: offsets [last_from, last_to) were lost
+  int64_t last_to = -1;
+};
+
 // A consistent copy, refreshed by the poll thread at most every 200 ms and
 // after every rebalance, pause and resume. Counters are monotonic.
 struct KafkaConsumerStats {
@@ -163,11 +183,21 @@ struct KafkaConsumerStats {
   uint64_t bytes = 0;       // payload bytes returned by Poll()
   uint64_t errors = 0;      // error events seen by Poll() and the error callback
   uint64_t rebalances = 0;  // assign + revoke callbacks
+  uint64_t lost_offsets = 0;   // offsets deleted by the broker before they were read
+  uint64_t offset_resets = 0;  // positions out of range, moved to the log start or per the policy
   int64_t total_lag = 0;    // sum of the known partition lags
   size_t paused_partitions = 0;
   std::vector<KafkaPartitionStats> partitions;  // current assignment, sorted
+  std::vector<KafkaLostOffsets> lost;           // every partition that ever lost offsets, sorted
   std::string last_error;                       // "" if none
 };
+
+// What auto.offset.reset asks for, applied by KafkaConsumer (file comment).
+enum class OffsetResetPolicy { kEarliest, kLatest, kError };
+
+// "earliest" (also "smallest", "beginning"), "latest" ("largest", "end") or
+// "error"; anything else is kInvalidArgument.
+[[nodiscard]] Result<OffsetResetPolicy> ParseOffsetResetPolicy(std::string_view value);
 
 enum class CommitMode { kAsync, kSync };
 
@@ -237,6 +267,11 @@ class KafkaConsumer {
 
   void HandleAssign(rd_kafka_topic_partition_list_t* partitions);
   void HandleRevoke(rd_kafka_topic_partition_list_t* partitions);
+  // librdkafka stopped `tp`: its position `failed` (< 0: none) is out of range.
+  void HandleOffsetReset(const TopicPartition& tp, int64_t failed, const std::string& reason);
+  // Moves an assigned partition whose position `failed` was out of range to `offset` (or a
+  // logical offset), and remembers it (last_reset_).
+  void Reposition(const TopicPartition& tp, int64_t failed, int64_t offset);
   [[nodiscard]] Status SetPaused(const std::vector<TopicPartition>& partitions, bool pause);
   void RecordError(rd_kafka_resp_err_t err, const std::string& reason, bool fatal);
   void RefreshStats(bool force);
@@ -251,6 +286,7 @@ class KafkaConsumer {
   };
 
   const KafkaConsumerOptions options_;
+  OffsetResetPolicy reset_policy_ = OffsetResetPolicy::kEarliest;  // set by Create()
   KafkaRebalanceListener* const listener_;  // borrowed; may be null
   std::unique_ptr<CallbackTarget> callbacks_;  // owned; leaked along with a leaked handle
   rd_kafka_t* rk_ = nullptr;                // owned
@@ -261,6 +297,12 @@ class KafkaConsumer {
   bool assignment_received_ = false;  // an assign callback ran (librdkafka#4312, see ~KafkaConsumer)
   std::set<TopicPartition> assignment_;
   std::set<TopicPartition> paused_;
+  // Per partition, the failed position of the last reset and where it was moved: librdkafka
+  // may report one reset twice, and acting on it again would rewind (HandleOffsetReset).
+  std::map<TopicPartition, std::pair<int64_t, int64_t>> last_reset_;
+  std::map<TopicPartition, int64_t> start_offsets_;  // given to the assignment (OnAssigned)
+  std::map<TopicPartition, int64_t> logical_starts_;  // HandleAssign's scratch
+  std::set<TopicPartition> awaiting_first_;  // moved for "no offset", no message returned since
   KafkaMessageBatch* pending_ = nullptr;  // the batch Poll() is filling, if any
   std::chrono::steady_clock::time_point last_refresh_{};
 
@@ -270,9 +312,12 @@ class KafkaConsumer {
   std::atomic<uint64_t> bytes_{0};
   std::atomic<uint64_t> errors_{0};
   std::atomic<uint64_t> rebalances_{0};
+  std::atomic<uint64_t> lost_offsets_{0};
+  std::atomic<uint64_t> offset_resets_{0};
 
   mutable std::mutex stats_mu_;
   std::vector<KafkaPartitionStats> partition_stats_;  // guarded by stats_mu_
+  std::map<TopicPartition, KafkaLostOffsets> lost_;   // guarded by stats_mu_
   std::string last_error_;                            // guarded by stats_mu_
 
   LogRateLimiter log_limiter_;

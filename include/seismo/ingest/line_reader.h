@@ -5,6 +5,7 @@
 // A line returned by Next() stays valid until the next call to Next().
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -20,11 +21,19 @@ class LineReader {
   virtual ~LineReader() = default;
 
   // Opens `path`; the format is chosen by its suffix (".gz", ".zst"), "-" is stdin.
-  static Result<std::unique_ptr<LineReader>> Open(const std::string& path);
+  // Lines longer than `max_line_bytes` are cut (see Next()); the reader then holds
+  // at most max_line_bytes + 1 MiB, however long a line is.
+  static Result<std::unique_ptr<LineReader>> Open(const std::string& path, size_t max_line_bytes = SIZE_MAX);
 
   // The next line without its '\n' (and without a trailing '\r'), or nullopt at
-  // the end of input or on a read error (then error() is set).
+  // the end of input or on a read error (then error() is set). A line longer than
+  // max_line_bytes comes back as its first max_line_bytes bytes; the rest of it is
+  // read and dropped up to the next newline, never held.
   virtual std::optional<std::string_view> Next() = 0;
+
+  // The whole length of the line Next() returned last, '\r' included: more than
+  // that line's size when it was cut.
+  virtual uint64_t line_bytes() const = 0;
 
   // Compressed bytes consumed so far (for progress), and total size if known.
   virtual uint64_t bytes_read() const = 0;

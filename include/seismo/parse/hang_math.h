@@ -26,8 +26,10 @@ struct HistogramBucket {
 };
 
 // Sums the buckets with min_ms <= K < max_ms: count = sum(count), ms = sum(w(K) * count)
-// where w is K (upper), (K+1)/2 (lower) or 0.75 K (mid).
-HangTotals LegacyHangTotals(const std::vector<HistogramBucket>& buckets, const HangOptions& o);
+// where w is K (upper), (K+1)/2 (lower) or 0.75 K (mid). nullopt when the count or the
+// weighted sum (in 1/1000 ms) would not fit an int64: the document is then rejected as
+// hang_overflow (SPEC §7), never counted with a wrapped-around value.
+std::optional<HangTotals> LegacyHangTotals(const std::vector<HistogramBucket>& buckets, const HangOptions& o);
 
 // Weight of one bucket key in 1/1000 ms.
 int64_t BucketWeightUs(uint64_t upper_ms, HangWeighting w);
@@ -38,8 +40,11 @@ int64_t BucketWeightUs(uint64_t upper_ms, HangWeighting w);
 std::optional<std::string> RenderNativeFrame(int64_t module_index, std::string_view offset_hex,
                                              const std::vector<std::string>& module_names);
 
-// Milliseconds (a JSON number, possibly fractional) in 1/1000 ms, rounded to nearest.
-int64_t MsToUs(double ms);
+// Milliseconds, as the text of a non-negative JSON number ("295.063584", "1.5e2"), in
+// 1/1000 ms, rounded half to even on the decimal digits themselves (exact: a binary
+// double cannot tell 200.0005 from its neighbours). nullopt when the text is not such a
+// number or the result would not fit. ADR 0017.
+std::optional<int64_t> DecimalMsToUs(std::string_view number);
 
 // The signature (top frame) of a hang stack, root first. `native[i]` says whether
 // stack[i] was a native frame. "(empty stack)" for an empty stack. In

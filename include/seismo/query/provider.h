@@ -26,6 +26,31 @@ struct AlertSinkStatus {
   uint64_t dropped = 0;  // webhook events dropped (queue full, or queued at stop)
 };
 
+// Offsets of one Kafka partition deleted by the broker before the daemon read them
+// (ingest/kafka_consumer.h KafkaLostOffsets, copied: this stage does not depend on ingest).
+struct LostOffsetsStatus {
+  std::string topic;
+  int32_t partition = 0;
+  uint64_t offsets = 0;   // summed over every occurrence
+  int64_t last_from = 0;  // the latest occurrence lost [last_from, last_to)
+  int64_t last_to = 0;
+};
+
+// A checkpoint found at start that could not be used (SPEC §7) and what the daemon does
+// about the state it held (ADR 0018).
+struct CheckpointRecovery {
+  std::string problem;       // "<path>: <why>"; "" = the checkpoint was restored, or there was none
+  std::string action;        // "reread" | "wait"
+  std::string set_aside_to;  // where the unusable file went; "" until it is moved (before the next write)
+  struct Partition {
+    std::string partition;          // "topic[3]"
+    int64_t from_offset = -1;       // its earliest retained offset: where reading starts again
+    int64_t committed_offset = -1;  // where the group's commit would have resumed it; -1 = none
+    int64_t from_time_ms = 0;       // timestamp of the first record read again; 0 until seen, -1 none
+  };
+  std::vector<Partition> reread;  // partitions read again from their start, in assignment order
+};
+
 struct ServiceStatus {
   int64_t started_at_ms = 0;    // wall clock
   bool sources_done = false;    // every [sources] file was read
@@ -40,13 +65,27 @@ struct ServiceStatus {
   size_t paused_partitions = 0;
   uint64_t kafka_errors = 0;
   std::string last_kafka_error;
+  uint64_t lost_offsets = 0;   // Kafka offsets deleted by the broker (retention) before they were read
+  uint64_t offset_resets = 0;  // Kafka positions found out of range and moved
+  std::vector<LostOffsetsStatus> lost_partitions;  // partitions with lost offsets, sorted
   int64_t last_checkpoint_ms = 0;  // wall clock; 0 = never
+  // Why the daemon is not ready although it has started (an operator must act); "" = none.
+  std::string not_ready_reason;
+  CheckpointRecovery checkpoint_recovery;
   std::vector<AlertSinkStatus> alert_sinks;  // the configured alert sinks, in start order
+  uint64_t alert_installs_unknown = 0;       // rule candidates tested without the min_installs
+                                             // guard: their installs were unknown (monotonic)
 
   // Durability failures (each also logged; monotonic):
   uint64_t checkpoint_failures = 0;   // checkpoints not taken or not written (the previous one stays)
   uint64_t dead_letter_failures = 0;  // rejected records that did not reach the dead-letter destination
 };
+
+// Ready (/readyz 200): the checkpoint restored, consuming, [sources] files read, and
+// nothing waiting for an operator.
+inline bool IsReady(const ServiceStatus& s) {
+  return s.restored && s.consuming && s.sources_done && s.not_ready_reason.empty();
+}
 
 class StateProvider {
  public:

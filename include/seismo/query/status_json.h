@@ -1,4 +1,4 @@
-// /api/v1/status and the small SSE "snapshot" message.
+// /api/v1/status, /readyz and the small SSE "snapshot" message.
 //
 // Threading: pure functions; `snap` may be null (nothing published yet).
 #pragma once
@@ -22,6 +22,10 @@ struct ApiSettings {
 // `now_ms` is the wall clock (for uptime).
 std::string StatusJson(const Snapshot* snap, const RecordCounts& counts, const ServiceStatus& status,
                        const ApiSettings& settings, int64_t now_ms);
+
+// The /readyz body: {"ready", "restored", "consuming", "sources_done", "reason"}; served with
+// 200 when IsReady(status), else 503.
+std::string ReadyzJson(const ServiceStatus& status);
 
 // {"stream_time": "..." | null, "documents": n}
 std::string SnapshotEventJson(const Snapshot* snap, const RecordCounts& counts);

@@ -1,8 +1,13 @@
 // DeadLetterSink: where rejected documents go, each with its reason and
 // provenance (topic or file, partition, offset or line number), one JSON object
-// per line: {"reason":…, "source":…, "partition":…, "offset":…, "document":…}.
+// per line: {"id":…, "reason":…, "source":…, "partition":…, "offset":…, "document":…}.
 // Documents that are not valid UTF-8 are written as "document_base64";
 // documents over kMaxDeadLetterDocumentBytes are truncated.
+//
+// Delivery is at least once: records read again after a restart (a kill between
+// checkpoints, a corrupt checkpoint) are rejected and written again. "id" is
+// "<source>:<partition>:<offset>" — the same for every copy of a letter and
+// different for any other — so a consumer de-duplicates by it (ADR 0018).
 //
 // A letter that cannot be delivered (a write error, a Kafka delivery that
 // failed) is counted in failures(); the reject itself is counted either way.
@@ -28,6 +33,7 @@ struct DeadLetter {
   int32_t partition = -1;   // -1 for files
   int64_t offset = -1;      // Kafka offset, or 1-based line number for files
   std::string_view document;
+  uint64_t document_bytes = 0;  // the document's size when `document` is only its start; 0 = its size
 };
 
 class DeadLetterSink {

@@ -5,8 +5,15 @@
 //    Kafka consumer)  robin                                            ┘
 //
 // A parse worker parses each document whole (a reject contributes nothing and
-// goes to the dead-letter sink), turns it into deltas, groups them by owning
-// shard and pushes one batch per shard per chunk.
+// goes to the dead-letter sink) and turns it into deltas. Then, in its chunk's
+// turn (chunks take turns in the order they were submitted, whichever worker
+// parses them), the chunk's documents go through the Watermarks in input order:
+// each is accepted, held for the documents after it, or rejected as
+// future_time, and stream time moves (ADR 0017). Out of the turn again, the
+// worker groups the accepted documents' deltas (and those of earlier documents
+// decided now) by owning shard and pushes one batch per shard, tagged with the
+// stream time the chunk left. What is late or future therefore depends on the
+// input's order only, never on thread timing or the thread count.
 //
 // Ownership: owns workers and the ShardSet; borrows the Symbols, SignatureGenerator,
 // DeadLetterSink and Clock, which must outlive it (Symbols also every snapshot).
@@ -21,6 +28,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "seismo/aggregate/snapshot.h"
@@ -33,6 +41,7 @@
 #include "seismo/shard/dead_letter.h"
 #include "seismo/shard/shard_set.h"
 #include "seismo/shard/spsc_ring.h"
+#include "seismo/shard/watermarks.h"
 
 namespace seismo {
 
@@ -40,22 +49,50 @@ namespace seismo {
 struct SourceInfo {
   std::string name;
   std::optional<DocKind> kind;
+  // Live input (Kafka): future_time is judged against the wall clock. Otherwise (an
+  // archive: files, stdin) against the source's watermark, whatever the clock says.
+  bool live = false;
 };
 
 struct DocRef {
   uint32_t begin = 0;   // into DocChunk::data
-  uint32_t length = 0;
+  uint32_t length = 0;  // bytes in DocChunk::data
   uint16_t source = 0;  // index into PipelineOptions::sources
   int32_t partition = -1;
   int64_t offset = -1;  // Kafka offset or line number
   std::optional<EventTime> transport_time;
+  // The document's size when it is over max_document_bytes: only its first `length`
+  // bytes (what a dead letter shows) are in the chunk, and it is rejected as
+  // too_large without being parsed. 0 = the whole document is in the chunk.
+  uint64_t cut_from_bytes = 0;
 };
 
+// Documents for one parse worker. Sources submit a chunk once it holds
+// kChunkBytes or their chunk's document count, so `begin` stays far below 4 GiB
+// and `length` is at most max_document_bytes (≤ 2 GiB, config) or the bytes kept
+// of a cut document: both fit their 32 bits.
 struct DocChunk {
   std::string data;
   std::vector<DocRef> docs;
+  // After the documents, in this order: sources with nothing more to read for now (a
+  // Kafka partition caught up or given up), sources that ended (a file read to its
+  // end: its held documents are decided), and whether every held document is decided
+  // now (a checkpoint barrier). A chunk may carry these alone, without documents.
+  std::vector<SourceKey> idle;
+  std::vector<SourceKey> ended;
+  bool settle = false;
+  bool end_of_input = false;  // Finish(): every source ends
+  uint64_t seq = 0;           // set by the pipeline: the chunk's turn
 };
 using DocChunkPtr = std::unique_ptr<DocChunk>;
+inline constexpr size_t kChunkBytes = 1 << 20;
+
+// Appends one document to `chunk`, described by `ref` (its begin, length and
+// cut_from_bytes are set here). `full_bytes` is the document's size when `body`
+// is only its start (a LineReader line that was cut), else 0. A document over
+// `max_document_bytes` keeps only the bytes its dead letter shows.
+void AddDocument(DocChunk& chunk, DocRef ref, std::string_view body, uint64_t full_bytes,
+                 size_t max_document_bytes);
 
 struct PipelineOptions {
   size_t parse_threads = 1;
@@ -64,7 +101,7 @@ struct PipelineOptions {
   size_t delta_ring_capacity = 1024;
   ParseOptions parse;
   AggregateOptions aggregate;
-  int64_t max_clock_skew_ms = 600'000;  // later event times are clamped to now + skew
+  int64_t max_clock_skew_ms = 600'000;  // further ahead of stream time (or the clock): future_time
   std::chrono::milliseconds parse_delay_for_testing{0};  // tests only: slow workers down per chunk
   std::chrono::milliseconds apply_delay_for_testing{0};  // tests only: slow shards down per batch
   std::vector<SourceInfo> sources;
@@ -87,7 +124,10 @@ class Pipeline {
   void Start();
   void Submit(DocChunkPtr chunk);           // blocks while the chosen worker is full
   bool TrySubmit(DocChunkPtr& chunk);       // false (chunk kept) when full
-  void Finish();                            // drain everything, stop all threads
+  // Ends the input (every source ends: held documents are decided and stream time
+  // goes to where the furthest source got, as replay's does), drains everything and
+  // stops all threads.
+  void Finish();
   // Stops every thread without parsing the chunks still queued (the shutdown
   // budget ran out). The state is then incomplete: it must not be output or
   // checkpointed. Idempotent; a no-op after Finish().
@@ -109,7 +149,7 @@ class Pipeline {
   // After Finish(): every shard has been moved to the final stream time.
   std::shared_ptr<const Snapshot> FinalSnapshot();
 
-  // Largest (clamped) event time seen, ms; INT64_MIN before the first document.
+  // Stream time (the watermark), ms; INT64_MIN before the first accepted document.
   EventTime stream_time() const { return EventTime{stream_time_.load(std::memory_order_relaxed)}; }
   ShardSet& shards() { return shards_; }
 
@@ -119,19 +159,48 @@ class Pipeline {
 
  private:
   struct Worker;
+  // A document the Watermarks hold; its chunk is gone by the time it is decided.
+  struct HeldDoc {
+    DocKind kind = DocKind::kMain;
+    std::vector<Delta> deltas;
+    uint16_t source = 0;
+    int32_t partition = -1;
+    int64_t offset = -1;
+    std::string body;  // for its dead letter, should it turn out future_time
+  };
   void RunWorker(size_t index);
+  // Parses the chunk into the worker's staged documents and deltas (rejects counted).
+  void ParseChunk(Worker& worker, const DocChunk& chunk);
+  // Waits for chunk `seq`'s turn; false when the pipeline was abandoned meanwhile.
+  bool WaitTurn(uint64_t seq);
+  // In the chunk's turn: the Watermarks decide its documents (and held ones); returns
+  // the stream time the chunk leaves.
+  int64_t TakeTurn(Worker& worker, const DocChunk& chunk);
+  // After the turn: decided documents' deltas to the shards, future_time ones rejected.
+  void HandOver(size_t index, Worker& worker, const DocChunk& chunk, int64_t stream_time);
+  void Reject(RejectReason reason, const DocRef& ref, std::string_view body);
 
   PipelineOptions options_;
   Symbols* symbols_;
   const SignatureGenerator* signatures_;
   DeadLetterSink* dead_letters_;
   const Clock* clock_;
-  std::atomic<int64_t> stream_time_{INT64_MIN};  // raised by workers (CAS max), read by shards
+  // Raised by workers at the end of each turn (relaxed; a hint for idle shards, which
+  // follow it so their windows end where the others' do: batches carry their own).
+  std::atomic<int64_t> stream_time_{INT64_MIN};
   ShardSet shards_;
   std::vector<std::unique_ptr<Worker>> workers_;
   size_t next_worker_ = 0;
   uint64_t submitted_docs_ = 0;    // source thread only
   uint64_t chunks_submitted_ = 0;  // source thread only
+  bool started_ = false;           // owner thread only
+
+  // The turn: chunk `turn_` may use the members below. A worker waits for its chunk's
+  // turn (acquire) and passes it on (release), so each sees what the previous turn wrote.
+  std::atomic<uint64_t> turn_{0};
+  Watermarks watermarks_;                       // turn only
+  std::unordered_map<uint64_t, HeldDoc> held_;  // turn only: documents held, by id
+  uint64_t next_doc_id_ = 0;                    // turn only
   std::atomic<uint64_t> chunks_done_{0};  // parse workers: chunks parsed and handed to shards
   std::atomic<bool> finishing_{false};
   std::atomic<bool> abandoned_{false};  // set by Abandon(); workers stop at the next chunk

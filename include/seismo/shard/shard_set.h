@@ -5,10 +5,12 @@
 //   producer 0 ──ring[0][1]──┼── ... ──────── ┤                                                   ├─>
 //   publisher producer 1 ──ring[1][0]──┘                └─> shard 1 thread ─ ShardState 1 ──snapshot ring──┘
 //
-// Stream time: shards follow a global stream time (an atomic the producers
-// raise before pushing a chunk's batches) so their windows end at the same
-// moment; a shard moves to it before applying each batch, so lateness is
-// judged against everything parsed so far, whichever shard it went to.
+// Stream time: every batch carries the stream time its chunk left (the
+// pipeline's watermark, shard/watermarks.h); a shard moves to it before applying
+// the batch and judges the batch's lateness against it, so whether a delta is
+// late depends on the input's order only, not on which chunks a shard happened
+// to apply first. Idle shards also follow a global stream time (an atomic the
+// producers raise), so their windows end at the same moment as the others'.
 // Snapshots: the publisher calls RequestSnapshots(); each shard thread, at its
 // next loop turn, takes an immutable ShardSnapshot of its state (sharing every
 // series unchanged since the last one: ADR 0021) and pushes it through its own
@@ -38,6 +40,7 @@ namespace seismo {
 
 struct DeltaBatch {
   std::vector<Delta> deltas;
+  int64_t stream_time_ms = INT64_MIN;  // the stream time after the chunk the deltas came from
 };
 using DeltaBatchPtr = std::unique_ptr<DeltaBatch>;
 
@@ -63,6 +66,9 @@ class ShardSet {
 
   // Batches waiting in all rings, and the fullest ring's fill ratio (monitoring).
   size_t QueuedBatches() const;
+  // Shard images not collected (yet): an answer that came after its request timed out
+  // waits here until the next CollectImages() discards it (monitoring, tests).
+  size_t QueuedImages() const;
   double MaxRingFill() const;
   // Per ring (index shard × producers + producer): pushes that found it full so far
   // (a count, not a sample, so a ring full for an instant is not missed).

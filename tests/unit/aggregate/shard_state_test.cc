@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+#include <string>
+#include <vector>
+
 #include "seismo/aggregate/delta.h"
 #include "seismo/aggregate/snapshot.h"
 #include "seismo/core/hash.h"
@@ -163,6 +167,25 @@ TEST(ShardState, SnapshotsNeverChangeAndShareWhatDidNotChange) {
   EXPECT_EQ(first->pages[0].size(), 3u);
   EXPECT_EQ(first->pages[0][1], second->pages[0][1]);
   EXPECT_NE(first->pages[0][0], second->pages[0][0]);
+}
+
+// Every stack comes back as it was interned, the one-empty-frame stack [""] included
+// (joined with separators only, it would read as the empty stack []): stacks are
+// sequences of frame ids, never joined strings.
+TEST(KeyEncoding, EveryStackRoundTripsAndEmptyFramesAreFrames) {
+  const std::vector<std::vector<std::string>> stacks = {{},    {""},      {"", ""},  {"", "", ""},
+                                                        {"a"}, {"a", ""}, {"", "a"}, {"a", "b"}};
+  Symbols symbols;
+  std::set<StackId> ids;
+  for (const auto& stack : stacks) {
+    const StackId id = symbols.InternStack(stack);
+    ids.insert(id);
+    std::vector<std::string> back;
+    for (Sym frame : symbols.Frames(id)) back.emplace_back(symbols.Text(frame));
+    EXPECT_EQ(back, stack) << testing::PrintToString(stack);
+  }
+  EXPECT_EQ(ids.size(), stacks.size()) << "two stacks share an id";
+  EXPECT_EQ(symbols.InternStack(std::vector<std::string>{}), symbols.empty_stack());
 }
 
 }  // namespace

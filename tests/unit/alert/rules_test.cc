@@ -200,6 +200,30 @@ TEST(AlertRules, BhrPingsWithoutClientIdsLeaveHangInstallsUnknown) {
   EXPECT_FALSE(storm->numbers.installs);
 }
 
+// Crash reports without install_time: the installs behind every crash selection are
+// unknown. The min_installs guard is skipped instead of blocking every crash rule (SPEC §5,
+// ADR 0017): each planted problem fires exactly its alert, which says installs null.
+TEST(AlertRules, CrashesWithoutInstallIdsFireExactlyThePlantedAlertsWithInstallsUnknown) {
+  ScenarioOptions o = Plant(kPlantSignatureSpike | kPlantNewSignature, 3);
+  o.crash_install_ids = false;
+  Scenario s(o);
+  const std::vector<AlertCandidate> c = Evaluate(s);
+  const Fired expected = {{"crash_signature_spike", s.truth().new_build_id, s.truth().spike_signature, ""},
+                          {"new_crash_signature", s.truth().new_build_id, s.truth().new_signature, ""}};
+  EXPECT_EQ(FiredOf(c), expected) << Describe(FiredOf(c));
+  for (const AlertCandidate& candidate : c) {
+    if (candidate.holds) EXPECT_FALSE(candidate.numbers.installs) << AlertRuleName(candidate.key.rule);
+  }
+  // The engine counts the candidates it tested without the guard, and each alert says why.
+  AlertEngine engine(AlertOptions{});
+  engine.Evaluate(*s.MakeSnapshot());
+  EXPECT_GE(engine.stats().installs_unknown, 2u);
+  for (const Alert& a : engine.Alerts()) {
+    const std::string json = AlertJson(a);
+    EXPECT_NE(json.find(R"("installs":null,"note":"installs unknown: )"), std::string::npos) << json;
+  }
+}
+
 TEST(AlertRules, OneHourOsBurstFiresBurstForThatOsAndSignature) {
   for (uint64_t seed : test::Seeds({1, 2})) {
     Scenario s(Plant(kPlantOsBurst, seed));

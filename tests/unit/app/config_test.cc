@@ -4,6 +4,8 @@
 
 #include <fstream>
 
+#include "app/http_options.h"
+
 namespace seismo {
 namespace {
 
@@ -140,6 +142,24 @@ TEST(Config, MissingFileIsAnError) {
   auto c = LoadConfig("/nonexistent/seismo.toml");
   ASSERT_FALSE(c);
   EXPECT_NE(c.error().message().find("/nonexistent/seismo.toml"), std::string::npos);
+}
+
+// [checkpoint] on_corrupt: what to do about an unusable checkpoint (ADR 0018).
+TEST(Config, OnCorruptCheckpointIsRereadOrWait) {
+  EXPECT_EQ(Parse("")->checkpoint.on_corrupt, OnCorruptCheckpoint::kReread);
+  EXPECT_EQ(Parse("[checkpoint]\non_corrupt = \"wait\"\n")->checkpoint.on_corrupt, OnCorruptCheckpoint::kWait);
+  EXPECT_EQ(Parse("[checkpoint]\non_corrupt = \"reread\"\n")->checkpoint.on_corrupt, OnCorruptCheckpoint::kReread);
+  ExpectError("[checkpoint]\non_corrupt = \"ignore\"\n",
+              "checkpoint.on_corrupt: \"ignore\" is not one of \"reread\", \"wait\"");
+}
+
+// [http] health_listen: by default the next port of `listen`, a free port for a free port.
+TEST(Config, HealthListenDefaultsToTheNextPort) {
+  EXPECT_EQ(HealthListenAddress(*Parse("")), "127.0.0.1:8081");
+  EXPECT_EQ(HealthListenAddress(*Parse("[http]\nlisten = \"0.0.0.0:9000\"\n")), "0.0.0.0:9001");
+  EXPECT_EQ(HealthListenAddress(*Parse("[http]\nlisten = \"127.0.0.1:0\"\n")), "127.0.0.1:0");
+  EXPECT_EQ(HealthListenAddress(*Parse("[http]\nhealth_listen = \"127.0.0.1:7000\"\n")), "127.0.0.1:7000");
+  EXPECT_EQ(HealthListenAddress(*Parse("[http]\nhealth_listen = \"off\"\n")), "");
 }
 
 TEST(Config, ShippedExampleFilesAreValidAndDocumentTheDefaults) {

@@ -1,16 +1,18 @@
 // Checkpoint files: round trip, and every way a file can be bad — each is
-// reported, moved aside and never half-loaded; a failed write keeps the old one.
+// reported, never half-loaded, and set aside under a name of its own; a failed
+// write keeps the old one.
 #include "seismo/checkpoint/checkpoint.h"
 
 #include <gtest/gtest.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
-#include <thread>
 
 #include "seismo/aggregate/shard_state.h"
 #include "seismo/aggregate/snapshot.h"
@@ -82,12 +84,7 @@ class CheckpointFiles : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
   std::string Path() const { return (dir_ / std::string(kCheckpointFile)).string(); }
-  std::string Read() const {
-    std::ifstream in(Path(), std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-  }
+  std::string Read() const { return Slurp(Path()); }
   void Overwrite(const std::string& bytes) const { std::ofstream(Path(), std::ios::binary) << bytes; }
   size_t SetAside() const {
     size_t n = 0;
@@ -96,6 +93,12 @@ class CheckpointFiles : public ::testing::Test {
   }
   std::optional<CheckpointData> Load(std::string* problem) const {
     return LoadCheckpoint(dir_.string(), 60'000, Sym(), problem);
+  }
+  static std::string Slurp(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
   }
 
   fs::path dir_;
@@ -183,10 +186,70 @@ TEST_F(CheckpointFiles, EveryKindOfDamageIsReportedAndSetAside) {
     std::string problem;
     EXPECT_FALSE(Load(&problem)) << d.name;
     EXPECT_NE(problem.find(d.reason), std::string::npos) << d.name << ": " << problem;
+    EXPECT_EQ(Read(), d.bytes) << d.name << ": loading must leave the evidence alone";
+    // Set aside one after the other, within the same millisecond: each keeps a name of its own.
+    Result<std::string> moved = SetAsideCheckpoint(dir_.string());
+    ASSERT_TRUE(moved) << d.name << ": " << moved.error().message();
     EXPECT_FALSE(fs::exists(Path())) << d.name;
+    EXPECT_EQ(Slurp(*moved), d.bytes) << d.name;
     EXPECT_EQ(SetAside(), ++aside) << d.name;
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));  // distinct .bad-<ms> names
   }
+}
+
+TEST_F(CheckpointFiles, SettingAsideNeverOverwritesAnEarlierBadFile) {
+  fs::create_directories(dir_);
+  std::set<std::string> names;
+  for (int i = 0; i < 50; ++i) {
+    Overwrite("bad checkpoint " + std::to_string(i));
+    Result<std::string> moved = SetAsideCheckpoint(dir_.string());
+    ASSERT_TRUE(moved) << moved.error().message();
+    names.insert(*moved);
+  }
+  ASSERT_EQ(names.size(), 50u);
+  EXPECT_EQ(SetAside(), 50u);
+  std::set<std::string> contents;
+  for (const std::string& n : names) contents.insert(Slurp(n));
+  EXPECT_EQ(contents.size(), 50u) << "a bad file was overwritten by a later one";
+  Result<std::string> none = SetAsideCheckpoint(dir_.string());
+  ASSERT_FALSE(none);
+  EXPECT_EQ(none.error().code(), StatusCode::kNotFound);
+}
+
+// A directory the process may not write to (a read-only mount, or another owner): the
+// rename fails, and nothing claims it happened. Root may rename anywhere, so the attempt
+// runs in a child process that gave up root first.
+TEST_F(CheckpointFiles, ARenameThatFailsIsReportedAndTheFileStaysWhereItWas) {
+  fs::create_directories(dir_);
+  Overwrite("not a checkpoint");
+  fs::permissions(dir_, fs::perms::owner_read | fs::perms::owner_exec | fs::perms::group_read |
+                            fs::perms::group_exec | fs::perms::others_read | fs::perms::others_exec);
+  int pipe_fds[2];
+  ASSERT_EQ(pipe(pipe_fds), 0);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    close(pipe_fds[0]);
+    if (geteuid() == 0 && (setgid(65534) != 0 || setuid(65534) != 0)) _exit(3);
+    Result<std::string> moved = SetAsideCheckpoint(dir_.string());
+    const std::string message = moved ? "moved aside to " + *moved : moved.error().message();
+    (void)!write(pipe_fds[1], message.data(), message.size());
+    _exit(moved ? 1 : moved.error().code() == StatusCode::kIoError ? 0 : 2);
+  }
+  close(pipe_fds[1]);
+  std::string message;
+  char buf[512];
+  for (ssize_t n; (n = read(pipe_fds[0], buf, sizeof(buf))) > 0;) message.append(buf, static_cast<size_t>(n));
+  close(pipe_fds[0]);
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  fs::permissions(dir_, fs::perms::owner_all);
+  ASSERT_TRUE(WIFEXITED(status)) << message;
+  EXPECT_EQ(WEXITSTATUS(status), 0) << message;
+  EXPECT_NE(message.find("cannot move"), std::string::npos) << message;
+  EXPECT_NE(message.find("Permission denied"), std::string::npos) << message;
+  EXPECT_EQ(message.find("moved aside"), std::string::npos) << message;
+  EXPECT_EQ(Read(), "not a checkpoint");
+  EXPECT_EQ(SetAside(), 0u);
 }
 
 TEST_F(CheckpointFiles, ValidChecksumButUndecodablePayloadIsCorrupt) {

@@ -77,6 +77,51 @@ TEST_F(LineReaderTest, LinesLongerThanTheBufferAreWhole) {
   EXPECT_EQ(lines[2], "b");
 }
 
+// Reads every line with a limit: (text, line_bytes()) pairs.
+std::vector<std::pair<std::string, uint64_t>> ReadCut(const std::string& path, size_t limit) {
+  auto r = LineReader::Open(path, limit);
+  EXPECT_TRUE(r);
+  std::vector<std::pair<std::string, uint64_t>> lines;
+  while (auto line = (*r)->Next()) lines.emplace_back(std::string(*line), (*r)->line_bytes());
+  EXPECT_TRUE((*r)->error().ok()) << (*r)->error().message();
+  return lines;
+}
+
+TEST_F(LineReaderTest, ALineOverTheLimitIsCutAndTheLinesAroundItAreWhole) {
+  const std::string path =
+      Write("cut.ndjson", "0123456789\n01234567890\nabc\r\n" + std::string(100, 'y') + "\nz");
+  using Lines = std::vector<std::pair<std::string, uint64_t>>;
+  // Exactly the limit is whole; one byte more is cut to the limit, with its length.
+  EXPECT_EQ(
+      ReadCut(path, 10),
+      (Lines{{"0123456789", 10}, {"0123456789", 11}, {"abc", 4}, {std::string(10, 'y'), 100}, {"z", 1}}));
+  EXPECT_EQ(
+      ReadCut(path, 1000),
+      (Lines{{"0123456789", 10}, {"01234567890", 11}, {"abc", 4}, {std::string(100, 'y'), 100}, {"z", 1}}));
+}
+
+TEST_F(LineReaderTest, ACutLineAtTheEndWithoutNewlineEndsTheInput) {
+  EXPECT_EQ(ReadCut(Write("end.ndjson", "a\n" + std::string(50, 'q')), 8),
+            (std::vector<std::pair<std::string, uint64_t>>{{"a", 1}, {std::string(8, 'q'), 50}}));
+}
+
+// A line far longer than the read buffer (1 MiB) is skipped across many reads, in every format,
+// and the next line comes back whole.
+TEST_F(LineReaderTest, ALineOfManyBuffersIsSkippedInEveryFormat) {
+  const std::string huge(5'000'000, 'h');
+  const std::string text = "{\"a\":1}\n" + huge + "\n{\"b\":2}\n";
+  std::string zst(ZSTD_compressBound(text.size()), '\0');
+  zst.resize(ZSTD_compress(zst.data(), zst.size(), text.data(), text.size(), 1));
+  for (const std::string& path : {Write("huge.ndjson", text), Write("huge.ndjson.zst", zst)}) {
+    auto lines = ReadCut(path, 1024);
+    ASSERT_EQ(lines.size(), 3u) << path;
+    EXPECT_EQ(lines[0].first, "{\"a\":1}");
+    EXPECT_EQ(lines[1].first, std::string(1024, 'h'));
+    EXPECT_EQ(lines[1].second, huge.size());
+    EXPECT_EQ(lines[2].first, "{\"b\":2}");
+  }
+}
+
 TEST_F(LineReaderTest, CorruptCompressedInputIsAnErrorNotACrash) {
   auto r = LineReader::Open(Write("bad.ndjson.gz", "definitely not gzip data at all"));
   ASSERT_TRUE(r);

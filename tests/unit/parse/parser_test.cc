@@ -217,6 +217,93 @@ TEST(ParserBhr, PingWithNoHangsStillAddsUsage) {
   EXPECT_EQ(r.value().usage_ms, 7'200'000);
 }
 
+// A bhr stack element "" is a string, so it is a frame (ADR 0017): [""] keeps one frame
+// and its signature is ""; a stack whose elements were all dropped is "(empty stack)".
+TEST(ParserBhr, AnEmptyStringIsAFrame) {
+  auto r = ParseWith(BhrPing(R"("timeSinceLastPing":1000,"hangs":[)"
+                             R"({"duration":200,"thread":"Gecko","process":"default","stack":[""]},)"
+                             R"({"duration":200,"thread":"Gecko","process":"default","stack":[7]}])"));
+  ASSERT_TRUE(r.ok()) << RejectReasonName(r.reason());
+  ASSERT_EQ(r.value().hangs.size(), 2u);
+  EXPECT_EQ(r.value().hangs[0].stack, std::vector<std::string>{""});
+  EXPECT_EQ(r.value().hangs[0].signature, "");
+  EXPECT_TRUE(r.value().hangs[1].stack.empty());
+  EXPECT_EQ(r.value().hangs[1].signature, "(empty stack)");
+}
+
+// Durations in 1/1000 ms, rounded half to even on the number's decimal digits.
+TEST(ParserBhr, FractionalDurationsRoundHalfToEven) {
+  auto r =
+      ParseWith(BhrPing(R"("timeSinceLastPing":1000,"hangs":[)"
+                        R"({"duration":295.063584,"thread":"Gecko","process":"default","stack":["a"]},)"
+                        R"({"duration":200.0005,"thread":"Gecko","process":"default","stack":["a"]},)"
+                        R"({"duration":200.0015,"thread":"Gecko","process":"default","stack":["a"]},)"
+                        R"({"duration":1.280005E2,"thread":"Gecko","process":"default","stack":["a"]}])"));
+  ASSERT_TRUE(r.ok()) << RejectReasonName(r.reason());
+  ASSERT_EQ(r.value().hangs.size(), 4u);
+  EXPECT_EQ(r.value().hangs[0].hang_us, 295'064);
+  EXPECT_EQ(r.value().hangs[1].hang_us, 200'000);
+  EXPECT_EQ(r.value().hangs[2].hang_us, 200'002);
+  EXPECT_EQ(r.value().hangs[3].hang_us, 128'000);
+}
+
+// A member repeated in a document takes its last value, at every level and whatever its
+// type, a container whole (not merged with the earlier one); histogram keys too. This is
+// what JSON.parse, Python's json (Socorro's processor, the crash parser here) and
+// Jackson's default (Mozilla's ingestion) do. ADR 0017.
+TEST(ParserDuplicateKeys, TheLastValueWinsAtEveryLevelOfAMainPing) {
+  auto r = ParseWith(
+      R"({"type":"main","application":{"buildId":"20261117090501","channel":"beta","channel":"nightly"},)"
+      R"("application":{"buildId":"20261117090502","name":"Firefox"},)"
+      R"("payload":{"info":{"subsessionLength":100,"subsessionLength":3600},"threadHangStats":[{"name":"Gecko",)"
+      R"("hangs":[{"stack":["a","b"],"stack":["c"],"histogram":{"values":{"255":1,"511":2,"255":3}}}]}]}})");
+  ASSERT_TRUE(r.ok()) << RejectReasonName(r.reason());
+  const ParsedDocument& d = r.value();
+  EXPECT_EQ(d.dims.build_id, "20261117090502");
+  EXPECT_EQ(d.dims.channel, "unknown");  // the second "application" has none
+  EXPECT_EQ(d.dims.product, "Firefox");
+  EXPECT_EQ(d.usage_ms, 3'600'000);
+  ASSERT_EQ(d.hangs.size(), 1u);
+  EXPECT_EQ(d.hangs[0].stack, std::vector<std::string>{"c"});
+  EXPECT_EQ(d.hangs[0].hang_count, 5u);  // 3 + 2, not 1 + 2 + 3
+  EXPECT_EQ(d.hangs[0].hang_us, (255 * 3 + 511 * 2) * 1000);
+  // A repeated payload replaces the first whole: its hangs go with it.
+  auto twice = ParseWith(MainPing(R"("info":{"subsessionLength":60},"threadHangStats":[{"name":"G","hangs":[)"
+                                  R"({"stack":["x"],"histogram":{"values":{"1023":1}}}]}]},"payload":{)"
+                                  R"("info":{"subsessionLength":30})"));
+  ASSERT_TRUE(twice.ok()) << RejectReasonName(twice.reason());
+  EXPECT_EQ(twice.value().usage_ms, 30'000);
+  EXPECT_TRUE(twice.value().hangs.empty());
+  // Distinct key strings stay distinct keys, even when they name one bucket.
+  auto distinct =
+      ParseWith(MainPing(R"("info":{"subsessionLength":60},"threadHangStats":[{"name":"G","hangs":[)"
+                         R"({"stack":["x"],"histogram":{"values":{"255":1,"0255":2}}}]}])"));
+  ASSERT_TRUE(distinct.ok());
+  EXPECT_EQ(distinct.value().hangs[0].hang_count, 3u);
+}
+
+TEST(ParserDuplicateKeys, ABhrPingsModulesAndHangsAreItsLastArrays) {
+  auto r = ParseWith(
+      BhrPing(R"("timeSinceLastPing":1000,"modules":[["m1.pdb","A"]],)"
+              R"("hangs":[{"duration":300,"thread":"Gecko","process":"default","stack":["first"]}],)"
+              R"("modules":[["m2.pdb","B"]],)"
+              R"("hangs":[{"duration":400,"duration":500,"thread":"Gecko","process":"default",)"
+              R"("stack":["x"],"stack":[[0,"10"]]}])"));
+  ASSERT_TRUE(r.ok()) << RejectReasonName(r.reason());
+  ASSERT_EQ(r.value().hangs.size(), 1u);
+  EXPECT_EQ(r.value().hangs[0].hang_us, 500'000);
+  EXPECT_EQ(r.value().hangs[0].stack, std::vector<std::string>{"m2.pdb+0x10"});
+}
+
+TEST(ParserDuplicateKeys, ARepeatedTypeTakesItsLastValue) {
+  auto main = ParseWith(R"({"type":"crash","application":{"buildId":"20261117090501"},)"
+                        R"("payload":{"info":{"subsessionLength":60}},"type":"main"})");
+  ASSERT_TRUE(main.ok()) << RejectReasonName(main.reason());
+  EXPECT_EQ(main.value().kind, DocKind::kMain);
+  EXPECT_EQ(main.value().usage_ms, 60'000);
+  EXPECT_EQ(ParseWith(R"({"type":"main","type":"crash"})").reason(), RejectReason::kBadCrash);
+}
+
 TEST(ParserKind, TopicHintOverridesTheDocument) {
   Parser p({}, nullptr);
   std::string doc = R"({"application":{"buildId":"20261117090501"},"payload":{"timeSinceLastPing":10}})";
@@ -274,6 +361,7 @@ std::vector<RejectCase> RejectCases() {
       {"histogram_key_not_integer", MainPing(R"("info":{"subsessionLength":5},"threadHangStats":[{"name":"G","hangs":[{"stack":[],"histogram":{"values":{"255.5":1}}}]}])"), RejectReason::kBadHistogram},
       {"histogram_negative_count", MainPing(R"("info":{"subsessionLength":5},"threadHangStats":[{"name":"G","hangs":[{"stack":[],"histogram":{"values":{"255":-1}}}]}])"), RejectReason::kBadHistogram},
       {"histogram_string_count", MainPing(R"("info":{"subsessionLength":5},"threadHangStats":[{"name":"G","hangs":[{"stack":[],"histogram":{"values":{"255":"1"}}}]}])"), RejectReason::kBadHistogram},
+      {"histogram_weighted_sum_overflows", MainPing(R"("info":{"subsessionLength":5},"threadHangStats":[{"name":"G","hangs":[{"stack":["a"],"histogram":{"values":{"8191":1130000000000}}}]}])"), RejectReason::kHangOverflow},
       {"bhr_negative_duration", BhrPing(R"("timeSinceLastPing":5,"hangs":[{"duration":-1,"thread":"Gecko","stack":["a"]}])"), RejectReason::kBadHang},
       {"bhr_string_duration", BhrPing(R"("timeSinceLastPing":5,"hangs":[{"duration":"200","thread":"Gecko","stack":["a"]}])"), RejectReason::kBadHang},
       {"bhr_missing_duration", BhrPing(R"("timeSinceLastPing":5,"hangs":[{"thread":"Gecko","stack":["a"]}])"), RejectReason::kBadHang},

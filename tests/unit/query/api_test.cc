@@ -72,7 +72,8 @@ TEST_F(ApiTest, StatusReportsCountersAndConfiguration) {
       R"("rejected":{"bad_usage":4},"filtered":5,"documents":15,"bytes":1234,"duplicates":0,"late_dropped":0,)"
       R"("folded_series":0,"dedup_forgotten":0,"series":0,"memory_bytes":0,"queues":{"chunks":2,"batches":0},)"
       R"("consumer":{"enabled":false,"consuming":true,"lag":7,"paused_partitions":0,"pauses":0,"redelivered":0,"errors":0,)"
-      R"("last_error":""},"alert_sinks":{},"ready":true,"last_checkpoint":"2026-11-20T10:00:00.000Z",)"
+      R"("last_error":"","offset_resets":0,"lost_offsets":0,"lost":[]},"alert_sinks":{},"ready":true,"not_ready_reason":null,"checkpoint_recovery":null,)"
+      R"("last_checkpoint":"2026-11-20T10:00:00.000Z",)"
       R"("checkpoint_failures":2,"dead_letter_failures":3,)"
       R"("windows":["1h","24h","7d"],"default_window":"24h","bucket":"60s"})");
   World w;
@@ -81,6 +82,35 @@ TEST_F(ApiTest, StatusReportsCountersAndConfiguration) {
   Json j(Get("/api/v1/status").body);
   EXPECT_EQ(j.root["stream_time"].get_string().value(), "2026-11-20T12:00:00.000Z");
   EXPECT_EQ(j.root["series"].get_int64().value(), 1);
+}
+
+TEST_F(ApiTest, StatusSaysWhyItIsNotReadyAndHowFarBackACorruptCheckpointIsReadAgain) {
+  ServiceStatus s;
+  s.consuming = true;
+  s.sources_done = true;
+  s.not_ready_reason = "checkpoint /c/seismo.ckpt cannot be used; waiting for an operator";
+  s.checkpoint_recovery.problem = "/c/seismo.ckpt: checksum mismatch";
+  s.checkpoint_recovery.action = "reread";
+  s.checkpoint_recovery.set_aside_to = "/c/seismo.ckpt.bad-1";
+  s.checkpoint_recovery.reread = {{"telemetry.main[0]", 0, 1859, ParseTimestamp("2026-11-20T10:00:00Z")->ms},
+                                  {"telemetry.main[1]", 12, -1, 0}};
+  provider_.SetStatus(s);
+  Json j(Get("/api/v1/status").body);
+  EXPECT_FALSE(j.root["ready"].get_bool().value());
+  EXPECT_EQ(j.root["not_ready_reason"].get_string().value(), s.not_ready_reason);
+  auto r = j.root["checkpoint_recovery"];
+  EXPECT_EQ(r["problem"].get_string().value(), "/c/seismo.ckpt: checksum mismatch");
+  EXPECT_EQ(r["action"].get_string().value(), "reread");
+  EXPECT_EQ(r["set_aside_to"].get_string().value(), "/c/seismo.ckpt.bad-1");
+  auto first = r["reread"].at(0);
+  EXPECT_EQ(first["partition"].get_string().value(), "telemetry.main[0]");
+  EXPECT_EQ(first["from_offset"].get_int64().value(), 0);
+  EXPECT_EQ(first["committed_offset"].get_int64().value(), 1859);
+  EXPECT_EQ(first["from_time"].get_string().value(), "2026-11-20T10:00:00.000Z");
+  auto second = r["reread"].at(1);
+  EXPECT_EQ(second["from_offset"].get_int64().value(), 12);
+  EXPECT_TRUE(second["committed_offset"].is_null());
+  EXPECT_TRUE(second["from_time"].is_null());
 }
 
 TEST_F(ApiTest, StatusReportsEachAlertSinksDeliveries) {
@@ -94,6 +124,35 @@ TEST_F(ApiTest, StatusReportsEachAlertSinksDeliveries) {
   EXPECT_EQ(j.root["alert_sinks"]["webhook"]["failed"].get_uint64().value(), 4u);
   EXPECT_EQ(j.root["alert_sinks"]["webhook"]["retried"].get_uint64().value(), 12u);
   EXPECT_EQ(j.root["alert_sinks"]["webhook"]["dropped"].get_uint64().value(), 1u);
+}
+
+TEST_F(ApiTest, StatusAndMetricsReportKafkaOffsetsLostBeforeTheyWereRead) {
+  ServiceStatus s;
+  s.kafka_enabled = true;
+  s.offset_resets = 3;
+  s.lost_offsets = 150;  // 100 + 40 on telemetry.main[0], 10 on telemetry.bhr[2]
+  s.lost_partitions = {{"telemetry.bhr", 2, 10, 5, 15}, {"telemetry.main", 0, 140, 200, 240}};
+  provider_.SetStatus(s);
+  const std::string status = Get("/api/v1/status").body;
+  EXPECT_NE(
+      status.find(R"("offset_resets":3,"lost_offsets":150,"lost":[)"
+                  R"({"topic":"telemetry.bhr","partition":2,"offsets":10,"last_from":5,"last_to":15},)"
+                  R"({"topic":"telemetry.main","partition":0,"offsets":140,"last_from":200,"last_to":240}])"),
+      std::string::npos)
+      << status;
+  const std::string metrics = MetricsText(nullptr, RecordCounts{}, s, "[]", HttpStats{}, 0);
+  EXPECT_NE(metrics.find("\nseismo_consumer_lost_offsets_total 150\n"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("\nseismo_consumer_offset_resets_total 3\n"), std::string::npos) << metrics;
+  EXPECT_NE(
+      metrics.find(
+          "\nseismo_consumer_partition_lost_offsets_total{topic=\"telemetry.main\",partition=\"0\"} 140\n"),
+      std::string::npos)
+      << metrics;
+  EXPECT_NE(
+      metrics.find(
+          "\nseismo_consumer_partition_lost_offsets_total{topic=\"telemetry.bhr\",partition=\"2\"} 10\n"),
+      std::string::npos)
+      << metrics;
 }
 
 TEST_F(ApiTest, WindowsComeFromTheSnapshotOnceThereIsOne) {
@@ -117,29 +176,48 @@ TEST(Metrics, ExpositionHasHelpTypeAndHistogram) {
   s.alert_sinks = {{"webhook", 2, 4, 12, 1}, {"kafka", 6, 0, 0, 0}};
   s.checkpoint_failures = 4;
   s.dead_letter_failures = 5;
+  s.alert_installs_unknown = 7;
+  Snapshot snap;
+  snap.stream_time_ms = 5'000;
+  snap.built_at_ms = 9'500;
   HttpStats http;
   http.latency.upper_bounds_s = {0.001, 0.01};
   http.latency.routes.push_back({"/api/v1/hangs", {2, 1, 1}, 0.5});
   http.sse_clients = 1;
-  const std::string text = MetricsText(nullptr, c, s, R"([{"state":"firing"},{"state": "firing"},{"state":"resolved"}])",
-                                       http, 11'000);
+  const std::string text = MetricsText(
+      &snap, c, s, R"([{"state":"firing"},{"state": "firing"},{"state":"resolved"}])", http, 11'000);
   for (const char* line :
-       {"# TYPE seismo_records_total counter\n", "seismo_records_total{kind=\"main\"} 10\n",
-        "seismo_rejected_total{reason=\"malformed_json\"} 3\n", "seismo_bytes_total 99\n",
-        "seismo_consumer_lag 42\n", "seismo_checkpoint_age_seconds 10\n",
-        "seismo_checkpoint_failures_total 4\n", "seismo_dead_letter_failures_total 5\n",
-        "seismo_queue_depth{queue=\"chunks\"} 0\n", "seismo_alerts{state=\"firing\"} 2\n",
-        "seismo_alerts{state=\"resolved\"} 1\n", "# TYPE seismo_http_request_duration_seconds histogram\n",
+       {"# TYPE seismo_records_total counter\n",
+        "seismo_records_total{kind=\"main\"} 10\n",
+        "seismo_rejected_total{reason=\"malformed_json\"} 3\n",
+        "seismo_bytes_total 99\n",
+        "seismo_consumer_lag 42\n",
+        "seismo_checkpoint_age_seconds 10\n",
+        "seismo_checkpoint_failures_total 4\n",
+        "seismo_dead_letter_failures_total 5\n",
+        "seismo_alert_installs_unknown_total 7\n",
+        "seismo_snapshot_age_seconds 1.5\n",
+        "seismo_stream_time_seconds 5\n",
+        "seismo_queue_depth{queue=\"chunks\"} 0\n",
+        "seismo_alerts{state=\"firing\"} 2\n",
+        "seismo_alerts{state=\"resolved\"} 1\n",
+        "# TYPE seismo_http_request_duration_seconds histogram\n",
         "seismo_http_request_duration_seconds_bucket{path=\"/api/v1/hangs\",le=\"0.001\"} 2\n",
         "seismo_http_request_duration_seconds_bucket{path=\"/api/v1/hangs\",le=\"0.01\"} 3\n",
         "seismo_http_request_duration_seconds_bucket{path=\"/api/v1/hangs\",le=\"+Inf\"} 4\n",
         "seismo_http_request_duration_seconds_sum{path=\"/api/v1/hangs\"} 0.5\n",
-        "seismo_http_request_duration_seconds_count{path=\"/api/v1/hangs\"} 4\n", "seismo_http_sse_clients 1\n",
-        "# TYPE seismo_alert_sink_sent_total counter\n", "seismo_alert_sink_sent_total{sink=\"webhook\"} 2\n",
-        "seismo_alert_sink_sent_total{sink=\"kafka\"} 6\n", "# TYPE seismo_alert_sink_failed_total counter\n",
-        "seismo_alert_sink_failed_total{sink=\"webhook\"} 4\n", "seismo_alert_sink_failed_total{sink=\"kafka\"} 0\n",
-        "# TYPE seismo_alert_sink_retries_total counter\n", "seismo_alert_sink_retries_total{sink=\"webhook\"} 12\n",
-        "# TYPE seismo_alert_sink_dropped_total counter\n", "seismo_alert_sink_dropped_total{sink=\"webhook\"} 1\n"}) {
+        "seismo_http_request_duration_seconds_count{path=\"/api/v1/hangs\"} 4\n",
+        "seismo_http_sse_clients 1\n",
+        "# TYPE seismo_alert_sink_sent_total counter\n",
+        "seismo_alert_sink_sent_total{sink=\"webhook\"} 2\n",
+        "seismo_alert_sink_sent_total{sink=\"kafka\"} 6\n",
+        "# TYPE seismo_alert_sink_failed_total counter\n",
+        "seismo_alert_sink_failed_total{sink=\"webhook\"} 4\n",
+        "seismo_alert_sink_failed_total{sink=\"kafka\"} 0\n",
+        "# TYPE seismo_alert_sink_retries_total counter\n",
+        "seismo_alert_sink_retries_total{sink=\"webhook\"} 12\n",
+        "# TYPE seismo_alert_sink_dropped_total counter\n",
+        "seismo_alert_sink_dropped_total{sink=\"webhook\"} 1\n"}) {
     EXPECT_NE(text.find(line), std::string::npos) << line << "\n" << text;
   }
   // Every sample belongs to a family announced with HELP and TYPE.

@@ -4,7 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
+#include <mutex>
 #include <set>
 #include <tuple>
 
@@ -240,6 +242,57 @@ TEST(Pipeline, OneIdWithDifferentContentsCountsOnceWhateverTheThreads) {
     EXPECT_EQ(a.snapshot->counters.duplicates, 400u);
     ASSERT_TRUE(a.snapshot->table(Table::kCrashes).size() > 1u);
   }
+}
+
+// A document over max_document_bytes enters its chunk as the bytes its dead letter shows and
+// its size: rejected as too_large unparsed, with its real size in the letter. Also when the
+// reader already cut it (a line longer than the limit) and only its start arrives.
+TEST(Pipeline, ADocumentOverTheLimitIsKeptAsItsStartAndRejectedTooLarge) {
+  struct Letters final : DeadLetterSink {
+    void Write(const DeadLetter& l) override {
+      std::lock_guard<std::mutex> lock(mu);
+      got.push_back({l.reason, l.offset, l.document.size(), l.document_bytes});
+    }
+    uint64_t failures() const override { return 0; }
+    std::mutex mu;
+    std::vector<std::tuple<RejectReason, int64_t, size_t, uint64_t>> got;
+  } letters;
+  PipelineOptions o;
+  o.parse.max_document_bytes = 1 << 20;
+  o.sources = {{"test", std::nullopt}};
+  SystemClock clock;
+  Symbols symbols;
+  Pipeline p(o, &symbols, &Signatures(), &letters, &clock);
+  p.Start();
+  auto chunk = std::make_unique<DocChunk>();
+  const std::string big = R"({"pad":")" + std::string(3 << 20, 'x') + "\"}";
+  DocRef ref;
+  ref.offset = 1;
+  AddDocument(*chunk, ref, big, 0, o.parse.max_document_bytes);  // whole, from Kafka
+  ref.offset = 2;
+  AddDocument(*chunk, ref, std::string_view(big).substr(0, 1 << 20), 5'000'000'000,
+              o.parse.max_document_bytes);
+  ref.offset = 3;
+  const std::string fits = std::string(R"({"type":"main","x":")") + std::string(1000, 'y') + "\"}";
+  AddDocument(*chunk, ref, fits, 0, o.parse.max_document_bytes);
+  EXPECT_EQ(chunk->data.size(), 2 * kMaxDeadLetterDocumentBytes + fits.size())
+      << "only what the letters show";
+  EXPECT_EQ(chunk->docs[0].cut_from_bytes, big.size());
+  EXPECT_EQ(chunk->docs[1].cut_from_bytes, 5'000'000'000u);
+  EXPECT_EQ(chunk->docs[2].cut_from_bytes, 0u);
+  EXPECT_EQ(chunk->docs[2].length, fits.size());
+  p.Submit(std::move(chunk));
+  p.Finish();
+  EXPECT_EQ(p.counters().rejected[static_cast<size_t>(RejectReason::kTooLarge)], 2u);
+  EXPECT_EQ(p.counters().bytes, big.size() + 5'000'000'000u + fits.size());
+  std::sort(letters.got.begin(), letters.got.end(),
+            [](const auto& a, const auto& b) { return std::get<1>(a) < std::get<1>(b); });
+  ASSERT_EQ(letters.got.size(), 3u);  // the third is no main ping either: missing_build_id
+  EXPECT_EQ(letters.got[0], std::make_tuple(RejectReason::kTooLarge, int64_t{1}, kMaxDeadLetterDocumentBytes,
+                                            uint64_t{big.size()}));
+  EXPECT_EQ(letters.got[1], std::make_tuple(RejectReason::kTooLarge, int64_t{2}, kMaxDeadLetterDocumentBytes,
+                                            uint64_t{5'000'000'000}));
+  EXPECT_NE(std::get<0>(letters.got[2]), RejectReason::kTooLarge);
 }
 
 }  // namespace

@@ -1,23 +1,22 @@
 // Rolling windows through the real pipeline (parse workers, rings, shard
-// threads) with a manual clock, against a naive recomputation: random
-// documents of every kind arrive out of order, some very late (beyond the
-// retention), some stamped days ahead of the clock (clamped to now +
-// max_clock_skew), some without a document timestamp (Kafka timestamp or
+// threads) against a naive recomputation: random documents of every kind
+// arrive out of order, some very late (beyond the retention), some stamped days
+// ahead (future_time), some without a document timestamp (Kafka timestamp or
 // creationDate), some twice (crash de-duplication). Every window sum of every
-// series of every table, and the set of series, must equal the model's.
+// series of every table, the set of series and every counter must equal the
+// model's, whatever the number of threads and whatever the wall clock says.
 //
-// The model: a document's event time is what ResolveEventTime() gives,
-// clamped to the clock at its arrival plus the skew; stream time is the
-// largest clamped time that has arrived (a chunk arrives whole); an event
-// whose bucket is at or before stream time - retention when it arrives is
-// late_dropped; at the end a window W holds the kept events whose bucket lies
-// within the last W of the final stream time, and totals those within the
-// retention.
+// The model: documents go through one Watermarks (tested on its own against
+// hand-worked cases) in arrival order, a chunk at a time; a document decided in
+// chunk k is judged against the stream time chunk k leaves: late when its
+// bucket is at or before that stream time - retention, else counted once per
+// crash id; at the end (every source ends) a window W holds the kept events
+// whose bucket lies within the last W of the final stream time, and totals
+// those within the retention.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <array>
-#include <atomic>
 #include <map>
 #include <memory>
 #include <optional>
@@ -29,8 +28,10 @@
 
 #include "seismo/app/synth.h"
 #include "seismo/shard/pipeline.h"
+#include "seismo/shard/watermarks.h"
 #include "seismo/signature/generator.h"
 #include "support/keys.h"
+#include "test_clock.h"
 #include "test_scale.h"
 
 namespace seismo {
@@ -40,15 +41,6 @@ constexpr int64_t kMinute = 60'000, kHour = 3'600'000, kDay = 86'400'000;
 constexpr int64_t kSkew = 10 * kMinute;
 constexpr int64_t kRetention = 8 * kDay;
 constexpr int64_t kStart = 1'795'000'000'000 - 1'795'000'000'000 % kMinute;
-
-class ManualClock final : public Clock {
- public:
-  EventTime Now() const override { return EventTime{now_.load(std::memory_order_relaxed)}; }
-  void AdvanceTo(int64_t ms) { now_.store(std::max(ms, now_.load()), std::memory_order_relaxed); }
-
- private:
-  std::atomic<int64_t> now_{kStart};
-};
 
 const SignatureGenerator& Signatures() {
   static std::unique_ptr<SignatureGenerator> gen = std::move(SignatureGenerator::LoadDefault()).value();
@@ -88,6 +80,7 @@ Stream MakeStream(uint64_t seed, size_t n) {
   struct Item {
     double position;  // sort key: where it arrives
     Arrival arrival;
+    int64_t clock;  // the wall clock is at least this once it has arrived (INT64_MIN: no bound)
   };
   std::vector<Item> items;
   for (size_t i = 0; i < n; ++i) {
@@ -107,30 +100,39 @@ Stream MakeStream(uint64_t seed, size_t n) {
         break;
     }
     const int64_t nominal = kStart + static_cast<int64_t>(i) * so.spacing_ms;
-    double position = static_cast<double>(i) + r.Uniform() * 40;  // local disorder
+    // Local disorder within max_clock_skew (a few minutes: documents are 216 s apart at
+    // full scale); further disorder comes from the moves below and the Kafka timestamps.
+    double position = static_cast<double>(i) + r.Uniform() * 2.5;
+    int64_t clock = nominal;
     if (r.Chance(0.04))
       position += static_cast<double>(n) * (0.1 + 0.6 * r.Uniform());     // late, within retention
     if (i < n / 8 && r.Chance(0.15)) position += static_cast<double>(n);  // after the rest: beyond retention
-    if (r.Chance(0.03))
+    if (r.Chance(0.03)) {
       position -= static_cast<double>(n) * (0.05 + 0.3 * r.Uniform());  // stamped in the future
+      clock = INT64_MIN;
+    }
     Arrival a{doc, std::nullopt};
     if (r.Chance(0.05) && doc.find("\"submission_timestamp\"") != std::string::npos) {
       a.doc = Without(doc, "submission_timestamp");  // falls back to the Kafka timestamp or creationDate
       if (r.Chance(0.5)) a.transport_time = EventTime{nominal + r.Between(-kHour, kHour)};
     }
-    items.push_back({position, a});
-    if (r.Chance(0.02)) items.push_back({position + r.Between(1, 30), a});  // delivered twice
+    items.push_back({position, a, clock});
+    if (r.Chance(0.02)) items.push_back({position + r.Between(1, 30), a, clock});  // delivered twice
   }
   std::stable_sort(items.begin(), items.end(),
                    [](const Item& a, const Item& b) { return a.position < b.position; });
   Stream s;
   for (Item& it : items) s.arrivals.push_back(std::move(it.arrival));
   // Chunks of 1..40 documents; the wall clock follows the arrivals (a little ahead of the
-  // nominal time of the documents arriving), so far-future ones are clamped.
+  // latest nominal time of the documents arrived), so far-future ones are future_time
+  // for a live source too.
+  int64_t clock = kStart;
   for (size_t end = 0; end < s.arrivals.size();) {
+    const size_t begin = end;
     end = std::min(s.arrivals.size(), end + static_cast<size_t>(r.Between(1, 40)));
+    for (size_t i = begin; i < end; ++i) clock = std::max(clock, items[i].clock);
     s.chunk_ends.push_back(end);
-    s.clock_at.push_back(kStart + static_cast<int64_t>(end) * so.spacing_ms + r.Between(0, 5 * kMinute));
+    s.clock_at.push_back(clock + r.Between(0, 5 * kMinute));
   }
   return s;
 }
@@ -144,50 +146,69 @@ struct Model {
   std::map<std::pair<Table, std::string>, SeriesModel> series;
   int64_t stream_time = INT64_MIN;
   uint64_t late = 0, duplicates = 0;
-  uint64_t clamped = 0;  // documents stamped beyond now + skew
+  uint64_t future = 0;  // documents rejected as future_time
 };
 
 int64_t BucketOf(int64_t ms, int64_t bucket) {
   return ms >= 0 ? ms / bucket : -((-ms + bucket - 1) / bucket);
 }
 
-// `per_chunk_clock`: the clock moves per chunk (else it stays at its final value).
-Model Naive(const Stream& s, const std::vector<int64_t>& spans_ms, int64_t bucket, bool per_chunk_clock) {
+// `live`: the source is live and the clock moves per chunk (else an archive, and the
+// clock does not matter).
+Model Naive(const Stream& s, const std::vector<int64_t>& spans_ms, int64_t bucket, bool live) {
   Parser parser({}, &Signatures());
+  Watermarks watermarks(kSkew);
+  std::map<uint64_t, std::vector<Delta>> waiting;  // parsed documents by arrival index, until decided
   Symbols symbols;  // the model's own: keys are compared by their texts
   DeltaEncoder encoder(&symbols);
   std::vector<Delta> kept;
   std::set<uint64_t> seen_docs;
   Model m;
+  // One turn: `arrive` feeds the chunk's documents, then the decisions are judged
+  // against the stream time the turn leaves.
+  auto turn = [&](auto&& arrive) {
+    std::vector<TimeDecision> decided;
+    arrive(decided);
+    watermarks.Advance();
+    const int64_t stream_time = watermarks.stream_time();
+    for (const TimeDecision& d : decided) {
+      std::vector<Delta> deltas = std::move(waiting.at(d.id));
+      waiting.erase(d.id);
+      if (!d.accepted) {
+        ++m.future;
+        continue;
+      }
+      for (Delta& delta : deltas) {
+        delta.time = EventTime{d.time_ms};
+        if (BucketOf(delta.time.ms, bucket) <= BucketOf(stream_time, bucket) - kRetention / bucket) {
+          ++m.late;
+          continue;
+        }
+        if (delta.table() == Table::kCrashes && delta.doc_hash != 0 &&
+            !seen_docs.insert(delta.doc_hash).second) {
+          ++m.duplicates;
+          continue;
+        }
+        kept.push_back(std::move(delta));
+      }
+    }
+  };
   size_t begin = 0;
   for (size_t k = 0; k < s.chunk_ends.size(); ++k) {
-    const int64_t now = per_chunk_clock ? s.clock_at[k] : s.clock_at.back();
-    std::vector<Delta> chunk;
-    for (size_t i = begin; i < s.chunk_ends[k]; ++i) {
-      auto parsed = parser.Parse(s.arrivals[i].doc);
-      if (!parsed.ok()) continue;
-      EventTime t = ResolveEventTime(parsed.value(), s.arrivals[i].transport_time).value_or(EventTime{now});
-      if (t.ms > now + kSkew) {
-        t.ms = now + kSkew;
-        ++m.clamped;
+    turn([&](std::vector<TimeDecision>& decided) {
+      for (size_t i = begin; i < s.chunk_ends[k]; ++i) {
+        auto parsed = parser.Parse(s.arrivals[i].doc);
+        if (!parsed.ok()) continue;
+        std::optional<EventTime> t = ResolveEventTime(parsed.value(), s.arrivals[i].transport_time);
+        encoder.Encode(parsed.value(), EventTime{0}, waiting[i]);  // a document may have no deltas
+        watermarks.Add(i, SourceKey{0, -1}, t ? std::optional<int64_t>(t->ms) : std::nullopt, live,
+                       s.clock_at[k], decided);
       }
-      m.stream_time = std::max(m.stream_time, t.ms);
-      encoder.Encode(parsed.value(), t, chunk);
-    }
-    // A chunk arrives whole: its events are judged against the stream time including it.
-    for (Delta& d : chunk) {
-      if (BucketOf(d.time.ms, bucket) <= BucketOf(m.stream_time, bucket) - kRetention / bucket) {
-        ++m.late;
-        continue;
-      }
-      if (d.table() == Table::kCrashes && d.doc_hash != 0 && !seen_docs.insert(d.doc_hash).second) {
-        ++m.duplicates;
-        continue;
-      }
-      kept.push_back(std::move(d));
-    }
+    });
     begin = s.chunk_ends[k];
   }
+  turn([&](std::vector<TimeDecision>& decided) { watermarks.EndInput(s.clock_at.back(), decided); });
+  m.stream_time = watermarks.stream_time();
   const int64_t last = BucketOf(m.stream_time, bucket);
   for (const Delta& d : kept) {
     const int64_t b = BucketOf(d.time.ms, bucket);
@@ -204,7 +225,7 @@ Model Naive(const Stream& s, const std::vector<int64_t>& spans_ms, int64_t bucke
   return m;
 }
 
-PipelineOptions Options(size_t threads, size_t shards) {
+PipelineOptions Options(size_t threads, size_t shards, bool live = false) {
   PipelineOptions o;
   o.parse_threads = threads;
   o.shards = shards;
@@ -215,7 +236,7 @@ PipelineOptions Options(size_t threads, size_t shards) {
   o.aggregate.windows_ms = {kHour, kDay, 7 * kDay};
   o.aggregate.retention_ms = kRetention;
   o.aggregate.max_series = 1'000'000;  // folding is tested elsewhere
-  o.sources = {{"test", std::nullopt}};
+  o.sources = {{"test", std::nullopt, live}};
   return o;
 }
 
@@ -233,8 +254,11 @@ DocChunkPtr Chunk(const Stream& s, size_t begin, size_t end) {
   return chunk;
 }
 
-void ExpectEqual(const Model& model, const Snapshot& snap) {
+void ExpectEqual(const Model& model, const Snapshot& snap, const PipelineCounters& counters) {
   EXPECT_EQ(snap.stream_time_ms, model.stream_time);
+  EXPECT_EQ(snap.counters.late_dropped, model.late);
+  EXPECT_EQ(snap.counters.duplicates, model.duplicates);
+  EXPECT_EQ(counters.rejected[static_cast<size_t>(RejectReason::kFutureTime)].load(), model.future);
   size_t series = 0;
   for (size_t t = 0; t < kTableCount; ++t) {
     const auto table = static_cast<Table>(t);
@@ -256,39 +280,40 @@ void ExpectEqual(const Model& model, const Snapshot& snap) {
   EXPECT_EQ(series, model.series.size()) << "series the model has and the pipeline lacks";
 }
 
-// Chunks one at a time (each drained before the next arrives, while the clock moves on):
-// lateness, clamping and de-duplication follow the arrival order exactly.
+// Chunks one at a time (each drained before the next arrives, while the clock moves on),
+// as an archive (future_time against the watermark) and as a live source (against the
+// clock): lateness, future_time and de-duplication follow the arrival order exactly.
 TEST(PipelineWindows, EveryWindowOfEverySeriesIsExactWithDisorderLateFutureAndRepeatedDocuments) {
-  for (uint64_t seed : test::Seeds({1u, 2u, 3u})) {
-    SCOPED_TRACE(seed);
-    Stream stream = MakeStream(seed, 4000);
-    ManualClock clock;
-    Symbols symbols;
-    Pipeline p(Options(2, 3), &symbols, &Signatures(), nullptr, &clock);
-    p.Start();
-    size_t begin = 0;
-    for (size_t k = 0; k < stream.chunk_ends.size(); ++k) {
-      clock.AdvanceTo(stream.clock_at[k]);
-      p.Submit(Chunk(stream, begin, stream.chunk_ends[k]));
-      ASSERT_TRUE(p.WaitIdle(std::chrono::seconds(30)));
-      begin = stream.chunk_ends[k];
+  for (bool live : {false, true}) {
+    for (uint64_t seed : test::Seeds({1u, 2u, 3u})) {
+      SCOPED_TRACE(testing::Message() << "seed " << seed << (live ? ", live" : ", archive"));
+      Stream stream = MakeStream(seed, 4000);
+      test::ManualClock clock(kStart);
+      Symbols symbols;
+      Pipeline p(Options(2, 3, live), &symbols, &Signatures(), nullptr, &clock);
+      p.Start();
+      size_t begin = 0;
+      for (size_t k = 0; k < stream.chunk_ends.size(); ++k) {
+        clock.AdvanceTo(stream.clock_at[k]);
+        p.Submit(Chunk(stream, begin, stream.chunk_ends[k]));
+        ASSERT_TRUE(p.WaitIdle(std::chrono::seconds(30)));
+        begin = stream.chunk_ends[k];
+      }
+      p.Finish();
+      auto snap = p.FinalSnapshot();
+      Model model = Naive(stream, snap->spans_ms, kMinute, live);
+      EXPECT_EQ(snap->spans_ms, (std::vector<int64_t>{kHour, 2 * kHour, kDay, 2 * kDay, 7 * kDay, 8 * kDay}));
+      // The stream exercises what it claims to.
+      EXPECT_GT(model.late, 50u);
+      EXPECT_GT(model.duplicates, 5u);
+      EXPECT_GT(model.future, 50u);
+      for (size_t t = 0; t < kTableCount; ++t) EXPECT_GT(snap->table(static_cast<Table>(t)).size(), 10u) << "table " << t;
+      ExpectEqual(model, *snap, p.counters());
     }
-    p.Finish();
-    auto snap = p.FinalSnapshot();
-    Model model = Naive(stream, snap->spans_ms, kMinute, /*per_chunk_clock=*/true);
-    EXPECT_EQ(snap->spans_ms, (std::vector<int64_t>{kHour, 2 * kHour, kDay, 2 * kDay, 7 * kDay, 8 * kDay}));
-    // The stream exercises what it claims to.
-    EXPECT_GT(model.late, 50u);
-    EXPECT_GT(model.duplicates, 5u);
-    EXPECT_GT(model.clamped, 50u);
-    EXPECT_EQ(snap->counters.late_dropped, model.late);
-    EXPECT_EQ(snap->counters.duplicates, model.duplicates);
-    for (size_t t = 0; t < kTableCount; ++t) EXPECT_GT(snap->table(static_cast<Table>(t)).size(), 10u) << "table " << t;
-    ExpectEqual(model, *snap);
   }
 }
 
-// A chunk arrives whole: an event is late against the stream time its own chunk raised,
+// A chunk arrives whole: an event is late against the stream time its own chunk left,
 // also on a shard that received nothing for a while (and so had not moved on yet).
 TEST(PipelineWindows, LatenessIsJudgedAgainstTheWholeChunkOnEveryShard) {
   constexpr size_t kShards = 8;
@@ -310,7 +335,8 @@ TEST(PipelineWindows, LatenessIsJudgedAgainstTheWholeChunkOnEveryShard) {
     for (const Delta& d : deltas) out.insert(d.route_hash % kShards);
     return out;
   };
-  const std::string newest = ping(kStart + 9 * kDay, "nightly");
+  const int64_t newest_at = kStart + 9 * kDay;
+  const std::string newest = ping(newest_at, "nightly");
   // An old ping whose series live on shards the newest one does not touch.
   std::string old;
   for (int c = 0; old.empty(); ++c) {
@@ -318,45 +344,57 @@ TEST(PipelineWindows, LatenessIsJudgedAgainstTheWholeChunkOnEveryShard) {
     std::set<size_t> a = shards_of(newest), b = shards_of(candidate);
     if (std::none_of(b.begin(), b.end(), [&](size_t s) { return a.count(s) != 0; })) old = candidate;
   }
-  ManualClock clock;
-  clock.AdvanceTo(kStart + 10 * kDay);
+  test::ManualClock clock(kStart);
   Pipeline p(Options(1, kShards), &symbols, nullptr, nullptr, &clock);
   p.Start();
-  Stream first{{{ping(kStart, "nightly"), std::nullopt}}, {1}, {}};
-  p.Submit(Chunk(first, 0, 1));
+  Stream first;  // a first reference for stream time: seven pings of the first minutes
+  for (int i = 0; i < 7; ++i) first.arrivals.push_back({ping(kStart + i * kMinute, "nightly"), std::nullopt});
+  first.chunk_ends = {first.arrivals.size()};
+  p.Submit(Chunk(first, 0, first.arrivals.size()));
   ASSERT_TRUE(p.WaitIdle(std::chrono::seconds(10)));
-  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // every shard idles
-  Stream second{{{newest, std::nullopt}, {old, std::nullopt}}, {2}, {}};
-  p.Submit(Chunk(second, 0, 2));
+  // Nine days on: the newest ping and four after it (which confirm the jump), then the
+  // old ping, in one chunk.
+  Stream second;
+  second.arrivals.push_back({newest, std::nullopt});
+  for (int i = 1; i <= 4; ++i)
+    second.arrivals.push_back({ping(newest_at + i * kMinute, "nightly"), std::nullopt});
+  second.arrivals.push_back({old, std::nullopt});
+  p.Submit(Chunk(second, 0, second.arrivals.size()));
   ASSERT_TRUE(p.WaitIdle(std::chrono::seconds(10)));
   p.Finish();
   auto snap = p.FinalSnapshot();
-  // The old ping is 8.5 days behind the chunk's newest event: beyond the 8-day retention.
+  // The old ping is 8.5 days behind the chunk's stream time: beyond the 8-day retention.
   // Every one of its deltas is late, whichever shard it went to.
   shards_of(old);
   EXPECT_EQ(snap->counters.late_dropped, deltas.size());
+  EXPECT_EQ(snap->stream_time_ms, newest_at + 4 * kMinute);
 }
 
-// Free running (many chunks in flight, several workers and shards, full rings): the
-// order in which chunks are parsed is not the arrival order, so what counts as late may
-// differ, but nothing late survives to the end either way: the final windows are the same.
-TEST(PipelineWindows, FinalWindowsDoNotDependOnThreadsOrParseOrder) {
+// Free running (many chunks in flight, several workers and shards, full rings) with the
+// wall clock anywhere, years before the data or years after: chunks are parsed in any
+// order, yet what is late, future or a duplicate follows the input's order only, so
+// every window and every counter is the model's.
+TEST(PipelineWindows, EveryWindowAndCounterIsTheSameWhateverTheThreadsAndTheClock) {
   Stream stream = MakeStream(4, test::Scaled(4000, 2));
+  const int64_t kYear = 365 * kDay;
   for (auto [threads, shards] : {std::pair<size_t, size_t>{1, 1}, {3, 2}, {2, 5}}) {
-    SCOPED_TRACE(testing::Message() << threads << " workers, " << shards << " shards");
-    ManualClock clock;
-    clock.AdvanceTo(stream.clock_at.back());
-    Symbols symbols;
-    Pipeline p(Options(threads, shards), &symbols, &Signatures(), nullptr, &clock);
-    p.Start();
-    size_t begin = 0;
-    for (size_t end : stream.chunk_ends) {
-      p.Submit(Chunk(stream, begin, end));
-      begin = end;
+    for (int64_t clock_at : {kStart - 5 * kYear, kStart + 5 * kYear}) {
+      SCOPED_TRACE(testing::Message() << threads << " workers, " << shards << " shards, clock "
+                                      << FormatTimestamp(EventTime{clock_at}));
+      test::ManualClock clock(kStart);
+      clock.Set(clock_at);
+      Symbols symbols;
+      Pipeline p(Options(threads, shards), &symbols, &Signatures(), nullptr, &clock);
+      p.Start();
+      size_t begin = 0;
+      for (size_t end : stream.chunk_ends) {
+        p.Submit(Chunk(stream, begin, end));
+        begin = end;
+      }
+      p.Finish();
+      auto snap = p.FinalSnapshot();
+      ExpectEqual(Naive(stream, snap->spans_ms, kMinute, /*live=*/false), *snap, p.counters());
     }
-    p.Finish();
-    auto snap = p.FinalSnapshot();
-    ExpectEqual(Naive(stream, snap->spans_ms, kMinute, /*per_chunk_clock=*/false), *snap);
   }
 }
 

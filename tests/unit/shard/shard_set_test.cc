@@ -52,7 +52,9 @@ TEST(ShardSet, AnImageOfATimedOutRequestIsNeverTakenForALaterOne) {
   set.Push(0, 0, UsageBatch(1));
   EXPECT_TRUE(set.CollectImages(1ms).empty());
   ASSERT_TRUE(WaitIdle(set));
-  std::this_thread::sleep_for(50ms);  // the shard answers the timed-out request late
+  // The shard answers the timed-out request late, before it sees the next batch.
+  for (int i = 0; i < 500 && set.QueuedImages() == 0; ++i) std::this_thread::sleep_for(10ms);
+  ASSERT_EQ(set.QueuedImages(), 1u);
   set.Push(0, 0, UsageBatch(2));
   ASSERT_TRUE(WaitIdle(set));
   const std::vector<ShardImage> images = set.CollectImages(5s);

@@ -1,0 +1,100 @@
+// Scrubber: what must never reach an answer (SPEC §6.3, §7) taken out of the
+// frames and signatures of documents before anything is aggregated — URLs (the
+// scheme and a class of host are kept, the rest dropped), e-mail addresses and
+// the user names in home-directory paths — each replaced in place by a
+// placeholder, so the frame keeps its shape:
+//
+//   f (https://bank.example.com/account?session=SECRET123:42)  ->  f (https://<host>/<path>:42)
+//   alice@example.com                                           ->  <email>
+//   C:\Users\alice\AppData\Local\foo.dll                        ->  C:\Users\<user>\AppData\Local\foo.dll
+//
+// The rules are data: config/scrub/rules.txt, embedded in the binary at build
+// time (cmake/EmbedSiglists.cmake); tests/data/scrub/cases.txt holds their cases.
+// Rules file format, one rule after the other, run in file order, each on the
+// result of the ones before it:
+//
+//   rule <name>
+//   when <literal>      the rule looks only at text holding this literal (one or more lines);
+//                       it must hold a byte seldom in frames (not a letter, digit, space or
+//                       one of _:.,()<>[]*&-), such as '/', '@' or a backslash
+//   match <pattern>     PCRE2, unanchored; every match is replaced
+//   replace <text>      PCRE2 extended substitution: $1, ${1:+a:b} (group set ? a : b)
+//
+// Keywords may be indented; the value is the rest of the line, trimmed; blank
+// lines and lines starting with '#' are ignored. Text holding none of the
+// literals' seldom bytes is passed over after one scan, so frames with nothing
+// to scrub (nearly all) cost little.
+//
+// Ownership: Default() lives for the process; Parse() returns the owner.
+// Threading: Scrub() is const and may run on any number of threads at once.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "seismo/core/status.h"
+
+namespace seismo {
+
+class Scrubber {
+ public:
+  // The rules embedded at build time, compiled on first use.
+  static const Scrubber& Default();
+  // Rules from `text`; kInvalidArgument "<file_name>:<line>: <problem>" for a line
+  // that is not a keyword, a rule without `when`, `match` or `replace`, or a
+  // pattern that does not compile.
+  static Result<std::unique_ptr<Scrubber>> Parse(std::string_view text, std::string_view file_name);
+
+  ~Scrubber();
+  Scrubber(const Scrubber&) = delete;
+  Scrubber& operator=(const Scrubber&) = delete;
+
+  // Replaces whatever the rules match in `text`; true when something changed.
+  bool Scrub(std::string& text) const { return HoldsKeyByte(text) && ScrubMatches(text); }
+
+  size_t rule_count() const;
+
+  // A `when` literal and where in it its key byte is.
+  struct Literal {
+    std::string text;
+    size_t key_at = 0;
+  };
+  static constexpr size_t kMaxLiterals = 32;  // distinct `when` literals
+
+ private:
+  struct Rule;
+  Scrubber();
+
+  // Whether `text` holds one of key_bytes_: the pre-check every frame goes through (inline:
+  // most frames hold none), eight bytes at a time — a byte of `v` equals k's exactly where
+  // `v ^ k` has a zero byte.
+  bool HoldsKeyByte(std::string_view text) const {
+    constexpr uint64_t kOnes = 0x0101010101010101, kHighs = 0x8080808080808080;
+    size_t i = 0;
+    for (; i + 8 <= text.size(); i += 8) {
+      uint64_t v;
+      std::memcpy(&v, text.data() + i, 8);
+      for (uint64_t k : key_words_) {
+        if ((((v ^ k) - kOnes) & ~(v ^ k) & kHighs) != 0) return true;
+      }
+    }
+    for (; i < text.size(); ++i) {
+      if (key_bytes_[static_cast<unsigned char>(text[i])]) return true;
+    }
+    return false;
+  }
+  // The rules, one after the other, on text that holds a key byte.
+  bool ScrubMatches(std::string& text) const;
+
+  std::vector<Rule> rules_;
+  std::vector<Literal> literals_;      // every distinct `when` literal
+  std::array<bool, 256> key_bytes_{};  // one byte of each `when` literal (its rarest)
+  std::vector<uint64_t> key_words_;    // each key byte repeated eight times
+};
+
+}  // namespace seismo

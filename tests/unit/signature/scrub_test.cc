@@ -1,0 +1,108 @@
+// Scrubbing rules (config/scrub/rules.txt): every case of tests/data/scrub/cases.txt, scrubbing
+// twice changes nothing, the embedded rules are the file's, and every malformed rules file is
+// refused with its line.
+#include "seismo/signature/scrub.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace seismo {
+namespace {
+
+std::string ReadFile(const std::string& relative) {
+  std::ifstream in(std::string(SEISMO_SOURCE_DIR) + "/" + relative, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+struct Case {
+  int line = 0;
+  std::string in, out;
+};
+
+// "in <text>" followed by "out <text>"; '#' lines and blank lines between cases.
+std::vector<Case> Cases() {
+  std::vector<Case> cases;
+  std::istringstream text(ReadFile("tests/data/scrub/cases.txt"));
+  int n = 0;
+  for (std::string line; std::getline(text, line);) {
+    ++n;
+    if (line.empty() || line[0] == '#') continue;
+    if (line.rfind("in ", 0) == 0) {
+      cases.push_back({n, line.substr(3), ""});
+    } else if (line.rfind("out ", 0) == 0 && !cases.empty() && cases.back().out.empty()) {
+      cases.back().out = line.substr(4);
+    } else {
+      ADD_FAILURE() << "cases.txt:" << n << ": not a case line: " << line;
+    }
+  }
+  return cases;
+}
+
+TEST(Scrubber, EveryCaseOfTheDataFile) {
+  const std::vector<Case> cases = Cases();
+  ASSERT_GE(cases.size(), 40u);
+  for (const Case& c : cases) {
+    std::string text = c.in;
+    const bool changed = Scrubber::Default().Scrub(text);
+    EXPECT_EQ(text, c.out) << "cases.txt:" << c.line;
+    EXPECT_EQ(changed, c.in != c.out) << "cases.txt:" << c.line;
+    // Scrubbing twice changes nothing.
+    std::string again = text;
+    EXPECT_FALSE(Scrubber::Default().Scrub(again)) << "cases.txt:" << c.line << ": " << again;
+    EXPECT_EQ(again, text);
+  }
+}
+
+TEST(Scrubber, TheEmbeddedRulesAreTheConfigFile) {
+  auto parsed = Scrubber::Parse(ReadFile("config/scrub/rules.txt"), "rules.txt");
+  ASSERT_TRUE(parsed) << parsed.error().message();
+  EXPECT_EQ((*parsed)->rule_count(), Scrubber::Default().rule_count());
+  EXPECT_GE(Scrubber::Default().rule_count(), 7u);
+  std::string text = "see alice@example.com";
+  EXPECT_TRUE((*parsed)->Scrub(text));
+  EXPECT_EQ(text, "see <email>");
+}
+
+TEST(Scrubber, RulesRunInFileOrderEachOnTheResultOfTheOnesBefore) {
+  auto s = Scrubber::Parse(
+      "rule a\n  when @\n  match @+\n  replace /\nrule b\n  when /\n  match /\n  replace z\n", "t");
+  ASSERT_TRUE(s) << s.error().message();
+  std::string text = "a@@b @";
+  EXPECT_TRUE((*s)->Scrub(text));
+  EXPECT_EQ(text, "azb z");
+  std::string untouched = "abc";  // no `when` literal: not looked at
+  EXPECT_FALSE((*s)->Scrub(untouched));
+}
+
+TEST(Scrubber, AMalformedRulesFileIsRefusedWithItsLine) {
+  struct Bad {
+    const char* text;
+    const char* error;
+  };
+  for (const Bad& b : {
+           Bad{"when @x\n", "t:1: `when` before the first `rule`"},
+           Bad{"rule a\n  match x\n  replace y\n", "t:1: rule a needs `when` and `match` lines"},
+           Bad{"rule a\n  when @x\n  replace y\n", "t:1: rule a needs `when` and `match` lines"},
+           Bad{"rule a\n  when @x\n  match x\n", "t:1: rule a needs a `replace` line"},
+           Bad{"rule a\n  when @x\n  match x\nrule b\n", "t:1: rule a needs a `replace` line"},
+           Bad{"# c\nrule a\n  when @x\n  match (x\n  replace y\n",
+               "t:2: rule a: the pattern does not compile"},
+           Bad{"rule a\n  when @x\n  match x\n  match y\n", "t:4: expected"},
+           Bad{"rule a\n  whence x\n", "t:2: expected"},
+           Bad{"rule\n", "t:1: a rule needs a name"},
+           Bad{"rule a\n  when data:\n", "t:2: `when data:`: a literal needs a byte seldom in frames"},
+       }) {
+    auto s = Scrubber::Parse(b.text, "t");
+    ASSERT_FALSE(s) << b.text;
+    EXPECT_NE(s.error().message().find(b.error), std::string::npos) << s.error().message();
+  }
+}
+
+}  // namespace
+}  // namespace seismo
