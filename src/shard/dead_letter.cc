@@ -1,7 +1,6 @@
 #include "seismo/shard/dead_letter.h"
 
 #include <fmt/format.h>
-#include <simdjson.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -12,6 +11,7 @@
 #include <mutex>
 
 #include "seismo/core/json_writer.h"
+#include "seismo/parse/utf8.h"
 
 namespace seismo {
 namespace {
@@ -80,7 +80,7 @@ std::string FormatDeadLetter(const DeadLetter& letter) {
     w.Key("truncated").Bool(true);
     doc = doc.substr(0, kMaxDeadLetterDocumentBytes);
   }
-  if (simdjson::validate_utf8(doc.data(), doc.size())) {
+  if (IsValidUtf8(doc)) {
     w.Key("document").String(doc);
   } else {
     w.Key("document_base64").String(Base64(doc));
