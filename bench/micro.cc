@@ -14,7 +14,7 @@
 
 #include "seismo/aggregate/delta.h"
 #include "seismo/aggregate/shard_state.h"
-#include "seismo/app/synth.h"
+#include "seismo/sim/synth.h"
 #include "seismo/parse/crash_parser.h"
 #include "seismo/parse/parser.h"
 #include "seismo/shard/shard_set.h"

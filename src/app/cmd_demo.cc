@@ -26,7 +26,7 @@
 
 #include "seismo/app/command.h"
 #include "seismo/app/daemon.h"
-#include "seismo/app/demo.h"
+#include "seismo/sim/demo.h"
 #include "seismo/app/logging.h"
 #include "seismo/app/replay.h"
 #include "seismo/http/access.h"

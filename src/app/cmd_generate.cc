@@ -7,8 +7,8 @@
 #include <cstdio>
 
 #include "seismo/app/command.h"
-#include "seismo/app/scenario.h"
-#include "seismo/app/synth.h"
+#include "seismo/sim/scenario.h"
+#include "seismo/sim/synth.h"
 
 namespace seismo {
 namespace {
@@ -65,7 +65,7 @@ int RunSynth(const GenerateArgs& a) {
   return CloseOutput(out) ? 0 : 1;
 }
 
-// A release timeline (app/scenario.h): four healthy builds, then a new one made bad by
+// A release timeline (sim/scenario.h): four healthy builds, then a new one made bad by
 // the plants. Main pings, bhr pings and Socorro processed crashes in event-time order.
 int RunScenario(const GenerateArgs& a) {
   ScenarioOptions o;

@@ -17,7 +17,7 @@
 #include <thread>
 
 #include "seismo/app/daemon.h"
-#include "seismo/app/scenario.h"
+#include "seismo/sim/scenario.h"
 #include "seismo/http/server.h"
 #include "seismo/ingest/kafka_consumer.h"
 #include "seismo/ingest/mock_cluster.h"

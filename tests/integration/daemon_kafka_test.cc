@@ -16,7 +16,7 @@
 #include "integration/real_kafka.h"
 #include "seismo/app/daemon.h"
 #include "seismo/app/replay.h"
-#include "seismo/app/synth.h"
+#include "seismo/sim/synth.h"
 #include "seismo/http/server.h"
 #include "seismo/ingest/kafka_consumer.h"
 #include "seismo/ingest/kafka_producer.h"

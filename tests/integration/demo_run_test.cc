@@ -19,7 +19,7 @@
 #include "seismo/aggregate/shard_state.h"
 #include "seismo/alert/engine.h"
 #include "seismo/app/config.h"
-#include "seismo/app/demo.h"
+#include "seismo/sim/demo.h"
 #include "integration/daemon_process.h"
 #include "unit/http/http_client.h"
 #include "test_scale.h"

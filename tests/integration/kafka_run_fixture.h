@@ -24,7 +24,7 @@
 #include "integration/daemon_process.h"
 #include "integration/real_kafka.h"
 #include "seismo/app/replay.h"
-#include "seismo/app/synth.h"
+#include "seismo/sim/synth.h"
 #include "seismo/checkpoint/checkpoint.h"
 #include "seismo/ingest/kafka_producer.h"
 #include "seismo/signature/generator.h"

@@ -13,8 +13,8 @@
 #include <thread>
 
 #include "integration/daemon_process.h"
-#include "seismo/app/scenario.h"
-#include "seismo/app/synth.h"
+#include "seismo/sim/scenario.h"
+#include "seismo/sim/synth.h"
 #include "seismo/checkpoint/checkpoint.h"
 #include "seismo/ingest/kafka_consumer.h"
 #include "seismo/ingest/kafka_producer.h"

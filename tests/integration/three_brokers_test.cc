@@ -15,7 +15,7 @@
 #include "integration/real_kafka.h"
 #include "seismo/app/daemon.h"
 #include "seismo/app/replay.h"
-#include "seismo/app/scenario.h"
+#include "seismo/sim/scenario.h"
 #include "seismo/ingest/kafka_consumer.h"
 #include "seismo/ingest/kafka_producer.h"
 #include "seismo/signature/generator.h"

@@ -12,7 +12,7 @@
 #include "seismo/aggregate/fold.h"
 #include "seismo/aggregate/shard_image.h"
 #include "seismo/aggregate/shard_state.h"
-#include "seismo/app/synth.h"
+#include "seismo/sim/synth.h"
 #include "seismo/core/hash.h"
 #include "support/keys.h"
 #include "test_scale.h"

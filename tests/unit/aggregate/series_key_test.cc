@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "seismo/app/synth.h"
+#include "seismo/sim/synth.h"
 #include "support/keys.h"
 
 namespace seismo {

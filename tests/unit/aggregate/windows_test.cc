@@ -6,7 +6,7 @@
 
 #include "seismo/aggregate/shard_state.h"
 #include "seismo/aggregate/snapshot.h"
-#include "seismo/app/synth.h"
+#include "seismo/sim/synth.h"
 #include "support/keys.h"
 #include "test_scale.h"
 

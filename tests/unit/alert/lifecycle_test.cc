@@ -4,7 +4,7 @@
 
 #include "seismo/alert/engine.h"
 #include "seismo/alert/sinks.h"
-#include "seismo/app/scenario.h"
+#include "seismo/sim/scenario.h"
 
 namespace seismo {
 namespace {

@@ -1,4 +1,4 @@
-// The alert rules on generated release timelines (app/scenario.h) with known truth, at the
+// The alert rules on generated release timelines (sim/scenario.h) with known truth, at the
 // default thresholds: each planted problem fires exactly its alert, guards hold back what
 // they should, and healthy builds with ordinary noise stay quiet across 50 seeds.
 // (The same plants go through the real `seismo replay` in tests/integration/alert_replay_test.cc.)
@@ -13,7 +13,7 @@
 #include "seismo/aggregate/shard_state.h"
 #include "seismo/aggregate/snapshot.h"
 #include "seismo/alert/engine.h"
-#include "seismo/app/scenario.h"
+#include "seismo/sim/scenario.h"
 #include "seismo/query/builds_json.h"
 #include "seismo/query/params.h"
 #include "test_scale.h"

@@ -7,7 +7,7 @@
 
 #include <cmath>
 
-#include "seismo/app/synth.h"
+#include "seismo/sim/synth.h"
 
 namespace seismo {
 namespace {

@@ -1,4 +1,4 @@
-// `seismo generate --profile dense` (app/synth.h, SynthProfile::kDense): the bench's
+// `seismo generate --profile dense` (sim/synth.h, SynthProfile::kDense): the bench's
 // dense corpus of issue 15. Ordinary-sized documents with a long tail of distinct
 // stacks, as seismo's own parser sees them, deterministic for a seed.
 #include <gtest/gtest.h>
@@ -6,7 +6,7 @@
 #include <string>
 #include <unordered_set>
 
-#include "seismo/app/synth.h"
+#include "seismo/sim/synth.h"
 #include "seismo/parse/parser.h"
 #include "seismo/signature/generator.h"
 #include "test_scale.h"

@@ -16,7 +16,7 @@
 
 #include "seismo/aggregate/shard_state.h"
 #include "seismo/aggregate/snapshot.h"
-#include "seismo/app/synth.h"
+#include "seismo/sim/synth.h"
 #include "seismo/core/bytes.h"
 #include "seismo/core/hash.h"
 #include "support/keys.h"

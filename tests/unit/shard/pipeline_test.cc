@@ -10,7 +10,7 @@
 #include <set>
 #include <tuple>
 
-#include "seismo/app/synth.h"
+#include "seismo/sim/synth.h"
 #include "seismo/signature/generator.h"
 #include "support/keys.h"
 #include "test_scale.h"

@@ -26,7 +26,7 @@
 #include <utility>
 #include <vector>
 
-#include "seismo/app/synth.h"
+#include "seismo/sim/synth.h"
 #include "seismo/shard/pipeline.h"
 #include "seismo/shard/watermarks.h"
 #include "seismo/signature/generator.h"

@@ -1,6 +1,6 @@
 // The simulated world of `seismo demo` (docs/adr/0007-demo.md).
 //
-// DemoPopulation: three channels, each a Scenario (app/scenario.h) of builds released
+// DemoPopulation: three channels, each a Scenario (sim/scenario.h) of builds released
 // 24 h apart, with the same users, crash signatures and hang stacks on every build. All
 // three end at the same instant; only the release channel's newest build is bad (a
 // planted crash signature spike and a planted hang regression). Times are laid out
@@ -33,7 +33,7 @@
 #include <thread>
 #include <vector>
 
-#include "seismo/app/scenario.h"
+#include "seismo/sim/scenario.h"
 #include "seismo/core/time.h"
 
 namespace seismo {

@@ -1,4 +1,4 @@
-#include "seismo/app/scenario.h"
+#include "seismo/sim/scenario.h"
 
 #include <fmt/format.h>
 
@@ -7,7 +7,7 @@
 #include <optional>
 
 #include "seismo/aggregate/shard_state.h"
-#include "seismo/app/synth.h"
+#include "seismo/sim/synth.h"
 #include "seismo/core/json_writer.h"
 #include "seismo/core/time.h"
 

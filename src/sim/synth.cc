@@ -1,4 +1,4 @@
-#include "seismo/app/synth.h"
+#include "seismo/sim/synth.h"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "seismo/app/demo.h"
+#include "seismo/sim/demo.h"
 
 #include <algorithm>
 #include <chrono>
