@@ -74,19 +74,6 @@ bool KeyLess(const SeriesKey& a, const SeriesKey& b, const Symbols& symbols) {
   return false;
 }
 
-size_t KeyTextBytes(const SeriesKey& key, const Symbols& symbols) {
-  size_t bytes = 0;
-  for (size_t i = 0; i < FieldCount(key.table); ++i) {
-    if (!IsStackField(key.table, i)) {
-      bytes += symbols.text().EntryBytes(key.f[i]);
-      continue;
-    }
-    bytes += symbols.stacks().EntryBytes(key.f[i]);
-    for (Sym frame : symbols.Frames(key.f[i])) bytes += symbols.text().EntryBytes(frame);
-  }
-  return bytes;
-}
-
 void MarkKeyIds(const SeriesKey& key, std::vector<uint64_t>& text, std::vector<uint64_t>& stacks) {
   for (size_t i = 0; i < FieldCount(key.table); ++i) {
     std::vector<uint64_t>& bits = IsStackField(key.table, i) ? stacks : text;

@@ -49,7 +49,7 @@ int64_t ShardState::BucketOf(int64_t ms) const {
 
 size_t ShardState::SeriesBytes(const SeriesData& s) {
   return HeapChunk(kShared + sizeof(SeriesData)) + HeapChunk(s.hours.capacity() * sizeof(s.hours[0])) +
-         s.installs.MemoryBytes() + s.key_bytes;
+         s.installs.MemoryBytes();
 }
 
 size_t ShardState::HourBytes(const HourChunk& c) {
@@ -66,6 +66,7 @@ size_t ShardState::EntryBytes(Table t) const {
 
 size_t ShardState::TableBytes() const {
   size_t bytes = index_.capacity() * SlotBytes<IndexKey, Ref>() +
+                 (text_refs_.capacity() + stack_refs_.capacity()) * SlotBytes<InternId, uint32_t>() +
                  members_.capacity() * SlotBytes<int64_t, Members>() +
                  (seen_crash_docs_.capacity() + seen_previous_.capacity()) * kIdBytes;
   for (size_t t = 0; t < kTableCount; ++t) {
@@ -76,7 +77,9 @@ size_t ShardState::TableBytes() const {
   return bytes;
 }
 
-size_t ShardState::MemoryBytes() const { return static_cast<size_t>(memory_bytes_) + TableBytes(); }
+size_t ShardState::MemoryBytes() const {
+  return static_cast<size_t>(memory_bytes_ + key_text_bytes_) + TableBytes();
+}
 
 size_t ShardState::RecountMemoryBytes() const {
   size_t bytes = 0;
@@ -88,6 +91,22 @@ size_t ShardState::RecountMemoryBytes() const {
       for (const auto& c : s->hours) bytes += HourBytes(*c);
     }
   }
+  // The texts and stacks the keys use, each once.
+  absl::flat_hash_set<InternId> texts, stacks;
+  for (size_t t = 0; t < kTableCount; ++t) {
+    for (const auto& s : slots_[t]) {
+      if (!s) continue;
+      for (size_t i = 0; i < FieldCount(s->key.table); ++i) {
+        if (!IsStackField(s->key.table, i)) {
+          texts.insert(s->key.f[i]);
+        } else if (stacks.insert(s->key.f[i]).second) {
+          for (Sym frame : symbols_->Frames(s->key.f[i])) texts.insert(frame);
+        }
+      }
+    }
+  }
+  for (InternId id : texts) bytes += symbols_->text().EntryBytes(id);
+  for (InternId id : stacks) bytes += symbols_->stacks().EntryBytes(id);
   return bytes + TableBytes();
 }
 
@@ -101,6 +120,32 @@ void ShardState::Touch(Ref r) {
   if (!changed[page]) {
     changed[page] = true;
     changed_pages_[t].push_back(page);
+  }
+}
+
+bool ShardState::Reference(absl::flat_hash_map<InternId, uint32_t>& refs, InternId id, int delta,
+                           const InternTable& table) {
+  if (delta > 0) {
+    if (refs[id]++ > 0) return false;
+    key_text_bytes_ += static_cast<int64_t>(table.EntryBytes(id));
+    return true;
+  }
+  auto it = refs.find(id);
+  if (--it->second > 0) return false;
+  refs.erase(it);
+  key_text_bytes_ -= static_cast<int64_t>(table.EntryBytes(id));
+  return true;
+}
+
+void ShardState::KeyTexts(const SeriesKey& key, int delta) {
+  for (size_t i = 0; i < FieldCount(key.table); ++i) {
+    if (!IsStackField(key.table, i)) {
+      Reference(text_refs_, key.f[i], delta, symbols_->text());
+      continue;
+    }
+    // A stack's frames are counted with its first key and returned with its last.
+    if (!Reference(stack_refs_, key.f[i], delta, symbols_->stacks())) continue;
+    for (Sym frame : symbols_->Frames(key.f[i])) Reference(text_refs_, frame, delta, symbols_->text());
   }
 }
 
@@ -121,8 +166,8 @@ ShardState::Ref ShardState::SeriesFor(const SeriesKey& key, uint64_t hash) {
   s->key = key;
   s->hash = hash;
   s->level = FoldLevel(key, *symbols_);
-  s->key_bytes = static_cast<uint32_t>(std::min<size_t>(KeyTextBytes(key, *symbols_), UINT32_MAX));
   memory_bytes_ += static_cast<int64_t>(SeriesBytes(*s));
+  KeyTexts(key, +1);
   table_slots[slot] = std::move(s);
   it->second = Ref{key.table, slot};
   ++live_series_;
@@ -346,6 +391,7 @@ void ShardState::Release(Ref r) {
     }
   }
   index_.erase(IndexKey{p->key, p->hash});
+  KeyTexts(p->key, -1);
   memory_bytes_ -= static_cast<int64_t>(SeriesBytes(*p));
   for (const auto& c : p->hours) memory_bytes_ -= static_cast<int64_t>(HourBytes(*c));
   p.reset();

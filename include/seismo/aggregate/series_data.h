@@ -45,7 +45,6 @@ struct SeriesData {
   SeriesKey key;
   uint64_t hash = 0;   // KeyContentHash(key)
   int level = 0;       // fold level (fold.h)
-  uint32_t key_bytes = 0;  // KeyTextBytes(key) when the series was made: charged to its shard
   Values total{};      // within the retention
   HyperLogLog installs;  // distinct installs ever applied; empty when none known
   int64_t first_ms = INT64_MAX;  // earliest event time still retained

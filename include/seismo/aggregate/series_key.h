@@ -98,10 +98,6 @@ uint64_t KeyContentHash(const SeriesKey& key, const Symbols& symbols);
 std::string FieldText(const SeriesKey& key, size_t i, const Symbols& symbols,
                       std::string_view stack_sep = "\x1e");
 
-// Bytes the intern tables spend on the key's texts, its stack and the stack's frames
-// (ADR 0010: a series is charged for its key as if it held the texts alone).
-size_t KeyTextBytes(const SeriesKey& key, const Symbols& symbols);
-
 // Sets the bits of the key's ids in `text` and `stacks` (one bit per id, grown as
 // needed): what a sweep of the intern tables must keep.
 void MarkKeyIds(const SeriesKey& key, std::vector<uint64_t>& text, std::vector<uint64_t>& stacks);

@@ -108,8 +108,12 @@ class ShardState {
   const ShardCounters& counters() const { return counters_; }
   const AggregateOptions& options() const { return options_; }
   size_t series_count() const { return live_series_; }
-  // Estimated heap bytes of the state: series, hours, buckets, sketches, index, ids.
+  // Estimated heap bytes of the state: series, hours, buckets, sketches, index, ids, and
+  // the intern table entries of the texts and stacks its keys use (each counted once per
+  // shard, however many keys use it: ADR 0021).
   size_t MemoryBytes() const;
+  // The last part alone.
+  size_t KeyTextBytes() const { return static_cast<size_t>(key_text_bytes_); }
   // The same, recounted from scratch (tests check the running estimate against it).
   size_t RecountMemoryBytes() const;
 
@@ -206,6 +210,15 @@ class ShardState {
   int64_t dedup_epoch_ = INT64_MIN;
   size_t live_series_ = 0;
   int64_t memory_bytes_ = 0;  // running estimate (not ids, index: see MemoryBytes)
+  // How many live keys use each text (frames of their stacks included) and each stack:
+  // an entry's bytes are charged when its first key arrives and returned with its last.
+  absl::flat_hash_map<InternId, uint32_t> text_refs_, stack_refs_;
+  int64_t key_text_bytes_ = 0;
+  // Adds `delta` (+1 or -1) to every id `key` uses; charges or returns their entries.
+  void KeyTexts(const SeriesKey& key, int delta);
+  // Adds `delta` to `refs[id]`; true (and the entry charged or returned) when it was the
+  // id's first or last reference.
+  bool Reference(absl::flat_hash_map<InternId, uint32_t>& refs, InternId id, int delta, const InternTable& table);
   size_t state_budget_ = 0;   // ShardStateBudget(options_)
   uint32_t grew_since_check_ = 0;
   ShardCounters counters_;
