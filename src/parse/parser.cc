@@ -76,6 +76,7 @@ void FinishMain(PingFields& f, const HangOptions& o, ParsedDocument& doc) {
 
 void FinishBhr(PingFields& f, const HangOptions& o, ParsedDocument& doc) {
   doc.usage_ms = f.time_since_last_ping.value;
+  std::vector<bool> native;  // reused: one per hang otherwise
   for (parse_internal::RawBhrHang& raw : f.bhr_hangs) {
     if (raw.duration_us < o.min_ms * 1000 || raw.duration_us >= o.bhr_max_ms * 1000) continue;
     if (raw.raw_stack_len == 0 || raw.raw_stack_len >= 300) continue;
@@ -83,10 +84,11 @@ void FinishBhr(PingFields& f, const HangOptions& o, ParsedDocument& doc) {
     h.thread = std::move(raw.thread);
     h.process = NormalizeProcess(raw.process);
     if (!KeepHang(h, o)) continue;
-    std::vector<bool> native;
-    for (parse_internal::RawFrame& fr : raw.frames) {
+    native.clear();
+    h.stack.reserve(raw.frames.size());
+    for (const parse_internal::RawFrame& fr : raw.frames) {
       if (!fr.native) {
-        h.stack.push_back(std::move(fr.text));
+        h.stack.emplace_back(fr.text);
         native.push_back(false);
       } else if (auto text = RenderNativeFrame(fr.module_index, fr.text, f.modules)) {
         h.stack.push_back(std::move(*text));
@@ -114,9 +116,6 @@ Parser::~Parser() = default;
 
 ParseResult<ParsedDocument> Parser::Parse(std::string_view json, DocHints hints) {
   if (json.size() > options_.max_document_bytes) return RejectReason::kTooLarge;
-  if (!simdjson::validate_utf8(json.data(), json.size())) return RejectReason::kInvalidUtf8;
-
-  if (parse_internal::NestsDeeperThan(json, options_.max_depth)) return RejectReason::kTooDeep;
 
   std::vector<char>& buf = impl_->buffer;
   if (buf.size() < json.size() + simdjson::SIMDJSON_PADDING) {
@@ -131,8 +130,17 @@ ParseResult<ParsedDocument> Parser::Parse(std::string_view json, DocHints hints)
     if (auto e = impl_->parser.allocate(capacity, options_.max_depth)) return FromSimdjson(e);
   }
 
+  // simdjson's stage 1 (run whole by iterate) validates UTF-8, so a document it accepts
+  // is valid UTF-8 and is not read twice. Its first error wins over a bad byte found
+  // later, so on an error the reasons are decided as before: invalid UTF-8 first, then
+  // too deep, then what simdjson said.
   od::document doc;
-  if (auto e = impl_->parser.iterate(padded).get(doc)) return FromSimdjson(e);
+  if (auto e = impl_->parser.iterate(padded).get(doc)) {
+    if (!simdjson::validate_utf8(json.data(), json.size())) return RejectReason::kInvalidUtf8;
+    if (parse_internal::NestsDeeperThan(json, options_.max_depth)) return RejectReason::kTooDeep;
+    return FromSimdjson(e);
+  }
+  if (parse_internal::NestsDeeperThan(json, options_.max_depth)) return RejectReason::kTooDeep;
   od::json_type root_type;
   if (auto e = doc.type().get(root_type)) return FromSimdjson(e);
   if (root_type != od::json_type::object) {

@@ -165,7 +165,7 @@ Outcome ReadBhrFrame(od::value v, RawBhrHang& hang) {
   if (t == od::json_type::string) {
     std::string_view s;
     if (auto e = v.get_string().get(s)) return FromSimdjson(e);
-    hang.frames.push_back({false, 0, std::string(s)});
+    hang.frames.push_back({false, 0, s});
     return std::nullopt;
   }
   if (t != od::json_type::array) {
@@ -187,7 +187,7 @@ Outcome ReadBhrFrame(od::value v, RawBhrHang& hang) {
     }
     ++n;
   }
-  if (ok && n == 2) hang.frames.push_back({true, index, std::string(offset)});
+  if (ok && n == 2) hang.frames.push_back({true, index, offset});
   return std::nullopt;
 }
 
@@ -225,10 +225,10 @@ Outcome ReadBhrHang(od::value v, std::vector<RawBhrHang>& out) {
   return std::nullopt;
 }
 
-Outcome ReadModules(od::value v, std::vector<std::string>& out) {
+Outcome ReadModules(od::value v, std::vector<std::string_view>& out) {
   out.clear();
   return ForEachElement(v, [&](od::value module) -> Outcome {
-    std::string name;
+    std::string_view name;
     od::json_type t;
     if (auto e = module.type().get(t)) return FromSimdjson(e);
     if (t == od::json_type::array) {
@@ -242,7 +242,7 @@ Outcome ReadModules(od::value v, std::vector<std::string>& out) {
         if (n++ == 0 && ev.get_string().get(s) == simdjson::SUCCESS) name = s;
       }
     }
-    out.push_back(std::move(name));  // "" = unusable entry; frames render as 0x<offset>
+    out.push_back(name);  // "" = unusable entry; frames render as 0x<offset>
     return std::nullopt;
   });
 }

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "json_util.h"
@@ -20,11 +21,12 @@ struct UsageField {
   int64_t value = 0;
 };
 
-// A bhr stack element before module names are known.
+// A bhr stack element before module names are known. Views into the parser's string
+// buffer (simdjson's unescaped strings): they live as long as the document being read.
 struct RawFrame {
   bool native = false;
   int64_t module_index = 0;
-  std::string text;  // label, or hex offset for a native frame
+  std::string_view text;  // label, or hex offset for a native frame
 };
 
 struct RawBhrHang {
@@ -56,7 +58,7 @@ struct PingFields {
 
   // bhr payload
   UsageField time_since_last_ping;
-  std::vector<std::string> modules;
+  std::vector<std::string_view> modules;  // views like RawFrame::text
   std::vector<RawBhrHang> bhr_hangs;
 };
 
