@@ -10,6 +10,18 @@ void AppendJsonEscaped(std::string& out, std::string_view s) {
   static constexpr char kHex[] = "0123456789abcdef";
   size_t i = 0;
   while (i < s.size()) {
+    // A run of bytes written as they are (the common case: all of a frame) is appended whole.
+    size_t run = i;
+    while (run < s.size()) {
+      const auto b = static_cast<unsigned char>(s[run]);
+      if (b < 0x20 || b >= 0x80 || b == '"' || b == '\\') break;
+      ++run;
+    }
+    if (run > i) {
+      out.append(s.data() + i, run - i);
+      i = run;
+      continue;
+    }
     auto c = static_cast<unsigned char>(s[i]);
     if (c < 0x80) {
       switch (c) {

@@ -1,6 +1,7 @@
 #include "seismo/parse/hang_math.h"
 
 #include <algorithm>
+#include <cstring>
 
 namespace seismo {
 
@@ -49,14 +50,19 @@ std::optional<std::string> RenderNativeFrame(int64_t module_index, std::string_v
   if (module_index >= 0 && static_cast<uint64_t>(module_index) < module_names.size()) {
     module = module_names[static_cast<size_t>(module_index)];
   }
-  std::string out;
-  out.reserve(module.size() + 3 + digits.size());
+  const size_t head = module.empty() ? 2 : module.size() + 3;  // "<module>+0x" or "0x"
+  std::string out(head + digits.size(), '\0');
+  char* p = out.data();
   if (!module.empty()) {
-    out.append(module);
-    out += '+';
+    std::memcpy(p, module.data(), module.size());
+    p[module.size()] = '+';
   }
-  out += "0x";
-  for (char c : digits) out += (c >= 'A' && c <= 'F') ? static_cast<char>(c - 'A' + 'a') : c;
+  p[head - 2] = '0';
+  p[head - 1] = 'x';
+  for (size_t k = 0; k < digits.size(); ++k) {
+    const char c = digits[k];
+    p[head + k] = (c >= 'A' && c <= 'F') ? static_cast<char>(c - 'A' + 'a') : c;
+  }
   return out;
 }
 

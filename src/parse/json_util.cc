@@ -26,7 +26,7 @@ bool IsNull(od::value& v) {
   return !v.is_null().get(is_null) && is_null;
 }
 
-Outcome ReadOptString(od::value v, std::optional<std::string>& out) {
+Outcome ReadOptString(od::value v, std::optional<std::string_view>& out) {
   if (IsNull(v)) {
     out.reset();
     return std::nullopt;

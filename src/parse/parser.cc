@@ -19,7 +19,7 @@ namespace od = simdjson::ondemand;
 
 namespace {
 
-std::optional<DocKind> KindFromType(const std::optional<std::string>& type) {
+std::optional<DocKind> KindFromType(const std::optional<std::string_view>& type) {
   if (!type) return std::nullopt;
   if (*type == "main" || *type == "saved-session" || *type == "first-shutdown") return DocKind::kMain;
   if (*type == "bhr") return DocKind::kBhr;
@@ -34,7 +34,7 @@ bool Contains(const std::vector<std::string>& list, const std::string& v) {
 // Fills dims from the ping's application/environment fields.
 Outcome FillDimensions(const PingFields& f, Dimensions& d) {
   if (!f.build_id) return RejectReason::kMissingBuildId;
-  const std::string& b = *f.build_id;
+  const std::string_view b = *f.build_id;
   if (b.size() < 8 || !std::all_of(b.begin(), b.begin() + 8, [](char c) { return c >= '0' && c <= '9'; })) {
     return RejectReason::kBadBuildId;
   }
@@ -85,8 +85,9 @@ void FinishBhr(PingFields& f, const HangOptions& o, ParsedDocument& doc) {
     h.process = NormalizeProcess(raw.process);
     if (!KeepHang(h, o)) continue;
     native.clear();
-    h.stack.reserve(raw.frames.size());
-    for (const parse_internal::RawFrame& fr : raw.frames) {
+    h.stack.reserve(raw.frames_end - raw.frames_begin);
+    for (size_t i = raw.frames_begin; i < raw.frames_end; ++i) {
+      const parse_internal::RawFrame& fr = f.bhr_frames[i];
       if (!fr.native) {
         h.stack.emplace_back(fr.text);
         native.push_back(false);
