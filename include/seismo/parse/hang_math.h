@@ -36,8 +36,8 @@ int64_t BucketWeightUs(uint64_t upper_ms, HangWeighting w);
 
 // Renders a bhr native frame [moduleIndex, "hexOffset"] as "<debugName>+0x<offset>"
 // (offset lower-case, no leading zeros), or "0x<offset>" when the index is outside
-// `module_names` (or names a module whose entry was unusable, stored as ""). nullopt when `offset_hex` is not hexadecimal.
-// One allocation (none when the text fits the string's own buffer).
+// `module_names` (or names a module whose entry was unusable, stored as ""). nullopt when
+// `offset_hex` is not hexadecimal. One allocation (none when the text fits the string's own buffer).
 std::optional<std::string> RenderNativeFrame(int64_t module_index, std::string_view offset_hex,
                                              const std::vector<std::string_view>& module_names);
 

@@ -396,8 +396,9 @@ TEST(ParserRejects, TwoFaultsGiveTheReasonOfTheFirstCheck) {
 
 // Frames and module names are read as views into the parser's buffer, unescaped.
 TEST(ParserBhr, EscapedFramesAndModuleNamesAreUnescaped) {
-  auto r = ParseWith(BhrPing(R"("timeSinceLastPing":5,"modules":[["x\u00fcl.pdb","ID"]],)"
-                             R"("hangs":[{"duration":200,"thread":"Gecko","stack":["a\"b",[0,"1F"],"c\\d"]}])"));
+  auto r =
+      ParseWith(BhrPing(R"("timeSinceLastPing":5,"modules":[["x\u00fcl.pdb","ID"]],)"
+                        R"("hangs":[{"duration":200,"thread":"Gecko","stack":["a\"b",[0,"1F"],"c\\d"]}])"));
   ASSERT_TRUE(r.ok());
   ASSERT_EQ(r.value().hangs.size(), 1u);
   EXPECT_EQ(r.value().hangs[0].stack, (std::vector<std::string>{"a\"b", "x\u00fcl.pdb+0x1f", "c\\d"}));
