@@ -10,7 +10,7 @@ void AppendJsonEscaped(std::string& out, std::string_view s) {
   static constexpr char kHex[] = "0123456789abcdef";
   size_t i = 0;
   while (i < s.size()) {
-    // A run of printable ASCII that needs no escape is appended at once.
+    // A run of bytes written as they are (the common case: all of a frame) is appended whole.
     size_t run = i;
     while (run < s.size()) {
       const auto b = static_cast<unsigned char>(s[run]);

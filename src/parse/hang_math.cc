@@ -1,6 +1,7 @@
 #include "seismo/parse/hang_math.h"
 
 #include <algorithm>
+#include <cstring>
 
 namespace seismo {
 
@@ -36,30 +37,33 @@ std::optional<HangTotals> LegacyHangTotals(const std::vector<HistogramBucket>& b
 }
 
 std::optional<std::string> RenderNativeFrame(int64_t module_index, std::string_view offset_hex,
-                                             const std::vector<std::string>& module_names) {
+                                             const std::vector<std::string_view>& module_names) {
   std::string_view hex = offset_hex;
   if (hex.size() >= 2 && hex[0] == '0' && (hex[1] == 'x' || hex[1] == 'X')) hex.remove_prefix(2);
   if (hex.empty()) return std::nullopt;
-  std::string digits;
-  digits.reserve(hex.size());
   for (char c : hex) {
-    if (c >= '0' && c <= '9') {
-      digits += c;
-    } else if (c >= 'a' && c <= 'f') {
-      digits += c;
-    } else if (c >= 'A' && c <= 'F') {
-      digits += static_cast<char>(c - 'A' + 'a');
-    } else {
-      return std::nullopt;
-    }
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'))) return std::nullopt;
   }
-  size_t nz = digits.find_first_not_of('0');
-  digits = nz == std::string::npos ? "0" : digits.substr(nz);
-  if (module_index >= 0 && static_cast<uint64_t>(module_index) < module_names.size() &&
-      !module_names[static_cast<size_t>(module_index)].empty()) {
-    return module_names[static_cast<size_t>(module_index)] + "+0x" + digits;
+  const size_t nz = hex.find_first_not_of('0');
+  const std::string_view digits = nz == std::string_view::npos ? std::string_view("0") : hex.substr(nz);
+  std::string_view module;
+  if (module_index >= 0 && static_cast<uint64_t>(module_index) < module_names.size()) {
+    module = module_names[static_cast<size_t>(module_index)];
   }
-  return "0x" + digits;
+  const size_t head = module.empty() ? 2 : module.size() + 3;  // "<module>+0x" or "0x"
+  std::string out(head + digits.size(), '\0');
+  char* p = out.data();
+  if (!module.empty()) {
+    std::memcpy(p, module.data(), module.size());
+    p[module.size()] = '+';
+  }
+  p[head - 2] = '0';
+  p[head - 1] = 'x';
+  for (size_t k = 0; k < digits.size(); ++k) {
+    const char c = digits[k];
+    p[head + k] = (c >= 'A' && c <= 'F') ? static_cast<char>(c - 'A' + 'a') : c;
+  }
+  return out;
 }
 
 std::optional<int64_t> DecimalMsToUs(std::string_view text) {

@@ -26,7 +26,7 @@ bool IsNull(od::value& v) {
   return !v.is_null().get(is_null) && is_null;
 }
 
-Outcome ReadOptString(od::value v, std::optional<std::string>& out) {
+Outcome ReadOptString(od::value v, std::optional<std::string_view>& out) {
   if (IsNull(v)) {
     out.reset();
     return std::nullopt;
@@ -81,6 +81,19 @@ uint64_t Mask64(const __m128i (&v)[4], char c) {
   return m;
 }
 
+// Bit i set where (block[i] | 0x20) == c: '[' and '{' (0x5b, 0x7b) in one compare, and
+// ']' and '}' (0x5d, 0x7d); no other byte ORs to either.
+uint64_t MaskCaseless64(const __m128i (&v)[4], char c) {
+  const __m128i k = _mm_set1_epi8(c);
+  const __m128i bit = _mm_set1_epi8(0x20);
+  uint64_t m = 0;
+  for (int i = 0; i < 4; ++i) {
+    const __m128i eq = _mm_cmpeq_epi8(_mm_or_si128(v[i], bit), k);
+    m |= static_cast<uint64_t>(static_cast<uint16_t>(_mm_movemask_epi8(eq))) << (16 * i);
+  }
+  return m;
+}
+
 // Bit i = XOR of bits 0..i: set inside a string (opening quote included).
 uint64_t PrefixXor(uint64_t x) {
   x ^= x << 1;
@@ -99,9 +112,11 @@ uint64_t PrefixXor(uint64_t x) {
 // backslash (the common case) finds its strings by a prefix XOR of the quotes
 // and walks only the brackets outside them. A block with a backslash (or after
 // an escape) goes byte by byte, so escapes are handled by ScanBytes alone.
+// A block that cannot change the answer (see the gate below) is not walked at all.
 // Equivalent to ScanBytes over the whole document (bench/ has the numbers:
 // docs/benchmarks.md).
 bool NestsDeeperThan(std::string_view json, size_t max_depth) {
+  if (json.size() <= max_depth) return false;  // fewer brackets than it takes
   NestState st;
   const char* p = json.data();
   const char* end = p + json.size();
@@ -118,8 +133,17 @@ bool NestsDeeperThan(std::string_view json, size_t max_depth) {
     const uint64_t inside = PrefixXor(quotes) ^ (st.in_string ? ~uint64_t{0} : 0);
     // Last byte inside a string (or opening one) means the string goes on.
     st.in_string = (inside >> 63) != 0;
-    const uint64_t opens = (Mask64(v, '{') | Mask64(v, '[')) & ~inside;
-    const uint64_t closes = (Mask64(v, '}') | Mask64(v, ']')) & ~inside;
+    const uint64_t opens = MaskCaseless64(v, '{') & ~inside;
+    const uint64_t closes = MaskCaseless64(v, '}') & ~inside;
+    // The gate: a block whose opens cannot pass max_depth even before any close, and
+    // whose closes cannot reach below zero (where a close is ignored), moves the depth by
+    // the counts alone; only the others are walked bracket by bracket.
+    const auto n_opens = static_cast<size_t>(__builtin_popcountll(opens));
+    const auto n_closes = static_cast<size_t>(__builtin_popcountll(closes));
+    if (st.depth + n_opens <= max_depth && st.depth >= n_closes) {
+      st.depth = st.depth + n_opens - n_closes;
+      continue;
+    }
     for (uint64_t m = opens | closes; m != 0; m &= m - 1) {
       const uint64_t bit = m & (~m + 1);
       if (opens & bit) {

@@ -22,7 +22,8 @@ using Outcome = std::optional<RejectReason>;
 RejectReason FromSimdjson(simdjson::error_code e, RejectReason type_reason = RejectReason::kWrongType);
 
 // Reads an optional string field value: null -> nullopt (ok); non-string -> kWrongType.
-Outcome ReadOptString(od::value v, std::optional<std::string>& out);
+// The view is into the parser's string buffer: it lives as long as the document.
+Outcome ReadOptString(od::value v, std::optional<std::string_view>& out);
 
 // True when the value is JSON null (consumes nothing otherwise).
 bool IsNull(od::value& v);

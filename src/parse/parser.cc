@@ -19,7 +19,7 @@ namespace od = simdjson::ondemand;
 
 namespace {
 
-std::optional<DocKind> KindFromType(const std::optional<std::string>& type) {
+std::optional<DocKind> KindFromType(const std::optional<std::string_view>& type) {
   if (!type) return std::nullopt;
   if (*type == "main" || *type == "saved-session" || *type == "first-shutdown") return DocKind::kMain;
   if (*type == "bhr") return DocKind::kBhr;
@@ -34,7 +34,7 @@ bool Contains(const std::vector<std::string>& list, const std::string& v) {
 // Fills dims from the ping's application/environment fields.
 Outcome FillDimensions(const PingFields& f, Dimensions& d) {
   if (!f.build_id) return RejectReason::kMissingBuildId;
-  const std::string& b = *f.build_id;
+  const std::string_view b = *f.build_id;
   if (b.size() < 8 || !std::all_of(b.begin(), b.begin() + 8, [](char c) { return c >= '0' && c <= '9'; })) {
     return RejectReason::kBadBuildId;
   }
@@ -76,6 +76,7 @@ void FinishMain(PingFields& f, const HangOptions& o, ParsedDocument& doc) {
 
 void FinishBhr(PingFields& f, const HangOptions& o, ParsedDocument& doc) {
   doc.usage_ms = f.time_since_last_ping.value;
+  std::vector<bool> native;  // reused: one per hang otherwise
   for (parse_internal::RawBhrHang& raw : f.bhr_hangs) {
     if (raw.duration_us < o.min_ms * 1000 || raw.duration_us >= o.bhr_max_ms * 1000) continue;
     if (raw.raw_stack_len == 0 || raw.raw_stack_len >= 300) continue;
@@ -83,10 +84,12 @@ void FinishBhr(PingFields& f, const HangOptions& o, ParsedDocument& doc) {
     h.thread = std::move(raw.thread);
     h.process = NormalizeProcess(raw.process);
     if (!KeepHang(h, o)) continue;
-    std::vector<bool> native;
-    for (parse_internal::RawFrame& fr : raw.frames) {
+    native.clear();
+    h.stack.reserve(raw.frames_end - raw.frames_begin);
+    for (size_t i = raw.frames_begin; i < raw.frames_end; ++i) {
+      const parse_internal::RawFrame& fr = f.bhr_frames[i];
       if (!fr.native) {
-        h.stack.push_back(std::move(fr.text));
+        h.stack.emplace_back(fr.text);
         native.push_back(false);
       } else if (auto text = RenderNativeFrame(fr.module_index, fr.text, f.modules)) {
         h.stack.push_back(std::move(*text));
@@ -114,9 +117,6 @@ Parser::~Parser() = default;
 
 ParseResult<ParsedDocument> Parser::Parse(std::string_view json, DocHints hints) {
   if (json.size() > options_.max_document_bytes) return RejectReason::kTooLarge;
-  if (!simdjson::validate_utf8(json.data(), json.size())) return RejectReason::kInvalidUtf8;
-
-  if (parse_internal::NestsDeeperThan(json, options_.max_depth)) return RejectReason::kTooDeep;
 
   std::vector<char>& buf = impl_->buffer;
   if (buf.size() < json.size() + simdjson::SIMDJSON_PADDING) {
@@ -131,8 +131,17 @@ ParseResult<ParsedDocument> Parser::Parse(std::string_view json, DocHints hints)
     if (auto e = impl_->parser.allocate(capacity, options_.max_depth)) return FromSimdjson(e);
   }
 
+  // simdjson's stage 1 (run whole by iterate) validates UTF-8, so a document it accepts
+  // is valid UTF-8 and is not read twice. Its first error wins over a bad byte found
+  // later, so on an error the reasons are decided as before: invalid UTF-8 first, then
+  // too deep, then what simdjson said.
   od::document doc;
-  if (auto e = impl_->parser.iterate(padded).get(doc)) return FromSimdjson(e);
+  if (auto e = impl_->parser.iterate(padded).get(doc)) {
+    if (!simdjson::validate_utf8(json.data(), json.size())) return RejectReason::kInvalidUtf8;
+    if (parse_internal::NestsDeeperThan(json, options_.max_depth)) return RejectReason::kTooDeep;
+    return FromSimdjson(e);
+  }
+  if (parse_internal::NestsDeeperThan(json, options_.max_depth)) return RejectReason::kTooDeep;
   od::json_type root_type;
   if (auto e = doc.type().get(root_type)) return FromSimdjson(e);
   if (root_type != od::json_type::object) {

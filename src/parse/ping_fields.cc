@@ -90,7 +90,7 @@ Outcome ReadStringArray(od::value v, std::vector<std::string>& out) {
 // One element of threadHangStats: {"name": ..., "hangs": [{"stack": [...], "histogram": {...}}]}
 Outcome ReadThread(od::value v, std::string_view process, const HangOptions& opts,
                    std::vector<HangRecord>& out) {
-  std::optional<std::string> name;
+  std::optional<std::string_view> name;
   std::vector<HangRecord> hangs;
   Outcome o = ForEachField(v, [&](std::string_view key, od::value value) -> Outcome {
     if (key == "name") return ReadOptString(value, name);
@@ -158,14 +158,14 @@ Outcome ReadSubprocessCrashes(od::value v, SubprocessCrashes& out) {
 }
 
 // One bhr stack element: a string, or [moduleIndex, "hexOffset"]; others dropped.
-Outcome ReadBhrFrame(od::value v, RawBhrHang& hang) {
+Outcome ReadBhrFrame(od::value v, RawBhrHang& hang, std::vector<RawFrame>& frames) {
   ++hang.raw_stack_len;
   od::json_type t;
   if (auto e = v.type().get(t)) return FromSimdjson(e);
   if (t == od::json_type::string) {
     std::string_view s;
     if (auto e = v.get_string().get(s)) return FromSimdjson(e);
-    hang.frames.push_back({false, 0, std::string(s)});
+    frames.push_back({false, 0, s});
     return std::nullopt;
   }
   if (t != od::json_type::array) {
@@ -187,11 +187,11 @@ Outcome ReadBhrFrame(od::value v, RawBhrHang& hang) {
     }
     ++n;
   }
-  if (ok && n == 2) hang.frames.push_back({true, index, std::string(offset)});
+  if (ok && n == 2) frames.push_back({true, index, offset});
   return std::nullopt;
 }
 
-Outcome ReadBhrHang(od::value v, std::vector<RawBhrHang>& out) {
+Outcome ReadBhrHang(od::value v, std::vector<RawBhrHang>& out, std::vector<RawFrame>& frames) {
   RawBhrHang hang;
   bool has_duration = false;
   Outcome o = ForEachField(v, [&](std::string_view key, od::value value) -> Outcome {
@@ -207,15 +207,17 @@ Outcome ReadBhrHang(od::value v, std::vector<RawBhrHang>& out) {
       return std::nullopt;
     }
     if (key == "thread" || key == "process") {
-      std::optional<std::string> s;
+      std::optional<std::string_view> s;
       if (Outcome so = ReadOptString(value, s)) return so;
       (key == "thread" ? hang.thread : hang.process) = s.value_or("");
       return std::nullopt;
     }
     if (key == "stack") {
       hang.raw_stack_len = 0;
-      hang.frames.clear();
-      return ForEachElement(value, [&](od::value frame) { return ReadBhrFrame(frame, hang); });
+      hang.frames_begin = frames.size();  // a repeated key: its last array (ADR 0017)
+      Outcome so = ForEachElement(value, [&](od::value frame) { return ReadBhrFrame(frame, hang, frames); });
+      hang.frames_end = frames.size();
+      return so;
     }
     return std::nullopt;
   });
@@ -225,10 +227,10 @@ Outcome ReadBhrHang(od::value v, std::vector<RawBhrHang>& out) {
   return std::nullopt;
 }
 
-Outcome ReadModules(od::value v, std::vector<std::string>& out) {
+Outcome ReadModules(od::value v, std::vector<std::string_view>& out) {
   out.clear();
   return ForEachElement(v, [&](od::value module) -> Outcome {
-    std::string name;
+    std::string_view name;
     od::json_type t;
     if (auto e = module.type().get(t)) return FromSimdjson(e);
     if (t == od::json_type::array) {
@@ -242,7 +244,7 @@ Outcome ReadModules(od::value v, std::vector<std::string>& out) {
         if (n++ == 0 && ev.get_string().get(s) == simdjson::SUCCESS) name = s;
       }
     }
-    out.push_back(std::move(name));  // "" = unusable entry; frames render as 0x<offset>
+    out.push_back(name);  // "" = unusable entry; frames render as 0x<offset>
     return std::nullopt;
   });
 }
@@ -257,6 +259,7 @@ void ResetPayload(PingFields& f) {
   f.time_since_last_ping = {};
   f.modules.clear();
   f.bhr_hangs.clear();
+  f.bhr_frames.clear();
 }
 
 Outcome ReadPayload(od::value v, const HangOptions& opts, PingFields& f) {
@@ -295,7 +298,8 @@ Outcome ReadPayload(od::value v, const HangOptions& opts, PingFields& f) {
     if (key == "modules") return ReadModules(value, f.modules);
     if (key == "hangs") {
       f.bhr_hangs.clear();
-      return ForEachElement(value, [&](od::value h) { return ReadBhrHang(h, f.bhr_hangs); });
+      f.bhr_frames.clear();
+      return ForEachElement(value, [&](od::value h) { return ReadBhrHang(h, f.bhr_hangs, f.bhr_frames); });
     }
     return std::nullopt;
   });

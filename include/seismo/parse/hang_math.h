@@ -36,9 +36,10 @@ int64_t BucketWeightUs(uint64_t upper_ms, HangWeighting w);
 
 // Renders a bhr native frame [moduleIndex, "hexOffset"] as "<debugName>+0x<offset>"
 // (offset lower-case, no leading zeros), or "0x<offset>" when the index is outside
-// `module_names` (or names a module whose entry was unusable, stored as ""). nullopt when `offset_hex` is not hexadecimal.
+// `module_names` (or names a module whose entry was unusable, stored as ""). nullopt when
+// `offset_hex` is not hexadecimal. One allocation (none when the text fits the string's own buffer).
 std::optional<std::string> RenderNativeFrame(int64_t module_index, std::string_view offset_hex,
-                                             const std::vector<std::string>& module_names);
+                                             const std::vector<std::string_view>& module_names);
 
 // Milliseconds, as the text of a non-negative JSON number ("295.063584", "1.5e2"), in
 // 1/1000 ms, rounded half to even on the decimal digits themselves (exact: a binary

@@ -83,7 +83,7 @@ TEST(LegacyHangTotals, AWeightedSumThatWouldOverflowIsRefusedNotWrapped) {
 }
 
 TEST(RenderNativeFrame, UsesDebugNameAndLowerCaseOffsetWithoutLeadingZeros) {
-  std::vector<std::string> modules = {"xul.pdb", "ntdll.pdb"};
+  std::vector<std::string_view> modules = {"xul.pdb", "ntdll.pdb"};
   EXPECT_EQ(*RenderNativeFrame(1, "6a2f0", modules), "ntdll.pdb+0x6a2f0");
   EXPECT_EQ(*RenderNativeFrame(0, "001C2D3E", modules), "xul.pdb+0x1c2d3e");
   EXPECT_EQ(*RenderNativeFrame(0, "0x00ab", modules), "xul.pdb+0xab");
@@ -91,7 +91,7 @@ TEST(RenderNativeFrame, UsesDebugNameAndLowerCaseOffsetWithoutLeadingZeros) {
 }
 
 TEST(RenderNativeFrame, IndexOutsideTheModuleTableRendersBareOffset) {
-  std::vector<std::string> modules = {"xul.pdb"};
+  std::vector<std::string_view> modules = {"xul.pdb"};
   EXPECT_EQ(*RenderNativeFrame(-1, "1acc9", modules), "0x1acc9");
   EXPECT_EQ(*RenderNativeFrame(1, "1acc9", modules), "0x1acc9");
   EXPECT_EQ(*RenderNativeFrame(0, "1acc9", {""}), "0x1acc9");

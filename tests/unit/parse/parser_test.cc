@@ -382,6 +382,28 @@ TEST(ParserRejects, EveryReasonHasACase) {
   }
 }
 
+// A document with two faults gets the first of: invalid_utf8, too_deep, what simdjson
+// says. simdjson's stage 1 (which now does the UTF-8 check) reports an unclosed string
+// before a bad byte; the reasons must not depend on that.
+TEST(ParserRejects, TwoFaultsGiveTheReasonOfTheFirstCheck) {
+  const std::string deep = R"({"type":"main","payload":)" + std::string(300, '[');
+  const std::string unclosed = std::string(R"({"type":"main","x":")") + "\xff";
+  EXPECT_EQ(ParseWith(unclosed).reason(), RejectReason::kInvalidUtf8);
+  EXPECT_EQ(ParseWith(deep + "\"abc").reason(), RejectReason::kTooDeep);
+  EXPECT_EQ(ParseWith(deep + "\"\xff\"" + std::string(300, ']') + "}").reason(), RejectReason::kInvalidUtf8);
+  EXPECT_EQ(ParseWith(deep + "\"\xff").reason(), RejectReason::kInvalidUtf8);
+}
+
+// Frames and module names are read as views into the parser's buffer, unescaped.
+TEST(ParserBhr, EscapedFramesAndModuleNamesAreUnescaped) {
+  auto r =
+      ParseWith(BhrPing(R"("timeSinceLastPing":5,"modules":[["x\u00fcl.pdb","ID"]],)"
+                        R"("hangs":[{"duration":200,"thread":"Gecko","stack":["a\"b",[0,"1F"],"c\\d"]}])"));
+  ASSERT_TRUE(r.ok());
+  ASSERT_EQ(r.value().hangs.size(), 1u);
+  EXPECT_EQ(r.value().hangs[0].stack, (std::vector<std::string>{"a\"b", "x\u00fcl.pdb+0x1f", "c\\d"}));
+}
+
 TEST(ParserRejects, OversizedDocumentIsTooLarge) {
   ParseOptions o;
   o.max_document_bytes = 100;
