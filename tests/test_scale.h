@@ -2,9 +2,11 @@
 // full scale (that run checks scale: a million stacks, fifty seeds); under a
 // sanitizer, 10-50x slower, the same code paths run on a fraction of the data
 // (that run checks memory and thread safety), so CI fits its time budget.
+// And how long a wait on a condition may last before the test gives up (Patience).
 #pragma once
 
 #include <algorithm>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
@@ -32,6 +34,17 @@ constexpr size_t Scaled(size_t n, size_t divisor = 10, size_t floor = 1) {
 inline std::vector<uint64_t> Seeds(std::initializer_list<uint64_t> seeds) {
   if (kSanitized) return {*seeds.begin()};
   return seeds;
+}
+
+// The deadline of a wait on a condition, `d` as an optimised build needs it: four times
+// that under TSan, twice under ASan. A sanitized build runs the code 2-15x slower, and CI
+// runs its suites side by side on two cores (TSan at load 20-50). Only for a deadline by
+// which something must have happened, which a passing test never waits for to the end:
+// never for what a test measures or for how long it lets a thing run.
+inline constexpr int kPatience = kThreadSanitized ? 4 : kSanitized ? 2 : 1;
+template <typename Rep, typename Period>
+constexpr std::chrono::duration<Rep, Period> Patience(std::chrono::duration<Rep, Period> d) {
+  return d * kPatience;
 }
 
 }  // namespace seismo::test

@@ -110,6 +110,15 @@ int HttpServer::OnRequest(mg_connection* conn) {
   return self->Handle(conn);
 }
 
+// A request CivetWeb refuses before OnRequest (malformed, over max_request_size, timed out)
+// gets the API's JSON error. CivetWeb's own error page is not thread-safe: Debian builds it
+// without REENTRANT_TIME, so the page's Date header comes from gmtime(), whose one static
+// result every worker shares (two workers answering errors at once race on it).
+int HttpServer::OnError(mg_connection* conn, int status, const char* message) {
+  Send(conn, JsonError(status, message ? message : ""), "");
+  return 0;  // answered: CivetWeb sends nothing more
+}
+
 int HttpServer::OnLog(const mg_connection* conn, const char* message) {
   const mg_context* ctx = conn ? mg_get_context(conn) : nullptr;
   auto* self = ctx ? static_cast<HttpServer*>(mg_get_user_data(ctx)) : nullptr;
@@ -162,6 +171,7 @@ Status HttpServer::Start(const HttpServerOptions& options, const StateProvider& 
   mg_callbacks callbacks{};
   callbacks.begin_request = &HttpServer::OnRequest;
   callbacks.log_message = &HttpServer::OnLog;
+  callbacks.http_error = &HttpServer::OnError;
   ctx_ = mg_start(&callbacks, this, mg_options);
   if (!ctx_) {
     std::lock_guard<std::mutex> lock(mu_);

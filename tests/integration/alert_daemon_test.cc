@@ -22,6 +22,7 @@
 #include "seismo/ingest/kafka_consumer.h"
 #include "seismo/ingest/mock_cluster.h"
 #include "seismo/signature/generator.h"
+#include "test_scale.h"
 #include "unit/http/http_client.h"
 
 namespace seismo {
@@ -30,6 +31,7 @@ namespace {
 namespace fs = std::filesystem;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
+using test::Patience;
 
 constexpr char kAlertTopic[] = "seismo.alerts";
 
@@ -112,12 +114,12 @@ class AlertDaemon : public ::testing::Test {
     o.properties = {{"auto.offset.reset", "earliest"}, {"session.timeout.ms", "6000"}};
     auto consumer = KafkaConsumer::Create(o, nullptr);
     EXPECT_TRUE(consumer);
-    auto wm = (*consumer)->QueryWatermarks({kAlertTopic, 0}, seconds(5));
+    auto wm = (*consumer)->QueryWatermarks({kAlertTopic, 0}, Patience(seconds(5)));
     EXPECT_TRUE(wm);
     const int64_t total = wm ? wm->second : 0;
     std::vector<Transition> out;
     simdjson::dom::parser parser;
-    const auto deadline = std::chrono::steady_clock::now() + seconds(30);
+    const auto deadline = std::chrono::steady_clock::now() + Patience(seconds(30));
     while (static_cast<int64_t>(out.size()) < total && std::chrono::steady_clock::now() < deadline) {
       for (const KafkaMessage& m : (*consumer)->Poll(100, milliseconds(100))) {
         simdjson::dom::element a;
@@ -159,7 +161,9 @@ TEST_F(AlertDaemon, TransitionsReachKafkaOnceAndFiringAlertsSurviveARestart) {
     ASSERT_TRUE(first.Start().ok());
     // The alerts can fire before the whole file is read (a slow build): the restart below
     // checks a file read to its end is not read again, so the first run reads all of it.
-    const auto deadline = std::chrono::steady_clock::now() + seconds(60);
+    // (Under TSan, beside other suites on two cores, reading and aggregating the corpus's
+    // 28 000 documents alone took 50 s.)
+    const auto deadline = std::chrono::steady_clock::now() + Patience(seconds(60));
     while ((Firing(first) != planted || first.counts().documents < documents_) &&
            std::chrono::steady_clock::now() < deadline) {
       std::this_thread::sleep_for(milliseconds(50));
@@ -183,7 +187,7 @@ TEST_F(AlertDaemon, TransitionsReachKafkaOnceAndFiringAlertsSurviveARestart) {
   ASSERT_TRUE(second.Start().ok());
   EXPECT_EQ(Firing(second), planted) << "restored before the first round";
   // 15 rounds later (several publishes), still the same and nothing emitted.
-  for (auto deadline = std::chrono::steady_clock::now() + seconds(60);
+  for (auto deadline = std::chrono::steady_clock::now() + Patience(seconds(60));
        second.AlertRoundsForTesting() < 15 && std::chrono::steady_clock::now() < deadline;) {
     std::this_thread::sleep_for(milliseconds(20));
   }
@@ -232,7 +236,7 @@ TEST_F(AlertDaemon, SinkFailuresAreCountedInMetricsAndStatus) {
     return at == std::string::npos ? -1 : std::stoll(metrics.substr(at + prefix.size()));
   };
   std::string metrics;
-  const auto deadline = std::chrono::steady_clock::now() + seconds(60);
+  const auto deadline = std::chrono::steady_clock::now() + Patience(seconds(60));
   while (std::chrono::steady_clock::now() < deadline) {
     metrics = testing::HttpGet(server.port(), "/metrics").body;
     if (sample(metrics, "seismo_alert_sink_failed_total", "webhook") >= 4 &&

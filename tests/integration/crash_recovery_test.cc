@@ -317,25 +317,37 @@ TEST_F(CrashRecovery, SigtermDuringACheckpointWriteExitsCleanlyAndARestartCounts
 // process in time, by itself (not by the watchdog), with exit code 1 and the previous
 // checkpoint intact; a restart continues from it and counts everything exactly once.
 TEST_F(CrashRecovery, SigtermEndsWithinShutdownTimeoutWhenTheQueuesCannotDrain) {
+  // Half the budget is the parse delay below, which must stay well under the 60 s a
+  // checkpoint's barrier waits for the pipeline (daemon.cc), or no checkpoint is ever taken.
+  // The stop asked for here abandons the queues: it needs no more than that.
+  shutdown_timeout_ = std::min<seconds>(shutdown_timeout_, seconds(60));
   StartCluster(1);
-  Produce(41, 2000, 600, 400, 200);
-  // Checkpoints far apart, so the queues are full between them; little prefetched, so
-  // chunks are small and many.
+  // A few documents first: a checkpoint holds them before the rest is produced.
+  Produce(41, 20, 6, 4, 2);
+  // Checkpoints far apart: the one that holds the first documents, and none from then until
+  // the SIGTERM. A checkpoint's barrier waits until every queued chunk is parsed, and the
+  // queues stay empty while it waits (up to 1.5 budgets with the parse delay below): with a
+  // fixed 20 s interval and a budget over ~25 s (TSan on a loaded machine), one barrier
+  // followed the other and the queues never filled. Little prefetched, so chunks are small
+  // and many.
+  const seconds interval = shutdown_timeout_ + seconds(30);
   WriteConfig(std::string(kSlowFetches) +
                   "\"queued.max.messages.kbytes\" = \"64\"\n\"queued.min.messages\" = \"10\"\n",
-              "20s");
+              std::to_string(interval.count()) + "s");
   // Half the shutdown budget per chunk: the queued chunks (two per worker, plus the ones
   // being parsed) take far longer than the budget.
   Start({"--parse-delay-for-testing", std::to_string(milliseconds(shutdown_timeout_).count() / 2)});
-  ASSERT_TRUE(WaitForCheckpointedAtLeast(1, seconds(120) + 4 * shutdown_timeout_));
-  // The queues are full again behind that checkpoint: two chunks waiting per worker, a
-  // whole shutdown budget of parsing at the least.
+  ASSERT_TRUE(WaitForCheckpointedAtLeast(1, seconds(120) + 2 * interval)) << daemon_->log();
+  const auto next_checkpoint = std::chrono::steady_clock::now() + interval;
+  // Then the rest: the queues fill behind that checkpoint, two chunks waiting per worker, a
+  // whole shutdown budget of parsing at the least, before the next checkpoint is due.
+  Produce(42, 2000, 600, 400, 200);
   const int port = daemon_->http_port();
-  auto deadline = std::chrono::steady_clock::now() + seconds(30) + 2 * shutdown_timeout_;
-  while (QueuedChunks(port) < 4 && std::chrono::steady_clock::now() < deadline) {
+  while (QueuedChunks(port) < 4 && std::chrono::steady_clock::now() < next_checkpoint) {
     std::this_thread::sleep_for(milliseconds(50));
   }
-  ASSERT_EQ(QueuedChunks(port), 4);
+  ASSERT_EQ(QueuedChunks(port), 4) << "the queues did not fill before the next checkpoint\n"
+                                   << daemon_->log();
   const uint64_t checkpointed = CheckpointedDocuments();
   ASSERT_LT(checkpointed, produced_.load());
   milliseconds took{0};

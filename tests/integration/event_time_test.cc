@@ -20,6 +20,7 @@
 #include "seismo/query/replay_output.h"
 #include "seismo/signature/generator.h"
 #include "test_clock.h"
+#include "test_scale.h"
 
 namespace seismo {
 namespace {
@@ -57,14 +58,21 @@ class EventTime13 : public ::testing::Test {
     dir_ = fs::temp_directory_path() / ("seismo-event-time-" + std::to_string(getpid()));
     fs::create_directories(dir_);
     // A tenth of the default release timeline's pings (and all its crashes): ~34 000 documents.
-    ASSERT_EQ(Run("generate --kind scenario --seed 1 --scale 0.1 --output " + Path("timeline.ndjson") +
-                  " 2>/dev/null"),
+    // Under a sanitizer (10-50x slower; each of the three tests runs in a process of its own
+    // and generates it), a fiftieth of the pings and the timeline's first four days: ~7 800
+    // documents, the same code paths (test_scale.h).
+    const std::string scale = test::kSanitized ? "0.02" : "0.1";
+    ASSERT_EQ(Run("generate --kind scenario --seed 1 --scale " + scale + " --output " +
+                  Path("generated.ndjson") + " 2>/dev/null"),
               0);
     std::vector<std::string> lines;
-    std::istringstream in(Slurp(Path("timeline.ndjson")));
+    std::istringstream in(Slurp(Path("generated.ndjson")));
     for (std::string line; std::getline(in, line);) lines.push_back(line);
-    std::ofstream appended(Path("appended.ndjson")), middle(Path("middle.ndjson"));
+    lines.resize(test::Scaled(lines.size(), 4));
+    std::ofstream timeline(Path("timeline.ndjson")), appended(Path("appended.ndjson")),
+        middle(Path("middle.ndjson"));
     for (size_t i = 0; i < lines.size(); ++i) {
+      timeline << lines[i] << '\n';
       appended << lines[i] << '\n';
       if (i == lines.size() / 2) middle << kPingFrom2030 << '\n';
       middle << lines[i] << '\n';
@@ -143,13 +151,14 @@ TEST_F(EventTime13, SourcesFilesInTheDaemonGiveTheReplaysRows) {
   ManualClock clock(ParseTimestamp("2036-06-01T00:00:00Z")->ms);
   Daemon daemon(config, signatures->get(), &clock);
   ASSERT_TRUE(daemon.Start().ok());
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  const auto deadline = std::chrono::steady_clock::now() + test::Patience(std::chrono::seconds(120));
   while (!(daemon.status().sources_done && daemon.counts().documents == documents_ &&
            daemon.status().queued_chunks == 0) &&
          std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  ASSERT_TRUE(daemon.Shutdown(std::chrono::steady_clock::now() + std::chrono::seconds(60)).ok());
+  ASSERT_TRUE(
+      daemon.Shutdown(std::chrono::steady_clock::now() + test::Patience(std::chrono::seconds(60))).ok());
   const std::string out = ReplayOutputJson(*daemon.snapshot(), daemon.counts());
   const std::string base = Replay("timeline.ndjson", 2);
   EXPECT_EQ(Rows(out), Rows(base));

@@ -260,6 +260,35 @@ TEST_F(HttpServerTest, RequestsOverMaxRequestSizeAreRefused) {
   EXPECT_EQ(big.body.find("\"version\""), std::string::npos) << big.body;
 }
 
+// What CivetWeb refuses before any handler runs (here: requests over max_request_size) is
+// answered by the server like every other error, JSON with no-store, also from several
+// workers at once. (CivetWeb's own error page dates itself with gmtime(), whose one static
+// result every worker shares: TSan reported it as a race between two workers.)
+TEST_F(HttpServerTest, RequestsRefusedBeforeAnyHandlerAreAnsweredAsJsonFromEveryWorkerAtOnce) {
+  constexpr int kWorkers = 8;
+  options_.num_threads = kWorkers;
+  options_.max_sse_clients = 1;
+  options_.max_request_size = 4096;
+  Start();
+  std::vector<int> fds;
+  for (int i = 0; i < kWorkers; ++i) {
+    fds.push_back(ConnectLoopback(server_.port()));
+    ASSERT_GE(fds.back(), 0);
+  }
+  // Every worker holds one connection; the oversized requests then arrive together.
+  const std::string big = RequestText("GET", "/api/v1/status", {"X-Padding: " + std::string(5000, 'a')});
+  for (int fd : fds) EXPECT_TRUE(SendAll(fd, big));
+  for (int fd : fds) {
+    HttpResponse r = ParseResponse(ReadUntilClose(fd, 20s));
+    ::close(fd);
+    EXPECT_EQ(r.status, 400);  // CivetWeb's verdict on a header that does not fit
+    EXPECT_EQ(r.header("content-type"), "application/json");
+    EXPECT_EQ(r.header("cache-control"), "no-store");
+    EXPECT_EQ(r.body.rfind("{\"error\":", 0), 0u) << "[" << r.body << "]";
+  }
+  EXPECT_EQ(Get("/healthz").status, 200);
+}
+
 // num_threads workers serve that many connections at once; the next one waits
 // (in the backlog) until a worker is free.
 TEST_F(HttpServerTest, ConnectionsBeyondNumThreadsWaitForAFreeWorker) {

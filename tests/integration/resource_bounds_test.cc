@@ -19,6 +19,7 @@
 #include "seismo/ingest/kafka_consumer.h"
 #include "seismo/ingest/kafka_producer.h"
 #include "seismo/ingest/mock_cluster.h"
+#include "test_scale.h"
 #include "unit/alert/webhook_receiver.h"
 #include "unit/http/http_client.h"
 
@@ -122,7 +123,7 @@ class ResourceBounds : public ::testing::Test {
 
   template <typename Condition>
   static bool WaitFor(Condition done, seconds limit) {
-    const auto deadline = std::chrono::steady_clock::now() + limit;
+    const auto deadline = std::chrono::steady_clock::now() + test::Patience(limit);
     while (!done() && std::chrono::steady_clock::now() < deadline)
       std::this_thread::sleep_for(milliseconds(50));
     return done();
@@ -197,7 +198,7 @@ TEST_F(ResourceBounds, ThreadsAndDescriptorsStayFixedAfterStart) {
   {
     auto other = KafkaConsumer::Create(o, nullptr);
     ASSERT_TRUE(other);
-    const auto deadline = std::chrono::steady_clock::now() + seconds(60);
+    const auto deadline = std::chrono::steady_clock::now() + test::Patience(seconds(60));
     while ((*other)->assignment().empty() && moved() == moved_before &&
            std::chrono::steady_clock::now() < deadline) {
       (void)(*other)->Poll(100, milliseconds(100));

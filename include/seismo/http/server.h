@@ -78,6 +78,7 @@ class HttpServer {
  private:
   static int OnRequest(mg_connection* conn);
   static int OnLog(const mg_connection* conn, const char* message);
+  static int OnError(mg_connection* conn, int status, const char* message);
   int Handle(mg_connection* conn);
   int HandleStream(mg_connection* conn, const std::string& cors);
   void WakeListener() const;  // a throw-away connection to the listening port
