@@ -65,7 +65,9 @@ int64_t Sum(const SeriesData& series, size_t value, const HourRange& range) {
 }
 
 bool IsNew(const Snapshot& snap, const AlertOptions& options, int64_t first_ms) {
-  return first_ms != INT64_MAX && snap.stream_time_ms - first_ms < options.new_build_days * 24 * kHourMs;
+  // Before any document was accepted there is no stream time, and nothing is new.
+  if (first_ms == INT64_MAX || snap.stream_time_ms == INT64_MIN) return false;
+  return snap.stream_time_ms - first_ms < options.new_build_days * 24 * kHourMs;
 }
 
 BuildIndex IndexSnapshot(const Snapshot& snap) {
