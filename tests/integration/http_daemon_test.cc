@@ -17,6 +17,7 @@
 #include "seismo/app/replay.h"
 #include "seismo/http/server.h"
 #include "seismo/signature/generator.h"
+#include "test_scale.h"
 #include "unit/http/http_client.h"
 #include "unit/query/query_fixture.h"
 
@@ -185,7 +186,10 @@ TEST_F(HttpDaemon, NotReadyWhileTheCheckpointIsRestored) {
   {
     Daemon first(config, signatures->get(), &clock);  // leaves a checkpoint behind
     ASSERT_TRUE(first.Start().ok());
-    for (int i = 0; i < 600 && first.counts().documents < documents_; ++i) std::this_thread::sleep_for(50ms);
+    for (const auto deadline = std::chrono::steady_clock::now() + test::Patience(30s);
+         first.counts().documents < documents_ && std::chrono::steady_clock::now() < deadline;) {
+      std::this_thread::sleep_for(50ms);
+    }
     ASSERT_EQ(first.counts().documents, documents_);
     first.Stop();
   }

@@ -287,7 +287,7 @@ TEST(PipelineWindows, EveryWindowOfEverySeriesIsExactWithDisorderLateFutureAndRe
   for (bool live : {false, true}) {
     for (uint64_t seed : test::Seeds({1u, 2u, 3u})) {
       SCOPED_TRACE(testing::Message() << "seed " << seed << (live ? ", live" : ", archive"));
-      Stream stream = MakeStream(seed, 4000);
+      Stream stream = MakeStream(seed, test::Scaled(4000, 2));
       test::ManualClock clock(kStart);
       Symbols symbols;
       Pipeline p(Options(2, 3, live), &symbols, &Signatures(), nullptr, &clock);
