@@ -478,9 +478,16 @@ TEST_F(MockKafkaConsumer, BrokerDownThenUpResumesWithoutLossOrRepeat) {
   std::vector<Received> got = ConsumeUntil(*consumer, 1, seconds(15));
   ASSERT_FALSE(got.empty());
 
-  ASSERT_TRUE(cluster_->SetBrokerDown(2).ok());
-  for (const Received& r : ConsumeFor(*consumer, milliseconds(1500))) got.push_back(r);
-  ASSERT_TRUE(cluster_->SetBrokerUp(2).ok());
+  // Every broker goes down: librdkafka reports that for certain (ERR__ALL_BROKERS_DOWN),
+  // where losing one idle connection may pass unreported. Consume through the outage until
+  // the consumer has counted it, not for a fixed time.
+  for (int32_t b = 1; b <= kPartitions; ++b) ASSERT_TRUE(cluster_->SetBrokerDown(b).ok());
+  const auto outage_deadline = Clock::now() + seconds(60);
+  while (consumer->stats().errors == 0 && Clock::now() < outage_deadline) {
+    for (const Received& r : ConsumeFor(*consumer, milliseconds(100))) got.push_back(r);
+  }
+  EXPECT_GT(consumer->stats().errors, 0u) << "the outage was never reported";
+  for (int32_t b = 1; b <= kPartitions; ++b) ASSERT_TRUE(cluster_->SetBrokerUp(b).ok());
   for (const Received& r : ConsumeUntil(*consumer, 1500 - got.size(), seconds(20))) {
     got.push_back(r);
   }
@@ -491,7 +498,6 @@ TEST_F(MockKafkaConsumer, BrokerDownThenUpResumesWithoutLossOrRepeat) {
         << "repeated " << r.partition << "/" << r.offset;
   }
   EXPECT_EQ(seen.size(), 1500u);
-  EXPECT_GT(consumer->stats().errors, 0u);  // the outage was reported, not thrown
 }
 
 }  // namespace
