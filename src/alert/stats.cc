@@ -202,17 +202,4 @@ std::string_view ExposureModeName(ExposureMode m) {
   return m == ExposureMode::kCrashShare ? "crash_share" : "usage_hours";
 }
 
-std::string_view OverdispersionName(Overdispersion o) {
-  return o == Overdispersion::kEstimate ? "estimate" : "none";
-}
-
-std::string_view MultipleTestingName(MultipleTesting m) {
-  switch (m) {
-    case MultipleTesting::kBonferroni: return "bonferroni";
-    case MultipleTesting::kBh: return "bh";
-    case MultipleTesting::kNone: return "none";
-  }
-  return "none";
-}
-
 }  // namespace seismo

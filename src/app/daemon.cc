@@ -82,7 +82,9 @@ class Daemon::Rebalance final : public KafkaRebalanceListener {
   }
 
   void OnRevoking(const std::vector<TopicPartition>& partitions) override {
-    daemon_.Checkpoint();  // everything handed so far is aggregated and saved first
+    // Everything handed so far is aggregated and saved first. A failure is counted and logged
+    // by Checkpoint(); the commit below then holds only what the last good checkpoint holds.
+    static_cast<void>(daemon_.Checkpoint());
     // Commit only offsets a checkpoint holds. A record handed to the pipeline
     // but not checkpointed (the checkpoint failed, or the shutdown budget ran
     // out) must be read again: the next owner, and this instance after a
@@ -111,7 +113,7 @@ class Daemon::Rebalance final : public KafkaRebalanceListener {
   // member may own them already, so nothing is committed; what was handed is
   // still checkpointed, so a restart does not read it again.
   void OnLost(const std::vector<TopicPartition>& partitions) override {
-    daemon_.Checkpoint();
+    static_cast<void>(daemon_.Checkpoint());  // a failure is counted and logged inside
     Forget(partitions);
     spdlog::warn("kafka: lost {} partition(s)", partitions.size());
   }
@@ -299,7 +301,8 @@ void Daemon::RunSource() {
       MaybeCheckpoint();
     }
     drained_ = WaitForPipeline();
-    if (drained_) Checkpoint();  // a failure is logged and counted; the previous checkpoint stays
+    // A failure is logged and counted; the previous checkpoint stays.
+    if (drained_) static_cast<void>(Checkpoint());
     return;
   }
 
@@ -345,7 +348,8 @@ void Daemon::RunSource() {
     MaybeCheckpoint();
   }
   drained_ = WaitForPipeline();
-  if (drained_) Checkpoint();          // a failure is logged and counted; the previous checkpoint stays
+  // A failure is logged and counted; the previous checkpoint stays.
+  if (drained_) static_cast<void>(Checkpoint());
   Status closed = consumer_->Close();  // commits the checkpointed offsets through OnRevoking
   if (!closed.ok()) spdlog::warn("kafka: close: {}", closed.message());
 }
@@ -414,7 +418,7 @@ void Daemon::MaybeCheckpoint() {
   auto now = std::chrono::steady_clock::now();
   if (now < next_checkpoint_) return;
   next_checkpoint_ = now + config_.checkpoint.interval;
-  Checkpoint();
+  static_cast<void>(Checkpoint());  // a failure is counted and logged; retried next interval
 }
 
 std::chrono::steady_clock::time_point Daemon::ShutdownDeadline() const {
@@ -684,6 +688,7 @@ ServiceStatus Daemon::status() const {
     s.last_kafka_error = k.last_error;
     s.lost_offsets = k.lost_offsets;
     s.offset_resets = k.offset_resets;
+    s.commit_failures = k.commit_failures;
     for (const KafkaLostOffsets& l : k.lost) {
       s.lost_partitions.push_back({l.tp.topic, l.tp.partition, l.offsets, l.last_from, l.last_to});
     }

@@ -328,6 +328,13 @@ Status KafkaConsumer::ResumeAll() {
 
 Status KafkaConsumer::Commit(const std::map<TopicPartition, int64_t>& next_offsets,
                              CommitMode mode) {
+  Status s = CommitOffsets(next_offsets, mode);
+  if (!s.ok()) commit_failures_.fetch_add(1, std::memory_order_relaxed);
+  return s;
+}
+
+Status KafkaConsumer::CommitOffsets(const std::map<TopicPartition, int64_t>& next_offsets,
+                             CommitMode mode) {
   if (closed_) return Status::Unavailable("commit after close");
   if (next_offsets.empty()) return Status::Ok();
   KafkaPartitionListPtr list(
@@ -414,6 +421,7 @@ KafkaConsumerStats KafkaConsumer::stats() const {
   s.rebalances = rebalances_.load(std::memory_order_relaxed);
   s.lost_offsets = lost_offsets_.load(std::memory_order_relaxed);
   s.offset_resets = offset_resets_.load(std::memory_order_relaxed);
+  s.commit_failures = commit_failures_.load(std::memory_order_relaxed);
   std::lock_guard<std::mutex> lock(stats_mu_);
   s.partitions = partition_stats_;
   for (const auto& [tp, lost] : lost_) s.lost.push_back(lost);

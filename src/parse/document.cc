@@ -18,8 +18,6 @@ std::string_view DocKindName(DocKind k) {
   return "unknown";
 }
 
-std::string_view UsageSourceName(UsageSource s) { return s == UsageSource::kMain ? "main" : "bhr"; }
-
 std::string_view CrashClassName(CrashClass c) {
   static constexpr std::array<std::string_view, 10> kNames = {
       "parent", "content", "content_shutdown", "gpu",    "rdd",

@@ -127,6 +127,8 @@ std::string MetricsText(const Snapshot* snap, const RecordCounts& counts, const 
   e.Counter("seismo_consumer_errors_total", "Kafka client errors.", status.kafka_errors);
   e.Counter("seismo_consumer_offset_resets_total",
             "Kafka positions found out of range (deleted or past the end) and moved.", status.offset_resets);
+  e.Counter("seismo_consumer_commit_failures_total",
+            "Kafka offset commits that failed; the offsets stay where they were.", status.commit_failures);
   e.Counter("seismo_consumer_lost_offsets_total",
             "Kafka offsets deleted by the broker (retention) before they were read.", status.lost_offsets);
   e.Family("seismo_consumer_partition_lost_offsets_total", "counter",

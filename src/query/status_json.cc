@@ -116,6 +116,7 @@ std::string StatusJson(const Snapshot* snap, const RecordCounts& counts, const S
   w.Key("errors").Uint(status.kafka_errors);
   w.Key("last_error").String(status.last_kafka_error);
   w.Key("offset_resets").Uint(status.offset_resets);
+  w.Key("commit_failures").Uint(status.commit_failures);
   w.Key("lost_offsets").Uint(status.lost_offsets);
   w.Key("lost").BeginArray();
   for (const LostOffsetsStatus& l : status.lost_partitions) {

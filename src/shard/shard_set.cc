@@ -259,15 +259,6 @@ std::vector<uint64_t> ShardSet::FullPushes() const {
   return full;
 }
 
-double ShardSet::MaxRingFill() const {
-  double fill = 0;
-  for (const auto& shard : shards_) {
-    for (const auto& ring : shard->rings) {
-      fill = std::max(fill, static_cast<double>(ring->SizeApprox()) / static_cast<double>(ring->capacity()));
-    }
-  }
-  return fill;
-}
 
 void ShardSet::RequestSnapshots() { snapshot_epoch_.fetch_add(1, std::memory_order_release); }
 

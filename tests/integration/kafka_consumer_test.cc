@@ -500,5 +500,26 @@ TEST_F(MockKafkaConsumer, BrokerDownThenUpResumesWithoutLossOrRepeat) {
   EXPECT_EQ(seen.size(), 1500u);
 }
 
+// A commit the broker refuses is returned and counted once (status `commit_failures`, the
+// metric seismo_consumer_commit_failures_total); the next commit that succeeds moves the offsets.
+TEST_F(MockKafkaConsumer, RefusedCommitIsCountedOnce) {
+  CreateTopic(T("refused"), 1);
+  ProduceRoundRobin(T("refused"), 1, 0, 10);
+  auto consumer = NewConsumer(T("g-refused"), T("refused"), nullptr);
+  ASSERT_NE(consumer, nullptr);
+  ASSERT_EQ(ConsumeUntil(*consumer, 10, seconds(20)).size(), 10u);
+  const std::map<TopicPartition, int64_t> next = {{{T("refused"), 0}, 10}};
+
+  cluster_->InjectRequestErrors(/*OffsetCommit*/ 8, 1, /*OFFSET_METADATA_TOO_LARGE*/ 12);
+  EXPECT_FALSE(consumer->Commit(next, CommitMode::kSync).ok());
+  EXPECT_EQ(consumer->stats().commit_failures, 1u);
+
+  ASSERT_TRUE(consumer->Commit(next, CommitMode::kSync).ok());
+  EXPECT_EQ(consumer->stats().commit_failures, 1u);
+  auto committed = consumer->Committed({{T("refused"), 0}}, seconds(10));
+  ASSERT_TRUE(committed.has_value()) << committed.error().message();
+  EXPECT_EQ(committed->at({T("refused"), 0}), 10);
+}
+
 }  // namespace
 }  // namespace seismo

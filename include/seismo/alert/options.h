@@ -60,7 +60,5 @@ struct AlertOptions {
 };
 
 std::string_view ExposureModeName(ExposureMode m);
-std::string_view MultipleTestingName(MultipleTesting m);
-std::string_view OverdispersionName(Overdispersion o);
 
 }  // namespace seismo

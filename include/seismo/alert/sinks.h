@@ -106,7 +106,7 @@ class WebhookSink final : public AlertSink {
   SinkDelivery delivery() const override;
   WebhookStats stats() const;
   // Waits until the queue is empty and no POST is in flight (tests); false on timeout.
-  bool WaitIdle(std::chrono::milliseconds timeout) const;
+  [[nodiscard]] bool WaitIdle(std::chrono::milliseconds timeout) const;
 
  private:
   void Run();

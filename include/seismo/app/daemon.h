@@ -107,7 +107,7 @@ class Daemon final : public StateProvider {
   // Barrier checkpoint on the source thread; no-op without [checkpoint] dir or
   // when nothing was handed to the pipeline since the last one. False when a
   // checkpoint was due and could not be taken (counted, logged).
-  bool Checkpoint();
+  [[nodiscard]] bool Checkpoint();
   // Writes a checkpoint of `shards` with the current offsets and alert state, after
   // setting an unusable checkpoint aside (never over it).
   bool WriteCheckpointOf(std::vector<ShardImage> shards);

@@ -5,7 +5,6 @@
 
 #include <array>
 #include <cstdint>
-#include <optional>
 #include <string_view>
 
 namespace seismo {
@@ -44,7 +43,5 @@ constexpr std::string_view RejectReasonName(RejectReason r) {
   };
   return kNames[static_cast<size_t>(r)];
 }
-
-std::optional<RejectReason> RejectReasonFromName(std::string_view name);
 
 }  // namespace seismo

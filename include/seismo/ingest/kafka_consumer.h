@@ -185,6 +185,8 @@ struct KafkaConsumerStats {
   uint64_t rebalances = 0;  // assign + revoke callbacks
   uint64_t lost_offsets = 0;   // offsets deleted by the broker before they were read
   uint64_t offset_resets = 0;  // positions out of range, moved to the log start or per the policy
+  uint64_t commit_failures = 0;  // Commit() calls that returned a failure (an async commit's
+                                 // later failure is in `errors`)
   int64_t total_lag = 0;    // sum of the known partition lags
   size_t paused_partitions = 0;
   std::vector<KafkaPartitionStats> partitions;  // current assignment, sorted
@@ -273,6 +275,7 @@ class KafkaConsumer {
   // logical offset), and remembers it (last_reset_).
   void Reposition(const TopicPartition& tp, int64_t failed, int64_t offset);
   [[nodiscard]] Status SetPaused(const std::vector<TopicPartition>& partitions, bool pause);
+  Status CommitOffsets(const std::map<TopicPartition, int64_t>& next_offsets, CommitMode mode);
   void RecordError(rd_kafka_resp_err_t err, const std::string& reason, bool fatal);
   void RefreshStats(bool force);
 
@@ -314,6 +317,7 @@ class KafkaConsumer {
   std::atomic<uint64_t> rebalances_{0};
   std::atomic<uint64_t> lost_offsets_{0};
   std::atomic<uint64_t> offset_resets_{0};
+  std::atomic<uint64_t> commit_failures_{0};
 
   mutable std::mutex stats_mu_;
   std::vector<KafkaPartitionStats> partition_stats_;  // guarded by stats_mu_

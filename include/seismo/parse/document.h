@@ -22,7 +22,6 @@ std::string_view DocKindName(DocKind k);  // "main", "bhr", "crash"
 
 // The "source" column of usage and hang rows: which ping type measured it.
 enum class UsageSource : uint8_t { kMain, kBhr };
-std::string_view UsageSourceName(UsageSource s);  // "main", "bhr"
 
 // Dimensions read from every document (SPEC §2); missing values are "unknown".
 struct Dimensions {

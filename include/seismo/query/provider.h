@@ -67,6 +67,7 @@ struct ServiceStatus {
   std::string last_kafka_error;
   uint64_t lost_offsets = 0;   // Kafka offsets deleted by the broker (retention) before they were read
   uint64_t offset_resets = 0;  // Kafka positions found out of range and moved
+  uint64_t commit_failures = 0;  // Kafka offset commits that failed (offsets left where they were)
   std::vector<LostOffsetsStatus> lost_partitions;  // partitions with lost offsets, sorted
   int64_t last_checkpoint_ms = 0;  // wall clock; 0 = never
   // Why the daemon is not ready although it has started (an operator must act); "" = none.

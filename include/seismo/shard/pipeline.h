@@ -123,7 +123,7 @@ class Pipeline {
 
   void Start();
   void Submit(DocChunkPtr chunk);           // blocks while the chosen worker is full
-  bool TrySubmit(DocChunkPtr& chunk);       // false (chunk kept) when full
+  [[nodiscard]] bool TrySubmit(DocChunkPtr& chunk);  // false (chunk kept) when full
   // Ends the input (every source ends: held documents are decided and stream time
   // goes to where the furthest source got, as replay's does), drains everything and
   // stops all threads.
@@ -135,7 +135,7 @@ class Pipeline {
 
   // Source thread: waits (up to `timeout`) until everything submitted so far
   // has been parsed and aggregated. The caller submits nothing meanwhile.
-  bool WaitIdle(std::chrono::milliseconds timeout);
+  [[nodiscard]] bool WaitIdle(std::chrono::milliseconds timeout);
   // Before Start(): continue from a checkpoint.
   void Restore(const RecordCounts& counts, const std::vector<ShardImage>& shards);
 

@@ -62,14 +62,13 @@ class ShardSet {
   // Producer `p` hands a batch to shard `s`; blocks (with backoff) while the ring is full.
   void Push(size_t p, size_t s, DeltaBatchPtr batch);
   // As Push, but returns false (keeping `batch`) when the ring is full.
-  bool TryPush(size_t p, size_t s, DeltaBatchPtr& batch);
+  [[nodiscard]] bool TryPush(size_t p, size_t s, DeltaBatchPtr& batch);
 
   // Batches waiting in all rings, and the fullest ring's fill ratio (monitoring).
   size_t QueuedBatches() const;
   // Shard images not collected (yet): an answer that came after its request timed out
   // waits here until the next CollectImages() discards it (monitoring, tests).
   size_t QueuedImages() const;
-  double MaxRingFill() const;
   // Per ring (index shard × producers + producer): pushes that found it full so far
   // (a count, not a sample, so a ring full for an instant is not missed).
   std::vector<uint64_t> FullPushes() const;

@@ -37,7 +37,7 @@ class SpscRing {
   SpscRing& operator=(const SpscRing&) = delete;
 
   // Producer only. Returns false (and leaves `value` untouched) when full.
-  bool TryPush(T& value) {
+  [[nodiscard]] bool TryPush(T& value) {
     const size_t tail = tail_.load(std::memory_order_relaxed);  // own counter
     if (tail - cached_head_ > mask_) {
       cached_head_ = head_.load(std::memory_order_acquire);  // pairs with TryPop's release

@@ -72,7 +72,7 @@ TEST_F(ApiTest, StatusReportsCountersAndConfiguration) {
       R"("rejected":{"bad_usage":4},"filtered":5,"documents":15,"bytes":1234,"duplicates":0,"late_dropped":0,)"
       R"("folded_series":0,"dedup_forgotten":0,"series":0,"memory_bytes":0,"queues":{"chunks":2,"batches":0},)"
       R"("consumer":{"enabled":false,"consuming":true,"lag":7,"paused_partitions":0,"pauses":0,"redelivered":0,"errors":0,)"
-      R"("last_error":"","offset_resets":0,"lost_offsets":0,"lost":[]},"alert_sinks":{},"ready":true,"not_ready_reason":null,"checkpoint_recovery":null,)"
+      R"("last_error":"","offset_resets":0,"commit_failures":0,"lost_offsets":0,"lost":[]},"alert_sinks":{},"ready":true,"not_ready_reason":null,"checkpoint_recovery":null,)"
       R"("last_checkpoint":"2026-11-20T10:00:00.000Z",)"
       R"("checkpoint_failures":2,"dead_letter_failures":3,)"
       R"("windows":["1h","24h","7d"],"default_window":"24h","bucket":"60s"})");
@@ -130,12 +130,13 @@ TEST_F(ApiTest, StatusAndMetricsReportKafkaOffsetsLostBeforeTheyWereRead) {
   ServiceStatus s;
   s.kafka_enabled = true;
   s.offset_resets = 3;
+  s.commit_failures = 2;
   s.lost_offsets = 150;  // 100 + 40 on telemetry.main[0], 10 on telemetry.bhr[2]
   s.lost_partitions = {{"telemetry.bhr", 2, 10, 5, 15}, {"telemetry.main", 0, 140, 200, 240}};
   provider_.SetStatus(s);
   const std::string status = Get("/api/v1/status").body;
   EXPECT_NE(
-      status.find(R"("offset_resets":3,"lost_offsets":150,"lost":[)"
+      status.find(R"("offset_resets":3,"commit_failures":2,"lost_offsets":150,"lost":[)"
                   R"({"topic":"telemetry.bhr","partition":2,"offsets":10,"last_from":5,"last_to":15},)"
                   R"({"topic":"telemetry.main","partition":0,"offsets":140,"last_from":200,"last_to":240}])"),
       std::string::npos)
@@ -143,6 +144,7 @@ TEST_F(ApiTest, StatusAndMetricsReportKafkaOffsetsLostBeforeTheyWereRead) {
   const std::string metrics = MetricsText(nullptr, RecordCounts{}, s, "[]", HttpStats{}, 0);
   EXPECT_NE(metrics.find("\nseismo_consumer_lost_offsets_total 150\n"), std::string::npos) << metrics;
   EXPECT_NE(metrics.find("\nseismo_consumer_offset_resets_total 3\n"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("\nseismo_consumer_commit_failures_total 2\n"), std::string::npos) << metrics;
   EXPECT_NE(
       metrics.find(
           "\nseismo_consumer_partition_lost_offsets_total{topic=\"telemetry.main\",partition=\"0\"} 140\n"),
