@@ -16,6 +16,7 @@ std::vector<PartialRecord> Parts(const PartialRecord& whole, const std::vector<u
     out[i].bucket_ms = whole.bucket_ms;
     out[i].source_offset = whole.source_offset;
     out[i].stream_time_ms = whole.stream_time_ms;
+    out[i].owner = whole.owner;
   }
   for (size_t s = 0; s < whole.series.size(); ++s) out[hashes[s] % parts].series.push_back(whole.series[s]);
   return out;
@@ -26,7 +27,8 @@ std::vector<PartialRecord> Parts(const PartialRecord& whole, const std::vector<u
 std::vector<PartialRecord> SplitIntoPartials(std::span<const SeriesImage> series,
                                              const PartitionBucket& partition, int64_t bucket_ms,
                                              int64_t source_offset, int64_t stream_time_ms,
-                                             const Symbols& symbols, size_t max_value_bytes) {
+                                             std::string_view owner, const Symbols& symbols,
+                                             size_t max_value_bytes) {
   std::map<int64_t, PartialRecord> by_bucket;
   for (const SeriesImage& s : series) {
     for (const SeriesImage::Entry& e : s.entries) {
@@ -37,6 +39,7 @@ std::vector<PartialRecord> SplitIntoPartials(std::span<const SeriesImage> series
         p.bucket_ms = bucket_ms;
         p.source_offset = source_offset;
         p.stream_time_ms = stream_time_ms;
+        p.owner = std::string(owner);
       }
       SeriesImage one;
       one.key = s.key;

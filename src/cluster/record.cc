@@ -55,6 +55,7 @@ RecordResult DecodePartialPayload(std::string_view payload, const PartitionBucke
   p.bucket_ms = r.I64();
   p.source_offset = r.I64();
   p.stream_time_ms = r.I64();
+  p.owner = std::string(r.Str());
   if (!r.ok() || p.bucket_ms <= 0 || parts == 0 || parts > kMaxPartialParts || (parts & (parts - 1)) != 0) {
     return Reject(RecordReject::kCorrupt, "undecodable partial header");
   }
@@ -131,6 +132,7 @@ std::optional<RecordKey> DecodeRecordKey(std::string_view key) {
   if (!ParseInt(field(2), k.where.partition) || k.where.partition < 0) return std::nullopt;
   if (!ParseInt(field(1), k.where.bucket)) return std::nullopt;
   if (!ParseInt(field(0), k.where.part) || k.where.part >= kMaxPartialParts) return std::nullopt;
+  if (PartialKey(k.where) != key) return std::nullopt;  // not canonical: "01", "-0"
   return k;
 }
 
@@ -144,6 +146,7 @@ std::string EncodePartial(const PartialRecord& p, const Symbols& symbols) {
   w.I64(p.bucket_ms);
   w.I64(p.source_offset);
   w.I64(p.stream_time_ms);
+  w.Str(p.owner);
   EncodeSeriesSet(p.series, symbols, w);
   return Frame(RecordKind::kPartial, w.bytes());
 }
@@ -160,14 +163,16 @@ RecordResult DecodeRecord(std::string_view key, std::optional<std::string_view> 
   const std::optional<RecordKey> k = DecodeRecordKey(key);
   if (!k) return Reject(RecordReject::kCorrupt, "not an aggregates-topic key");
   if (!value) {
-    if (k->kind != RecordKind::kPartial)
+    if (k->kind != RecordKind::kPartial) {
       return Reject(RecordReject::kKeyMismatch, "a tombstone under the alert-state key");
+    }
     return AggregatesRecord(Tombstone{k->where});
   }
   const std::string_view v = *value;
   const size_t magic = std::min(v.size(), kAggregatesMagic.size());
-  if (v.substr(0, magic) != kAggregatesMagic.substr(0, magic))
+  if (v.substr(0, magic) != kAggregatesMagic.substr(0, magic)) {
     return Reject(RecordReject::kCorrupt, "bad magic");
+  }
   if (v.size() < kHeaderBytes) {
     return Reject(RecordReject::kTruncated, fmt::format("{} bytes, shorter than the header", v.size()));
   }
@@ -183,7 +188,7 @@ RecordResult DecodeRecord(std::string_view key, std::optional<std::string_view> 
                   fmt::format("payload is {} bytes, header says {}", v.size() - kHeaderBytes, length));
   }
   if (length < v.size() - kHeaderBytes) return Reject(RecordReject::kCorrupt, "bytes after the payload");
-  const std::string_view payload = v.substr(kHeaderBytes);
+  const std::string_view payload = v.substr(kHeaderBytes, length);
   if (Hash64(payload) != GetFixed(v, 21, 8)) return Reject(RecordReject::kCorrupt, "checksum mismatch");
   if (kind != static_cast<uint8_t>(RecordKind::kPartial) &&
       kind != static_cast<uint8_t>(RecordKind::kAlertState)) {

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "seismo/aggregate/shard_state.h"
@@ -29,7 +30,7 @@ inline constexpr size_t kMaxPartialBytes = 512 * 1024;
 std::vector<PartialRecord> SplitIntoPartials(std::span<const SeriesImage> series,
                                              const PartitionBucket& partition, int64_t bucket_ms,
                                              int64_t source_offset, int64_t stream_time_ms,
-                                             const Symbols& symbols,
+                                             std::string_view owner, const Symbols& symbols,
                                              size_t max_value_bytes = kMaxPartialBytes);
 
 // Adds a partial's series into `state` (RestoreSeries).

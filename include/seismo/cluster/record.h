@@ -16,7 +16,7 @@
 //   └────────┴─────────┴──────┴────────────────┴────────────────┴──────────────┘
 //
 //   partial payload:  topic, partition, bucket, part (the key again), parts,
-//                     bucket_ms, source_offset, stream_time_ms, then a series set
+//                     bucket_ms, source_offset, stream_time_ms, owner, then a series set
 //                     (aggregate/shard_image.h: dictionary of texts and stacks,
 //                     then each series with its one entry, the bucket's)
 //   alert payload:    holder, evaluated_ms, the engine's state (opaque bytes)
@@ -77,6 +77,7 @@ struct PartialRecord {
   int64_t bucket_ms = 0;
   int64_t source_offset = 0;  // next offset of the source partition: every record before it is included
   int64_t stream_time_ms = INT64_MIN;  // the partition's stream time when published
+  std::string owner;                   // instance id of the publisher (the partition's owner then)
   std::vector<SeriesImage> series;     // each with exactly one entry, for `where.bucket`, of this part
 };
 
@@ -95,6 +96,8 @@ struct RecordKey {
 
 std::string PartialKey(const PartitionBucket& where);
 std::string AlertStateKey();
+// Only a key in its canonical form (what PartialKey writes: no leading zeros, no
+// "-0") is a key: two spellings of one bucket would be two records to compaction.
 std::optional<RecordKey> DecodeRecordKey(std::string_view key);
 
 // Values. Series keys are read from `symbols`.

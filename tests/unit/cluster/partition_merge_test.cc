@@ -92,9 +92,9 @@ Published Publish(const std::vector<std::unique_ptr<ShardState>>& partitions, co
   Published out;
   for (int p = 0; p < kPartitions; ++p) {
     const ShardImage image = partitions[static_cast<size_t>(p)]->Image();
-    for (const PartialRecord& partial :
-         SplitIntoPartials(image.series, {"telemetry.main", p, 0, 0}, kMinute,
-                           /*source_offset=*/1000 + p, image.stream_time_ms, symbols, max_value_bytes)) {
+    for (const PartialRecord& partial : SplitIntoPartials(image.series, {"telemetry.main", p, 0, 0}, kMinute,
+                                                          /*source_offset=*/1000 + p, image.stream_time_ms,
+                                                          "node-a:8080", symbols, max_value_bytes)) {
       out.records.emplace_back(PartialKey(partial.where), EncodePartial(partial, symbols));
       out.buckets += partial.where.part == 0;
     }
@@ -137,6 +137,7 @@ TEST_P(PartitionMerge, PartitionsPublishedDecodedAndMergedEqualTheWholeCorpus) {
     ASSERT_TRUE(r.ok()) << key << ": " << r.detail();
     const auto& partial = std::get<PartialRecord>(r.value());
     EXPECT_EQ(partial.source_offset, 1000 + partial.where.partition);
+    EXPECT_EQ(partial.owner, "node-a:8080");
     MergePartial(partial, merged);
   }
 
@@ -168,7 +169,7 @@ TEST(SplitIntoPartials, KeepsEveryEntryOnceInItsBucket) {
   t.key = test::Key(symbols, Table::kUsage, {"main", "beta", "Linux", "20261101"});
   t.entries = {{12, {4, 2}, {}}};
   const std::vector<SeriesImage> series = {s, t};
-  const auto partials = SplitIntoPartials(series, {"topic", 2, 999, 5}, kMinute, 77, 1000, symbols);
+  const auto partials = SplitIntoPartials(series, {"topic", 2, 999, 5}, kMinute, 77, 1000, "me", symbols);
   ASSERT_EQ(partials.size(), 2u);
   EXPECT_EQ(partials[0].where, (PartitionBucket{"topic", 2, 10, 0}));
   EXPECT_EQ(partials[0].parts, 1u);
@@ -177,6 +178,7 @@ TEST(SplitIntoPartials, KeepsEveryEntryOnceInItsBucket) {
   ASSERT_EQ(partials[1].series.size(), 2u);
   EXPECT_EQ(partials[1].series[1].entries[0].v[0], 4);
   EXPECT_EQ(partials[1].source_offset, 77);
+  EXPECT_EQ(partials[1].owner, "me");
   EXPECT_EQ(partials[1].series[0].first_ms, 5);
 }
 

@@ -21,6 +21,7 @@ PartialRecord SamplePartial(Symbols& symbols) {
   p.bucket_ms = kMinute;
   p.source_offset = 123'456;
   p.stream_time_ms = kBucket * kMinute + 59'000;
+  p.owner = "node-b:8080";
   SeriesImage hang;
   hang.key = test::Key(symbols, Table::kHangs,
                        {"bhr", "nightly", "Linux", "20261101", "parent", "Gecko", "sig",
@@ -70,7 +71,8 @@ TEST(AggregatesKey, PartialKeysNameTopicPartitionBucketAndPart) {
 TEST(AggregatesKey, MalformedKeysAreNotKeys) {
   for (std::string_view bad :
        {"", "p/", "p/t/1/2", "p//1/2/0", "p/t/x/2/0", "p/t/1/2x/0", "p/t/-1/2/0", "p/t/+1/2/0", "p/t/1/2/-1",
-        "p/t/1/2/1024", "p/a/b/1/2/0", "q/t/1/2/0", "a/other", "p/t/99999999999/2/0", "p/t/1/2/"}) {
+        "p/t/1/2/1024", "p/a/b/1/2/0", "q/t/1/2/0", "a/other", "p/t/99999999999/2/0", "p/t/1/2/",
+        "p/t/01/2/0", "p/t/1/-0/0", "p/t/1/02/0", "p/t/1/2/00"}) {
     EXPECT_FALSE(DecodeRecordKey(bad)) << bad;
   }
 }
@@ -88,6 +90,7 @@ TEST(AggregatesRecord, PartialRoundTripsThroughAnotherProcessSymbols) {
   EXPECT_EQ(q.bucket_ms, kMinute);
   EXPECT_EQ(q.source_offset, 123'456);
   EXPECT_EQ(q.stream_time_ms, p.stream_time_ms);
+  EXPECT_EQ(q.owner, "node-b:8080");
   ASSERT_EQ(q.series.size(), 2u);
   for (size_t i = 0; i < 2; ++i) {
     EXPECT_EQ(test::KeyText(q.series[i].key, reader), test::KeyText(p.series[i].key, writer));
@@ -158,6 +161,7 @@ TEST_F(Rejected, CorruptWhenTheKeyIsNotAnAggregatesKey) {
 }
 
 TEST_F(Rejected, CorruptWhenBytesFollowThePayload) {
+  // The checksum covers the stated payload only: the extra bytes are caught by the length.
   ExpectRejected(key_, value_ + "x", RecordReject::kCorrupt);
 }
 
