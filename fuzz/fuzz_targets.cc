@@ -1,10 +1,13 @@
 #include "fuzz_targets.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <memory>
 #include <optional>
+#include <variant>
 
 #include "seismo/aggregate/delta.h"
+#include "seismo/cluster/record.h"
 #include "seismo/parse/crash_parser.h"
 #include "seismo/parse/parser.h"
 #include "seismo/signature/generator.h"
@@ -76,6 +79,38 @@ std::string SignatureTarget(std::string_view json) {
   // The document-level parser must cope with whatever the generator could read.
   (void)ParseCrashDocument(json, CrashFormat::kProcessed, Signatures());
   (void)ParseCrashDocument(json, CrashFormat::kTelemetryPing, Signatures());
+  return "";
+}
+
+std::string AggregatesRecordTarget(std::string_view data) {
+  if (data.empty()) return "";
+  const auto head = static_cast<uint8_t>(data[0]);
+  const size_t key_size = std::min<size_t>(head & 0x7f, data.size() - 1);
+  const std::string_view key = data.substr(1, key_size);
+  const std::optional<std::string_view> value =
+      (head & 0x80) != 0 ? std::nullopt : std::optional<std::string_view>(data.substr(1 + key_size));
+  thread_local Symbols symbols;
+  RecordResult r = DecodeRecord(key, value, symbols);
+  if (!r.ok())
+    return (RecordRejectName(r.reason()).empty() || r.detail().empty()) ? "rejection without reason" : "";
+  std::string again;
+  if (const auto* p = std::get_if<PartialRecord>(&r.value())) {
+    if (PartialKey(p->where) != key) return "a partial decoded under a key that is not its own";
+    again = EncodePartial(*p, symbols);
+  } else if (const auto* a = std::get_if<AlertStateRecord>(&r.value())) {
+    if (key != AlertStateKey()) return "alert state decoded under another key";
+    again = EncodeAlertState(*a);
+  } else {
+    if (value) return "a tombstone with a value";
+    if (PartialKey(std::get<Tombstone>(r.value()).where) != key) return "a tombstone under a key not its own";
+    return "";
+  }
+  RecordResult second = DecodeRecord(key, again, symbols);
+  if (!second.ok()) return "a re-encoded record is rejected: " + second.detail();
+  const std::string third = std::holds_alternative<PartialRecord>(second.value())
+                                ? EncodePartial(std::get<PartialRecord>(second.value()), symbols)
+                                : EncodeAlertState(std::get<AlertStateRecord>(second.value()));
+  if (third != again) return "re-encoding is not a fixed point";
   return "";
 }
 

@@ -1,5 +1,5 @@
 // The bodies of the libFuzzer targets, shared by the fuzzers (parse_fuzz.cc,
-// signature_fuzz.cc) and by the corpus regression test
+// signature_fuzz.cc, aggregates_fuzz.cc) and by the corpus regression test
 // (tests/unit/parse/fuzz_corpus_test.cc), so an input saved into
 // fuzz/corpus/<target>/ (a seed, or a crash the fuzzer found) runs through
 // exactly the code the fuzzer ran, on every test run.
@@ -24,5 +24,11 @@ std::string ParseTarget(std::string_view data);
 // signature generator; checks the clean-up rules' output invariants, then
 // through the document-level crash parser in both formats.
 std::string SignatureTarget(std::string_view data);
+
+// Any bytes as one aggregates-topic record (cluster/record.h): the first byte is the
+// key's length (its high bit set: a null value), then the key, then the value. A
+// decoded record re-encodes to a value that decodes to the same bytes again, under
+// the same key.
+std::string AggregatesRecordTarget(std::string_view data);
 
 }  // namespace seismo::fuzz

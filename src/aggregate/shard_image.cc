@@ -132,7 +132,11 @@ bool DecodeLegacySeries(ByteReader& r, Symbols& symbols, SeriesImage& s) {
 
 void EncodeShardImage(const ShardImage& image, const Symbols& symbols, ByteWriter& w) {
   EncodeCounters(image, w);
-  // The image's own dictionary: local indices in order of first use.
+  EncodeSeriesSet(image.series, symbols, w);
+}
+
+void EncodeSeriesSet(std::span<const SeriesImage> series, const Symbols& symbols, ByteWriter& w) {
+  // The set's own dictionary: local indices in order of first use.
   absl::flat_hash_map<Sym, uint64_t> texts;
   absl::flat_hash_map<StackId, uint64_t> stacks;
   std::vector<Sym> text_order;
@@ -142,7 +146,7 @@ void EncodeShardImage(const ShardImage& image, const Symbols& symbols, ByteWrite
     if (inserted) text_order.push_back(s);
     return it->second;
   };
-  for (const SeriesImage& s : image.series) {
+  for (const SeriesImage& s : series) {
     for (size_t i = 0; i < FieldCount(s.table()); ++i) {
       if (IsStackField(s.table(), i)) {
         auto [it, inserted] = stacks.try_emplace(s.key.f[i], stack_order.size());
@@ -163,8 +167,8 @@ void EncodeShardImage(const ShardImage& image, const Symbols& symbols, ByteWrite
     w.U64(frames.size());
     for (Sym f : frames) w.U64(texts.at(f));
   }
-  w.U64(image.series.size());
-  for (const SeriesImage& s : image.series) {
+  w.U64(series.size());
+  for (const SeriesImage& s : series) {
     w.U8(static_cast<uint8_t>(s.table()));
     for (size_t i = 0; i < FieldCount(s.table()); ++i) {
       w.U64(IsStackField(s.table(), i) ? stacks.at(s.key.f[i]) : texts.at(s.key.f[i]));
@@ -190,6 +194,10 @@ bool DecodeShardImage(ByteReader& r, uint32_t format, Symbols& symbols, ShardIma
     }
     return r.ok();
   }
+  return DecodeSeriesSet(r, symbols, image.series);
+}
+
+bool DecodeSeriesSet(ByteReader& r, Symbols& symbols, std::vector<SeriesImage>& out) {
   std::vector<Sym> texts(r.Count(1));
   for (Sym& s : texts) s = symbols.Intern(r.Str());
   std::vector<StackId> stacks(r.Count(1));
@@ -204,8 +212,8 @@ bool DecodeShardImage(ByteReader& r, uint32_t format, Symbols& symbols, ShardIma
     id = symbols.InternStack(frames);
   }
   uint64_t series = r.Count(4);
-  image.series.resize(series);
-  for (SeriesImage& s : image.series) {
+  out.resize(series);
+  for (SeriesImage& s : out) {
     uint8_t table = r.U8();
     if (table >= kTableCount) return false;
     s.key = SeriesKey{};

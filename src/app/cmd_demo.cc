@@ -97,6 +97,10 @@ int RunDemo(const DemoArgs& args) {
     fmt::print(stderr, "seismo demo: {}\n", config.error().message());
     return 2;
   }
+  if (Status s = ClusterSupported(*config); !s.ok()) {
+    fmt::print(stderr, "seismo demo: {}\n", s.message());
+    return 2;
+  }
   SetUpLogging(config->log);
   auto signatures = LoadSignatures(*config);
   if (!signatures) {

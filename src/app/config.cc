@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <toml++/toml.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <set>
@@ -261,7 +262,62 @@ void ReadAlerts(Section s, AlertOptions& a) {
   s.Finish();
 }
 
+// Kafka's rule for topic names: 1-249 of [a-zA-Z0-9._-], not "." or "..".
+bool IsTopicName(std::string_view t) {
+  if (t.empty() || t.size() > 249 || t == "." || t == "..") return false;
+  return std::all_of(t.begin(), t.end(), [](char ch) {
+    return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '.' ||
+           ch == '_' || ch == '-';
+  });
+}
+
+void ReadCluster(Section s, const Config& c, ClusterConfig& cluster) {
+  s.Str("aggregates_topic", cluster.aggregates_topic);
+  s.Str("instance_id", cluster.instance_id);
+  s.Duration("publish_interval", cluster.publish_interval);
+  const std::string& topic = cluster.aggregates_topic;
+  if (!topic.empty()) {
+    if (!IsTopicName(topic)) {
+      s.Fail("aggregates_topic",
+             fmt::format("\"{}\" is not a Kafka topic name (1-249 of a-z A-Z 0-9 . _ -)", topic));
+    } else if (std::find(c.kafka.topics.begin(), c.kafka.topics.end(), topic) != c.kafka.topics.end() ||
+               topic == c.ingest.dead_letter_topic || topic == c.alerts.kafka_topic) {
+      s.Fail("aggregates_topic", fmt::format("\"{}\" is also a source, dead-letter or alert topic", topic));
+    } else if (c.kafka.topics.empty() || !c.sources.files.empty()) {
+      s.Fail("aggregates_topic",
+             "needs Kafka sources only ([kafka] topics set, [sources] files empty): "
+             "the state is kept per source partition");
+    }
+  }
+  if (cluster.instance_id.size() > 255 ||
+      std::any_of(cluster.instance_id.begin(), cluster.instance_id.end(),
+                  [](char ch) { return static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f; })) {
+    s.Fail("instance_id", "must be at most 255 characters without control characters");
+  }
+  if (cluster.publish_interval > c.aggregate.retention) {
+    s.Fail("publish_interval", "is longer than aggregate.retention");
+  }
+  s.Finish();
+}
+
 }  // namespace
+
+std::string InstanceId(const Config& c, std::string_view host_name) {
+  if (!c.cluster.instance_id.empty()) return c.cluster.instance_id;
+  const size_t colon = c.http.listen.rfind(':');
+  const std::string_view port = colon == std::string::npos
+                                    ? std::string_view("8080")
+                                    : std::string_view(c.http.listen).substr(colon + 1);
+  return fmt::format("{}:{}", host_name, port);
+}
+
+Status ClusterSupported(const Config& c) {
+  if (c.cluster.aggregates_topic.empty()) return Status::Ok();
+  return Status::InvalidArgument(fmt::format(
+      "{}: cluster.aggregates_topic: not yet supported: this build runs one instance only (the aggregates "
+      "topic's records exist, its publisher and consumer do not: issue 18, docs/adr/0024); unset it",
+      c.path.empty() ? "config" : c.path));
+}
 
 AggregateOptions ToAggregateOptions(const Config& c) {
   AggregateOptions o;
@@ -382,6 +438,7 @@ Result<Config> ParseConfig(std::string_view text, const std::string& path) {
            {{"reread", OnCorruptCheckpoint::kReread}, {"wait", OnCorruptCheckpoint::kWait}});
     s.Finish();
   }
+  ReadCluster(top.Sub("cluster"), c, c.cluster);
   {
     Section s = top.Sub("log");
     s.Enum("level", c.log.level,

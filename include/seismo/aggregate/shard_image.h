@@ -7,6 +7,7 @@
 // process's Symbols, so ids never leave the process:
 //
 //   header (stream time, counters, dedup ids)
+//   ── a series set (EncodeSeriesSet; also the body of an aggregates-topic record, ADR 0023):
 //   texts   n, then n strings
 //   stacks  n, then per stack: frame count, frame text indices
 //   series  n, then per series: table, field indices (a stack field indexes
@@ -15,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "seismo/aggregate/hll.h"
@@ -50,6 +52,12 @@ void EncodeShardImage(const ShardImage& image, const Symbols& symbols, ByteWrite
 // False when the bytes are not a valid image (the reader then reports !ok()).
 // `format` is the checkpoint format version: 2 held keys as joined strings.
 bool DecodeShardImage(ByteReader& r, uint32_t format, Symbols& symbols, ShardImage& image);
+
+// A set of series with the dictionary its keys need (the part of an image after its
+// header): one encoder for checkpoints and the cluster stage's records. Decoding
+// interns the texts into `symbols`; false when the bytes are not a valid set.
+void EncodeSeriesSet(std::span<const SeriesImage> series, const Symbols& symbols, ByteWriter& w);
+bool DecodeSeriesSet(ByteReader& r, Symbols& symbols, std::vector<SeriesImage>& out);
 
 // Encoding of a sketch (shared with other encoders of sketches).
 void EncodeHll(const HyperLogLog& h, ByteWriter& w);

@@ -81,6 +81,15 @@ struct CheckpointConfig {
   OnCorruptCheckpoint on_corrupt = OnCorruptCheckpoint::kReread;
 };
 
+// [cluster] (SPEC §9, ADR 0023, 0024). Parsed and validated; a set aggregates_topic
+// is refused at startup by this build (ClusterSupported) until the publisher and
+// the consumer of the aggregates topic exist.
+struct ClusterConfig {
+  std::string aggregates_topic;  // "" = one instance, as before
+  std::string instance_id;       // "" = <host name>:<port of [http] listen> (InstanceId)
+  std::chrono::milliseconds publish_interval{10'000};
+};
+
 struct LogConfig {
   std::string level = "info";   // trace, debug, info, warn, error, off
   std::string format = "text";  // text | json
@@ -97,6 +106,7 @@ struct Config {
   HttpConfig http;
   AlertOptions alerts;  // [alerts]
   CheckpointConfig checkpoint;
+  ClusterConfig cluster;
   LogConfig log;
   std::chrono::milliseconds shutdown_timeout{30'000};
 };
@@ -105,6 +115,15 @@ struct Config {
 // "<path>: <key>: <problem>".
 Result<Config> LoadConfig(const std::string& path);
 Result<Config> ParseConfig(std::string_view toml_text, const std::string& path_for_errors);
+
+// The instance's id in the cluster: [cluster] instance_id, or `host_name` and the
+// port of [http] listen ("host:port").
+std::string InstanceId(const Config& config, std::string_view host_name);
+
+// kInvalidArgument naming the key when the config asks for what this build cannot do
+// yet: a set [cluster] aggregates_topic (more than one instance: issue 18, ADR 0024).
+// `seismo run` and `seismo demo` refuse to start on it rather than ignore it.
+Status ClusterSupported(const Config& config);
 
 // The shard options a config describes (shards resolved to cores, fixed reserve set).
 AggregateOptions ToAggregateOptions(const Config& config);

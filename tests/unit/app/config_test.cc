@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
 #include <fstream>
 
 #include "app/http_options.h"
@@ -160,6 +164,87 @@ TEST(Config, HealthListenDefaultsToTheNextPort) {
   EXPECT_EQ(HealthListenAddress(*Parse("[http]\nlisten = \"127.0.0.1:0\"\n")), "127.0.0.1:0");
   EXPECT_EQ(HealthListenAddress(*Parse("[http]\nhealth_listen = \"127.0.0.1:7000\"\n")), "127.0.0.1:7000");
   EXPECT_EQ(HealthListenAddress(*Parse("[http]\nhealth_listen = \"off\"\n")), "");
+}
+
+// [cluster] (SPEC §9): parsed and validated; a set aggregates_topic is refused at startup
+// by this build (ClusterSupported), never ignored.
+TEST(ConfigCluster, DefaultsAreOneInstance) {
+  auto c = Parse("");
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->cluster.aggregates_topic, "");
+  EXPECT_EQ(c->cluster.instance_id, "");
+  EXPECT_EQ(c->cluster.publish_interval, std::chrono::seconds(10));
+  EXPECT_TRUE(ClusterSupported(*c).ok());
+}
+
+TEST(ConfigCluster, ReadsEveryKey) {
+  auto c = Parse(
+      "[cluster]\naggregates_topic = \"seismo.aggregates\"\ninstance_id = \"node-a\"\n"
+      "publish_interval = \"30s\"\n");
+  ASSERT_TRUE(c) << c.error().message();
+  EXPECT_EQ(c->cluster.aggregates_topic, "seismo.aggregates");
+  EXPECT_EQ(c->cluster.instance_id, "node-a");
+  EXPECT_EQ(c->cluster.publish_interval, std::chrono::seconds(30));
+}
+
+TEST(ConfigCluster, InstanceIdDefaultsToHostAndHttpPort) {
+  EXPECT_EQ(InstanceId(*Parse(""), "box1"), "box1:8080");
+  EXPECT_EQ(InstanceId(*Parse("[http]\nlisten = \"0.0.0.0:9000\"\n"), "box1"), "box1:9000");
+  EXPECT_EQ(InstanceId(*Parse("[cluster]\ninstance_id = \"node-a\"\n"), "box1"), "node-a");
+}
+
+TEST(ConfigCluster, ErrorsNameTheKey) {
+  ExpectError("[cluster]\naggregates_topic = \"seismo/aggregates\"\n",
+              "cluster.aggregates_topic: \"seismo/aggregates\" is not a Kafka topic name");
+  ExpectError("[cluster]\naggregates_topic = \"..\"\n", "is not a Kafka topic name");
+  ExpectError("[cluster]\naggregates_topic = \"" + std::string(250, 'a') + "\"\n",
+              "is not a Kafka topic name");
+  ExpectError("[cluster]\naggregates_topic = \"telemetry.main\"\n",
+              "cluster.aggregates_topic: \"telemetry.main\" is also a source, dead-letter or alert topic");
+  ExpectError("[ingest]\ndead_letter_topic = \"x\"\n[cluster]\naggregates_topic = \"x\"\n",
+              "is also a source, dead-letter or alert topic");
+  ExpectError("[alerts]\nkafka_topic = \"x\"\n[cluster]\naggregates_topic = \"x\"\n",
+              "is also a source, dead-letter or alert topic");
+  ExpectError("[sources]\nfiles = [\"a.ndjson\"]\n[cluster]\naggregates_topic = \"agg\"\n",
+              "cluster.aggregates_topic: needs Kafka sources only");
+  ExpectError("[kafka]\ntopics = []\n[cluster]\naggregates_topic = \"agg\"\n", "needs Kafka sources only");
+  ExpectError("[cluster]\ninstance_id = \"a\\nb\"\n", "cluster.instance_id: must be at most 255 characters");
+  ExpectError("[cluster]\ninstance_id = \"" + std::string(256, 'a') + "\"\n", "cluster.instance_id");
+  ExpectError("[cluster]\npublish_interval = \"0s\"\n",
+              "cluster.publish_interval: must be greater than zero");
+  ExpectError("[cluster]\npublish_interval = \"15d\"\n", "cluster.publish_interval: is longer than");
+  ExpectError("[cluster]\npublish_interval = 10\n", "cluster.publish_interval: expected a duration");
+  ExpectError("[cluster]\nowner = \"me\"\n", "cluster.owner: unknown key");
+}
+
+TEST(ConfigCluster, ASetAggregatesTopicIsNotYetSupported) {
+  auto c = Parse("[cluster]\naggregates_topic = \"seismo.aggregates\"\n");
+  ASSERT_TRUE(c);
+  const Status s = ClusterSupported(*c);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("test.toml: cluster.aggregates_topic: not yet supported"), std::string::npos)
+      << s.message();
+}
+
+// The real binary refuses to start rather than run as one instance of a cluster it is not.
+TEST(ConfigCluster, RunAndDemoRefuseASetAggregatesTopic) {
+  const std::string path = ::testing::TempDir() + "/cluster-" + std::to_string(::getpid()) + ".toml";
+  std::ofstream(path)
+      << "[http]\nlisten = \"127.0.0.1:0\"\n[cluster]\naggregates_topic = \"seismo.aggregates\"\n";
+  for (const char* command : {"run", "demo"}) {
+    const std::string line = std::string(SEISMO_BINARY) + " " + command + " --config '" + path + "' 2>&1";
+    FILE* p = ::popen(line.c_str(), "r");
+    ASSERT_NE(p, nullptr);
+    std::string out;
+    char buf[4096];
+    for (size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
+    const int status = ::pclose(p);
+    ASSERT_TRUE(WIFEXITED(status)) << command;
+    EXPECT_EQ(WEXITSTATUS(status), 2) << command << ": " << out;
+    EXPECT_NE(out.find("cluster.aggregates_topic: not yet supported"), std::string::npos)
+        << command << ": " << out;
+  }
+  std::remove(path.c_str());
 }
 
 TEST(Config, ShippedExampleFilesAreValidAndDocumentTheDefaults) {

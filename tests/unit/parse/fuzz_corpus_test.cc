@@ -45,5 +45,11 @@ TEST(FuzzCorpus, EverySignatureCorpusFileKeepsTheSignatureInvariants) {
   for (const fs::path& f : files) EXPECT_EQ(SignatureTarget(Slurp(f)), "") << f.filename();
 }
 
+TEST(FuzzCorpus, EveryAggregatesCorpusFileIsDecidedAndReencodesToAFixedPoint) {
+  std::vector<fs::path> files = CorpusFiles("aggregates");
+  ASSERT_GE(files.size(), 5u);
+  for (const fs::path& f : files) EXPECT_EQ(AggregatesRecordTarget(Slurp(f)), "") << f.filename();
+}
+
 }  // namespace
 }  // namespace seismo::fuzz

@@ -1,0 +1,20 @@
+// libFuzzer target: any bytes as one aggregates-topic record (key and value)
+// through the record decoder, and a decoded record through its encoder. The
+// body is shared with the corpus regression test (fuzz_targets.h).
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+
+#include "fuzz_targets.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::string problem =
+      seismo::fuzz::AggregatesRecordTarget({reinterpret_cast<const char*>(data), size});
+  if (!problem.empty()) {
+    std::fprintf(stderr, "fuzz_aggregates: %s\n", problem.c_str());
+    std::abort();
+  }
+  return 0;
+}

@@ -1,0 +1,84 @@
+#include "seismo/cluster/partials.h"
+
+#include <map>
+
+namespace seismo {
+namespace {
+
+// The bucket's partial split into `parts` parts by content hash.
+std::vector<PartialRecord> Parts(const PartialRecord& whole, const std::vector<uint64_t>& hashes,
+                                 uint32_t parts) {
+  std::vector<PartialRecord> out(parts);
+  for (uint32_t i = 0; i < parts; ++i) {
+    out[i].where = whole.where;
+    out[i].where.part = i;
+    out[i].parts = parts;
+    out[i].bucket_ms = whole.bucket_ms;
+    out[i].source_offset = whole.source_offset;
+    out[i].stream_time_ms = whole.stream_time_ms;
+    out[i].owner = whole.owner;
+  }
+  for (size_t s = 0; s < whole.series.size(); ++s) out[hashes[s] % parts].series.push_back(whole.series[s]);
+  return out;
+}
+
+}  // namespace
+
+std::vector<PartialRecord> SplitIntoPartials(std::span<const SeriesImage> series,
+                                             const PartitionBucket& partition, int64_t bucket_ms,
+                                             int64_t source_offset, int64_t stream_time_ms,
+                                             std::string_view owner, const Symbols& symbols,
+                                             size_t max_value_bytes) {
+  std::map<int64_t, PartialRecord> by_bucket;
+  for (const SeriesImage& s : series) {
+    for (const SeriesImage::Entry& e : s.entries) {
+      auto [it, inserted] = by_bucket.try_emplace(e.bucket);
+      PartialRecord& p = it->second;
+      if (inserted) {
+        p.where = {partition.topic, partition.partition, e.bucket, 0};
+        p.bucket_ms = bucket_ms;
+        p.source_offset = source_offset;
+        p.stream_time_ms = stream_time_ms;
+        p.owner = std::string(owner);
+      }
+      SeriesImage one;
+      one.key = s.key;
+      one.first_ms = s.first_ms;
+      one.installs = s.installs;
+      one.entries.push_back(e);
+      p.series.push_back(std::move(one));
+    }
+  }
+  std::vector<PartialRecord> out;
+  for (auto& [bucket, whole] : by_bucket) {
+    size_t bytes = EncodePartial(whole, symbols).size();
+    if (bytes <= max_value_bytes) {
+      out.push_back(std::move(whole));
+      continue;
+    }
+    std::vector<uint64_t> hashes;
+    hashes.reserve(whole.series.size());
+    for (const SeriesImage& s : whole.series) hashes.push_back(KeyContentHash(s.key, symbols));
+    // Parts are about equal (content hashes are uniform): start from the ratio,
+    // double while one is still too large.
+    uint32_t parts = 2;
+    while (parts < kMaxPartialParts && parts * max_value_bytes < bytes) parts *= 2;
+    for (;;) {
+      std::vector<PartialRecord> split = Parts(whole, hashes, parts);
+      bool fits = true;
+      for (const PartialRecord& p : split) fits = fits && EncodePartial(p, symbols).size() <= max_value_bytes;
+      if (fits || parts == kMaxPartialParts) {
+        for (PartialRecord& p : split) out.push_back(std::move(p));
+        break;
+      }
+      parts *= 2;
+    }
+  }
+  return out;
+}
+
+void MergePartial(const PartialRecord& partial, ShardState& state) {
+  for (const SeriesImage& s : partial.series) state.RestoreSeries(s);
+}
+
+}  // namespace seismo

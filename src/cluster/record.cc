@@ -1,0 +1,204 @@
+#include "seismo/cluster/record.h"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <charconv>
+
+#include "seismo/core/bytes.h"
+#include "seismo/core/hash.h"
+
+namespace seismo {
+namespace {
+
+constexpr size_t kHeaderBytes = 29;  // magic 8, version 4, kind 1, length 8, checksum 8
+constexpr std::string_view kPartialPrefix = "p/";
+constexpr std::string_view kAlertStateKey = "a/alerts";
+
+uint64_t GetFixed(std::string_view in, size_t pos, int bytes) {
+  uint64_t v = 0;
+  for (int i = 0; i < bytes; ++i) v |= static_cast<uint64_t>(static_cast<uint8_t>(in[pos + i])) << (8 * i);
+  return v;
+}
+
+std::string Frame(RecordKind kind, std::string_view payload) {
+  ByteWriter w;
+  for (char c : kAggregatesMagic) w.U8(static_cast<uint8_t>(c));
+  for (int i = 0; i < 4; ++i) w.U8(static_cast<uint8_t>((kAggregatesFormatVersion >> (8 * i)) & 0xff));
+  w.U8(static_cast<uint8_t>(kind));
+  w.Fixed64(payload.size());
+  w.Fixed64(Hash64(payload));
+  std::string out = w.Take();
+  out += payload;
+  return out;
+}
+
+template <typename T>
+bool ParseInt(std::string_view s, T& out) {
+  if (s.empty() || s.front() == '+') return false;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+  return ec == std::errc() && end == s.data() + s.size();
+}
+
+RecordResult Reject(RecordReject reason, std::string detail) {
+  return RecordResult(reason, std::move(detail));
+}
+
+RecordResult DecodePartialPayload(std::string_view payload, const PartitionBucket& where, Symbols& symbols) {
+  ByteReader r(payload);
+  PartialRecord p;
+  p.where.topic = std::string(r.Str());
+  p.where.partition = static_cast<int32_t>(r.I64());
+  p.where.bucket = r.I64();
+  p.where.part = static_cast<uint32_t>(r.U64());
+  const uint64_t parts = r.U64();
+  p.bucket_ms = r.I64();
+  p.source_offset = r.I64();
+  p.stream_time_ms = r.I64();
+  p.owner = std::string(r.Str());
+  if (!r.ok() || p.bucket_ms <= 0 || parts == 0 || parts > kMaxPartialParts || (parts & (parts - 1)) != 0) {
+    return Reject(RecordReject::kCorrupt, "undecodable partial header");
+  }
+  p.parts = static_cast<uint32_t>(parts);
+  if (!(p.where == where) || p.where.part >= p.parts) {
+    return Reject(RecordReject::kKeyMismatch,
+                  fmt::format("value holds {} of {} parts", PartialKey(p.where), p.parts));
+  }
+  if (!DecodeSeriesSet(r, symbols, p.series) || !r.at_end()) {
+    return Reject(RecordReject::kCorrupt, "undecodable series");
+  }
+  for (const SeriesImage& s : p.series) {
+    if (s.entries.size() != 1 || s.entries.front().bucket != where.bucket) {
+      return Reject(RecordReject::kKeyMismatch,
+                    fmt::format("a series holds other buckets than {}", where.bucket));
+    }
+    if (KeyContentHash(s.key, symbols) % p.parts != where.part) {
+      return Reject(RecordReject::kKeyMismatch, fmt::format("a series of another part than {}", where.part));
+    }
+  }
+  return AggregatesRecord(std::move(p));
+}
+
+RecordResult DecodeAlertPayload(std::string_view payload) {
+  ByteReader r(payload);
+  AlertStateRecord a;
+  a.holder = std::string(r.Str());
+  a.evaluated_ms = r.I64();
+  a.state = std::string(r.Str());
+  if (!r.ok() || !r.at_end()) return Reject(RecordReject::kCorrupt, "undecodable alert state");
+  return AggregatesRecord(std::move(a));
+}
+
+}  // namespace
+
+std::string_view RecordRejectName(RecordReject r) {
+  switch (r) {
+    case RecordReject::kCorrupt:
+      return "corrupt";
+    case RecordReject::kTruncated:
+      return "truncated";
+    case RecordReject::kUnknownVersion:
+      return "unknown_version";
+    case RecordReject::kKeyMismatch:
+      return "key_mismatch";
+  }
+  return "corrupt";
+}
+
+std::string PartialKey(const PartitionBucket& where) {
+  return fmt::format("{}{}/{}/{}/{}", kPartialPrefix, where.topic, where.partition, where.bucket, where.part);
+}
+
+std::string AlertStateKey() { return std::string(kAlertStateKey); }
+
+std::optional<RecordKey> DecodeRecordKey(std::string_view key) {
+  if (key == kAlertStateKey) return RecordKey{RecordKind::kAlertState, {}};
+  if (!key.starts_with(kPartialPrefix)) return std::nullopt;
+  // Topic names cannot hold '/' (Kafka allows [a-zA-Z0-9._-]): the last three fields are numbers.
+  const std::string_view rest = key.substr(kPartialPrefix.size());
+  std::array<size_t, 3> slash{};  // the last three '/', right to left
+  size_t end = rest.size();
+  for (size_t& at : slash) {
+    at = end == 0 ? std::string_view::npos : rest.rfind('/', end - 1);
+    if (at == std::string_view::npos || at == 0) return std::nullopt;
+    end = at;
+  }
+  RecordKey k;
+  k.where.topic = std::string(rest.substr(0, slash[2]));
+  if (k.where.topic.find('/') != std::string::npos) return std::nullopt;
+  auto field = [&](size_t i) {
+    return rest.substr(slash[i] + 1, (i == 0 ? rest.size() : slash[i - 1]) - slash[i] - 1);
+  };
+  if (!ParseInt(field(2), k.where.partition) || k.where.partition < 0) return std::nullopt;
+  if (!ParseInt(field(1), k.where.bucket)) return std::nullopt;
+  if (!ParseInt(field(0), k.where.part) || k.where.part >= kMaxPartialParts) return std::nullopt;
+  if (PartialKey(k.where) != key) return std::nullopt;  // not canonical: "01", "-0"
+  return k;
+}
+
+std::string EncodePartial(const PartialRecord& p, const Symbols& symbols) {
+  ByteWriter w;
+  w.Str(p.where.topic);
+  w.I64(p.where.partition);
+  w.I64(p.where.bucket);
+  w.U64(p.where.part);
+  w.U64(p.parts);
+  w.I64(p.bucket_ms);
+  w.I64(p.source_offset);
+  w.I64(p.stream_time_ms);
+  w.Str(p.owner);
+  EncodeSeriesSet(p.series, symbols, w);
+  return Frame(RecordKind::kPartial, w.bytes());
+}
+
+std::string EncodeAlertState(const AlertStateRecord& a) {
+  ByteWriter w;
+  w.Str(a.holder);
+  w.I64(a.evaluated_ms);
+  w.Str(a.state);
+  return Frame(RecordKind::kAlertState, w.bytes());
+}
+
+RecordResult DecodeRecord(std::string_view key, std::optional<std::string_view> value, Symbols& symbols) {
+  const std::optional<RecordKey> k = DecodeRecordKey(key);
+  if (!k) return Reject(RecordReject::kCorrupt, "not an aggregates-topic key");
+  if (!value) {
+    if (k->kind != RecordKind::kPartial) {
+      return Reject(RecordReject::kKeyMismatch, "a tombstone under the alert-state key");
+    }
+    return AggregatesRecord(Tombstone{k->where});
+  }
+  const std::string_view v = *value;
+  const size_t magic = std::min(v.size(), kAggregatesMagic.size());
+  if (v.substr(0, magic) != kAggregatesMagic.substr(0, magic)) {
+    return Reject(RecordReject::kCorrupt, "bad magic");
+  }
+  if (v.size() < kHeaderBytes) {
+    return Reject(RecordReject::kTruncated, fmt::format("{} bytes, shorter than the header", v.size()));
+  }
+  const auto version = static_cast<uint32_t>(GetFixed(v, 8, 4));
+  if (version != kAggregatesFormatVersion) {
+    return Reject(RecordReject::kUnknownVersion,
+                  fmt::format("format version {} (this build reads {})", version, kAggregatesFormatVersion));
+  }
+  const auto kind = static_cast<uint8_t>(v[12]);
+  const uint64_t length = GetFixed(v, 13, 8);
+  if (length > v.size() - kHeaderBytes) {
+    return Reject(RecordReject::kTruncated,
+                  fmt::format("payload is {} bytes, header says {}", v.size() - kHeaderBytes, length));
+  }
+  if (length < v.size() - kHeaderBytes) return Reject(RecordReject::kCorrupt, "bytes after the payload");
+  const std::string_view payload = v.substr(kHeaderBytes, length);
+  if (Hash64(payload) != GetFixed(v, 21, 8)) return Reject(RecordReject::kCorrupt, "checksum mismatch");
+  if (kind != static_cast<uint8_t>(RecordKind::kPartial) &&
+      kind != static_cast<uint8_t>(RecordKind::kAlertState)) {
+    return Reject(RecordReject::kCorrupt, fmt::format("unknown record kind {}", kind));
+  }
+  if (kind != static_cast<uint8_t>(k->kind)) {
+    return Reject(RecordReject::kKeyMismatch, "the value's kind is not the key's");
+  }
+  return k->kind == RecordKind::kPartial ? DecodePartialPayload(payload, k->where, symbols)
+                                         : DecodeAlertPayload(payload);
+}
+
+}  // namespace seismo

@@ -1,0 +1,254 @@
+// Aggregates-topic records (ADR 0023): keys, round trips of both kinds, and each
+// reason a record is rejected — corrupt, truncated, unknown version, key/value
+// mismatch — never half-read.
+#include "seismo/cluster/record.h"
+
+#include <gtest/gtest.h>
+
+#include "seismo/core/bytes.h"
+#include "seismo/core/hash.h"
+#include "support/keys.h"
+
+namespace seismo {
+namespace {
+
+constexpr int64_t kMinute = 60'000;
+constexpr int64_t kBucket = 29'916'666;  // 2026-11-18T…Z in minutes
+
+PartialRecord SamplePartial(Symbols& symbols) {
+  PartialRecord p;
+  p.where = {"telemetry.main", 3, kBucket, 0};
+  p.bucket_ms = kMinute;
+  p.source_offset = 123'456;
+  p.stream_time_ms = kBucket * kMinute + 59'000;
+  p.owner = "node-b:8080";
+  SeriesImage hang;
+  hang.key = test::Key(symbols, Table::kHangs,
+                       {"bhr", "nightly", "Linux", "20261101", "parent", "Gecko", "sig",
+                        "a\x1e"
+                        "b\x1e"
+                        "c"});
+  hang.first_ms = kBucket * kMinute + 5;
+  hang.installs.Add(Hash64("client-1"));
+  hang.entries.push_back({kBucket, {7000, 3}, {}});
+  SeriesImage crash;
+  crash.key =
+      test::Key(symbols, Table::kCrashes,
+                {"release", "Firefox", "146.0", "20261117090501", "Linux", "parent", "parent", "sig"});
+  crash.first_ms = kBucket * kMinute + 1;
+  crash.installs.Add(Hash64("client-2"));
+  crash.entries.push_back({kBucket, {2, 1}, crash.installs});
+  p.series = {hang, crash};
+  return p;
+}
+
+// Rebuilds a value's frame around `payload` with a given version and kind (a record
+// as another writer would make it).
+std::string Framed(uint32_t version, uint8_t kind, std::string_view payload) {
+  ByteWriter w;
+  for (char c : kAggregatesMagic) w.U8(static_cast<uint8_t>(c));
+  for (int i = 0; i < 4; ++i) w.U8(static_cast<uint8_t>((version >> (8 * i)) & 0xff));
+  w.U8(kind);
+  w.Fixed64(payload.size());
+  w.Fixed64(Hash64(payload));
+  return w.Take() + std::string(payload);
+}
+
+constexpr size_t kHeader = 29;
+
+TEST(AggregatesKey, PartialKeysNameTopicPartitionBucketAndPart) {
+  const PartitionBucket where{"telemetry.main", 3, kBucket, 2};
+  EXPECT_EQ(PartialKey(where), "p/telemetry.main/3/29916666/2");
+  const auto k = DecodeRecordKey(PartialKey(where));
+  ASSERT_TRUE(k);
+  EXPECT_EQ(k->kind, RecordKind::kPartial);
+  EXPECT_EQ(k->where, where);
+  EXPECT_EQ(PartialKey({"t", 0, -5, 0}), "p/t/0/-5/0");
+  EXPECT_EQ(DecodeRecordKey("p/t/0/-5/0")->where.bucket, -5);
+  EXPECT_EQ(DecodeRecordKey(AlertStateKey())->kind, RecordKind::kAlertState);
+}
+
+TEST(AggregatesKey, MalformedKeysAreNotKeys) {
+  for (std::string_view bad :
+       {"", "p/", "p/t/1/2", "p//1/2/0", "p/t/x/2/0", "p/t/1/2x/0", "p/t/-1/2/0", "p/t/+1/2/0", "p/t/1/2/-1",
+        "p/t/1/2/1024", "p/a/b/1/2/0", "q/t/1/2/0", "a/other", "p/t/99999999999/2/0", "p/t/1/2/",
+        "p/t/01/2/0", "p/t/1/-0/0", "p/t/1/02/0", "p/t/1/2/00"}) {
+    EXPECT_FALSE(DecodeRecordKey(bad)) << bad;
+  }
+}
+
+TEST(AggregatesRecord, PartialRoundTripsThroughAnotherProcessSymbols) {
+  Symbols writer;
+  const PartialRecord p = SamplePartial(writer);
+  const std::string value = EncodePartial(p, writer);
+  Symbols reader;  // ids are the writer's own: the record carries its texts
+  reader.Intern("something else first");
+  RecordResult r = DecodeRecord(PartialKey(p.where), value, reader);
+  ASSERT_TRUE(r.ok()) << r.detail();
+  const auto& q = std::get<PartialRecord>(r.value());
+  EXPECT_EQ(q.where, p.where);
+  EXPECT_EQ(q.bucket_ms, kMinute);
+  EXPECT_EQ(q.source_offset, 123'456);
+  EXPECT_EQ(q.stream_time_ms, p.stream_time_ms);
+  EXPECT_EQ(q.owner, "node-b:8080");
+  ASSERT_EQ(q.series.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(test::KeyText(q.series[i].key, reader), test::KeyText(p.series[i].key, writer));
+    EXPECT_EQ(q.series[i].first_ms, p.series[i].first_ms);
+    EXPECT_EQ(q.series[i].installs.Estimate(), p.series[i].installs.Estimate());
+    ASSERT_EQ(q.series[i].entries.size(), 1u);
+    EXPECT_EQ(q.series[i].entries[0].bucket, kBucket);
+    EXPECT_EQ(q.series[i].entries[0].v, p.series[i].entries[0].v);
+  }
+  EXPECT_EQ(q.series[1].entries[0].installs.Estimate(), 1.0 * p.series[1].entries[0].installs.Estimate());
+}
+
+TEST(AggregatesRecord, AlertStateRoundTrips) {
+  const AlertStateRecord a{"host-a:8080", 1'795'000'060'000, std::string("state\0bytes", 11)};
+  Symbols symbols;
+  RecordResult r = DecodeRecord(AlertStateKey(), EncodeAlertState(a), symbols);
+  ASSERT_TRUE(r.ok()) << r.detail();
+  const auto& b = std::get<AlertStateRecord>(r.value());
+  EXPECT_EQ(b.holder, a.holder);
+  EXPECT_EQ(b.evaluated_ms, a.evaluated_ms);
+  EXPECT_EQ(b.state, a.state);
+}
+
+TEST(AggregatesRecord, NullValueUnderAPartialKeyIsATombstone) {
+  Symbols symbols;
+  RecordResult r = DecodeRecord("p/telemetry.main/3/29916666/1", std::nullopt, symbols);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(std::get<Tombstone>(r.value()).where, (PartitionBucket{"telemetry.main", 3, kBucket, 1}));
+}
+
+class Rejected : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    partial_ = SamplePartial(symbols_);
+    key_ = PartialKey(partial_.where);
+    value_ = EncodePartial(partial_, symbols_);
+  }
+  void ExpectRejected(std::string_view key, std::optional<std::string_view> value, RecordReject reason) {
+    RecordResult r = DecodeRecord(key, value, symbols_);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(RecordRejectName(r.reason()), RecordRejectName(reason)) << r.detail();
+    EXPECT_FALSE(r.detail().empty());
+  }
+  std::string payload() const { return value_.substr(kHeader); }
+
+  Symbols symbols_;
+  PartialRecord partial_;
+  std::string key_, value_;
+};
+
+TEST_F(Rejected, CorruptWhenAByteOfThePayloadFlips) {
+  for (size_t at : {kHeader, kHeader + 5, value_.size() / 2, value_.size() - 1}) {
+    std::string bad = value_;
+    bad[at] = static_cast<char>(bad[at] ^ 0x20);
+    ExpectRejected(key_, bad, RecordReject::kCorrupt);
+  }
+}
+
+TEST_F(Rejected, CorruptWhenTheMagicIsNotOurs) {
+  std::string bad = value_;
+  bad[3] = 'X';
+  ExpectRejected(key_, bad, RecordReject::kCorrupt);
+  ExpectRejected(key_, "{\"json\":1}", RecordReject::kCorrupt);
+}
+
+TEST_F(Rejected, CorruptWhenTheKeyIsNotAnAggregatesKey) {
+  ExpectRejected("telemetry.main-3-29916666", value_, RecordReject::kCorrupt);
+}
+
+TEST_F(Rejected, CorruptWhenBytesFollowThePayload) {
+  // The checksum covers the stated payload only: the extra bytes are caught by the length.
+  ExpectRejected(key_, value_ + "x", RecordReject::kCorrupt);
+}
+
+TEST_F(Rejected, CorruptWhenTheKindIsUnknownOrThePayloadUndecodable) {
+  ExpectRejected(key_, Framed(kAggregatesFormatVersion, 9, payload()), RecordReject::kCorrupt);
+  // A valid frame (checksum right) around a payload cut short: a writer's bug.
+  const std::string cut = payload().substr(0, payload().size() - 3);
+  ExpectRejected(key_, Framed(kAggregatesFormatVersion, 1, cut), RecordReject::kCorrupt);
+  ExpectRejected(AlertStateKey(),
+                 Framed(kAggregatesFormatVersion, 2,
+                        "\x05"
+                        "ab"),
+                 RecordReject::kCorrupt);
+}
+
+TEST_F(Rejected, TruncatedWhenShorterThanTheHeaderOrTheStatedLength) {
+  for (size_t n : {size_t{4}, size_t{8}, kHeader - 1, kHeader, value_.size() - 1}) {
+    ExpectRejected(key_, std::string_view(value_).substr(0, n), RecordReject::kTruncated);
+  }
+}
+
+TEST_F(Rejected, UnknownVersionWhateverFollows) {
+  ExpectRejected(key_, Framed(kAggregatesFormatVersion + 1, 1, payload()), RecordReject::kUnknownVersion);
+  ExpectRejected(key_, Framed(0, 1, payload()), RecordReject::kUnknownVersion);
+  // A newer writer may lay out everything after the version differently.
+  std::string newer = Framed(kAggregatesFormatVersion + 1, 1, "");
+  newer.resize(kHeader, '\xff');
+  ExpectRejected(key_, newer, RecordReject::kUnknownVersion);
+}
+
+TEST_F(Rejected, KeyMismatchWhenTheValueIsAnotherPartitionOrBucket) {
+  for (PartitionBucket other :
+       {PartitionBucket{"telemetry.bhr", 3, kBucket, 0}, PartitionBucket{"telemetry.main", 4, kBucket, 0},
+        PartitionBucket{"telemetry.main", 3, kBucket + 1, 0},
+        PartitionBucket{"telemetry.main", 3, kBucket, 1}}) {
+    ExpectRejected(PartialKey(other), value_, RecordReject::kKeyMismatch);
+  }
+}
+
+TEST_F(Rejected, KeyMismatchWhenASeriesBelongsToAnotherPart) {
+  // Two parts: each series belongs to the part its content hash names.
+  PartialRecord p = partial_;
+  p.parts = 2;
+  const uint32_t home = static_cast<uint32_t>(KeyContentHash(p.series[0].key, symbols_) % 2);
+  p.series = {partial_.series[0]};
+  p.where.part = home;
+  RecordResult ok = DecodeRecord(PartialKey(p.where), EncodePartial(p, symbols_), symbols_);
+  EXPECT_TRUE(ok.ok()) << ok.detail();
+  p.where.part = 1 - home;
+  ExpectRejected(PartialKey(p.where), EncodePartial(p, symbols_), RecordReject::kKeyMismatch);
+  // A part beyond the parts the value says the bucket has.
+  p.parts = 1;
+  p.series.clear();
+  p.where.part = 1;
+  ExpectRejected(PartialKey(p.where), EncodePartial(p, symbols_), RecordReject::kKeyMismatch);
+}
+
+TEST_F(Rejected, CorruptWhenThePartCountIsNotAPowerOfTwoUpToTheLimit) {
+  for (uint32_t parts : {0u, 3u, 2048u}) {
+    PartialRecord p = partial_;
+    p.series.clear();
+    p.parts = parts;
+    ExpectRejected(key_, EncodePartial(p, symbols_), RecordReject::kCorrupt);
+  }
+}
+
+TEST_F(Rejected, KeyMismatchWhenASeriesHoldsAnotherBucket) {
+  PartialRecord p = partial_;
+  p.series[1].entries[0].bucket = kBucket - 1;
+  ExpectRejected(key_, EncodePartial(p, symbols_), RecordReject::kKeyMismatch);
+  p = partial_;
+  p.series[0].entries.push_back({kBucket, {1, 1}, {}});
+  ExpectRejected(key_, EncodePartial(p, symbols_), RecordReject::kKeyMismatch);
+}
+
+TEST_F(Rejected, KeyMismatchWhenTheKindsDiffer) {
+  ExpectRejected(AlertStateKey(), value_, RecordReject::kKeyMismatch);
+  ExpectRejected(key_, EncodeAlertState({"a", 0, "s"}), RecordReject::kKeyMismatch);
+  ExpectRejected(AlertStateKey(), std::nullopt, RecordReject::kKeyMismatch);
+}
+
+TEST(RecordRejectNames, AreStable) {
+  EXPECT_EQ(RecordRejectName(RecordReject::kCorrupt), "corrupt");
+  EXPECT_EQ(RecordRejectName(RecordReject::kTruncated), "truncated");
+  EXPECT_EQ(RecordRejectName(RecordReject::kUnknownVersion), "unknown_version");
+  EXPECT_EQ(RecordRejectName(RecordReject::kKeyMismatch), "key_mismatch");
+}
+
+}  // namespace
+}  // namespace seismo
