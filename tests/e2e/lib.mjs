@@ -76,6 +76,24 @@ export async function screenshot(page, name) {
   await page.screenshot({path: path.join(SHOTS, name + '.png'), fullPage: true});
 }
 
+// Screenshots at a wide desktop (1600 px) and a phone (414 px) width: <name>-1600.png and
+// <name>-414.png; the viewport is the laptop's again afterwards.
+export async function screenshotWidths(page, name) {
+  for (const width of [1600, 414]) {
+    await page.setViewportSize({width, height: 900});
+    await screenshot(page, `${name}-${width}`);
+  }
+  await page.setViewportSize({width: 1366, height: 768});
+}
+
+// GET /api/v1/<path> expecting a 400: the {"error"} message.
+export async function apiError(p, params = {}) {
+  const url = `${BASE_URL}/api/v1/${p}?${new URLSearchParams(params)}`;
+  const res = await fetch(url);
+  assert.equal(res.status, 400, `${url} answered ${res.status}`);
+  return (await res.json()).error;
+}
+
 // "1,234.5 ms" -> 1234.5; "×2.35" -> 2.35; "9.7 %" -> 9.7; "—" -> null.
 export function parseNum(text) {
   const t = String(text).replace(/[,\s×%]|ms\/h|h$/g, '');

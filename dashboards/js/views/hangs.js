@@ -2,7 +2,7 @@
 // counts per usage hour, the top stacks of a signature on click, a flame
 // graph and a trend chart of the same selection.
 
-import {h, table} from '../dom.js';
+import {h, note, table} from '../dom.js';
 import * as api from '../api.js';
 import * as fmt from '../format.js';
 import {lineChart, flameGraph} from '../charts.js';
@@ -126,20 +126,31 @@ function breadcrumb(ctx) {
   return h('nav', {class: 'crumbs', 'aria-label': 'Selection'}, h('ol', {}, parts));
 }
 
-function selectionText(ctx, source) {
+function selectionText(ctx, source, date) {
   const bits = [`${source} hangs`];
-  for (const k of ['build_date', 'thread', 'signature', 'channel', 'os', 'process', 'build_id']) {
-    const v = ctx.params.get(k);
+  for (const k of ['build_date', 'thread', 'signature', 'channel', 'os', 'process']) {
+    const v = k === 'build_date' ? date : ctx.params.get(k);
     if (v) bits.push(`${k.replace('_', ' ')} ${v}`);
   }
   return bits.join(' · ');
 }
 
+// Hangs are kept per build date, not per build (the API refuses build_id): a Build ID
+// filter selects its build date, and the page says so.
+function buildDateOf(p) {
+  const id = p.get('build_id');
+  if (!id) return {date: p.get('build_date') || undefined, buildNote: null};
+  const date = p.get('build_date') || id.slice(0, 8);
+  return {date, buildNote: note(`Hangs are recorded per build date, not per build: Build ID ${id} selects `
+    + `build date ${fmt.buildId(date)} (every build of that day).`, 'hangs-build-note')};
+}
+
 export async function render(ctx) {
   const p = ctx.params;
+  const {date, buildNote} = buildDateOf(p);
   const lv = level(p);
-  const sel = {...ctx.filters, source: p.get('source') || undefined,
-    build_date: p.get('build_date') || undefined, thread: p.get('thread') || undefined,
+  const sel = {...ctx.filters, build_id: undefined, source: p.get('source') || undefined,
+    build_date: date, thread: p.get('thread') || undefined,
     signature: p.get('signature') || undefined};
   const limit = Math.min(1000, Math.max(1, Number(p.get('limit')) || DEFAULT_ROWS));
   const [list, ts, tree] = await Promise.all([
@@ -164,8 +175,9 @@ export async function render(ctx) {
 
   return h('div', {class: 'view view-hangs'},
     h('h1', {class: 'visually-hidden'}, 'Hangs'),
+    buildNote,
     section('Hangs', {id: 'hang-table', testid: 'hang-table', actions: controls,
-      subtitle: `window ${list.window ?? '—'} · ${selectionText(ctx, source)}`},
+      subtitle: `window ${list.window ?? '—'} · ${selectionText(ctx, source, date)}`},
     breadcrumb(ctx),
     facts([['Usage in selection', `${fmt.num(list.usage_hours)} h`, {'data-testid': 'usage-hours'}],
       ['Rows', `${fmt.int(rows.length)}${rows.length >= limit ? ` (top ${limit})` : ''}`]]),

@@ -2,7 +2,8 @@
 // graph and trend chart, filters in the URL.
 import {test, before, after} from 'node:test';
 import assert from 'node:assert/strict';
-import {launch, api, open, settled, screenshot, tableRows, assertShown, parseNum, drawnPoints, BASE_URL} from '../lib.mjs';
+import {launch, api, apiError, open, settled, screenshot, screenshotWidths, tableRows, assertShown, parseNum, drawnPoints,
+  BASE_URL} from '../lib.mjs';
 
 let b;
 let page;
@@ -111,4 +112,35 @@ test('filters live in the URL: a shared link shows the same selection', async ()
   assert.equal(await other.inputValue('#filters input[name="channel"]'), channel);
   await other.close();
   assert.ok(url.startsWith(BASE_URL));
+});
+
+// Issue 20, item 1: hangs are kept per build date, so a Build ID filter cannot narrow
+// them. The API refuses build_id and version (a 400 naming the parameter); the page
+// shows the build's date, and says so, instead of every build date.
+test('a Build ID filter selects its build date on Hangs, with a visible note', async () => {
+  const byDate = await api('hangs', {by: 'build_date', limit: 1000});
+  assert.ok(byDate.rows.length > 1, 'the corpus has hangs of several build dates');
+  const dates = new Set(byDate.rows.map((r) => r.build_date));
+  const build = (await api('builds', {limit: 1000})).builds.find((x) => dates.has(x.build_id.slice(0, 8)));
+  assert.ok(build, 'a build whose date has hangs');
+  const date = build.build_id.slice(0, 8);
+  for (const path of ['hangs', 'hangs/timeseries', 'hangs/flamegraph']) {
+    assert.match(await apiError(path, {build_id: build.build_id}), /^build_id: hangs are kept per build date/, path);
+    assert.match(await apiError(path, {version: build.version}), /^version: hangs are kept per build date/, path);
+  }
+
+  await open(page, `hangs?build_id=${build.build_id}`);
+  const shown = await page.textContent('[data-testid="hangs-build-note"]');
+  assert.ok(shown.includes(build.build_id) && shown.includes(`${date.slice(0, 4)}-${date.slice(4, 6)}-${date.slice(6)}`),
+    shown);
+  const want = await api('hangs', {by: 'build_date', build_date: date, limit: 25});
+  assertRowsMatch(await tableRows(page, 'hangs-table'), want.rows, (r) => r.build_date);
+  assert.deepEqual((await tableRows(page, 'hangs-table')).map((r) => r.key), [date], 'only the build\'s date');
+  assertShown(await page.textContent('[data-testid="usage-hours"] dd'), want.usage_hours, 'usage hours');
+  // The flame graph is the same selection's.
+  const tree = await api('hangs/flamegraph', {build_date: date, format: 'tree'});
+  const label = await page.locator('[data-testid="flamegraph"] g.frame').first().getAttribute('aria-label');
+  assert.equal(parseNum(/— ([\d,]+) ms/.exec(label)[1]), Math.round(tree.hang_ms));
+  await screenshotWidths(page, 'hangs-build-id');
+  assert.deepEqual(b.errors, []);
 });

@@ -165,6 +165,26 @@ TEST_F(ApiTest, WindowsComeFromTheSnapshotOnceThereIsOne) {
   EXPECT_EQ(j.root["window"].get_string().value(), "2h");
 }
 
+// A process filter names SPEC §2's normalised processes or one the data holds
+// (others pass through lower-cased); anything else is a 400, not an empty list.
+TEST_F(ApiTest, AnUnknownProcessIs400NamingIt) {
+  World w;
+  w.Usage("bhr", "Linux", kHour, 0);
+  w.Hang("bhr", "Linux", "vr", "Gecko", {"root", "A"}, 1000, 1, 0);
+  w.Crash("S", "forkserver", "other", "i1", 0);
+  provider_.SetSnapshot(w.Build());
+  ApiAnswer bad = Get("/api/v1/crashes/top", "process=bogus");
+  EXPECT_EQ(bad.status, 400);
+  EXPECT_EQ(bad.body,
+            R"x({"error":"process: unknown process 'bogus' (parent, content, gpu, rdd, socket, utility, gmplugin, )x"
+            R"x(plugin, another one in the data, or any)"})x");
+  EXPECT_EQ(Get("/api/v1/hangs", "process=bogus").status, 400);
+  EXPECT_EQ(Get("/api/v1/hangs", "process=Parent").status, 400);  // names are lower-case
+  for (const char* ok : {"process=vr", "process=forkserver", "process=gpu", "process=any", "process=plugin"}) {
+    EXPECT_EQ(Get("/api/v1/crashes/top", ok).status, 200) << ok;
+  }
+}
+
 TEST(Metrics, ExpositionHasHelpTypeAndHistogram) {
   RecordCounts c;
   c.by_kind = {10, 0, 2};

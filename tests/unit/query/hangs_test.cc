@@ -67,6 +67,12 @@ TEST_F(HangsTest, OsFilterNarrowsNumeratorAndDenominator) {
   EXPECT_EQ(rows.at(1)["hang_ms_per_hour"].get_double().value(), 500.0);
 }
 
+TEST_F(HangsTest, OsFilterIgnoresCase) {
+  EXPECT_EQ(Hangs("os=linux"), Hangs("os=Linux"));
+  Json j(Hangs("os=LINUX"));
+  EXPECT_EQ(j.root["usage_hours"].get_double().value(), 2.0);
+}
+
 TEST_F(HangsTest, ThreadFilterKeepsTheDenominator) {
   Json j(Hangs("thread=Gecko"));
   EXPECT_EQ(j.root["usage_hours"].get_double().value(), 3.0);
