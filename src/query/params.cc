@@ -188,6 +188,9 @@ Result<Query> ParseQuery(Endpoint endpoint, const Params& params, const std::vec
       } else {
         return Bad(name, fmt::format("unknown format '{}' (tree or collapsed)", value));
       }
+    } else if (name == "sparklines" && endpoint == Endpoint::kCrashesTop) {
+      if (value != "0" && value != "1") return Bad(name, fmt::format("'{}' is not 0 or 1", value));
+      q.sparklines = value == "1";
     } else if ((name == "rule" || name == "state") && endpoint == Endpoint::kAlerts) {
       if (value.empty()) return Bad(name, "empty value");
       if (name == "state" && std::find(kAlertStates.begin(), kAlertStates.end(), value) == kAlertStates.end()) {

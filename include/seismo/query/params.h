@@ -66,6 +66,7 @@ struct Query {
   size_t limit = 50;      // 1..1000
   HangsBy by = HangsBy::kSignature;
   FlameFormat format = FlameFormat::kTree;
+  bool sparklines = false;                 // /crashes/top only: sparklines=1 adds each row's trend
   std::optional<std::string> alert_rule;   // /alerts only: rule=
   std::optional<std::string> alert_state;  // /alerts only: state=
 };

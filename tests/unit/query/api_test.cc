@@ -38,7 +38,7 @@ TEST_F(ApiTest, BeforeTheFirstSnapshotListsAreEmpty) {
     Json j(a.body);
     EXPECT_EQ(j.root["window"].get_string().value(), "24h") << path;
   }
-  EXPECT_EQ(Get("/api/v1/crashes/top").body, R"({"window":"24h","total":0,"usage_hours":0,"rows":[]})");
+  EXPECT_EQ(Get("/api/v1/crashes/top").body, R"({"window":"24h","total":0,"usage_hours":0,"previous_total":null,"rows":[]})");
   EXPECT_EQ(Get("/api/v1/hangs/flamegraph", "format=collapsed").content_type, "text/plain; charset=utf-8");
   EXPECT_EQ(Get("/api/v1/hangs/flamegraph", "format=collapsed").body, "");
 }

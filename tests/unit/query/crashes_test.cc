@@ -36,7 +36,7 @@ class CrashesTest : public ::testing::Test {
 
 TEST_F(CrashesTest, TopCrashersRankShareRateAndRankChange) {
   EXPECT_EQ(Top(""),
-            R"({"window":"24h","total":6,"usage_hours":2,"rows":[)"
+            R"({"window":"24h","total":6,"usage_hours":2,"previous_total":8,"rows":[)"
             R"({"rank":1,"signature":"X","count":3,"share":50,"rate_per_1000h":1500,"installs":3,)"
             R"("previous_rank":3,"rank_change":2,"is_new":false},)"
             R"({"rank":2,"signature":"Y","count":2,"share":33.333333333333336,"rate_per_1000h":1000,"installs":1,)"
@@ -64,21 +64,25 @@ TEST_F(CrashesTest, ProcessFilterRanksWithinTheProcess) {
   EXPECT_EQ(j.root["usage_hours"].get_double().value(), 2.0);
 }
 
-TEST_F(CrashesTest, WeekWithEmptyPreviousWeekIsAllNew) {
+// Right after start the previous window is empty: no previous data, so nothing is "new".
+TEST_F(CrashesTest, WeekWithEmptyPreviousWeekHasNoPreviousData) {
   Json j(Top("window=7d"));
   EXPECT_EQ(j.root["total"].get_int64().value(), 14);
+  EXPECT_EQ(j.root["previous_total"].get_int64().value(), 0);
   auto rows = j.root["rows"].get_array().value();
   ASSERT_EQ(rows.size(), 4u);
   const char* order[] = {"Y", "X", "W", "Z"};
   for (size_t i = 0; i < 4; ++i) {
     EXPECT_EQ(rows.at(i)["signature"].get_string().value(), order[i]);
     EXPECT_EQ(rows.at(i)["rank"].get_int64().value(), static_cast<int64_t>(i + 1));
-    EXPECT_TRUE(rows.at(i)["is_new"].get_bool().value());
+    EXPECT_FALSE(rows.at(i)["is_new"].get_bool().value());
+    EXPECT_TRUE(rows.at(i)["previous_rank"].is_null());
   }
 }
 
 TEST_F(CrashesTest, AllHasNoPreviousWindow) {
   Json j(Top("window=all"));
+  EXPECT_TRUE(j.root["previous_total"].is_null());
   auto rows = j.root["rows"].get_array().value();
   ASSERT_EQ(rows.size(), 4u);
   for (auto row : rows) {
@@ -86,6 +90,39 @@ TEST_F(CrashesTest, AllHasNoPreviousWindow) {
     EXPECT_TRUE(row["rank_change"].is_null());
     EXPECT_FALSE(row["is_new"].get_bool().value());
   }
+}
+
+// sparklines=1: each row's counts in 48 bins of the 24 h axis (1440 one-minute points),
+// from the selection's first crash at t0-2h: 121 points, point i in bin i*48/121, so
+// t0-2h -> bin 0, t0-61m (point 59) -> bin 23, t0 (point 120) -> bin 47.
+TEST(CrashSparklines, RowsCarryTheirCountsPerBinFromTheFirstCrash) {
+  World w;
+  w.Crash("A", "parent", "parent", "a", 2 * kHour);
+  for (int i = 0; i < 2; ++i) w.Crash("A", "parent", "parent", "b", 61 * kMin);
+  w.Crash("A", "parent", "parent", "c", 0);
+  w.Crash("B", "content", "content", "d", 61 * kMin);
+  auto snap = w.Build();
+  const std::string body = CrashesTopJson(*snap, Q(Endpoint::kCrashesTop, "sparklines=1"));
+  Json j(body);
+  ASSERT_EQ(j.root["rows"].get_array().value().size(), 2u) << body;
+  EXPECT_EQ(j.root["trend_from"].get_string().value(), "2026-11-20T10:00:00.000Z");
+  EXPECT_EQ(j.root["trend_bins"].get_int64().value(), 48);
+  auto rows = j.root["rows"].get_array().value();
+  auto trend = [&rows](size_t row) {
+    std::vector<int64_t> out;
+    simdjson::dom::array values;
+    EXPECT_EQ(rows.at(row)["trend"].get(values), simdjson::SUCCESS);
+    for (auto v : values) out.push_back(v.get_int64().value());
+    return out;
+  };
+  std::vector<int64_t> a(48), b(48);
+  a[0] = 1, a[23] = 2, a[47] = 1;
+  b[23] = 1;
+  EXPECT_EQ(trend(0), a);
+  EXPECT_EQ(trend(1), b);
+  // Without the parameter the answer has no trends.
+  Json plain(CrashesTopJson(*snap, Q(Endpoint::kCrashesTop, "")));
+  EXPECT_TRUE(plain.root["trend_bins"].error());
 }
 
 TEST_F(CrashesTest, UnknownBuildHasNoUsageSoNullRate) {
