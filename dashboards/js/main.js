@@ -128,6 +128,8 @@ function syncChrome(route) {
     const input = form.elements[k];
     if (input && document.activeElement !== input) input.value = route.params.get(k) || '';
   }
+  // Alerts are the engine's current list: a window does not narrow them.
+  $('f-window').closest('label').hidden = route.key === 'alerts';
   const view = VIEWS[route.key];
   document.title = `seismo — ${view.title}`;
 }

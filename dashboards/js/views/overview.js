@@ -157,7 +157,8 @@ function alertsPanel(ctx, list) {
   return section('Active alerts', {id: 'active-alerts', testid: 'active-alerts', actions: link},
     h('div', {class: 'scroll'}, table({caption: 'Firing and pending alerts', hideCaption: true, testid: 'active-alerts-table',
       columns: [{label: 'State'}, {label: 'Rule'}, {label: 'Signature / build'},
-        {label: 'Ratio', num: true}, {label: 'p-value', num: true}, {label: 'Since'}],
+        {label: 'Ratio', num: true}, {label: 'p-value', num: true},
+        {label: 'Since (stream time)', title: 'first seen, counted back from the latest event seen (stream time), not the clock'}],
       rows: active.slice(0, 10).map((a) => {
         const f = alertFields(a);
         return h('tr', {'data-rule': f.rule, 'data-channel': f.channel ?? '', 'data-build': f.build ?? '',
@@ -167,7 +168,8 @@ function alertsPanel(ctx, list) {
             h('div', {class: 'muted small'}, [f.channel, f.os, f.build].filter(Boolean).join(' · '))),
           h('td', {class: 'num', 'data-testid': 'ratio'}, fmt.ratio(f.ratio)),
           h('td', {class: 'num', 'data-testid': 'p-value'}, fmt.pValue(f.p_value)),
-          h('td', {class: 'nowrap'}, fmt.relative(f.first_seen)));
+          h('td', {class: 'nowrap', title: fmt.timestamp(f.first_seen), 'data-testid': 'since'},
+            fmt.relative(f.first_seen, fmt.toMs(ctx.status?.stream_time) ?? Date.now())));
       })})));
 }
 
