@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import assert from 'node:assert/strict';
 import {spawn} from 'node:child_process';
+import net from 'node:net';
 
 export const BASE_URL = (process.env.SEISMO_URL || 'http://127.0.0.1:8080').replace(/\/$/, '');
 export const SHOTS = process.env.E2E_SCREENSHOTS || path.resolve('build/e2e-screenshots');
@@ -173,4 +174,13 @@ export function lineCount(file) {
 export async function settledAt(documents, opts = {}) {
   await eventually(async () => (await api('status', {}, opts)).documents >= documents, 60000,
     `daemon counted ${documents} documents`);
+}
+
+// A free TCP port on 127.0.0.1 (for a daemon a test starts itself).
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => { const {port} = srv.address(); srv.close(() => resolve(port)); });
+  });
 }

@@ -71,6 +71,8 @@ export async function render(ctx) {
       subtitle: `window ${top.window ?? '—'} · rank change against the previous ${top.window ?? ''} window`},
     top.previous_total === 0 ? note(`No previous data: the previous ${top.window} window holds no crashes of this `
       + 'selection (seismo has not seen that far back yet), so no rank change or "new" is shown.', 'no-previous-note') : null,
+    note('Crash reports only (the Overview\'s crash totals also add main pings\' gpu, plugin and GMP '
+      + 'sub-process crash counts); the Content filter includes content shutdown kills.', 'crashes-definitions'),
     facts([
       ['Crashes', fmt.int(top.total), {'data-testid': 'crash-total'}],
       ['Usage', `${fmt.num(top.usage_hours)} h`, {'data-testid': 'crash-usage'}],

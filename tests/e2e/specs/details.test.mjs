@@ -8,8 +8,7 @@ import {spawn} from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import net from 'node:net';
-import {launch, api, open, screenshotWidths, eventually, BASE_URL} from '../lib.mjs';
+import {launch, api, open, screenshotWidths, eventually, freePort} from '../lib.mjs';
 
 let b;
 let page;
@@ -75,14 +74,6 @@ test('alert times are counted in stream time, and say so', async () => {
   assert.ok(since.length > 0 && since.every((t) => !/ d ago$/.test(t)), JSON.stringify(since));
   assert.match(await page.locator('th', {hasText: 'Since'}).first().textContent(), /stream time/);
 });
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => { const {port} = srv.address(); srv.close(() => resolve(port)); });
-  });
-}
 
 test('a dashboards directory without vendor/ is reported in the daemon log', {skip: !process.env.SEISMO_BIN && 'SEISMO_BIN not set'}, async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'seismo-e2e-novendor-'));

@@ -125,6 +125,32 @@ TEST(CrashSparklines, RowsCarryTheirCountsPerBinFromTheFirstCrash) {
   EXPECT_TRUE(plain.root["trend_bins"].error());
 }
 
+// A gpu crash is counted once: the build's crash reports and its main pings'
+// SUBPROCESS_CRASHES_WITH_DUMP count the same crashes, so gpu is the larger, not the sum.
+//   build A: 2 gpu reports, main pings 1  -> gpu 2;  build B: 1 report, main pings 3 -> gpu 3
+//   A total = 2 (gpu) + 1 (parent) = 3, rate 3 per 2 h = 1500 per 1000 h; B total 3.
+TEST(BuildsGpu, GpuCrashesAreNotCountedTwice) {
+  World w;
+  w.BuildUsage("Linux", 2 * kHour, 4, 1, kHour, "20261117090501");
+  w.Crash("G", "gpu", "gpu", "a", kHour, false, "Linux", "20261117090501");
+  w.Crash("G", "gpu", "gpu", "b", kHour, false, "Linux", "20261117090501");
+  w.Crash("P", "parent", "parent", "c", kHour, false, "Linux", "20261117090501");
+  w.BuildUsage("Linux", kHour, 2, 3, kHour, "20261118090501");
+  w.Crash("G", "gpu", "gpu", "d", kHour, false, "Linux", "20261118090501");
+  auto snap = w.Build();
+  Json j(BuildsJson(*snap, Q(Endpoint::kBuilds, "")));
+  auto builds = j.root["builds"].get_array().value();
+  ASSERT_EQ(builds.size(), 2u);
+  auto b = builds.at(0);  // newest first: 20261118090501
+  EXPECT_EQ(b["crashes"]["gpu"].get_int64().value(), 3);
+  EXPECT_EQ(b["crashes"]["total"].get_int64().value(), 3);
+  auto a = builds.at(1);
+  EXPECT_EQ(a["crashes"]["gpu"].get_int64().value(), 2);
+  EXPECT_EQ(a["crashes"]["parent"].get_int64().value(), 1);
+  EXPECT_EQ(a["crashes"]["total"].get_int64().value(), 3);
+  EXPECT_EQ(a["crash_rate_per_1000h"]["total"].get_double().value(), 1500.0);
+}
+
 TEST_F(CrashesTest, UnknownBuildHasNoUsageSoNullRate) {
   Json j(Top("build_id=20990101000000"));
   EXPECT_EQ(j.root["total"].get_int64().value(), 0);
