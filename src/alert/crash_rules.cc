@@ -8,8 +8,8 @@
 #include <cmath>
 
 #include "round.h"
-#include "seismo/alert/stats.h"
 #include "seismo/aggregate/subprocess_crashes.h"
+#include "seismo/alert/stats.h"
 
 namespace seismo::alert_detail {
 namespace {
@@ -160,9 +160,11 @@ void CrashRulesForBuild(Round& round, const BuildIndex& index, size_t build_at, 
   for (size_t base_at = 0; base_at < baselines.builds.size(); ++base_at) {
     int64_t main_pings = 0;
     for (const SeriesData* usage : baselines.builds[base_at].build->usage) {
-      if (os.Matches(usage->key[build_field::kOs])) main_pings += Sum(*usage, kSubprocessGpu, baselines.builds[base_at].range);
+      if (os.Matches(usage->key[build_field::kOs]))
+        main_pings += Sum(*usage, kSubprocessGpu, baselines.builds[base_at].range);
     }
-    class_base["gpu"] += SubprocessCrashCount(base_gpu_reports[base_at], main_pings) - base_gpu_reports[base_at];
+    class_base["gpu"] +=
+        SubprocessCrashCount(base_gpu_reports[base_at], main_pings) - base_gpu_reports[base_at];
   }
   const double dispersion = SignatureDispersion(snap, options, baselines.exposures, signature_by_base);
 

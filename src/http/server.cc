@@ -149,8 +149,9 @@ Status HttpServer::Start(const HttpServerOptions& options, const StateProvider& 
   }
   // The dashboard's libraries are built into vendor/ by scripts/setup (npm), never fetched.
   if (!root_.empty() && !fs::is_directory(root_ / "vendor", ec)) {
-    spdlog::warn("http: {} has no vendor/ directory: the dashboard's charts cannot load (scripts/setup builds it)",
-                 root_.string());
+    spdlog::warn(
+        "http: {} has no vendor/ directory: the dashboard's charts cannot load (scripts/setup builds it)",
+        root_.string());
   }
   const size_t colon = options_.listen.rfind(':');
   if (colon == std::string::npos || colon + 1 == options_.listen.size()) {

@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <tuple>
 
-#include "seismo/core/json_writer.h"
 #include "seismo/aggregate/subprocess_crashes.h"
+#include "seismo/core/json_writer.h"
 #include "seismo/query/replay_output.h"
 #include "seismo/query/selection.h"
 
@@ -108,7 +108,8 @@ std::string BuildsJson(const Snapshot& snap, const Query& q) {
     const std::string_view channel = snap.Text(row->first[0]), product = snap.Text(row->first[1]),
                            version = snap.Text(row->first[2]), build_id = snap.Text(row->first[3]);
     BuildRow r = row->second;
-    for (size_t i : {kGpu, kPlugin, kGmplugin}) r.crashes[i] = SubprocessCrashCount(r.crashes[i], r.main_pings[i]);
+    for (size_t i : {kGpu, kPlugin, kGmplugin})
+      r.crashes[i] = SubprocessCrashCount(r.crashes[i], r.main_pings[i]);
     const std::string_view build_date = build_id.substr(0, 8);
     w.BeginObject();
     w.Key("channel").String(channel);

@@ -73,7 +73,8 @@ struct Trends {
   std::vector<std::vector<int64_t>> rows;  // per row of the answer
 };
 
-Trends RowTrends(const Snapshot& snap, const Query& q, const std::vector<std::pair<std::array<Sym, 1>, int64_t>>& rows) {
+Trends RowTrends(const Snapshot& snap, const Query& q,
+                 const std::vector<std::pair<std::array<Sym, 1>, int64_t>>& rows) {
   const TimeAxis axis = AxisFor(snap, q.window_ms);
   absl::flat_hash_map<Sym, size_t> row_of;
   for (size_t i = 0; i < rows.size(); ++i) row_of[rows[i].first[0]] = i;

@@ -193,7 +193,8 @@ Result<Query> ParseQuery(Endpoint endpoint, const Params& params, const std::vec
       q.sparklines = value == "1";
     } else if ((name == "rule" || name == "state") && endpoint == Endpoint::kAlerts) {
       if (value.empty()) return Bad(name, "empty value");
-      if (name == "state" && std::find(kAlertStates.begin(), kAlertStates.end(), value) == kAlertStates.end()) {
+      if (name == "state" &&
+          std::find(kAlertStates.begin(), kAlertStates.end(), value) == kAlertStates.end()) {
         return Bad(name, fmt::format("unknown state '{}' (firing, pending or resolved)", value));
       }
       (name == "rule" ? q.alert_rule : q.alert_state) = value;

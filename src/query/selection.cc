@@ -81,7 +81,7 @@ std::string_view DimText(const Snapshot& snap, const SeriesKey& key, Dim d) {
 
 bool KnownProcess(const Snapshot& snap, std::string_view process) {
   static constexpr std::array<std::string_view, 8> kNormalised = {"parent", "content", "gpu",      "rdd",
-                                                                   "socket", "utility", "gmplugin", "plugin"};
+                                                                  "socket", "utility", "gmplugin", "plugin"};
   if (std::find(kNormalised.begin(), kNormalised.end(), process) != kNormalised.end()) return true;
   for (const auto& [table, field] : {std::pair{Table::kHangs, size_t{hang_field::kProcess}},
                                      std::pair{Table::kCrashes, size_t{crash_field::kProcess}}}) {

@@ -35,14 +35,15 @@ class CrashesTest : public ::testing::Test {
 };
 
 TEST_F(CrashesTest, TopCrashersRankShareRateAndRankChange) {
-  EXPECT_EQ(Top(""),
-            R"({"window":"24h","total":6,"usage_hours":2,"previous_total":8,"rows":[)"
-            R"({"rank":1,"signature":"X","count":3,"share":50,"rate_per_1000h":1500,"installs":3,)"
-            R"("previous_rank":3,"rank_change":2,"is_new":false},)"
-            R"({"rank":2,"signature":"Y","count":2,"share":33.333333333333336,"rate_per_1000h":1000,"installs":1,)"
-            R"("previous_rank":1,"rank_change":-1,"is_new":false},)"
-            R"({"rank":3,"signature":"Z","count":1,"share":16.666666666666668,"rate_per_1000h":500,"installs":1,)"
-            R"("previous_rank":null,"rank_change":null,"is_new":true}]})");
+  EXPECT_EQ(
+      Top(""),
+      R"({"window":"24h","total":6,"usage_hours":2,"previous_total":8,"rows":[)"
+      R"({"rank":1,"signature":"X","count":3,"share":50,"rate_per_1000h":1500,"installs":3,)"
+      R"("previous_rank":3,"rank_change":2,"is_new":false},)"
+      R"({"rank":2,"signature":"Y","count":2,"share":33.333333333333336,"rate_per_1000h":1000,"installs":1,)"
+      R"("previous_rank":1,"rank_change":-1,"is_new":false},)"
+      R"({"rank":3,"signature":"Z","count":1,"share":16.666666666666668,"rate_per_1000h":500,"installs":1,)"
+      R"("previous_rank":null,"rank_change":null,"is_new":true}]})");
 }
 
 TEST_F(CrashesTest, LimitCutsRowsNotTheTotal) {
