@@ -177,7 +177,8 @@ class HttpApiNumbers : public ::testing::Test {
     for (element row : replay_all_["builds"].get_array()) {
       const Row r = RowOf(row);
       if (!Passes(r, dim, value)) continue;
-      for (auto [k, v] : row["subprocess_crashes"].get_object()) main_pings[build_of(r)][std::string(k)] += v.get_int64().value();
+      for (auto [k, v] : row["subprocess_crashes"].get_object())
+        main_pings[build_of(r)][std::string(k)] += v.get_int64().value();
     }
     int64_t n = 0;
     for (auto& [build, classes] : reports) {
@@ -318,7 +319,6 @@ TEST_F(HttpApiNumbers, EveryFilterNarrowsAsTheReplayRowsDo) {
       ++rows;
     }
     EXPECT_EQ(rows, hangs.size());
-
   }
 }
 
