@@ -59,13 +59,27 @@ function stacksCell(r, colspan) {
       })));
 }
 
-function drillTable(ctx, lv, rows) {
+// Versions of the builds of each (channel, build date), from /api/v1/builds.
+function versionsByDate(builds) {
+  const out = new Map();
+  for (const b of builds) {
+    const key = `${b.channel}:${String(b.build_id).slice(0, 8)}`;
+    if (!out.has(key)) out.set(key, new Set());
+    out.get(key).add(b.version);
+  }
+  return out;
+}
+
+function drillTable(ctx, lv, rows, versions) {
   if (lv === 'build_date') {
-    return table({caption: 'Hangs by build date', hideCaption: true, testid: 'hangs-table',
-      columns: [{label: 'Build date'}, ...RATE_COLUMNS],
-      rows: rows.map((r) => h('tr', {'data-key': r.build_date},
-        h('th', {scope: 'row'}, h('a', {href: ctx.href('hangs', {build_date: r.build_date, by: null}, {keepLocal: true}),
-          title: 'Show the threads of this build date'}, fmt.buildId(r.build_date))),
+    // One row per (channel, build date): a date's builds differ by channel.
+    return table({caption: 'Hangs by channel and build date', hideCaption: true, testid: 'hangs-table',
+      columns: [{label: 'Build date'}, {label: 'Channel'}, {label: 'Versions', title: 'versions of the builds of that channel and date (/api/v1/builds)'}, ...RATE_COLUMNS],
+      rows: rows.map((r) => h('tr', {'data-key': `${r.channel}:${r.build_date}`},
+        h('th', {scope: 'row'}, h('a', {href: ctx.href('hangs', {build_date: r.build_date, channel: r.channel, by: null}, {keepLocal: true}),
+          title: 'Show the threads of this channel and build date'}, fmt.buildId(r.build_date))),
+        h('td', {'data-testid': 'channel'}, r.channel ?? '—'),
+        h('td', {'data-testid': 'versions'}, [...(versions.get(`${r.channel}:${r.build_date}`) || [])].sort().join(', ') || '—'),
         rateCells(r)))});
   }
   if (lv === 'thread') {
@@ -153,11 +167,13 @@ export async function render(ctx) {
     build_date: date, thread: p.get('thread') || undefined,
     signature: p.get('signature') || undefined};
   const limit = Math.min(1000, Math.max(1, Number(p.get('limit')) || DEFAULT_ROWS));
-  const [list, ts, tree] = await Promise.all([
+  const [list, ts, tree, builds] = await Promise.all([
     api.get('hangs', {...sel, by: lv, limit}),
     api.get('hangs/timeseries', sel),
     api.get('hangs/flamegraph', {...sel, format: 'tree'}),
+    lv === 'build_date' ? api.get('builds', {window: sel.window, channel: sel.channel, os: sel.os, limit: 1000}) : null,
   ]);
+  const versions = versionsByDate(builds?.builds || []);
   const rows = Array.isArray(list.rows) ? list.rows : [];
   // A link to one signature (e.g. from an alert) opens its stacks.
   if (sel.signature && lv === 'signature' && rows.length === 1) expanded.add(rowKey(rows[0]));
@@ -181,7 +197,7 @@ export async function render(ctx) {
     breadcrumb(ctx),
     facts([['Usage in selection', `${fmt.num(list.usage_hours)} h`, {'data-testid': 'usage-hours'}],
       ['Rows', `${fmt.int(rows.length)}${rows.length >= limit ? ` (top ${limit})` : ''}`]]),
-    rows.length ? h('div', {class: 'scroll'}, drillTable(ctx, lv, rows)) : emptyState(ctx, 'hangs'),
+    rows.length ? h('div', {class: 'scroll'}, drillTable(ctx, lv, rows, versions)) : emptyState(ctx, 'hangs'),
     rows.length >= limit && limit < 1000
       ? h('p', {}, h('a', {href: ctx.href('hangs', {limit: Math.min(1000, limit * 4)}, {keepLocal: true})}, `Show up to ${Math.min(1000, limit * 4)} rows`))
       : null),
