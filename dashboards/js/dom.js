@@ -59,3 +59,8 @@ export function notice(kind, title, detail) {
     h('p', {class: 'notice-title'}, title),
     detail ? h('p', {class: 'notice-detail'}, detail) : null);
 }
+
+// A one-line note above a view: a filter that was adjusted or a number's definition.
+export function note(text, testid) {
+  return h('p', {class: 'note', role: 'note', 'data-testid': testid}, text);
+}

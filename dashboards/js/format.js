@@ -90,6 +90,13 @@ export function toMs(t) {
   return Number.isNaN(ms) ? null : ms;
 }
 
+// Alert times are event times: relative to the stream time (the latest event seen), not
+// the wall clock, and labelled so. "18 h ago in stream time"; "—" without a stream time.
+export function streamRelative(t, streamTime) {
+  const now = toMs(streamTime);
+  return now === null || toMs(t) === null ? DASH : `${relative(t, now)} in stream time`;
+}
+
 // "just now", "42 s ago", "3 min ago", "5 h ago", "2 d ago", "in 3 min".
 export function relative(t, now = Date.now()) {
   const ms = toMs(t);

@@ -3,7 +3,7 @@
 // empty/error states. Each view module exports `title` and
 // `async render(ctx) -> Node`; it is called again on every live update.
 
-import {h, mount, notice} from './dom.js';
+import {h, mount, note, notice} from './dom.js';
 import * as api from './api.js';
 import * as fmt from './format.js';
 import * as overview from './views/overview.js';
@@ -128,15 +128,42 @@ function syncChrome(route) {
     const input = form.elements[k];
     if (input && document.activeElement !== input) input.value = route.params.get(k) || '';
   }
+  // Alerts are the engine's current list: a window does not narrow them.
+  $('f-window').closest('label').hidden = route.key === 'alerts';
   const view = VIEWS[route.key];
   document.title = `seismo — ${view.title}`;
 }
 
-function fillWindows() {
-  const sel = $('f-window');
+function configuredWindows() {
   const windows = state.status?.windows?.length ? state.status.windows : ['1h', '24h', '7d'];
   // The API's default: 24h when configured, else the middle window.
   const def = windows.includes('24h') ? '24h' : windows[Math.floor(windows.length / 2)] ?? '24h';
+  return {windows, def};
+}
+
+// "90m" -> 5400000; null for what is not a plain duration.
+function durationMs(w) {
+  const m = /^(\d+)(s|m|h|d)$/.exec(w || '');
+  return m ? Number(m[1]) * {s: 1e3, m: 6e4, h: 36e5, d: 864e5}[m[2]] : null;
+}
+
+// A shared link may name a window this seismo does not keep (another config): the
+// view falls back to the default window and says so, instead of the API's 400.
+function checkWindow(params) {
+  const w = params.get('window');
+  if (!w || w === 'all' || !state.status?.windows?.length) return {params, windowNote: null};
+  const {windows, def} = configuredWindows();
+  const ms = durationMs(w);
+  if (ms !== null && windows.some((x) => durationMs(x) === ms)) return {params, windowNote: null};
+  const kept = new URLSearchParams(params);
+  kept.delete('window');
+  return {params: kept, windowNote: note(`This link's window "${w}" is not kept by this seismo `
+    + `(windows: ${[...windows, 'all'].join(', ')}); showing the default window, ${def}.`, 'window-note')};
+}
+
+function fillWindows() {
+  const sel = $('f-window');
+  const {windows, def} = configuredWindows();
   const want = ['', ...windows.filter((w) => w !== def), 'all'];
   const labels = want.map((w) => (w === '' ? `${def} (default)` : w === 'all' ? 'all retained' : w));
   const sig = want.join(',');
@@ -144,7 +171,7 @@ function fillWindows() {
     sel.dataset.sig = sig;
     mount(sel, want.map((w, i) => h('option', {value: w}, labels[i])));
   }
-  sel.value = parseHash().params.get('window') || '';
+  sel.value = checkWindow(parseHash().params).params.get('window') || '';
 }
 
 async function render({live = false} = {}) {
@@ -154,7 +181,9 @@ async function render({live = false} = {}) {
   rendering++;
   if (live) pending = false;
   const seq = ++renderSeq;
-  const route = parseHash();
+  const hashRoute = parseHash();
+  const {params, windowNote} = checkWindow(hashRoute.params);
+  const route = {...hashRoute, params};
   const view = VIEWS[route.key];
   const main = $('view');
   syncChrome(route);
@@ -177,7 +206,7 @@ async function render({live = false} = {}) {
   try {
     const node = await view.render(ctx);
     if (seq === renderSeq) {
-      mount(main, node);
+      mount(main, windowNote, node);
       main.dataset.rendered = location.hash;
       main.dataset.updated = String(Date.now());
       if (!state.statusError) setBanner(null);

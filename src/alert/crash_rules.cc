@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "round.h"
+#include "seismo/aggregate/subprocess_crashes.h"
 #include "seismo/alert/stats.h"
 
 namespace seismo::alert_detail {
@@ -102,6 +103,7 @@ void CrashRulesForBuild(Round& round, const BuildIndex& index, size_t build_at, 
     return classes.emplace_back(ClassCounts{crash_class});
   };
   int64_t all_new = 0, all_base = 0;  // every crash report of the build and of its baseline
+  std::vector<int64_t> base_gpu_reports(baselines.builds.size());  // per baseline build
   for (const SeriesData* crash : build.crashes) {
     const SeriesKey& key = crash->key;
     if (!os.Matches(key[crash_field::kOs])) continue;
@@ -133,24 +135,36 @@ void CrashRulesForBuild(Round& round, const BuildIndex& index, size_t build_at, 
       per_base[base_at] += count;
       if (crash->total[0] > 0) signature_ever.insert(signature);
       ForEachClassOf(snap.Text(key[crash_field::kClass]), [&](std::string_view name, size_t value) {
-        class_base[name] += Sum(*crash, value, base.range);
+        const int64_t in_class = Sum(*crash, value, base.range);
+        class_base[name] += in_class;
+        if (name == "gpu") base_gpu_reports[base_at] += in_class;
       });
     }
   }
-  // SPEC §3.3: gpu crashes also come from main pings' SUBPROCESS_CRASHES_WITH_DUMP, and
-  // /api/v1/builds adds them to the gpu crash reports; the gpu class rate here does too.
-  // Their installs are those of the main pings that reported them.
+  // SPEC §3.3: gpu crashes also come from main pings' SUBPROCESS_CRASHES_WITH_DUMP, which
+  // count the same crashes as the reports: each build's gpu count is the larger of the two,
+  // as /api/v1/builds counts it (SubprocessCrashCount). Their installs are those of the
+  // main pings that reported them.
+  int64_t gpu_main_pings = 0;
+  bool gpu_in_main_pings = false;
   for (const SeriesData* usage : build.usage) {
     if (!os.Matches(usage->key[build_field::kOs]) || usage->total[kSubprocessGpu] <= 0) continue;
-    Side& gpu = class_new["gpu"];
-    gpu.count += Sum(*usage, kSubprocessGpu, judged);
-    gpu.installs.Merge(usage->installs);
+    gpu_main_pings += Sum(*usage, kSubprocessGpu, judged);
+    gpu_in_main_pings = true;
+    class_new["gpu"].installs.Merge(usage->installs);
   }
-  for (const auto& base : baselines.builds) {
-    for (const SeriesData* usage : base.build->usage) {
+  if (gpu_in_main_pings) {
+    Side& gpu = class_new["gpu"];
+    gpu.count = SubprocessCrashCount(gpu.count, gpu_main_pings);
+  }
+  for (size_t base_at = 0; base_at < baselines.builds.size(); ++base_at) {
+    int64_t main_pings = 0;
+    for (const SeriesData* usage : baselines.builds[base_at].build->usage) {
       if (os.Matches(usage->key[build_field::kOs]))
-        class_base["gpu"] += Sum(*usage, kSubprocessGpu, base.range);
+        main_pings += Sum(*usage, kSubprocessGpu, baselines.builds[base_at].range);
     }
+    class_base["gpu"] +=
+        SubprocessCrashCount(base_gpu_reports[base_at], main_pings) - base_gpu_reports[base_at];
   }
   const double dispersion = SignatureDispersion(snap, options, baselines.exposures, signature_by_base);
 

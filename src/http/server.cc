@@ -147,6 +147,12 @@ Status HttpServer::Start(const HttpServerOptions& options, const StateProvider& 
     spdlog::warn("http: no dashboards directory at {}; static files answer 404", root);
     root_.clear();
   }
+  // The dashboard's libraries are built into vendor/ by scripts/setup (npm), never fetched.
+  if (!root_.empty() && !fs::is_directory(root_ / "vendor", ec)) {
+    spdlog::warn(
+        "http: {} has no vendor/ directory: the dashboard's charts cannot load (scripts/setup builds it)",
+        root_.string());
+  }
   const size_t colon = options_.listen.rfind(':');
   if (colon == std::string::npos || colon + 1 == options_.listen.size()) {
     return Status::InvalidArgument(fmt::format("http: listen '{}' is not host:port", options_.listen));

@@ -155,8 +155,8 @@ std::optional<std::string> DecodeString(std::string_view s, size_t begin, size_t
 
 // Whether `alert` passes a filter on `member` with `value`: the member is
 // absent or null (not split by it), or equal.
-bool Passes(const std::optional<std::string>& member, std::string_view value) {
-  return !member || *member == value;
+bool Passes(Dim dim, const std::optional<std::string>& member, std::string_view value) {
+  return !member || FilterMatches(dim, *member, value);
 }
 
 bool Matches(std::string_view alert, const Query& q) {
@@ -179,7 +179,7 @@ bool Matches(std::string_view alert, const Query& q) {
     }
     std::optional<std::string> member = TopLevelString(alert, DimName(dim));
     if (dim == Dim::kOs && member == "all") member.reset();
-    if (!Passes(member, *want)) return false;
+    if (!Passes(dim, member, *want)) return false;
   }
   if (q.alert_rule && TopLevelString(alert, "rule") != *q.alert_rule) return false;
   if (q.alert_state && TopLevelString(alert, "state") != *q.alert_state) return false;

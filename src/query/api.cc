@@ -1,5 +1,7 @@
 #include "seismo/query/api.h"
 
+#include <fmt/format.h>
+
 #include "seismo/core/json_writer.h"
 #include "seismo/query/alerts_json.h"
 #include "seismo/query/builds_json.h"
@@ -31,6 +33,13 @@ ApiAnswer AnswerApi(std::string_view path, std::string_view raw_query, const Sta
   if (!query) return {400, "application/json", ErrorJson(query.error().message())};
   const Snapshot& snap = held ? *held : EmptySnapshot();
   const Query& q = *query;
+  if (const auto& process = q.filters[Dim::kProcess]; process && !KnownProcess(snap, *process)) {
+    return {
+        400, "application/json",
+        ErrorJson(fmt::format("process: unknown process '{}' (parent, content, gpu, rdd, socket, utility, "
+                              "gmplugin, plugin, another one in the data, or any)",
+                              *process))};
+  }
   if (*endpoint == Endpoint::kStatus) {
     return {200, "application/json", StatusJson(held.get(), provider.counts(), provider.status(), settings, now_ms)};
   }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <tuple>
 
+#include "seismo/aggregate/subprocess_crashes.h"
 #include "seismo/core/json_writer.h"
 #include "seismo/query/replay_output.h"
 #include "seismo/query/selection.h"
@@ -12,8 +13,8 @@
 namespace seismo {
 namespace {
 
-// Crash classes in output order; main pings' SUBPROCESS_CRASHES_WITH_DUMP adds
-// to gpu, plugin and gmplugin.
+// Crash classes in output order; gpu, plugin and gmplugin also count main pings'
+// SUBPROCESS_CRASHES_WITH_DUMP (SubprocessCrashCount: the larger, never the sum).
 constexpr std::array<std::string_view, 10> kClasses = {"parent", "content", "content_shutdown", "gpu", "rdd",
                                                        "socket", "utility", "gmplugin", "plugin", "other"};
 constexpr size_t kGpu = 3, kGmplugin = 7, kPlugin = 8;
@@ -21,7 +22,8 @@ constexpr size_t kGpu = 3, kGmplugin = 7, kPlugin = 8;
 struct BuildRow {
   int64_t usage_ms = 0;
   int64_t pings = 0;
-  std::array<int64_t, kClasses.size()> crashes{};
+  std::array<int64_t, kClasses.size()> crashes{};     // crash reports
+  std::array<int64_t, kClasses.size()> main_pings{};  // SUBPROCESS_CRASHES_WITH_DUMP (gpu, plugin, gmplugin)
   int64_t startup = 0;
 };
 
@@ -53,9 +55,9 @@ std::string BuildsJson(const Snapshot& snap, const Query& q) {
     BuildRow& r = rows[BuildOf(s->key)];
     r.usage_ms += v[0];
     r.pings += v[1];
-    r.crashes[kGpu] += v[2];
-    r.crashes[kPlugin] += v[3];
-    r.crashes[kGmplugin] += v[4];
+    r.main_pings[kGpu] += v[2];
+    r.main_pings[kPlugin] += v[3];
+    r.main_pings[kGmplugin] += v[4];
   }
   RowFilter crashes_filter(snap, Table::kCrashes, q.filters);
   for (const SeriesData* s : snap.table(Table::kCrashes)) {
@@ -105,7 +107,9 @@ std::string BuildsJson(const Snapshot& snap, const Query& q) {
   for (const auto* row : order) {
     const std::string_view channel = snap.Text(row->first[0]), product = snap.Text(row->first[1]),
                            version = snap.Text(row->first[2]), build_id = snap.Text(row->first[3]);
-    const BuildRow& r = row->second;
+    BuildRow r = row->second;
+    for (size_t i : {kGpu, kPlugin, kGmplugin})
+      r.crashes[i] = SubprocessCrashCount(r.crashes[i], r.main_pings[i]);
     const std::string_view build_date = build_id.substr(0, 8);
     w.BeginObject();
     w.Key("channel").String(channel);

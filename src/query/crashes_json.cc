@@ -62,12 +62,52 @@ std::vector<std::pair<std::array<Sym, 1>, int64_t>> Ranked(const Snapshot& snap,
   return out;
 }
 
+constexpr size_t kTrendBins = 48;
+
+// Each row's crash counts for its sparkline (sparklines=1): the window's time axis from
+// its first point with a crash of the selection on, summed into at most kTrendBins
+// consecutive groups (point i of n into group i * bins / n).
+struct Trends {
+  int64_t from_ms = 0;
+  size_t bins = 0;
+  std::vector<std::vector<int64_t>> rows;  // per row of the answer
+};
+
+Trends RowTrends(const Snapshot& snap, const Query& q,
+                 const std::vector<std::pair<std::array<Sym, 1>, int64_t>>& rows) {
+  const TimeAxis axis = AxisFor(snap, q.window_ms);
+  absl::flat_hash_map<Sym, size_t> row_of;
+  for (size_t i = 0; i < rows.size(); ++i) row_of[rows[i].first[0]] = i;
+  std::vector<std::vector<std::array<int64_t, 2>>> points(rows.size(),
+                                                          std::vector<std::array<int64_t, 2>>(axis.size()));
+  std::vector<std::array<int64_t, 2>> all(axis.size());
+  RowFilter filter(snap, Table::kCrashes, q.filters);
+  for (const SeriesData* s : snap.table(Table::kCrashes)) {
+    if (!filter.Matches(s->key)) continue;
+    AddPoints(*s, axis, all);
+    auto row = row_of.find(s->key[crash_field::kSignature]);
+    if (row != row_of.end()) AddPoints(*s, axis, points[row->second]);
+  }
+  size_t first = 0;
+  while (first < all.size() && all[first][0] == 0) ++first;
+  Trends out;
+  const size_t n = all.size() - first;
+  out.bins = std::min(kTrendBins, n);
+  if (n > 0) out.from_ms = axis.PointStartMs(first);
+  for (const auto& row : points) {
+    std::vector<int64_t>& bins = out.rows.emplace_back(out.bins);
+    for (size_t i = 0; i < n; ++i) bins[i * out.bins / n] += row[first + i][0];
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string CrashesTopJson(const Snapshot& snap, const Query& q) {
   const WindowSel win = ResolveWindow(snap, q.window_ms);
   absl::flat_hash_map<Sym, SigSums> sigs;
   int64_t total = 0;
+  int64_t previous_total = 0;  // crashes of the selection in the previous window
   RowFilter filter(snap, Table::kCrashes, q.filters);
   for (const SeriesData* s : snap.table(Table::kCrashes)) {
     if (!filter.Matches(s->key)) continue;
@@ -79,6 +119,7 @@ std::string CrashesTopJson(const Snapshot& snap, const Query& q) {
     g.count += count;
     g.previous += previous;
     total += count;
+    previous_total += previous;
     if (count > 0) AddInstallsIn(snap, *s, win, g.installs);
   }
   const int64_t usage_ms = SelectedUsage(snap, q, win);
@@ -89,12 +130,24 @@ std::string CrashesTopJson(const Snapshot& snap, const Query& q) {
     for (size_t i = 0; i < prev.size(); ++i) previous_rank[prev[i].first[0]] = static_cast<int64_t>(i + 1);
   }
   if (current.size() > q.limit) current.resize(q.limit);
+  // Right after start the previous window holds nothing: no row is "new" then.
+  const bool has_previous = win.previous && previous_total > 0;
+  const Trends trends = q.sparklines ? RowTrends(snap, q, current) : Trends{};
 
   JsonWriter w;
   w.BeginObject();
   w.Key("window").String(WindowName(q.window_ms));
   w.Key("total").Int(total);
   w.Key("usage_hours").Double(UsageHours(usage_ms));
+  if (win.previous) {
+    w.Key("previous_total").Int(previous_total);
+  } else {
+    w.Key("previous_total").Null();
+  }
+  if (q.sparklines) {
+    w.Key("trend_from").String(trends.bins ? FormatTimestamp(EventTime{trends.from_ms}) : "");
+    w.Key("trend_bins").Int(static_cast<int64_t>(trends.bins));
+  }
   w.Key("rows").BeginArray();
   for (size_t i = 0; i < current.size(); ++i) {
     const Sym sig = current[i].first[0];
@@ -115,7 +168,12 @@ std::string CrashesTopJson(const Snapshot& snap, const Query& q) {
     } else {
       w.Key("previous_rank").Null();
       w.Key("rank_change").Null();
-      w.Key("is_new").Bool(win.previous.has_value());
+      w.Key("is_new").Bool(has_previous);
+    }
+    if (q.sparklines) {
+      w.Key("trend").BeginArray();
+      for (int64_t c : trends.rows[i]) w.Int(c);
+      w.EndArray();
     }
     w.EndObject();
   }

@@ -19,7 +19,8 @@ struct Sums {
   int64_t hang_count = 0;
 };
 
-// A row's grouping fields: (process, thread, signature), (process, thread) or (build_date).
+// A row's grouping fields: (process, thread, signature), (process, thread) or (build_date,
+// channel): a build date's builds differ by channel, and so do their hang rates.
 using GroupKey = std::array<Sym, 3>;
 
 struct Group {
@@ -27,14 +28,16 @@ struct Group {
   absl::flat_hash_map<StackId, Sums> stacks;
 };
 
-// Usage (ms) of the selected (source, channel, os, build_date) groups, per build date.
-absl::flat_hash_map<Sym, int64_t> UsageByDate(const Snapshot& snap, const Query& q, const WindowSel& win,
-                                              const std::string& source) {
-  absl::flat_hash_map<Sym, int64_t> out;
+using DateKey = std::array<Sym, 2>;  // build_date, channel
+
+// Usage (ms) of the selected (source, channel, os, build_date) groups, per (build date, channel).
+absl::flat_hash_map<DateKey, int64_t> UsageByDate(const Snapshot& snap, const Query& q, const WindowSel& win,
+                                                  const std::string& source) {
+  absl::flat_hash_map<DateKey, int64_t> out;
   RowFilter filter(snap, Table::kUsage, HangFilters(q, source));
   for (const SeriesData* s : snap.table(Table::kUsage)) {
     if (!filter.Matches(s->key)) continue;
-    out[s->key[usage_field::kBuildDate]] += ValuesIn(snap, *s, win)[0];
+    out[{s->key[usage_field::kBuildDate], s->key[usage_field::kChannel]}] += ValuesIn(snap, *s, win)[0];
   }
   return out;
 }
@@ -65,7 +68,7 @@ Filters HangFilters(const Query& q, const std::string& source) {
 std::string HangsJson(const Snapshot& snap, const Query& q) {
   const WindowSel win = ResolveWindow(snap, q.window_ms);
   const std::string source = HangSource(snap, q);
-  const absl::flat_hash_map<Sym, int64_t> usage_by_date = UsageByDate(snap, q, win, source);
+  const absl::flat_hash_map<DateKey, int64_t> usage_by_date = UsageByDate(snap, q, win, source);
   int64_t usage_ms = 0;
   for (const auto& [date, ms] : usage_by_date) usage_ms += ms;
 
@@ -85,7 +88,7 @@ std::string HangsJson(const Snapshot& snap, const Query& q) {
         gk = {k[hang_field::kProcess], k[hang_field::kThread], kNoId};
         break;
       case HangsBy::kBuildDate:
-        gk = {k[hang_field::kBuildDate], kNoId, kNoId};
+        gk = {k[hang_field::kBuildDate], k[hang_field::kChannel], kNoId};
         break;
     }
     Group& g = groups[gk];
@@ -107,7 +110,7 @@ std::string HangsJson(const Snapshot& snap, const Query& q) {
   for (const auto& [k, g] : groups) {
     int64_t u = usage_ms;
     if (q.by == HangsBy::kBuildDate) {
-      auto it = usage_by_date.find(k[0]);
+      auto it = usage_by_date.find(DateKey{k[0], k[1]});
       u = it == usage_by_date.end() ? 0 : it->second;
     }
     rows.push_back({&k, &g, u, PerUsageHour(g.sums.hang_us, u)});
@@ -135,6 +138,7 @@ std::string HangsJson(const Snapshot& snap, const Query& q) {
     w.BeginObject();
     if (q.by == HangsBy::kBuildDate) {
       w.Key("build_date").String(snap.Text(k[0]));
+      w.Key("channel").String(snap.Text(k[1]));
       w.Key("usage_hours").Double(UsageHours(r.usage_ms));
     } else {
       if (q.by == HangsBy::kSignature) w.Key("signature").String(snap.Text(k[2]));

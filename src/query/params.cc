@@ -65,6 +65,14 @@ Result<std::string> Decode(std::string_view s) {
 // that answer from the snapshot's windows (alerts are the engine's current list).
 bool AcceptsFilters(Endpoint e) { return e != Endpoint::kStatus; }
 bool AcceptsWindow(Endpoint e) { return e != Endpoint::kStatus && e != Endpoint::kAlerts; }
+bool IsHangs(Endpoint e) {
+  return e == Endpoint::kHangs || e == Endpoint::kHangsTimeseries || e == Endpoint::kHangsFlamegraph;
+}
+// Hang rows and their usage are kept per (source, channel, os, build_date) (SPEC §3.1):
+// a filter on a build's id, version or product cannot narrow them, so it is refused
+// rather than ignored (ADR 0026).
+bool HangsLack(Dim d) { return d == Dim::kBuildId || d == Dim::kVersion || d == Dim::kProduct; }
+constexpr std::array<std::string_view, 3> kAlertStates = {"firing", "pending", "resolved"};
 
 std::string WindowList(const std::vector<int64_t>& windows_ms) {
   std::string out;
@@ -88,6 +96,13 @@ std::optional<Endpoint> EndpointFromPath(std::string_view path) {
 std::string_view EndpointPath(Endpoint e) { return kEndpoints[static_cast<size_t>(e)].path; }
 
 std::string_view DimName(Dim d) { return kDimNames[static_cast<size_t>(d)]; }
+
+bool FilterMatches(Dim d, std::string_view text, std::string_view want) {
+  if (d != Dim::kOs) return text == want;
+  auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
+  return std::equal(text.begin(), text.end(), want.begin(), want.end(),
+                    [&lower](char a, char b) { return lower(a) == lower(b); });
+}
 
 std::string WindowName(int64_t window_ms) {
   if (window_ms == 0) return "all";
@@ -173,14 +188,24 @@ Result<Query> ParseQuery(Endpoint endpoint, const Params& params, const std::vec
       } else {
         return Bad(name, fmt::format("unknown format '{}' (tree or collapsed)", value));
       }
+    } else if (name == "sparklines" && endpoint == Endpoint::kCrashesTop) {
+      if (value != "0" && value != "1") return Bad(name, fmt::format("'{}' is not 0 or 1", value));
+      q.sparklines = value == "1";
     } else if ((name == "rule" || name == "state") && endpoint == Endpoint::kAlerts) {
       if (value.empty()) return Bad(name, "empty value");
+      if (name == "state" &&
+          std::find(kAlertStates.begin(), kAlertStates.end(), value) == kAlertStates.end()) {
+        return Bad(name, fmt::format("unknown state '{}' (firing, pending or resolved)", value));
+      }
       (name == "rule" ? q.alert_rule : q.alert_state) = value;
     } else {
       auto dim = std::find(kDimNames.begin(), kDimNames.end(), name);
       if (dim == kDimNames.end() || !filters) return Bad(name, "unknown parameter");
       if (value.empty()) return Bad(name, "empty value");
       const Dim d = static_cast<Dim>(dim - kDimNames.begin());
+      if (IsHangs(endpoint) && HangsLack(d)) {
+        return Bad(name, "hangs are kept per build date, not per build (filter by build_date)");
+      }
       if (d == Dim::kSource && value != "main" && value != "bhr") {
         return Bad(name, fmt::format("unknown source '{}' (main or bhr)", value));
       }

@@ -1,6 +1,7 @@
 #include "seismo/query/selection.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace seismo {
 namespace {
@@ -78,6 +79,19 @@ std::string_view DimText(const Snapshot& snap, const SeriesKey& key, Dim d) {
   return snap.Text(key[static_cast<size_t>(i)]);
 }
 
+bool KnownProcess(const Snapshot& snap, std::string_view process) {
+  static constexpr std::array<std::string_view, 8> kNormalised = {"parent", "content", "gpu",      "rdd",
+                                                                  "socket", "utility", "gmplugin", "plugin"};
+  if (std::find(kNormalised.begin(), kNormalised.end(), process) != kNormalised.end()) return true;
+  for (const auto& [table, field] : {std::pair{Table::kHangs, size_t{hang_field::kProcess}},
+                                     std::pair{Table::kCrashes, size_t{crash_field::kProcess}}}) {
+    for (const SeriesData* s : snap.table(table)) {
+      if (snap.Text(s->key[field]) == process) return true;
+    }
+  }
+  return false;
+}
+
 RowFilter::RowFilter(const Snapshot& snap, Table t, const Filters& filters, std::initializer_list<Dim> ignore)
     : snap_(snap) {
   for (size_t d = 0; d < kDimCount; ++d) {
@@ -95,7 +109,7 @@ bool RowFilter::Matches(const SeriesKey& key) {
     const Sym id = key[c.field];
     if (id != c.last) {
       c.last = id;
-      c.last_match = DimText(snap_, key, c.dim) == c.want;
+      c.last_match = FilterMatches(c.dim, DimText(snap_, key, c.dim), c.want);
     }
     if (!c.last_match) return false;
   }

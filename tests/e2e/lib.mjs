@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import assert from 'node:assert/strict';
 import {spawn} from 'node:child_process';
+import net from 'node:net';
 
 export const BASE_URL = (process.env.SEISMO_URL || 'http://127.0.0.1:8080').replace(/\/$/, '');
 export const SHOTS = process.env.E2E_SCREENSHOTS || path.resolve('build/e2e-screenshots');
@@ -74,6 +75,24 @@ export async function settled(page) {
 export async function screenshot(page, name) {
   fs.mkdirSync(SHOTS, {recursive: true});
   await page.screenshot({path: path.join(SHOTS, name + '.png'), fullPage: true});
+}
+
+// Screenshots at a wide desktop (1600 px) and a phone (414 px) width: <name>-1600.png and
+// <name>-414.png; the viewport is the laptop's again afterwards.
+export async function screenshotWidths(page, name) {
+  for (const width of [1600, 414]) {
+    await page.setViewportSize({width, height: 900});
+    await screenshot(page, `${name}-${width}`);
+  }
+  await page.setViewportSize({width: 1366, height: 768});
+}
+
+// GET /api/v1/<path> expecting a 400: the {"error"} message.
+export async function apiError(p, params = {}) {
+  const url = `${BASE_URL}/api/v1/${p}?${new URLSearchParams(params)}`;
+  const res = await fetch(url);
+  assert.equal(res.status, 400, `${url} answered ${res.status}`);
+  return (await res.json()).error;
 }
 
 // "1,234.5 ms" -> 1234.5; "×2.35" -> 2.35; "9.7 %" -> 9.7; "—" -> null.
@@ -155,4 +174,13 @@ export function lineCount(file) {
 export async function settledAt(documents, opts = {}) {
   await eventually(async () => (await api('status', {}, opts)).documents >= documents, 60000,
     `daemon counted ${documents} documents`);
+}
+
+// A free TCP port on 127.0.0.1 (for a daemon a test starts itself).
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => { const {port} = srv.address(); srv.close(() => resolve(port)); });
+  });
 }

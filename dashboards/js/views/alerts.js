@@ -107,6 +107,7 @@ const rate = (count, exposure) => (count !== null && exposure ? (1000 * count) /
 
 function alertCard(ctx, a, i) {
   const f = alertFields(a);
+  const stream = ctx.status?.stream_time;
   const hoursExposure = !f.exposure_kind || /hour|usage/i.test(String(f.exposure_kind));
   const hang = f.rule === 'hang_spike';
   const expo = (v) => (v === null ? '—' : hoursExposure ? `${fmt.num(v)} h` : fmt.num(v));
@@ -152,9 +153,11 @@ function alertCard(ctx, a, i) {
     h('div', {}, h('dt', {}, 'Baseline builds'), h('dd', {class: 'mono', 'data-testid': 'baseline-builds'},
       f.baseline_builds && f.baseline_builds.length
         ? f.baseline_builds.map((b) => (typeof b === 'object' ? b.build_id ?? JSON.stringify(b) : String(b))).join(', ') : '—')),
-    h('div', {}, h('dt', {}, 'First seen'), h('dd', {title: fmt.timestamp(f.first_seen)}, fmt.relative(f.first_seen))),
-    h('div', {}, h('dt', {}, 'Last seen'), h('dd', {title: fmt.timestamp(f.last_seen)}, fmt.relative(f.last_seen))),
-    f.since !== null ? h('div', {}, h('dt', {}, `${f.state || 'state'} since`), h('dd', {title: fmt.timestamp(f.since)}, fmt.relative(f.since))) : null),
+    h('div', {}, h('dt', {}, 'First seen'), h('dd', {title: fmt.timestamp(f.first_seen), 'data-testid': 'first-seen'},
+      fmt.streamRelative(f.first_seen, stream))),
+    h('div', {}, h('dt', {}, 'Last seen'), h('dd', {title: fmt.timestamp(f.last_seen)}, fmt.streamRelative(f.last_seen, stream))),
+    f.since !== null ? h('div', {}, h('dt', {}, `${f.state || 'state'} since`), h('dd', {title: fmt.timestamp(f.since),
+      'data-testid': 'since'}, fmt.streamRelative(f.since, stream))) : null),
   other.length ? h('details', {class: 'other'}, h('summary', {}, 'All fields'),
     h('dl', {class: 'facts inline'}, other.map(([k, v]) => h('div', {}, h('dt', {}, k), h('dd', {}, v))))) : null);
 }

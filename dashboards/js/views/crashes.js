@@ -1,7 +1,7 @@
 // Crashes: Top Crashers with rank change against the previous window of the
 // same length and a per-signature sparkline, plus the trend of all crashes.
 
-import {h, table} from '../dom.js';
+import {h, note, table} from '../dom.js';
 import * as api from '../api.js';
 import * as fmt from '../format.js';
 import {lineChart, sparkline} from '../charts.js';
@@ -9,18 +9,17 @@ import {emptyState, section, choices, facts, signatureLink} from './common.js';
 
 export const title = 'Crashes';
 
-const SPARKLINES = 25;     // rows that get a sparkline (one request each)
-const SPARK_BINS = 48;
-
-// Sums `values` into at most `bins` consecutive groups.
-export function bin(values, bins) {
-  if (values.length <= bins) return values;
-  const out = new Array(bins).fill(0);
-  values.forEach((v, i) => { out[Math.floor((i * bins) / values.length)] += v || 0; });
-  return out;
+// The previous window of equal length holds no crash of the selection (right after
+// start), or there is none (window all): no row is "new", there is nothing to compare.
+function noPrevious(top) {
+  return top.previous_total === null || top.previous_total === 0;
 }
 
-function rankChange(r) {
+function rankChange(r, top) {
+  if (noPrevious(top)) {
+    return h('span', {class: 'rank muted', 'data-testid': 'rank-change',
+      title: top.previous_total === null ? 'this window has no previous window' : 'no previous data'}, '—');
+  }
   if (r.is_new) return h('span', {class: 'rank new', 'data-testid': 'rank-change', title: 'not in the previous window'}, 'new');
   const c = r.rank_change;
   if (c === null || c === undefined) return h('span', {class: 'rank', 'data-testid': 'rank-change'}, '—');
@@ -32,17 +31,12 @@ function rankChange(r) {
 
 export async function render(ctx) {
   const f = ctx.filters;
+  // One request for the list and every row's sparkline (sparklines=1).
   const [top, ts] = await Promise.all([
-    api.get('crashes/top', {...f, limit: 50}),
+    api.get('crashes/top', {...f, limit: 50, sparklines: 1}),
     api.get('crashes/timeseries', f),
   ]);
   const rows = Array.isArray(top.rows) ? top.rows : [];
-  const sparks = await api.mapLimit(rows.slice(0, SPARKLINES), 4,
-    (r) => api.get('crashes/timeseries', {...f, signature: r.signature}));
-
-  // Sparklines share the overall trend's time range: from its first bucket with data.
-  const firstData = (ts.points || []).find((p) => p.count || p.usage_hours);
-  const since = firstData ? fmt.toMs(firstData.t) : -Infinity;
 
   const procs = [['', 'Any'], ['parent', 'Parent'], ['content', 'Content'], ['gpu', 'GPU'], ['rdd', 'RDD'],
     ['utility', 'Utility'], ['gmplugin', 'GMP']];
@@ -53,16 +47,12 @@ export async function render(ctx) {
     columns: [{label: 'Rank', num: true}, {label: 'Change', title: 'rank change against the previous window of the same length'},
       {label: 'Signature'}, {label: 'Crashes', num: true}, {label: 'Share', num: true, title: 'of all crashes in the selection'},
       {label: 'Per 1000 usage h', num: true}, {label: 'Installs', num: true, title: 'distinct installs (estimate, ±2 %)'},
-      {label: 'Trend', title: `crashes per bucket over the window (top ${SPARKLINES} signatures)`}],
-    rows: rows.map((r, i) => {
-      const sp = sparks[i];
-      const spark = !sp ? h('span', {class: 'muted small'}, '') : sp instanceof Error
-        ? h('span', {class: 'muted small', title: sp.message}, 'n/a')
-        : sparkline(bin((sp.points || []).filter((p) => fmt.toMs(p.t) >= since).map((p) => p.count), SPARK_BINS),
-          {label: `crashes of ${r.signature}`});
+      {label: 'Trend', title: top.trend_from ? `crashes in ${top.trend_bins} steps since ${fmt.timestamp(top.trend_from)}` : 'crashes over the window'}],
+    rows: rows.map((r) => {
+      const spark = sparkline(r.trend || [], {label: `crashes of ${r.signature}`});
       return h('tr', {'data-signature': r.signature},
         h('td', {class: 'num', 'data-testid': 'rank'}, fmt.int(r.rank)),
-        h('td', {}, rankChange(r)),
+        h('td', {}, rankChange(r, top)),
         h('th', {scope: 'row'}, signatureLink(ctx, r.signature)),
         h('td', {class: 'num', 'data-testid': 'count'}, fmt.int(r.count)),
         h('td', {class: 'num', 'data-testid': 'share'}, h('span', {class: 'bar', style: {'--w': Math.min(100, r.share || 0) + '%'}}),
@@ -79,6 +69,10 @@ export async function render(ctx) {
     h('h1', {class: 'visually-hidden'}, 'Crashes'),
     section('Top Crashers', {id: 'top', testid: 'top', actions: controls,
       subtitle: `window ${top.window ?? '—'} · rank change against the previous ${top.window ?? ''} window`},
+    top.previous_total === 0 ? note(`No previous data: the previous ${top.window} window holds no crashes of this `
+      + 'selection (seismo has not seen that far back yet), so no rank change or "new" is shown.', 'no-previous-note') : null,
+    note('Crash reports only (the Overview\'s crash totals also add main pings\' gpu, plugin and GMP '
+      + 'sub-process crash counts); the Content filter includes content shutdown kills.', 'crashes-definitions'),
     facts([
       ['Crashes', fmt.int(top.total), {'data-testid': 'crash-total'}],
       ['Usage', `${fmt.num(top.usage_hours)} h`, {'data-testid': 'crash-usage'}],

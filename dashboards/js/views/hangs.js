@@ -2,7 +2,7 @@
 // counts per usage hour, the top stacks of a signature on click, a flame
 // graph and a trend chart of the same selection.
 
-import {h, table} from '../dom.js';
+import {h, note, table} from '../dom.js';
 import * as api from '../api.js';
 import * as fmt from '../format.js';
 import {lineChart, flameGraph} from '../charts.js';
@@ -59,13 +59,27 @@ function stacksCell(r, colspan) {
       })));
 }
 
-function drillTable(ctx, lv, rows) {
+// Versions of the builds of each (channel, build date), from /api/v1/builds.
+function versionsByDate(builds) {
+  const out = new Map();
+  for (const b of builds) {
+    const key = `${b.channel}:${String(b.build_id).slice(0, 8)}`;
+    if (!out.has(key)) out.set(key, new Set());
+    out.get(key).add(b.version);
+  }
+  return out;
+}
+
+function drillTable(ctx, lv, rows, versions) {
   if (lv === 'build_date') {
-    return table({caption: 'Hangs by build date', hideCaption: true, testid: 'hangs-table',
-      columns: [{label: 'Build date'}, ...RATE_COLUMNS],
-      rows: rows.map((r) => h('tr', {'data-key': r.build_date},
-        h('th', {scope: 'row'}, h('a', {href: ctx.href('hangs', {build_date: r.build_date, by: null}, {keepLocal: true}),
-          title: 'Show the threads of this build date'}, fmt.buildId(r.build_date))),
+    // One row per (channel, build date): a date's builds differ by channel.
+    return table({caption: 'Hangs by channel and build date', hideCaption: true, testid: 'hangs-table',
+      columns: [{label: 'Build date'}, {label: 'Channel'}, {label: 'Versions', title: 'versions of the builds of that channel and date (/api/v1/builds)'}, ...RATE_COLUMNS],
+      rows: rows.map((r) => h('tr', {'data-key': `${r.channel}:${r.build_date}`},
+        h('th', {scope: 'row'}, h('a', {href: ctx.href('hangs', {build_date: r.build_date, channel: r.channel, by: null}, {keepLocal: true}),
+          title: 'Show the threads of this channel and build date'}, fmt.buildId(r.build_date))),
+        h('td', {'data-testid': 'channel'}, r.channel ?? '—'),
+        h('td', {'data-testid': 'versions'}, [...(versions.get(`${r.channel}:${r.build_date}`) || [])].sort().join(', ') || '—'),
         rateCells(r)))});
   }
   if (lv === 'thread') {
@@ -126,27 +140,40 @@ function breadcrumb(ctx) {
   return h('nav', {class: 'crumbs', 'aria-label': 'Selection'}, h('ol', {}, parts));
 }
 
-function selectionText(ctx, source) {
+function selectionText(ctx, source, date) {
   const bits = [`${source} hangs`];
-  for (const k of ['build_date', 'thread', 'signature', 'channel', 'os', 'process', 'build_id']) {
-    const v = ctx.params.get(k);
+  for (const k of ['build_date', 'thread', 'signature', 'channel', 'os', 'process']) {
+    const v = k === 'build_date' ? date : ctx.params.get(k);
     if (v) bits.push(`${k.replace('_', ' ')} ${v}`);
   }
   return bits.join(' · ');
 }
 
+// Hangs are kept per build date, not per build (the API refuses build_id): a Build ID
+// filter selects its build date, and the page says so.
+function buildDateOf(p) {
+  const id = p.get('build_id');
+  if (!id) return {date: p.get('build_date') || undefined, buildNote: null};
+  const date = p.get('build_date') || id.slice(0, 8);
+  return {date, buildNote: note(`Hangs are recorded per build date, not per build: Build ID ${id} selects `
+    + `build date ${fmt.buildId(date)} (every build of that day).`, 'hangs-build-note')};
+}
+
 export async function render(ctx) {
   const p = ctx.params;
+  const {date, buildNote} = buildDateOf(p);
   const lv = level(p);
-  const sel = {...ctx.filters, source: p.get('source') || undefined,
-    build_date: p.get('build_date') || undefined, thread: p.get('thread') || undefined,
+  const sel = {...ctx.filters, build_id: undefined, source: p.get('source') || undefined,
+    build_date: date, thread: p.get('thread') || undefined,
     signature: p.get('signature') || undefined};
   const limit = Math.min(1000, Math.max(1, Number(p.get('limit')) || DEFAULT_ROWS));
-  const [list, ts, tree] = await Promise.all([
+  const [list, ts, tree, builds] = await Promise.all([
     api.get('hangs', {...sel, by: lv, limit}),
     api.get('hangs/timeseries', sel),
     api.get('hangs/flamegraph', {...sel, format: 'tree'}),
+    lv === 'build_date' ? api.get('builds', {window: sel.window, channel: sel.channel, os: sel.os, limit: 1000}) : null,
   ]);
+  const versions = versionsByDate(builds?.builds || []);
   const rows = Array.isArray(list.rows) ? list.rows : [];
   // A link to one signature (e.g. from an alert) opens its stacks.
   if (sel.signature && lv === 'signature' && rows.length === 1) expanded.add(rowKey(rows[0]));
@@ -164,12 +191,13 @@ export async function render(ctx) {
 
   return h('div', {class: 'view view-hangs'},
     h('h1', {class: 'visually-hidden'}, 'Hangs'),
+    buildNote,
     section('Hangs', {id: 'hang-table', testid: 'hang-table', actions: controls,
-      subtitle: `window ${list.window ?? '—'} · ${selectionText(ctx, source)}`},
+      subtitle: `window ${list.window ?? '—'} · ${selectionText(ctx, source, date)}`},
     breadcrumb(ctx),
     facts([['Usage in selection', `${fmt.num(list.usage_hours)} h`, {'data-testid': 'usage-hours'}],
       ['Rows', `${fmt.int(rows.length)}${rows.length >= limit ? ` (top ${limit})` : ''}`]]),
-    rows.length ? h('div', {class: 'scroll'}, drillTable(ctx, lv, rows)) : emptyState(ctx, 'hangs'),
+    rows.length ? h('div', {class: 'scroll'}, drillTable(ctx, lv, rows, versions)) : emptyState(ctx, 'hangs'),
     rows.length >= limit && limit < 1000
       ? h('p', {}, h('a', {href: ctx.href('hangs', {limit: Math.min(1000, limit * 4)}, {keepLocal: true})}, `Show up to ${Math.min(1000, limit * 4)} rows`))
       : null),

@@ -1,7 +1,7 @@
 // Overview: ingest (rate from /status deltas), builds with crash and hang
 // rates against the builds before them on the same channel, active alerts.
 
-import {h, table} from '../dom.js';
+import {h, note, table} from '../dom.js';
 import * as api from '../api.js';
 import * as fmt from '../format.js';
 import {sparkline} from '../charts.js';
@@ -136,13 +136,16 @@ function buildsPanel(ctx, builds) {
       {label: 'Crashes /1000 h', num: true, title: 'all crash classes per 1000 usage hours'},
       {label: '× baseline', num: true, title: 'crash rate ÷ pooled rate of the baseline builds'},
       {label: 'Parent', num: true, title: 'parent crashes per 1000 h'},
-      {label: 'Content', num: true, title: 'content crashes per 1000 h'},
+      {label: 'Content', num: true, title: 'content crashes per 1000 h, without content shutdown kills'},
       {label: 'Startup', num: true, title: 'startup crashes per 1000 h'},
       {label: 'Hang ms/h', num: true, title: 'hang milliseconds per usage hour (bhr, else main pings)'},
       {label: '× baseline', num: true, title: 'hang ms/h ÷ usage-weighted mean of the baseline builds'},
       {label: 'Hangs/h', num: true, title: 'hang count per usage hour'}],
     rows,
-  })));
+  })),
+  note('Crashes here are crash reports plus main pings\' gpu, plugin and GMP sub-process crash counts '
+    + '(SUBPROCESS_CRASHES_WITH_DUMP); Top Crashers counts crash reports only. Content leaves out content '
+    + 'shutdown kills (IPC ShutDownKill), which the Top Crashers Content filter includes.', 'builds-definitions'));
 }
 
 function alertsPanel(ctx, list) {
@@ -157,7 +160,8 @@ function alertsPanel(ctx, list) {
   return section('Active alerts', {id: 'active-alerts', testid: 'active-alerts', actions: link},
     h('div', {class: 'scroll'}, table({caption: 'Firing and pending alerts', hideCaption: true, testid: 'active-alerts-table',
       columns: [{label: 'State'}, {label: 'Rule'}, {label: 'Signature / build'},
-        {label: 'Ratio', num: true}, {label: 'p-value', num: true}, {label: 'Since'}],
+        {label: 'Ratio', num: true}, {label: 'p-value', num: true},
+        {label: 'Since (stream time)', title: 'first seen, counted back from the latest event seen (stream time), not the clock'}],
       rows: active.slice(0, 10).map((a) => {
         const f = alertFields(a);
         return h('tr', {'data-rule': f.rule, 'data-channel': f.channel ?? '', 'data-build': f.build ?? '',
@@ -167,7 +171,8 @@ function alertsPanel(ctx, list) {
             h('div', {class: 'muted small'}, [f.channel, f.os, f.build].filter(Boolean).join(' · '))),
           h('td', {class: 'num', 'data-testid': 'ratio'}, fmt.ratio(f.ratio)),
           h('td', {class: 'num', 'data-testid': 'p-value'}, fmt.pValue(f.p_value)),
-          h('td', {class: 'nowrap'}, fmt.relative(f.first_seen)));
+          h('td', {class: 'nowrap', title: fmt.timestamp(f.first_seen), 'data-testid': 'since'},
+            fmt.relative(f.first_seen, fmt.toMs(ctx.status?.stream_time) ?? Date.now())));
       })})));
 }
 

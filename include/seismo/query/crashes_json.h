@@ -7,8 +7,11 @@
 // length is span(2W) - span(W); it is ranked the same way over every
 // signature it holds, and rank_change = previous_rank - rank (positive: moved
 // up). A signature absent from the previous window has previous_rank and
-// rank_change null and is_new true. window=all has no previous window:
-// previous_rank and rank_change are null and is_new is false.
+// rank_change null and is_new true — unless the previous window holds no crash of
+// the selection (right after start): then is_new is false ("no previous data";
+// previous_total 0). window=all has no previous window: previous_total,
+// previous_rank and rank_change are null and is_new is false. With sparklines=1
+// each row carries `trend`, its counts per bin (trend_bins of them, from trend_from).
 // Crash rates divide by the usage (main pings) of the selected
 // (channel, product, version, build_id, os) groups in the same window.
 // installs is the HyperLogLog estimate, never more than the crash count.

@@ -53,6 +53,10 @@ struct Filters {
   std::optional<std::string>& operator[](Dim d) { return value[static_cast<size_t>(d)]; }
 };
 
+// Whether a row's `text` of dimension `d` passes a filter asking for `want`: exact, but OS
+// names compare ASCII-case-insensitively ("linux" finds "Linux"; ADR 0026).
+bool FilterMatches(Dim d, std::string_view text, std::string_view want);
+
 enum class HangsBy : uint8_t { kSignature, kThread, kBuildDate };
 enum class FlameFormat : uint8_t { kTree, kCollapsed };
 
@@ -62,6 +66,7 @@ struct Query {
   size_t limit = 50;      // 1..1000
   HangsBy by = HangsBy::kSignature;
   FlameFormat format = FlameFormat::kTree;
+  bool sparklines = false;                 // /crashes/top only: sparklines=1 adds each row's trend
   std::optional<std::string> alert_rule;   // /alerts only: rule=
   std::optional<std::string> alert_state;  // /alerts only: state=
 };

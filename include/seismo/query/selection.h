@@ -54,6 +54,12 @@ void AddInstallsIn(const Snapshot& snap, const SeriesData& s, const WindowSel& w
 // rows is the first 8 characters of build_id; "" when the table lacks it.
 std::string_view DimText(const Snapshot& snap, const SeriesKey& key, Dim d);
 
+// Whether a `process` filter can match anything: one of the names SPEC §2 normalises to
+// (parent, content, gpu, rdd, socket, utility, gmplugin, plugin), or another name a hang
+// or crash row of `snap` holds (other process names pass through lower-cased). The API
+// answers 400 otherwise, so a stale link never shows an empty list as if it were data.
+bool KnownProcess(const Snapshot& snap, std::string_view process);
+
 // Whether rows of one table pass a query's filters, resolved once per answer. Filters on
 // dimensions the table lacks are ignored; `ignore` lists dimensions the caller applies
 // itself (or wants ignored). Texts are compared (a filter is a string, and an id of an

@@ -2,7 +2,7 @@
 // sparklines) and a signature page (by build, OS, process).
 import {test, before, after} from 'node:test';
 import assert from 'node:assert/strict';
-import {launch, api, open, settled, screenshot, tableRows, assertShown, parseNum, drawnPoints} from '../lib.mjs';
+import {launch, api, open, settled, screenshot, screenshotWidths, tableRows, assertShown, parseNum, drawnPoints} from '../lib.mjs';
 
 let b;
 let page;
@@ -26,14 +26,23 @@ test('Top Crashers shows the rows of /api/v1/crashes/top with rank change and sp
     const change = r.is_new ? 'new' : r.rank_change === 0 ? '=' : r.rank_change > 0 ? `▲ ${r.rank_change}` : `▼ ${-r.rank_change}`;
     assert.equal(shown['rank-change'], r.rank_change === null && !r.is_new ? '—' : change, `${r.signature} rank change`);
   }
-  // Sparklines are uPlot charts (canvas) in the first 25 rows.
+  // Every row has a sparkline (uPlot, canvas) of its counts from the same answer: its
+  // bins hold the row's count, and the drawing peaks where they do.
+  const withTrend = await api('crashes/top', {limit: 50, sparklines: 1});
   const sparks = page.locator('table[data-testid="top-crashers"] .spark[role="img"]');
-  assert.equal(await sparks.count(), Math.min(25, top.rows.length));
-  await page.locator('table[data-testid="top-crashers"] .spark canvas').nth(Math.min(25, top.rows.length) - 1)
+  assert.equal(await sparks.count(), top.rows.length);
+  await page.locator('table[data-testid="top-crashers"] .spark canvas').nth(top.rows.length - 1)
     .waitFor({state: 'attached', timeout: 10000});
-  // The sparkline of the top signature peaks where its time series does.
-  const ts = await api('crashes/timeseries', {signature: top.rows[0].signature});
-  assert.ok(ts.points.reduce((a, p) => a + p.count, 0) > 0);
+  for (const [i, r] of withTrend.rows.entries()) {
+    assert.equal(r.trend.length, withTrend.trend_bins);
+    assert.equal(r.trend.reduce((a, c) => a + c, 0), r.count, `${r.signature}: its bins hold its count`);
+    const label = await sparks.nth(i).getAttribute('aria-label');
+    assert.ok(label.startsWith(`crashes of ${r.signature}: ${withTrend.trend_bins} buckets, peak `), label);
+    assertShown(label.replace(/^.*, peak /, ''), Math.max(...r.trend), `${r.signature} sparkline peak`);
+  }
+  // One request for the list and its sparklines: none per signature.
+  const perSignature = b.requests.filter((u) => u.includes('/api/v1/crashes/timeseries') && u.includes('signature='));
+  assert.deepEqual(perSignature, []);
   const trend = await page.getAttribute('[data-testid="crash-trend-chart"] [role="img"]', 'aria-label');
   await page.locator('[data-testid="crash-trend-chart"] .uplot canvas').waitFor({state: 'attached', timeout: 10000});
   const all = await api('crashes/timeseries');
@@ -73,5 +82,29 @@ test('a signature page shows its builds, OS and processes', async () => {
   const procs = await page.$$eval('table[data-testid="by-process-table"] tbody tr', (trs) => trs.map((t) => [t.dataset.process, t.querySelector('[data-testid="count"]').textContent]));
   assert.deepEqual(procs.map(([p, c]) => [p, parseNum(c)]), d.by_process.map((x) => [x.process, x.count]));
   await screenshot(page, 'crash-signature');
+  assert.deepEqual(b.errors, []);
+});
+
+// Issue 20, item 7: right after start (here: a selection whose previous window holds no
+// crash) Top Crashers says "no previous data" instead of marking every row "new".
+test('an empty previous window is "no previous data", not every row new', async () => {
+  const builds = (await api('builds', {limit: 1000})).builds;
+  let found = null;
+  for (const window of ['1h', '24h']) {
+    for (const x of builds) {
+      const top = await api('crashes/top', {window, build_id: x.build_id, limit: 50});
+      if (top.total > 0 && top.previous_total === 0) { found = {window, build: x.build_id, top}; break; }
+    }
+    if (found) break;
+  }
+  assert.ok(found, 'the corpus has a build whose crashes all fall in the last window');
+  assert.ok(found.top.rows.every((r) => r.is_new === false && r.previous_rank === null));
+  await open(page, `crashes?window=${found.window}&build_id=${found.build}`);
+  assert.match(await page.textContent('[data-testid="no-previous-note"]'), /^No previous data/);
+  const rows = await tableRows(page, 'top-crashers');
+  assert.deepEqual(rows.map((r) => r.key), found.top.rows.map((r) => r.signature));
+  for (const r of rows) assert.equal(r.byId['rank-change'], '—');
+  assert.equal(await page.locator('table[data-testid="top-crashers"] .rank.new').count(), 0);
+  await screenshotWidths(page, 'crashes-no-previous');
   assert.deepEqual(b.errors, []);
 });

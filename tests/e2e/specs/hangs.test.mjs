@@ -2,7 +2,8 @@
 // graph and trend chart, filters in the URL.
 import {test, before, after} from 'node:test';
 import assert from 'node:assert/strict';
-import {launch, api, open, settled, screenshot, tableRows, assertShown, parseNum, drawnPoints, BASE_URL} from '../lib.mjs';
+import {launch, api, apiError, open, settled, screenshot, screenshotWidths, tableRows, assertShown, parseNum, drawnPoints,
+  BASE_URL} from '../lib.mjs';
 
 let b;
 let page;
@@ -24,22 +25,23 @@ function assertRowsMatch(rows, apiRows, keyOf) {
 test('drill down from build date to thread to signature, with the numbers of /api/v1/hangs', async () => {
   await open(page, 'hangs');
   const byDate = await api('hangs', {by: 'build_date', limit: 25});
-  assertRowsMatch(await tableRows(page, 'hangs-table'), byDate.rows, (r) => r.build_date);
+  assertRowsMatch(await tableRows(page, 'hangs-table'), byDate.rows, (r) => `${r.channel}:${r.build_date}`);
   assertShown(await page.textContent('[data-testid="usage-hours"] dd'), byDate.usage_hours, 'usage hours');
   await screenshot(page, 'hangs');
 
-  const date = byDate.rows[0].build_date;
-  await page.click(`tr[data-key="${date}"] a`);
+  const {build_date: date, channel} = byDate.rows[0];
+  await page.click(`tr[data-key="${channel}:${date}"] a`);
   await settled(page);
   assert.match(page.url(), new RegExp(`build_date=${date}`));
-  const byThread = await api('hangs', {by: 'thread', build_date: date, limit: 25});
+  assert.match(page.url(), new RegExp(`channel=${channel}`));
+  const byThread = await api('hangs', {by: 'thread', build_date: date, channel, limit: 25});
   assertRowsMatch(await tableRows(page, 'hangs-table'), byThread.rows, (r) => r.thread);
 
   const thread = byThread.rows[0].thread;
   await page.click(`table[data-testid="hangs-table"] tbody tr >> nth=0 >> a`);
   await settled(page);
   assert.match(page.url(), new RegExp(`thread=${encodeURIComponent(thread)}`));
-  const bySig = await api('hangs', {by: 'signature', build_date: date, thread, limit: 25});
+  const bySig = await api('hangs', {by: 'signature', build_date: date, channel, thread, limit: 25});
   assertRowsMatch(await tableRows(page, 'hangs-table'), bySig.rows, (r) => r.signature);
 
   // Stacks on click: innermost frame first, numbers of the top stack.
@@ -111,4 +113,57 @@ test('filters live in the URL: a shared link shows the same selection', async ()
   assert.equal(await other.inputValue('#filters input[name="channel"]'), channel);
   await other.close();
   assert.ok(url.startsWith(BASE_URL));
+});
+
+// Issue 20, item 1: hangs are kept per build date, so a Build ID filter cannot narrow
+// them. The API refuses build_id and version (a 400 naming the parameter); the page
+// shows the build's date, and says so, instead of every build date.
+test('a Build ID filter selects its build date on Hangs, with a visible note', async () => {
+  const byDate = await api('hangs', {by: 'build_date', limit: 1000});
+  assert.ok(byDate.rows.length > 1, 'the corpus has hangs of several build dates');
+  const dates = new Set(byDate.rows.map((r) => r.build_date));
+  const build = (await api('builds', {limit: 1000})).builds.find((x) => dates.has(x.build_id.slice(0, 8)));
+  assert.ok(build, 'a build whose date has hangs');
+  const date = build.build_id.slice(0, 8);
+  for (const path of ['hangs', 'hangs/timeseries', 'hangs/flamegraph']) {
+    assert.match(await apiError(path, {build_id: build.build_id}), /^build_id: hangs are kept per build date/, path);
+    assert.match(await apiError(path, {version: build.version}), /^version: hangs are kept per build date/, path);
+  }
+
+  await open(page, `hangs?build_id=${build.build_id}`);
+  const shown = await page.textContent('[data-testid="hangs-build-note"]');
+  assert.ok(shown.includes(build.build_id) && shown.includes(`${date.slice(0, 4)}-${date.slice(4, 6)}-${date.slice(6)}`),
+    shown);
+  const want = await api('hangs', {by: 'build_date', build_date: date, limit: 25});
+  assertRowsMatch(await tableRows(page, 'hangs-table'), want.rows, (r) => `${r.channel}:${r.build_date}`);
+  assert.ok((await tableRows(page, 'hangs-table')).every((r) => r.key.endsWith(`:${date}`)), 'only the build\'s date');
+  assertShown(await page.textContent('[data-testid="usage-hours"] dd'), want.usage_hours, 'usage hours');
+  // The flame graph is the same selection's.
+  const tree = await api('hangs/flamegraph', {build_date: date, format: 'tree'});
+  const label = await page.locator('[data-testid="flamegraph"] g.frame').first().getAttribute('aria-label');
+  assert.equal(parseNum(/— ([\d,]+) ms/.exec(label)[1]), Math.round(tree.hang_ms));
+  await screenshotWidths(page, 'hangs-build-id');
+  assert.deepEqual(b.errors, []);
+});
+
+// Issue 20, item 5: hangs by build date no longer mix channels; each row names its
+// channel and the versions of that channel's builds of the date.
+test('hangs by build date keep channels apart and name their versions', async () => {
+  const byDate = await api('hangs', {by: 'build_date', limit: 1000});
+  const {builds} = await api('builds', {limit: 1000});
+  const pairs = byDate.rows.map((r) => `${r.channel}:${r.build_date}`);
+  assert.equal(new Set(pairs).size, pairs.length, 'one row per (channel, build date)');
+  const dates = byDate.rows.map((r) => r.build_date);
+  assert.ok(dates.length > new Set(dates).size, 'the corpus has a build date of two channels');
+  await open(page, 'hangs?limit=1000');
+  const rows = await tableRows(page, 'hangs-table');
+  assertRowsMatch(rows, byDate.rows, (r) => `${r.channel}:${r.build_date}`);
+  for (const [i, r] of byDate.rows.entries()) {
+    assert.equal(rows[i].byId.channel, r.channel);
+    const versions = [...new Set(builds.filter((x) => x.channel === r.channel && x.build_id.startsWith(r.build_date))
+      .map((x) => x.version))].sort().join(', ') || '—';
+    assert.equal(rows[i].byId.versions, versions, `${r.channel} ${r.build_date} versions`);
+  }
+  await screenshotWidths(page, 'hangs-by-channel');
+  assert.deepEqual(b.errors, []);
 });

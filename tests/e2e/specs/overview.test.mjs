@@ -2,7 +2,7 @@
 // the builds before them on the same channel, the active alerts panel.
 import {test, before, after} from 'node:test';
 import assert from 'node:assert/strict';
-import {launch, api, open, screenshot, tableRows, assertShown, parseNum, eventually} from '../lib.mjs';
+import {launch, api, open, screenshot, screenshotWidths, tableRows, assertShown, parseNum, eventually} from '../lib.mjs';
 
 let b;
 let page;
@@ -110,5 +110,32 @@ test('active alerts panel lists the firing and pending alerts, the planted one w
   assertShown(await row.locator('[data-testid="ratio"]').textContent(), p.ratio, 'ratio');
   assert.match(await row.locator('[data-testid="state"]').textContent(), /firing/i);
   await screenshot(page, 'overview-aurora');
+  assert.deepEqual(b.errors, []);
+});
+
+// Issue 20, item 4: the Overview's crash totals and the Top Crashers' differ by
+// definition; both views say how, and the API's numbers differ exactly so.
+test('crash totals say what they count where the views differ', async () => {
+  const {builds} = await api('builds', {limit: 1000});
+  const build = builds.find((x) => x.crashes.content_shutdown > 0 && x.crashes.content > 0) ?? builds[0];
+  const reports = await api('crashes/top', {build_id: build.build_id, channel: build.channel, limit: 1000});
+  const content = await api('crashes/top', {build_id: build.build_id, channel: build.channel, process: 'content', limit: 1});
+  // Top Crashers' Content = the Overview's content + content shutdown kills (crash reports).
+  assert.equal(content.total, build.crashes.content + build.crashes.content_shutdown);
+  // The Overview adds main pings' sub-process counts: never fewer than the crash reports.
+  assert.ok(build.crashes.total >= reports.total, `${build.crashes.total} >= ${reports.total}`);
+
+  await open(page, 'overview');
+  const row = (await tableRows(page, 'builds-table')).find((r) => r.key === build.build_id);
+  assert.equal(parseNum(row.byId.crashes), build.crashes.total);
+  const defs = await page.textContent('[data-testid="builds-definitions"]');
+  assert.match(defs, /crash reports plus main pings' gpu, plugin and GMP sub-process crash counts/);
+  assert.match(defs, /Content leaves out content shutdown kills/);
+  await screenshotWidths(page, 'overview-definitions');
+
+  await open(page, `crashes?build_id=${build.build_id}&channel=${build.channel}`);
+  assert.equal(parseNum(await page.textContent('[data-testid="crash-total"] dd')), reports.total);
+  assert.match(await page.textContent('[data-testid="crashes-definitions"]'),
+    /^Crash reports only .*the Content filter includes content shutdown kills/);
   assert.deepEqual(b.errors, []);
 });

@@ -6,8 +6,7 @@ import {spawn} from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import net from 'node:net';
-import {launch, open, settled, screenshot, eventually, BASE_URL} from '../lib.mjs';
+import {launch, open, settled, screenshot, eventually, freePort, BASE_URL} from '../lib.mjs';
 
 let b;
 let page;
@@ -25,14 +24,6 @@ test('an unreachable API shows an error state, and the view recovers by itself',
   await page.locator('table[data-testid="top-crashers"]').waitFor({state: 'visible', timeout: 15000});
   await eventually(async () => (await page.getAttribute('#conn', 'data-state')) !== 'offline', 10000, 'back online');
 });
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => { const {port} = srv.address(); srv.close(() => resolve(port)); });
-  });
-}
 
 test('a daemon without data shows "waiting for data…"', {skip: !process.env.SEISMO_BIN && 'SEISMO_BIN not set'}, async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'seismo-e2e-empty-'));

@@ -62,6 +62,8 @@ TEST(AlertsFilter, EachDimensionNarrowsAlertsThatSplitByIt) {
   // os "all" is not split by OS: kept; per-OS alerts must match.
   EXPECT_EQ(Kept("os=Linux"), (V{"crash_signature_spike/OOM | small", "crash_rate_regression/-",
                                  "hang_spike/nsThread::Run", "burst/Quote \" and \\u00e9 é"}));
+  // OS names compare case-insensitively (a hand-typed "linux" finds "Linux").
+  EXPECT_EQ(Kept("os=linux"), Kept("os=Linux"));
   // A build id matches crash alerts of that build and hang alerts of its date; burst has no build.
   EXPECT_EQ(Kept("build_id=20261117090501"), (V{"crash_signature_spike/OOM | small",
                                                 "hang_spike/nsThread::Run", "burst/Quote \" and \\u00e9 é"}));

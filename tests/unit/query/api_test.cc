@@ -38,7 +38,8 @@ TEST_F(ApiTest, BeforeTheFirstSnapshotListsAreEmpty) {
     Json j(a.body);
     EXPECT_EQ(j.root["window"].get_string().value(), "24h") << path;
   }
-  EXPECT_EQ(Get("/api/v1/crashes/top").body, R"({"window":"24h","total":0,"usage_hours":0,"rows":[]})");
+  EXPECT_EQ(Get("/api/v1/crashes/top").body,
+            R"({"window":"24h","total":0,"usage_hours":0,"previous_total":null,"rows":[]})");
   EXPECT_EQ(Get("/api/v1/hangs/flamegraph", "format=collapsed").content_type, "text/plain; charset=utf-8");
   EXPECT_EQ(Get("/api/v1/hangs/flamegraph", "format=collapsed").body, "");
 }
@@ -165,6 +166,28 @@ TEST_F(ApiTest, WindowsComeFromTheSnapshotOnceThereIsOne) {
   EXPECT_EQ(Get("/api/v1/hangs", "window=2h").status, 200);
   Json j(Get("/api/v1/hangs").body);
   EXPECT_EQ(j.root["window"].get_string().value(), "2h");
+}
+
+// A process filter names SPEC §2's normalised processes or one the data holds
+// (others pass through lower-cased); anything else is a 400, not an empty list.
+TEST_F(ApiTest, AnUnknownProcessIs400NamingIt) {
+  World w;
+  w.Usage("bhr", "Linux", kHour, 0);
+  w.Hang("bhr", "Linux", "vr", "Gecko", {"root", "A"}, 1000, 1, 0);
+  w.Crash("S", "forkserver", "other", "i1", 0);
+  provider_.SetSnapshot(w.Build());
+  ApiAnswer bad = Get("/api/v1/crashes/top", "process=bogus");
+  EXPECT_EQ(bad.status, 400);
+  EXPECT_EQ(
+      bad.body,
+      R"x({"error":"process: unknown process 'bogus' (parent, content, gpu, rdd, socket, utility, gmplugin, )x"
+      R"x(plugin, another one in the data, or any)"})x");
+  EXPECT_EQ(Get("/api/v1/hangs", "process=bogus").status, 400);
+  EXPECT_EQ(Get("/api/v1/hangs", "process=Parent").status, 400);  // names are lower-case
+  for (const char* ok :
+       {"process=vr", "process=forkserver", "process=gpu", "process=any", "process=plugin"}) {
+    EXPECT_EQ(Get("/api/v1/crashes/top", ok).status, 200) << ok;
+  }
 }
 
 TEST(Metrics, ExpositionHasHelpTypeAndHistogram) {

@@ -35,14 +35,15 @@ class CrashesTest : public ::testing::Test {
 };
 
 TEST_F(CrashesTest, TopCrashersRankShareRateAndRankChange) {
-  EXPECT_EQ(Top(""),
-            R"({"window":"24h","total":6,"usage_hours":2,"rows":[)"
-            R"({"rank":1,"signature":"X","count":3,"share":50,"rate_per_1000h":1500,"installs":3,)"
-            R"("previous_rank":3,"rank_change":2,"is_new":false},)"
-            R"({"rank":2,"signature":"Y","count":2,"share":33.333333333333336,"rate_per_1000h":1000,"installs":1,)"
-            R"("previous_rank":1,"rank_change":-1,"is_new":false},)"
-            R"({"rank":3,"signature":"Z","count":1,"share":16.666666666666668,"rate_per_1000h":500,"installs":1,)"
-            R"("previous_rank":null,"rank_change":null,"is_new":true}]})");
+  EXPECT_EQ(
+      Top(""),
+      R"({"window":"24h","total":6,"usage_hours":2,"previous_total":8,"rows":[)"
+      R"({"rank":1,"signature":"X","count":3,"share":50,"rate_per_1000h":1500,"installs":3,)"
+      R"("previous_rank":3,"rank_change":2,"is_new":false},)"
+      R"({"rank":2,"signature":"Y","count":2,"share":33.333333333333336,"rate_per_1000h":1000,"installs":1,)"
+      R"("previous_rank":1,"rank_change":-1,"is_new":false},)"
+      R"({"rank":3,"signature":"Z","count":1,"share":16.666666666666668,"rate_per_1000h":500,"installs":1,)"
+      R"("previous_rank":null,"rank_change":null,"is_new":true}]})");
 }
 
 TEST_F(CrashesTest, LimitCutsRowsNotTheTotal) {
@@ -64,21 +65,25 @@ TEST_F(CrashesTest, ProcessFilterRanksWithinTheProcess) {
   EXPECT_EQ(j.root["usage_hours"].get_double().value(), 2.0);
 }
 
-TEST_F(CrashesTest, WeekWithEmptyPreviousWeekIsAllNew) {
+// Right after start the previous window is empty: no previous data, so nothing is "new".
+TEST_F(CrashesTest, WeekWithEmptyPreviousWeekHasNoPreviousData) {
   Json j(Top("window=7d"));
   EXPECT_EQ(j.root["total"].get_int64().value(), 14);
+  EXPECT_EQ(j.root["previous_total"].get_int64().value(), 0);
   auto rows = j.root["rows"].get_array().value();
   ASSERT_EQ(rows.size(), 4u);
   const char* order[] = {"Y", "X", "W", "Z"};
   for (size_t i = 0; i < 4; ++i) {
     EXPECT_EQ(rows.at(i)["signature"].get_string().value(), order[i]);
     EXPECT_EQ(rows.at(i)["rank"].get_int64().value(), static_cast<int64_t>(i + 1));
-    EXPECT_TRUE(rows.at(i)["is_new"].get_bool().value());
+    EXPECT_FALSE(rows.at(i)["is_new"].get_bool().value());
+    EXPECT_TRUE(rows.at(i)["previous_rank"].is_null());
   }
 }
 
 TEST_F(CrashesTest, AllHasNoPreviousWindow) {
   Json j(Top("window=all"));
+  EXPECT_TRUE(j.root["previous_total"].is_null());
   auto rows = j.root["rows"].get_array().value();
   ASSERT_EQ(rows.size(), 4u);
   for (auto row : rows) {
@@ -86,6 +91,65 @@ TEST_F(CrashesTest, AllHasNoPreviousWindow) {
     EXPECT_TRUE(row["rank_change"].is_null());
     EXPECT_FALSE(row["is_new"].get_bool().value());
   }
+}
+
+// sparklines=1: each row's counts in 48 bins of the 24 h axis (1440 one-minute points),
+// from the selection's first crash at t0-2h: 121 points, point i in bin i*48/121, so
+// t0-2h -> bin 0, t0-61m (point 59) -> bin 23, t0 (point 120) -> bin 47.
+TEST(CrashSparklines, RowsCarryTheirCountsPerBinFromTheFirstCrash) {
+  World w;
+  w.Crash("A", "parent", "parent", "a", 2 * kHour);
+  for (int i = 0; i < 2; ++i) w.Crash("A", "parent", "parent", "b", 61 * kMin);
+  w.Crash("A", "parent", "parent", "c", 0);
+  w.Crash("B", "content", "content", "d", 61 * kMin);
+  auto snap = w.Build();
+  const std::string body = CrashesTopJson(*snap, Q(Endpoint::kCrashesTop, "sparklines=1"));
+  Json j(body);
+  ASSERT_EQ(j.root["rows"].get_array().value().size(), 2u) << body;
+  EXPECT_EQ(j.root["trend_from"].get_string().value(), "2026-11-20T10:00:00.000Z");
+  EXPECT_EQ(j.root["trend_bins"].get_int64().value(), 48);
+  auto rows = j.root["rows"].get_array().value();
+  auto trend = [&rows](size_t row) {
+    std::vector<int64_t> out;
+    simdjson::dom::array values;
+    EXPECT_EQ(rows.at(row)["trend"].get(values), simdjson::SUCCESS);
+    for (auto v : values) out.push_back(v.get_int64().value());
+    return out;
+  };
+  std::vector<int64_t> a(48), b(48);
+  a[0] = 1, a[23] = 2, a[47] = 1;
+  b[23] = 1;
+  EXPECT_EQ(trend(0), a);
+  EXPECT_EQ(trend(1), b);
+  // Without the parameter the answer has no trends.
+  Json plain(CrashesTopJson(*snap, Q(Endpoint::kCrashesTop, "")));
+  EXPECT_TRUE(plain.root["trend_bins"].error());
+}
+
+// A gpu crash is counted once: the build's crash reports and its main pings'
+// SUBPROCESS_CRASHES_WITH_DUMP count the same crashes, so gpu is the larger, not the sum.
+//   build A: 2 gpu reports, main pings 1  -> gpu 2;  build B: 1 report, main pings 3 -> gpu 3
+//   A total = 2 (gpu) + 1 (parent) = 3, rate 3 per 2 h = 1500 per 1000 h; B total 3.
+TEST(BuildsGpu, GpuCrashesAreNotCountedTwice) {
+  World w;
+  w.BuildUsage("Linux", 2 * kHour, 4, 1, kHour, "20261117090501");
+  w.Crash("G", "gpu", "gpu", "a", kHour, false, "Linux", "20261117090501");
+  w.Crash("G", "gpu", "gpu", "b", kHour, false, "Linux", "20261117090501");
+  w.Crash("P", "parent", "parent", "c", kHour, false, "Linux", "20261117090501");
+  w.BuildUsage("Linux", kHour, 2, 3, kHour, "20261118090501");
+  w.Crash("G", "gpu", "gpu", "d", kHour, false, "Linux", "20261118090501");
+  auto snap = w.Build();
+  Json j(BuildsJson(*snap, Q(Endpoint::kBuilds, "")));
+  auto builds = j.root["builds"].get_array().value();
+  ASSERT_EQ(builds.size(), 2u);
+  auto b = builds.at(0);  // newest first: 20261118090501
+  EXPECT_EQ(b["crashes"]["gpu"].get_int64().value(), 3);
+  EXPECT_EQ(b["crashes"]["total"].get_int64().value(), 3);
+  auto a = builds.at(1);
+  EXPECT_EQ(a["crashes"]["gpu"].get_int64().value(), 2);
+  EXPECT_EQ(a["crashes"]["parent"].get_int64().value(), 1);
+  EXPECT_EQ(a["crashes"]["total"].get_int64().value(), 3);
+  EXPECT_EQ(a["crash_rate_per_1000h"]["total"].get_double().value(), 1500.0);
 }
 
 TEST_F(CrashesTest, UnknownBuildHasNoUsageSoNullRate) {

@@ -67,6 +67,12 @@ TEST_F(HangsTest, OsFilterNarrowsNumeratorAndDenominator) {
   EXPECT_EQ(rows.at(1)["hang_ms_per_hour"].get_double().value(), 500.0);
 }
 
+TEST_F(HangsTest, OsFilterIgnoresCase) {
+  EXPECT_EQ(Hangs("os=linux"), Hangs("os=Linux"));
+  Json j(Hangs("os=LINUX"));
+  EXPECT_EQ(j.root["usage_hours"].get_double().value(), 2.0);
+}
+
 TEST_F(HangsTest, ThreadFilterKeepsTheDenominator) {
   Json j(Hangs("thread=Gecko"));
   EXPECT_EQ(j.root["usage_hours"].get_double().value(), 3.0);
@@ -108,8 +114,31 @@ TEST_F(HangsTest, ByThreadAndByBuildDate) {
   auto drows = d.root["rows"].get_array().value();
   ASSERT_EQ(drows.size(), 1u);
   EXPECT_EQ(drows.at(0)["build_date"].get_string().value(), "20261117");
+  EXPECT_EQ(drows.at(0)["channel"].get_string().value(), "release");
   EXPECT_EQ(drows.at(0)["hang_ms"].get_double().value(), 4500.0);
   EXPECT_EQ(drows.at(0)["hang_ms_per_hour"].get_double().value(), 1500.0);
+}
+
+// A build date's builds of two channels are two rows, each over its own channel's usage:
+//   release 4500 ms / 3 h = 1500 ms/h; beta 600 ms / 0.5 h = 1200 ms/h.
+TEST_F(HangsTest, ByBuildDateKeepsChannelsApart) {
+  World w;
+  w.Usage("bhr", "Linux", 2 * kHour, 30 * kMin);
+  w.Usage("bhr", "Windows", kHour, 3 * kHour);
+  w.Hang("bhr", "Linux", "parent", "Gecko", {"root", "A"}, 4'500'000, 3, 30 * kMin);
+  w.Usage("bhr", "Linux", 30 * kMin, 30 * kMin, "beta");
+  w.Hang("bhr", "Linux", "parent", "Gecko", {"root", "A"}, 600'000, 1, 30 * kMin, "beta");
+  auto snap = w.Build();
+  Json d(HangsJson(*snap, Q(Endpoint::kHangs, "by=build_date")));
+  auto rows = d.root["rows"].get_array().value();
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows.at(0)["channel"].get_string().value(), "release");
+  EXPECT_EQ(rows.at(0)["usage_hours"].get_double().value(), 3.0);
+  EXPECT_EQ(rows.at(0)["hang_ms_per_hour"].get_double().value(), 1500.0);
+  EXPECT_EQ(rows.at(1)["channel"].get_string().value(), "beta");
+  EXPECT_EQ(rows.at(1)["build_date"].get_string().value(), "20261117");
+  EXPECT_EQ(rows.at(1)["usage_hours"].get_double().value(), 0.5);
+  EXPECT_EQ(rows.at(1)["hang_ms_per_hour"].get_double().value(), 1200.0);
 }
 
 TEST_F(HangsTest, MainSourceIsSeparate) {
