@@ -252,7 +252,8 @@ int HttpServer::Handle(mg_connection* conn) {
     const ServiceStatus s = provider_->status();
     r = {IsReady(s) ? 200 : 503, "application/json", ReadyzJson(s), {}};
   } else if (path == "/metrics") {
-    HttpStats stats{latency_.Copy(), static_cast<uint64_t>(sse_clients_.load(std::memory_order_relaxed))};
+    HttpStats stats{latency_.Copy(), static_cast<uint64_t>(sse_clients_.load(std::memory_order_relaxed)),
+                    budget_->in_use(), budget_->refused()};
     auto snap = provider_->snapshot();
     r = {200, "text/plain; version=0.0.4; charset=utf-8",
          MetricsText(snap.get(), provider_->counts(), provider_->status(), provider_->alerts_json(), stats, WallMs()),

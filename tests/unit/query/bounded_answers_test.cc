@@ -5,7 +5,9 @@
 // by the parsed query; the publisher's warm-up leaves the default answers in the cache.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "fake_provider.h"
@@ -14,6 +16,7 @@
 #include "seismo/query/api.h"
 #include "seismo/query/flamegraph.h"
 #include "seismo/query/hangs_json.h"
+#include "seismo/query/metrics.h"
 
 namespace seismo {
 namespace {
@@ -197,6 +200,15 @@ TEST(AnswerBudget, TheApiAnswers503WhileTheBudgetIsHeldAndKeysAnswersByTheParsed
   EXPECT_EQ(budget.in_use(), 0u);
 }
 
+TEST(AnswerBudget, MetricsSayWhatIsHeldAndWhatWasRefused) {
+  HttpStats http;
+  http.answer_memory_bytes = 4096;
+  http.answers_refused = 3;
+  const std::string text = MetricsText(nullptr, RecordCounts{}, ServiceStatus{}, "[]", http, 0);
+  EXPECT_NE(text.find("\nseismo_http_answer_memory_bytes 4096\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("\nseismo_http_answers_refused_total 3\n"), std::string::npos) << text;
+}
+
 TEST(WarmAnswers, TheDefaultAnswersAreInTheCacheBeforeTheFirstRequest) {
   FakeProvider provider;
   provider.SetSnapshot(FourStacks());
@@ -233,6 +245,52 @@ TEST(AnswerCacheOrder, AnAnswerOfAnOlderSnapshotDoesNotEvictTheNewerOnes) {
   EXPECT_EQ(cache.Get(newer, "k", compute)->body, "1");
   EXPECT_EQ(cache.Get(older, "k", compute)->body, "2") << "answered, not stored";
   EXPECT_EQ(cache.Get(newer, "k", compute)->body, "1") << "the newer answer is still there";
+}
+
+// The publisher warms the cache while workers answer and snapshots are replaced: every
+// answer is a snapshot's answer, each reservation is given back (run under TSan too).
+TEST(WarmAnswers, WarmingWhileWorkersAnswerAndSnapshotsChange) {
+  FakeProvider provider;
+  std::vector<std::shared_ptr<const Snapshot>> snaps;
+  for (int i = 0; i < 3; ++i) {
+    auto s = std::const_pointer_cast<Snapshot>(FourStacks());
+    s->built_at_ms = 1000 * (i + 1);
+    snaps.push_back(s);
+  }
+  const std::string expected =
+      FlamegraphTreeJson(*snaps[0], Q(Endpoint::kHangsFlamegraph, ""), ApiSettings{}.limits);
+  provider.SetSnapshot(snaps[0]);
+  ApiSettings settings;
+  AnswerCache<ApiAnswer> cache;
+  AnswerBudget budget(4 * EstimateAnswerBytes(*snaps[0], settings));
+  std::atomic<bool> done{false};
+  std::atomic<int> answered{0}, refused{0}, wrong{0};
+  std::vector<std::thread> workers;
+  for (int t = 0; t < 4; ++t) {
+    workers.emplace_back([&] {
+      while (!done.load()) {
+        const ApiAnswer a =
+            AnswerApi("/api/v1/hangs/flamegraph", "", provider, settings, kNow, &cache, &budget);
+        if (a.status == 503) {
+          ++refused;
+        } else if (a.status == 200 && a.body == expected) {
+          ++answered;
+        } else {
+          ++wrong;
+        }
+      }
+    });
+  }
+  for (int round = 0; round < 30; ++round) {
+    const auto& snap = snaps[static_cast<size_t>(round) % snaps.size()];
+    provider.SetSnapshot(snap);
+    WarmDefaultAnswers(snap, settings, cache, &budget);
+  }
+  done = true;
+  for (auto& w : workers) w.join();
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_GT(answered.load(), 0);
+  EXPECT_EQ(budget.in_use(), 0u);
 }
 
 }  // namespace
