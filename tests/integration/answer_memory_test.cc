@@ -1,5 +1,5 @@
 // Answers inside aggregate.memory_limit (SPEC §7, issue 19, ADR 0025): the real `seismo run`
-// holds a bhr hang whose stack has 10^6 frames, and 16 clients at once ask for the largest
+// holds a hang whose stack has 10^6 frames, and 16 clients at once ask for the largest
 // answers there are (the flame graph as a tree and as collapsed text, the hangs with their
 // stacks). The daemon's resident memory stays under the limit, every answer is bounded
 // (200 within http.max_answer_bytes, or 503 with a JSON error when the answer budget is
@@ -41,22 +41,23 @@ uint64_t ProcMemory(pid_t pid, const std::string& field) {
   return 0;
 }
 
-// A main ping (usage), a bhr ping with one 10^6-frame hang of 300 ms, and a bhr ping with
-// a short hang of 200 ms: the flame graph's root holds 500 ms.
+// Two main pings of an hour each whose legacy threadHangStats hold one hang each (a bhr
+// stack is cut at 300 frames; a legacy one is not): two hangs of 255 ms on a 10^6-frame
+// stack, and one of 511 ms on main;Tick. The flame graph's root holds 1021 ms, 3 hangs.
 void WriteCorpus(const fs::path& file) {
   const std::string app =
       R"("submission_timestamp":"2026-11-20T10:00:00Z","application":{"buildId":"20261117090501",)"
       R"("channel":"nightly","name":"Firefox","version":"147.0a1"})";
+  auto ping = [&](const std::string& stack, const std::string& histogram) {
+    return R"({"type":"main",)" + app +
+           R"(,"payload":{"info":{"reason":"daily","subsessionLength":3600},"threadHangStats":[{"name":"Gecko",)"
+           R"("hangs":[{"stack":[)" +
+           stack + R"(],"histogram":{"values":)" + histogram + "}}]}]}}\n";
+  };
+  std::string deep;
+  for (size_t i = 0; i < kFrames; ++i) deep += (i ? ",\"f" : "\"f") + std::to_string(i % 1000) + '"';
   std::ofstream out(file);
-  out << R"({"type":"main",)" << app << R"(,"payload":{"info":{"reason":"daily","subsessionLength":3600}}})"
-      << "\n";
-  out << R"({"type":"bhr",)" << app
-      << R"(,"payload":{"timeSinceLastPing":60000,"hangs":[{"duration":300,"thread":"Gecko","process":"default","stack":[)";
-  for (size_t i = 0; i < kFrames; ++i) out << (i ? "," : "") << "\"f" << i % 1000 << '"';
-  out << "]}]}}\n";
-  out << R"({"type":"bhr",)" << app
-      << R"(,"payload":{"timeSinceLastPing":60000,"hangs":[{"duration":200,"thread":"Gecko","process":"default","stack":["main","Tick"]}]}})"
-      << "\n";
+  out << ping(deep, R"({"255":2})") << ping(R"("main","Tick")", R"({"511":1})");
 }
 
 TEST(AnswerMemory, SixteenLargestAnswersAtOnceStayInsideTheLimitAndHealthzAnswers) {
@@ -75,13 +76,12 @@ TEST(AnswerMemory, SixteenLargestAnswersAtOnceStayInsideTheLimitAndHealthzAnswer
   const int port = daemon.http_port();
   ASSERT_GT(port, 0) << daemon.log();
 
-  // Every hang counted (the status counts three documents accepted), then the load.
+  // Both pings in the published snapshot (two usage hours), then the load.
   const auto deadline = std::chrono::steady_clock::now() + test::Patience(seconds(120));
   bool counted = false;
   while (!counted && std::chrono::steady_clock::now() < deadline) {
-    const auto status = testing::HttpGet(port, "/api/v1/status");
-    counted = status.status == 200 && status.body.find("\"documents\":3") != std::string::npos &&
-              status.body.find("\"stream_time\":null") == std::string::npos;
+    const auto builds = testing::HttpGet(port, "/api/v1/builds?window=all");
+    counted = builds.status == 200 && builds.body.find("\"usage_hours\":2") != std::string::npos;
     if (!counted) std::this_thread::sleep_for(milliseconds(50));
   }
   ASSERT_TRUE(counted) << daemon.log();
@@ -145,15 +145,20 @@ TEST(AnswerMemory, SixteenLargestAnswersAtOnceStayInsideTheLimitAndHealthzAnswer
     EXPECT_LT(hwm, kLimit);
     EXPECT_LT(slowest_healthz, test::Patience(milliseconds(2'000)));
   }
-  // The bounded tree still holds every millisecond: the root's 500 ms, the deep stack's 300.
+  // The bounded tree still holds every millisecond, and so does the deep stack's chain.
   for (const std::string& body : trees) {
     if (body.empty()) continue;
     simdjson::dom::parser parser;
+    ASSERT_EQ(parser.allocate(body.size(), 1 << 20), simdjson::SUCCESS);  // as deep as the bound lets it
     simdjson::dom::element root;
     ASSERT_EQ(parser.parse(body).get(root), simdjson::SUCCESS) << body.substr(0, 200);
-    EXPECT_DOUBLE_EQ(root["hang_ms"].get_double().value(), 500.0);
-    EXPECT_EQ(root["hang_count"].get_int64().value(), 2);
+    EXPECT_DOUBLE_EQ(root["hang_ms"].get_double().value(), 1021.0);
+    EXPECT_EQ(root["hang_count"].get_int64().value(), 3);
     EXPECT_TRUE(root["truncated"].get_bool().value());
+    EXPECT_EQ(root["children"].at(0)["name"].get_string().value(), "main");  // 511 ms, heaviest first
+    simdjson::dom::element f0 = root["children"].at(1);
+    EXPECT_EQ(f0["name"].get_string().value(), "f0");
+    EXPECT_DOUBLE_EQ(f0["hang_ms"].get_double().value(), 510.0);
     break;
   }
   EXPECT_EQ(daemon.Signal(SIGTERM, test::Patience(seconds(60))), 0);
