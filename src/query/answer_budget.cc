@@ -4,10 +4,15 @@
 
 namespace seismo {
 
-std::shared_ptr<const AnswerBudget::Hold> AnswerBudget::TryReserve(uint64_t bytes) {
+bool AnswerBudget::Fits(uint64_t bytes) const {
+  return in_use_ == 0 || bytes <= capacity_ - std::min(in_use_, capacity_);
+}
+
+std::shared_ptr<const AnswerBudget::Hold> AnswerBudget::TryReserve(uint64_t bytes,
+                                                                   std::chrono::milliseconds patience) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (in_use_ > 0 && bytes > capacity_ - std::min(in_use_, capacity_)) {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (!released_.wait_for(lock, patience, [&] { return Fits(bytes); })) {
       ++refused_;
       return nullptr;
     }
@@ -18,8 +23,11 @@ std::shared_ptr<const AnswerBudget::Hold> AnswerBudget::TryReserve(uint64_t byte
 }
 
 void AnswerBudget::Release(uint64_t bytes) {
-  std::lock_guard<std::mutex> lock(mu_);
-  in_use_ -= bytes;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    in_use_ -= bytes;
+  }
+  released_.notify_all();
 }
 
 uint64_t AnswerBudget::in_use() const {

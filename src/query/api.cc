@@ -1,5 +1,7 @@
 #include "seismo/query/api.h"
 
+#include <chrono>
+
 #include "seismo/core/json_writer.h"
 #include "seismo/query/alerts_json.h"
 #include "seismo/query/builds_json.h"
@@ -26,6 +28,8 @@ namespace {
 // node (the node and the candidates waiting).
 constexpr uint64_t kBytesPerSeries = 128;
 constexpr uint64_t kBytesPerNode = 160;
+// How long a request waits for the answers in flight to be sent before it is refused.
+constexpr std::chrono::milliseconds kAdmissionPatience{200};
 
 // The answer's key in the cache: the endpoint and every field of the parsed query (each
 // value with its length: a value may hold any byte).
@@ -132,7 +136,8 @@ ApiAnswer AnswerApi(std::string_view path, std::string_view raw_query, const Sta
   const std::shared_ptr<const ApiAnswer> stored = key.empty() ? nullptr : cache->Find(held, key);
   std::shared_ptr<const AnswerBudget::Hold> hold;
   if (budget != nullptr) {
-    hold = budget->TryReserve(stored ? 2 * stored->body.size() : EstimateAnswerBytes(snap, settings));
+    hold = budget->TryReserve(stored ? 2 * stored->body.size() : EstimateAnswerBytes(snap, settings),
+                              kAdmissionPatience);
     if (!hold) return Busy();
   }
   ApiAnswer a = stored        ? *stored

@@ -1,9 +1,9 @@
 // AnswerBudget: the memory every API answer in flight may hold together ([http]
 // answer_memory, a part of aggregate.memory_limit's fixed reserve; SPEC §7, ADR 0025).
 // A request reserves what building and sending its answer may take before it starts and
-// gives it back once the answer is sent; a request that does not fit is refused at once
-// (the API answers 503), never queued, so a burst of large requests cannot take the
-// memory or the workers that /healthz and small answers need.
+// gives it back once the answer is sent; a request that does not fit within a short
+// patience is refused (the API answers 503), never queued for long, so a burst of large
+// requests cannot take the memory or the workers that /healthz and small answers need.
 //
 //   AnswerBudget budget(64 << 20);
 //   if (auto hold = budget.TryReserve(bytes)) { ... build and send ... }  // released with `hold`
@@ -15,6 +15,8 @@
 // Threading: every method from any thread (one mutex; held for a few instructions).
 #pragma once
 
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -39,8 +41,10 @@ class AnswerBudget {
     uint64_t bytes_;
   };
 
-  // Null when `bytes` do not fit beside what is in flight.
-  std::shared_ptr<const Hold> TryReserve(uint64_t bytes);
+  // Null when `bytes` do not fit beside what is in flight within `patience` (answers in
+  // flight are released as soon as they are sent: a short wait lets a burst through).
+  std::shared_ptr<const Hold> TryReserve(uint64_t bytes,
+                                         std::chrono::milliseconds patience = std::chrono::milliseconds(0));
 
   uint64_t capacity() const { return capacity_; }
   uint64_t in_use() const;
@@ -50,8 +54,11 @@ class AnswerBudget {
  private:
   void Release(uint64_t bytes);
 
+  bool Fits(uint64_t bytes) const;  // with mu_ held
+
   const uint64_t capacity_;
   mutable std::mutex mu_;
+  std::condition_variable released_;
   uint64_t in_use_ = 0;
   uint64_t peak_ = 0;
   uint64_t refused_ = 0;

@@ -15,7 +15,7 @@
 // parsed query (`?limit=50` and `` are one answer); /status and /alerts never are.
 // `budget` (optional): the memory of answers in flight (query/answer_budget.h). A stored
 // answer reserves two copies of its body, one to be built what EstimateAnswerBytes says;
-// a request that does not fit is answered 503 {"error": "busy: ..."} at once. The answer
+// a request that does not fit within 200 ms is answered 503 {"error": "busy: ..."}. The answer
 // carries its reservation (`hold`) until the caller has sent it and drops it.
 // Answers are bounded by settings.limits (query/answer_bound.h).
 //

@@ -17,6 +17,7 @@
 #include "seismo/query/flamegraph.h"
 #include "seismo/query/hangs_json.h"
 #include "seismo/query/metrics.h"
+#include "test_scale.h"
 
 namespace seismo {
 namespace {
@@ -169,6 +170,17 @@ TEST(AnswerBudget, AdmitsWhatFitsBesideWhatIsInFlight) {
   EXPECT_EQ(budget.in_use(), 0u);
   EXPECT_EQ(budget.refused(), 2u);
   EXPECT_EQ(budget.peak(), 150u);
+}
+
+TEST(AnswerBudget, AReservationWaitsItsPatienceForAnswersInFlightToBeSent) {
+  AnswerBudget budget(100);
+  auto sending = budget.TryReserve(80);
+  ASSERT_TRUE(sending);
+  std::thread sent([&sending] { sending.reset(); });  // the answer in flight is sent meanwhile
+  auto next = budget.TryReserve(50, test::Patience(std::chrono::milliseconds(60'000)));
+  sent.join();
+  EXPECT_TRUE(next);
+  EXPECT_EQ(budget.refused(), 0u);
 }
 
 TEST(AnswerBudget, TheApiAnswers503WhileTheBudgetIsHeldAndKeysAnswersByTheParsedQuery) {
