@@ -5,7 +5,7 @@
 // `"truncated": true`; a list stops adding rows and says `"truncated": true` with the
 // number of rows left out; a stack stops adding frames and says `"frames_omitted"`.
 //
-//   AnswerLimits limits{.max_nodes = 10'000, .max_bytes = 4 << 20};
+//   AnswerLimits limits{.max_nodes = 10'000, .max_bytes = 2 << 20};
 //   ByteBound bound(w, limits.max_bytes);
 //   if (!bound.Fits(JsonTextBound(frame))) { ... stop, note it ... }
 //
@@ -21,7 +21,7 @@ namespace seismo {
 
 struct AnswerLimits {
   size_t max_nodes = 10'000;    // [http] max_answer_nodes
-  size_t max_bytes = 4u << 20;  // [http] max_answer_bytes
+  size_t max_bytes = 2u << 20;  // [http] max_answer_bytes
 };
 
 // The most bytes JsonWriter::String can write for `s`: the quotes, ASCII that needs no

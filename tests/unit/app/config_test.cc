@@ -124,7 +124,7 @@ TEST(Config, ReadsHttpLimits) {
   EXPECT_EQ(d->http.max_sse_clients, 8);
   EXPECT_EQ(d->http.max_request_size, 16384);
   EXPECT_EQ(d->http.request_timeout, std::chrono::seconds(10));
-  EXPECT_EQ(d->http.max_answer_bytes, 4 << 20);
+  EXPECT_EQ(d->http.max_answer_bytes, 2 << 20);
   EXPECT_EQ(d->http.max_answer_nodes, 10'000);
   EXPECT_EQ(d->http.answer_memory, 32 << 20);
   auto bounds = Parse("[http]\nmax_answer_bytes = 65536\nmax_answer_nodes = 16\nanswer_memory = 1048576\n");
