@@ -9,7 +9,10 @@
 //   seismo_bench kafka FILE...           mock cluster (or the real broker named by
 //                                        SEISMO_BENCH_KAFKA_BROKERS, bench/kafka_real.sh):
 //                                        plain librdkafka consumer vs the daemon
-//   seismo_bench api SECONDS FILE        API p50/p99 at 200 req/s while the daemon ingests
+//   seismo_bench api SECONDS FILE [--no-warm]
+//                                        API p50/p99/p99.9 per endpoint at 200 req/s while the
+//                                        daemon ingests; --no-warm: no default answers built
+//                                        on publish (the first request after one builds it)
 //   seismo_bench memory SERIES           RSS per live series in one ShardState
 //
 // FILE arguments are NDJSON (one document per line) from `seismo generate`.
@@ -616,7 +619,10 @@ double Percentile(std::vector<double> v, double p) {
   return v[std::min(i, v.size() - 1)];
 }
 
-int Api(double duration_s, const std::string& file) {
+// `warm`: the publisher builds the dashboard's default answers right after each publish
+// (as `seismo run` does); without it, the first request for a URL after a publish builds
+// its answer (as before issue 19): the two runs of scripts/bench are the before and after.
+int Api(double duration_s, const std::string& file, bool warm) {
   spdlog::set_level(spdlog::level::warn);
   auto gen = Signatures();
   Config config;
@@ -642,6 +648,9 @@ int Api(double duration_s, const std::string& file) {
   ho.listen = "127.0.0.1:0";
   if (Status s = daemon.Start(); !s.ok()) Die(s.message());
   if (Status s = server.Start(ho, daemon); !s.ok()) Die(s.message());
+  if (warm)
+    daemon.SetPublishHook(
+        [&server](const std::shared_ptr<const Snapshot>& snap) { server.WarmAnswers(snap); });
   // Let the first snapshot be published so answers carry data.
   std::this_thread::sleep_for(milliseconds(1500));
 
@@ -658,8 +667,9 @@ int Api(double duration_s, const std::string& file) {
   // Open loop at 200 requests/s: request i is due at t0 + i * 5 ms; latency is
   // measured from when it was due (so a slow answer also delays the next ones).
   const auto interval = std::chrono::microseconds(5000);
-  std::vector<double> latency_ms, service_ms;
-  std::vector<std::vector<double>> by_path(paths.size());
+  std::vector<double> latency_ms, service_ms, first_ms;
+  std::vector<std::vector<double>> by_path(paths.size()), latency_by_path(paths.size());
+  std::vector<const Snapshot*> seen(paths.size(), nullptr);  // the snapshot each path was last asked over
   uint64_t errors = 0, late = 0, answer_bytes = 0;
   const uint64_t docs0 = daemon.counts().documents;
   const uint64_t bytes0 = daemon.counts().bytes;
@@ -671,7 +681,11 @@ int Api(double duration_s, const std::string& file) {
     } else {
       ++late;
     }
-    std::string url = server.url() + paths[i % paths.size()];
+    const size_t p = i % paths.size();
+    const Snapshot* published = daemon.snapshot().get();  // the first request after a publish?
+    const bool first = published != seen[p];
+    seen[p] = published;
+    std::string url = server.url() + paths[p];
     curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
     body.clear();
     auto start = Clock::now();
@@ -683,7 +697,9 @@ int Api(double duration_s, const std::string& file) {
     answer_bytes += body.size();
     latency_ms.push_back(std::chrono::duration<double, std::milli>(end - due).count());
     service_ms.push_back(std::chrono::duration<double, std::milli>(end - start).count());
-    by_path[i % paths.size()].push_back(service_ms.back());
+    by_path[p].push_back(service_ms.back());
+    latency_by_path[p].push_back(latency_ms.back());
+    if (first) first_ms.push_back(latency_ms.back());
   }
   double elapsed = Since(t0);
   const RecordCounts c = daemon.counts();
@@ -691,6 +707,7 @@ int Api(double duration_s, const std::string& file) {
   const double ingest_docs = static_cast<double>(c.documents - docs0) / elapsed;
   const bool still_ingesting = !daemon.status().sources_done;
   curl_easy_cleanup(curl);
+  daemon.SetPublishHook(nullptr);
   server.Stop();
   daemon.Stop();
   std::filesystem::remove_all(links);
@@ -698,17 +715,31 @@ int Api(double duration_s, const std::string& file) {
   for (size_t p = 0; p < paths.size(); ++p) {
     std::fprintf(stderr, "api: %-28s service p50 %7.2f ms  p99 %7.2f ms\n", paths[p].c_str(),
                  Percentile(by_path[p], 0.5), Percentile(by_path[p], 0.99));
+    Line("api_endpoint")
+        .Str("path", paths[p])
+        .Bool("warm", warm)
+        .Int("requests", latency_by_path[p].size())
+        .Num("p50_ms", Percentile(latency_by_path[p], 0.50), 2)
+        .Num("p99_ms", Percentile(latency_by_path[p], 0.99), 2)
+        .Num("p999_ms", Percentile(latency_by_path[p], 0.999), 2)
+        .Num("service_p99_ms", Percentile(by_path[p], 0.99), 2)
+        .Print();
   }
   Line("api_latency")
+      .Bool("warm", warm)
       .Num("requests_per_s", static_cast<double>(latency_ms.size()) / elapsed)
       .Int("requests", latency_ms.size())
       .Int("errors", errors)
       .Int("late_sends", late)
       .Num("p50_ms", Percentile(latency_ms, 0.50), 2)
       .Num("p99_ms", Percentile(latency_ms, 0.99), 2)
+      .Num("p999_ms", Percentile(latency_ms, 0.999), 2)
       .Num("max_ms", Percentile(latency_ms, 1.0), 2)
+      .Int("first_after_publish", first_ms.size())
+      .Num("first_after_publish_p99_ms", Percentile(first_ms, 0.99), 2)
       .Num("service_p99_ms", Percentile(service_ms, 0.99), 2)
-      .Num("mean_answer_kb", static_cast<double>(answer_bytes) / 1024.0 / static_cast<double>(latency_ms.size()), 1)
+      .Num("mean_answer_kb",
+           static_cast<double>(answer_bytes) / 1024.0 / static_cast<double>(latency_ms.size()), 1)
       .Num("ingest_mb_per_s", ingest_mbs)
       .Num("ingest_docs_per_s", ingest_docs, 0)
       .Bool("ingesting_throughout", still_ingesting)
@@ -802,7 +833,7 @@ int Usage() {
   std::fprintf(
       stderr,
       "usage: seismo_bench throughput --corpus NAME --seismo BIN --floor BIN --scratch DIR [--runs N] "
-      "FILE... | signature FILE | kafka FILE... | api SECONDS FILE | memory SERIES\n");
+      "FILE... | signature FILE | kafka FILE... | api SECONDS FILE [--no-warm] | memory SERIES\n");
   return 2;
 }
 
@@ -821,7 +852,9 @@ int main(int argc, char** argv) {
   }
   if (cmd == "signature") return Signature(args[0]);
   if (cmd == "kafka") return Kafka(args);
-  if (cmd == "api" && args.size() == 2) return Api(std::stod(args[0]), args[1]);
+  if (cmd == "api" && (args.size() == 2 || (args.size() == 3 && args[2] == "--no-warm"))) {
+    return Api(std::stod(args[0]), args[1], args.size() == 2);
+  }
   if (cmd == "memory") return Memory(std::stoul(args[0]));
   return Usage();
 }

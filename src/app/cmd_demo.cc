@@ -148,6 +148,8 @@ int RunDemo(const DemoArgs& args) {
     daemon.Stop();
     return 1;
   }
+  // The dashboard's default answers are built right after each publish (issue 19).
+  daemon.SetPublishHook([&server](const std::shared_ptr<const Snapshot>& snap) { server.WarmAnswers(snap); });
   // The contract: the dashboard URL is the first line of stdout.
   std::fprintf(stdout, "%s/\n", server.url().c_str());
   std::fflush(stdout);
@@ -158,11 +160,13 @@ int RunDemo(const DemoArgs& args) {
   while (!daemon.status().consuming) {
     if (std::chrono::steady_clock::now() > join_deadline) {
       spdlog::error("start: the consumer got no partitions within {} s", kConsumerJoinTimeout.count());
+      daemon.SetPublishHook(nullptr);
       server.Stop();
       daemon.Stop();
       return 1;
     }
     if (int sig = WaitForSignal(stop_signals, std::chrono::milliseconds(100)); sig != 0) {
+      daemon.SetPublishHook(nullptr);
       server.Stop();
       daemon.Stop();
       return 0;
@@ -181,6 +185,7 @@ int RunDemo(const DemoArgs& args) {
   auto producer = KafkaProducer::Create(po);
   if (!producer) {
     spdlog::error("start: {}", producer.error().message());
+    daemon.SetPublishHook(nullptr);
     server.Stop();
     daemon.Stop();
     return 1;
@@ -233,6 +238,7 @@ int RunDemo(const DemoArgs& args) {
          std::chrono::steady_clock::now() < drain_deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
+  daemon.SetPublishHook(nullptr);
   server.Stop();
   if (Status s = daemon.Shutdown(stop_started + timeout * 4 / 5); !s.ok())
     spdlog::error("shutdown: {}", s.message());

@@ -77,11 +77,14 @@ int RunDaemon(const RunArgs& args) {
     spdlog::error("start: {}", s.message());
     return 1;
   }
+  // The dashboard's default answers are built right after each publish (issue 19).
+  daemon.SetPublishHook([&server](const std::shared_ptr<const Snapshot>& snap) { server.WarmAnswers(snap); });
   // Health probes on a listener slow clients cannot starve (ADR 0018).
   HealthListener health;
   if (const std::string at = HealthListenAddress(*config); !at.empty()) {
     if (Status s = health.Start({at, http->auth_token}, daemon); !s.ok()) {
       spdlog::error("start: {}", s.message());
+      daemon.SetPublishHook(nullptr);
       server.Stop();
       return 1;
     }
@@ -89,6 +92,7 @@ int RunDaemon(const RunArgs& args) {
   if (Status s = daemon.Start(); !s.ok()) {
     spdlog::error("start: {}", s.message());
     health.Stop();
+    daemon.SetPublishHook(nullptr);
     server.Stop();
     daemon.Stop();
     return 1;
@@ -113,6 +117,7 @@ int RunDaemon(const RunArgs& args) {
   }).detach();
 
   health.Stop();
+  daemon.SetPublishHook(nullptr);
   server.Stop();
   if (Status s = daemon.Shutdown(stop_started + timeout * 4 / 5); !s.ok()) {
     spdlog::error("shutdown: {}; the last checkpoint stays, a restart continues from it{}", s.message(),

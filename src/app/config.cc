@@ -365,7 +365,9 @@ uint64_t FixedMemoryReserve(const Config& c) {
   // Reading [sources] files: the line reader's buffer, which a line longer than
   // max_document_bytes never grows past (it is cut, ADR 0018).
   const uint64_t reader = c.sources.files.empty() ? 0 : uint64_t{c.ingest.max_document_bytes} + kMiB;
-  return kBaseline + ResolveThreads(c.ingest.threads) * per_thread + kafka + reader;
+  // API answers in flight ([http] answer_memory, ADR 0025).
+  const auto answers = static_cast<uint64_t>(c.http.answer_memory);
+  return kBaseline + ResolveThreads(c.ingest.threads) * per_thread + kafka + reader + answers;
 }
 
 size_t ResolveThreads(size_t configured) {
@@ -421,6 +423,9 @@ Result<Config> ParseConfig(std::string_view text, const std::string& path) {
     s.Int("max_sse_clients", c.http.max_sse_clients, 0, 512);
     s.Int("max_request_size", c.http.max_request_size, 1024, 1 << 20);
     s.Duration("request_timeout", c.http.request_timeout);
+    s.Int("max_answer_bytes", c.http.max_answer_bytes, 64 << 10, int64_t{1} << 30);
+    s.Int("max_answer_nodes", c.http.max_answer_nodes, 16, 10'000'000);
+    s.Int("answer_memory", c.http.answer_memory, 1 << 20, int64_t{1} << 40);
     s.Str("health_listen", c.http.health_listen);
     if (c.http.max_sse_clients > c.http.num_threads / 2) {
       s.Fail("max_sse_clients",
@@ -460,7 +465,8 @@ Result<Config> ParseConfig(std::string_view text, const std::string& path) {
       error = fmt::format(
           "aggregate.memory_limit: {} bytes leave less than 32 MiB for the aggregates after {} MiB of "
           "queues and buffers (80 MiB + ingest.threads x (ingest.queue_chunks x 2.5 MiB + 7 x "
-          "ingest.max_document_bytes) + Kafka's queued.max.messages.kbytes); raise it to at least {} or "
+          "ingest.max_document_bytes) + Kafka's queued.max.messages.kbytes + http.answer_memory); raise it "
+          "to at least {} or "
           "lower those",
           c.aggregate.memory_limit, reserve >> 20, reserve + kMinimum);
     }

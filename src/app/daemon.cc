@@ -577,8 +577,17 @@ void Daemon::Publish() {
   const AggregateOptions o = ToAggregateOptions(config_);
   auto snap = MergeSnapshots(shards.LatestSnapshots(), *symbols_, o.bucket_ms, o.windows_ms, o.retention_ms);
   snap->built_at_ms = clock_->Now().ms;
-  std::lock_guard<std::mutex> lock(snapshot_mu_);
-  snapshot_ = std::move(snap);
+  {
+    std::lock_guard<std::mutex> lock(snapshot_mu_);
+    snapshot_ = snap;
+  }
+  std::lock_guard<std::mutex> lock(hook_mu_);
+  if (publish_hook_) publish_hook_(snap);
+}
+
+void Daemon::SetPublishHook(PublishHook hook) {
+  std::lock_guard<std::mutex> lock(hook_mu_);
+  publish_hook_ = std::move(hook);
 }
 
 void Daemon::RunPublisher() {

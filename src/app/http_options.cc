@@ -13,6 +13,9 @@ Result<HttpServerOptions> HttpOptionsFromConfig(const Config& config) {
   http.request_timeout_ms = static_cast<int>(config.http.request_timeout.count());
   http.api.windows_ms = ToAggregateOptions(config).windows_ms;
   http.api.bucket_ms = config.aggregate.bucket.count();
+  http.api.limits.max_bytes = static_cast<size_t>(config.http.max_answer_bytes);
+  http.api.limits.max_nodes = static_cast<size_t>(config.http.max_answer_nodes);
+  http.answer_memory = static_cast<uint64_t>(config.http.answer_memory);
   if (!config.http.auth_token_file.empty()) {
     auto token = ReadTokenFile(config.http.auth_token_file);
     if (!token) return token.error();

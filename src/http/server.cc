@@ -136,6 +136,7 @@ Status HttpServer::Start(const HttpServerOptions& options, const StateProvider& 
   std::call_once(init, [] { mg_init_library(0); });
   options_ = options;
   provider_ = &provider;
+  budget_ = std::make_unique<AnswerBudget>(options_.answer_memory);
   if (options_.num_threads < 2) options_.num_threads = 2;
   options_.max_sse_clients = std::clamp(options_.max_sse_clients, 0, options_.num_threads / 2);
 
@@ -233,6 +234,7 @@ int HttpServer::Handle(mg_connection* conn) {
   }
 
   Reply r;
+  std::shared_ptr<const AnswerBudget::Hold> hold;  // an API answer's memory, until it is sent
   if (method == "OPTIONS" && cors_ok) {
     r = {204, "text/plain", "", "Access-Control-Allow-Methods: GET\r\nAccess-Control-Allow-Headers: Authorization\r\n"
                                 "Access-Control-Max-Age: 600\r\n"};
@@ -256,7 +258,8 @@ int HttpServer::Handle(mg_connection* conn) {
     const ServiceStatus s = provider_->status();
     r = {IsReady(s) ? 200 : 503, "application/json", ReadyzJson(s), {}};
   } else if (path == "/metrics") {
-    HttpStats stats{latency_.Copy(), static_cast<uint64_t>(sse_clients_.load(std::memory_order_relaxed))};
+    HttpStats stats{latency_.Copy(), static_cast<uint64_t>(sse_clients_.load(std::memory_order_relaxed)),
+                    budget_->in_use(), budget_->refused()};
     auto snap = provider_->snapshot();
     r = {200, "text/plain; version=0.0.4; charset=utf-8",
          MetricsText(snap.get(), provider_->counts(), provider_->status(), provider_->alerts_json(), stats, WallMs()),
@@ -264,14 +267,20 @@ int HttpServer::Handle(mg_connection* conn) {
   } else if (path == "/api/v1/stream") {
     return HandleStream(conn, cors);
   } else {
-    ApiAnswer a = AnswerApi(path, ri->query_string ? ri->query_string : "", *provider_, options_.api, WallMs(),
-                            &answers_);
-    r = {a.status, std::move(a.content_type), std::move(a.body), {}};
+    ApiAnswer a = AnswerApi(path, ri->query_string ? ri->query_string : "", *provider_, options_.api,
+                            WallMs(), &answers_, budget_.get());
+    r = {a.status, std::move(a.content_type), std::move(a.body), a.status == 503 ? "Retry-After: 1\r\n" : ""};
+    hold = std::move(a.hold);
   }
   Send(conn, r, cors);
+  hold.reset();  // the answer is sent: its memory is free
   latency_.Record(LatencyRecorder::RouteOf(path),
                   std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   return r.code;
+}
+
+void HttpServer::WarmAnswers(const std::shared_ptr<const Snapshot>& snap) {
+  if (budget_) WarmDefaultAnswers(snap, options_.api, answers_, budget_.get());
 }
 
 int HttpServer::ServeStatic(mg_connection* conn, std::string_view path, const std::string& cors) {

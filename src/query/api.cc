@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
+
 #include "seismo/core/json_writer.h"
 #include "seismo/query/alerts_json.h"
 #include "seismo/query/builds_json.h"
@@ -21,8 +23,96 @@ std::string ErrorJson(std::string_view message) {
   return w.Take();
 }
 
+namespace {
+
+// Bytes of working memory an answer may take per series of the snapshot (hash maps of
+// groups and stacks, the flame graph's stack list and prefix sums), and per flame-graph
+// node (the node and the candidates waiting).
+constexpr uint64_t kBytesPerSeries = 128;
+constexpr uint64_t kBytesPerNode = 160;
+// How long a request waits for the answers in flight to be sent before it is refused.
+constexpr std::chrono::milliseconds kAdmissionPatience{200};
+
+// The answer's key in the cache: the endpoint and every field of the parsed query (each
+// value with its length: a value may hold any byte).
+std::string CacheKey(Endpoint endpoint, const Query& q) {
+  std::string key(EndpointPath(endpoint));
+  auto add = [&key](std::string_view name, std::string_view value) {
+    key += '\n';
+    key += name;
+    key += '=';
+    key += std::to_string(value.size());
+    key += ':';
+    key += value;
+  };
+  add("window", std::to_string(q.window_ms));
+  add("limit", std::to_string(q.limit));
+  add("by", std::to_string(static_cast<int>(q.by)));
+  add("format", std::to_string(static_cast<int>(q.format)));
+  for (size_t d = 0; d < kDimCount; ++d) {
+    if (q.filters.value[d]) add(DimName(static_cast<Dim>(d)), *q.filters.value[d]);
+  }
+  return key;
+}
+
+// The answers that are a function of (snapshot, endpoint, query).
+ApiAnswer Compute(Endpoint endpoint, const Snapshot& snap, const Query& q, const ApiSettings& settings) {
+  const AnswerLimits& limits = settings.limits;
+  switch (endpoint) {
+    case Endpoint::kBuilds:
+      return {200, "application/json", BuildsJson(snap, q)};
+    case Endpoint::kHangs:
+      return {200, "application/json", HangsJson(snap, q, limits)};
+    case Endpoint::kHangsTimeseries:
+      return {200, "application/json", HangsTimeseriesJson(snap, q)};
+    case Endpoint::kHangsFlamegraph:
+      if (q.format == FlameFormat::kCollapsed) {
+        return {200, "text/plain; charset=utf-8", FlamegraphCollapsed(snap, q, limits)};
+      }
+      return {200, "application/json", FlamegraphTreeJson(snap, q, limits)};
+    case Endpoint::kCrashesTop:
+      return {200, "application/json", CrashesTopJson(snap, q)};
+    case Endpoint::kCrashesTimeseries:
+      return {200, "application/json", CrashesTimeseriesJson(snap, q)};
+    case Endpoint::kCrashesSignature:
+      return {200, "application/json", CrashSignatureJson(snap, q)};
+    case Endpoint::kStatus:
+    case Endpoint::kAlerts:
+      break;
+  }
+  return {500, "application/json", ErrorJson("internal error")};
+}
+
+ApiAnswer Busy() {
+  return {503, "application/json",
+          ErrorJson("busy: the answers in flight hold all of http.answer_memory; retry in a moment")};
+}
+
+// The dashboard's first requests (dashboards/js/views/*.js with no filter set) and every
+// endpoint without parameters (what scripts/bench asks for).
+constexpr std::pair<std::string_view, std::string_view> kDefaultAnswers[] = {
+    {"/api/v1/builds", "limit=200"},
+    {"/api/v1/builds", ""},
+    {"/api/v1/hangs", "by=build_date&limit=25"},
+    {"/api/v1/hangs", ""},
+    {"/api/v1/hangs", "by=thread"},
+    {"/api/v1/hangs/timeseries", ""},
+    {"/api/v1/hangs/flamegraph", ""},
+    {"/api/v1/crashes/top", ""},
+    {"/api/v1/crashes/timeseries", ""},
+};
+
+}  // namespace
+
+uint64_t EstimateAnswerBytes(const Snapshot& snap, const ApiSettings& settings) {
+  uint64_t series = 0;
+  for (size_t t = 0; t < kTableCount; ++t) series += snap.table(static_cast<Table>(t)).size();
+  return series * kBytesPerSeries + settings.limits.max_nodes * kBytesPerNode + 4 * settings.limits.max_bytes;
+}
+
 ApiAnswer AnswerApi(std::string_view path, std::string_view raw_query, const StateProvider& provider,
-                    const ApiSettings& settings, int64_t now_ms, AnswerCache<ApiAnswer>* cache) {
+                    const ApiSettings& settings, int64_t now_ms, AnswerCache<ApiAnswer>* cache,
+                    AnswerBudget* budget) {
   auto endpoint = EndpointFromPath(path);
   if (!endpoint) return {404, "application/json", ErrorJson("not found")};
   auto params = ParseQueryString(raw_query);
@@ -51,29 +141,37 @@ ApiAnswer AnswerApi(std::string_view path, std::string_view raw_query, const Sta
     return {200, "application/json", w.Take()};
   }
   // The rest is a function of (snapshot, endpoint, query).
-  auto compute = [&]() -> ApiAnswer {
-    switch (*endpoint) {
-      case Endpoint::kBuilds: return {200, "application/json", BuildsJson(snap, q)};
-      case Endpoint::kHangs: return {200, "application/json", HangsJson(snap, q)};
-      case Endpoint::kHangsTimeseries: return {200, "application/json", HangsTimeseriesJson(snap, q)};
-      case Endpoint::kHangsFlamegraph:
-        if (q.format == FlameFormat::kCollapsed) {
-          return {200, "text/plain; charset=utf-8", FlamegraphCollapsed(snap, q)};
-        }
-        return {200, "application/json", FlamegraphTreeJson(snap, q)};
-      case Endpoint::kCrashesTop: return {200, "application/json", CrashesTopJson(snap, q)};
-      case Endpoint::kCrashesTimeseries: return {200, "application/json", CrashesTimeseriesJson(snap, q)};
-      case Endpoint::kCrashesSignature: return {200, "application/json", CrashSignatureJson(snap, q)};
-      case Endpoint::kStatus:
-      case Endpoint::kAlerts: break;
-    }
-    return {500, "application/json", ErrorJson("internal error")};
-  };
-  if (cache == nullptr || !held) return compute();
-  std::string key(path);
-  key += '?';
-  key += raw_query;
-  return *cache->Get(held, key, compute);
+  const std::string key = cache != nullptr && held ? CacheKey(*endpoint, q) : std::string();
+  const std::shared_ptr<const ApiAnswer> stored = key.empty() ? nullptr : cache->Find(held, key);
+  std::shared_ptr<const AnswerBudget::Hold> hold;
+  if (budget != nullptr) {
+    hold = budget->TryReserve(stored ? 2 * stored->body.size() : EstimateAnswerBytes(snap, settings),
+                              kAdmissionPatience);
+    if (!hold) return Busy();
+  }
+  ApiAnswer a = stored        ? *stored
+                : key.empty() ? Compute(*endpoint, snap, q, settings)
+                              : *cache->Get(held, key, [&] { return Compute(*endpoint, snap, q, settings); });
+  a.hold = std::move(hold);
+  return a;
+}
+
+void WarmDefaultAnswers(const std::shared_ptr<const Snapshot>& snap, const ApiSettings& settings,
+                        AnswerCache<ApiAnswer>& cache, AnswerBudget* budget) {
+  if (!snap) return;
+  const std::vector<int64_t>& windows = snap->windows_ms.empty() ? settings.windows_ms : snap->windows_ms;
+  for (const auto& [path, raw_query] : kDefaultAnswers) {
+    const std::optional<Endpoint> endpoint = EndpointFromPath(path);
+    auto params = ParseQueryString(raw_query);
+    if (!endpoint || !params) continue;
+    auto query = ParseQuery(*endpoint, *params, windows);
+    if (!query) continue;
+    const std::string key = CacheKey(*endpoint, *query);
+    if (cache.Find(snap, key)) continue;
+    std::shared_ptr<const AnswerBudget::Hold> hold;
+    if (budget != nullptr && !(hold = budget->TryReserve(EstimateAnswerBytes(*snap, settings)))) continue;
+    cache.Get(snap, key, [&] { return Compute(*endpoint, *snap, *query, settings); });
+  }
 }
 
 }  // namespace seismo

@@ -4,11 +4,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <map>
-#include <memory>
 #include <vector>
 
 #include "seismo/core/json_writer.h"
+#include "seismo/query/flame_tree.h"
 #include "seismo/query/hangs_json.h"
 #include "seismo/query/selection.h"
 
@@ -36,109 +35,115 @@ std::vector<std::pair<StackId, Sums>> SelectedStacks(const Snapshot& snap, const
   return {stacks.begin(), stacks.end()};
 }
 
-// A stack is as deep as a document makes it (hundreds of thousands of frames fit in
-// one): building, writing and freeing the tree never recurse, so a deep stack cannot
-// overflow an HTTP worker's stack.
-struct Node {
-  Node() = default;
-  Node(const Node&) = delete;
-  Node& operator=(const Node&) = delete;
-  ~Node() {
-    std::vector<std::unique_ptr<Node>> pending;
-    auto take_children = [&pending](Node& n) {
-      for (auto& [name, child] : n.children) pending.push_back(std::move(child));
-      n.children.clear();
-    };
-    take_children(*this);
-    while (!pending.empty()) {
-      std::unique_ptr<Node> n = std::move(pending.back());
-      pending.pop_back();
-      take_children(*n);
-    }  // each node is freed childless
+// The selection's call tree within the answer's bounds (query/flame_tree.h).
+FlameTree SelectedTree(const Snapshot& snap, const Query& q, const AnswerLimits& limits) {
+  std::vector<FlameStack> stacks;
+  for (const auto& [stack, sums] : SelectedStacks(snap, q)) {
+    stacks.push_back({snap.symbols->Frames(stack), sums.hang_us, sums.hang_count});
   }
-
-  Sums sums;
-  std::map<std::string_view, std::unique_ptr<Node>> children;
-};
-
-// Children by hang time, largest first (ties keep name order).
-std::vector<std::pair<std::string_view, const Node*>> SortedChildren(const Node& n) {
-  std::vector<std::pair<std::string_view, const Node*>> kids;
-  kids.reserve(n.children.size());
-  for (const auto& [k, child] : n.children) kids.emplace_back(k, child.get());
-  std::stable_sort(kids.begin(), kids.end(),
-                   [](const auto& a, const auto& b) { return a.second->sums.hang_us > b.second->sums.hang_us; });
-  return kids;
+  return BuildFlameTree(stacks, *snap.symbols, limits);
 }
 
-void WriteTree(JsonWriter& w, const Node& root) {
+// A stack is as deep as a document makes it (hundreds of thousands of frames fit in
+// one): writing the tree never recurses, so a deep tree cannot overflow an HTTP
+// worker's stack.
+void WriteTree(JsonWriter& w, const FlameTree& t, const Symbols& symbols) {
   struct Open {
-    std::vector<std::pair<std::string_view, const Node*>> children;
+    const FlameNode* node;
     size_t next = 0;
   };
-  auto open = [&w](std::string_view name, const Node& n) {
+  auto open = [&w, &symbols](const FlameNode& n, bool root) {
     w.BeginObject();
-    w.Key("name").String(name);
-    w.Key("hang_ms").Double(static_cast<double>(n.sums.hang_us) / 1000.0);
-    w.Key("hang_count").Int(n.sums.hang_count);
-    w.Key("children").BeginArray();
-    return Open{SortedChildren(n)};
+    w.Key("name").String(FlameNodeName(n, symbols, root));
+    w.Key("hang_ms").Double(static_cast<double>(n.hang_us) / 1000.0);
+    w.Key("hang_count").Int(n.hang_count);
+    return Open{&n};
   };
   std::vector<Open> path;
-  path.push_back(open("(root)", root));
+  path.push_back(open(t.nodes[0], true));
+  if (t.truncated) w.Key("truncated").Bool(true);
+  w.Key("children").BeginArray();
   while (!path.empty()) {
     Open& top = path.back();
-    if (top.next == top.children.size()) {
+    if (top.next == top.node->children.size()) {
       w.EndArray();
       w.EndObject();
       path.pop_back();
       continue;
     }
-    const auto [name, child] = top.children[top.next++];
-    path.push_back(open(name, *child));  // `top` is not used past this point
+    const FlameNode& child = t.nodes[top.node->children[top.next++]];
+    path.push_back(open(child, false));  // `top` is not used past this point
+    w.Key("children").BeginArray();
   }
 }
 
 }  // namespace
 
-std::string FlamegraphTreeJson(const Snapshot& snap, const Query& q) {
-  Node root;
-  for (const auto& [stack, stack_sums] : SelectedStacks(snap, q)) {
-    Node* n = &root;
-    auto add = [&sums = stack_sums](Node* node) {  // init-capture: clang 14 cannot capture a binding
-      node->sums.hang_us += sums.hang_us;
-      node->sums.hang_count += sums.hang_count;
-    };
-    add(n);
-    for (Sym frame : snap.symbols->Frames(stack)) {
-      auto& child = n->children[snap.Text(frame)];
-      if (!child) child = std::make_unique<Node>();
-      n = child.get();
-      add(n);
-    }
-  }
+std::string FlamegraphTreeJson(const Snapshot& snap, const Query& q, const AnswerLimits& limits) {
   JsonWriter w;
-  WriteTree(w, root);
+  WriteTree(w, SelectedTree(snap, q, limits), *snap.symbols);
   return w.Take();
 }
 
-std::string FlamegraphCollapsed(const Snapshot& snap, const Query& q) {
-  std::vector<std::pair<StackId, Sums>> stacks = SelectedStacks(snap, q);
-  std::sort(stacks.begin(), stacks.end(), [&snap](const auto& a, const auto& b) {
-    return CompareStacks(a.first, b.first, *snap.symbols) < 0;
-  });
-  std::string out;
-  for (const auto& [stack, sums] : stacks) {
-    bool first = true;
-    for (Sym frame_id : snap.symbols->Frames(stack)) {
-      const std::string_view frame = snap.Text(frame_id);
-      if (!first) out.push_back(';');
-      first = false;
-      for (char c : frame) out.push_back(c == ';' || c == '\n' || c == '\r' ? ' ' : c);
+// One line per node where stacks end (an "(other)" node is one), in stack order: the
+// tree is walked depth first with children in name order, a node's line before its
+// children's. Lines past max_bytes are summed into one "(truncated)" line.
+std::string FlamegraphCollapsed(const Snapshot& snap, const Query& q, const AnswerLimits& limits) {
+  const FlameTree t = SelectedTree(snap, q, limits);
+  const Symbols& symbols = *snap.symbols;
+  std::vector<std::vector<uint32_t>> by_name(t.nodes.size());
+  for (size_t i = 0; i < t.nodes.size(); ++i) {
+    by_name[i] = t.nodes[i].children;
+    std::sort(by_name[i].begin(), by_name[i].end(), [&t, &symbols](uint32_t a, uint32_t b) {
+      return FlameNodeName(t.nodes[a], symbols, false) < FlameNodeName(t.nodes[b], symbols, false);
+    });
+  }
+  std::string out, path;
+  int64_t truncated_us = 0;
+  bool truncated = false;
+  auto line = [&](const FlameNode& n) {
+    if (!n.ends_here) return;
+    const std::string ms = std::to_string(std::llround(static_cast<double>(n.self_us) / 1000.0));
+    const std::string_view text = path.empty() ? std::string_view("(empty stack)") : std::string_view(path);
+    if (truncated || out.size() + text.size() + ms.size() + 2 + ByteBound::kTail > limits.max_bytes) {
+      truncated = true;
+      truncated_us += n.self_us;
+      return;
     }
-    if (first) out += "(empty stack)";
+    out += text;
     out.push_back(' ');
-    out += std::to_string(std::llround(static_cast<double>(sums.hang_us) / 1000.0));
+    out += ms;
+    out.push_back('\n');
+  };
+  struct Open {
+    uint32_t node;
+    size_t next = 0;
+    size_t path_size = 0;  // the path's length before this node's frame
+  };
+  std::vector<Open> open{{0, 0, 0}};
+  line(t.nodes[0]);
+  while (!open.empty()) {
+    Open& top = open.back();
+    const std::vector<uint32_t>& kids = by_name[top.node];
+    if (top.next == kids.size()) {
+      path.resize(top.path_size);
+      open.pop_back();
+      continue;
+    }
+    const uint32_t child = kids[top.next++];
+    const size_t before = path.size();
+    if (!truncated) {  // past the bound only the sums are wanted
+      if (!path.empty()) path.push_back(';');
+      for (char c : FlameNodeName(t.nodes[child], symbols, false)) {
+        path.push_back(c == ';' || c == '\n' || c == '\r' ? ' ' : c);
+      }
+    }
+    open.push_back({child, 0, before});  // `top` is not used past this point
+    line(t.nodes[child]);
+  }
+  if (truncated) {
+    out += "(truncated) ";
+    out += std::to_string(std::llround(static_cast<double>(truncated_us) / 1000.0));
     out.push_back('\n');
   }
   return out;

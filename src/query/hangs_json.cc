@@ -6,6 +6,7 @@
 
 #include "seismo/core/json_writer.h"
 #include "seismo/core/time.h"
+#include "seismo/query/answer_bound.h"
 #include "seismo/query/replay_output.h"
 #include "seismo/query/selection.h"
 
@@ -65,7 +66,7 @@ Filters HangFilters(const Query& q, const std::string& source) {
   return filters;
 }
 
-std::string HangsJson(const Snapshot& snap, const Query& q) {
+std::string HangsJson(const Snapshot& snap, const Query& q, const AnswerLimits& limits) {
   const WindowSel win = ResolveWindow(snap, q.window_ms);
   const std::string source = HangSource(snap, q);
   const absl::flat_hash_map<DateKey, int64_t> usage_by_date = UsageByDate(snap, q, win, source);
@@ -132,9 +133,15 @@ std::string HangsJson(const Snapshot& snap, const Query& q) {
   w.Key("source").String(source);
   w.Key("usage_hours").Double(UsageHours(usage_ms));
   w.Key("rows").BeginArray();
+  const ByteBound bound(w, limits.max_bytes);
+  size_t rows_written = 0;
   for (const Row& r : rows) {
     const Group& g = *r.g;
     const GroupKey& k = *r.key;
+    size_t head = 256;  // the row without its texts and stacks
+    for (Sym text : k) head += text == kNoId ? 0 : JsonTextBound(snap.Text(text));
+    if (!bound.Fits(head)) break;
+    ++rows_written;
     w.BeginObject();
     if (q.by == HangsBy::kBuildDate) {
       w.Key("build_date").String(snap.Text(k[0]));
@@ -160,8 +167,13 @@ std::string HangsJson(const Snapshot& snap, const Query& q) {
     for (const auto& [stack, sums] : stacks) {
       w.BeginObject();
       w.Key("stack").BeginArray();
-      for (Sym frame : snap.symbols->Frames(stack)) w.String(snap.Text(frame));
+      const std::span<const Sym> frames = snap.symbols->Frames(stack);
+      size_t written = 0;
+      while (written < frames.size() && bound.Fits(JsonTextBound(snap.Text(frames[written])) + 1)) {
+        w.String(snap.Text(frames[written++]));
+      }
       w.EndArray();
+      if (written < frames.size()) w.Key("frames_omitted").Uint(frames.size() - written);
       w.Key("hang_ms").Double(static_cast<double>(sums.hang_us) / 1000.0);
       w.Key("hang_count").Int(sums.hang_count);
       w.EndObject();
@@ -170,6 +182,10 @@ std::string HangsJson(const Snapshot& snap, const Query& q) {
     w.EndObject();
   }
   w.EndArray();
+  if (rows_written < rows.size()) {
+    w.Key("truncated").Bool(true);
+    w.Key("rows_omitted").Uint(rows.size() - rows_written);
+  }
   w.EndObject();
   return w.Take();
 }

@@ -179,6 +179,10 @@ std::string MetricsText(const Snapshot* snap, const RecordCounts& counts, const 
   }
 
   e.Gauge("seismo_http_sse_clients", "Open /api/v1/stream connections.", static_cast<double>(http.sse_clients));
+  e.Gauge("seismo_http_answer_memory_bytes", "Bytes API answers in flight hold of http.answer_memory.",
+          static_cast<double>(http.answer_memory_bytes));
+  e.Counter("seismo_http_answers_refused_total",
+            "API requests answered 503 because http.answer_memory was held.", http.answers_refused);
   constexpr std::string_view kHist = "seismo_http_request_duration_seconds";
   e.Family(kHist, "histogram", "HTTP request handling time by route.");
   const auto& bounds = http.latency.upper_bounds_s;

@@ -98,6 +98,8 @@ class HttpApiNumbers : public ::testing::Test {
     ASSERT_TRUE(daemon_->Start().ok());
     server_ = new HttpServer();
     HttpServerOptions options;
+    // The flame graph is compared whole with the replay: bounds it stays within (ADR 0025).
+    options.api.limits = {.max_nodes = 1'000'000, .max_bytes = 256u << 20};
     options.listen = "127.0.0.1:0";
     ASSERT_TRUE(server_->Start(options, *daemon_).ok());
     const uint64_t documents = 2000;

@@ -121,7 +121,7 @@ TEST(MemoryLimit, AdversarialCardinalityStaysUnderTheLimitWithExactTotals) {
       << "[kafka]\ntopics = []\n[sources]\nfiles = [\"" << (dir / "corpus.ndjson").string()
       << "\"]\n[ingest]\nthreads = 2\nqueue_chunks = 4\nmax_document_bytes = 1048576\n"
       << "[aggregate]\nshards = 2\nmemory_limit = " << kLimit << "\n"
-      << "[http]\nlisten = \"127.0.0.1:0\"\n[alerts]\ninterval = \"1s\"\n";
+      << "[http]\nlisten = \"127.0.0.1:0\"\nanswer_memory = 4194304\n[alerts]\ninterval = \"1s\"\n";
   int status = 0;
   const uint64_t peak = RunOverSourceFiles(dir, status);
   ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << Slurp(dir / "run.log");
@@ -195,7 +195,7 @@ TEST(MemoryLimit, AHugeLineInASmallZstdFileIsRejectedWithoutBeingHeld) {
       << "\"]\n[ingest]\nthreads = 2\nqueue_chunks = 4\nmax_document_bytes = 1048576\n"
       << "dead_letter_file = \"" << (dir / "dead.ndjson").string() << "\"\n"
       << "[aggregate]\nshards = 2\nmemory_limit = " << kLineLimit << "\n"
-      << "[http]\nlisten = \"127.0.0.1:0\"\n";
+      << "[http]\nlisten = \"127.0.0.1:0\"\nanswer_memory = 4194304\n";
   int status = 0;
   const uint64_t peak = RunOverSourceFiles(dir, status);
   ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << Slurp(dir / "run.log");

@@ -63,6 +63,11 @@ struct HttpConfig {
   int max_sse_clients = 8;               // at most num_threads / 2
   int64_t max_request_size = 16 * 1024;  // bytes of request line and headers
   std::chrono::milliseconds request_timeout{10'000};
+  // Bounds of API answers (ADR 0025): bytes of one answer, nodes of one flame graph, and
+  // the memory all answers in flight may hold (part of aggregate.memory_limit's reserve).
+  int64_t max_answer_bytes = 2 << 20;
+  int64_t max_answer_nodes = 10'000;
+  int64_t answer_memory = 32 << 20;
   // /healthz and /readyz on a listener of their own, which slow clients cannot starve
   // (ADR 0018): "" = the host of `listen` and the next port (a free port when `listen`
   // asks for port 0); "off" = none; else host:port.

@@ -77,6 +77,12 @@ class Daemon final : public StateProvider {
 
   const Config& config() const { return config_; }
 
+  // Called on the publisher thread right after each publish with the new snapshot (the
+  // HTTP server builds the dashboard's default answers there, issue 19). Set or clear it
+  // at any time; clearing waits for a call in progress to return.
+  using PublishHook = std::function<void(const std::shared_ptr<const Snapshot>&)>;
+  void SetPublishHook(PublishHook hook);
+
   // Test seam: parse workers sleep this long per chunk (to force backpressure). Before Start().
   void SetParseDelayForTesting(std::chrono::milliseconds d) { parse_delay_for_testing_ = d; }
   // Test seam: called by Start() in the middle of restoring the checkpoint (a test can
@@ -186,6 +192,8 @@ class Daemon final : public StateProvider {
 
   mutable std::mutex snapshot_mu_;  // guards snapshot_ (publisher writes, readers copy the pointer)
   std::shared_ptr<const Snapshot> snapshot_;
+  std::mutex hook_mu_;  // guards publish_hook_, held while it runs
+  PublishHook publish_hook_;
 
   // Alert thread (evaluates snapshot() every alerts.interval) and its sinks; the Kafka
   // sink's producer outlives the service. Created in Start() before any thread reads them.

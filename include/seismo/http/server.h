@@ -11,6 +11,9 @@
 // Every answer is written in one write (headers and body together) and the
 // sockets have TCP_NODELAY, so no answer waits on Nagle's algorithm (SPEC §10).
 // Handlers only read: the provider's snapshot, counters and alerts.
+// API answers are bounded (options.api.limits) and reserve their memory in a budget of
+// options.answer_memory bytes for as long as they are built and sent; a request that
+// does not fit is answered 503 with Retry-After at once (query/answer_budget.h).
 //
 // SSE: each /api/v1/stream client holds one worker thread; it polls the
 // provider every sse_poll and sends `event: snapshot` when the published state
@@ -29,6 +32,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -57,7 +61,8 @@ struct HttpServerOptions {
   int max_sse_clients = 8;
   std::chrono::milliseconds sse_poll{250};
   std::chrono::milliseconds sse_keepalive{15'000};
-  ApiSettings api;                        // windows and bucket before the first snapshot
+  ApiSettings api;                     // windows and bucket before the first snapshot; answer bounds
+  uint64_t answer_memory = 32u << 20;  // bytes all API answers in flight may hold (503 beyond)
 };
 
 class HttpServer {
@@ -71,6 +76,10 @@ class HttpServer {
   // bound or the options are invalid. Call once.
   Status Start(const HttpServerOptions& options, const StateProvider& provider);
   void Stop();
+
+  // Builds the dashboard's default answers for `snap` into the answer cache (query/api.h
+  // WarmDefaultAnswers). The publisher calls it right after each publish; any thread.
+  void WarmAnswers(const std::shared_ptr<const Snapshot>& snap);
 
   int port() const { return port_; }  // the bound port (the real one when 0 was asked)
   std::string url() const;            // "http://127.0.0.1:<port>"
@@ -94,6 +103,7 @@ class HttpServer {
 
   LatencyRecorder latency_;  // atomics
   AnswerCache<ApiAnswer> answers_;  // its own lock
+  std::unique_ptr<AnswerBudget> budget_;  // set by Start; its own lock
   std::atomic<int> sse_clients_{0};
 
   std::mutex mu_;                // guards stopping_ and start_error_

@@ -10,17 +10,26 @@
 // endpoint 404 {"error": "not found"}. Before the first snapshot, list
 // endpoints answer empty lists.
 //
-// `cache` (optional): answers that depend only on the snapshot, the path and the
-// query are kept per snapshot (query/answer_cache.h); /status and /alerts never are.
+// `cache` (optional): answers that depend only on the snapshot, the endpoint and the
+// parsed query are kept per snapshot (query/answer_cache.h), under a key made from the
+// parsed query (`?limit=50` and `` are one answer); /status and /alerts never are.
+// `budget` (optional): the memory of answers in flight (query/answer_budget.h). A stored
+// answer reserves two copies of its body, one to be built what EstimateAnswerBytes says;
+// a request that does not fit within 200 ms is answered 503 {"error": "busy: ..."}. The answer
+// carries its reservation (`hold`) until the caller has sent it and drops it.
+// Answers are bounded by settings.limits (query/answer_bound.h).
 //
 // Threading: callable from any thread; reads the provider once per call
 // (one snapshot for the whole answer).
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 
+#include "seismo/query/answer_budget.h"
 #include "seismo/query/answer_cache.h"
 #include "seismo/query/provider.h"
 #include "seismo/query/status_json.h"
@@ -28,13 +37,31 @@
 namespace seismo {
 
 struct ApiAnswer {
+  ApiAnswer() = default;
+  ApiAnswer(int code, std::string type, std::string text)
+      : status(code), content_type(std::move(type)), body(std::move(text)) {}
+
   int status = 200;
   std::string content_type = "application/json";
   std::string body;
+  std::shared_ptr<const AnswerBudget::Hold> hold;  // the answer's memory reservation, if any
 };
 
 ApiAnswer AnswerApi(std::string_view path, std::string_view raw_query, const StateProvider& provider,
-                    const ApiSettings& settings, int64_t now_ms, AnswerCache<ApiAnswer>* cache = nullptr);
+                    const ApiSettings& settings, int64_t now_ms, AnswerCache<ApiAnswer>* cache = nullptr,
+                    AnswerBudget* budget = nullptr);
+
+// What building one answer over `snap` may take at most: working memory per series of
+// the snapshot, the flame graph's nodes, and the body as it grows, stored and sent
+// (four times settings.limits.max_bytes).
+uint64_t EstimateAnswerBytes(const Snapshot& snap, const ApiSettings& settings);
+
+// Builds the answers the dashboard asks for first (its default views, and every
+// endpoint without parameters) for `snap` into `cache`, each within `budget` (an
+// answer that does not fit is left to its first request). Called by the publisher
+// right after each publish, so the first request after it is served from the cache.
+void WarmDefaultAnswers(const std::shared_ptr<const Snapshot>& snap, const ApiSettings& settings,
+                        AnswerCache<ApiAnswer>& cache, AnswerBudget* budget);
 
 // {"error": message}
 std::string ErrorJson(std::string_view message);

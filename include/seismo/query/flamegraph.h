@@ -10,17 +10,24 @@
 // distinct stack, ms rounded to an integer, lines in stack order. A frame's
 // own ';' and line breaks become ' ' so each line stays parseable.
 //
+// Bounded (query/answer_bound.h, ADR 0025): past `limits.max_nodes` nodes or
+// `limits.max_bytes` bytes the smallest subtrees fold into "(other)" nodes, so every
+// node's numbers stay exact, and the root says `"truncated": true`; `collapsed` then has
+// a line per node where stacks end ("...;(other) <ms>" for a fold), and sums the lines
+// past max_bytes into one last "(truncated) <ms>" line.
+//
 // Threading: pure functions on an immutable Snapshot.
 #pragma once
 
 #include <string>
 
 #include "seismo/aggregate/snapshot.h"
+#include "seismo/query/answer_bound.h"
 #include "seismo/query/params.h"
 
 namespace seismo {
 
-std::string FlamegraphTreeJson(const Snapshot& snap, const Query& q);
-std::string FlamegraphCollapsed(const Snapshot& snap, const Query& q);
+std::string FlamegraphTreeJson(const Snapshot& snap, const Query& q, const AnswerLimits& limits = {});
+std::string FlamegraphCollapsed(const Snapshot& snap, const Query& q, const AnswerLimits& limits = {});
 
 }  // namespace seismo

@@ -6,17 +6,22 @@
 // when the snapshot holds bhr usage, else "main": the two sources measure
 // different things and are never summed.
 //
+// Bounded (query/answer_bound.h): rows past `limits.max_bytes` are left out and counted
+// (`"truncated": true, "rows_omitted": n`); a stack's frames past it too
+// (`"frames_omitted": n` next to the stack).
+//
 // Threading: pure functions on an immutable Snapshot.
 #pragma once
 
 #include <string>
 
 #include "seismo/aggregate/snapshot.h"
+#include "seismo/query/answer_bound.h"
 #include "seismo/query/params.h"
 
 namespace seismo {
 
-std::string HangsJson(const Snapshot& snap, const Query& q);
+std::string HangsJson(const Snapshot& snap, const Query& q, const AnswerLimits& limits = {});
 std::string HangsTimeseriesJson(const Snapshot& snap, const Query& q);
 
 // The source a hang query reads: the filter, or bhr when any bhr usage exists, else main.

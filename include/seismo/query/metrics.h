@@ -30,6 +30,8 @@ struct LatencyHistograms {
 struct HttpStats {
   LatencyHistograms latency;
   uint64_t sse_clients = 0;
+  uint64_t answer_memory_bytes = 0;  // held by API answers in flight (ADR 0025)
+  uint64_t answers_refused = 0;      // API requests answered 503: the answer budget was held
 };
 
 // Alert counts by state from the alert engine's JSON array: the top-level

@@ -9,6 +9,7 @@
 
 #include "seismo/aggregate/snapshot.h"
 #include "seismo/core/record_counts.h"
+#include "seismo/query/answer_bound.h"
 #include "seismo/query/provider.h"
 
 namespace seismo {
@@ -17,6 +18,7 @@ namespace seismo {
 struct ApiSettings {
   std::vector<int64_t> windows_ms = {3'600'000, 86'400'000, 604'800'000};
   int64_t bucket_ms = 60'000;
+  AnswerLimits limits;  // bytes and flame-graph nodes of one answer ([http] max_answer_*)
 };
 
 // `now_ms` is the wall clock (for uptime).

@@ -96,9 +96,10 @@ TEST(Config, ImpossibleValuesAreErrors) {
 // the top (ADR 0010), and a limit that leaves under 32 MiB is refused by name.
 TEST(Config, MemoryLimitMustLeaveRoomAfterTheFixedReserve) {
   const char* small = "[ingest]\nthreads = 2\nqueue_chunks = 4\nmax_document_bytes = 1048576\n[kafka]\ntopics = []\n";
-  auto ok = Parse(std::string(small) + "[aggregate]\nmemory_limit = 167772160\n");
+  auto ok = Parse(std::string(small) + "[aggregate]\nmemory_limit = 209715200\n");
   ASSERT_TRUE(ok) << ok.error().message();
-  EXPECT_EQ(FixedMemoryReserve(*ok), (80ull + 2 * 10 + 2 * 7) << 20);  // 80 + threads x (4 x 2.5 + 7)
+  // 80 + threads x (4 x 2.5 + 7) + http.answer_memory (32 MiB by default)
+  EXPECT_EQ(FixedMemoryReserve(*ok), (80ull + 2 * 10 + 2 * 7 + 32) << 20);
   EXPECT_EQ(ToAggregateOptions(*ok).fixed_reserve, FixedMemoryReserve(*ok));
   ExpectError(std::string(small) + "[aggregate]\nmemory_limit = 100000000\n",
               "aggregate.memory_limit: 100000000 bytes leave less than 32 MiB");
@@ -106,7 +107,11 @@ TEST(Config, MemoryLimitMustLeaveRoomAfterTheFixedReserve) {
   auto kafka = Parse("[ingest]\nthreads = 1\nqueue_chunks = 4\nmax_document_bytes = 1048576\n"
                      "[kafka.properties]\n\"queued.max.messages.kbytes\" = \"1024\"\n");
   ASSERT_TRUE(kafka) << kafka.error().message();
-  EXPECT_EQ(FixedMemoryReserve(*kafka), (80ull + 10 + 7 + 1) << 20);
+  EXPECT_EQ(FixedMemoryReserve(*kafka), (80ull + 10 + 7 + 1 + 32) << 20);
+  // The memory of API answers in flight is part of the reserve (ADR 0025).
+  auto answers = Parse(std::string(small) + "[http]\nanswer_memory = 8388608\n");
+  ASSERT_TRUE(answers) << answers.error().message();
+  EXPECT_EQ(FixedMemoryReserve(*answers), (80ull + 2 * 10 + 2 * 7 + 8) << 20);
 }
 
 TEST(Config, ReadsHttpLimits) {
@@ -123,6 +128,14 @@ TEST(Config, ReadsHttpLimits) {
   EXPECT_EQ(d->http.max_sse_clients, 8);
   EXPECT_EQ(d->http.max_request_size, 16384);
   EXPECT_EQ(d->http.request_timeout, std::chrono::seconds(10));
+  EXPECT_EQ(d->http.max_answer_bytes, 2 << 20);
+  EXPECT_EQ(d->http.max_answer_nodes, 10'000);
+  EXPECT_EQ(d->http.answer_memory, 32 << 20);
+  auto bounds = Parse("[http]\nmax_answer_bytes = 65536\nmax_answer_nodes = 16\nanswer_memory = 1048576\n");
+  ASSERT_TRUE(bounds) << bounds.error().message();
+  EXPECT_EQ(bounds->http.max_answer_bytes, 65536);
+  EXPECT_EQ(bounds->http.max_answer_nodes, 16);
+  EXPECT_EQ(bounds->http.answer_memory, 1 << 20);
 }
 
 TEST(Config, HttpLimitErrorsNameTheKey) {
@@ -130,6 +143,9 @@ TEST(Config, HttpLimitErrorsNameTheKey) {
   ExpectError("[http]\nnum_threads = \"8\"\n", "http.num_threads: expected an integer");
   ExpectError("[http]\nmax_request_size = 100\n", "http.max_request_size: 100 is out of range");
   ExpectError("[http]\nrequest_timeout = 10\n", "http.request_timeout: expected a duration");
+  ExpectError("[http]\nmax_answer_bytes = 1000\n", "http.max_answer_bytes: 1000 is out of range");
+  ExpectError("[http]\nmax_answer_nodes = 2\n", "http.max_answer_nodes: 2 is out of range");
+  ExpectError("[http]\nanswer_memory = 0\n", "http.answer_memory: 0 is out of range");
   ExpectError("[http]\nrequest_timeout = \"0s\"\n", "http.request_timeout: must be greater than zero");
   ExpectError("[http]\nnum_threads = 4\nmax_sse_clients = 3\n",
               "http.max_sse_clients: 3 is more than half of num_threads (4)");

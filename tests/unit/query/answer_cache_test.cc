@@ -5,6 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <future>
+#include <thread>
+
 #include "fake_provider.h"
 #include "query_fixture.h"
 #include "seismo/query/api.h"
@@ -39,6 +43,37 @@ TEST(AnswerCache, SameSnapshotAndUrlAreComputedOnce) {
   EXPECT_EQ(cache.Get(next, "/a?x", compute)->body, "body 3") << "a new snapshot is answered afresh";
   EXPECT_EQ(cache.Get(snap, "/a?x", compute)->body, "body 4") << "only the latest snapshot's answers are kept";
   EXPECT_EQ(computed, 4);
+}
+
+TEST(AnswerCache, AThreadAskingForAnAnswerBeingComputedWaitsForIt) {
+  AnswerCache<ApiAnswer> cache;
+  auto snap = WithCrashes(1);
+  std::promise<void> started, finish;
+  std::atomic<int> computed{0};
+  std::thread warm([&] {
+    cache.Get(snap, "/a", [&] {
+      ++computed;
+      started.set_value();
+      finish.get_future().wait();
+      return ApiAnswer{200, "application/json", "warm"};
+    });
+  });
+  started.get_future().wait();
+  std::thread request([&] {
+    EXPECT_EQ(cache
+                  .Get(snap, "/a",
+                       [&] {
+                         ++computed;
+                         return ApiAnswer{200, "application/json", "again"};
+                       })
+                  ->body,
+              "warm");
+  });
+  // The request waits on the warm-up (or has not asked yet); either way it never computes.
+  finish.set_value();
+  request.join();
+  warm.join();
+  EXPECT_EQ(computed.load(), 1);
 }
 
 TEST(AnswerCache, AnswersBeyondTheByteBoundAreComputedAndNotKept) {

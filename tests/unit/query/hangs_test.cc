@@ -220,9 +220,9 @@ TEST(Flamegraph, FrameSeparatorsAreNeutralised) {
   EXPECT_EQ(FlamegraphCollapsed(*snap, Q(Endpoint::kHangsFlamegraph, "")), "a b;c d 1\n");
 }
 
-// A hostile bhr ping can carry a stack of hundreds of thousands of frames: the tree is
-// built, written and freed without recursion, here on a thread with a 128 KiB stack
-// (an HTTP worker's is not much larger under a sanitizer's bigger frames).
+// A hostile main ping can carry a stack of hundreds of thousands of frames: under bounds
+// that let it whole, the tree is built, written and freed without recursion, here on a thread with a 128 KiB
+// stack (an HTTP worker's is not much larger under a sanitizer's bigger frames).
 TEST(Flamegraph, AStackDeeperThanAnyThreadStackIsServed) {
   constexpr size_t kDepth = 200'000;
   std::vector<std::string> frames;
@@ -245,7 +245,8 @@ TEST(Flamegraph, AStackDeeperThanAnyThreadStackIsServed) {
                 &thread, &attr,
                 [](void* arg) -> void* {
                   auto* j = static_cast<Job*>(arg);
-                  *j->out = FlamegraphTreeJson(*j->snap, Q(Endpoint::kHangsFlamegraph, ""));
+                  *j->out = FlamegraphTreeJson(*j->snap, Q(Endpoint::kHangsFlamegraph, ""),
+                                               AnswerLimits{.max_nodes = 300'000, .max_bytes = 64u << 20});
                   return nullptr;
                 },
                 &job),

@@ -1,0 +1,309 @@
+// Bounded answers (issue 19, ADR 0025): a flame graph past its node or byte bound folds
+// its smallest subtrees into "(other)" nodes with every total exact (hand-computed trees);
+// hang lists stop adding rows and frames past the byte bound and say so; the memory of
+// answers in flight is admitted by AnswerBudget (503 beyond it); the cache keys answers
+// by the parsed query; the publisher's warm-up leaves the default answers in the cache.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "fake_provider.h"
+#include "query_fixture.h"
+#include "seismo/query/answer_budget.h"
+#include "seismo/query/api.h"
+#include "seismo/query/flamegraph.h"
+#include "seismo/query/hangs_json.h"
+#include "seismo/query/metrics.h"
+#include "test_scale.h"
+
+namespace seismo {
+namespace {
+
+using namespace seismo::testing;
+
+constexpr int64_t kNow = 1'000'000'000'000;
+
+// a;b;c 50 ms, a;b;d 30 ms, a;e 15 ms, f 5 ms (one hang each): the full tree is
+//   (root) 100 ─┬─ a 95 ─┬─ b 80 ─┬─ c 50
+//               │        │        └─ d 30
+//               │        └─ e 15
+//               └─ f 5
+std::shared_ptr<const Snapshot> FourStacks() {
+  World w;
+  w.Usage("bhr", "Linux", kHour, 0);
+  w.Hang("bhr", "Linux", "parent", "Gecko", {"a", "b", "c"}, 50'000, 1, 0);
+  w.Hang("bhr", "Linux", "parent", "Gecko", {"a", "b", "d"}, 30'000, 1, 0);
+  w.Hang("bhr", "Linux", "parent", "Gecko", {"a", "e"}, 15'000, 1, 0);
+  w.Hang("bhr", "Linux", "parent", "Gecko", {"f"}, 5'000, 1, 0);
+  return w.Build();
+}
+
+AnswerLimits Nodes(size_t n) { return {.max_nodes = n, .max_bytes = 1u << 20}; }
+
+TEST(BoundedFlamegraph, WithinTheBoundTheTreeIsWhole) {
+  auto snap = FourStacks();
+  const Query q = Q(Endpoint::kHangsFlamegraph, "");
+  const std::string whole =
+      R"J({"name":"(root)","hang_ms":100,"hang_count":4,"children":[)J"
+      R"J({"name":"a","hang_ms":95,"hang_count":3,"children":[)J"
+      R"J({"name":"b","hang_ms":80,"hang_count":2,"children":[)J"
+      R"J({"name":"c","hang_ms":50,"hang_count":1,"children":[]},{"name":"d","hang_ms":30,"hang_count":1,"children":[]}]},)J"
+      R"J({"name":"e","hang_ms":15,"hang_count":1,"children":[]}]},)J"
+      R"J({"name":"f","hang_ms":5,"hang_count":1,"children":[]}]})J";
+  EXPECT_EQ(FlamegraphTreeJson(*snap, q, Nodes(7)), whole);
+  EXPECT_EQ(FlamegraphCollapsed(*snap, q, Nodes(7)), "a;b;c 50\na;b;d 30\na;e 15\nf 5\n");
+}
+
+TEST(BoundedFlamegraph, PastTheNodeBoundTheSmallestSubtreesFoldIntoOther) {
+  auto snap = FourStacks();
+  const Query q = Q(Endpoint::kHangsFlamegraph, "");
+  // Six nodes: (root), a and b are the heaviest; c would be a fourth kept node needing
+  // three "(other)" nodes (under b, a and the root): 7 > 6. So b's children (80 ms), a's
+  // e (15 ms) and the root's f (5 ms) fold.
+  EXPECT_EQ(
+      FlamegraphTreeJson(*snap, q, Nodes(6)),
+      R"J({"name":"(root)","hang_ms":100,"hang_count":4,"truncated":true,"children":[)J"
+      R"J({"name":"a","hang_ms":95,"hang_count":3,"children":[)J"
+      R"J({"name":"b","hang_ms":80,"hang_count":2,"children":[{"name":"(other)","hang_ms":80,"hang_count":2,"children":[]}]},)J"
+      R"J({"name":"(other)","hang_ms":15,"hang_count":1,"children":[]}]},)J"
+      R"J({"name":"(other)","hang_ms":5,"hang_count":1,"children":[]}]})J");
+  // Five nodes: taking b would need a fifth kept-or-other node too many; a keeps one
+  // "(other)" of 95 ms (b 80 + e 15).
+  EXPECT_EQ(
+      FlamegraphTreeJson(*snap, q, Nodes(5)),
+      R"J({"name":"(root)","hang_ms":100,"hang_count":4,"truncated":true,"children":[)J"
+      R"J({"name":"a","hang_ms":95,"hang_count":3,"children":[{"name":"(other)","hang_ms":95,"hang_count":3,"children":[]}]},)J"
+      R"J({"name":"(other)","hang_ms":5,"hang_count":1,"children":[]}]})J");
+  // Collapsed: one line per node where stacks end, a fold being one; the total is 100.
+  EXPECT_EQ(FlamegraphCollapsed(*snap, q, Nodes(6)), "(other) 5\na;(other) 15\na;b;(other) 80\n");
+  EXPECT_EQ(FlamegraphCollapsed(*snap, q, Nodes(5)), "(other) 5\na;(other) 95\n");
+}
+
+TEST(BoundedFlamegraph, PastTheByteBoundTheTreeFoldsAndCollapsedLinesSumIntoOne) {
+  // A 40-frame trunk with 20 leaves of 1 ms each: 61 nodes of tree JSON (~7 KB), 20 lines
+  // of collapsed text of ~200 bytes each (~4.5 KB).
+  World w;
+  w.Usage("bhr", "Linux", kHour, 0);
+  std::vector<std::string> trunk;
+  for (int i = 0; i < 40; ++i) trunk.push_back("trunk" + std::to_string(100 + i));
+  for (int leaf = 0; leaf < 20; ++leaf) {
+    std::vector<std::string> stack = trunk;
+    stack.push_back("leaf" + std::to_string(10 + leaf));
+    w.Hang("bhr", "Linux", "parent", "Gecko", stack, 1'000, 1, 0);
+  }
+  auto snap = w.Build();
+  const Query q = Q(Endpoint::kHangsFlamegraph, "");
+  const AnswerLimits limits{.max_nodes = 1000, .max_bytes = 3000};
+  const std::string tree = FlamegraphTreeJson(*snap, q, limits);
+  EXPECT_LE(tree.size(), limits.max_bytes);
+  Json t(tree);
+  EXPECT_TRUE(t.root["truncated"].get_bool().value());
+  EXPECT_EQ(t.root["hang_ms"].get_double().value(), 20.0);
+  EXPECT_EQ(t.root["hang_count"].get_int64().value(), 20);
+
+  const std::string collapsed = FlamegraphCollapsed(*snap, q, {.max_nodes = 1000, .max_bytes = 3000 + 4600});
+  EXPECT_LE(collapsed.size(), 3000u + 4600u);
+  int64_t total = 0;
+  size_t lines = 0;
+  for (size_t at = 0; at < collapsed.size(); ++lines) {
+    const size_t nl = collapsed.find('\n', at);
+    const std::string line = collapsed.substr(at, nl - at);
+    total += std::stoll(line.substr(line.rfind(' ') + 1));
+    at = nl + 1;
+  }
+  EXPECT_EQ(total, 20) << collapsed;
+  EXPECT_LT(lines, 21u) << "some lines were summed";
+  EXPECT_EQ(collapsed.substr(collapsed.rfind("(truncated) ")),
+            "(truncated) " + std::to_string(20 - (lines - 1)) + "\n");
+}
+
+TEST(BoundedHangs, RowsAndFramesPastTheByteBoundAreLeftOutAndCounted) {
+  World w;
+  w.Usage("bhr", "Linux", kHour, 0);
+  std::vector<std::string> deep;
+  for (int i = 0; i < 2000; ++i) deep.push_back("frame" + std::to_string(i));
+  w.Hang("bhr", "Linux", "parent", "Gecko", deep, 9'000'000, 1, 0);  // the heaviest row
+  for (int i = 0; i < 50; ++i) {
+    w.Hang("bhr", "Linux", "parent", "Gecko", {"main", "sig" + std::to_string(100 + i)}, 1'000, 1, 0);
+  }
+  auto snap = w.Build();
+  const AnswerLimits limits{.max_nodes = 1000, .max_bytes = 8192};
+  const std::string body = HangsJson(*snap, Q(Endpoint::kHangs, "limit=1000"), limits);
+  EXPECT_LE(body.size(), limits.max_bytes);
+  Json j(body);
+  auto rows = j.root["rows"].get_array().value();
+  ASSERT_GE(rows.size(), 1u);
+  auto first = rows.at(0)["stacks"].at(0);
+  const size_t frames = first["stack"].get_array().value().size();
+  EXPECT_LT(frames, 2000u);
+  EXPECT_EQ(first["frames_omitted"].get_uint64().value(), 2000u - frames);
+  EXPECT_EQ(first["hang_ms"].get_double().value(), 9000.0) << "the numbers are whole";
+  EXPECT_TRUE(j.root["truncated"].get_bool().value());
+  EXPECT_EQ(j.root["rows_omitted"].get_uint64().value(), 51u - rows.size());
+  // Unbounded enough, nothing is left out and nothing says so.
+  const std::string whole =
+      HangsJson(*snap, Q(Endpoint::kHangs, "limit=1000"), {.max_nodes = 1000, .max_bytes = 1u << 20});
+  EXPECT_EQ(whole.find("truncated"), std::string::npos);
+  EXPECT_EQ(whole.find("frames_omitted"), std::string::npos);
+}
+
+TEST(AnswerBudget, AdmitsWhatFitsBesideWhatIsInFlight) {
+  AnswerBudget budget(100);
+  auto a = budget.TryReserve(60);
+  ASSERT_TRUE(a);
+  EXPECT_FALSE(budget.TryReserve(50)) << "60 + 50 > 100";
+  auto b = budget.TryReserve(40);
+  ASSERT_TRUE(b);
+  EXPECT_EQ(budget.in_use(), 100u);
+  a.reset();
+  EXPECT_EQ(budget.in_use(), 40u);
+  EXPECT_TRUE(budget.TryReserve(60));
+  b.reset();
+  // Larger than the whole budget: only alone.
+  auto alone = budget.TryReserve(150);
+  ASSERT_TRUE(alone);
+  EXPECT_FALSE(budget.TryReserve(1));
+  alone.reset();
+  EXPECT_EQ(budget.in_use(), 0u);
+  EXPECT_EQ(budget.refused(), 2u);
+  EXPECT_EQ(budget.peak(), 150u);
+}
+
+TEST(AnswerBudget, AReservationWaitsItsPatienceForAnswersInFlightToBeSent) {
+  AnswerBudget budget(100);
+  auto sending = budget.TryReserve(80);
+  ASSERT_TRUE(sending);
+  std::thread sent([&sending] { sending.reset(); });  // the answer in flight is sent meanwhile
+  auto next = budget.TryReserve(50, test::Patience(std::chrono::milliseconds(60'000)));
+  sent.join();
+  EXPECT_TRUE(next);
+  EXPECT_EQ(budget.refused(), 0u);
+}
+
+TEST(AnswerBudget, TheApiAnswers503WhileTheBudgetIsHeldAndKeysAnswersByTheParsedQuery) {
+  FakeProvider provider;
+  provider.SetSnapshot(FourStacks());
+  ApiSettings settings;
+  AnswerCache<ApiAnswer> cache;
+  const uint64_t estimate = EstimateAnswerBytes(*provider.snapshot(), settings);
+  AnswerBudget budget(estimate);
+  ApiAnswer first = AnswerApi("/api/v1/hangs/flamegraph", "", provider, settings, kNow, &cache, &budget);
+  ASSERT_EQ(first.status, 200);
+  ASSERT_TRUE(first.hold);
+  EXPECT_EQ(first.hold->bytes(), estimate) << "built: the estimate";
+  // While the first answer is being sent, nothing else fits...
+  ApiAnswer busy = AnswerApi("/api/v1/builds", "", provider, settings, kNow, &cache, &budget);
+  EXPECT_EQ(busy.status, 503);
+  EXPECT_NE(busy.body.find("\"error\":\"busy: "), std::string::npos) << busy.body;
+  EXPECT_FALSE(busy.hold);
+  first.hold.reset();
+  // ... and once it is sent, a stored answer costs two copies of its body. `format=tree`
+  // is the default: the same answer.
+  ApiAnswer again =
+      AnswerApi("/api/v1/hangs/flamegraph", "format=tree", provider, settings, kNow, &cache, &budget);
+  EXPECT_EQ(again.body, first.body);
+  EXPECT_EQ(cache.hits(), 1u);
+  ASSERT_TRUE(again.hold);
+  EXPECT_EQ(again.hold->bytes(), 2 * first.body.size());
+  again.hold.reset();
+  EXPECT_EQ(budget.in_use(), 0u);
+}
+
+TEST(AnswerBudget, MetricsSayWhatIsHeldAndWhatWasRefused) {
+  HttpStats http;
+  http.answer_memory_bytes = 4096;
+  http.answers_refused = 3;
+  const std::string text = MetricsText(nullptr, RecordCounts{}, ServiceStatus{}, "[]", http, 0);
+  EXPECT_NE(text.find("\nseismo_http_answer_memory_bytes 4096\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("\nseismo_http_answers_refused_total 3\n"), std::string::npos) << text;
+}
+
+TEST(WarmAnswers, TheDefaultAnswersAreInTheCacheBeforeTheFirstRequest) {
+  FakeProvider provider;
+  provider.SetSnapshot(FourStacks());
+  ApiSettings settings;
+  AnswerCache<ApiAnswer> cache;
+  AnswerBudget budget(1ull << 30);
+  WarmDefaultAnswers(provider.snapshot(), settings, cache, &budget);
+  EXPECT_EQ(budget.in_use(), 0u);
+  const uint64_t hits = cache.hits();
+  for (const auto& [path, qs] :
+       std::vector<std::pair<std::string, std::string>>{{"/api/v1/builds", "limit=200"},
+                                                        {"/api/v1/builds", ""},
+                                                        {"/api/v1/hangs", "by=build_date&limit=25"},
+                                                        {"/api/v1/hangs", "limit=50&by=signature"},
+                                                        {"/api/v1/hangs", "by=thread"},
+                                                        {"/api/v1/hangs/timeseries", ""},
+                                                        {"/api/v1/hangs/flamegraph", "format=tree"},
+                                                        {"/api/v1/crashes/top", "limit=50"},
+                                                        {"/api/v1/crashes/timeseries", ""}}) {
+    const ApiAnswer warm = AnswerApi(path, qs, provider, settings, kNow, &cache);
+    EXPECT_EQ(warm.body, AnswerApi(path, qs, provider, settings, kNow).body) << path << "?" << qs;
+  }
+  EXPECT_EQ(cache.hits(), hits + 9) << "every one was served from the cache";
+}
+
+TEST(AnswerCacheOrder, AnAnswerOfAnOlderSnapshotDoesNotEvictTheNewerOnes) {
+  AnswerCache<ApiAnswer> cache;
+  auto older = std::make_shared<Snapshot>();
+  older->built_at_ms = 1000;
+  auto newer = std::make_shared<Snapshot>();
+  newer->built_at_ms = 1500;
+  int computed = 0;
+  auto compute = [&] { return ApiAnswer{200, "application/json", std::to_string(++computed)}; };
+  EXPECT_EQ(cache.Get(newer, "k", compute)->body, "1");
+  EXPECT_EQ(cache.Get(older, "k", compute)->body, "2") << "answered, not stored";
+  EXPECT_EQ(cache.Get(newer, "k", compute)->body, "1") << "the newer answer is still there";
+}
+
+// The publisher warms the cache while workers answer and snapshots are replaced: every
+// answer is a snapshot's answer, each reservation is given back (run under TSan too).
+TEST(WarmAnswers, WarmingWhileWorkersAnswerAndSnapshotsChange) {
+  FakeProvider provider;
+  std::vector<std::shared_ptr<const Snapshot>> snaps;
+  for (int i = 0; i < 3; ++i) {
+    auto s = std::const_pointer_cast<Snapshot>(FourStacks());
+    s->built_at_ms = 1000 * (i + 1);
+    snaps.push_back(s);
+  }
+  const std::string expected =
+      FlamegraphTreeJson(*snaps[0], Q(Endpoint::kHangsFlamegraph, ""), ApiSettings{}.limits);
+  provider.SetSnapshot(snaps[0]);
+  ApiSettings settings;
+  AnswerCache<ApiAnswer> cache;
+  AnswerBudget budget(4 * EstimateAnswerBytes(*snaps[0], settings));
+  std::atomic<bool> done{false};
+  std::atomic<int> answered{0}, refused{0}, wrong{0};
+  std::vector<std::thread> workers;
+  for (int t = 0; t < 4; ++t) {
+    workers.emplace_back([&] {
+      while (!done.load()) {
+        const ApiAnswer a =
+            AnswerApi("/api/v1/hangs/flamegraph", "", provider, settings, kNow, &cache, &budget);
+        if (a.status == 503) {
+          ++refused;
+        } else if (a.status == 200 && a.body == expected) {
+          ++answered;
+        } else {
+          ++wrong;
+        }
+      }
+    });
+  }
+  for (int round = 0; round < 30; ++round) {
+    const auto& snap = snaps[static_cast<size_t>(round) % snaps.size()];
+    provider.SetSnapshot(snap);
+    WarmDefaultAnswers(snap, settings, cache, &budget);
+  }
+  done = true;
+  for (auto& w : workers) w.join();
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_GT(answered.load(), 0);
+  EXPECT_EQ(budget.in_use(), 0u);
+}
+
+}  // namespace
+}  // namespace seismo
