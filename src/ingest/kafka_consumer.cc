@@ -6,7 +6,20 @@
 #include <array>
 #include <cstring>
 
+#include "ingest/kafka_config.h"
+
 namespace seismo {
+
+// librdkafka's callbacks; friends of KafkaConsumer (its header does not include librdkafka).
+struct KafkaConsumerCallbacks {
+  static void Rebalance(rd_kafka_t* rk, rd_kafka_resp_err_t err,
+                        rd_kafka_topic_partition_list_t* partitions, void* opaque);
+  static void Commit(rd_kafka_t* rk, rd_kafka_resp_err_t err,
+                     rd_kafka_topic_partition_list_t* offsets, void* opaque);
+  static void Error(rd_kafka_t* rk, int err, const char* reason, void* opaque);
+  static void Log(const rd_kafka_t* rk, int level, const char* fac, const char* buf);
+};
+
 
 namespace {
 
@@ -179,10 +192,10 @@ Result<std::unique_ptr<KafkaConsumer>> KafkaConsumer::Create(const KafkaConsumer
   std::unique_ptr<KafkaConsumer> consumer(new KafkaConsumer(options, listener));
   consumer->reset_policy_ = *reset;
   rd_kafka_conf_set_opaque(conf->get(), consumer->callbacks_.get());
-  rd_kafka_conf_set_rebalance_cb(conf->get(), &KafkaConsumer::RebalanceCallback);
-  rd_kafka_conf_set_offset_commit_cb(conf->get(), &KafkaConsumer::CommitCallback);
-  rd_kafka_conf_set_error_cb(conf->get(), &KafkaConsumer::ErrorCallback);
-  rd_kafka_conf_set_log_cb(conf->get(), &KafkaConsumer::LogCallback);
+  rd_kafka_conf_set_rebalance_cb(conf->get(), &KafkaConsumerCallbacks::Rebalance);
+  rd_kafka_conf_set_offset_commit_cb(conf->get(), &KafkaConsumerCallbacks::Commit);
+  rd_kafka_conf_set_error_cb(conf->get(), &KafkaConsumerCallbacks::Error);
+  rd_kafka_conf_set_log_cb(conf->get(), &KafkaConsumerCallbacks::Log);
 
   std::array<char, 512> errstr{};
   consumer->rk_ = rd_kafka_new(RD_KAFKA_CONSUMER, conf->get(), errstr.data(), errstr.size());
@@ -468,7 +481,8 @@ void KafkaConsumer::RefreshStats(bool force) {
   partition_stats_ = std::move(fresh);
 }
 
-void KafkaConsumer::RecordError(rd_kafka_resp_err_t err, const std::string& reason, bool fatal) {
+void KafkaConsumer::RecordError(int code, const std::string& reason, bool fatal) {
+  const auto err = static_cast<rd_kafka_resp_err_t>(code);
   errors_.fetch_add(1, std::memory_order_relaxed);
   LogKafkaError(log_limiter_, "consumer", err, reason, fatal);
   std::lock_guard<std::mutex> lock(stats_mu_);
@@ -668,11 +682,11 @@ void KafkaConsumer::HandleRevoke(rd_kafka_topic_partition_list_t* partitions) {
   spdlog::info("kafka consumer: {} {} partitions", lost ? "lost" : "revoked", tps.size());
 }
 
-void KafkaConsumer::RebalanceCallback(rd_kafka_t* rk, rd_kafka_resp_err_t err,
-                                      rd_kafka_topic_partition_list_t* partitions,
-                                      void* opaque) {
+void KafkaConsumerCallbacks::Rebalance(rd_kafka_t* rk, rd_kafka_resp_err_t err,
+                                       rd_kafka_topic_partition_list_t* partitions,
+                                       void* opaque) {
   // Served inside Poll()/Close() on the poll thread, while the consumer exists.
-  KafkaConsumer* self = static_cast<CallbackTarget*>(opaque)->consumer;
+  KafkaConsumer* self = static_cast<KafkaConsumer::CallbackTarget*>(opaque)->consumer;
   self->rebalances_.fetch_add(1, std::memory_order_relaxed);
   if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
     self->HandleAssign(partitions);
@@ -691,9 +705,9 @@ void KafkaConsumer::RebalanceCallback(rd_kafka_t* rk, rd_kafka_resp_err_t err,
   self->RefreshStats(/*force=*/true);
 }
 
-void KafkaConsumer::CommitCallback(rd_kafka_t* /*rk*/, rd_kafka_resp_err_t err,
-                                   rd_kafka_topic_partition_list_t* offsets, void* opaque) {
-  KafkaConsumer* self = static_cast<CallbackTarget*>(opaque)->consumer;  // poll thread, as above
+void KafkaConsumerCallbacks::Commit(rd_kafka_t* /*rk*/, rd_kafka_resp_err_t err,
+                                    rd_kafka_topic_partition_list_t* offsets, void* opaque) {
+  KafkaConsumer* self = static_cast<KafkaConsumer::CallbackTarget*>(opaque)->consumer;  // poll thread, as above
   // _NO_OFFSET: nothing to commit, not a failure.
   if (err != RD_KAFKA_RESP_ERR_NO_ERROR && err != RD_KAFKA_RESP_ERR__NO_OFFSET) {
     self->RecordError(err, "offset commit failed", /*fatal=*/false);
@@ -711,18 +725,18 @@ void KafkaConsumer::CommitCallback(rd_kafka_t* /*rk*/, rd_kafka_resp_err_t err,
   }
 }
 
-void KafkaConsumer::ErrorCallback(rd_kafka_t* /*rk*/, int err, const char* reason,
+void KafkaConsumerCallbacks::Error(rd_kafka_t* /*rk*/, int err, const char* reason,
                                   void* opaque) {
   // Served through the consumer queue (rd_kafka_poll_set_consumer), so on the poll thread.
-  KafkaConsumer* self = static_cast<CallbackTarget*>(opaque)->consumer;
+  KafkaConsumer* self = static_cast<KafkaConsumer::CallbackTarget*>(opaque)->consumer;
   const auto code = static_cast<rd_kafka_resp_err_t>(err);
   self->RecordError(code, reason, code == RD_KAFKA_RESP_ERR__FATAL);
 }
 
-void KafkaConsumer::LogCallback(const rd_kafka_t* rk, int level, const char* fac,
+void KafkaConsumerCallbacks::Log(const rd_kafka_t* rk, int level, const char* fac,
                                 const char* buf) {
   // Any librdkafka thread, possibly after the consumer is gone (see ~KafkaConsumer).
-  auto* target = static_cast<CallbackTarget*>(rd_kafka_opaque(rk));
+  auto* target = static_cast<KafkaConsumer::CallbackTarget*>(rd_kafka_opaque(rk));
   if (target == nullptr) return;
   std::lock_guard<std::mutex> lock(target->mu);
   if (target->consumer == nullptr) return;

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <array>
 
+#include "ingest/kafka_config.h"
+
 namespace seismo {
 
 namespace {

@@ -6,7 +6,7 @@
 #include <array>
 #include <vector>
 
-#include "seismo/ingest/kafka_config.h"
+#include "ingest/kafka_config.h"
 
 namespace seismo {
 

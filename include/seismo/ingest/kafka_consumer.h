@@ -62,7 +62,8 @@
 #include <vector>
 
 #include "seismo/core/status.h"
-#include "seismo/ingest/kafka_config.h"
+#include "seismo/ingest/log_rate_limiter.h"
+#include "seismo/ingest/rdkafka_fwd.h"
 
 namespace seismo {
 
@@ -260,12 +261,9 @@ class KafkaConsumer {
  private:
   KafkaConsumer(const KafkaConsumerOptions& options, KafkaRebalanceListener* listener);
 
-  static void RebalanceCallback(rd_kafka_t* rk, rd_kafka_resp_err_t err,
-                                rd_kafka_topic_partition_list_t* partitions, void* opaque);
-  static void CommitCallback(rd_kafka_t* rk, rd_kafka_resp_err_t err,
-                             rd_kafka_topic_partition_list_t* offsets, void* opaque);
-  static void ErrorCallback(rd_kafka_t* rk, int err, const char* reason, void* opaque);
-  static void LogCallback(const rd_kafka_t* rk, int level, const char* fac, const char* buf);
+  // librdkafka's callbacks (src/ingest/kafka_consumer.cc): their signatures name librdkafka's
+  // types, which this header does not include.
+  friend struct KafkaConsumerCallbacks;
 
   void HandleAssign(rd_kafka_topic_partition_list_t* partitions);
   void HandleRevoke(rd_kafka_topic_partition_list_t* partitions);
@@ -276,7 +274,7 @@ class KafkaConsumer {
   void Reposition(const TopicPartition& tp, int64_t failed, int64_t offset);
   [[nodiscard]] Status SetPaused(const std::vector<TopicPartition>& partitions, bool pause);
   Status CommitOffsets(const std::map<TopicPartition, int64_t>& next_offsets, CommitMode mode);
-  void RecordError(rd_kafka_resp_err_t err, const std::string& reason, bool fatal);
+  void RecordError(int err, const std::string& reason, bool fatal);  // err: rd_kafka_resp_err_t
   void RefreshStats(bool force);
 
   // What librdkafka's callbacks reach (their opaque): the consumer, apart from it on the heap,

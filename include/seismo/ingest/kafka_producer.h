@@ -30,7 +30,8 @@
 #include <string_view>
 
 #include "seismo/core/status.h"
-#include "seismo/ingest/kafka_config.h"
+#include "seismo/ingest/log_rate_limiter.h"
+#include "seismo/ingest/rdkafka_fwd.h"
 
 namespace seismo {
 

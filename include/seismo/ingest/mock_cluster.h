@@ -20,9 +20,7 @@
 #include <string>
 
 #include "seismo/core/status.h"
-
-typedef struct rd_kafka_s rd_kafka_t;                            // NOLINT
-typedef struct rd_kafka_mock_cluster_s rd_kafka_mock_cluster_t;  // NOLINT
+#include "seismo/ingest/rdkafka_fwd.h"
 
 namespace seismo {
 

@@ -5,7 +5,7 @@
 #include <chrono>
 #include <thread>
 
-#include "seismo/ingest/kafka_config.h"
+#include "ingest/kafka_config.h"
 #include "seismo/ingest/kafka_consumer.h"
 #include "seismo/ingest/kafka_producer.h"
 #include "seismo/ingest/mock_cluster.h"

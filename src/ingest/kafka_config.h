@@ -3,8 +3,8 @@
 // rd_kafka_conf_t from seismo defaults plus user properties, and routing
 // librdkafka's own log lines to spdlog without flooding it.
 //
-// Only the ingest stage includes librdkafka; this header is for the classes
-// of this stage and for code that wires them (app). It exposes no state.
+// Only the ingest stage includes librdkafka: this header is private to its sources
+// (public headers use seismo/ingest/rdkafka_fwd.h). It exposes no state.
 #pragma once
 
 #include <librdkafka/rdkafka.h>
@@ -19,6 +19,7 @@
 #include <unordered_map>
 
 #include "seismo/core/status.h"
+#include "seismo/ingest/log_rate_limiter.h"
 
 namespace seismo {
 
@@ -43,35 +44,6 @@ using KafkaPartitionListPtr =
 [[nodiscard]] Result<KafkaConfPtr> BuildKafkaConf(
     const std::map<std::string, std::string>& defaults,
     const std::map<std::string, std::string>& user);
-
-// Lets through at most `burst` log lines per key in each `interval` and
-// counts the rest, so a broker that stays down logs a few lines per interval
-// rather than thousands. Threading: every method is safe from any thread
-// (librdkafka calls log and error callbacks from its internal threads).
-class LogRateLimiter {
- public:
-  explicit LogRateLimiter(std::chrono::milliseconds interval = std::chrono::seconds(10),
-                          int burst = 5)
-      : interval_(interval), burst_(burst) {}
-
-  // True when a line with this key may be logged now. When a new interval
-  // starts, *suppressed receives how many lines of this key were dropped in
-  // the previous one (0 otherwise) so the caller can say so.
-  bool Allow(std::string_view key, uint64_t* suppressed);
-
- private:
-  struct Window {
-    std::chrono::steady_clock::time_point start;
-    int logged = 0;
-    uint64_t dropped = 0;
-  };
-  static constexpr size_t kMaxKeys = 256;  // keys are error codes/facilities: a small set
-
-  const std::chrono::milliseconds interval_;
-  const int burst_;
-  std::mutex mu_;
-  std::unordered_map<std::string, Window> windows_;  // guarded by mu_
-};
 
 // Logs one librdkafka log line (syslog `level`, facility, text) through
 // spdlog (notice/info → info, debug → debug, anything worse → warning: the
