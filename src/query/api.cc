@@ -34,7 +34,8 @@ constexpr uint64_t kBytesPerNode = 160;
 constexpr std::chrono::milliseconds kAdmissionPatience{200};
 
 // The answer's key in the cache: the endpoint and every field of the parsed query (each
-// value with its length: a value may hold any byte).
+// value with its length: a value may hold any byte). A field added to Query must be added
+// here, or two queries that differ in it share one answer (ApiCache.*).
 std::string CacheKey(Endpoint endpoint, const Query& q) {
   std::string key(EndpointPath(endpoint));
   auto add = [&key](std::string_view name, std::string_view value) {
@@ -49,6 +50,9 @@ std::string CacheKey(Endpoint endpoint, const Query& q) {
   add("limit", std::to_string(q.limit));
   add("by", std::to_string(static_cast<int>(q.by)));
   add("format", std::to_string(static_cast<int>(q.format)));
+  add("sparklines", q.sparklines ? "1" : "0");
+  if (q.alert_rule) add("rule", *q.alert_rule);
+  if (q.alert_state) add("state", *q.alert_state);
   for (size_t d = 0; d < kDimCount; ++d) {
     if (q.filters.value[d]) add(DimName(static_cast<Dim>(d)), *q.filters.value[d]);
   }

@@ -126,5 +126,23 @@ TEST(AnswerCache, ApiAnswersFollowTheSnapshotAndNeverStoreStatusOrAlerts) {
   EXPECT_EQ(cache.hits(), hits);
 }
 
+// Every parameter that changes an answer is part of its key: sparklines=1 asked after the
+// plain list (and the other way round) gets its own answer, not the one cached first.
+TEST(AnswerCache, QueriesThatDifferInAnyParameterHaveTheirOwnAnswers) {
+  FakeProvider provider;
+  ApiSettings settings;
+  AnswerCache<ApiAnswer> cache;
+  auto get = [&](std::string_view qs) {
+    return AnswerApi("/api/v1/crashes/top", qs, provider, settings, kNow, &cache).body;
+  };
+  provider.SetSnapshot(WithCrashes(2));
+  const std::string plain = get("window=1h");
+  const std::string with_trend = get("window=1h&sparklines=1");
+  EXPECT_EQ(plain.find(R"("trend")"), std::string::npos) << plain;
+  EXPECT_NE(with_trend.find(R"("trend")"), std::string::npos) << with_trend;
+  EXPECT_EQ(with_trend, AnswerApi("/api/v1/crashes/top", "window=1h&sparklines=1", provider, settings, kNow).body);
+  EXPECT_EQ(get("window=1h"), plain);
+}
+
 }  // namespace
 }  // namespace seismo
