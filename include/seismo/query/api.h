@@ -60,6 +60,10 @@ uint64_t EstimateAnswerBytes(const Snapshot& snap, const ApiSettings& settings);
 // endpoint without parameters) for `snap` into `cache`, each within `budget` (an
 // answer that does not fit is left to its first request). Called by the publisher
 // right after each publish, so the first request after it is served from the cache.
+// When one answer's estimate is over half the budget nothing is built ahead: the
+// publisher would otherwise hold most of the budget after every publish and leave the
+// requests (cache hits among them) refused. An answer that fails to build (out of
+// memory) is left to its first request, whose error is its own.
 void WarmDefaultAnswers(const std::shared_ptr<const Snapshot>& snap, const ApiSettings& settings,
                         AnswerCache<ApiAnswer>& cache, AnswerBudget* budget);
 

@@ -246,6 +246,29 @@ TEST(WarmAnswers, TheDefaultAnswersAreInTheCacheBeforeTheFirstRequest) {
   EXPECT_EQ(cache.hits(), hits + 9) << "every one was served from the cache";
 }
 
+// A state whose answers would take over half the budget is not built ahead: the publisher
+// would hold most of the budget after every publish, and requests (cache hits too) would
+// be refused while it does. Requests still get their answers.
+TEST(WarmAnswers, NothingIsBuiltAheadWhenOneAnswerTakesOverHalfTheBudget) {
+  FakeProvider provider;
+  provider.SetSnapshot(FourStacks());
+  ApiSettings settings;
+  const uint64_t estimate = EstimateAnswerBytes(*provider.snapshot(), settings);
+  AnswerCache<ApiAnswer> cache;
+  AnswerBudget small(2 * estimate - 1);
+  WarmDefaultAnswers(provider.snapshot(), settings, cache, &small);
+  EXPECT_EQ(small.peak(), 0u) << "the warm-up reserved nothing";
+  const uint64_t hits = cache.hits();
+  const ApiAnswer a = AnswerApi("/api/v1/builds", "", provider, settings, kNow, &cache, &small);
+  EXPECT_EQ(a.status, 200);
+  EXPECT_EQ(cache.hits(), hits) << "computed by the request, not built ahead";
+
+  AnswerBudget roomy(2 * estimate);
+  AnswerCache<ApiAnswer> warmed;
+  WarmDefaultAnswers(provider.snapshot(), settings, warmed, &roomy);
+  EXPECT_EQ(roomy.peak(), estimate) << "one answer at a time, within half the budget";
+}
+
 TEST(AnswerCacheOrder, AnAnswerOfAnOlderSnapshotDoesNotEvictTheNewerOnes) {
   AnswerCache<ApiAnswer> cache;
   auto older = std::make_shared<Snapshot>();
