@@ -1,9 +1,7 @@
 // Alerts in the running daemon: a planted bad build read from a file fires its alerts,
-// each transition reaches a Kafka topic on the real broker exactly once with the numbers
+// each transition reaches a Kafka topic on the mock cluster exactly once with the numbers
 // that justify it, and after a restart from the checkpoint the alerts are still firing and
 // nothing is emitted a second time. Sink failures are counted in /metrics and /api/v1/status.
-// On the shared real Kafka broker (suite Kafka*: the alert topic and readers' groups are
-// unique to the test; integration/real_kafka.h).
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
@@ -18,11 +16,11 @@
 #include <set>
 #include <thread>
 
-#include "integration/real_kafka.h"
 #include "seismo/app/daemon.h"
 #include "seismo/sim/scenario.h"
 #include "seismo/http/server.h"
 #include "seismo/ingest/kafka_consumer.h"
+#include "seismo/ingest/mock_cluster.h"
 #include "seismo/signature/generator.h"
 #include "test_scale.h"
 #include "unit/http/http_client.h"
@@ -34,6 +32,8 @@ namespace fs = std::filesystem;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 using test::Patience;
+
+constexpr char kAlertTopic[] = "seismo.alerts";
 
 // A string member, or "" when it is null.
 std::string Text(simdjson::dom::element e) {
@@ -48,17 +48,16 @@ struct Transition {
   }
 };
 
-class KafkaAlertDaemon : public ::testing::Test {
+class AlertDaemon : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = fs::temp_directory_path() / ("seismo-alert-daemon-" + std::to_string(getpid()));
     fs::remove_all(dir_);
     fs::create_directories(dir_ / "ckpt");
-    kafka_ = testing::RealKafka::Get();
-    ASSERT_NE(kafka_, nullptr);
-    alert_topic_ = testing::RealKafka::UniqueName("seismo.alerts");
-    Status s = kafka_->CreateTopic(alert_topic_, 1);
-    ASSERT_TRUE(s.ok()) << s.message();
+    auto cluster = MockCluster::Create(1);
+    ASSERT_TRUE(cluster) << cluster.error().message();
+    cluster_ = std::move(*cluster);
+    ASSERT_TRUE(cluster_->CreateTopic(kAlertTopic, 1).ok());
     auto gen = SignatureGenerator::LoadDefault();
     ASSERT_TRUE(gen);
     signatures_ = std::move(*gen);
@@ -83,13 +82,13 @@ class KafkaAlertDaemon : public ::testing::Test {
   Config DaemonConfig() const {
     Config c;
     c.sources.files = {Corpus()};
-    c.kafka.brokers = kafka_->bootstrap_servers();  // for the alert sink only: no topics consumed
+    c.kafka.brokers = cluster_->bootstrap_servers();  // for the alert sink only: no topics consumed
     c.ingest.threads = 2;
     c.aggregate.shards = 2;
     c.checkpoint.dir = (dir_ / "ckpt").string();
     c.checkpoint.interval = milliseconds(200);
     c.alerts.interval = milliseconds(100);
-    c.alerts.kafka_topic = alert_topic_;
+    c.alerts.kafka_topic = kAlertTopic;
     return c;
   }
 
@@ -110,14 +109,12 @@ class KafkaAlertDaemon : public ::testing::Test {
   }
 
   // Every message of the alert topic so far, as transitions; checks each carries its numbers.
-  // `reader` names the reading group (made unique to the test).
-  std::vector<Transition> ReadAlertTopic(const std::string& reader) {
-    KafkaConsumerOptions o{
-        kafka_->bootstrap_servers(), testing::RealKafka::UniqueName(reader), {alert_topic_}, {}};
+  std::vector<Transition> ReadAlertTopic(const std::string& group) {
+    KafkaConsumerOptions o{cluster_->bootstrap_servers(), group, {kAlertTopic}, {}};
     o.properties = {{"auto.offset.reset", "earliest"}, {"session.timeout.ms", "6000"}};
     auto consumer = KafkaConsumer::Create(o, nullptr);
     EXPECT_TRUE(consumer);
-    auto wm = (*consumer)->QueryWatermarks({alert_topic_, 0}, Patience(seconds(5)));
+    auto wm = (*consumer)->QueryWatermarks({kAlertTopic, 0}, Patience(seconds(5)));
     EXPECT_TRUE(wm);
     const int64_t total = wm ? wm->second : 0;
     std::vector<Transition> out;
@@ -146,14 +143,13 @@ class KafkaAlertDaemon : public ::testing::Test {
   }
 
   fs::path dir_;
-  testing::RealKafka* kafka_ = nullptr;  // not owned
-  std::string alert_topic_;
+  std::unique_ptr<MockCluster> cluster_;
   std::unique_ptr<SignatureGenerator> signatures_;
   std::unique_ptr<Scenario> scenario_;
   uint64_t documents_ = 0;  // lines of the corpus
 };
 
-TEST_F(KafkaAlertDaemon, TransitionsReachKafkaOnceAndFiringAlertsSurviveARestart) {
+TEST_F(AlertDaemon, TransitionsReachKafkaOnceAndFiringAlertsSurviveARestart) {
   const std::set<std::tuple<std::string, std::string, std::string>> planted = {
       {"crash_signature_spike", scenario_->truth().new_build_id, scenario_->truth().spike_signature},
       {"new_crash_signature", scenario_->truth().new_build_id, scenario_->truth().new_signature},
@@ -219,7 +215,7 @@ int ClosedPort() {
 // A webhook receiver that is down and a log file on a full disk: alerting goes on, and
 // the operator sees every failure in /metrics and /api/v1/status next to what the Kafka
 // sink delivered.
-TEST_F(KafkaAlertDaemon, SinkFailuresAreCountedInMetricsAndStatus) {
+TEST_F(AlertDaemon, SinkFailuresAreCountedInMetricsAndStatus) {
   Config config = DaemonConfig();
   config.checkpoint.dir.clear();
   config.alerts.webhook_url = "http://127.0.0.1:" + std::to_string(ClosedPort()) + "/hook";

@@ -2,8 +2,7 @@
 // a 100 MB document, NUL bytes, invalid UTF-8, numbers out of range and wrong
 // types in every field the parser reads. Each is rejected with its reason,
 // counted, dead-lettered (file and Kafka topic), and the daemon keeps serving
-// and counting the good documents around them. On the shared real Kafka broker
-// (suite Kafka*: topics and groups unique to the test; integration/real_kafka.h).
+// and counting the good documents around them.
 #include <gtest/gtest.h>
 #include <simdjson.h>
 #include <unistd.h>
@@ -17,10 +16,10 @@
 #include <sstream>
 #include <thread>
 
-#include "integration/real_kafka.h"
 #include "seismo/app/daemon.h"
 #include "seismo/ingest/kafka_consumer.h"
 #include "seismo/ingest/kafka_producer.h"
+#include "seismo/ingest/mock_cluster.h"
 #include "seismo/signature/generator.h"
 #include "test_scale.h"
 
@@ -195,16 +194,13 @@ uint64_t Decided(const RecordCounts& c) {
   return n;
 }
 
-using testing::RealKafka;
-
-TEST(KafkaHostileInput, EveryBadDocumentIsRejectedCountedDeadLetteredAndTheDaemonKeepsServing) {
+TEST(HostileInput, EveryBadDocumentIsRejectedCountedDeadLetteredAndTheDaemonKeepsServing) {
   fs::path dir = fs::temp_directory_path() / ("seismo-hostile-" + std::to_string(getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
-  const std::string dead_topic = RealKafka::UniqueName("seismo.dead");
-  RealKafka* kafka = RealKafka::Get();
-  ASSERT_NE(kafka, nullptr);
-  ASSERT_TRUE(kafka->CreateTopic(dead_topic, 1).ok());
+  auto cluster = MockCluster::Create(1);
+  ASSERT_TRUE(cluster);
+  ASSERT_TRUE((*cluster)->CreateTopic("seismo.dead", 1).ok());
 
   std::vector<Hostile> hostile = Corpus();
   std::map<RejectReason, uint64_t> expected;
@@ -226,9 +222,9 @@ TEST(KafkaHostileInput, EveryBadDocumentIsRejectedCountedDeadLetteredAndTheDaemo
   Config c;
   c.sources.files = {input};
   c.kafka.topics = {};
-  c.kafka.brokers = kafka->bootstrap_servers();
+  c.kafka.brokers = (*cluster)->bootstrap_servers();
   c.ingest.dead_letter_file = (dir / "dead.ndjson").string();
-  c.ingest.dead_letter_topic = dead_topic;
+  c.ingest.dead_letter_topic = "seismo.dead";
   c.ingest.threads = 2;
   c.aggregate.shards = 2;
   auto gen = SignatureGenerator::LoadDefault();
@@ -279,7 +275,7 @@ TEST(KafkaHostileInput, EveryBadDocumentIsRejectedCountedDeadLetteredAndTheDaemo
   }
   EXPECT_EQ(lettered, reason_of_line);
   // ... and so has the Kafka topic, keyed by reason.
-  KafkaConsumerOptions o{kafka->bootstrap_servers(), RealKafka::UniqueName("dead-reader"), {dead_topic}, {}};
+  KafkaConsumerOptions o{(*cluster)->bootstrap_servers(), "dead-reader", {"seismo.dead"}, {}};
   auto consumer = KafkaConsumer::Create(o, nullptr);
   ASSERT_TRUE(consumer);
   std::map<int64_t, std::string> produced;
@@ -298,16 +294,15 @@ TEST(KafkaHostileInput, EveryBadDocumentIsRejectedCountedDeadLetteredAndTheDaemo
 
 // Rejects read from Kafka are dead-lettered to a Kafka topic with the topic, partition
 // and offset they were read from, and their reason (as the message key too).
-TEST(KafkaHostileInput, RejectsFromKafkaReachTheDeadLetterTopicWithTopicPartitionOffsetAndReason) {
-  const std::string topic = RealKafka::UniqueName("telemetry.any");
-  const std::string dead_topic = RealKafka::UniqueName("seismo.dead");
+TEST(HostileInput, RejectsFromKafkaReachTheDeadLetterTopicWithTopicPartitionOffsetAndReason) {
+  auto cluster = MockCluster::Create(1);
+  ASSERT_TRUE(cluster);
+  const std::string topic = "telemetry.any";
   constexpr int kPartitions = 3;
-  RealKafka* kafka = RealKafka::Get();
-  ASSERT_NE(kafka, nullptr);
-  ASSERT_TRUE(kafka->CreateTopic(topic, kPartitions).ok());
-  ASSERT_TRUE(kafka->CreateTopic(dead_topic, 1).ok());
+  ASSERT_TRUE((*cluster)->CreateTopic(topic, kPartitions).ok());
+  ASSERT_TRUE((*cluster)->CreateTopic("seismo.dead", 1).ok());
   KafkaProducerOptions po;
-  po.brokers = kafka->bootstrap_servers();
+  po.brokers = (*cluster)->bootstrap_servers();
   auto producer = KafkaProducer::Create(po);
   ASSERT_TRUE(producer);
   // Documents over 1 MiB do not fit a default Kafka message: the daemon's limit is lowered
@@ -335,11 +330,11 @@ TEST(KafkaHostileInput, RejectsFromKafkaReachTheDeadLetterTopicWithTopicPartitio
   ASSERT_TRUE((*producer)->Flush(std::chrono::seconds(30)).ok());
 
   Config c;
-  c.kafka.brokers = kafka->bootstrap_servers();
-  c.kafka.group_id = RealKafka::UniqueName("hostile");
+  c.kafka.brokers = (*cluster)->bootstrap_servers();
+  c.kafka.group_id = "hostile";
   c.kafka.topics = {topic};
   c.kafka.properties = {{"session.timeout.ms", "6000"}};
-  c.ingest.dead_letter_topic = dead_topic;
+  c.ingest.dead_letter_topic = "seismo.dead";
   c.ingest.max_document_bytes = 100'000;
   c.parse.max_document_bytes = c.ingest.max_document_bytes;
   c.ingest.threads = 2;
@@ -358,7 +353,7 @@ TEST(KafkaHostileInput, RejectsFromKafkaReachTheDeadLetterTopicWithTopicPartitio
   EXPECT_EQ(daemon.counts().by_kind[0], hostile.size());
   daemon.Stop();  // flushes the dead-letter producer
 
-  KafkaConsumerOptions o{kafka->bootstrap_servers(), RealKafka::UniqueName("dead-reader"), {dead_topic}, {}};
+  KafkaConsumerOptions o{(*cluster)->bootstrap_servers(), "dead-reader", {"seismo.dead"}, {}};
   auto consumer = KafkaConsumer::Create(o, nullptr);
   ASSERT_TRUE(consumer);
   std::map<std::pair<int32_t, int64_t>, std::string> lettered;

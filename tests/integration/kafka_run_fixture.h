@@ -5,9 +5,7 @@
 // them.
 //
 // Topic and group names are unique to the test (the one-node cluster is
-// shared by every Kafka* test). Every wait is bounded. A fixture that needs
-// what only librdkafka's mock cluster injects (a coordinator outage) creates
-// topics_ on a MockCluster and sets bootstrap_ itself instead of UseCluster().
+// shared by every Kafka* test). Every wait is bounded.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -36,14 +34,11 @@
 namespace seismo::testing {
 
 class KafkaRunTest : public ::testing::Test {
- public:
-  // A SIGTERM ends the daemon within this (doubled under TSan); a fixture may size
-  // shutdown_timeout_ otherwise before it writes the config (crash_recovery_test.cc).
-  static constexpr auto kShutdownTimeout =
-      test::kThreadSanitized ? std::chrono::seconds(16) : std::chrono::seconds(8);
-
  protected:
   static constexpr int kPartitions = 2;
+  // A SIGTERM ends the daemon within this (doubled under TSan, as in crash_recovery_test.cc).
+  static constexpr auto kShutdownTimeout =
+      test::kThreadSanitized ? std::chrono::seconds(16) : std::chrono::seconds(8);
 
   void SetUp() override {
     dir_ = std::filesystem::temp_directory_path() / ("seismo-kafka-run-" + std::to_string(getpid()));
@@ -65,7 +60,6 @@ class KafkaRunTest : public ::testing::Test {
   bool UseCluster(int brokers, int replication = 1, const std::map<std::string, std::string>& configs = {}) {
     kafka_ = RealKafka::Get(brokers);
     if (kafka_ == nullptr) return false;
-    bootstrap_ = kafka_->bootstrap_servers();
     for (const std::string& t : topics_) {
       Status s = kafka_->CreateTopic(t, kPartitions, replication, configs);
       EXPECT_TRUE(s.ok()) << s.message();
@@ -76,12 +70,10 @@ class KafkaRunTest : public ::testing::Test {
 
   // Generated documents of every kind (crash pings share the crash topic), spread over the
   // partitions, each also appended to the corpus file. The producer is idempotent: a
-  // broker that dies before acknowledging makes it retry without writing twice. `pace` > 0
-  // sleeps that long after every 10 documents (a live stream, produced from another thread).
-  void Produce(uint64_t seed, size_t main, size_t bhr, size_t crash, size_t crash_pings,
-               std::chrono::milliseconds pace = std::chrono::milliseconds(0)) {
+  // broker that dies before acknowledging makes it retry without writing twice.
+  void Produce(uint64_t seed, size_t main, size_t bhr, size_t crash, size_t crash_pings) {
     KafkaProducerOptions po;
-    po.brokers = bootstrap_;
+    po.brokers = kafka_->bootstrap_servers();
     po.properties = {{"enable.idempotence", "true"}};
     auto producer = KafkaProducer::Create(po);
     ASSERT_TRUE(producer) << producer.error().message();
@@ -93,7 +85,6 @@ class KafkaRunTest : public ::testing::Test {
       ASSERT_TRUE((*producer)->Produce(topic, "", doc, static_cast<int32_t>(produced_ % kPartitions)).ok());
       file << doc << "\n";
       ++produced_;
-      if (pace.count() > 0 && produced_ % 10 == 0) std::this_thread::sleep_for(pace);
     };
     for (size_t i = 0; i < main; ++i) send(topics_[0], synth.Main(i));
     for (size_t i = 0; i < bhr; ++i) send(topics_[1], synth.Bhr(i));
@@ -111,12 +102,11 @@ class KafkaRunTest : public ::testing::Test {
   void WriteConfig(const std::string& extra_kafka_properties = "",
                    const std::string& checkpoint_interval = "150ms") {
     std::ofstream(dir_ / "seismo.toml")
-        << "[kafka]\nbrokers = \"" << bootstrap_ << "\"\ngroup_id = \"" << group_ << "\"\n"
+        << "[kafka]\nbrokers = \"" << kafka_->bootstrap_servers() << "\"\ngroup_id = \"" << group_ << "\"\n"
         << "topics = [\"" << topics_[0] << "\", \"" << topics_[1] << "\", \"" << topics_[2] << "\"]\n"
         << "[kafka.properties]\n\"session.timeout.ms\" = \"6000\"\n\"heartbeat.interval.ms\" = \"500\"\n"
-        << extra_kafka_properties << "[ingest]\nthreads = 2\n"
-        << ingest_extra_ << "shutdown_timeout = \"" << shutdown_timeout_.count()
-        << "s\"\n[aggregate]\nshards = 2\n"
+        << extra_kafka_properties << "[ingest]\nthreads = 2\nshutdown_timeout = \""
+        << kShutdownTimeout.count() << "s\"\n[aggregate]\nshards = 2\n"
         << "[checkpoint]\ndir = \"" << (dir_ / "ckpt").string() << "\"\ninterval = \"" << checkpoint_interval
         << "\"\n[http]\nlisten = \"127.0.0.1:0\"\n[log]\nlevel = \"info\"\n";
   }
@@ -124,7 +114,7 @@ class KafkaRunTest : public ::testing::Test {
   // These tests check counts, not the shutdown budget (crash_recovery_test.cc does): the wait
   // for a SIGTERM is twice the budget, for a machine loaded by JVMs and other tests.
   int Stop(int sig) {
-    return daemon_->Signal(sig, sig == SIGKILL ? std::chrono::milliseconds(10'000) : 2 * shutdown_timeout_);
+    return daemon_->Signal(sig, sig == SIGKILL ? std::chrono::milliseconds(10'000) : 2 * kShutdownTimeout);
   }
 
   std::filesystem::path CheckpointFile() const { return dir_ / "ckpt" / std::string(kCheckpointFile); }
@@ -169,14 +159,11 @@ class KafkaRunTest : public ::testing::Test {
 
   std::filesystem::path dir_;
   mutable Symbols symbols_;   // checkpoints read back by the test intern into it
-  RealKafka* kafka_ = nullptr;  // not owned; null on a mock cluster
-  std::string bootstrap_;       // of the cluster the test's topics are on
+  RealKafka* kafka_ = nullptr;  // not owned
   std::string group_;
   std::vector<std::string> topics_;  // main, bhr, crash
   std::unique_ptr<DaemonProcess> daemon_;
   std::atomic<uint64_t> produced_{0};
-  std::chrono::seconds shutdown_timeout_{kShutdownTimeout};  // the daemon's shutdown_timeout
-  std::string ingest_extra_;  // more lines of the config's [ingest] ("key = value\n" each)
 };
 
 }  // namespace seismo::testing
