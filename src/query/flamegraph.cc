@@ -35,13 +35,19 @@ std::vector<std::pair<StackId, Sums>> SelectedStacks(const Snapshot& snap, const
   return {stacks.begin(), stacks.end()};
 }
 
+// The snapshot's symbols; an empty snapshot (before the first publish) has none.
+const Symbols& SymbolsOf(const Snapshot& snap) {
+  static const Symbols kNoSymbols;
+  return snap.symbols != nullptr ? *snap.symbols : kNoSymbols;
+}
+
 // The selection's call tree within the answer's bounds (query/flame_tree.h).
 FlameTree SelectedTree(const Snapshot& snap, const Query& q, const AnswerLimits& limits) {
   std::vector<FlameStack> stacks;
   for (const auto& [stack, sums] : SelectedStacks(snap, q)) {
     stacks.push_back({snap.symbols->Frames(stack), sums.hang_us, sums.hang_count});
   }
-  return BuildFlameTree(stacks, *snap.symbols, limits);
+  return BuildFlameTree(stacks, SymbolsOf(snap), limits);
 }
 
 // A stack is as deep as a document makes it (hundreds of thousands of frames fit in
@@ -81,7 +87,7 @@ void WriteTree(JsonWriter& w, const FlameTree& t, const Symbols& symbols) {
 
 std::string FlamegraphTreeJson(const Snapshot& snap, const Query& q, const AnswerLimits& limits) {
   JsonWriter w;
-  WriteTree(w, SelectedTree(snap, q, limits), *snap.symbols);
+  WriteTree(w, SelectedTree(snap, q, limits), SymbolsOf(snap));
   return w.Take();
 }
 
@@ -90,7 +96,7 @@ std::string FlamegraphTreeJson(const Snapshot& snap, const Query& q, const Answe
 // children's. Lines past max_bytes are summed into one "(truncated)" line.
 std::string FlamegraphCollapsed(const Snapshot& snap, const Query& q, const AnswerLimits& limits) {
   const FlameTree t = SelectedTree(snap, q, limits);
-  const Symbols& symbols = *snap.symbols;
+  const Symbols& symbols = SymbolsOf(snap);
   std::vector<std::vector<uint32_t>> by_name(t.nodes.size());
   for (size_t i = 0; i < t.nodes.size(); ++i) {
     by_name[i] = t.nodes[i].children;

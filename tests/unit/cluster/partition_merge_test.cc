@@ -120,7 +120,7 @@ TEST_P(PartitionMerge, PartitionsPublishedDecodedAndMergedEqualTheWholeCorpus) {
     Aggregate(doc, parser, encoder, *partitions[static_cast<size_t>(PartitionOf(doc))]);
   }
   const Published published = Publish(partitions, symbols, GetParam());
-  ASSERT_GT(published.buckets, 100u);
+  ASSERT_GT(published.buckets, test::kSanitized ? 20u : 100u);  // the corpus is Scaled() down under a sanitizer
   if (GetParam() < kMaxPartialBytes) {
     EXPECT_GT(published.records.size(), 2 * published.buckets);
     for (const auto& [key, value] : published.records) EXPECT_LE(value.size(), GetParam()) << key;
