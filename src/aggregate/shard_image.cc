@@ -1,7 +1,9 @@
 #include "seismo/aggregate/shard_image.h"
 
 #include <absl/container/flat_hash_map.h>
+#include <absl/container/flat_hash_set.h>
 
+#include <algorithm>
 #include <span>
 
 namespace seismo {
@@ -197,6 +199,13 @@ bool DecodeShardImage(ByteReader& r, uint32_t format, Symbols& symbols, ShardIma
   return DecodeSeriesSet(r, symbols, image.series);
 }
 
+namespace {
+// Room reserved ahead for a count read from the input: a corrupt count (each item is
+// bigger in memory than its least encoding) must not allocate ahead of the bytes that
+// are really there, so past this the vector grows as items are decoded.
+constexpr uint64_t kReserveAhead = 1024;
+}  // namespace
+
 bool DecodeSeriesSet(ByteReader& r, Symbols& symbols, std::vector<SeriesImage>& out) {
   std::vector<Sym> texts(r.Count(1));
   for (Sym& s : texts) s = symbols.Intern(r.Str());
@@ -211,12 +220,14 @@ bool DecodeSeriesSet(ByteReader& r, Symbols& symbols, std::vector<SeriesImage>& 
     }
     id = symbols.InternStack(frames);
   }
-  uint64_t series = r.Count(4);
-  out.resize(series);
-  for (SeriesImage& s : out) {
+  const uint64_t series = r.Count(4);
+  out.clear();
+  out.reserve(std::min(series, kReserveAhead));
+  absl::flat_hash_set<SeriesKey> keys;
+  for (uint64_t n = 0; n < series; ++n) {
+    SeriesImage& s = out.emplace_back();
     uint8_t table = r.U8();
     if (table >= kTableCount) return false;
-    s.key = SeriesKey{};
     s.key.table = static_cast<Table>(table);
     for (size_t i = 0; i < FieldCount(s.table()); ++i) {
       const std::vector<Sym>& dict = IsStackField(s.table(), i) ? stacks : texts;
@@ -224,11 +235,14 @@ bool DecodeSeriesSet(ByteReader& r, Symbols& symbols, std::vector<SeriesImage>& 
       if (!r.ok() || index >= dict.size()) return false;
       s.key.f[i] = dict[index];
     }
+    if (!keys.insert(s.key).second) return false;  // one series per key: a writer never repeats one
     s.first_ms = r.I64();
     if (!DecodeHll(r, s.installs)) return false;
-    uint64_t entries = r.Count(2);
-    s.entries.resize(entries);
-    for (SeriesImage::Entry& e : s.entries) {
+    // An entry is at least a bucket and its values, one byte each.
+    const uint64_t entries = r.Count(1 + ValueCount(s.table()));
+    s.entries.reserve(std::min(entries, kReserveAhead));
+    for (uint64_t k = 0; k < entries && r.ok(); ++k) {
+      SeriesImage::Entry& e = s.entries.emplace_back();
       e.bucket = r.I64();
       for (size_t i = 0; i < ValueCount(s.table()); ++i) e.v[i] = r.I64();
       if (s.table() == Table::kCrashes && !DecodeHll(r, e.installs)) return false;

@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -22,18 +23,6 @@ namespace {
 
 constexpr std::string_view kMagic = "SEISMOCP";
 constexpr size_t kHeaderBytes = 28;
-
-void PutFixed32(std::string& out, uint32_t v) {
-  for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
-}
-void PutFixed64(std::string& out, uint64_t v) {
-  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
-}
-uint64_t GetFixed(std::string_view in, size_t pos, int bytes) {
-  uint64_t v = 0;
-  for (int i = 0; i < bytes; ++i) v |= static_cast<uint64_t>(static_cast<uint8_t>(in[pos + i])) << (8 * i);
-  return v;
-}
 
 Status WriteAll(int fd, std::string_view bytes, const std::string& path) {
   size_t done = 0;
@@ -74,9 +63,9 @@ std::string EncodeCheckpoint(const CheckpointData& d, const Symbols& symbols) {
   std::string payload = w.Take();
 
   std::string out(kMagic);
-  PutFixed32(out, kCheckpointFormatVersion);
-  PutFixed64(out, payload.size());
-  PutFixed64(out, Hash64(payload));
+  PutFixed(out, kCheckpointFormatVersion, 4);
+  PutFixed(out, payload.size(), 8);
+  PutFixed(out, Hash64(payload), 8);
   out += payload;
   return out;
 }
@@ -113,8 +102,9 @@ Result<CheckpointData> DecodeCheckpoint(std::string_view bytes, Symbols& symbols
   uint64_t offsets = r.Count(3);
   for (uint64_t i = 0; i < offsets && r.ok(); ++i) {
     std::string topic(r.Str());
-    auto partition = static_cast<int32_t>(r.I64());
-    d.kafka_offsets[{topic, partition}] = r.I64();
+    const int64_t partition = r.I64();
+    if (partition < 0 || partition > INT32_MAX) return Status::Corrupt("a partition number out of range");
+    d.kafka_offsets[{topic, static_cast<int32_t>(partition)}] = r.I64();
   }
   uint64_t files = r.Count(2);
   for (uint64_t i = 0; i < files && r.ok(); ++i) {

@@ -4,6 +4,7 @@
 
 #include <array>
 #include <charconv>
+#include <cstdint>
 
 #include "seismo/core/bytes.h"
 #include "seismo/core/hash.h"
@@ -15,16 +16,10 @@ constexpr size_t kHeaderBytes = 29;  // magic 8, version 4, kind 1, length 8, ch
 constexpr std::string_view kPartialPrefix = "p/";
 constexpr std::string_view kAlertStateKey = "a/alerts";
 
-uint64_t GetFixed(std::string_view in, size_t pos, int bytes) {
-  uint64_t v = 0;
-  for (int i = 0; i < bytes; ++i) v |= static_cast<uint64_t>(static_cast<uint8_t>(in[pos + i])) << (8 * i);
-  return v;
-}
-
 std::string Frame(RecordKind kind, std::string_view payload) {
   ByteWriter w;
   for (char c : kAggregatesMagic) w.U8(static_cast<uint8_t>(c));
-  for (int i = 0; i < 4; ++i) w.U8(static_cast<uint8_t>((kAggregatesFormatVersion >> (8 * i)) & 0xff));
+  w.Fixed32(kAggregatesFormatVersion);
   w.U8(static_cast<uint8_t>(kind));
   w.Fixed64(payload.size());
   w.Fixed64(Hash64(payload));
@@ -48,17 +43,21 @@ RecordResult DecodePartialPayload(std::string_view payload, const PartitionBucke
   ByteReader r(payload);
   PartialRecord p;
   p.where.topic = std::string(r.Str());
-  p.where.partition = static_cast<int32_t>(r.I64());
+  const int64_t partition = r.I64();
   p.where.bucket = r.I64();
-  p.where.part = static_cast<uint32_t>(r.U64());
+  const uint64_t part = r.U64();
   const uint64_t parts = r.U64();
   p.bucket_ms = r.I64();
   p.source_offset = r.I64();
   p.stream_time_ms = r.I64();
   p.owner = std::string(r.Str());
-  if (!r.ok() || p.bucket_ms <= 0 || parts == 0 || parts > kMaxPartialParts || (parts & (parts - 1)) != 0) {
+  // Ranges are checked before narrowing: a wrapped number could pass for the key's.
+  if (!r.ok() || p.bucket_ms <= 0 || partition < 0 || partition > INT32_MAX || part >= kMaxPartialParts ||
+      parts == 0 || parts > kMaxPartialParts || (parts & (parts - 1)) != 0) {
     return Reject(RecordReject::kCorrupt, "undecodable partial header");
   }
+  p.where.partition = static_cast<int32_t>(partition);
+  p.where.part = static_cast<uint32_t>(part);
   p.parts = static_cast<uint32_t>(parts);
   if (!(p.where == where) || p.where.part >= p.parts) {
     return Reject(RecordReject::kKeyMismatch,

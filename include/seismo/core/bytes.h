@@ -3,6 +3,9 @@
 // strings are length-prefixed. The reader checks every bound: corrupt input
 // makes it fail (ok() == false), never read out of range.
 //
+// PutFixed / GetFixed: little-endian fixed-width integers, for the file and record
+// headers around such payloads (checkpoint.cc, cluster/record.cc).
+//
 // Threading: plain values, one thread at a time.
 #pragma once
 
@@ -11,6 +14,17 @@
 #include <string_view>
 
 namespace seismo {
+
+// Appends the low `bytes` bytes of `v`, least significant first.
+inline void PutFixed(std::string& out, uint64_t v, int bytes) {
+  for (int i = 0; i < bytes; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+// The `bytes`-byte little-endian integer at `pos`; the caller checked that it is in `in`.
+inline uint64_t GetFixed(std::string_view in, size_t pos, int bytes) {
+  uint64_t v = 0;
+  for (int i = 0; i < bytes; ++i) v |= static_cast<uint64_t>(static_cast<uint8_t>(in[pos + i])) << (8 * i);
+  return v;
+}
 
 class ByteWriter {
  public:
@@ -27,9 +41,8 @@ class ByteWriter {
     U64(s.size());
     out_.append(s);
   }
-  void Fixed64(uint64_t v) {
-    for (int i = 0; i < 8; ++i) out_.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
-  }
+  void Fixed32(uint32_t v) { PutFixed(out_, v, 4); }
+  void Fixed64(uint64_t v) { PutFixed(out_, v, 8); }
 
   const std::string& bytes() const { return out_; }
   std::string Take() { return std::move(out_); }
@@ -72,8 +85,8 @@ class ByteReader {
   }
   uint64_t Fixed64() {
     if (in_.size() - pos_ < 8) return Fail();
-    uint64_t v = 0;
-    for (int i = 0; i < 8; ++i) v |= static_cast<uint64_t>(static_cast<uint8_t>(in_[pos_++])) << (8 * i);
+    const uint64_t v = GetFixed(in_, pos_, 8);
+    pos_ += 8;
     return v;
   }
   // A count of items that each take at least `min_bytes`: fails when the

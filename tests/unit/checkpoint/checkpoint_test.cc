@@ -267,6 +267,17 @@ TEST_F(CheckpointFiles, ValidChecksumButUndecodablePayloadIsCorrupt) {
   EXPECT_EQ(decoded.error().code(), StatusCode::kCorrupt);
 }
 
+TEST_F(CheckpointFiles, APartitionNumberOutOfRangeIsCorrupt) {
+  // Kafka partitions are 0 … 2^31-1; anything else is damage, never a partition to seek.
+  for (int32_t bad : {-1, INT32_MIN}) {
+    CheckpointData data = SampleCheckpoint();
+    data.kafka_offsets[{"telemetry.main", bad}] = 5;
+    auto decoded = DecodeCheckpoint(EncodeCheckpoint(data, Sym()), Sym());
+    ASSERT_FALSE(decoded) << bad;
+    EXPECT_EQ(decoded.error().code(), StatusCode::kCorrupt);
+  }
+}
+
 TEST_F(CheckpointFiles, ADifferentBucketWidthIsIncompatible) {
   ASSERT_TRUE(WriteCheckpoint(dir_.string(), SampleCheckpoint(), Sym()).ok());
   std::string problem;

@@ -228,6 +228,57 @@ TEST_F(Rejected, CorruptWhenThePartCountIsNotAPowerOfTwoUpToTheLimit) {
   }
 }
 
+TEST_F(Rejected, CorruptWhenAPartitionOrPartNumberIsOutOfRangeNotWrapped) {
+  // The payload as EncodePartial lays it out, with the numbers written wide: 2^32 + 3
+  // narrowed to 32 bits would be partition 3 (the key's), and 2^32 part 0.
+  auto payload = [&](int64_t partition, uint64_t part) {
+    ByteWriter w;
+    w.Str(partial_.where.topic);
+    w.I64(partition);
+    w.I64(partial_.where.bucket);
+    w.U64(part);
+    w.U64(1);
+    w.I64(partial_.bucket_ms);
+    w.I64(partial_.source_offset);
+    w.I64(partial_.stream_time_ms);
+    w.Str(partial_.owner);
+    EncodeSeriesSet(partial_.series, symbols_, w);
+    return Framed(kAggregatesFormatVersion, 1, w.bytes());
+  };
+  RecordResult as_written = DecodeRecord(key_, payload(3, 0), symbols_);
+  ASSERT_TRUE(as_written.ok()) << as_written.detail();  // the layout above is the writer's
+  ExpectRejected(key_, payload((int64_t{1} << 32) + 3, 0), RecordReject::kCorrupt);
+  ExpectRejected(key_, payload(-1, 0), RecordReject::kCorrupt);
+  ExpectRejected(key_, payload(3, uint64_t{1} << 32), RecordReject::kCorrupt);
+  ExpectRejected(key_, payload(3, kMaxPartialParts), RecordReject::kCorrupt);
+}
+
+TEST_F(Rejected, CorruptWhenASeriesIsThereTwice) {
+  // Merging would count it twice; a writer never repeats a key.
+  PartialRecord p = partial_;
+  p.series.push_back(partial_.series[0]);
+  ExpectRejected(key_, EncodePartial(p, symbols_), RecordReject::kCorrupt);
+}
+
+TEST_F(Rejected, CorruptWhenASeriesClaimsMoreEntriesThanItsBytesHold) {
+  // The series' entry count raised past what the remaining bytes can hold (each entry is
+  // at least its bucket and its values, a byte each): corrupt, whatever the count says.
+  PartialRecord p = partial_;
+  p.series = {partial_.series[1]};
+  const std::string good = EncodePartial(p, symbols_);
+  ASSERT_TRUE(DecodeRecord(key_, good, symbols_).ok());
+  std::string body = good.substr(kHeader);
+  // The crash entry is: count 1, bucket, 5 values, its HLL. Find the count byte just
+  // before the bucket's varint and make it a two-byte count of 128 entries.
+  ByteWriter bucket;
+  bucket.I64(kBucket);
+  const size_t at = body.rfind(bucket.bytes());
+  ASSERT_NE(at, std::string::npos);
+  ASSERT_EQ(body[at - 1], '\x01');
+  body.replace(at - 1, 1, std::string("\x80\x01", 2));
+  ExpectRejected(key_, Framed(kAggregatesFormatVersion, 1, body), RecordReject::kCorrupt);
+}
+
 TEST_F(Rejected, KeyMismatchWhenASeriesHoldsAnotherBucket) {
   PartialRecord p = partial_;
   p.series[1].entries[0].bucket = kBucket - 1;
