@@ -705,7 +705,8 @@ void KafkaConsumerCallbacks::Rebalance(rd_kafka_t* rk, rd_kafka_resp_err_t err,
 
 void KafkaConsumerCallbacks::Commit(rd_kafka_t* /*rk*/, rd_kafka_resp_err_t err,
                                     rd_kafka_topic_partition_list_t* offsets, void* opaque) {
-  KafkaConsumer* self = static_cast<KafkaConsumer::CallbackTarget*>(opaque)->OnPollThread();  // poll thread, as above
+  KafkaConsumer* self =
+      static_cast<KafkaConsumer::CallbackTarget*>(opaque)->OnPollThread();  // poll thread, as above
   // _NO_OFFSET: nothing to commit, not a failure.
   if (err != RD_KAFKA_RESP_ERR_NO_ERROR && err != RD_KAFKA_RESP_ERR__NO_OFFSET) {
     self->RecordError(err, "offset commit failed", /*fatal=*/false);

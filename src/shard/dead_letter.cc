@@ -59,7 +59,7 @@ class FileSink final : public DeadLetterSink {
 
  private:
   Mutex mu_;
-  FILE* file_ GUARDED_BY(mu_);  // written (and flushed) with mu_ held
+  FILE* file_ GUARDED_BY(mu_);         // written (and flushed) with mu_ held
   std::atomic<uint64_t> failures_{0};  // relaxed: a monitoring counter
 };
 

@@ -162,7 +162,7 @@ class Daemon final : public StateProvider {
   // in recovery_.reread.
   std::vector<std::pair<std::pair<std::string, int32_t>, size_t>> reread_undated_;
   std::string not_ready_reason_;       // constant after Start()
-  mutable Mutex recovery_mu_;  // status() reads recovery_ from any thread
+  mutable Mutex recovery_mu_;          // status() reads recovery_ from any thread
   CheckpointRecovery recovery_ GUARDED_BY(recovery_mu_);
   // steady_clock ticks; max until Shutdown() sets it (relaxed: a deadline, read in polling loops).
   std::atomic<int64_t> shutdown_deadline_{INT64_MAX};

@@ -24,8 +24,8 @@ constexpr bool kChecked = true;
 
 DeltaBatchPtr UsageBatch(Symbols& sym) {
   auto batch = std::make_unique<DeltaBatch>();
-  batch->deltas.push_back(
-      test::MakeDelta(sym, Table::kUsage, {"main", "nightly", "Linux", "20261101"}, 1'795'000'000'000, {60'000, 1}));
+  batch->deltas.push_back(test::MakeDelta(sym, Table::kUsage, {"main", "nightly", "Linux", "20261101"},
+                                          1'795'000'000'000, {60'000, 1}));
   return batch;
 }
 
