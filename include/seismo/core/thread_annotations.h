@@ -19,12 +19,21 @@
 #define SEISMO_THREAD_ANNOTATION(x)
 #endif
 
+// Abseil's absl/base/internal/thread_annotations.h (its containers include it) defines
+// GUARDED_BY, PT_GUARDED_BY and NO_THREAD_SAFETY_ANALYSIS too, with the same attributes:
+// whichever header comes first defines them.
+#ifndef GUARDED_BY
 #define GUARDED_BY(x) SEISMO_THREAD_ANNOTATION(guarded_by(x))
+#endif
+#ifndef PT_GUARDED_BY
 #define PT_GUARDED_BY(x) SEISMO_THREAD_ANNOTATION(pt_guarded_by(x))
+#endif
 #define REQUIRES(...) SEISMO_THREAD_ANNOTATION(requires_capability(__VA_ARGS__))
 #define EXCLUDES(...) SEISMO_THREAD_ANNOTATION(locks_excluded(__VA_ARGS__))
 #define ACQUIRE(...) SEISMO_THREAD_ANNOTATION(acquire_capability(__VA_ARGS__))
 #define RELEASE(...) SEISMO_THREAD_ANNOTATION(release_capability(__VA_ARGS__))
 #define CAPABILITY(x) SEISMO_THREAD_ANNOTATION(capability(x))
 #define SCOPED_CAPABILITY SEISMO_THREAD_ANNOTATION(scoped_lockable)
+#ifndef NO_THREAD_SAFETY_ANALYSIS
 #define NO_THREAD_SAFETY_ANALYSIS SEISMO_THREAD_ANNOTATION(no_thread_safety_analysis)
+#endif
