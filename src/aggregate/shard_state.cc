@@ -257,6 +257,7 @@ void ShardState::AddToEntry(Ref r, int64_t b, const Values& v, uint64_t install_
 void ShardState::Apply(const Delta& d) { Apply(d, EventTime{std::max(stream_time_ms_, d.time.ms)}); }
 
 void ShardState::Apply(const Delta& d, EventTime stream_time) {
+  owner_.Check("ShardState::Apply");
   ++counters_.deltas;
   AdvanceTo(stream_time);
   int64_t& table_time = table_time_ms_[static_cast<size_t>(d.table())];
@@ -309,6 +310,7 @@ bool ShardState::SeenBefore(uint64_t doc_hash) {
 }
 
 void ShardState::AdvanceTo(EventTime t) {
+  owner_.Check("ShardState::AdvanceTo");
   if (t.ms <= stream_time_ms_) return;
   stream_time_ms_ = t.ms;
   // Retention: buckets at or before this index are dropped.
@@ -489,6 +491,7 @@ void ShardState::FoldOnce(size_t target) {
 // ------------------------------------------------------------ readers
 
 std::shared_ptr<const ShardSnapshot> ShardState::Snapshot() {
+  owner_.Check("ShardState::Snapshot");
   auto snap = std::make_shared<ShardSnapshot>();
   snap->stream_time_ms = stream_time_ms_;
   snap->table_time_ms = table_time_ms_;
@@ -523,6 +526,7 @@ std::shared_ptr<const ShardSnapshot> ShardState::Snapshot() {
 }
 
 void ShardState::MarkIds(std::vector<uint64_t>& text, std::vector<uint64_t>& stacks) const {
+  owner_.Check("ShardState::MarkIds");
   for (size_t t = 0; t < kTableCount; ++t) {
     for (const auto& s : slots_[t]) {
       if (s) MarkKeyIds(s->key, text, stacks);
@@ -533,6 +537,7 @@ void ShardState::MarkIds(std::vector<uint64_t>& text, std::vector<uint64_t>& sta
 // ------------------------------------------------------------ checkpoints
 
 ShardImage ShardState::Image() const {
+  owner_.Check("ShardState::Image");
   ShardImage image;
   image.stream_time_ms = stream_time_ms_;
   image.counters = counters_;
@@ -560,6 +565,7 @@ ShardImage ShardState::Image() const {
 }
 
 void ShardState::RestoreBegin(const ShardImage& image, bool with_dedup, bool with_counters) {
+  owner_.Check("ShardState::RestoreBegin");
   if (image.stream_time_ms != INT64_MIN) AdvanceTo(EventTime{image.stream_time_ms});
   if (with_counters) {
     counters_.deltas += image.counters.deltas;
@@ -576,6 +582,7 @@ void ShardState::RestoreBegin(const ShardImage& image, bool with_dedup, bool wit
 }
 
 void ShardState::RestoreSeries(const SeriesImage& in) {
+  owner_.Check("ShardState::RestoreSeries");
   const Ref r = SeriesFor(in.key, KeyContentHash(in.key, *symbols_));
   const int64_t expired = BucketOf(stream_time_ms_) - options_.retention_ms / options_.bucket_ms;
   for (const SeriesImage::Entry& e : in.entries) {

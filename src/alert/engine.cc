@@ -26,7 +26,7 @@ std::vector<AlertEvent> AlertEngine::Evaluate(const Snapshot& snap) {
                     [](const AlertCandidate& candidate) { return !candidate.numbers.installs; }));
   const int64_t stream_ms = snap.stream_time_ms;
   std::vector<AlertEvent> events;
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   std::set<AlertKey> held;
   for (AlertCandidate& candidate : candidates) {
     if (!candidate.holds) continue;
@@ -112,7 +112,7 @@ void AlertEngine::RenderLocked() {
 }
 
 std::vector<Alert> AlertEngine::Alerts() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   std::vector<Alert> out;
   for (const auto& [key, alert] : alerts_) out.push_back(alert);
   std::stable_sort(out.begin(), out.end(), [](const Alert& lhs, const Alert& rhs) {
@@ -122,17 +122,17 @@ std::vector<Alert> AlertEngine::Alerts() const {
 }
 
 std::string AlertEngine::AlertsJson() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return json_;
 }
 
 AlertEngineStats AlertEngine::stats() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return stats_;
 }
 
 std::string AlertEngine::Serialize() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return alert_detail::EncodeAlertState(alerts_);
 }
 
@@ -140,7 +140,7 @@ Status AlertEngine::Restore(std::string_view bytes) {
   std::map<AlertKey, Alert> restored;
   Status status = alert_detail::DecodeAlertState(bytes, restored);
   if (!status.ok()) return status;
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   alerts_ = std::move(restored);
   RenderLocked();
   return Status::Ok();

@@ -35,15 +35,18 @@ std::vector<AlertEvent> AlertService::EvaluateNow(const Snapshot& snap) {
 
 void AlertService::Run() {
   const auto interval = engine_.options().interval;
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   for (;;) {
-    if (cv_.wait_for(lock, interval, [&] { return stop_; })) break;
-    lock.unlock();
+    const auto deadline = std::chrono::steady_clock::now() + interval;
+    while (!stop_ && cv_.WaitUntil(mu_, deadline)) {
+    }
+    if (stop_) break;
+    lock.Unlock();
     if (std::shared_ptr<const Snapshot> snap = snapshots_()) {
       (void)EvaluateNow(*snap);
       rounds_.fetch_add(1, std::memory_order_relaxed);
     }
-    lock.lock();
+    lock.Lock();
   }
 }
 
@@ -51,9 +54,9 @@ void AlertService::Stop(bool final_round) {
   if (stopped_) return;
   stopped_ = true;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     stop_ = true;
-    cv_.notify_all();
+    cv_.NotifyAll();
   }
   if (thread_.joinable()) thread_.join();
   if (final_round) {

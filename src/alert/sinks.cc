@@ -110,7 +110,7 @@ WebhookSink::WebhookSink(WebhookOptions options) : options_(std::move(options)) 
 WebhookSink::~WebhookSink() { Stop(); }
 
 void WebhookSink::Publish(const AlertEvent&, const std::string& json) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (stop_) {
     ++stats_.dropped;
     return;
@@ -121,25 +121,25 @@ void WebhookSink::Publish(const AlertEvent&, const std::string& json) {
   }
   queue_.push_back(json);
   ++stats_.enqueued;
-  cv_.notify_all();
+  cv_.NotifyAll();
 }
 
 void WebhookSink::Stop() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     stop_ = true;
-    cv_.notify_all();
+    cv_.NotifyAll();
   }
   if (worker_.joinable()) worker_.join();
 }
 
 WebhookStats WebhookSink::stats() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return stats_;
 }
 
 SinkDelivery WebhookSink::delivery() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   SinkDelivery d;
   d.sent = stats_.delivered;
   d.failed = stats_.failed;
@@ -149,15 +149,19 @@ SinkDelivery WebhookSink::delivery() const {
 }
 
 bool WebhookSink::WaitIdle(std::chrono::milliseconds timeout) const {
-  std::unique_lock<std::mutex> lock(mu_);
-  return cv_.wait_for(lock, timeout, [&] { return queue_.empty() && !busy_; });
+  MutexLock lock(mu_);
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!queue_.empty() || busy_) {
+    if (!cv_.WaitUntil(mu_, deadline)) return queue_.empty() && !busy_;
+  }
+  return true;
 }
 
 void WebhookSink::Run() {
   CURL* curl = curl_easy_init();
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   for (;;) {
-    cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+    while (!stop_ && queue_.empty()) cv_.Wait(mu_);
     if (stop_) break;
     std::string body = std::move(queue_.front());
     queue_.pop_front();
@@ -168,14 +172,16 @@ void WebhookSink::Run() {
     for (int attempt = 0; attempt <= options_.retries && !stop_; ++attempt) {
       if (attempt > 0) {
         // Interruptible backoff: Stop() cuts it short.
-        cv_.wait_for(lock, backoff, [&] { return stop_; });
+        const auto until = std::chrono::steady_clock::now() + backoff;
+        while (!stop_ && cv_.WaitUntil(mu_, until)) {
+        }
         if (stop_) break;
         backoff = std::min<std::chrono::milliseconds>(backoff * 2, std::chrono::seconds(5));
         ++stats_.retries;
       }
-      lock.unlock();
+      lock.Unlock();
       delivered = PostOnce(curl, options_, body, &error);
-      lock.lock();
+      lock.Lock();
       if (delivered) break;
       ++stats_.failed_attempts;
     }
@@ -189,13 +195,13 @@ void WebhookSink::Run() {
       }
     }
     busy_ = false;
-    cv_.notify_all();
+    cv_.NotifyAll();
   }
   stats_.dropped += queue_.size();
   queue_.clear();
   busy_ = false;
-  cv_.notify_all();
-  lock.unlock();
+  cv_.NotifyAll();
+  lock.Unlock();
   curl_easy_cleanup(curl);
 }
 

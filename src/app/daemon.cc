@@ -371,7 +371,7 @@ Status Daemon::RestoreCheckpoint() {
   if (!problem.empty()) {
     // The state it held is lost, and the group's committed offsets point past it (ADR 0018).
     const bool wait = config_.checkpoint.on_corrupt == OnCorruptCheckpoint::kWait;
-    std::lock_guard<std::mutex> lock(recovery_mu_);
+    MutexLock lock(recovery_mu_);
     recovery_.problem = problem;
     recovery_.action = wait ? "wait" : "reread";
     if (wait) {
@@ -487,7 +487,7 @@ bool Daemon::SetAsideUnusableCheckpoint() {
   set_aside_pending_ = false;
   if (aside) {
     spdlog::warn("checkpoint: the unusable checkpoint was moved aside to {}", *aside);
-    std::lock_guard<std::mutex> lock(recovery_mu_);
+    MutexLock lock(recovery_mu_);
     recovery_.set_aside_to = *aside;
   }
   return true;
@@ -505,7 +505,7 @@ int64_t Daemon::StartReread(const TopicPartition& tp, int64_t committed) {
                committed >= 0 ? fmt::format(" (the group had committed {}: {} records are read again)",
                                             committed, std::max<int64_t>(committed - from, 0))
                               : " (the group had committed nothing)");
-  std::lock_guard<std::mutex> lock(recovery_mu_);
+  MutexLock lock(recovery_mu_);
   // An empty partition has no first record to date the re-read by.
   const bool empty = marks && marks->first >= marks->second;
   if (!empty) reread_undated_.push_back({{tp.topic, tp.partition}, recovery_.reread.size()});
@@ -516,7 +516,7 @@ int64_t Daemon::StartReread(const TopicPartition& tp, int64_t committed) {
 void Daemon::NoteRereadTime(std::string_view topic, int32_t partition, std::optional<int64_t> timestamp_ms) {
   for (auto it = reread_undated_.begin(); it != reread_undated_.end(); ++it) {
     if (it->first.second != partition || it->first.first != topic) continue;
-    std::lock_guard<std::mutex> lock(recovery_mu_);
+    MutexLock lock(recovery_mu_);
     CheckpointRecovery::Partition& p = recovery_.reread[it->second];
     p.from_time_ms = timestamp_ms.value_or(-1);  // -1: the record has no timestamp
     if (timestamp_ms) {
@@ -578,15 +578,15 @@ void Daemon::Publish() {
   auto snap = MergeSnapshots(shards.LatestSnapshots(), *symbols_, o.bucket_ms, o.windows_ms, o.retention_ms);
   snap->built_at_ms = clock_->Now().ms;
   {
-    std::lock_guard<std::mutex> lock(snapshot_mu_);
+    MutexLock lock(snapshot_mu_);
     snapshot_ = snap;
   }
-  std::lock_guard<std::mutex> lock(hook_mu_);
+  MutexLock lock(hook_mu_);
   if (publish_hook_) publish_hook_(snap);
 }
 
 void Daemon::SetPublishHook(PublishHook hook) {
-  std::lock_guard<std::mutex> lock(hook_mu_);
+  MutexLock lock(hook_mu_);
   publish_hook_ = std::move(hook);
 }
 
@@ -630,7 +630,7 @@ Status Daemon::Shutdown(std::chrono::steady_clock::time_point deadline) {
   pipeline_->Finish();
   auto final_snapshot = pipeline_->FinalSnapshot();
   {
-    std::lock_guard<std::mutex> lock(snapshot_mu_);
+    MutexLock lock(snapshot_mu_);
     snapshot_ = std::move(final_snapshot);
   }
   // Last round on the final snapshot, then the sinks stop (reverse order).
@@ -650,7 +650,7 @@ std::string Daemon::alerts_json() const {
 }
 
 std::shared_ptr<const Snapshot> Daemon::snapshot() const {
-  std::lock_guard<std::mutex> lock(snapshot_mu_);
+  MutexLock lock(snapshot_mu_);
   return snapshot_;
 }
 
@@ -674,7 +674,7 @@ ServiceStatus Daemon::status() const {
   s.last_checkpoint_ms = last_checkpoint_ms_.load(std::memory_order_relaxed);
   s.not_ready_reason = not_ready_reason_;  // set before restored_ is released, then constant
   {
-    std::lock_guard<std::mutex> lock(recovery_mu_);
+    MutexLock lock(recovery_mu_);
     s.checkpoint_recovery = recovery_;
   }
   s.checkpoint_failures = checkpoint_failures_.load(std::memory_order_relaxed);

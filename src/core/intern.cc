@@ -54,8 +54,8 @@ struct KeyEq {
 }  // namespace
 
 struct InternTable::Stripe {
-  mutable std::mutex mutex;
-  absl::flat_hash_map<Key, InternId, KeyHash, KeyEq> ids;  // guarded by mutex; keys view entries
+  mutable Mutex mutex;
+  absl::flat_hash_map<Key, InternId, KeyHash, KeyEq> ids GUARDED_BY(mutex);  // keys view entries
 };
 
 InternTable::InternTable() : stripes_(std::make_unique<Stripe[]>(kStripes)) {}
@@ -100,7 +100,7 @@ bool InternTable::Equals(InternId id, std::string_view bytes) const {
 
 InternId InternTable::AllocateId() {
   {
-    std::lock_guard lock(free_mutex_);
+    MutexLock lock(free_mutex_);
     if (!free_ids_.empty()) {
       InternId id = free_ids_.back();
       free_ids_.pop_back();
@@ -113,7 +113,7 @@ InternId InternTable::AllocateId() {
   if (id == 0) id = next_id_.fetch_add(1, std::memory_order_relaxed);  // wrapped: 2^32 ids in use
   const size_t p = id >> kPageBits;
   if (pages_[p].load(std::memory_order_acquire) == nullptr) {
-    std::lock_guard lock(page_mutex_);
+    MutexLock lock(page_mutex_);
     if (pages_[p].load(std::memory_order_relaxed) == nullptr) {
       auto* page = new std::atomic<Entry*>[kPageSize];
       for (size_t i = 0; i < kPageSize; ++i) page[i].store(nullptr, std::memory_order_relaxed);
@@ -125,7 +125,7 @@ InternId InternTable::AllocateId() {
 
 InternId InternTable::Insert(std::string_view bytes, uint64_t hash, bool permanent) {
   Stripe& stripe = stripes_[hash % kStripes];
-  std::lock_guard lock(stripe.mutex);
+  MutexLock lock(stripe.mutex);
   auto it = stripe.ids.find(Key{bytes, hash});
   if (it != stripe.ids.end()) {
     if (permanent) EntryOf(it->second)->permanent = true;
@@ -151,14 +151,14 @@ InternId InternTable::InternPermanent(std::string_view bytes, uint64_t hash) {
 std::optional<InternId> InternTable::Find(std::string_view bytes) const {
   const uint64_t hash = Hash64(bytes);
   const Stripe& stripe = stripes_[hash % kStripes];
-  std::lock_guard lock(stripe.mutex);
+  MutexLock lock(stripe.mutex);
   auto it = stripe.ids.find(Key{bytes, hash});
   if (it == stripe.ids.end()) return std::nullopt;
   return it->second;
 }
 
 std::shared_ptr<const InternPin> InternTable::Pin() {
-  std::lock_guard lock(pin_mutex_);
+  MutexLock lock(pin_mutex_);
   if (pins_.empty() || pins_.back().first != epoch_) pins_.emplace_back(epoch_, 0);
   ++pins_.back().second;
   return std::make_shared<const InternPin>(this, epoch_);
@@ -167,7 +167,7 @@ std::shared_ptr<const InternPin> InternTable::Pin() {
 InternPin::~InternPin() { table_->ReleasePin(epoch_); }
 
 void InternTable::ReleasePin(uint64_t epoch) {
-  std::lock_guard lock(pin_mutex_);
+  MutexLock lock(pin_mutex_);
   auto it = std::find_if(pins_.begin(), pins_.end(), [&](const auto& p) { return p.first == epoch; });
   if (it != pins_.end() && --it->second == 0) pins_.erase(it);
   ReclaimLocked();
@@ -190,7 +190,7 @@ void InternTable::ReclaimLocked() {
   }
   if (ids.empty()) return;
   bytes_.fetch_sub(freed, std::memory_order_relaxed);
-  std::lock_guard lock(free_mutex_);
+  MutexLock lock(free_mutex_);
   free_ids_.insert(free_ids_.end(), ids.begin(), ids.end());
 }
 
@@ -205,14 +205,14 @@ size_t InternTable::Sweep(const std::vector<uint64_t>& live) {
     e->retired = true;
     Stripe& stripe = stripes_[e->hash % kStripes];
     {
-      std::lock_guard lock(stripe.mutex);
+      MutexLock lock(stripe.mutex);
       stripe.ids.erase(Key{e->view(), e->hash});
     }
     batch.entries.emplace_back(id, e);
   }
   const size_t dropped = batch.entries.size();
   live_.fetch_sub(dropped, std::memory_order_relaxed);
-  std::lock_guard lock(pin_mutex_);
+  MutexLock lock(pin_mutex_);
   batch.epoch = epoch_++;
   if (dropped > 0) retired_.push_back(std::move(batch));
   // release: pairs with the caches' acquire in Revalidate().

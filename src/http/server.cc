@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <mutex>
 #include <sstream>
 #include <thread>
 #include <tuple>
@@ -123,7 +124,7 @@ int HttpServer::OnLog(const mg_connection* conn, const char* message) {
   const mg_context* ctx = conn ? mg_get_context(conn) : nullptr;
   auto* self = ctx ? static_cast<HttpServer*>(mg_get_user_data(ctx)) : nullptr;
   if (self) {
-    std::lock_guard<std::mutex> lock(self->mu_);
+    MutexLock lock(self->mu_);
     self->start_error_ = message;
   }
   spdlog::warn("http: {}", message);
@@ -181,7 +182,7 @@ Status HttpServer::Start(const HttpServerOptions& options, const StateProvider& 
   callbacks.http_error = &HttpServer::OnError;
   ctx_ = mg_start(&callbacks, this, mg_options);
   if (!ctx_) {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     return Status::Unavailable(fmt::format("http: cannot listen on {}{}{}", options_.listen,
                                            start_error_.empty() ? "" : ": ", start_error_));
   }
@@ -198,10 +199,10 @@ Status HttpServer::Start(const HttpServerOptions& options, const StateProvider& 
 void HttpServer::Stop() {
   if (!ctx_) return;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     stopping_ = true;
   }
-  cv_.notify_all();
+  cv_.NotifyAll();
   // CivetWeb's accept loop notices the stop flag only when poll() returns,
   // which without traffic takes up to 2 s: poke it with connections until
   // mg_stop (which sets the flag, then joins every thread) returns.
@@ -330,9 +331,13 @@ int HttpServer::HandleStream(mg_connection* conn, const std::string& cors) {
   if (mg_write(conn, out.data(), out.size()) <= 0) return 200;
   auto last_write = std::chrono::steady_clock::now();
 
-  std::unique_lock<std::mutex> lock(mu_);
-  while (!cv_.wait_for(lock, options_.sse_poll, [this] { return stopping_; })) {
-    lock.unlock();
+  MutexLock lock(mu_);
+  for (;;) {
+    const auto deadline = std::chrono::steady_clock::now() + options_.sse_poll;
+    while (!stopping_ && cv_.WaitUntil(mu_, deadline)) {
+    }
+    if (stopping_) break;
+    lock.Unlock();
     out.clear();
     snap = provider_->snapshot();
     counts = provider_->counts();
@@ -352,7 +357,7 @@ int HttpServer::HandleStream(mg_connection* conn, const std::string& cors) {
       if (mg_write(conn, out.data(), out.size()) <= 0) return 200;  // the client went away
       last_write = now;
     }
-    lock.lock();
+    lock.Lock();
   }
   return 200;
 }

@@ -156,9 +156,7 @@ void KafkaMessageBatch::Clear() {
 // ---- KafkaConsumer ----
 
 KafkaConsumer::KafkaConsumer(const KafkaConsumerOptions& options, KafkaRebalanceListener* listener)
-    : options_(options), listener_(listener), callbacks_(std::make_unique<CallbackTarget>()) {
-  callbacks_->consumer = this;
-}
+    : options_(options), listener_(listener), callbacks_(std::make_unique<CallbackTarget>(this)) {}
 
 Result<std::unique_ptr<KafkaConsumer>> KafkaConsumer::Create(const KafkaConsumerOptions& options,
                                                              KafkaRebalanceListener* listener) {
@@ -235,7 +233,7 @@ KafkaConsumer::~KafkaConsumer() {
     // their log lines are dropped from now on.
     spdlog::warn("kafka consumer: never assigned; handle not destroyed (librdkafka#4312)");
     {
-      std::lock_guard<std::mutex> lock(callbacks_->mu);
+      MutexLock lock(callbacks_->mu);
       callbacks_->consumer = nullptr;
     }
     (void)callbacks_.release();
@@ -435,7 +433,7 @@ KafkaConsumerStats KafkaConsumer::stats() const {
   s.lost_offsets = lost_offsets_.load(std::memory_order_relaxed);
   s.offset_resets = offset_resets_.load(std::memory_order_relaxed);
   s.commit_failures = commit_failures_.load(std::memory_order_relaxed);
-  std::lock_guard<std::mutex> lock(stats_mu_);
+  MutexLock lock(stats_mu_);
   s.partitions = partition_stats_;
   for (const auto& [tp, lost] : lost_) s.lost.push_back(lost);
   s.last_error = last_error_;
@@ -477,7 +475,7 @@ void KafkaConsumer::RefreshStats(bool force) {
       fresh.push_back(std::move(p));
     }
   }
-  std::lock_guard<std::mutex> lock(stats_mu_);
+  MutexLock lock(stats_mu_);
   partition_stats_ = std::move(fresh);
 }
 
@@ -485,7 +483,7 @@ void KafkaConsumer::RecordError(int code, const std::string& reason, bool fatal)
   const auto err = static_cast<rd_kafka_resp_err_t>(code);
   errors_.fetch_add(1, std::memory_order_relaxed);
   LogKafkaError(log_limiter_, "consumer", err, reason, fatal);
-  std::lock_guard<std::mutex> lock(stats_mu_);
+  MutexLock lock(stats_mu_);
   last_error_ = std::string(rd_kafka_err2name(err)) + ": " + reason;
 }
 
@@ -587,7 +585,7 @@ void KafkaConsumer::HandleOffsetReset(const TopicPartition& tp, int64_t failed, 
     const uint64_t lost = static_cast<uint64_t>(low - failed);
     lost_offsets_.fetch_add(lost, std::memory_order_relaxed);
     {
-      std::lock_guard<std::mutex> lock(stats_mu_);
+      MutexLock lock(stats_mu_);
       KafkaLostOffsets& l = lost_[tp];
       l.tp = tp;
       l.offsets += lost;
@@ -686,7 +684,7 @@ void KafkaConsumerCallbacks::Rebalance(rd_kafka_t* rk, rd_kafka_resp_err_t err,
                                        rd_kafka_topic_partition_list_t* partitions,
                                        void* opaque) {
   // Served inside Poll()/Close() on the poll thread, while the consumer exists.
-  KafkaConsumer* self = static_cast<KafkaConsumer::CallbackTarget*>(opaque)->consumer;
+  KafkaConsumer* self = static_cast<KafkaConsumer::CallbackTarget*>(opaque)->OnPollThread();
   self->rebalances_.fetch_add(1, std::memory_order_relaxed);
   if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
     self->HandleAssign(partitions);
@@ -707,7 +705,8 @@ void KafkaConsumerCallbacks::Rebalance(rd_kafka_t* rk, rd_kafka_resp_err_t err,
 
 void KafkaConsumerCallbacks::Commit(rd_kafka_t* /*rk*/, rd_kafka_resp_err_t err,
                                     rd_kafka_topic_partition_list_t* offsets, void* opaque) {
-  KafkaConsumer* self = static_cast<KafkaConsumer::CallbackTarget*>(opaque)->consumer;  // poll thread, as above
+  KafkaConsumer* self =
+      static_cast<KafkaConsumer::CallbackTarget*>(opaque)->OnPollThread();  // poll thread, as above
   // _NO_OFFSET: nothing to commit, not a failure.
   if (err != RD_KAFKA_RESP_ERR_NO_ERROR && err != RD_KAFKA_RESP_ERR__NO_OFFSET) {
     self->RecordError(err, "offset commit failed", /*fatal=*/false);
@@ -728,7 +727,7 @@ void KafkaConsumerCallbacks::Commit(rd_kafka_t* /*rk*/, rd_kafka_resp_err_t err,
 void KafkaConsumerCallbacks::Error(rd_kafka_t* /*rk*/, int err, const char* reason,
                                   void* opaque) {
   // Served through the consumer queue (rd_kafka_poll_set_consumer), so on the poll thread.
-  KafkaConsumer* self = static_cast<KafkaConsumer::CallbackTarget*>(opaque)->consumer;
+  KafkaConsumer* self = static_cast<KafkaConsumer::CallbackTarget*>(opaque)->OnPollThread();
   const auto code = static_cast<rd_kafka_resp_err_t>(err);
   self->RecordError(code, reason, code == RD_KAFKA_RESP_ERR__FATAL);
 }
@@ -738,7 +737,7 @@ void KafkaConsumerCallbacks::Log(const rd_kafka_t* rk, int level, const char* fa
   // Any librdkafka thread, possibly after the consumer is gone (see ~KafkaConsumer).
   auto* target = static_cast<KafkaConsumer::CallbackTarget*>(rd_kafka_opaque(rk));
   if (target == nullptr) return;
-  std::lock_guard<std::mutex> lock(target->mu);
+  MutexLock lock(target->mu);
   if (target->consumer == nullptr) return;
   LogKafkaLine(target->consumer->log_limiter_, "consumer", level, fac, buf);
 }

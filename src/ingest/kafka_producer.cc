@@ -127,7 +127,7 @@ KafkaProducerStats KafkaProducer::stats() const {
   s.failed = failed_.load(std::memory_order_relaxed);
   const int outq = rd_kafka_outq_len(rk_);
   s.in_flight = outq > 0 ? static_cast<uint64_t>(outq) : 0;
-  std::lock_guard<std::mutex> lock(error_mu_);
+  MutexLock lock(error_mu_);
   s.last_error = last_error_;
   return s;
 }
@@ -143,7 +143,7 @@ void KafkaProducer::DeliveryReport(rd_kafka_t* /*rk*/, const rd_kafka_message_t*
   std::string reason = std::string("delivery to '") + rd_kafka_topic_name(msg->rkt) +
                        "' failed: " + rd_kafka_err2str(msg->err);
   LogKafkaError(self->log_limiter_, "producer", msg->err, reason, /*fatal=*/false);
-  std::lock_guard<std::mutex> lock(self->error_mu_);
+  MutexLock lock(self->error_mu_);
   self->last_error_ = std::move(reason);
 }
 

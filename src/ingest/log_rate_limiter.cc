@@ -5,7 +5,7 @@ namespace seismo {
 bool LogRateLimiter::Allow(std::string_view key, uint64_t* suppressed) {
   *suppressed = 0;
   const auto now = std::chrono::steady_clock::now();
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto it = windows_.find(std::string(key));
   if (it == windows_.end()) {
     if (windows_.size() >= kMaxKeys) windows_.clear();  // keeps memory bounded; loses counts only

@@ -11,10 +11,13 @@ bool AnswerBudget::Fits(uint64_t bytes) const {
 std::shared_ptr<const AnswerBudget::Hold> AnswerBudget::TryReserve(uint64_t bytes,
                                                                    std::chrono::milliseconds patience) {
   {
-    std::unique_lock<std::mutex> lock(mu_);
-    if (!released_.wait_for(lock, patience, [&] { return Fits(bytes); })) {
-      ++refused_;
-      return nullptr;
+    MutexLock lock(mu_);
+    const auto deadline = std::chrono::steady_clock::now() + patience;
+    while (!Fits(bytes)) {
+      if (!released_.WaitUntil(mu_, deadline) && !Fits(bytes)) {
+        ++refused_;
+        return nullptr;
+      }
     }
     in_use_ += bytes;
     peak_ = std::max(peak_, in_use_);
@@ -24,24 +27,24 @@ std::shared_ptr<const AnswerBudget::Hold> AnswerBudget::TryReserve(uint64_t byte
 
 void AnswerBudget::Release(uint64_t bytes) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     in_use_ -= bytes;
   }
-  released_.notify_all();
+  released_.NotifyAll();
 }
 
 uint64_t AnswerBudget::in_use() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return in_use_;
 }
 
 uint64_t AnswerBudget::peak() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return peak_;
 }
 
 uint64_t AnswerBudget::refused() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return refused_;
 }
 

@@ -8,9 +8,9 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <mutex>
 
 #include "seismo/core/json_writer.h"
+#include "seismo/core/mutex.h"
 #include "seismo/parse/utf8.h"
 
 namespace seismo {
@@ -46,7 +46,7 @@ class FileSink final : public DeadLetterSink {
   void Write(const DeadLetter& letter) override {
     std::string line = FormatDeadLetter(letter);
     line += '\n';
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (std::fwrite(line.data(), 1, line.size(), file_) != line.size() || std::fflush(file_) != 0) {
       const int error = errno;
       std::clearerr(file_);
@@ -58,8 +58,8 @@ class FileSink final : public DeadLetterSink {
   uint64_t failures() const override { return failures_.load(std::memory_order_relaxed); }
 
  private:
-  std::mutex mu_;
-  FILE* file_;
+  Mutex mu_;
+  FILE* file_ GUARDED_BY(mu_);         // written (and flushed) with mu_ held
   std::atomic<uint64_t> failures_{0};  // relaxed: a monitoring counter
 };
 

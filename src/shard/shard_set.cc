@@ -62,11 +62,15 @@ void ShardSet::Stop() {
   if (!running_) return;
   // release: pairs with the acquire in Run(); producers' pushes before Stop() are visible.
   stopping_.store(true, std::memory_order_release);
-  for (auto& shard : shards_) shard->thread.join();
+  for (auto& shard : shards_) {
+    shard->thread.join();
+    shard->state.BindToCurrentThread();  // the owner's again (debug builds check it)
+  }
   running_ = false;
 }
 
 void ShardSet::Run(Shard& shard) {
+  shard.state.BindToCurrentThread();  // until Stop() joins this thread
   Backoff backoff;
   for (;;) {
     bool any = false;

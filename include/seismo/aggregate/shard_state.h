@@ -26,7 +26,9 @@
 // Ownership: owned by one shard; borrows Symbols (which must outlive it and every
 // snapshot). Threading: every method runs on the shard thread only (or on the
 // owner's thread while the shard is stopped); snapshots are immutable and may be
-// read by any thread.
+// read by any thread. Debug builds check it (core/thread_owner.h): the methods that
+// change or walk the state abort when called from another thread than the one the state
+// was constructed on or last handed to with BindToCurrentThread().
 #pragma once
 
 #include <array>
@@ -42,6 +44,7 @@
 #include "seismo/aggregate/fold.h"
 #include "seismo/aggregate/options.h"
 #include "seismo/aggregate/series_data.h"
+#include "seismo/core/thread_owner.h"
 
 namespace seismo {
 
@@ -139,6 +142,10 @@ class ShardState {
   void RestoreBegin(const ShardImage& image, bool with_dedup, bool with_counters);
   void RestoreSeries(const SeriesImage& series);
 
+  // Hands the state to the calling thread (debug builds check every later call against
+  // it): the shard thread when it starts, the owner's thread once it has joined it.
+  void BindToCurrentThread() { owner_.Assign(); }
+
  private:
   struct Ref {
     Table table;
@@ -222,6 +229,7 @@ class ShardState {
   size_t state_budget_ = 0;   // ShardStateBudget(options_)
   uint32_t grew_since_check_ = 0;
   ShardCounters counters_;
+  ThreadOwner owner_;  // the thread allowed to call (checked in debug builds only)
 };
 
 }  // namespace seismo

@@ -40,7 +40,6 @@
 #include <compare>
 #include <cstdint>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -48,6 +47,7 @@
 
 #include "seismo/aggregate/snapshot.h"
 #include "seismo/alert/options.h"
+#include "seismo/core/mutex.h"
 #include "seismo/core/status.h"
 
 namespace seismo {
@@ -182,13 +182,13 @@ class AlertEngine {
   const AlertOptions& options() const { return options_; }
 
  private:
-  void RenderLocked();
+  void RenderLocked() REQUIRES(mu_);
 
   const AlertOptions options_;
-  mutable std::mutex mu_;
-  std::map<AlertKey, Alert> alerts_;  // guarded by mu_
-  std::string json_ = "[]";           // guarded by mu_; rendered after each change
-  AlertEngineStats stats_;            // guarded by mu_
+  mutable Mutex mu_;
+  std::map<AlertKey, Alert> alerts_ GUARDED_BY(mu_);
+  std::string json_ GUARDED_BY(mu_) = "[]";  // rendered after each change
+  AlertEngineStats stats_ GUARDED_BY(mu_);
 };
 
 }  // namespace seismo

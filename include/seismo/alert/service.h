@@ -11,15 +11,14 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <thread>
 #include <vector>
 
 #include "seismo/alert/engine.h"
 #include "seismo/alert/sinks.h"
+#include "seismo/core/mutex.h"
 
 namespace seismo {
 
@@ -53,9 +52,9 @@ class AlertService {
   AlertEngine engine_;
   SnapshotFn snapshots_;
   std::vector<std::unique_ptr<AlertSink>> sinks_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool stop_ = false;  // guarded by mu_
+  Mutex mu_;
+  CondVar cv_;
+  bool stop_ GUARDED_BY(mu_) = false;
   bool stopped_ = false;
   std::atomic<uint64_t> rounds_{0};  // relaxed: a counter, nothing published with it
   std::thread thread_;

@@ -22,18 +22,17 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <cstdio>
 #include <deque>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <thread>
 
 #include "seismo/alert/engine.h"
+#include "seismo/core/mutex.h"
 #include "seismo/core/status.h"
 
 namespace seismo {
@@ -112,12 +111,12 @@ class WebhookSink final : public AlertSink {
   void Run();
 
   const WebhookOptions options_;
-  mutable std::mutex mu_;
-  mutable std::condition_variable cv_;  // queue_ changed, stop_ set, or idle
-  std::deque<std::string> queue_;       // guarded by mu_
-  bool busy_ = false;                   // guarded by mu_: a POST is in flight
-  bool stop_ = false;                   // guarded by mu_
-  WebhookStats stats_;                  // guarded by mu_
+  mutable Mutex mu_;
+  mutable CondVar cv_;  // queue_ changed, stop_ set, or idle
+  std::deque<std::string> queue_ GUARDED_BY(mu_);
+  bool busy_ GUARDED_BY(mu_) = false;  // a POST is in flight
+  bool stop_ GUARDED_BY(mu_) = false;
+  WebhookStats stats_ GUARDED_BY(mu_);
   std::thread worker_;
 };
 

@@ -23,7 +23,6 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -34,6 +33,7 @@
 #include "seismo/aggregate/snapshot.h"
 #include "seismo/alert/service.h"
 #include "seismo/app/config.h"
+#include "seismo/core/mutex.h"
 #include "seismo/core/status.h"
 #include "seismo/core/symbols.h"
 #include "seismo/core/time.h"
@@ -162,8 +162,8 @@ class Daemon final : public StateProvider {
   // in recovery_.reread.
   std::vector<std::pair<std::pair<std::string, int32_t>, size_t>> reread_undated_;
   std::string not_ready_reason_;       // constant after Start()
-  mutable std::mutex recovery_mu_;     // guards recovery_ (status() reads it from any thread)
-  CheckpointRecovery recovery_;
+  mutable Mutex recovery_mu_;          // status() reads recovery_ from any thread
+  CheckpointRecovery recovery_ GUARDED_BY(recovery_mu_);
   // steady_clock ticks; max until Shutdown() sets it (relaxed: a deadline, read in polling loops).
   std::atomic<int64_t> shutdown_deadline_{INT64_MAX};
   // Written by the source thread before it ends; read by Shutdown() after joining it.
@@ -190,10 +190,10 @@ class Daemon final : public StateProvider {
   std::thread source_thread_;
   std::thread publisher_thread_;
 
-  mutable std::mutex snapshot_mu_;  // guards snapshot_ (publisher writes, readers copy the pointer)
-  std::shared_ptr<const Snapshot> snapshot_;
-  std::mutex hook_mu_;  // guards publish_hook_, held while it runs
-  PublishHook publish_hook_;
+  mutable Mutex snapshot_mu_;  // the publisher writes snapshot_, readers copy the pointer
+  std::shared_ptr<const Snapshot> snapshot_ GUARDED_BY(snapshot_mu_);
+  Mutex hook_mu_;  // held while publish_hook_ runs
+  PublishHook publish_hook_ GUARDED_BY(hook_mu_);
 
   // Alert thread (evaluates snapshot() every alerts.interval) and its sinks; the Kafka
   // sink's producer outlives the service. Created in Start() before any thread reads them.

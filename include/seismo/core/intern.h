@@ -27,10 +27,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string_view>
 #include <vector>
+
+#include "seismo/core/mutex.h"
 
 namespace seismo {
 
@@ -93,16 +94,16 @@ class InternTable {
   InternId Insert(std::string_view bytes, uint64_t hash, bool permanent);
   InternId AllocateId();
   void ReleasePin(uint64_t epoch);
-  void ReclaimLocked();  // requires pin_mutex_
+  void ReclaimLocked() REQUIRES(pin_mutex_);
 
   // Pages are created once and never moved or freed before the table (release on
   // publish, acquire in EntryOf).
   std::atomic<std::atomic<Entry*>*> pages_[kMaxPages] = {};
-  std::mutex page_mutex_;  // serialises creating pages
+  Mutex page_mutex_;  // serialises creating pages
   std::unique_ptr<Stripe[]> stripes_;
   std::atomic<InternId> next_id_{1};
-  std::mutex free_mutex_;
-  std::vector<InternId> free_ids_;  // guarded by free_mutex_
+  Mutex free_mutex_;
+  std::vector<InternId> free_ids_ GUARDED_BY(free_mutex_);
   std::atomic<size_t> live_{0};
   std::atomic<size_t> bytes_{0};
   std::atomic<uint64_t> generation_{0};
@@ -112,10 +113,10 @@ class InternTable {
     uint64_t epoch;
     std::vector<std::pair<InternId, Entry*>> entries;
   };
-  std::mutex pin_mutex_;
-  uint64_t epoch_ = 0;                              // guarded by pin_mutex_
-  std::vector<std::pair<uint64_t, size_t>> pins_;  // (epoch, live pins); guarded
-  std::vector<Retired> retired_;                   // guarded by pin_mutex_
+  Mutex pin_mutex_;
+  uint64_t epoch_ GUARDED_BY(pin_mutex_) = 0;
+  std::vector<std::pair<uint64_t, size_t>> pins_ GUARDED_BY(pin_mutex_);  // (epoch, live pins)
+  std::vector<Retired> retired_ GUARDED_BY(pin_mutex_);
 };
 
 // Keeps entries swept after its creation readable (see InternTable::Pin).

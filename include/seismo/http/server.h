@@ -29,14 +29,13 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "seismo/core/mutex.h"
 #include "seismo/core/status.h"
 #include "seismo/http/latency.h"
 #include "seismo/query/api.h"
@@ -106,10 +105,10 @@ class HttpServer {
   std::unique_ptr<AnswerBudget> budget_;  // set by Start; its own lock
   std::atomic<int> sse_clients_{0};
 
-  std::mutex mu_;                // guards stopping_ and start_error_
-  std::condition_variable cv_;   // notified on Stop (SSE loops wait on it)
-  bool stopping_ = false;
-  std::string start_error_;      // CivetWeb's last error message during Start
+  Mutex mu_;
+  CondVar cv_;  // notified on Stop (SSE loops wait on it)
+  bool stopping_ GUARDED_BY(mu_) = false;
+  std::string start_error_ GUARDED_BY(mu_);  // CivetWeb's last error message during Start
 };
 
 }  // namespace seismo

@@ -53,7 +53,6 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -61,6 +60,7 @@
 #include <utility>
 #include <vector>
 
+#include "seismo/core/mutex.h"
 #include "seismo/core/status.h"
 #include "seismo/ingest/log_rate_limiter.h"
 #include "seismo/ingest/rdkafka_fwd.h"
@@ -282,8 +282,12 @@ class KafkaConsumer {
   // `consumer` null instead of freed memory. Only the log callback runs on librdkafka's own
   // threads; it takes `mu`.
   struct CallbackTarget {
-    std::mutex mu;
-    KafkaConsumer* consumer = nullptr;  // guarded by mu; null once the consumer is gone
+    explicit CallbackTarget(KafkaConsumer* c) : consumer(c) {}
+    Mutex mu;
+    KafkaConsumer* consumer GUARDED_BY(mu);  // null once the consumer is gone
+    // The callbacks served on the poll thread (rebalance, error, commit) run only while the
+    // consumer exists, which clears `consumer` in its destructor: they read it unlocked.
+    KafkaConsumer* OnPollThread() const NO_THREAD_SAFETY_ANALYSIS { return consumer; }
   };
 
   const KafkaConsumerOptions options_;
@@ -317,10 +321,10 @@ class KafkaConsumer {
   std::atomic<uint64_t> offset_resets_{0};
   std::atomic<uint64_t> commit_failures_{0};
 
-  mutable std::mutex stats_mu_;
-  std::vector<KafkaPartitionStats> partition_stats_;  // guarded by stats_mu_
-  std::map<TopicPartition, KafkaLostOffsets> lost_;   // guarded by stats_mu_
-  std::string last_error_;                            // guarded by stats_mu_
+  mutable Mutex stats_mu_;
+  std::vector<KafkaPartitionStats> partition_stats_ GUARDED_BY(stats_mu_);
+  std::map<TopicPartition, KafkaLostOffsets> lost_ GUARDED_BY(stats_mu_);
+  std::string last_error_ GUARDED_BY(stats_mu_);
 
   LogRateLimiter log_limiter_;
 };

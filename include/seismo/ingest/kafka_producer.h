@@ -24,11 +24,11 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 
+#include "seismo/core/mutex.h"
 #include "seismo/core/status.h"
 #include "seismo/ingest/log_rate_limiter.h"
 #include "seismo/ingest/rdkafka_fwd.h"
@@ -102,8 +102,8 @@ class KafkaProducer {
   std::atomic<uint64_t> enqueued_{0};
   std::atomic<uint64_t> acknowledged_{0};
   std::atomic<uint64_t> failed_{0};
-  mutable std::mutex error_mu_;
-  std::string last_error_;  // guarded by error_mu_
+  mutable Mutex error_mu_;
+  std::string last_error_ GUARDED_BY(error_mu_);
   LogRateLimiter log_limiter_;
 };
 

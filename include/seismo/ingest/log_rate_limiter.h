@@ -5,10 +5,11 @@
 
 #include <chrono>
 #include <cstdint>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+
+#include "seismo/core/mutex.h"
 
 namespace seismo {
 
@@ -37,8 +38,8 @@ class LogRateLimiter {
 
   const std::chrono::milliseconds interval_;
   const int burst_;
-  std::mutex mu_;
-  std::unordered_map<std::string, Window> windows_;  // guarded by mu_
+  Mutex mu_;
+  std::unordered_map<std::string, Window> windows_ GUARDED_BY(mu_);
 };
 
 }  // namespace seismo

@@ -16,10 +16,10 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <memory>
-#include <mutex>
+
+#include "seismo/core/mutex.h"
 
 namespace seismo {
 
@@ -54,14 +54,14 @@ class AnswerBudget {
  private:
   void Release(uint64_t bytes);
 
-  bool Fits(uint64_t bytes) const;  // with mu_ held
+  bool Fits(uint64_t bytes) const REQUIRES(mu_);
 
   const uint64_t capacity_;
-  mutable std::mutex mu_;
-  std::condition_variable released_;
-  uint64_t in_use_ = 0;
-  uint64_t peak_ = 0;
-  uint64_t refused_ = 0;
+  mutable Mutex mu_;
+  CondVar released_;
+  uint64_t in_use_ GUARDED_BY(mu_) = 0;
+  uint64_t peak_ GUARDED_BY(mu_) = 0;
+  uint64_t refused_ GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace seismo

@@ -29,11 +29,11 @@
 #include <functional>
 #include <future>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <unordered_map>
 
 #include "seismo/aggregate/snapshot.h"
+#include "seismo/core/mutex.h"
 
 namespace seismo {
 
@@ -44,7 +44,7 @@ class AnswerCache {
 
   // The stored answer, or null (nothing is computed).
   std::shared_ptr<const Answer> Find(const std::shared_ptr<const Snapshot>& snap, const std::string& key) {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (snap != snap_.lock()) return nullptr;
     auto it = answers_.find(key);
     if (it == answers_.end()) return nullptr;
@@ -58,7 +58,7 @@ class AnswerCache {
     std::shared_future<std::shared_ptr<const Answer>> pending;
     uint64_t ticket = 0;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       if (snap == snap_.lock()) {
         auto it = answers_.find(key);
         if (it != answers_.end()) {
@@ -88,7 +88,7 @@ class AnswerCache {
     }
     promise.set_value(answer);
     Forget(key, ticket);
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (const auto current = snap_.lock(); snap != current) {  // the answers of one snapshot at a time
       // A request that held the previous snapshot while the next one was published (and
       // its answers built) does not throw the newer answers away.
@@ -103,7 +103,7 @@ class AnswerCache {
   }
 
   uint64_t hits() const {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     return hits_;
   }
 
@@ -115,19 +115,19 @@ class AnswerCache {
     std::shared_future<std::shared_ptr<const Answer>> answer;
   };
 
-  void Forget(const std::string& key, uint64_t ticket) {
-    std::lock_guard<std::mutex> lock(mu_);
+  void Forget(const std::string& key, uint64_t ticket) EXCLUDES(mu_) {
+    MutexLock lock(mu_);
     auto c = computing_.find(key);
     if (c != computing_.end() && c->second.ticket == ticket) computing_.erase(c);
   }
 
   const size_t max_bytes_;
-  mutable std::mutex mu_;
-  std::unordered_map<std::string, Computing> computing_;
-  uint64_t tickets_ = 0;
-  std::weak_ptr<const Snapshot> snap_;
-  std::unordered_map<std::string, std::shared_ptr<const Answer>> answers_;
-  size_t bytes_ = 0;
+  mutable Mutex mu_;
+  std::unordered_map<std::string, Computing> computing_ GUARDED_BY(mu_);
+  uint64_t tickets_ GUARDED_BY(mu_) = 0;
+  std::weak_ptr<const Snapshot> snap_ GUARDED_BY(mu_);
+  std::unordered_map<std::string, std::shared_ptr<const Answer>> answers_ GUARDED_BY(mu_);
+  size_t bytes_ GUARDED_BY(mu_) = 0;
   uint64_t hits_ = 0;
 };
 
