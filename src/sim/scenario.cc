@@ -120,6 +120,13 @@ constexpr double kUsagePerPing = 20;  // usage hours one ping reports at most
 
 std::string ClientId(uint64_t install) { return fmt::format("5ce0a11d-0000-4000-8000-{:012x}", install); }
 
+int64_t FloorHour(int64_t ms) { return ms - ((ms % kHour) + kHour) % kHour; }
+
+// Part `p` of `total` split over `parts`: equal shares, the remainder on part 0.
+int64_t ShareOf(int64_t total, size_t parts, size_t p) {
+  return total / static_cast<int64_t>(parts) + (p == 0 ? total % static_cast<int64_t>(parts) : 0);
+}
+
 // The mean of the last (up to) three entries of `factors[0, n)`: the baseline builds a
 // rule compares the new build with at its defaults.
 double RecentMean(const std::vector<std::vector<double>>& factors, size_t n, size_t signature) {
@@ -129,125 +136,323 @@ double RecentMean(const std::vector<std::vector<double>>& factors, size_t n, siz
   return k == 0 ? 1.0 : sum / static_cast<double>(k);
 }
 
-}  // namespace
+// The builds and the hours the documents fall in.
+struct Timeline {
+  std::vector<Build> builds;  // B1.., then N, then the early build when it is planted
+  size_t new_index = 0;       // N
+  int64_t start_ms = 0;       // the first hour
+  int64_t last_hour_ms = 0;   // the start of the last hour, N's hour new_build_age_hours - 1
+  int64_t end_ms = 0;         // the last millisecond of the last hour
 
-void Scenario::Generate() {
-  const ScenarioOptions& o = options_;
-  Rng r(o.seed * 0x9e3779b97f4a7c15ULL + 17);
-  const int64_t start = o.start_ms - o.start_ms % kHour;
+  const Build& new_build() const { return builds[new_index]; }
+};
 
-  std::vector<Build> builds;
+Build MakeBuild(int64_t release_ms, std::string build_id, int major) {
+  Build b;
+  b.release_ms = release_ms;
+  b.build_id = std::move(build_id);
+  b.build_date = b.build_id.substr(0, 8);
+  b.version = fmt::format("{}.0", major);
+  return b;
+}
+
+// The baseline builds every build_spacing_hours from 09:00 of the first day, N after them,
+// and kPlantEarlyBuild's build released at the start of the last hour.
+Timeline MakeTimeline(const ScenarioOptions& o) {
+  Timeline t;
+  t.start_ms = o.start_ms - o.start_ms % kHour;
   for (int i = 0; i <= o.baseline_builds; ++i) {
-    Build b;
-    b.release_ms = start + (i * o.build_spacing_hours + 9) * kHour;
-    b.build_id = BuildIdAt(b.release_ms);
-    b.build_date = b.build_id.substr(0, 8);
-    b.version = fmt::format("{}.0", 140 + i);
+    const int64_t release_ms = t.start_ms + (i * o.build_spacing_hours + 9) * kHour;
+    Build b = MakeBuild(release_ms, BuildIdAt(release_ms), 140 + i);
     b.is_new = i == o.baseline_builds;
-    builds.push_back(b);
+    t.builds.push_back(b);
   }
-  const int64_t end_hour_start = builds.back().release_ms + (o.new_build_age_hours - 1) * kHour;
-  end_ms_ = end_hour_start + kHour - 1;
+  t.new_index = static_cast<size_t>(o.baseline_builds);
+  t.last_hour_ms = t.builds.back().release_ms + (o.new_build_age_hours - 1) * kHour;
+  t.end_ms = t.last_hour_ms + kHour - 1;
   if (o.plants & kPlantEarlyBuild) {
-    Build e;
-    e.release_ms = end_hour_start;
-    e.build_id = BuildIdAt(e.release_ms + 60'000);
-    e.build_date = e.build_id.substr(0, 8);
-    e.version = fmt::format("{}.0", 141 + o.baseline_builds);
+    Build e = MakeBuild(t.last_hour_ms, BuildIdAt(t.last_hour_ms + 60'000), 141 + o.baseline_builds);
     e.early = true;
-    builds.push_back(e);
+    t.builds.push_back(e);
   }
-  const auto new_index = static_cast<size_t>(o.baseline_builds);
-  const Build& n = builds[new_index];
-  truth_.channel = o.channel;
-  truth_.new_build_id = n.build_id;
-  truth_.new_build_date = n.build_date;
-  truth_.new_version = n.version;
-  for (size_t i = 0; i < new_index; ++i) truth_.baseline_build_ids.push_back(builds[i].build_id);
-  if (o.plants & kPlantSignatureSpike) truth_.spike_signature = CrashSignature(kSpikeSignature);
-  if (o.plants & kPlantNewSignature) truth_.new_signature = "mozilla::scenario::NewInThisBuild";
-  if (o.plants & kPlantHangSpike) truth_.hang_signature = HangSignature(kHangSpikeSignature);
-  if (o.plants & kPlantOsBurst) {
-    truth_.burst_signature = CrashSignature(kBurstSignature);
-    truth_.burst_os = "Linux";
-  }
-  if (o.plants & kPlantInstallStorm) truth_.storm_signature = "mozilla::scenario::OneMachineStorm";
-  if (o.plants & kPlantHangStorm) truth_.hang_storm_signature = "scenario::OneMachineHangStorm";
-  if (o.plants & kPlantEarlyBuild) {
-    truth_.early_build_id = builds.back().build_id;
-    truth_.early_signature = "mozilla::scenario::EarlyBuildCrash";
-  }
+  return t;
+}
+
+// The alerts the plants should fire (the guard plants none), sorted, each once.
+std::vector<ScenarioExpectedAlert> ExpectedAlerts(const ScenarioOptions& o, const ScenarioTruth& t) {
+  std::vector<ScenarioExpectedAlert> alerts;
   auto expect = [&](std::string rule, std::string build, std::string signature, std::string os,
                     std::string scope) {
-    truth_.expected_alerts.push_back(
+    alerts.push_back(
         {std::move(rule), std::move(build), std::move(signature), std::move(os), std::move(scope)});
   };
   if (o.plants & kPlantSignatureSpike) {
-    expect("crash_signature_spike", n.build_id, truth_.spike_signature, "all", "");
+    expect("crash_signature_spike", t.new_build_id, t.spike_signature, "all", "");
   }
-  if (o.plants & kPlantNewSignature) expect("new_crash_signature", n.build_id, truth_.new_signature, "all", "");
+  if (o.plants & kPlantNewSignature)
+    expect("new_crash_signature", t.new_build_id, t.new_signature, "all", "");
   if (o.plants & kPlantBuildRegression) {
     for (const char* cls : {"parent", "content", "content_shutdown", "gpu", "startup"}) {
-      expect("crash_rate_regression", n.build_id, "", "all", cls);
+      expect("crash_rate_regression", t.new_build_id, "", "all", cls);
     }
   }
-  if (o.plants & kPlantGpuRegression) expect("crash_rate_regression", n.build_id, "", "all", "gpu");
-  if (o.plants & kPlantHangSpike) expect("hang_spike", n.build_date, truth_.hang_signature, "all", "bhr");
-  if (o.plants & kPlantOsBurst) expect("burst", "", truth_.burst_signature, truth_.burst_os, "");
-  std::sort(truth_.expected_alerts.begin(), truth_.expected_alerts.end());
-  truth_.expected_alerts.erase(std::unique(truth_.expected_alerts.begin(), truth_.expected_alerts.end()),
-                               truth_.expected_alerts.end());
+  if (o.plants & kPlantGpuRegression) expect("crash_rate_regression", t.new_build_id, "", "all", "gpu");
+  if (o.plants & kPlantHangSpike) expect("hang_spike", t.new_build_date, t.hang_signature, "all", "bhr");
+  if (o.plants & kPlantOsBurst) expect("burst", "", t.burst_signature, t.burst_os, "");
+  std::sort(alerts.begin(), alerts.end());
+  alerts.erase(std::unique(alerts.begin(), alerts.end()), alerts.end());
+  return alerts;
+}
 
-  const std::vector<double> crash_share = ZipfShares(o.crash_signatures);
-  const std::vector<double> hang_share = ZipfShares(o.hang_signatures);
-  // Per-build, per-signature rate factors: builds are never exactly alike. Column
-  // crash_signatures of crash_noise is the main pings' gpu sub-process crash rate.
-  std::vector<std::vector<double>> crash_noise, hang_noise;
-  const auto gpu_column = static_cast<size_t>(o.crash_signatures);
-  const double subprocess_gpu = o.subprocess_gpu_per_usage_hour;
-  for (size_t b = 0; b < builds.size(); ++b) {
-    crash_noise.emplace_back();
-    hang_noise.emplace_back();
-    for (int s = 0; s <= o.crash_signatures; ++s) crash_noise[b].push_back(r.LogNormal(0, o.build_noise));
-    for (int s = 0; s < o.hang_signatures; ++s) hang_noise[b].push_back(r.LogNormal(0, o.build_noise));
+// N and the baseline builds, the signatures each plant uses, and the alerts they should fire.
+ScenarioTruth MakeTruth(const ScenarioOptions& o, const Timeline& timeline) {
+  ScenarioTruth t;
+  const Build& n = timeline.new_build();
+  t.channel = o.channel;
+  t.new_build_id = n.build_id;
+  t.new_build_date = n.build_date;
+  t.new_version = n.version;
+  for (size_t i = 0; i < timeline.new_index; ++i) t.baseline_build_ids.push_back(timeline.builds[i].build_id);
+  if (o.plants & kPlantSignatureSpike) t.spike_signature = Scenario::CrashSignature(kSpikeSignature);
+  if (o.plants & kPlantNewSignature) t.new_signature = "mozilla::scenario::NewInThisBuild";
+  if (o.plants & kPlantHangSpike) t.hang_signature = Scenario::HangSignature(kHangSpikeSignature);
+  if (o.plants & kPlantOsBurst) {
+    t.burst_signature = Scenario::CrashSignature(kBurstSignature);
+    t.burst_os = "Linux";
   }
-  // Plants on N are relative to the builds it is compared with (its own factor replaced).
+  if (o.plants & kPlantInstallStorm) t.storm_signature = "mozilla::scenario::OneMachineStorm";
+  if (o.plants & kPlantHangStorm) t.hang_storm_signature = "scenario::OneMachineHangStorm";
+  if (o.plants & kPlantEarlyBuild) {
+    t.early_build_id = timeline.builds.back().build_id;
+    t.early_signature = "mozilla::scenario::EarlyBuildCrash";
+  }
+  t.expected_alerts = ExpectedAlerts(o, t);
+  return t;
+}
+
+// Per-build, per-signature rate factors: builds are never exactly alike.
+struct RateFactors {
+  std::vector<std::vector<double>> crash, hang;  // [build][signature]
+  size_t gpu_column = 0;  // the column of `crash` that is the main pings' gpu sub-process crash rate
+};
+
+RateFactors DrawRateFactors(const ScenarioOptions& o, size_t builds, Rng& r) {
+  RateFactors f;
+  f.gpu_column = static_cast<size_t>(o.crash_signatures);
+  for (size_t b = 0; b < builds; ++b) {
+    f.crash.emplace_back();
+    f.hang.emplace_back();
+    for (int s = 0; s <= o.crash_signatures; ++s) f.crash[b].push_back(r.LogNormal(0, o.build_noise));
+    for (int s = 0; s < o.hang_signatures; ++s) f.hang[b].push_back(r.LogNormal(0, o.build_noise));
+  }
+  return f;
+}
+
+// The rate plants: relative to the builds N is compared with (N's own factor replaced).
+void PlantRateFactors(const ScenarioOptions& o, size_t new_index, RateFactors& f) {
   if (o.plants & kPlantSignatureSpike) {
     const auto s = static_cast<size_t>(kSpikeSignature);
-    crash_noise[new_index][s] = o.spike_factor * RecentMean(crash_noise, new_index, s);
+    f.crash[new_index][s] = o.spike_factor * RecentMean(f.crash, new_index, s);
   }
   if (o.plants & kPlantHangSpike) {
     const auto s = static_cast<size_t>(kHangSpikeSignature);
-    hang_noise[new_index][s] = o.hang_factor * RecentMean(hang_noise, new_index, s);
+    f.hang[new_index][s] = o.hang_factor * RecentMean(f.hang, new_index, s);
   }
   if (o.plants & kPlantGpuRegression) {
-    crash_noise[new_index][gpu_column] = o.regression_factor * RecentMean(crash_noise, new_index, gpu_column);
+    f.crash[new_index][f.gpu_column] = o.regression_factor * RecentMean(f.crash, new_index, f.gpu_column);
+  }
+}
+
+// kPlantInstallStorm's crashes and kPlantHangStorm's hangs in each of N's hours.
+int64_t StormPerHour(const ScenarioOptions& o) {
+  return std::max<int64_t>(1, o.storm_crashes / std::max<int64_t>(1, o.new_build_age_hours));
+}
+
+// One build's users on one OS for one hour.
+struct Cell {
+  size_t build;  // index into the timeline's builds
+  const char* os;
+  int64_t hour;  // its start
+  double usage;  // usage hours
+  size_t pings;  // main pings that carry the usage, and as many bhr pings
+  double early;  // the early adopters' rate factor (1 after early_hours)
+};
+
+// The documents, hour by hour: every build's users send main and bhr pings from each OS and
+// crash at their signatures' rates; the plants add theirs. Draws from `r` in a fixed order:
+// the same seed gives the same records.
+class RecordGenerator {
+ public:
+  RecordGenerator(const ScenarioOptions& o, const Timeline& timeline, const ScenarioTruth& truth,
+                  const RateFactors& factors, Rng& r, std::vector<ScenarioRecord>& records)
+      : o_(o),
+        timeline_(timeline),
+        truth_(truth),
+        factors_(factors),
+        r_(r),
+        records_(records),
+        crash_share_(ZipfShares(o.crash_signatures)),
+        hang_share_(ZipfShares(o.hang_signatures)),
+        storm_per_hour_(StormPerHour(o)) {}
+
+  void Run() {
+    const int64_t last_hour = FloorHour(timeline_.end_ms);
+    for (int64_t hour = FloorHour(timeline_.start_ms); hour <= last_hour; hour += kHour) Hour(hour);
   }
 
-  uint64_t doc_counter = 0;
-  auto dims_of = [&](const Build& b, const char* os) {
+ private:
+  // Every record of this hour has its time in it: sorting the hour's records keeps the
+  // whole list in time order.
+  void Hour(int64_t hour) {
+    const size_t hour_begin = records_.size();
+    for (size_t bi = 0; bi < timeline_.builds.size(); ++bi) {
+      if (timeline_.builds[bi].release_ms <= hour) BuildHour(bi, hour);
+    }
+    std::stable_sort(records_.begin() + static_cast<ptrdiff_t>(hour_begin), records_.end(),
+                     [](const ScenarioRecord& a, const ScenarioRecord& b) { return a.time < b.time; });
+  }
+
+  void BuildHour(size_t bi, int64_t hour) {
+    const Build& b = timeline_.builds[bi];
+    const double age_h = static_cast<double>(hour - b.release_ms) / kHour;
+    const double early = age_h < static_cast<double>(o_.early_hours) ? o_.early_adopter_factor : 1.0;
+    for (const OsShare& os : kOs) {
+      const double usage = o_.usage_per_hour * (b.early ? 0.05 : 1.0) * os.share * (0.9 + 0.2 * r_.Uniform());
+      const auto pings = static_cast<size_t>(std::max(1.0, std::ceil(usage / kUsagePerPing)));
+      const Cell cell{bi, os.name, hour, usage, pings, early};
+      MainPings(cell);
+      BhrPings(cell);
+      if (b.early) continue;
+      Crashes(cell);
+      if (b.is_new && (o_.plants & kPlantNewSignature)) NewSignatureCrashes(cell);
+    }
+    if (b.is_new && (o_.plants & kPlantInstallStorm)) InstallStorm(b, hour);
+    if (b.is_new && (o_.plants & kPlantHangStorm)) HangStorm(b, hour);
+    if (b.early && hour == timeline_.last_hour_ms) EarlyBuildCrashes(b, hour);
+  }
+
+  // Main pings: usage (whole seconds, as subsessionLength carries it) and the main pings'
+  // gpu sub-process crash counts.
+  void MainPings(const Cell& c) {
+    const Build& b = timeline_.builds[c.build];
+    const auto seconds = static_cast<int64_t>(std::llround(c.usage * 3600));
+    std::vector<ScenarioRecord> main;
+    for (size_t p = 0; p < c.pings; ++p) {
+      main.push_back(Ping(DocKind::kMain, b, c.os, c.hour, ShareOf(seconds, c.pings, p) * 1000, Client()));
+    }
+    const double subprocess_gpu = o_.subprocess_gpu_per_usage_hour;
+    if (subprocess_gpu > 0 && !b.early) {
+      const double rate = subprocess_gpu * factors_.crash[c.build][factors_.gpu_column] * c.early *
+                          (b.is_new && (o_.plants & kPlantBuildRegression) ? o_.regression_factor : 1.0);
+      for (int64_t k = Poisson(r_, c.usage * rate); k > 0; --k) {
+        ++main[r_.Below(c.pings)].doc.subprocess_crashes.gpu;
+      }
+    }
+    for (ScenarioRecord& m : main) records_.push_back(std::move(m));
+  }
+
+  // bhr pings: bhr usage, and the hour's hangs spread over them.
+  void BhrPings(const Cell& c) {
+    const Build& b = timeline_.builds[c.build];
+    const auto ms = static_cast<int64_t>(std::llround(c.usage * kHour));
+    std::vector<ScenarioRecord> bhr;
+    for (size_t p = 0; p < c.pings; ++p) {
+      bhr.push_back(Ping(DocKind::kBhr, b, c.os, c.hour, ShareOf(ms, c.pings, p), Client()));
+    }
+    if (!b.early) {
+      for (int s = 0; s < o_.hang_signatures; ++s) {
+        const double rate = o_.hangs_per_usage_hour * hang_share_[static_cast<size_t>(s)] *
+                            factors_.hang[c.build][static_cast<size_t>(s)] * c.early;
+        const std::string signature = Scenario::HangSignature(s);
+        for (int64_t k = Poisson(r_, c.usage * rate); k > 0; --k) {
+          const int64_t us = HangUs();  // drawn before the ping it goes to, as it always was
+          AddHang(bhr[r_.Below(c.pings)], signature, us);
+        }
+      }
+    }
+    for (ScenarioRecord& h : bhr) records_.push_back(std::move(h));
+  }
+
+  // Crash reports of every signature; kPlantBuildRegression and kPlantOsBurst raise rates.
+  void Crashes(const Cell& c) {
+    const Build& b = timeline_.builds[c.build];
+    const bool final_hour = c.hour == timeline_.last_hour_ms;
+    for (int s = 0; s < o_.crash_signatures; ++s) {
+      double rate = o_.crashes_per_usage_hour * crash_share_[static_cast<size_t>(s)] *
+                    factors_.crash[c.build][static_cast<size_t>(s)] * c.early;
+      if (b.is_new && (o_.plants & kPlantBuildRegression)) rate *= o_.regression_factor;
+      if (final_hour && s == kBurstSignature && (o_.plants & kPlantOsBurst) &&
+          std::string_view(c.os) == "Linux") {
+        rate *= o_.burst_factor;
+      }
+      const int64_t count = Poisson(r_, c.usage * rate);
+      for (int64_t k = 0; k < count; ++k) {
+        AddCrash(b, c.os, c.hour, Scenario::CrashSignature(s), ClassOf(s),
+                 fmt::format("{}", 1'700'000'000 + c.build * 1'000'000 + r_.Below(200'000)));
+      }
+    }
+  }
+
+  // kPlantNewSignature: about 60 crashes of a signature no other build has, over N's life.
+  void NewSignatureCrashes(const Cell& c) {
+    const Build& b = timeline_.builds[c.build];
+    const double rate = 60.0 / (o_.usage_per_hour * static_cast<double>(o_.new_build_age_hours));
+    for (int64_t k = Poisson(r_, c.usage * rate); k > 0; --k) {
+      AddCrash(b, c.os, c.hour, truth_.new_signature, CrashClass::kParent,
+               fmt::format("{}", 1'800'000'000 + r_.Below(200'000)));
+    }
+  }
+
+  // kPlantInstallStorm: storm_crashes crashes over N's life, all from one install.
+  void InstallStorm(const Build& b, int64_t hour) {
+    for (int64_t k = 0; k < storm_per_hour_; ++k) {
+      AddCrash(b, "Linux", hour, truth_.storm_signature, CrashClass::kParent, "1799999999");
+    }
+  }
+
+  // kPlantHangStorm: one install's bhr ping each hour (an hour of usage), full of one
+  // stack's hangs.
+  void HangStorm(const Build& b, int64_t hour) {
+    ScenarioRecord storm = Ping(DocKind::kBhr, b, "Linux", hour, kHour, ClientId(0xffffffffffULL));
+    for (int64_t k = 0; k < storm_per_hour_; ++k) AddHang(storm, truth_.hang_storm_signature, HangUs());
+    records_.push_back(std::move(storm));
+  }
+
+  // kPlantEarlyBuild: two crashes of a new signature in the early build's only hour.
+  void EarlyBuildCrashes(const Build& b, int64_t hour) {
+    AddCrash(b, "Windows_NT", hour, truth_.early_signature, CrashClass::kParent, "1811111111");
+    AddCrash(b, "Windows_NT", hour, truth_.early_signature, CrashClass::kParent, "1822222222");
+  }
+
+  Dimensions DimsOf(const Build& b, const char* os) const {
     Dimensions d;
-    d.channel = o.channel;
+    d.channel = o_.channel;
     d.product = "Firefox";
     d.version = b.version;
     d.build_id = b.build_id;
     d.build_date = b.build_date;
     d.os = os;
     return d;
-  };
-  auto at = [&](int64_t hour_start) { return EventTime{hour_start + static_cast<int64_t>(r.Below(kHour))}; };
-  auto client = [&] { return ClientId(r.Below(static_cast<uint64_t>(std::max<int64_t>(1, o.installs)))); };
-  auto ping = [&](DocKind kind, const Build& b, const char* os, int64_t hour_start, int64_t usage_ms,
-                  std::string install) {
+  }
+
+  EventTime At(int64_t hour_start) { return EventTime{hour_start + static_cast<int64_t>(r_.Below(kHour))}; }
+  std::string Client() {
+    return ClientId(r_.Below(static_cast<uint64_t>(std::max<int64_t>(1, o_.installs))));
+  }
+  int64_t HangUs() { return (1500 + static_cast<int64_t>(r_.Below(5000))) * 100; }  // 150.0 .. 649.9 ms
+
+  ScenarioRecord Ping(DocKind kind, const Build& b, const char* os, int64_t hour_start, int64_t usage_ms,
+                      std::string install) {
     ScenarioRecord rec;
-    rec.time = at(hour_start);
+    rec.time = At(hour_start);
     rec.doc.kind = kind;
-    rec.doc.dims = dims_of(b, os);
+    rec.doc.dims = DimsOf(b, os);
     rec.doc.usage_ms = usage_ms;
-    if (kind == DocKind::kMain || o.bhr_client_ids) rec.doc.install_id = std::move(install);
+    if (kind == DocKind::kMain || o_.bhr_client_ids) rec.doc.install_id = std::move(install);
     return rec;
-  };
-  auto add_hang = [&](ScenarioRecord& rec, const std::string& signature, int64_t us) {
+  }
+
+  static void AddHang(ScenarioRecord& rec, const std::string& signature, int64_t us) {
     std::vector<HangRecord>& hangs = rec.doc.hangs;
     if (hangs.empty() || hangs.back().signature != signature) {
       HangRecord h;
@@ -260,123 +465,48 @@ void Scenario::Generate() {
     hangs.back().hang_us += us;
     ++hangs.back().hang_count;
     rec.hang_durations_us.push_back(us);
-  };
-  auto hang_us = [&] { return (1500 + static_cast<int64_t>(r.Below(5000))) * 100; };  // 150.0 .. 649.9 ms
-  auto add_crash = [&](const Build& b, const char* os, int64_t hour_start, std::string signature, CrashClass cls,
-                       std::string install) {
+  }
+
+  void AddCrash(const Build& b, const char* os, int64_t hour_start, std::string signature, CrashClass cls,
+                std::string install) {
     ScenarioRecord rec;
-    rec.time = at(hour_start);
+    rec.time = At(hour_start);
     rec.doc.kind = DocKind::kCrash;
-    rec.doc.dims = dims_of(b, os);
-    rec.doc.doc_id = fmt::format("scenario-{}-{}", o.seed, doc_counter++);
+    rec.doc.dims = DimsOf(b, os);
+    rec.doc.doc_id = fmt::format("scenario-{}-{}", o_.seed, doc_counter_++);
     CrashRecord c;
     c.crash_class = cls;
     c.process = ProcessOf(cls);
-    c.startup = r.Chance(0.05);
+    c.startup = r_.Chance(0.05);
     c.signature = std::move(signature);
-    if (o.crash_install_ids) c.install_id = std::move(install);
+    if (o_.crash_install_ids) c.install_id = std::move(install);
     rec.doc.crash = std::move(c);
     records_.push_back(std::move(rec));
-  };
-
-  const int64_t last_hour = FloorHour(end_ms_);
-  for (int64_t hour = FloorHour(start); hour <= last_hour; hour += kHour) {
-    // Every record of this hour has its time in it: sorting the hour's records keeps the
-    // whole list in time order.
-    const size_t hour_begin = records_.size();
-    const bool final_hour = hour == end_hour_start;
-    for (size_t bi = 0; bi < builds.size(); ++bi) {
-      const Build& b = builds[bi];
-      if (b.release_ms > hour) continue;
-      const double age_h = static_cast<double>(hour - b.release_ms) / kHour;
-      const double early = age_h < static_cast<double>(o.early_hours) ? o.early_adopter_factor : 1.0;
-      for (const OsShare& os : kOs) {
-        const double usage = o.usage_per_hour * (b.early ? 0.05 : 1.0) * os.share * (0.9 + 0.2 * r.Uniform());
-        const auto pings = static_cast<size_t>(std::max(1.0, std::ceil(usage / kUsagePerPing)));
-        // Main pings: usage (whole seconds, as subsessionLength carries it) and the main
-        // pings' gpu sub-process crash counts.
-        const auto seconds = static_cast<int64_t>(std::llround(usage * 3600));
-        std::vector<ScenarioRecord> main;
-        for (size_t p = 0; p < pings; ++p) {
-          const int64_t share =
-              seconds / static_cast<int64_t>(pings) + (p == 0 ? seconds % static_cast<int64_t>(pings) : 0);
-          main.push_back(ping(DocKind::kMain, b, os.name, hour, share * 1000, client()));
-        }
-        if (subprocess_gpu > 0 && !b.early) {
-          const double rate = subprocess_gpu * crash_noise[bi][gpu_column] * early *
-                              (b.is_new && (o.plants & kPlantBuildRegression) ? o.regression_factor : 1.0);
-          for (int64_t k = Poisson(r, usage * rate); k > 0; --k) {
-            ++main[r.Below(pings)].doc.subprocess_crashes.gpu;
-          }
-        }
-        for (ScenarioRecord& m : main) records_.push_back(std::move(m));
-        // bhr pings: bhr usage, and the hour's hangs spread over them.
-        const auto ms = static_cast<int64_t>(std::llround(usage * kHour));
-        std::vector<ScenarioRecord> bhr;
-        for (size_t p = 0; p < pings; ++p) {
-          const int64_t share =
-              ms / static_cast<int64_t>(pings) + (p == 0 ? ms % static_cast<int64_t>(pings) : 0);
-          bhr.push_back(ping(DocKind::kBhr, b, os.name, hour, share, client()));
-        }
-        if (!b.early) {
-          for (int s = 0; s < o.hang_signatures; ++s) {
-            const double rate = o.hangs_per_usage_hour * hang_share[static_cast<size_t>(s)] *
-                                hang_noise[bi][static_cast<size_t>(s)] * early;
-            const std::string signature = HangSignature(s);
-            for (int64_t k = Poisson(r, usage * rate); k > 0; --k) {
-              add_hang(bhr[r.Below(pings)], signature, hang_us());
-            }
-          }
-        }
-        for (ScenarioRecord& h : bhr) records_.push_back(std::move(h));
-        // Crash reports.
-        if (b.early) continue;
-        for (int s = 0; s < o.crash_signatures; ++s) {
-          double rate = o.crashes_per_usage_hour * crash_share[static_cast<size_t>(s)] *
-                        crash_noise[bi][static_cast<size_t>(s)] * early;
-          if (b.is_new && (o.plants & kPlantBuildRegression)) rate *= o.regression_factor;
-          if (final_hour && s == kBurstSignature && (o.plants & kPlantOsBurst) &&
-              std::string_view(os.name) == "Linux") {
-            rate *= o.burst_factor;
-          }
-          const int64_t count = Poisson(r, usage * rate);
-          for (int64_t k = 0; k < count; ++k) {
-            add_crash(b, os.name, hour, CrashSignature(s), ClassOf(s),
-                      fmt::format("{}", 1'700'000'000 + bi * 1'000'000 + r.Below(200'000)));
-          }
-        }
-        if (b.is_new && (o.plants & kPlantNewSignature)) {
-          const double rate = 60.0 / (o.usage_per_hour * static_cast<double>(o.new_build_age_hours));
-          for (int64_t k = Poisson(r, usage * rate); k > 0; --k) {
-            add_crash(b, os.name, hour, truth_.new_signature, CrashClass::kParent,
-                      fmt::format("{}", 1'800'000'000 + r.Below(200'000)));
-          }
-        }
-      }
-      const int64_t storm_per_hour =
-          std::max<int64_t>(1, o.storm_crashes / std::max<int64_t>(1, o.new_build_age_hours));
-      if (b.is_new && (o.plants & kPlantInstallStorm)) {
-        for (int64_t k = 0; k < storm_per_hour; ++k) {
-          add_crash(b, "Linux", hour, truth_.storm_signature, CrashClass::kParent, "1799999999");
-        }
-      }
-      if (b.is_new && (o.plants & kPlantHangStorm)) {
-        // One install's bhr ping each hour (an hour of usage), full of one stack's hangs.
-        ScenarioRecord storm = ping(DocKind::kBhr, b, "Linux", hour, kHour, ClientId(0xffffffffffULL));
-        for (int64_t k = 0; k < storm_per_hour; ++k) add_hang(storm, truth_.hang_storm_signature, hang_us());
-        records_.push_back(std::move(storm));
-      }
-      if (b.early && final_hour) {
-        add_crash(b, "Windows_NT", hour, truth_.early_signature, CrashClass::kParent, "1811111111");
-        add_crash(b, "Windows_NT", hour, truth_.early_signature, CrashClass::kParent, "1822222222");
-      }
-    }
-    std::stable_sort(records_.begin() + static_cast<ptrdiff_t>(hour_begin), records_.end(),
-                     [](const ScenarioRecord& a, const ScenarioRecord& b) { return a.time < b.time; });
   }
-}
 
-int64_t Scenario::FloorHour(int64_t ms) { return ms - ((ms % kHour) + kHour) % kHour; }
+  const ScenarioOptions& o_;
+  const Timeline& timeline_;
+  const ScenarioTruth& truth_;
+  const RateFactors& factors_;
+  Rng& r_;
+  std::vector<ScenarioRecord>& records_;
+  const std::vector<double> crash_share_, hang_share_;  // Zipf
+  const int64_t storm_per_hour_;  // kPlantInstallStorm's crashes, kPlantHangStorm's hangs
+  uint64_t doc_counter_ = 0;
+};
+
+}  // namespace
+
+// The steps draw from one generator in this order; a change of order changes every record.
+void Scenario::Generate() {
+  Rng r(options_.seed * 0x9e3779b97f4a7c15ULL + 17);
+  const Timeline timeline = MakeTimeline(options_);
+  end_ms_ = timeline.end_ms;
+  truth_ = MakeTruth(options_, timeline);
+  RateFactors factors = DrawRateFactors(options_, timeline.builds.size(), r);
+  PlantRateFactors(options_, timeline.new_index, factors);
+  RecordGenerator(options_, timeline, truth_, factors, r, records_).Run();
+}
 
 void Scenario::ForEachDelta(Symbols& symbols, const std::function<void(Delta&&)>& emit) const {
   DeltaEncoder encoder(&symbols);

@@ -22,6 +22,7 @@
 #include "seismo/ingest/kafka_consumer.h"
 #include "seismo/ingest/mock_cluster.h"
 #include "seismo/signature/generator.h"
+#include "support/wait_for.h"
 #include "test_scale.h"
 #include "unit/http/http_client.h"
 
@@ -163,11 +164,8 @@ TEST_F(AlertDaemon, TransitionsReachKafkaOnceAndFiringAlertsSurviveARestart) {
     // checks a file read to its end is not read again, so the first run reads all of it.
     // (Under TSan, beside other suites on two cores, reading and aggregating the corpus's
     // 28 000 documents alone took 50 s.)
-    const auto deadline = std::chrono::steady_clock::now() + Patience(seconds(60));
-    while ((Firing(first) != planted || first.counts().documents < documents_) &&
-           std::chrono::steady_clock::now() < deadline) {
-      std::this_thread::sleep_for(milliseconds(50));
-    }
+    test::WaitFor([&] { return Firing(first) == planted && first.counts().documents >= documents_; },
+                  seconds(60));
     ASSERT_EQ(Firing(first), planted) << first.alerts_json();
     ASSERT_EQ(first.counts().documents, documents_);
     first.Stop();
@@ -187,10 +185,7 @@ TEST_F(AlertDaemon, TransitionsReachKafkaOnceAndFiringAlertsSurviveARestart) {
   ASSERT_TRUE(second.Start().ok());
   EXPECT_EQ(Firing(second), planted) << "restored before the first round";
   // 15 rounds later (several publishes), still the same and nothing emitted.
-  for (auto deadline = std::chrono::steady_clock::now() + Patience(seconds(60));
-       second.AlertRoundsForTesting() < 15 && std::chrono::steady_clock::now() < deadline;) {
-    std::this_thread::sleep_for(milliseconds(20));
-  }
+  test::WaitFor([&] { return second.AlertRoundsForTesting() >= 15; }, seconds(60), milliseconds(20));
   ASSERT_GE(second.AlertRoundsForTesting(), 15u);
   EXPECT_EQ(Firing(second), planted) << second.alerts_json();
   EXPECT_EQ(second.counts().documents, documents) << "restored, and the file is not read again";

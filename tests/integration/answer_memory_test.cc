@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "integration/daemon_process.h"
+#include "support/wait_for.h"
 #include "test_scale.h"
 #include "unit/http/http_client.h"
 
@@ -81,15 +82,14 @@ TEST(AnswerMemory, SixteenLargestAnswersAtOnceStayInsideTheLimitAndHealthzAnswer
   // (docs/architecture.md): two usage hours alone can be published before the hangs are.
   // So wait for all four series: the build's usage, the main-ping usage hangs are divided
   // by, and the two stacks.
-  const auto deadline = std::chrono::steady_clock::now() + test::Patience(seconds(120));
-  bool counted = false;
-  while (!counted && std::chrono::steady_clock::now() < deadline) {
-    const auto builds = testing::HttpGet(port, "/api/v1/builds?window=all");
-    const auto status = testing::HttpGet(port, "/api/v1/status");
-    counted = builds.status == 200 && builds.body.find("\"usage_hours\":2") != std::string::npos &&
-              status.body.find("\"series\":4,") != std::string::npos;
-    if (!counted) std::this_thread::sleep_for(milliseconds(50));
-  }
+  const bool counted = test::WaitFor(
+      [&] {
+        const auto builds = testing::HttpGet(port, "/api/v1/builds?window=all");
+        const auto status = testing::HttpGet(port, "/api/v1/status");
+        return builds.status == 200 && builds.body.find("\"usage_hours\":2") != std::string::npos &&
+               status.body.find("\"series\":4,") != std::string::npos;
+      },
+      seconds(120));
   ASSERT_TRUE(counted) << daemon.log() << testing::HttpGet(port, "/api/v1/status").body;
   const uint64_t rss_before = ProcMemory(daemon.pid(), "VmRSS");
 

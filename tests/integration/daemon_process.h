@@ -23,6 +23,7 @@
 #include <thread>
 #include <vector>
 
+#include "support/wait_for.h"
 #include "test_scale.h"
 
 extern char** environ;
@@ -117,10 +118,8 @@ class DaemonProcess {
     const size_t runs_before = CountOf(log(), " running");
     ASSERT_EQ(posix_spawn(&pid_, SEISMO_BINARY, &actions, nullptr, argv.data(), environ), 0);
     posix_spawn_file_actions_destroy(&actions);
-    const auto deadline = std::chrono::steady_clock::now() + test::Patience(std::chrono::seconds(20));
-    while (CountOf(log(), " running") == runs_before && std::chrono::steady_clock::now() < deadline) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
+    test::WaitFor([&] { return CountOf(log(), " running") > runs_before; }, std::chrono::seconds(20),
+                  std::chrono::milliseconds(20));
     ASSERT_GT(CountOf(log(), " running"), runs_before) << log();
   }
 

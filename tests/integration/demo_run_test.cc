@@ -22,6 +22,7 @@
 #include "seismo/sim/demo.h"
 #include "integration/daemon_process.h"
 #include "unit/http/http_client.h"
+#include "test_clock.h"
 #include "test_scale.h"
 
 extern char** environ;
@@ -160,24 +161,18 @@ TEST(DemoPopulation, HistoryStartsDaysBeforeNowAndEveryDocumentHasItsEventTime) 
   EXPECT_FALSE(DemoDocumentTime(R"({"type":"main"})"));
 }
 
-class FakeClock final : public Clock {
- public:
-  EventTime Now() const override { return EventTime{ms}; }
-  int64_t ms = kNow;
-};
-
 TEST(SimClock, RunsSpeedTimesFasterThenFollowsTheWallClockAndNeverPassesIt) {
-  FakeClock wall;
+  test::ManualClock wall(kNow);
   const SimClock sim(kNow - 10 * kHour, 3600, &wall);
   EXPECT_EQ(sim.Now(), kNow - 10 * kHour);
   EXPECT_EQ(sim.WallMsUntil(kNow - 8 * kHour), 2000);
-  wall.ms += 1000;  // one wall second = one simulated hour
+  wall.Set(kNow + 1000);  // one wall second = one simulated hour
   EXPECT_EQ(sim.Now(), kNow - 9 * kHour);
   EXPECT_EQ(sim.WallMsUntil(kNow - 9 * kHour), 0);
   EXPECT_EQ(sim.WallMsUntil(kNow - 8 * kHour), 1000);
-  wall.ms += 20'000;  // compressed time would be 11 h ahead of the wall clock by now
-  EXPECT_EQ(sim.Now(), wall.ms);
-  EXPECT_EQ(sim.WallMsUntil(wall.ms + 5000), 5000) << "after catching up, simulated time is real time";
+  wall.Set(kNow + 21'000);  // compressed time would be 11 h ahead of the wall clock by now
+  EXPECT_EQ(sim.Now(), wall.Now().ms);
+  EXPECT_EQ(sim.WallMsUntil(wall.Now().ms + 5000), 5000) << "after catching up, simulated time is real time";
 }
 
 // The real command: planted alerts on /api/v1/alerts, nothing else, SIGTERM exits 0.

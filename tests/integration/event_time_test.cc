@@ -19,6 +19,7 @@
 #include "seismo/app/replay.h"
 #include "seismo/query/replay_output.h"
 #include "seismo/signature/generator.h"
+#include "support/wait_for.h"
 #include "test_clock.h"
 #include "test_scale.h"
 
@@ -151,12 +152,12 @@ TEST_F(EventTime13, SourcesFilesInTheDaemonGiveTheReplaysRows) {
   ManualClock clock(ParseTimestamp("2036-06-01T00:00:00Z")->ms);
   Daemon daemon(config, signatures->get(), &clock);
   ASSERT_TRUE(daemon.Start().ok());
-  const auto deadline = std::chrono::steady_clock::now() + test::Patience(std::chrono::seconds(120));
-  while (!(daemon.status().sources_done && daemon.counts().documents == documents_ &&
-           daemon.status().queued_chunks == 0) &&
-         std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+  test::WaitFor(
+      [&] {
+        return daemon.status().sources_done && daemon.counts().documents == documents_ &&
+               daemon.status().queued_chunks == 0;
+      },
+      std::chrono::seconds(120), std::chrono::milliseconds(20));
   ASSERT_TRUE(
       daemon.Shutdown(std::chrono::steady_clock::now() + test::Patience(std::chrono::seconds(60))).ok());
   const std::string out = ReplayOutputJson(*daemon.snapshot(), daemon.counts());

@@ -21,6 +21,7 @@
 #include "seismo/ingest/kafka_producer.h"
 #include "seismo/ingest/mock_cluster.h"
 #include "seismo/signature/generator.h"
+#include "support/wait_for.h"
 #include "test_scale.h"
 
 namespace seismo {
@@ -233,10 +234,7 @@ TEST(HostileInput, EveryBadDocumentIsRejectedCountedDeadLetteredAndTheDaemonKeep
   Daemon daemon(c, gen->get(), &clock);
   ASSERT_TRUE(daemon.Start().ok());
   const uint64_t total = hostile.size() * 2 + 4;
-  auto deadline = std::chrono::steady_clock::now() + Patience(std::chrono::seconds(60));
-  while (Decided(daemon.counts()) < total && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
+  test::WaitFor([&] { return Decided(daemon.counts()) >= total; }, std::chrono::seconds(60));
   RecordCounts counts = daemon.counts();
   ASSERT_EQ(Decided(counts), total);
   ASSERT_EQ(counts.documents, total);
@@ -249,16 +247,17 @@ TEST(HostileInput, EveryBadDocumentIsRejectedCountedDeadLetteredAndTheDaemonKeep
   }
   // Still serving: published snapshots catch up with every good main ping.
   int64_t pings = 0;
-  deadline = std::chrono::steady_clock::now() + Patience(std::chrono::seconds(20));
-  while (pings != static_cast<int64_t>(hostile.size() + 1) && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    pings = 0;
-    if (auto snap = daemon.snapshot()) {
-      for (const SeriesData* series : snap->table(Table::kUsage)) {
-        if (snap->Text(series->key[usage_field::kSource]) == "main") pings += series->total[1];
-      }
-    }
-  }
+  test::WaitFor(
+      [&] {
+        pings = 0;
+        if (auto snap = daemon.snapshot()) {
+          for (const SeriesData* series : snap->table(Table::kUsage)) {
+            if (snap->Text(series->key[usage_field::kSource]) == "main") pings += series->total[1];
+          }
+        }
+        return pings == static_cast<int64_t>(hostile.size() + 1);
+      },
+      std::chrono::seconds(20), std::chrono::milliseconds(100));
   EXPECT_EQ(pings, static_cast<int64_t>(hostile.size() + 1));
   daemon.Stop();
   EXPECT_EQ(daemon.status().dead_letter_failures, 0u);
@@ -279,7 +278,7 @@ TEST(HostileInput, EveryBadDocumentIsRejectedCountedDeadLetteredAndTheDaemonKeep
   auto consumer = KafkaConsumer::Create(o, nullptr);
   ASSERT_TRUE(consumer);
   std::map<int64_t, std::string> produced;
-  deadline = std::chrono::steady_clock::now() + Patience(std::chrono::seconds(30));
+  const auto deadline = std::chrono::steady_clock::now() + Patience(std::chrono::seconds(30));
   while (produced.size() < hostile.size() && std::chrono::steady_clock::now() < deadline) {
     for (const KafkaMessage& m : (*consumer)->Poll(100, std::chrono::milliseconds(200))) {
       Letter l = ParseLetter(m.payload());
@@ -344,10 +343,7 @@ TEST(HostileInput, RejectsFromKafkaReachTheDeadLetterTopicWithTopicPartitionOffs
   SystemClock clock;
   Daemon daemon(c, gen->get(), &clock);
   ASSERT_TRUE(daemon.Start().ok());
-  auto deadline = std::chrono::steady_clock::now() + Patience(std::chrono::seconds(60));
-  while (Decided(daemon.counts()) < documents && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
+  test::WaitFor([&] { return Decided(daemon.counts()) >= documents; }, std::chrono::seconds(60));
   ASSERT_EQ(Decided(daemon.counts()), documents);
   ASSERT_EQ(daemon.counts().documents, documents);
   EXPECT_EQ(daemon.counts().by_kind[0], hostile.size());
@@ -357,7 +353,7 @@ TEST(HostileInput, RejectsFromKafkaReachTheDeadLetterTopicWithTopicPartitionOffs
   auto consumer = KafkaConsumer::Create(o, nullptr);
   ASSERT_TRUE(consumer);
   std::map<std::pair<int32_t, int64_t>, std::string> lettered;
-  deadline = std::chrono::steady_clock::now() + Patience(std::chrono::seconds(30));
+  const auto deadline = std::chrono::steady_clock::now() + Patience(std::chrono::seconds(30));
   size_t messages = 0;
   while (messages < expected.size() && std::chrono::steady_clock::now() < deadline) {
     for (const KafkaMessage& m : (*consumer)->Poll(100, std::chrono::milliseconds(200))) {

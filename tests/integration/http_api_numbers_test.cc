@@ -27,6 +27,7 @@
 #include "seismo/app/replay.h"
 #include "seismo/http/server.h"
 #include "seismo/signature/generator.h"
+#include "support/wait_for.h"
 #include "test_scale.h"
 #include "unit/http/http_client.h"
 #include "unit/query/query_fixture.h"
@@ -103,14 +104,15 @@ class HttpApiNumbers : public ::testing::Test {
     options.listen = "127.0.0.1:0";
     ASSERT_TRUE(server_->Start(options, *daemon_).ok());
     const uint64_t documents = 2000;
-    for (const auto deadline = std::chrono::steady_clock::now() + test::Patience(60s);
-         std::chrono::steady_clock::now() < deadline;) {
-      if (HttpGet(server_->port(), "/readyz").status == 200 && daemon_->counts().documents == documents) {
-        auto top = GetJson("/api/v1/crashes/top?window=all&limit=1");
-        if (top->root["total"].get_int64().value() == 800) break;
-      }
-      std::this_thread::sleep_for(100ms);
-    }
+    test::WaitFor(
+        [&] {
+          if (HttpGet(server_->port(), "/readyz").status != 200 || daemon_->counts().documents != documents) {
+            return false;
+          }
+          auto top = GetJson("/api/v1/crashes/top?window=all&limit=1");
+          return top->root["total"].get_int64().value() == 800;
+        },
+        60s, 100ms);
   }
   static void TearDownTestSuite() {
     server_->Stop();

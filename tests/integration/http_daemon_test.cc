@@ -17,6 +17,7 @@
 #include "seismo/app/replay.h"
 #include "seismo/http/server.h"
 #include "seismo/signature/generator.h"
+#include "support/wait_for.h"
 #include "test_scale.h"
 #include "unit/http/http_client.h"
 #include "unit/query/query_fixture.h"
@@ -108,14 +109,13 @@ TEST_F(HttpDaemon, ApiNumbersEqualReplayOfTheSameFiles) {
   ASSERT_GT(hangs.size(), 0u);
 
   // Ready once every file is read; the numbers once a snapshot holds everything.
-  const auto deadline = std::chrono::steady_clock::now() + 60s;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (HttpGet(port, "/readyz").status == 200) {
-      auto top = GetJson(port, "/api/v1/crashes/top?window=all&limit=1");
-      if (top->root["total"].get_int64().value() == crash_total) break;
-    }
-    std::this_thread::sleep_for(100ms);
-  }
+  test::WaitFor(
+      [&] {
+        if (HttpGet(port, "/readyz").status != 200) return false;
+        auto top = GetJson(port, "/api/v1/crashes/top?window=all&limit=1");
+        return top->root["total"].get_int64().value() == crash_total;
+      },
+      60s, 100ms);
   auto status = GetJson(port, "/api/v1/status");
   EXPECT_EQ(status->root["documents"].get_uint64().value(), documents_);
   EXPECT_EQ(status->root["records"]["main"].get_int64().value(), int64_t(replay_["records"]["main"]));
@@ -186,10 +186,7 @@ TEST_F(HttpDaemon, NotReadyWhileTheCheckpointIsRestored) {
   {
     Daemon first(config, signatures->get(), &clock);  // leaves a checkpoint behind
     ASSERT_TRUE(first.Start().ok());
-    for (const auto deadline = std::chrono::steady_clock::now() + test::Patience(30s);
-         first.counts().documents < documents_ && std::chrono::steady_clock::now() < deadline;) {
-      std::this_thread::sleep_for(50ms);
-    }
+    test::WaitFor([&] { return first.counts().documents >= documents_; }, 30s);
     ASSERT_EQ(first.counts().documents, documents_);
     first.Stop();
   }
@@ -228,7 +225,7 @@ TEST_F(HttpDaemon, NotReadyWhileTheCheckpointIsRestored) {
   EXPECT_NE(status.body.find("\"documents\":0"), std::string::npos) << status.body;
   releaser.Release();
 
-  for (int i = 0; i < 100 && HttpGet(port, "/readyz").status != 200; ++i) std::this_thread::sleep_for(50ms);
+  test::WaitFor([&] { return HttpGet(port, "/readyz").status == 200; }, 5s);
   ready = HttpGet(port, "/readyz");
   EXPECT_EQ(ready.status, 200) << ready.body;
   EXPECT_EQ(daemon.counts().documents, documents_) << "restored; the files are not read again";
@@ -266,11 +263,9 @@ TEST_F(HttpDaemon, CheckpointAndDeadLetterFailuresAreCountedAndServed) {
   ASSERT_TRUE(server.Start(options, daemon).ok());
   const int port = server.port();
   // Three rejects, each failing at both destinations.
-  const auto deadline = std::chrono::steady_clock::now() + 30s;
-  while ((daemon.status().dead_letter_failures < 6 || daemon.status().checkpoint_failures < 2) &&
-         std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(50ms);
-  }
+  test::WaitFor(
+      [&] { return daemon.status().dead_letter_failures >= 6 && daemon.status().checkpoint_failures >= 2; },
+      30s);
   auto status = GetJson(port, "/api/v1/status");
   EXPECT_EQ(status->root["dead_letter_failures"].get_uint64().value(), 6u);
   const uint64_t checkpoint_failures = status->root["checkpoint_failures"].get_uint64().value();

@@ -17,6 +17,7 @@
 #include "daemon_process.h"
 #include "seismo/core/time.h"
 #include "seismo/ingest/mock_cluster.h"
+#include "support/wait_for.h"
 #include "unit/http/http_client.h"
 
 namespace seismo {
@@ -102,10 +103,7 @@ class ProduceReplay : public ::testing::Test {
     daemon_->Start();
     const int port = daemon_->http_port();
     EXPECT_GT(port, 0) << daemon_->log();
-    const auto deadline = std::chrono::steady_clock::now() + seconds(120);
-    while (DocumentsRead(port) < documents && std::chrono::steady_clock::now() < deadline) {
-      std::this_thread::sleep_for(milliseconds(50));
-    }
+    test::WaitFor([&] { return DocumentsRead(port) >= documents; }, seconds(120));
     EXPECT_EQ(DocumentsRead(port), documents) << daemon_->log();
     EXPECT_EQ(daemon_->Signal(SIGTERM, seconds(30)), 0) << daemon_->log();
     return Slurp(daemon_->output());

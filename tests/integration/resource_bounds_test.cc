@@ -19,6 +19,7 @@
 #include "seismo/ingest/kafka_consumer.h"
 #include "seismo/ingest/kafka_producer.h"
 #include "seismo/ingest/mock_cluster.h"
+#include "support/wait_for.h"
 #include "test_scale.h"
 #include "unit/alert/webhook_receiver.h"
 #include "unit/http/http_client.h"
@@ -29,6 +30,7 @@ namespace {
 namespace fs = std::filesystem;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
+using test::WaitFor;
 using testing::CountOf;
 using testing::DaemonProcess;
 using testing::HttpGet;
@@ -120,14 +122,6 @@ class ResourceBounds : public ::testing::Test {
     return data ? data->counts.documents : 0;
   }
   size_t DeadLetters() const { return CountOf(Slurp(dir_ / "dead.ndjson"), "\n"); }
-
-  template <typename Condition>
-  static bool WaitFor(Condition done, seconds limit) {
-    const auto deadline = std::chrono::steady_clock::now() + test::Patience(limit);
-    while (!done() && std::chrono::steady_clock::now() < deadline)
-      std::this_thread::sleep_for(milliseconds(50));
-    return done();
-  }
 
   fs::path dir_;
   mutable Symbols symbols_;  // checkpoints read back by the test intern into it

@@ -17,6 +17,7 @@
 #include "seismo/checkpoint/checkpoint.h"
 #include "seismo/http/server.h"
 #include "seismo/signature/generator.h"
+#include "support/wait_for.h"
 #include "unit/http/http_client.h"
 
 namespace seismo {
@@ -85,11 +86,7 @@ TEST(Scrubbing, UrlsAddressesAndUserNamesFromDocumentsNeverReachAnAnswer) {
     auto snap = daemon.snapshot();
     return snap && snap->table(Table::kHangs).size() == 3 && snap->table(Table::kCrashes).size() == 1;
   };
-  const auto deadline = std::chrono::steady_clock::now() + 60s;
-  while (std::chrono::steady_clock::now() < deadline &&
-         (HttpGet(port, "/readyz").status != 200 || !published())) {
-    std::this_thread::sleep_for(50ms);
-  }
+  test::WaitFor([&] { return HttpGet(port, "/readyz").status == 200 && published(); }, 60s);
   ASSERT_TRUE(published());
   ASSERT_EQ(daemon.counts().by_kind, (std::array<uint64_t, 3>{1, 1, 1}));
 

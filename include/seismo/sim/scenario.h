@@ -147,7 +147,6 @@ class Scenario {
 
  private:
   void Generate();
-  static int64_t FloorHour(int64_t ms);
 
   ScenarioOptions options_;
   ScenarioTruth truth_;
