@@ -12,6 +12,7 @@
 #include "seismo/ingest/kafka_consumer.h"
 #include "seismo/ingest/line_reader.h"
 #include "seismo/shard/backoff.h"
+#include "seismo/shard/chunk_builder.h"
 #include "seismo/shard/pipeline.h"
 
 namespace seismo {
@@ -65,29 +66,25 @@ void Daemon::RunSource() {
       spdlog::error("sources: {}", reader.error().message());
       continue;
     }
-    auto chunk = std::make_unique<DocChunk>();
     int64_t line_no = 0;
     const int64_t already = file_lines_[path];  // consumed before a restart
-    auto submit = [&](bool last) {
-      if (last) chunk->ended.push_back(SourceKey{static_cast<uint16_t>(s), -1});
-      handed_docs_ += chunk->docs.size();
-      SubmitWithBackpressure(std::move(chunk));
-      chunk = std::make_unique<DocChunk>();
-      file_lines_[path] = line_no;
-      MaybeCheckpoint();
-    };
+    const auto source = static_cast<uint16_t>(s);
+    ChunkBuilder chunks(
+        config_.ingest.max_document_bytes,
+        [&](DocChunkPtr chunk) {
+          handed_docs_ += chunk->docs.size();
+          SubmitWithBackpressure(std::move(chunk));
+          file_lines_[path] = line_no;
+          MaybeCheckpoint();
+        },
+        chunk_docs_);
     while (auto line = (*reader)->Next()) {
       ++line_no;
       if (line_no <= already) continue;
-      if (line->find_first_not_of(" \t") == std::string_view::npos) continue;
-      DocRef ref;
-      ref.source = static_cast<uint16_t>(s);
-      ref.offset = line_no;
-      AddDocument(*chunk, ref, *line, (*reader)->line_bytes(), config_.ingest.max_document_bytes);
-      if (chunk->data.size() >= kChunkBytes || chunk->docs.size() >= chunk_docs_) submit(false);
+      chunks.AddLine(source, line_no, *line, (*reader)->line_bytes());
       if (stop_source_.load(std::memory_order_relaxed)) break;
     }
-    submit(/*last=*/true);
+    chunks.EndFile(source);
     if (!(*reader)->error().ok()) spdlog::error("sources: {}: {}", path, (*reader)->error().message());
     spdlog::info("sources: read {} ({} lines)", path, line_no);
   }
@@ -105,26 +102,20 @@ void Daemon::RunSource() {
 
   // 2. Kafka, until told to stop. Every partition is a source of its own (ADR 0017).
   std::set<SourceKey> delivering;  // partitions that delivered since they last went idle
+  // Up to chunk_docs_ documents a poll: the batch bounds a chunk's documents.
+  ChunkBuilder chunks(config_.ingest.max_document_bytes, [this](DocChunkPtr chunk) {
+    handed_docs_ += chunk->docs.size();
+    SubmitWithBackpressure(std::move(chunk));
+  });
   while (!stop_source_.load(std::memory_order_relaxed)) {
     KafkaMessageBatch batch = consumer_->Poll(chunk_docs_, std::chrono::milliseconds(100));
-    auto chunk = std::make_unique<DocChunk>();
-    chunk->data.reserve(std::min<uint64_t>(batch.payload_bytes(), kChunkBytes));
+    chunks.Reserve(batch.payload_bytes());
     for (const KafkaMessage& m : batch) {
       if (!rebalance_->handed.Accept(m.topic(), m.partition(), m.offset())) continue;  // seen already
       const SourceKey source = KafkaSource(m.topic(), m.partition());
-      DocRef ref;
-      ref.source = source.source;
-      ref.partition = m.partition();
-      ref.offset = m.offset();
-      if (auto ts = m.timestamp_ms()) ref.transport_time = EventTime{*ts};
       if (!reread_undated_.empty()) NoteRereadTime(m.topic(), m.partition(), m.timestamp_ms());
-      AddDocument(*chunk, ref, m.payload(), 0, config_.ingest.max_document_bytes);
+      chunks.AddMessage(source.source, m.partition(), m.offset(), m.timestamp_ms(), m.payload());
       delivering.insert(source);
-      if (chunk->data.size() >= kChunkBytes) {  // chunks stay small (32-bit offsets into them)
-        handed_docs_ += chunk->docs.size();
-        SubmitWithBackpressure(std::move(chunk));
-        chunk = std::make_unique<DocChunk>();
-      }
     }
     // A partition with nothing left to read (or given up) stops holding stream time back
     // until it delivers again.
@@ -132,16 +123,15 @@ void Daemon::RunSource() {
       if (p.lag != 0) continue;
       auto it = delivering.find(KafkaSource(p.tp.topic, p.tp.partition));
       if (it == delivering.end()) continue;
-      chunk->idle.push_back(*it);
+      chunks.chunk().idle.push_back(*it);
       delivering.erase(it);
     }
     for (const SourceKey& gone : gone_partitions_) {
       delivering.erase(gone);
-      chunk->idle.push_back(gone);
+      chunks.chunk().idle.push_back(gone);
     }
     gone_partitions_.clear();
-    handed_docs_ += chunk->docs.size();
-    if (!chunk->docs.empty() || !chunk->idle.empty()) SubmitWithBackpressure(std::move(chunk));
+    if (!chunks.empty()) chunks.Flush();
     MaybeCheckpoint();
   }
   drained_ = WaitForPipeline();
