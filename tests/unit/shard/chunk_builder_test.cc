@@ -72,10 +72,10 @@ TEST(ChunkBuilder, AChunkIsHandedOnOnceItHoldsChunkBytes) {
   EXPECT_FALSE(chunks.AddMessage(1, 0, 11, std::nullopt, quarter));
   EXPECT_FALSE(chunks.AddMessage(1, 0, 12, std::nullopt, quarter));
   EXPECT_FALSE(chunks.AddMessage(1, 0, 13, std::nullopt, quarter.substr(1)));  // one byte short
-  EXPECT_TRUE(chunks.AddMessage(1, 0, 14, std::nullopt, "{}"));                // past kChunkBytes
+  EXPECT_TRUE(chunks.AddMessage(1, 0, 14, std::nullopt, "x"));                 // exactly kChunkBytes
   ASSERT_EQ(handed.chunks.size(), 1u);
   EXPECT_EQ(handed.chunks[0]->docs.size(), 5u);
-  EXPECT_EQ(handed.chunks[0]->data.size(), kChunkBytes + 1);
+  EXPECT_EQ(handed.chunks[0]->data.size(), kChunkBytes);
   EXPECT_TRUE(chunks.empty());
 }
 
