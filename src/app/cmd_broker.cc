@@ -2,10 +2,8 @@
 // (librdkafka's mock cluster, see ingest/mock_cluster.h). Prints the bootstrap
 // servers as the first line of stdout, then serves until SIGTERM or SIGINT.
 #include <CLI/CLI.hpp>
-#include <pthread.h>
 #include <spdlog/spdlog.h>
 
-#include <csignal>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -14,6 +12,7 @@
 
 #include "seismo/app/command.h"
 #include "seismo/ingest/mock_cluster.h"
+#include "stop_signals.h"
 
 namespace seismo {
 
@@ -55,13 +54,8 @@ int RunBroker(const BrokerArgs& args) {
     topics.push_back(*parsed);
   }
 
-  // Block the stop signals before librdkafka starts its threads (they inherit
-  // the mask), so that only sigwait() below receives them.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  // Before librdkafka starts its threads (they inherit the mask).
+  const sigset_t stop_signals = BlockStopSignals();
 
   auto cluster = MockCluster::Create(args.brokers);
   if (!cluster) {
@@ -87,8 +81,8 @@ int RunBroker(const BrokerArgs& args) {
                "partitions; stop with SIGTERM or Ctrl-C",
                args.brokers, (*cluster)->bootstrap_servers());
 
-  int signal_number = 0;
-  if (sigwait(&stop_signals, &signal_number) != 0) {
+  const int signal_number = WaitForStopSignal(stop_signals);
+  if (signal_number == 0) {
     std::fprintf(stderr, "seismo broker: sigwait failed\n");
     return 1;
   }

@@ -9,16 +9,12 @@
 // of stdout), and once the daemon's consumer has its partitions, the simulator. SIGINT or
 // SIGTERM stops them in reverse order; exit 0.
 #include <fmt/format.h>
-#include <pthread.h>
 #include <spdlog/spdlog.h>
-#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 
 #include "http_options.h"
-#include <csignal>
 #include <cstdio>
-#include <ctime>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -34,6 +30,7 @@
 #include "seismo/ingest/kafka_producer.h"
 #include "seismo/ingest/mock_cluster.h"
 #include "seismo/signature/generator.h"
+#include "stop_signals.h"
 
 namespace seismo {
 namespace {
@@ -65,22 +62,9 @@ std::string FindDemoConfig() {
   return "";
 }
 
-// Waits up to `timeout` for SIGINT/SIGTERM; the signal number, or 0 on timeout.
-int WaitForSignal(const sigset_t& signals, std::chrono::milliseconds timeout) {
-  const auto ms = timeout.count();
-  timespec ts{static_cast<time_t>(ms / 1000), static_cast<long>((ms % 1000) * 1'000'000)};
-  const int sig = sigtimedwait(&signals, nullptr, &ts);
-  return sig > 0 ? sig : 0;
-}
-
 int RunDemo(const DemoArgs& args) {
-  // Block the stop signals before any thread starts (threads inherit the mask), so that
-  // only WaitForSignal() receives them.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  // Before any thread starts (threads inherit the mask).
+  const sigset_t stop_signals = BlockStopSignals();
 
   if (!(args.speed > 0) || args.speed > 1e6) {
     fmt::print(stderr, "seismo demo: --speed must be > 0 and <= 1000000\n");
@@ -165,7 +149,7 @@ int RunDemo(const DemoArgs& args) {
       daemon.Stop();
       return 1;
     }
-    if (int sig = WaitForSignal(stop_signals, std::chrono::milliseconds(100)); sig != 0) {
+    if (int sig = WaitForStopSignal(stop_signals, std::chrono::milliseconds(100)); sig != 0) {
       daemon.SetPublishHook(nullptr);
       server.Stop();
       daemon.Stop();
@@ -205,7 +189,7 @@ int RunDemo(const DemoArgs& args) {
 
   bool release_logged = false, caught_up_logged = false;
   int sig = 0;
-  while ((sig = WaitForSignal(stop_signals, std::chrono::seconds(1))) == 0) {
+  while ((sig = WaitForStopSignal(stop_signals, std::chrono::seconds(1))) == 0) {
     const int64_t now = sim.Now();
     if (!release_logged && now >= population.bad_release_ms()) {
       release_logged = true;
@@ -218,16 +202,12 @@ int RunDemo(const DemoArgs& args) {
                    simulator.produced());
     }
   }
-  spdlog::info("received {}, stopping", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+  spdlog::info("received {}, stopping", StopSignalName(sig));
 
   // Watchdog: a stuck drain must not keep the process alive past shutdown_timeout.
   const auto timeout = config->shutdown_timeout;
   const auto stop_started = std::chrono::steady_clock::now();
-  std::thread([timeout] {
-    std::this_thread::sleep_for(timeout);
-    spdlog::error("shutdown took longer than {} ms; exiting", timeout.count());
-    _exit(1);
-  }).detach();
+  StartShutdownWatchdog(timeout);
 
   simulator.Stop();
   // Let the daemon take in what was already produced (bounded), so the final counts

@@ -1,11 +1,8 @@
 // `seismo run [--config FILE] [--output FILE]`: the daemon.
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
-#include <unistd.h>
 
 #include <CLI/CLI.hpp>
-#include <csignal>
-#include <thread>
 
 #include "http_options.h"
 #include "output_file.h"
@@ -17,6 +14,7 @@
 #include "seismo/http/health_listener.h"
 #include "seismo/http/server.h"
 #include "seismo/signature/generator.h"
+#include "stop_signals.h"
 
 namespace seismo {
 namespace {
@@ -29,17 +27,6 @@ struct RunArgs {
   int64_t parse_delay_ms = 0;
   int64_t checkpoint_pause_ms = 0;
 };
-
-// Blocks SIGINT/SIGTERM in this thread and every thread it starts later, so
-// WaitForSignal() receives them synchronously.
-sigset_t BlockStopSignals() {
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &set, nullptr);
-  return set;
-}
 
 int RunDaemon(const RunArgs& args) {
   sigset_t stop_signals = BlockStopSignals();
@@ -101,20 +88,15 @@ int RunDaemon(const RunArgs& args) {
                args.config.empty() ? "defaults" : args.config, server.url(),
                health.port() > 0 ? ", health probes on " + health.url() + "/healthz" : "");
 
-  int sig = 0;
-  sigwait(&stop_signals, &sig);
-  spdlog::info("received {}, stopping", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+  const int sig = WaitForStopSignal(stop_signals);
+  spdlog::info("received {}, stopping", StopSignalName(sig));
 
   // Everything below ends within shutdown_timeout (SPEC §7). The daemon's waits end by
   // four fifths of it, the rest is for the output file; the watchdog is the backstop for
   // what has no deadline of its own (a librdkafka call that hangs).
   const auto timeout = config->shutdown_timeout;
   const auto stop_started = std::chrono::steady_clock::now();
-  std::thread([timeout] {
-    std::this_thread::sleep_for(timeout);
-    spdlog::error("shutdown took longer than {} ms; exiting", timeout.count());
-    _exit(1);
-  }).detach();
+  StartShutdownWatchdog(timeout);
 
   health.Stop();
   daemon.SetPublishHook(nullptr);

@@ -12,15 +12,11 @@
 
 #include "seismo/app/phase_times.h"
 #include "seismo/ingest/line_reader.h"
+#include "seismo/shard/chunk_builder.h"
 #include "seismo/shard/pipeline.h"
 #include "seismo/signature/generator.h"
 
 namespace seismo {
-namespace {
-
-constexpr size_t kChunkDocs = 2048;
-
-}  // namespace
 
 RecordCounts CountsOf(const PipelineCounters& c) {
   RecordCounts out;
@@ -117,26 +113,21 @@ Result<ReplayResult> RunReplay(const Config& config, const std::vector<std::stri
     if (options.progress) bar = std::make_unique<ProgressBar>(pipeline.counters(), read_bytes, total);
     for (size_t s = 0; s < readers.size() && read_error.ok(); ++s) {
       LineReader& reader = *readers[s];
-      auto chunk = std::make_unique<DocChunk>();
+      const auto source = static_cast<uint16_t>(s);
+      ChunkBuilder chunks(
+          config.ingest.max_document_bytes,
+          [&pipeline](DocChunkPtr chunk) { pipeline.Submit(std::move(chunk)); }, kChunkDocs);
       int64_t line_no = 0;
       while (std::optional<std::string_view> line = reader.Next()) {
         ++line_no;
-        if (line->find_first_not_of(" \t") == std::string_view::npos) continue;  // blank line
-        DocRef ref;
-        ref.source = static_cast<uint16_t>(s);
-        ref.offset = line_no;
-        AddDocument(*chunk, ref, *line, reader.line_bytes(), config.ingest.max_document_bytes);
-        if (chunk->data.size() >= kChunkBytes || chunk->docs.size() >= kChunkDocs) {
-          pipeline.Submit(std::move(chunk));
+        if (chunks.AddLine(source, line_no, *line, reader.line_bytes())) {
           (void)pipeline.MaybeSweep(std::chrono::hours(1));  // a replay has no deadline
-          chunk = std::make_unique<DocChunk>();
           read_bytes.store(finished_bytes + reader.bytes_read(), std::memory_order_relaxed);
         }
       }
       // The file's last documents, and its end: its held documents are decided, and it no
       // longer holds stream time back (the next file starts from where this one left it).
-      chunk->ended.push_back(SourceKey{static_cast<uint16_t>(s), -1});
-      pipeline.Submit(std::move(chunk));
+      chunks.EndFile(source);
       finished_bytes += reader.bytes_read();
       read_bytes.store(finished_bytes, std::memory_order_relaxed);
       if (!reader.error().ok()) {

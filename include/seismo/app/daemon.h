@@ -183,7 +183,7 @@ class Daemon final : public StateProvider {
   std::chrono::milliseconds checkpoint_pause_for_testing_{0};
   std::chrono::milliseconds apply_delay_for_testing_{0};
   size_t batch_ring_capacity_for_testing_ = 0;  // 0 = the pipeline's default
-  size_t chunk_docs_ = 2048;                    // documents per chunk at most (≈1 MB of pings)
+  size_t chunk_docs_ = 2048;                    // documents per chunk at most (kChunkDocs, ≈1 MB of pings)
   std::string restored_alert_state_;
   bool stopped_ = false;
   int64_t started_at_ms_ = 0;

@@ -67,8 +67,9 @@ struct DocRef {
   uint64_t cut_from_bytes = 0;
 };
 
-// Documents for one parse worker. Sources submit a chunk once it holds
-// kChunkBytes or their chunk's document count, so `begin` stays far below 4 GiB
+// Documents for one parse worker. Sources fill them with a ChunkBuilder
+// (shard/chunk_builder.h), which hands a chunk on once it holds
+// kChunkBytes or its source's document count, so `begin` stays far below 4 GiB
 // and `length` is at most max_document_bytes (≤ 2 GiB, config) or the bytes kept
 // of a cut document: both fit their 32 bits.
 struct DocChunk {
