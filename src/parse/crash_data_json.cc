@@ -10,37 +10,9 @@
 namespace seismo::crash_internal {
 namespace {
 
-using signature_internal::NextCodePoint;
+using signature_internal::AppendPyStrRepr;
 using signature_internal::PyFloatRepr;
 using Kind = PyValue::Kind;
-
-void AppendStrRepr(std::string& out, std::string_view s) {
-  bool has_single = s.find('\'') != std::string_view::npos;
-  bool has_double = s.find('"') != std::string_view::npos;
-  char quote = (has_single && !has_double) ? '"' : '\'';
-  out.push_back(quote);
-  for (size_t i = 0; i < s.size();) {
-    size_t start = i;
-    uint32_t cp = NextCodePoint(s, &i);
-    if (cp == static_cast<uint32_t>(quote) || cp == '\\') {
-      out.push_back('\\');
-      out.push_back(static_cast<char>(cp));
-    } else if (cp == '\n') {
-      out += "\\n";
-    } else if (cp == '\r') {
-      out += "\\r";
-    } else if (cp == '\t') {
-      out += "\\t";
-    } else if (cp < 0x20 || cp == 0x7F || (cp >= 0x80 && cp < 0xA0)) {
-      char buf[8];
-      std::snprintf(buf, sizeof(buf), "\\x%02x", cp);
-      out += buf;
-    } else {
-      out.append(s.substr(start, i - start));
-    }
-  }
-  out.push_back(quote);
-}
 
 // Python repr() of a decoded JSON value (str() of containers uses it).
 void AppendRepr(std::string& out, dom::element e) {
@@ -62,7 +34,7 @@ void AppendRepr(std::string& out, dom::element e) {
       for (dom::key_value_pair kv : dom::object(e)) {
         if (!first) out += ", ";
         first = false;
-        AppendStrRepr(out, kv.key);
+        AppendPyStrRepr(out, kv.key);
         out += ": ";
         AppendRepr(out, kv.value);
       }
@@ -70,7 +42,7 @@ void AppendRepr(std::string& out, dom::element e) {
       return;
     }
     case dom::element_type::STRING:
-      AppendStrRepr(out, std::string_view(e));
+      AppendPyStrRepr(out, std::string_view(e));
       return;
     default:
       out += ToPyValue(e, false).text;

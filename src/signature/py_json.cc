@@ -231,39 +231,10 @@ class Reader {
   bool too_deep_ = false;
 };
 
-// repr() of a str: single quotes unless the text has ' and no ".
-void AppendRepr(std::string& out, std::string_view s) {
-  bool has_single = s.find('\'') != std::string_view::npos;
-  bool has_double = s.find('"') != std::string_view::npos;
-  char quote = (has_single && !has_double) ? '"' : '\'';
-  out.push_back(quote);
-  for (size_t i = 0; i < s.size();) {
-    size_t start = i;
-    uint32_t cp = NextCodePoint(s, &i);
-    char buf[16];
-    if (cp == static_cast<uint32_t>(quote) || cp == '\\') {
-      out.push_back('\\');
-      out.push_back(static_cast<char>(cp));
-    } else if (cp == '\n') {
-      out += "\\n";
-    } else if (cp == '\r') {
-      out += "\\r";
-    } else if (cp == '\t') {
-      out += "\\t";
-    } else if (cp < 0x20 || cp == 0x7F || (cp >= 0x80 && cp < 0xA0)) {
-      std::snprintf(buf, sizeof(buf), "\\x%02x", cp);
-      out += buf;
-    } else {
-      out.append(s.substr(start, i - start));
-    }
-  }
-  out.push_back(quote);
-}
-
 void AppendRepr(std::string& out, const PyJson& v) {
   switch (v.kind) {
     case PyJson::Kind::kString:
-      AppendRepr(out, std::string_view(v.text));
+      AppendPyStrRepr(out, v.text);
       return;
     case PyJson::Kind::kArray:
       out.push_back('[');
@@ -277,7 +248,7 @@ void AppendRepr(std::string& out, const PyJson& v) {
       out.push_back('{');
       for (size_t i = 0; i < v.keys.size(); ++i) {
         if (i > 0) out += ", ";
-        AppendRepr(out, std::string_view(v.keys[i]));
+        AppendPyStrRepr(out, v.keys[i]);
         out += ": ";
         AppendRepr(out, v.values[i]);
       }

@@ -4,6 +4,7 @@
 #include <array>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 
 namespace seismo::signature_internal {
@@ -561,6 +562,34 @@ std::string PyFloatRepr(double v) {
     out += std::to_string(a);
   }
   return out;
+}
+
+void AppendPyStrRepr(std::string& out, std::string_view s) {
+  bool has_single = s.find('\'') != std::string_view::npos;
+  bool has_double = s.find('"') != std::string_view::npos;
+  char quote = (has_single && !has_double) ? '"' : '\'';
+  out.push_back(quote);
+  for (size_t i = 0; i < s.size();) {
+    size_t start = i;
+    uint32_t cp = NextCodePoint(s, &i);
+    char buf[16];
+    if (cp == static_cast<uint32_t>(quote) || cp == '\\') {
+      out.push_back('\\');
+      out.push_back(static_cast<char>(cp));
+    } else if (cp == '\n') {
+      out += "\\n";
+    } else if (cp == '\r') {
+      out += "\\r";
+    } else if (cp == '\t') {
+      out += "\\t";
+    } else if (cp < 0x20 || cp == 0x7F || (cp >= 0x80 && cp < 0xA0)) {
+      std::snprintf(buf, sizeof(buf), "\\x%02x", cp);
+      out += buf;
+    } else {
+      out.append(s.substr(start, i - start));
+    }
+  }
+  out.push_back(quote);
 }
 
 }  // namespace seismo::signature_internal

@@ -44,6 +44,10 @@ std::optional<std::string> PyHexNormalize(std::string_view text);
 // Python repr()/str() of a float: "1.0", "0.1", "1e+16", "inf", "nan".
 std::string PyFloatRepr(double v);
 
+// Appends Python's repr() of a str: single quotes unless the text has ' and no ";
+// \\, \n, \r, \t and \xNN escapes for the quote, backslash and non-printable code points.
+void AppendPyStrRepr(std::string& out, std::string_view s);
+
 // Python str.endswith / startswith / in, spelled out for readability.
 inline bool EndsWith(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;

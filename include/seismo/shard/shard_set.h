@@ -1,9 +1,11 @@
 // ShardSet: N shard threads, each the single writer of one ShardState, fed by
 // one SpscRing per (producer, shard) pair.
 //
-//   producer 0 ──ring[0][0]──┐                ┌─> shard 0 thread ─ ShardState 0 ──snapshot ring──┐
-//   producer 0 ──ring[0][1]──┼── ... ──────── ┤                                                   ├─>
-//   publisher producer 1 ──ring[1][0]──┘                └─> shard 1 thread ─ ShardState 1 ──snapshot ring──┘
+//   producer 0 ──ring[0][0]──┐
+//   producer 1 ──ring[1][0]──┴─> shard 0 thread ─ ShardState 0 ──snapshot ring 0──┐
+//   producer 0 ──ring[0][1]──┐                                                    ├─> publisher
+//   producer 1 ──ring[1][1]──┴─> shard 1 thread ─ ShardState 1 ──snapshot ring 1──┘
+//   (producers are the parse workers; one ring per (producer, shard) pair)
 //
 // Stream time: every batch carries the stream time its chunk left (the
 // pipeline's watermark, shard/watermarks.h); a shard moves to it before applying
