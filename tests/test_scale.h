@@ -14,12 +14,28 @@
 
 namespace seismo::test {
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+// g++ says which sanitizer builds the code with __SANITIZE_*__, clang with __has_feature.
+#if defined(__SANITIZE_THREAD__)
+#define SEISMO_TEST_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define SEISMO_TEST_TSAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define SEISMO_TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SEISMO_TEST_ASAN 1
+#endif
+#endif
+
+#if defined(SEISMO_TEST_ASAN) || defined(SEISMO_TEST_TSAN)
 inline constexpr bool kSanitized = true;
 #else
 inline constexpr bool kSanitized = false;
 #endif
-#if defined(__SANITIZE_THREAD__)
+#if defined(SEISMO_TEST_TSAN)
 inline constexpr bool kThreadSanitized = true;
 #else
 inline constexpr bool kThreadSanitized = false;

@@ -15,7 +15,7 @@ bool ChunkBuilder::AddLine(uint16_t source, int64_t line_no, std::string_view li
   if (line.find_first_not_of(" \t") == std::string_view::npos) return false;  // blank line
   DocRef ref;
   ref.source = source;
-  ref.offset = line_no;
+  ref.position = line_no;
   return Add(ref, line, full_bytes);
 }
 
@@ -24,7 +24,7 @@ bool ChunkBuilder::AddMessage(uint16_t source, int32_t partition, int64_t offset
   DocRef ref;
   ref.source = source;
   ref.partition = partition;
-  ref.offset = offset;
+  ref.position = offset;
   if (timestamp_ms) ref.transport_time = EventTime{*timestamp_ms};
   return Add(ref, payload, 0);
 }

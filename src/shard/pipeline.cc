@@ -213,7 +213,7 @@ void Pipeline::Reject(RejectReason reason, const DocRef& ref, std::string_view b
   counters_.rejected[static_cast<size_t>(reason)].fetch_add(1, std::memory_order_relaxed);
   if (dead_letters_ != nullptr && reason != RejectReason::kFiltered) {
     dead_letters_->Write(
-        {reason, options_.sources[ref.source].name, ref.partition, ref.offset, body, ref.cut_from_bytes});
+        {reason, options_.sources[ref.source].name, ref.partition, ref.position, body, ref.cut_from_bytes});
   }
 }
 
@@ -284,7 +284,7 @@ int64_t Pipeline::TakeTurn(Worker& worker, const DocChunk& c) {
                     std::make_move_iterator(worker.deltas.begin() + static_cast<ptrdiff_t>(st.deltas_end)));
     h.source = ref.source;
     h.partition = ref.partition;
-    h.offset = ref.offset;
+    h.position = ref.position;
     h.body.assign(c.data.data() + ref.begin, ref.length);
   }
   const int64_t stream_time = watermarks_.stream_time();
@@ -323,7 +323,7 @@ void Pipeline::HandOver(size_t index, Worker& worker, const DocChunk& c, int64_t
       DocRef ref;
       ref.source = held.source;
       ref.partition = held.partition;
-      ref.offset = held.offset;
+      ref.position = held.position;
       Reject(RejectReason::kFutureTime, ref, held.body);
       continue;
     }

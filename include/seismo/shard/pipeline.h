@@ -59,7 +59,7 @@ struct DocRef {
   uint32_t length = 0;  // bytes in DocChunk::data
   uint16_t source = 0;  // index into PipelineOptions::sources
   int32_t partition = -1;
-  int64_t offset = -1;  // Kafka offset or line number
+  int64_t position = -1;  // where it is in its source: the Kafka offset, or the line number (from 1)
   std::optional<EventTime> transport_time;
   // The document's size when it is over max_document_bytes: only its first `length`
   // bytes (what a dead letter shows) are in the chunk, and it is rejected as
@@ -108,7 +108,10 @@ struct PipelineOptions {
   std::vector<SourceInfo> sources;
 };
 
-// Live counters; every field monotonically increases.
+// Live counters of what the parse workers decided; every field monotonically increases.
+// Three sets, one per owner: these atomics (written by the workers), their plain copy
+// RecordCounts (core/record_counts.h: outputs, checkpoints, status) and ShardCounters
+// (aggregate/shard_state.h: what each shard thread decided — duplicates, late, folded).
 struct PipelineCounters {
   std::array<std::atomic<uint64_t>, 3> records{};  // accepted, by DocKind
   std::array<std::atomic<uint64_t>, kRejectReasonCount> rejected{};
@@ -166,7 +169,7 @@ class Pipeline {
     std::vector<Delta> deltas;
     uint16_t source = 0;
     int32_t partition = -1;
-    int64_t offset = -1;
+    int64_t position = -1;  // DocRef::position
     std::string body;  // for its dead letter, should it turn out future_time
   };
   void RunWorker(size_t index);

@@ -199,7 +199,7 @@ TEST(Budget, RememberedCrashIdsAreBoundedAndForgettingIsCounted) {
 
 // The estimate is what the allocator holds, within a margin: checked with
 // mallinfo2 (not meaningful when a sanitizer replaces malloc).
-#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+#if !defined(SEISMO_TEST_ASAN) && !defined(SEISMO_TEST_TSAN)
 TEST(Budget, EstimateIsCloseToTheAllocatorsCount) {
   AggregateOptions o;
   o.max_series = 10'000'000;

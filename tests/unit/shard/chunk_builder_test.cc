@@ -35,10 +35,10 @@ TEST(ChunkBuilder, LinesAreNumberedDocumentsOfTheirFileAndBlankLinesAreNone) {
   const DocChunk& c = *handed.chunks[0];
   ASSERT_EQ(c.docs.size(), 2u);
   EXPECT_EQ(c.docs[0].source, 3);
-  EXPECT_EQ(c.docs[0].offset, 1);
+  EXPECT_EQ(c.docs[0].position, 1);
   EXPECT_EQ(c.docs[0].partition, -1);
   EXPECT_FALSE(c.docs[0].transport_time.has_value());
-  EXPECT_EQ(c.docs[1].offset, 4);
+  EXPECT_EQ(c.docs[1].position, 4);
   EXPECT_EQ(Body(c, 0), R"({"a":1})");
   EXPECT_EQ(Body(c, 1), R"({"b":2})");
   ASSERT_EQ(c.ended.size(), 1u) << "the file's end goes with its last documents";
@@ -58,7 +58,7 @@ TEST(ChunkBuilder, AChunkIsHandedOnAtItsDocumentCount) {
   EXPECT_EQ(handed.chunks[0]->docs.size(), 3u);
   EXPECT_EQ(handed.chunks[1]->docs.size(), 3u);
   EXPECT_EQ(handed.chunks[2]->docs.size(), 1u);
-  EXPECT_EQ(handed.chunks[1]->docs[0].offset, 4);
+  EXPECT_EQ(handed.chunks[1]->docs[0].position, 4);
   EXPECT_EQ(handed.chunks[1]->docs[0].begin, 0u) << "each chunk's bytes start at 0";
   EXPECT_TRUE(handed.chunks[0]->ended.empty());
   EXPECT_EQ(handed.chunks[2]->ended.size(), 1u);
@@ -93,7 +93,7 @@ TEST(ChunkBuilder, MessagesCarryTheirPartitionOffsetAndTransportTime) {
   ASSERT_EQ(c.docs.size(), 2u);
   EXPECT_EQ(c.docs[0].source, 5);
   EXPECT_EQ(c.docs[0].partition, 2);
-  EXPECT_EQ(c.docs[0].offset, 1234);
+  EXPECT_EQ(c.docs[0].position, 1234);
   ASSERT_TRUE(c.docs[0].transport_time.has_value());
   EXPECT_EQ(c.docs[0].transport_time->ms, 1'700'000'000'000);
   EXPECT_EQ(c.docs[1].partition, 3);

@@ -44,7 +44,7 @@ DocChunkPtr ChunkOf(const std::vector<std::string>& docs) {
     DocRef ref;
     ref.begin = static_cast<uint32_t>(chunk->data.size());
     ref.length = static_cast<uint32_t>(doc.size());
-    ref.offset = static_cast<int64_t>(chunk->docs.size()) + 1;
+    ref.position = static_cast<int64_t>(chunk->docs.size()) + 1;
     chunk->data += doc;
     chunk->docs.push_back(ref);
   }

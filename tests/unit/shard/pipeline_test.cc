@@ -146,7 +146,7 @@ Result RunSharded(const std::vector<std::string>& docs, size_t threads, Pipeline
     DocRef ref;
     ref.begin = static_cast<uint32_t>(chunk->data.size());
     ref.length = static_cast<uint32_t>(docs[i].size());
-    ref.offset = static_cast<int64_t>(i);
+    ref.position = static_cast<int64_t>(i);
     chunk->data += docs[i];
     chunk->docs.push_back(ref);
     if (chunk->docs.size() == 37) {
@@ -267,12 +267,12 @@ TEST(Pipeline, ADocumentOverTheLimitIsKeptAsItsStartAndRejectedTooLarge) {
   auto chunk = std::make_unique<DocChunk>();
   const std::string big = R"({"pad":")" + std::string(3 << 20, 'x') + "\"}";
   DocRef ref;
-  ref.offset = 1;
+  ref.position = 1;
   AddDocument(*chunk, ref, big, 0, o.parse.max_document_bytes);  // whole, from Kafka
-  ref.offset = 2;
+  ref.position = 2;
   AddDocument(*chunk, ref, std::string_view(big).substr(0, 1 << 20), 5'000'000'000,
               o.parse.max_document_bytes);
-  ref.offset = 3;
+  ref.position = 3;
   const std::string fits = std::string(R"({"type":"main","x":")") + std::string(1000, 'y') + "\"}";
   AddDocument(*chunk, ref, fits, 0, o.parse.max_document_bytes);
   EXPECT_EQ(chunk->data.size(), 2 * kMaxDeadLetterDocumentBytes + fits.size())

@@ -246,7 +246,7 @@ DocChunkPtr Chunk(const Stream& s, size_t begin, size_t end) {
     DocRef ref;
     ref.begin = static_cast<uint32_t>(chunk->data.size());
     ref.length = static_cast<uint32_t>(s.arrivals[i].doc.size());
-    ref.offset = static_cast<int64_t>(i);
+    ref.position = static_cast<int64_t>(i);
     ref.transport_time = s.arrivals[i].transport_time;
     chunk->data += s.arrivals[i].doc;
     chunk->docs.push_back(ref);

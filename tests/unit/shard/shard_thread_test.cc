@@ -56,6 +56,11 @@ TEST(ShardSetThreadDeathTest, RestoringWhileTheShardThreadsRunAborts) {
   ShardSet set(1, 1, 4, AggregateOptions{}, nullptr, &sym);
   std::vector<ShardImage> images(1);
   set.Start();
+  // Once a batch is applied the shard thread holds its state (before that, the thread may
+  // not have taken it yet, and a restore from here would be the owner's, which is allowed).
+  set.Push(0, 0, UsageBatch(sym));
+  for (int i = 0; i < 1000 && !set.Idle(); ++i) std::this_thread::sleep_for(10ms);
+  ASSERT_TRUE(set.Idle());
   EXPECT_DEATH(set.Restore(images), "ShardState::RestoreBegin called on thread");
   set.Stop();
 }
