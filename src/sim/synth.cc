@@ -223,7 +223,10 @@ std::vector<std::string> DenseLegacyStack(Rng& r) {
   int depth = static_cast<int>(r.Between(2, 12));
   for (int d = 0; d < depth; ++d) {
     if (r.Chance(0.3)) {
-      stack.push_back(fmt::format("{}:{}", kScripts[r.Below(std::size(kScripts))], r.Between(1, 20000)));
+      // Two draws: the line first, then the script (the order g++ evaluated them in when they
+      // were one call's arguments, which C++ leaves unspecified; clang took the other).
+      const int64_t line = r.Between(1, 20000);
+      stack.push_back(fmt::format("{}:{}", kScripts[r.Below(std::size(kScripts))], line));
     } else {
       stack.push_back(kLabels[r.Below(std::size(kLabels))]);
     }
