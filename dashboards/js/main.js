@@ -55,6 +55,7 @@ function go(view, patch, opts) {
 const state = {
   status: null,            // last /api/v1/status answer
   statusError: null,       // ApiError while the API is unreachable
+  statusSettled: false,    // the first /status request has answered (or failed)
   samples: [],             // [{t: wall ms, documents}] for the ingest rate
   rateHistory: [],         // docs/s per status poll, for the overview sparkline
   streamOpen: false,
@@ -175,6 +176,9 @@ function fillWindows() {
 }
 
 async function render({live = false} = {}) {
+  // Nothing is drawn before the first /status has answered: a view needs its windows to
+  // check a link's (a stream event or a hash change can come first; start() renders then).
+  if (!state.statusSettled) return;
   // A navigation always renders at once (a newer render wins); a live
   // update waits for the render in flight and then runs once.
   if (live && rendering) { pending = true; return; }
@@ -287,6 +291,7 @@ async function pollStatus() {
     else if (!state.streamOpen && prevDocs !== undefined && prevDocs !== st.documents) scheduleRefresh();
   } catch (e) {
     if (e.status === 401) {
+      state.statusSettled = true;
       askToken();
       setConn();
       renderFoot();
@@ -296,6 +301,7 @@ async function pollStatus() {
     if (e.unreachable) setBanner(`Cannot reach the seismo API (${e.message}); retrying every ${STATUS_EVERY_MS / 1000} s.`);
     else setBanner(`seismo API error: ${e.message}`);
   }
+  state.statusSettled = true;
   setConn();
   renderFoot();
   pollAlerts();
