@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "integration/daemon_process.h"
+#include "support/wait_for.h"
 #include "seismo/app/replay.h"
 #include "seismo/sim/synth.h"
 #include "seismo/checkpoint/checkpoint.h"
@@ -150,20 +151,13 @@ class CrashRecovery : public ::testing::Test {
   }
 
   bool WaitForCheckpointedAtLeast(uint64_t n, seconds limit) const {
-    auto deadline = std::chrono::steady_clock::now() + limit;
-    while (CheckpointedDocuments() < n && std::chrono::steady_clock::now() < deadline) {
-      std::this_thread::sleep_for(milliseconds(50));
-    }
-    return CheckpointedDocuments() >= n;
+    return test::WaitFor([&] { return CheckpointedDocuments() >= n; }, limit);
   }
 
+  // Exactly n: once n are in, a later checkpoint never holds more.
   bool WaitForCheckpointed(uint64_t n, seconds limit) const {
-    auto deadline = std::chrono::steady_clock::now() + limit;
-    while (std::chrono::steady_clock::now() < deadline) {
-      if (CheckpointedDocuments() >= n) return CheckpointedDocuments() == n;
-      std::this_thread::sleep_for(milliseconds(100));
-    }
-    return false;
+    return test::WaitFor([&] { return CheckpointedDocuments() >= n; }, limit, milliseconds(100)) &&
+           CheckpointedDocuments() == n;
   }
 
   std::string ReplayJson() const {

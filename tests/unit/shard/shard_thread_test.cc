@@ -10,6 +10,7 @@
 #include "seismo/aggregate/shard_state.h"
 #include "seismo/shard/shard_set.h"
 #include "support/keys.h"
+#include "support/wait_for.h"
 
 namespace seismo {
 namespace {
@@ -59,8 +60,7 @@ TEST(ShardSetThreadDeathTest, RestoringWhileTheShardThreadsRunAborts) {
   // Once a batch is applied the shard thread holds its state (before that, the thread may
   // not have taken it yet, and a restore from here would be the owner's, which is allowed).
   set.Push(0, 0, UsageBatch(sym));
-  for (int i = 0; i < 1000 && !set.Idle(); ++i) std::this_thread::sleep_for(10ms);
-  ASSERT_TRUE(set.Idle());
+  ASSERT_TRUE(test::WaitFor([&] { return set.Idle(); }, 10s, 10ms));
   EXPECT_DEATH(set.Restore(images), "ShardState::RestoreBegin called on thread");
   set.Stop();
 }
@@ -70,8 +70,7 @@ TEST(ShardSetThread, TheOwnerTakesTheStatesBackWhenTheSetStops) {
   ShardSet set(1, 1, 4, AggregateOptions{}, nullptr, &sym);
   set.Start();
   set.Push(0, 0, UsageBatch(sym));
-  for (int i = 0; i < 1000 && !set.Idle(); ++i) std::this_thread::sleep_for(10ms);
-  ASSERT_TRUE(set.Idle());
+  ASSERT_TRUE(test::WaitFor([&] { return set.Idle(); }, 10s, 10ms));
   set.Stop();
   // The shard thread applied the batch; the owner's thread reads the state after joining it.
   const std::vector<ShardImage> images = set.FinalImages();
