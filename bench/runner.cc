@@ -798,16 +798,12 @@ int Memory(size_t series) {
         doc.crash = c;
       } else {
         doc.kind = DocKind::kBhr;
-        HangRecord h;
+        std::vector<std::string_view> stack;
         size_t depth = 6 + i % 7;
-        for (size_t f = 0; f < depth; ++f) h.stack.push_back(frames[(i / (f + 1) + f) % frames.size()]);
-        h.stack.push_back("Leaf" + std::to_string(i));
-        h.signature = h.stack.back();
-        h.process = "parent";
-        h.thread = "Gecko";
-        h.hang_us = 128'000;
-        h.hang_count = 1;
-        doc.hangs.push_back(std::move(h));
+        for (size_t f = 0; f < depth; ++f) stack.push_back(frames[(i / (f + 1) + f) % frames.size()]);
+        const std::string leaf = "Leaf" + std::to_string(i);
+        stack.push_back(leaf);
+        doc.AddHang("parent", "Gecko", stack, leaf, 128'000, 1);
       }
       encoder.Encode(doc, EventTime{t + static_cast<int64_t>(i % 60) * 1000}, deltas);
       for (const Delta& d : deltas) {

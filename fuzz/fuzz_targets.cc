@@ -32,7 +32,9 @@ std::string CheckAccepted(const ParsedDocument& d) {
   for (const HangRecord& h : d.hangs) {
     if (h.hang_count == 0 || h.hang_us < 0) return "hang without count or with negative time";
     if (h.signature.empty()) return "hang without signature";
-    if (h.stack.empty() && h.signature != "(empty stack)") return "empty stack not named (empty stack)";
+    if (d.Stack(h).empty() && h.signature != "(empty stack)") return "empty stack not named (empty stack)";
+    if (h.frames_begin > h.frames_end || h.frames_end > d.frames.size())
+      return "hang stack outside the frames";
   }
   if (d.crash && d.crash->signature.size() > 255) return "crash signature over 255 characters";
   thread_local Symbols symbols;

@@ -35,10 +35,10 @@ DeltaEncoder::Field DeltaEncoder::Text(std::string_view text) {
   return {text_.Intern(text, hash), hash};
 }
 
-DeltaEncoder::Field DeltaEncoder::Stack(const std::vector<std::string>& frames) {
+DeltaEncoder::Field DeltaEncoder::Stack(std::span<const std::string_view> frames) {
   frame_ids_.clear();
   frame_hashes_.clear();
-  for (const std::string& f : frames) {
+  for (std::string_view f : frames) {
     Field x = Text(f);
     frame_ids_.push_back(x.id);
     frame_hashes_.push_back(x.hash);
@@ -84,7 +84,7 @@ void DeltaEncoder::Encode(const ParsedDocument& doc, EventTime t, std::vector<De
     const uint64_t install = InstallHash(doc.install_id);
     for (const HangRecord& h : doc.hangs) {
       const Field process = Text(h.process), thread = Text(h.thread), signature = Text(h.signature);
-      const Field stack = Stack(h.stack);
+      const Field stack = Stack(doc.Stack(h));
       KeyBuilder hang(Table::kHangs);
       hang.Add(source.id, source.hash).Add(channel.id, channel.hash).Add(os.id, os.hash)
           .Add(build_date.id, build_date.hash).Add(process.id, process.hash).Add(thread.id, thread.hash)

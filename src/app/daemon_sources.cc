@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
 #include <set>
 #include <thread>
 
@@ -77,7 +78,7 @@ void Daemon::RunSource() {
           file_lines_[path] = line_no;
           MaybeCheckpoint();
         },
-        chunk_docs_);
+        chunk_docs_, [this] { return pipeline_->NewChunk(); });
     while (auto line = (*reader)->Next()) {
       ++line_no;
       if (line_no <= already) continue;
@@ -103,10 +104,13 @@ void Daemon::RunSource() {
   // 2. Kafka, until told to stop. Every partition is a source of its own (ADR 0017).
   std::set<SourceKey> delivering;  // partitions that delivered since they last went idle
   // Up to chunk_docs_ documents a poll: the batch bounds a chunk's documents.
-  ChunkBuilder chunks(config_.ingest.max_document_bytes, [this](DocChunkPtr chunk) {
-    handed_docs_ += chunk->docs.size();
-    SubmitWithBackpressure(std::move(chunk));
-  });
+  ChunkBuilder chunks(
+      config_.ingest.max_document_bytes,
+      [this](DocChunkPtr chunk) {
+        handed_docs_ += chunk->docs.size();
+        SubmitWithBackpressure(std::move(chunk));
+      },
+      std::numeric_limits<size_t>::max(), [this] { return pipeline_->NewChunk(); });
   while (!stop_source_.load(std::memory_order_relaxed)) {
     KafkaMessageBatch batch = consumer_->Poll(chunk_docs_, std::chrono::milliseconds(100));
     chunks.Reserve(batch.payload_bytes());

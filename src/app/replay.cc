@@ -116,7 +116,8 @@ Result<ReplayResult> RunReplay(const Config& config, const std::vector<std::stri
       const auto source = static_cast<uint16_t>(s);
       ChunkBuilder chunks(
           config.ingest.max_document_bytes,
-          [&pipeline](DocChunkPtr chunk) { pipeline.Submit(std::move(chunk)); }, kChunkDocs);
+          [&pipeline](DocChunkPtr chunk) { pipeline.Submit(std::move(chunk)); }, kChunkDocs,
+          [&pipeline] { return pipeline.NewChunk(); });
       int64_t line_no = 0;
       while (std::optional<std::string_view> line = reader.Next()) {
         ++line_no;

@@ -267,13 +267,12 @@ CrashClass ClassifyCrash(std::string_view process, std::string_view ipc_channel_
   return CrashClass::kOther;
 }
 
-ParseResult<ParsedDocument> ParseCrashDocument(std::string_view json, CrashFormat format,
-                                               const SignatureGenerator& gen) {
+std::optional<RejectReason> ParseCrashDocument(std::string_view json, CrashFormat format,
+                                               const SignatureGenerator& gen, ParsedDocument& doc) {
   ParseResult<dom::object> root_r = ParseObject(json);
   if (!root_r.ok()) return root_r.reason();
   dom::object root = root_r.value();
 
-  ParsedDocument doc;
   doc.kind = DocKind::kCrash;
   CrashRecord crash;
   std::string ipc_error;
@@ -295,6 +294,13 @@ ParseResult<ParsedDocument> ParseCrashDocument(std::string_view json, CrashForma
   crash.proto_signature = std::move(sig.proto_signature);
   crash.crash_class = ClassifyCrash(crash.process, ipc_error);
   doc.crash = std::move(crash);
+  return std::nullopt;
+}
+
+ParseResult<ParsedDocument> ParseCrashDocument(std::string_view json, CrashFormat format,
+                                               const SignatureGenerator& gen) {
+  ParsedDocument doc;
+  if (std::optional<RejectReason> r = ParseCrashDocument(json, format, gen, doc)) return *r;
   return doc;
 }
 

@@ -36,8 +36,9 @@ std::optional<HangTotals> LegacyHangTotals(const std::vector<HistogramBucket>& b
   return t;
 }
 
-std::optional<std::string> RenderNativeFrame(int64_t module_index, std::string_view offset_hex,
-                                             const std::vector<std::string_view>& module_names) {
+std::optional<std::string_view> RenderNativeFrame(int64_t module_index, std::string_view offset_hex,
+                                                  const std::vector<std::string_view>& module_names,
+                                                  TextArena& out) {
   std::string_view hex = offset_hex;
   if (hex.size() >= 2 && hex[0] == '0' && (hex[1] == 'x' || hex[1] == 'X')) hex.remove_prefix(2);
   if (hex.empty()) return std::nullopt;
@@ -51,8 +52,7 @@ std::optional<std::string> RenderNativeFrame(int64_t module_index, std::string_v
     module = module_names[static_cast<size_t>(module_index)];
   }
   const size_t head = module.empty() ? 2 : module.size() + 3;  // "<module>+0x" or "0x"
-  std::string out(head + digits.size(), '\0');
-  char* p = out.data();
+  char* p = out.Allocate(head + digits.size());
   if (!module.empty()) {
     std::memcpy(p, module.data(), module.size());
     p[module.size()] = '+';
@@ -63,7 +63,7 @@ std::optional<std::string> RenderNativeFrame(int64_t module_index, std::string_v
     const char c = digits[k];
     p[head + k] = (c >= 'A' && c <= 'F') ? static_cast<char>(c - 'A' + 'a') : c;
   }
-  return out;
+  return std::string_view(p, head + digits.size());
 }
 
 std::optional<int64_t> DecimalMsToUs(std::string_view text) {
@@ -112,18 +112,24 @@ std::optional<int64_t> DecimalMsToUs(std::string_view text) {
   return out;
 }
 
-std::string HangSignature(const std::vector<std::string>& stack, const std::vector<bool>& native,
-                          HangSignatureMode mode) {
-  if (stack.empty()) return std::string(kEmptyStackSignature);
+std::optional<size_t> HangSignatureFrame(std::span<const std::string_view> stack,
+                                         const std::vector<bool>& native, HangSignatureMode mode) {
+  if (stack.empty()) return std::nullopt;
   if (mode == HangSignatureMode::kInnermostLabel) {
     for (size_t i = stack.size(); i-- > 0;) {
-      const std::string& f = stack[i];
+      const std::string_view f = stack[i];
       bool is_native = i < native.size() && native[i];
       bool is_marker = f.size() >= 2 && f.front() == '(' && f.back() == ')';
-      if (!is_native && !is_marker && !f.empty()) return f;
+      if (!is_native && !is_marker && !f.empty()) return i;
     }
   }
-  return stack.back();
+  return stack.size() - 1;
+}
+
+std::string_view HangSignature(std::span<const std::string_view> stack, const std::vector<bool>& native,
+                               HangSignatureMode mode) {
+  const std::optional<size_t> i = HangSignatureFrame(stack, native, mode);
+  return i ? stack[*i] : kEmptyStackSignature;
 }
 
 }  // namespace seismo

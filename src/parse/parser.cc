@@ -27,7 +27,7 @@ std::optional<DocKind> KindFromType(const std::optional<std::string_view>& type)
   return std::nullopt;
 }
 
-bool Contains(const std::vector<std::string>& list, const std::string& v) {
+bool Contains(const std::vector<std::string>& list, std::string_view v) {
   return std::find(list.begin(), list.end(), v) != list.end();
 }
 
@@ -51,55 +51,71 @@ Outcome FillDimensions(const PingFields& f, Dimensions& d) {
   return std::nullopt;
 }
 
-bool KeepHang(const HangRecord& h, const HangOptions& o) {
-  if (!o.threads.empty() && !Contains(o.threads, h.thread)) return false;
-  if (!o.processes.empty() && !Contains(o.processes, h.process)) return false;
+bool KeepHang(std::string_view process, std::string_view thread, const HangOptions& o) {
+  if (!o.threads.empty() && !Contains(o.threads, thread)) return false;
+  if (!o.processes.empty() && !Contains(o.processes, process)) return false;
   return true;
+}
+
+// The hang's signature from its (unscrubbed) frames: a view of one of them, so that
+// ScrubDocument can find it and give it its frame's scrubbed text.
+void SetSignature(ParsedDocument& doc, HangRecord& h, const std::vector<bool>& native,
+                  HangSignatureMode mode) {
+  const std::optional<size_t> i = HangSignatureFrame(doc.Stack(h), native, mode);
+  h.signature = i ? doc.frames[h.frames_begin + *i] : kEmptyStackSignature;
 }
 
 void FinishMain(PingFields& f, const HangOptions& o, ParsedDocument& doc) {
   bool children = o.child_payloads == ChildPayloads::kAll ||
                   (o.child_payloads == ChildPayloads::kShutdownOnly &&
                    (f.reason == "shutdown" || f.type == "saved-session"));
-  auto add = [&](std::vector<HangRecord>& hangs) {
-    for (HangRecord& h : hangs) {
-      if (!KeepHang(h, o)) continue;
-      h.signature = HangSignature(h.stack, {}, o.signature);
-      doc.hangs.push_back(std::move(h));
+  auto add = [&](const std::vector<parse_internal::RawLegacyHang>& hangs, std::string_view process) {
+    for (const parse_internal::RawLegacyHang& raw : hangs) {
+      if (!KeepHang(process, raw.thread, o)) continue;
+      HangRecord& h = doc.hangs.emplace_back();
+      h.process = process;
+      h.thread = doc.text.Copy(raw.thread);
+      h.frames_begin = static_cast<uint32_t>(doc.frames.size());
+      for (size_t i = raw.frames_begin; i < raw.frames_end; ++i)
+        doc.frames.push_back(doc.text.Copy(f.legacy_frames[i]));
+      h.frames_end = static_cast<uint32_t>(doc.frames.size());
+      SetSignature(doc, h, {}, o.signature);
+      h.hang_us = raw.hang_us;
+      h.hang_count = raw.hang_count;
     }
   };
-  add(f.parent_hangs);
-  if (children) add(f.child_hangs);
+  add(f.parent_hangs, "parent");
+  if (children) add(f.child_hangs, "content");
   doc.usage_ms = std::min<int64_t>(f.subsession_length.value, 86400) * 1000;
   doc.subprocess_crashes = f.subprocess_crashes;
 }
 
-void FinishBhr(PingFields& f, const HangOptions& o, ParsedDocument& doc) {
+void FinishBhr(PingFields& f, const HangOptions& o, std::vector<bool>& native, ParsedDocument& doc) {
   doc.usage_ms = f.time_since_last_ping.value;
-  std::vector<bool> native;  // reused: one per hang otherwise
-  for (parse_internal::RawBhrHang& raw : f.bhr_hangs) {
+  for (const parse_internal::RawBhrHang& raw : f.bhr_hangs) {
     if (raw.duration_us < o.min_ms * 1000 || raw.duration_us >= o.bhr_max_ms * 1000) continue;
     if (raw.raw_stack_len == 0 || raw.raw_stack_len >= 300) continue;
-    HangRecord h;
-    h.thread = std::move(raw.thread);
-    h.process = NormalizeProcess(raw.process);
-    if (!KeepHang(h, o)) continue;
+    const std::string process = NormalizeProcess(raw.process);
+    if (!KeepHang(process, raw.thread, o)) continue;
+    HangRecord& h = doc.hangs.emplace_back();
+    h.process = doc.text.Copy(process);
+    h.thread = doc.text.Copy(raw.thread);
     native.clear();
-    h.stack.reserve(raw.frames_end - raw.frames_begin);
+    h.frames_begin = static_cast<uint32_t>(doc.frames.size());
     for (size_t i = raw.frames_begin; i < raw.frames_end; ++i) {
       const parse_internal::RawFrame& fr = f.bhr_frames[i];
       if (!fr.native) {
-        h.stack.emplace_back(fr.text);
+        doc.frames.push_back(doc.text.Copy(fr.text));
         native.push_back(false);
-      } else if (auto text = RenderNativeFrame(fr.module_index, fr.text, f.modules)) {
-        h.stack.push_back(std::move(*text));
+      } else if (auto text = RenderNativeFrame(fr.module_index, fr.text, f.modules, doc.text)) {
+        doc.frames.push_back(*text);
         native.push_back(true);
       }
     }
-    h.signature = HangSignature(h.stack, native, o.signature);
+    h.frames_end = static_cast<uint32_t>(doc.frames.size());
+    SetSignature(doc, h, native, o.signature);
     h.hang_us = raw.duration_us;
     h.hang_count = 1;
-    doc.hangs.push_back(std::move(h));
   }
 }
 
@@ -108,7 +124,13 @@ void FinishBhr(PingFields& f, const HangOptions& o, ParsedDocument& doc) {
 struct Parser::Impl {
   od::parser parser;
   std::vector<char> buffer;  // the document followed by SIMDJSON_PADDING bytes
+  // Reused from one document to the next.
+  PingFields fields;
+  std::vector<bool> native;
+  std::string scrub_scratch;
 };
+
+static_assert(kParsePadding >= simdjson::SIMDJSON_PADDING);
 
 Parser::Parser(ParseOptions options, const SignatureGenerator* signatures)
     : options_(std::move(options)), signatures_(signatures), impl_(std::make_unique<Impl>()) {}
@@ -116,15 +138,28 @@ Parser::Parser(ParseOptions options, const SignatureGenerator* signatures)
 Parser::~Parser() = default;
 
 ParseResult<ParsedDocument> Parser::Parse(std::string_view json, DocHints hints) {
+  ParsedDocument out;
+  if (std::optional<RejectReason> r = ParseInto(json, hints, out)) return *r;
+  return out;
+}
+
+std::optional<RejectReason> Parser::ParseInto(std::string_view json, DocHints hints, ParsedDocument& out,
+                                              size_t readable_after) {
+  out.Clear();
   if (json.size() > options_.max_document_bytes) return RejectReason::kTooLarge;
 
-  std::vector<char>& buf = impl_->buffer;
-  if (buf.size() < json.size() + simdjson::SIMDJSON_PADDING) {
-    buf.resize(json.size() + simdjson::SIMDJSON_PADDING);
+  simdjson::padded_string_view padded;
+  if (readable_after >= simdjson::SIMDJSON_PADDING) {
+    padded = simdjson::padded_string_view(json.data(), json.size(), json.size() + readable_after);
+  } else {
+    std::vector<char>& buf = impl_->buffer;
+    if (buf.size() < json.size() + simdjson::SIMDJSON_PADDING) {
+      buf.resize(json.size() + simdjson::SIMDJSON_PADDING);
+    }
+    std::memcpy(buf.data(), json.data(), json.size());
+    std::memset(buf.data() + json.size(), 0, simdjson::SIMDJSON_PADDING);
+    padded = simdjson::padded_string_view(buf.data(), json.size(), buf.size());
   }
-  std::memcpy(buf.data(), json.data(), json.size());
-  std::memset(buf.data() + json.size(), 0, simdjson::SIMDJSON_PADDING);
-  simdjson::padded_string_view padded(buf.data(), json.size(), buf.size());
 
   if (impl_->parser.capacity() < json.size() || impl_->parser.max_depth() != options_.max_depth) {
     size_t capacity = std::max<size_t>(json.size(), 64 * 1024);
@@ -148,33 +183,31 @@ ParseResult<ParsedDocument> Parser::Parse(std::string_view json, DocHints hints)
     // Rare path: tell "valid JSON, not an object" from "not JSON at all".
     simdjson::dom::parser validator;
     simdjson::dom::element ignored;
-    return validator.parse(buf.data(), json.size(), false).get(ignored) ? RejectReason::kMalformedJson
-                                                                          : RejectReason::kNotObject;
+    return validator.parse(json.data(), json.size(), true).get(ignored) ? RejectReason::kMalformedJson
+                                                                        : RejectReason::kNotObject;
   }
   od::object root;
   if (auto e = doc.get_object().get(root)) return FromSimdjson(e);
 
-  PingFields f;
+  PingFields& f = impl_->fields;
+  f.Clear();
   if (Outcome o = parse_internal::ReadPingFields(root, options_.hangs, f)) return *o;
 
   std::optional<DocKind> kind = hints.kind ? hints.kind : KindFromType(f.type);
   if (!kind && f.has_crash_keys) kind = DocKind::kCrash;
   if (!kind) return RejectReason::kUnknownKind;
 
+  const HangOptions& o = options_.hangs;
   if (*kind == DocKind::kCrash) {
     if (signatures_ == nullptr) return RejectReason::kBadCrash;
     CrashFormat format = f.type == "crash" ? CrashFormat::kTelemetryPing : CrashFormat::kProcessed;
-    ParseResult<ParsedDocument> crash = ParseCrashDocument(json, format, *signatures_);
-    if (crash.ok()) {
-      const Dimensions& d = crash.value().dims;
-      const HangOptions& o = options_.hangs;
-      if ((!o.channels.empty() && !Contains(o.channels, d.channel)) ||
-          (!o.os_names.empty() && !Contains(o.os_names, d.os))) {
-        return RejectReason::kFiltered;
-      }
-      parse_internal::ScrubDocument(crash.value(), Scrubber::Default());
+    if (std::optional<RejectReason> r = ParseCrashDocument(json, format, *signatures_, out)) return r;
+    if ((!o.channels.empty() && !Contains(o.channels, out.dims.channel)) ||
+        (!o.os_names.empty() && !Contains(o.os_names, out.dims.os))) {
+      return RejectReason::kFiltered;
     }
-    return crash;
+    parse_internal::ScrubDocument(out, Scrubber::Default(), impl_->scrub_scratch);
+    return std::nullopt;
   }
 
   // Everything was read: the document must end here (catches trailing garbage
@@ -182,10 +215,8 @@ ParseResult<ParsedDocument> Parser::Parse(std::string_view json, DocHints hints)
   // simdjson 3.0 has no document::at_end(); current_location() says OUT_OF_BOUNDS there.
   if (doc.current_location().error() != simdjson::OUT_OF_BOUNDS) return RejectReason::kMalformedJson;
 
-  ParsedDocument out;
   out.kind = *kind;
-  if (Outcome o = FillDimensions(f, out.dims)) return *o;
-  const HangOptions& o = options_.hangs;
+  if (Outcome r = FillDimensions(f, out.dims)) return *r;
   if ((!o.channels.empty() && !Contains(o.channels, out.dims.channel)) ||
       (!o.os_names.empty() && !Contains(o.os_names, out.dims.os))) {
     return RejectReason::kFiltered;
@@ -205,10 +236,10 @@ ParseResult<ParsedDocument> Parser::Parse(std::string_view json, DocHints hints)
   } else {
     if (!f.time_since_last_ping.valid) return RejectReason::kBadUsage;
     if (f.time_since_last_ping.value > kMaxBhrUsageMs) return RejectReason::kUsageTooLarge;
-    FinishBhr(f, o, out);
+    FinishBhr(f, o, impl_->native, out);
   }
-  parse_internal::ScrubDocument(out, Scrubber::Default());
-  return out;
+  parse_internal::ScrubDocument(out, Scrubber::Default(), impl_->scrub_scratch);
+  return std::nullopt;
 }
 
 }  // namespace seismo

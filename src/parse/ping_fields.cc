@@ -53,11 +53,12 @@ Outcome ReadUsage(od::value v, UsageField& u) {
 // {"values": {"255": 2, ...}, ...} -> buckets. Keys must be integers, counts >= 0.
 // A key repeated in `values` (or `values` repeated) takes its last value, as every other
 // member does (ADR 0017): keys are compared as strings, so "255" and "0255" stay two keys.
-Outcome ReadHistogram(od::value v, std::vector<HistogramBucket>& out) {
+// `keys` is scratch (the keys of out[i]; views into the parser's string buffer).
+Outcome ReadHistogram(od::value v, std::vector<HistogramBucket>& out, std::vector<std::string_view>& keys) {
   return ForEachField(v, [&](std::string_view key, od::value value) -> Outcome {
     if (key != "values") return std::nullopt;
     out.clear();
-    std::vector<std::string_view> keys;  // of out[i]; views into the parser's string buffer
+    keys.clear();
     return ForEachField(value, [&](std::string_view k, od::value count) -> Outcome {
       std::optional<uint64_t> upper = ParseUint(k);
       if (!upper) return RejectReason::kBadHistogram;
@@ -77,62 +78,67 @@ Outcome ReadHistogram(od::value v, std::vector<HistogramBucket>& out) {
   });
 }
 
-Outcome ReadStringArray(od::value v, std::vector<std::string>& out) {
-  out.clear();  // a repeated key: the last array wins
+// A stack's frames appended to `frames` from `begin` (a repeated key: the last array wins).
+Outcome ReadStack(od::value v, std::vector<std::string_view>& frames, size_t begin) {
+  frames.resize(begin);
   return ForEachElement(v, [&](od::value e) -> Outcome {
     std::string_view s;
     if (auto err = e.get_string().get(s)) return FromSimdjson(err);
-    out.emplace_back(s);
+    frames.push_back(s);
     return std::nullopt;
   });
 }
 
 // One element of threadHangStats: {"name": ..., "hangs": [{"stack": [...], "histogram": {...}}]}
-Outcome ReadThread(od::value v, std::string_view process, const HangOptions& opts,
-                   std::vector<HangRecord>& out) {
+Outcome ReadThread(od::value v, const HangOptions& opts, PingFields& f, std::vector<RawLegacyHang>& out) {
   std::optional<std::string_view> name;
-  std::vector<HangRecord> hangs;
+  std::vector<RawLegacyHang>& hangs = f.thread_hangs;
+  hangs.clear();
   Outcome o = ForEachField(v, [&](std::string_view key, od::value value) -> Outcome {
     if (key == "name") return ReadOptString(value, name);
     if (key != "hangs") return std::nullopt;
     hangs.clear();
     return ForEachElement(value, [&](od::value hang) -> Outcome {
-      HangRecord rec;
-      std::vector<HistogramBucket> buckets;
+      RawLegacyHang rec;
+      rec.frames_begin = rec.frames_end = f.legacy_frames.size();
+      f.buckets.clear();
       Outcome ho = ForEachField(hang, [&](std::string_view k, od::value hv) -> Outcome {
-        if (k == "stack") return ReadStringArray(hv, rec.stack);
+        if (k == "stack") {
+          Outcome so = ReadStack(hv, f.legacy_frames, rec.frames_begin);
+          rec.frames_end = f.legacy_frames.size();
+          return so;
+        }
         if (k == "histogram") {
-          buckets.clear();
-          return ReadHistogram(hv, buckets);
+          f.buckets.clear();
+          return ReadHistogram(hv, f.buckets, f.bucket_keys);
         }
         return std::nullopt;
       });
       if (ho) return ho;
-      std::optional<HangTotals> t = LegacyHangTotals(buckets, opts);
+      std::optional<HangTotals> t = LegacyHangTotals(f.buckets, opts);
       if (!t) return RejectReason::kHangOverflow;
       if (t->hang_count == 0) return std::nullopt;  // nothing in range: adds nothing
       rec.hang_us = t->hang_us;
       rec.hang_count = t->hang_count;
-      rec.process = std::string(process);
-      hangs.push_back(std::move(rec));
+      hangs.push_back(rec);
       return std::nullopt;
     });
   });
   if (o) return o;
   if (!name) return std::nullopt;  // threads without a name are skipped
-  for (HangRecord& h : hangs) {
+  for (RawLegacyHang& h : hangs) {
     h.thread = *name;
-    out.push_back(std::move(h));
+    out.push_back(h);
   }
   return std::nullopt;
 }
 
-Outcome ReadThreadHangStats(od::value v, std::string_view process, const HangOptions& opts,
-                            std::vector<HangRecord>& out) {
-  out.clear();
+// Appends the hangs of a threadHangStats array to `out`.
+Outcome ReadThreadHangStatsInto(od::value v, const HangOptions& opts, PingFields& f,
+                                std::vector<RawLegacyHang>& out) {
   return ForEachElement(v, [&](od::value thread) -> Outcome {
     if (IsNull(thread)) return std::nullopt;
-    return ReadThread(thread, process, opts, out);
+    return ReadThread(thread, opts, f, out);
   });
 }
 
@@ -209,7 +215,7 @@ Outcome ReadBhrHang(od::value v, std::vector<RawBhrHang>& out, std::vector<RawFr
     if (key == "thread" || key == "process") {
       std::optional<std::string_view> s;
       if (Outcome so = ReadOptString(value, s)) return so;
-      (key == "thread" ? hang.thread : hang.process) = s.value_or("");
+      (key == "thread" ? hang.thread : hang.process) = s.value_or(std::string_view());
       return std::nullopt;
     }
     if (key == "stack") {
@@ -255,6 +261,7 @@ void ResetPayload(PingFields& f) {
   f.reason.reset();
   f.parent_hangs.clear();
   f.child_hangs.clear();
+  f.legacy_frames.clear();
   f.subprocess_crashes = {};
   f.time_since_last_ping = {};
   f.modules.clear();
@@ -274,17 +281,20 @@ Outcome ReadPayload(od::value v, const HangOptions& opts, PingFields& f) {
         return std::nullopt;
       });
     }
-    if (key == "threadHangStats") return ReadThreadHangStats(value, "parent", opts, f.parent_hangs);
+    if (key == "threadHangStats") {
+      f.parent_hangs.clear();  // a repeated key: its last array
+      return ReadThreadHangStatsInto(value, opts, f, f.parent_hangs);
+    }
     if (key == "childPayloads") {
       f.child_hangs.clear();
       return ForEachElement(value, [&](od::value child) -> Outcome {
-        std::vector<HangRecord> hangs;  // of this child; a repeated key: its last array
-        Outcome o = ForEachField(child, [&](std::string_view k, od::value cv) -> Outcome {
+        // This child's hangs follow the earlier children's; a repeated key: its last array.
+        const size_t begin = f.child_hangs.size();
+        return ForEachField(child, [&](std::string_view k, od::value cv) -> Outcome {
           if (k != "threadHangStats") return std::nullopt;
-          return ReadThreadHangStats(cv, "content", opts, hangs);
+          f.child_hangs.resize(begin);
+          return ReadThreadHangStatsInto(cv, opts, f, f.child_hangs);
         });
-        for (HangRecord& h : hangs) f.child_hangs.push_back(std::move(h));
-        return o;
       });
     }
     if (key == "keyedHistograms") {
@@ -340,6 +350,23 @@ Outcome ReadEnvironment(od::value v, PingFields& f) {
 }
 
 }  // namespace
+
+void PingFields::Clear() {
+  type.reset();
+  has_crash_keys = false;
+  id.reset();
+  client_id.reset();
+  submission_timestamp.reset();
+  creation_date.reset();
+  channel.reset();
+  name.reset();
+  display_version.reset();
+  version.reset();
+  build_id.reset();
+  build_id_present = false;
+  os_name.reset();
+  ResetPayload(*this);
+}
 
 Outcome ReadPingFields(od::object root, const HangOptions& opts, PingFields& f) {
   for (auto field : root) {

@@ -10,6 +10,7 @@
 
 #include "json_util.h"
 #include "seismo/parse/document.h"
+#include "seismo/parse/hang_math.h"
 #include "seismo/parse/options.h"
 
 namespace seismo::parse_internal {
@@ -29,10 +30,20 @@ struct RawFrame {
   std::string_view text;  // label, or hex offset for a native frame
 };
 
+// A main ping's (legacy) hang whose histogram had something in range. Its stack is
+// PingFields::legacy_frames[frames_begin, frames_end), views like RawFrame::text.
+struct RawLegacyHang {
+  std::string_view thread;
+  size_t frames_begin = 0;
+  size_t frames_end = 0;
+  int64_t hang_us = 0;
+  uint64_t hang_count = 0;
+};
+
 struct RawBhrHang {
   int64_t duration_us = 0;
-  std::string thread;
-  std::string process;
+  std::string_view thread;
+  std::string_view process;
   size_t raw_stack_len = 0;  // elements in the JSON array, before dropping bad ones
   // Its frames: PingFields::bhr_frames[frames_begin, frames_end) (one vector for the
   // document's hangs, not one per hang).
@@ -56,8 +67,9 @@ struct PingFields {
   // main payload
   UsageField subsession_length;
   std::optional<std::string_view> reason;
-  std::vector<HangRecord> parent_hangs;  // process = parent
-  std::vector<HangRecord> child_hangs;   // process = content
+  std::vector<RawLegacyHang> parent_hangs;      // process = parent
+  std::vector<RawLegacyHang> child_hangs;       // process = content
+  std::vector<std::string_view> legacy_frames;  // of every hang in parent_hangs and child_hangs
   SubprocessCrashes subprocess_crashes;
 
   // bhr payload
@@ -65,6 +77,14 @@ struct PingFields {
   std::vector<std::string_view> modules;  // views like RawFrame::text
   std::vector<RawBhrHang> bhr_hangs;
   std::vector<RawFrame> bhr_frames;  // of every hang in bhr_hangs, in order
+
+  // Scratch reused from one histogram or thread to the next.
+  std::vector<HistogramBucket> buckets;
+  std::vector<std::string_view> bucket_keys;
+  std::vector<RawLegacyHang> thread_hangs;
+
+  // Empties every field for the next document, keeping the buffers.
+  void Clear();
 };
 
 // Reads the whole top-level object into `f` (crash documents too: their kind is known

@@ -2,13 +2,19 @@
 
 namespace seismo::parse_internal {
 
-void ScrubDocument(ParsedDocument& doc, const Scrubber& scrubber) {
+void ScrubDocument(ParsedDocument& doc, const Scrubber& scrubber, std::string& scratch) {
   for (HangRecord& h : doc.hangs) {
-    bool changed = false;
-    for (std::string& frame : h.stack) changed = scrubber.Scrub(frame) || changed;
-    // The signature is one of the frames (or "(empty stack)"): when no frame changed there is
-    // nothing in it to scrub; else the same rules give it the same text as its frame.
-    if (changed) scrubber.Scrub(h.signature);
+    for (uint32_t i = h.frames_begin; i < h.frames_end; ++i) {
+      std::string_view& frame = doc.frames[i];
+      if (!scrubber.MayChange(frame)) continue;
+      scratch.assign(frame);
+      if (!scrubber.Scrub(scratch)) continue;
+      // The signature is a view of one of the frames (or "(empty stack)"): the same rules
+      // give it the same text as its frame, so it takes the frame's new text.
+      const bool is_signature = h.signature.data() == frame.data() && h.signature.size() == frame.size();
+      frame = doc.text.Copy(scratch);
+      if (is_signature) h.signature = frame;
+    }
   }
   if (doc.crash) {
     scrubber.Scrub(doc.crash->signature);

@@ -4,12 +4,15 @@
 // a URL, an e-mail address or a user name. Internal to src/parse.
 #pragma once
 
+#include <string>
+
 #include "seismo/parse/document.h"
 #include "seismo/signature/scrub.h"
 
 namespace seismo::parse_internal {
 
-// Hang stacks and signatures, crash signature and proto signature.
-void ScrubDocument(ParsedDocument& doc, const Scrubber& scrubber);
+// Hang stacks and signatures, crash signature and proto signature. A frame that changes
+// gets its new text in doc.text; `scratch` is reused from one frame to the next.
+void ScrubDocument(ParsedDocument& doc, const Scrubber& scrubber, std::string& scratch);
 
 }  // namespace seismo::parse_internal

@@ -5,11 +5,12 @@
 
 namespace seismo {
 
-ChunkBuilder::ChunkBuilder(size_t max_document_bytes, Sink sink, size_t max_docs)
+ChunkBuilder::ChunkBuilder(size_t max_document_bytes, Sink sink, size_t max_docs, NewChunk new_chunk)
     : max_document_bytes_(max_document_bytes),
       sink_(std::move(sink)),
       max_docs_(max_docs),
-      chunk_(std::make_unique<DocChunk>()) {}
+      new_chunk_(new_chunk ? std::move(new_chunk) : [] { return std::make_unique<DocChunk>(); }),
+      chunk_(new_chunk_()) {}
 
 bool ChunkBuilder::AddLine(uint16_t source, int64_t line_no, std::string_view line, uint64_t full_bytes) {
   if (line.find_first_not_of(" \t") == std::string_view::npos) return false;  // blank line
@@ -42,14 +43,15 @@ void ChunkBuilder::Reserve(uint64_t bytes) { chunk_->data.reserve(std::min<uint6
 
 void ChunkBuilder::Flush() {
   DocChunkPtr full = std::move(chunk_);
-  chunk_ = std::make_unique<DocChunk>();
+  chunk_ = new_chunk_();
   sink_(std::move(full));
 }
 
 bool ChunkBuilder::Add(const DocRef& ref, std::string_view body, uint64_t full_bytes) {
   AddDocument(*chunk_, ref, body, full_bytes, max_document_bytes_);
-  // Chunks stay small: 32-bit offsets into them (see DocChunk).
-  if (chunk_->data.size() < kChunkBytes && chunk_->docs.size() < max_docs_) return false;
+  // Chunks stay small: 32-bit offsets into them (see DocChunk). The padding after the last
+  // document is no document's.
+  if (chunk_->data.size() - kParsePadding < kChunkBytes && chunk_->docs.size() < max_docs_) return false;
   Flush();
   return true;
 }

@@ -26,6 +26,7 @@ struct Pipeline::Worker {
   Worker(const ParseOptions& o, Symbols* symbols, const SignatureGenerator* g, size_t ring_capacity)
       : parser(o, g), encoder(symbols), ring(ring_capacity) {}
   Parser parser;
+  ParsedDocument doc;  // the document in hand, reused
   DeltaEncoder encoder;
   SpscRing<DocChunkPtr> ring;  // producer: the source thread; consumer: this worker
   std::thread thread;
@@ -46,10 +47,41 @@ void AddDocument(DocChunk& chunk, DocRef ref, std::string_view body, uint64_t fu
     body = body.substr(0, std::min(body.size(), kMaxDeadLetterDocumentBytes));
     ref.cut_from_bytes = size;
   }
+  // The data always ends with kParsePadding bytes after its last document, so a worker
+  // parses every document where it is (Parser::ParseInto): they go before the document
+  // and come back after it.
+  if (!chunk.docs.empty()) chunk.data.resize(chunk.data.size() - kParsePadding);
   ref.begin = static_cast<uint32_t>(chunk.data.size());
   ref.length = static_cast<uint32_t>(body.size());
   chunk.data.append(body);
+  chunk.data.append(kParsePadding, ' ');
   chunk.docs.push_back(ref);
+}
+
+DocChunkPtr ChunkPool::Take() {
+  {
+    MutexLock lock(mutex_);
+    if (!kept_.empty()) {
+      DocChunkPtr c = std::move(kept_.back());
+      kept_.pop_back();
+      return c;
+    }
+  }
+  auto c = std::make_unique<DocChunk>();
+  c->data.reserve(kChunkBytes + (kChunkBytes >> 4));  // a chunk is handed on past kChunkBytes
+  return c;
+}
+
+void ChunkPool::Give(DocChunkPtr chunk) {
+  chunk->data.clear();
+  chunk->docs.clear();
+  chunk->idle.clear();
+  chunk->ended.clear();
+  chunk->settle = false;
+  chunk->end_of_input = false;
+  chunk->seq = 0;
+  MutexLock lock(mutex_);
+  if (kept_.size() < max_kept_) kept_.push_back(std::move(chunk));
 }
 
 namespace {
@@ -71,7 +103,9 @@ Pipeline::Pipeline(PipelineOptions options, Symbols* symbols, const SignatureGen
       shards_(options_.shards, options_.parse_threads == 0 ? 1 : options_.parse_threads,
               options_.delta_ring_capacity, options_.aggregate, &stream_time_, symbols),
       watermarks_(options_.max_clock_skew_ms),
-      swept_floor_bytes_(SweepFloorBytes(options_.aggregate)) {
+      swept_floor_bytes_(SweepFloorBytes(options_.aggregate)),
+      // Enough for the chunks one worker parses while the source fills the next ones.
+      chunk_pool_(4 * std::max<size_t>(options_.parse_threads, 1)) {
   if (options_.parse_threads == 0) options_.parse_threads = 1;
   shards_.SetApplyDelayForTesting(options_.apply_delay_for_testing);
   for (size_t i = 0; i < options_.parse_threads; ++i) {
@@ -227,14 +261,18 @@ void Pipeline::ParseChunk(Worker& worker, const DocChunk& c) {
     counters_.documents.fetch_add(1, std::memory_order_relaxed);  // monitoring only
     counters_.bytes.fetch_add(ref.cut_from_bytes > 0 ? ref.cut_from_bytes : ref.length, std::memory_order_relaxed);
     // A document cut at max_document_bytes (ingest) is rejected whole, with its real size.
-    ParseResult<ParsedDocument> parsed =
-        ref.cut_from_bytes > 0 ? ParseResult<ParsedDocument>(RejectReason::kTooLarge)
-                               : worker.parser.Parse(body, DocHints{options_.sources[ref.source].kind});
-    if (!parsed.ok()) {
-      Reject(parsed.reason(), ref, body);
+    // The chunk keeps kParsePadding bytes after its last document (AddDocument), so every
+    // document is parsed where it is.
+    const size_t readable_after = c.data.size() - (ref.begin + ref.length);
+    const std::optional<RejectReason> rejected =
+        ref.cut_from_bytes > 0 ? std::optional<RejectReason>(RejectReason::kTooLarge)
+                               : worker.parser.ParseInto(body, DocHints{options_.sources[ref.source].kind},
+                                                         worker.doc, readable_after);
+    if (rejected) {
+      Reject(*rejected, ref, body);
       continue;
     }
-    const ParsedDocument& doc = parsed.value();
+    const ParsedDocument& doc = worker.doc;
     Staged st;
     st.ref = i;
     st.kind = doc.kind;
@@ -366,6 +404,7 @@ void Pipeline::RunWorker(size_t index) {
     turn_.store(c.seq + 1, std::memory_order_release);
 
     HandOver(index, worker, c, stream_time);
+    chunk_pool_.Give(std::move(*chunk));  // held documents keep copies of their bodies
     // release: the chunk's batches were pushed before it counts as done.
     chunks_done_.fetch_add(1, std::memory_order_release);
   }

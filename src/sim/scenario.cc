@@ -455,12 +455,8 @@ class RecordGenerator {
   static void AddHang(ScenarioRecord& rec, const std::string& signature, int64_t us) {
     std::vector<HangRecord>& hangs = rec.doc.hangs;
     if (hangs.empty() || hangs.back().signature != signature) {
-      HangRecord h;
-      h.process = "parent";
-      h.thread = "Gecko";
-      h.stack = {"Startup::XRE_Main", "Events::ProcessGeckoEvents", signature};
-      h.signature = signature;
-      hangs.push_back(std::move(h));
+      rec.doc.AddHang("parent", "Gecko", {"Startup::XRE_Main", "Events::ProcessGeckoEvents", signature},
+                      signature, 0, 0);
     }
     hangs.back().hang_us += us;
     ++hangs.back().hang_count;
@@ -600,7 +596,7 @@ void Scenario::ForEachDocument(const std::function<void(std::string&&)>& emit) c
           w.Key("thread").String(h.thread);
           w.Key("process").String("default");
           w.Key("stack").BeginArray();
-          for (const std::string& f : h.stack) w.String(f);
+          for (std::string_view f : d.Stack(h)) w.String(f);
           w.EndArray();
           w.EndObject();
         }

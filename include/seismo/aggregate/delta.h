@@ -16,6 +16,7 @@
 
 #include <array>
 #include <cstdint>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -74,7 +75,7 @@ class DeltaEncoder {
     uint64_t hash;
   };
   Field Text(std::string_view text);
-  Field Stack(const std::vector<std::string>& frames);
+  Field Stack(std::span<const std::string_view> frames);
   Symbols& symbols() const { return *symbols_; }
 
  private:

@@ -20,6 +20,7 @@
 // SignatureGenerator must be too (it is).
 #pragma once
 
+#include <optional>
 #include <string_view>
 
 #include "seismo/parse/document.h"
@@ -58,6 +59,9 @@ ParseResult<CrashData> CrashDataFromAnyJson(std::string_view json, CrashInput* d
 // kWrongType (also a build id that is not a string, as ADR 0001 says).
 ParseResult<ParsedDocument> ParseCrashDocument(std::string_view json, CrashFormat format,
                                                const SignatureGenerator& gen);
+// The same into `doc`, which must be empty (new or Clear()ed); nullopt when accepted.
+std::optional<RejectReason> ParseCrashDocument(std::string_view json, CrashFormat format,
+                                               const SignatureGenerator& gen, ParsedDocument& doc);
 
 // Mission Control's class for a normalised process name (SPEC §3.3).
 CrashClass ClassifyCrash(std::string_view process, std::string_view ipc_channel_error);

@@ -2,13 +2,17 @@
 // contribution, its hangs and/or its crash. A ParsedDocument is built whole
 // before anything is aggregated, so a rejected document is never partly counted.
 //
-// Threading: plain values; built on a parse thread, then moved.
+// Threading: plain values; built on a parse thread, then moved (never copied: views).
 #pragma once
 
 #include <array>
 #include <cstdint>
+#include <initializer_list>
+#include <memory>
 #include <optional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -33,13 +37,43 @@ struct Dimensions {
   std::string os = "unknown";
 };
 
+// Bytes a ParsedDocument's views point into (frames, thread and process names): its own
+// blocks, which never move, so the views stay valid when the document is moved. Clear()
+// keeps the blocks, so a document reused for the next one allocates nothing new.
+class TextArena {
+ public:
+  TextArena() = default;
+  TextArena(TextArena&&) noexcept = default;
+  TextArena& operator=(TextArena&&) noexcept = default;
+  TextArena(const TextArena&) = delete;
+  TextArena& operator=(const TextArena&) = delete;
+
+  // A copy of `s` in the arena.
+  std::string_view Copy(std::string_view s);
+  // `n` bytes to write, valid until Clear().
+  char* Allocate(size_t n);
+  void Clear();
+
+ private:
+  struct Block {
+    std::unique_ptr<char[]> bytes;
+    size_t size = 0;
+  };
+  std::vector<Block> blocks_;
+  size_t block_ = 0;  // the block being filled
+  size_t used_ = 0;   // bytes of it used
+};
+
 // One hang series contribution. hang_us is hang milliseconds in units of 1/1000
 // ms (exact integer sums make results independent of thread count and order).
+// The texts are views into the document (ParsedDocument::text) or static.
 struct HangRecord {
-  std::string process;             // normalised: parent, content, gpu, ...
-  std::string thread;              // e.g. Gecko, Gecko_Child
-  std::vector<std::string> stack;  // root first, innermost last
-  std::string signature;           // chosen per hangs.signature
+  std::string_view process;    // normalised: parent, content, gpu, ...
+  std::string_view thread;     // e.g. Gecko, Gecko_Child
+  std::string_view signature;  // chosen per hangs.signature: one of the frames, or "(empty stack)"
+  // Its stack, root first, innermost last: ParsedDocument::frames[frames_begin, frames_end).
+  uint32_t frames_begin = 0;
+  uint32_t frames_end = 0;
   int64_t hang_us = 0;
   uint64_t hang_count = 0;
 };
@@ -85,8 +119,34 @@ struct ParsedDocument {
 
   int64_t usage_ms = 0;  // main: min(subsessionLength, 86400) s in ms; bhr: timeSinceLastPing
   std::vector<HangRecord> hangs;
+  std::vector<std::string_view> frames;  // of every hang, each hang's in a row
   SubprocessCrashes subprocess_crashes;
   std::optional<CrashRecord> crash;
+  TextArena text;  // what the views of `hangs` and `frames` point into
+
+  ParsedDocument() = default;
+  ParsedDocument(ParsedDocument&&) noexcept = default;
+  ParsedDocument& operator=(ParsedDocument&&) noexcept = default;
+  // Not copied: the copy's views would point into this document's arena.
+  ParsedDocument(const ParsedDocument&) = delete;
+  ParsedDocument& operator=(const ParsedDocument&) = delete;
+
+  // A hang's stack, root first.
+  std::span<const std::string_view> Stack(const HangRecord& h) const {
+    return std::span<const std::string_view>(frames).subspan(h.frames_begin, h.frames_end - h.frames_begin);
+  }
+  // Appends a hang whose texts are copied into the document (simulators, tests).
+  HangRecord& AddHang(std::string_view process, std::string_view thread,
+                      std::span<const std::string_view> stack, std::string_view signature, int64_t hang_us,
+                      uint64_t hang_count);
+  HangRecord& AddHang(std::string_view process, std::string_view thread,
+                      std::initializer_list<std::string_view> stack, std::string_view signature,
+                      int64_t hang_us, uint64_t hang_count) {
+    return AddHang(process, thread, std::span<const std::string_view>(stack.begin(), stack.size()), signature,
+                   hang_us, hang_count);
+  }
+  // Empties the document for the next one, keeping its buffers (Parser::ParseInto).
+  void Clear();
 };
 
 // Resolves the event time of a document given the transport's timestamp.

@@ -4,11 +4,13 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "seismo/parse/document.h"
 #include "seismo/parse/options.h"
 
 namespace seismo {
@@ -36,10 +38,11 @@ int64_t BucketWeightUs(uint64_t upper_ms, HangWeighting w);
 
 // Renders a bhr native frame [moduleIndex, "hexOffset"] as "<debugName>+0x<offset>"
 // (offset lower-case, no leading zeros), or "0x<offset>" when the index is outside
-// `module_names` (or names a module whose entry was unusable, stored as ""). nullopt when
-// `offset_hex` is not hexadecimal. One allocation (none when the text fits the string's own buffer).
-std::optional<std::string> RenderNativeFrame(int64_t module_index, std::string_view offset_hex,
-                                             const std::vector<std::string_view>& module_names);
+// `module_names` (or names a module whose entry was unusable, stored as ""), into `out`.
+// nullopt when `offset_hex` is not hexadecimal.
+std::optional<std::string_view> RenderNativeFrame(int64_t module_index, std::string_view offset_hex,
+                                                  const std::vector<std::string_view>& module_names,
+                                                  TextArena& out);
 
 // Milliseconds, as the text of a non-negative JSON number ("295.063584", "1.5e2"), in
 // 1/1000 ms, rounded half to even on the decimal digits themselves (exact: a binary
@@ -47,12 +50,15 @@ std::optional<std::string> RenderNativeFrame(int64_t module_index, std::string_v
 // number or the result would not fit. ADR 0017.
 std::optional<int64_t> DecimalMsToUs(std::string_view number);
 
-// The signature (top frame) of a hang stack, root first. `native[i]` says whether
-// stack[i] was a native frame. "(empty stack)" for an empty stack. In
-// kInnermostLabel mode, "(markers)", native frames and empty labels are skipped;
-// if nothing is left the innermost element is used.
-std::string HangSignature(const std::vector<std::string>& stack, const std::vector<bool>& native,
-                          HangSignatureMode mode);
+// The signature (top frame) of a hang stack, root first: which frame it is, nullopt for
+// an empty stack (whose signature is "(empty stack)"). `native[i]` says whether stack[i]
+// was a native frame. In kInnermostLabel mode, "(markers)", native frames and empty
+// labels are skipped; if nothing is left the innermost element is used.
+std::optional<size_t> HangSignatureFrame(std::span<const std::string_view> stack,
+                                         const std::vector<bool>& native, HangSignatureMode mode);
+// Its text: one of the frames, or kEmptyStackSignature.
+std::string_view HangSignature(std::span<const std::string_view> stack, const std::vector<bool>& native,
+                               HangSignatureMode mode);
 
 inline constexpr std::string_view kEmptyStackSignature = "(empty stack)";
 

@@ -20,6 +20,9 @@ namespace seismo {
 
 class SignatureGenerator;
 
+// Bytes after a document that let the parser read it where it is (simdjson's padding).
+inline constexpr size_t kParsePadding = 64;
+
 // A bhr ping's timeSinceLastPing above one day is rejected as usage_too_large
 // (SPEC §7 "usage over a day"); main pings are clamped to a day instead (§3.1).
 inline constexpr int64_t kMaxBhrUsageMs = 86'400'000;
@@ -41,6 +44,13 @@ class Parser {
   // `json` need not be padded or NUL-terminated; the parser copies it into
   // its padded buffer when needed.
   ParseResult<ParsedDocument> Parse(std::string_view json, DocHints hints = {});
+  // The same into `out`, which is emptied first and keeps its buffers (a parse worker
+  // reuses one document): nullopt when accepted, else why it was rejected (`out` is then
+  // unspecified). `readable_after`: how many bytes after `json` may be read (they need not
+  // be anything in particular); with kParsePadding or more the document is parsed where it
+  // is, else copied into the parser's padded buffer first.
+  std::optional<RejectReason> ParseInto(std::string_view json, DocHints hints, ParsedDocument& out,
+                                        size_t readable_after = 0);
 
   const ParseOptions& options() const { return options_; }
 

@@ -28,9 +28,12 @@ inline constexpr size_t kChunkDocs = 2048;
 class ChunkBuilder {
  public:
   using Sink = std::function<void(DocChunkPtr)>;
+  using NewChunk = std::function<DocChunkPtr()>;
   // `max_docs`: the chunk is handed on once it holds that many documents (no limit by
-  // default: a Kafka poll's batch bounds them already).
-  ChunkBuilder(size_t max_document_bytes, Sink sink, size_t max_docs = std::numeric_limits<size_t>::max());
+  // default: a Kafka poll's batch bounds them already). `new_chunk` gives the empty chunks
+  // to fill (Pipeline::NewChunk; by default new ones).
+  ChunkBuilder(size_t max_document_bytes, Sink sink, size_t max_docs = std::numeric_limits<size_t>::max(),
+               NewChunk new_chunk = nullptr);
 
   // Line `line_no` of the file that is source `source`; `full_bytes` as AddDocument's (the
   // size of a line LineReader cut, else 0). A blank line (spaces and tabs only) is no
@@ -59,6 +62,7 @@ class ChunkBuilder {
   size_t max_document_bytes_;
   Sink sink_;
   size_t max_docs_;
+  NewChunk new_chunk_;
   DocChunkPtr chunk_;
 };
 

@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "seismo/aggregate/snapshot.h"
+#include "seismo/core/mutex.h"
 #include "seismo/core/record_counts.h"
 #include "seismo/core/reject.h"
 #include "seismo/core/symbols.h"
@@ -73,7 +74,7 @@ struct DocRef {
 // and `length` is at most max_document_bytes (≤ 2 GiB, config) or the bytes kept
 // of a cut document: both fit their 32 bits.
 struct DocChunk {
-  std::string data;
+  std::string data;  // the documents, then kParsePadding bytes (AddDocument)
   std::vector<DocRef> docs;
   // After the documents, in this order: sources with nothing more to read for now (a
   // Kafka partition caught up or given up), sources that ended (a file read to its
@@ -87,6 +88,23 @@ struct DocChunk {
 };
 using DocChunkPtr = std::unique_ptr<DocChunk>;
 inline constexpr size_t kChunkBytes = 1 << 20;
+
+// Chunks whose documents were parsed, kept for a source to fill again: their memory is
+// warm (a fresh megabyte costs a page fault per 4 KiB) and sized already. At most
+// `max_kept` are kept; the others are freed. Threading: any thread.
+class ChunkPool {
+ public:
+  explicit ChunkPool(size_t max_kept) : max_kept_(max_kept) {}
+  // An empty chunk: a kept one, else a new one with room for kChunkBytes.
+  DocChunkPtr Take();
+  // `chunk` is done with; emptied and kept, or freed.
+  void Give(DocChunkPtr chunk);
+
+ private:
+  const size_t max_kept_;
+  Mutex mutex_;
+  std::vector<DocChunkPtr> kept_ GUARDED_BY(mutex_);
+};
 
 // Appends one document to `chunk`, described by `ref` (its begin, length and
 // cut_from_bytes are set here). `full_bytes` is the document's size when `body`
@@ -126,6 +144,8 @@ class Pipeline {
   ~Pipeline();
 
   void Start();
+  // An empty chunk for the source to fill (recycled from parsed ones).
+  DocChunkPtr NewChunk() { return chunk_pool_.Take(); }
   void Submit(DocChunkPtr chunk);           // blocks while the chosen worker is full
   [[nodiscard]] bool TrySubmit(DocChunkPtr& chunk);  // false (chunk kept) when full
   // Ends the input (every source ends: held documents are decided and stream time
@@ -211,6 +231,7 @@ class Pipeline {
   size_t swept_floor_bytes_;  // intern bytes that trigger the next sweep (source thread)
   size_t sweeps_ = 0;
   PipelineCounters counters_;
+  ChunkPool chunk_pool_;
 };
 
 }  // namespace seismo

@@ -56,6 +56,9 @@ class Scrubber {
 
   // Replaces whatever the rules match in `text`; true when something changed.
   bool Scrub(std::string& text) const { return HoldsKeyByte(text) && ScrubMatches(text); }
+  // False when Scrub() would certainly leave `text` as it is (it holds no byte any rule looks
+  // for: nearly every frame), without copying it.
+  bool MayChange(std::string_view text) const { return HoldsKeyByte(text); }
 
   size_t rule_count() const;
 

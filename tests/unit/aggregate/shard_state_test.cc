@@ -104,14 +104,7 @@ TEST(ShardState, HangSeriesCountDistinctInstallsOfTheirPings) {
     d.usage_ms = 3'600'000;
     d.install_id = std::move(client);
     d.subprocess_crashes.gpu = gpu;
-    HangRecord h;
-    h.process = "parent";
-    h.thread = "Gecko";
-    h.stack = {"a", "b"};
-    h.signature = "b";
-    h.hang_us = 200'000;
-    h.hang_count = 1;
-    d.hangs.push_back(h);
+    d.AddHang("parent", "Gecko", {"a", "b"}, "b", 200'000, 1);
     return d;
   };
   const EventTime t{1'795'000'000'000};

@@ -21,9 +21,12 @@ Synth Dense(uint64_t seed) {
   return Synth(o);
 }
 
-std::string StackKey(const HangRecord& h) {
+std::string StackKey(const ParsedDocument& d, const HangRecord& h) {
   std::string key;
-  for (const std::string& f : h.stack) key += f + '\x1f';
+  for (std::string_view f : d.Stack(h)) {
+    key += f;
+    key += '\x1f';
+  }
   return key;
 }
 
@@ -51,10 +54,11 @@ Seen ParseAll(size_t n, const SignatureGenerator* signatures, Make&& make) {
       ++seen.rejected;
       continue;
     }
-    for (const HangRecord& h : parsed.value().hangs) {
+    const ParsedDocument& d = parsed.value();
+    for (const HangRecord& h : d.hangs) {
       ++seen.hangs;
-      seen.stacks.insert(StackKey(h));
-      for (const std::string& f : h.stack) seen.native_frames += f.find("+0x") != std::string::npos;
+      seen.stacks.insert(StackKey(d, h));
+      for (std::string_view f : d.Stack(h)) seen.native_frames += f.find("+0x") != std::string_view::npos;
     }
     if (parsed.value().crash) seen.crash_signatures.insert(parsed.value().crash->signature);
   }

@@ -28,7 +28,7 @@ std::string ReadData(const std::string& name) {
 ParsedDocument MustParse(std::string_view json, CrashFormat format) {
   ParseResult<ParsedDocument> r = ParseCrashDocument(json, format, Gen());
   EXPECT_TRUE(r.ok()) << (r.ok() ? "" : RejectReasonName(r.reason()));
-  return r.ok() ? r.value() : ParsedDocument{};
+  return r.ok() ? std::move(r.value()) : ParsedDocument{};
 }
 
 RejectReason MustReject(std::string_view json, CrashFormat format) {

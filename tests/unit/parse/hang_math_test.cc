@@ -83,38 +83,43 @@ TEST(LegacyHangTotals, AWeightedSumThatWouldOverflowIsRefusedNotWrapped) {
 }
 
 TEST(RenderNativeFrame, UsesDebugNameAndLowerCaseOffsetWithoutLeadingZeros) {
+  TextArena arena;
   std::vector<std::string_view> modules = {"xul.pdb", "ntdll.pdb"};
-  EXPECT_EQ(*RenderNativeFrame(1, "6a2f0", modules), "ntdll.pdb+0x6a2f0");
-  EXPECT_EQ(*RenderNativeFrame(0, "001C2D3E", modules), "xul.pdb+0x1c2d3e");
-  EXPECT_EQ(*RenderNativeFrame(0, "0x00ab", modules), "xul.pdb+0xab");
-  EXPECT_EQ(*RenderNativeFrame(0, "0000", modules), "xul.pdb+0x0");
+  EXPECT_EQ(*RenderNativeFrame(1, "6a2f0", modules, arena), "ntdll.pdb+0x6a2f0");
+  EXPECT_EQ(*RenderNativeFrame(0, "001C2D3E", modules, arena), "xul.pdb+0x1c2d3e");
+  EXPECT_EQ(*RenderNativeFrame(0, "0x00ab", modules, arena), "xul.pdb+0xab");
+  EXPECT_EQ(*RenderNativeFrame(0, "0000", modules, arena), "xul.pdb+0x0");
 }
 
 TEST(RenderNativeFrame, IndexOutsideTheModuleTableRendersBareOffset) {
+  TextArena arena;
   std::vector<std::string_view> modules = {"xul.pdb"};
-  EXPECT_EQ(*RenderNativeFrame(-1, "1acc9", modules), "0x1acc9");
-  EXPECT_EQ(*RenderNativeFrame(1, "1acc9", modules), "0x1acc9");
-  EXPECT_EQ(*RenderNativeFrame(0, "1acc9", {""}), "0x1acc9");
+  EXPECT_EQ(*RenderNativeFrame(-1, "1acc9", modules, arena), "0x1acc9");
+  EXPECT_EQ(*RenderNativeFrame(1, "1acc9", modules, arena), "0x1acc9");
+  EXPECT_EQ(*RenderNativeFrame(0, "1acc9", {""}, arena), "0x1acc9");
 }
 
 TEST(RenderNativeFrame, NonHexOffsetIsNotAFrame) {
-  EXPECT_FALSE(RenderNativeFrame(0, "xyz", {"xul.pdb"}));
-  EXPECT_FALSE(RenderNativeFrame(0, "", {"xul.pdb"}));
+  TextArena arena;
+  EXPECT_FALSE(RenderNativeFrame(0, "xyz", {"xul.pdb"}, arena));
+  EXPECT_FALSE(RenderNativeFrame(0, "", {"xul.pdb"}, arena));
 }
 
 TEST(HangSignature, InnermostIsTheLastElement) {
-  std::vector<std::string> stack = {"a", "b", "(content script)"};
+  std::vector<std::string_view> stack = {"a", "b", "(content script)"};
   EXPECT_EQ(HangSignature(stack, {}, HangSignatureMode::kInnermost), "(content script)");
   EXPECT_EQ(HangSignature({}, {}, HangSignatureMode::kInnermost), "(empty stack)");
 }
 
 TEST(HangSignature, InnermostLabelSkipsMarkersNativeFramesAndEmptyLabels) {
-  std::vector<std::string> stack = {"nsRefreshDriver::Tick", "xul.pdb+0x2a0b11", "", "(unresolved)"};
+  std::vector<std::string_view> stack = {"nsRefreshDriver::Tick", "xul.pdb+0x2a0b11", "", "(unresolved)"};
   std::vector<bool> native = {false, true, false, false};
   EXPECT_EQ(HangSignature(stack, native, HangSignatureMode::kInnermostLabel), "nsRefreshDriver::Tick");
   // Nothing but markers: fall back to the innermost element.
-  EXPECT_EQ(HangSignature({"(jit frame)", "(wasm)"}, {false, false}, HangSignatureMode::kInnermostLabel),
-            "(wasm)");
+  const std::vector<std::string_view> markers = {"(jit frame)", "(wasm)"};
+  EXPECT_EQ(HangSignature(markers, {false, false}, HangSignatureMode::kInnermostLabel), "(wasm)");
+  EXPECT_EQ(HangSignatureFrame(markers, {false, false}, HangSignatureMode::kInnermostLabel), 1u);
+  EXPECT_EQ(HangSignatureFrame(stack, native, HangSignatureMode::kInnermostLabel), 0u);
 }
 
 // Thousandths of a millisecond, rounded half to even on the decimal digits (ADR 0017).

@@ -7,11 +7,13 @@
 #include <string>
 #include <vector>
 
+#include "support/parsed.h"
 #include "test_docs.h"
 
 namespace seismo {
 namespace {
 
+using test::StackOf;
 using testing::BhrPing;
 using testing::DataFile;
 using testing::MainPing;
@@ -42,7 +44,7 @@ TEST(ParserMain, ReferenceExampleGivesUsageHangsAndGpuCrashes) {
   EXPECT_EQ(d.hangs[0].hang_count, 3u);
   EXPECT_EQ(d.hangs[0].hang_us, 1021'000);
   EXPECT_EQ(d.hangs[0].signature, "(chrome script)");
-  EXPECT_EQ(d.hangs[0].stack.size(), 4u);
+  EXPECT_EQ(StackOf(d, 0).size(), 4u);
   // Child payload (reason == shutdown): Gecko_Child, 1 hang of 255 ms; the
   // second child payload has no threadHangStats and is skipped.
   EXPECT_EQ(d.hangs[1].thread, "Gecko_Child");
@@ -163,7 +165,7 @@ TEST(ParserBhr, ReferenceExampleGivesUsageAndTwoHangs) {
   std::vector<std::string> expected = {"ntdll.pdb+0x6a2f0", "xul.pdb+0x1c2d3e", "nsRefreshDriver::Tick",
                                        "PresShell::DoFlushPendingNotifications Layout",
                                        "xul.pdb+0x2a0b11", "(unresolved)"};
-  EXPECT_EQ(gecko.stack, expected);
+  EXPECT_EQ(StackOf(d, 0), expected);
   EXPECT_EQ(gecko.signature, "(unresolved)");
   EXPECT_EQ(d.hangs[1].process, "content");
   EXPECT_EQ(d.hangs[1].hang_us, 145'000);
@@ -212,7 +214,7 @@ TEST(ParserBhr, MalformedStackElementsAreDroppedButCountTowardLength) {
   auto r = ParseWith(doc);
   ASSERT_TRUE(r.ok()) << RejectReasonName(r.reason());
   std::vector<std::string> expected = {"root", "0xff", "xul.pdb+0xab"};
-  EXPECT_EQ(r.value().hangs[0].stack, expected);
+  EXPECT_EQ(StackOf(r.value(), 0), expected);
 }
 
 TEST(ParserBhr, PingWithNoHangsStillAddsUsage) {
@@ -229,9 +231,9 @@ TEST(ParserBhr, AnEmptyStringIsAFrame) {
                              R"({"duration":200,"thread":"Gecko","process":"default","stack":[7]}])"));
   ASSERT_TRUE(r.ok()) << RejectReasonName(r.reason());
   ASSERT_EQ(r.value().hangs.size(), 2u);
-  EXPECT_EQ(r.value().hangs[0].stack, std::vector<std::string>{""});
+  EXPECT_EQ(StackOf(r.value(), 0), std::vector<std::string>{""});
   EXPECT_EQ(r.value().hangs[0].signature, "");
-  EXPECT_TRUE(r.value().hangs[1].stack.empty());
+  EXPECT_TRUE(StackOf(r.value(), 1).empty());
   EXPECT_EQ(r.value().hangs[1].signature, "(empty stack)");
 }
 
@@ -268,7 +270,7 @@ TEST(ParserDuplicateKeys, TheLastValueWinsAtEveryLevelOfAMainPing) {
   EXPECT_EQ(d.dims.product, "Firefox");
   EXPECT_EQ(d.usage_ms, 3'600'000);
   ASSERT_EQ(d.hangs.size(), 1u);
-  EXPECT_EQ(d.hangs[0].stack, std::vector<std::string>{"c"});
+  EXPECT_EQ(StackOf(d, 0), std::vector<std::string>{"c"});
   EXPECT_EQ(d.hangs[0].hang_count, 5u);  // 3 + 2, not 1 + 2 + 3
   EXPECT_EQ(d.hangs[0].hang_us, (255 * 3 + 511 * 2) * 1000);
   // A repeated payload replaces the first whole: its hangs go with it.
@@ -296,7 +298,7 @@ TEST(ParserDuplicateKeys, ABhrPingsModulesAndHangsAreItsLastArrays) {
   ASSERT_TRUE(r.ok()) << RejectReasonName(r.reason());
   ASSERT_EQ(r.value().hangs.size(), 1u);
   EXPECT_EQ(r.value().hangs[0].hang_us, 500'000);
-  EXPECT_EQ(r.value().hangs[0].stack, std::vector<std::string>{"m2.pdb+0x10"});
+  EXPECT_EQ(StackOf(r.value(), 0), std::vector<std::string>{"m2.pdb+0x10"});
 }
 
 TEST(ParserDuplicateKeys, ARepeatedTypeTakesItsLastValue) {
@@ -431,7 +433,7 @@ TEST(ParserBhr, EscapedFramesAndModuleNamesAreUnescaped) {
                         R"("hangs":[{"duration":200,"thread":"Gecko","stack":["a\"b",[0,"1F"],"c\\d"]}])"));
   ASSERT_TRUE(r.ok());
   ASSERT_EQ(r.value().hangs.size(), 1u);
-  EXPECT_EQ(r.value().hangs[0].stack, (std::vector<std::string>{"a\"b", "x\u00fcl.pdb+0x1f", "c\\d"}));
+  EXPECT_EQ(StackOf(r.value(), 0), (std::vector<std::string>{"a\"b", "x\u00fcl.pdb+0x1f", "c\\d"}));
 }
 
 TEST(ParserRejects, OversizedDocumentIsTooLarge) {
@@ -455,6 +457,87 @@ TEST(ParserReuse, OneParserHandlesManyDocumentsOfDifferentSizes) {
     EXPECT_TRUE(p.Parse(DataFile("docs/reference_main.json")).ok());
     EXPECT_TRUE(p.Parse(MainPing(R"("info":{"subsessionLength":5})")).ok());
     EXPECT_FALSE(p.Parse("{").ok());
+  }
+}
+
+// ParseInto reads a document where it is when the bytes after it may be read: whatever
+// they hold (the next documents of a chunk), the result is the one of a padded copy.
+TEST(ParserInPlace, ADocumentFollowedByOtherBytesParsesAsItsCopyDoes) {
+  const std::string doc = DataFile("docs/reference_bhr.json");
+  Parser p({}, nullptr);
+  for (const std::string after : {std::string(kParsePadding, ' '), std::string(kParsePadding, '"'),
+                                  std::string(kParsePadding, '{'), "\n" + doc}) {
+    const std::string chunk = doc + after;
+    ParsedDocument in_place;
+    ASSERT_FALSE(p.ParseInto(std::string_view(chunk).substr(0, doc.size()), {}, in_place, after.size()));
+    auto copied = p.Parse(doc);
+    ASSERT_TRUE(copied.ok());
+    ASSERT_EQ(in_place.hangs.size(), copied.value().hangs.size());
+    for (size_t i = 0; i < in_place.hangs.size(); ++i) {
+      EXPECT_EQ(StackOf(in_place, i), StackOf(copied.value(), i));
+      EXPECT_EQ(in_place.hangs[i].signature, copied.value().hangs[i].signature);
+      EXPECT_EQ(in_place.hangs[i].hang_us, copied.value().hangs[i].hang_us);
+    }
+    EXPECT_EQ(in_place.usage_ms, copied.value().usage_ms);
+  }
+  // Trailing garbage is still the document's own: in place it is rejected as a copy is.
+  const std::string bad = doc + "}" + std::string(kParsePadding, ' ');
+  ParsedDocument out;
+  EXPECT_EQ(p.ParseInto(std::string_view(bad).substr(0, doc.size() + 1), {}, out, kParsePadding),
+            p.Parse(doc + "}").reason());
+}
+
+// A worker's one document, reused: nothing of the previous document stays behind.
+TEST(ParserReuse, ADocumentParsedIntoAgainHoldsOnlyTheNewOne) {
+  Parser p({}, nullptr);
+  ParsedDocument d;
+  ASSERT_FALSE(p.ParseInto(DataFile("docs/reference_bhr.json"), {}, d));
+  ASSERT_EQ(d.hangs.size(), 2u);
+  ASSERT_FALSE(p.ParseInto(BhrPing(R"("timeSinceLastPing":1000,"hangs":[)"
+                                   R"({"duration":200,"thread":"T","process":"gpu","stack":["only"]}])"),
+                           {}, d));
+  ASSERT_EQ(d.hangs.size(), 1u);
+  EXPECT_EQ(d.frames.size(), 1u);
+  EXPECT_EQ(StackOf(d, 0), std::vector<std::string>{"only"});
+  EXPECT_EQ(d.hangs[0].process, "gpu");
+  EXPECT_EQ(d.hangs[0].thread, "T");
+  EXPECT_EQ(d.usage_ms, 1000);
+  EXPECT_TRUE(p.ParseInto("{", {}, d).has_value());
+  ASSERT_FALSE(p.ParseInto(MainPing(R"("info":{"subsessionLength":5})"), {}, d));
+  EXPECT_TRUE(d.hangs.empty());
+  EXPECT_TRUE(d.frames.empty());
+}
+
+// Frames are scrubbed before anything sees them, and a signature that is one of them takes
+// its scrubbed text; a signature that is another frame keeps its own (SPEC §7).
+TEST(ParserScrub, FramesAndTheSignatureThatIsOneOfThemAreScrubbed) {
+  auto r = ParseWith(BhrPing(R"("timeSinceLastPing":1000,"hangs":[)"
+                             R"({"duration":200,"thread":"Gecko","process":"default",)"
+                             R"j("stack":["root","f (https://bank.example.com/a?s=SECRET:42)"]},)j"
+                             R"({"duration":200,"thread":"Gecko","process":"default",)"
+                             R"("stack":["alice@example.com","leaf"]}])"));
+  ASSERT_TRUE(r.ok()) << RejectReasonName(r.reason());
+  const ParsedDocument& d = r.value();
+  ASSERT_EQ(d.hangs.size(), 2u);
+  EXPECT_EQ(StackOf(d, 0), (std::vector<std::string>{"root", "f (https://<host>/<path>:42)"}));
+  EXPECT_EQ(d.hangs[0].signature, "f (https://<host>/<path>:42)");
+  EXPECT_EQ(StackOf(d, 1), (std::vector<std::string>{"<email>", "leaf"}));
+  EXPECT_EQ(d.hangs[1].signature, "leaf");
+}
+
+// Views into the document's own arena: a moved document's views still read its texts.
+TEST(ParsedDocumentViews, MovedDocumentsKeepTheirTexts) {
+  std::vector<ParsedDocument> docs;
+  for (int i = 0; i < 50; ++i) {
+    ParsedDocument d;
+    const std::string frame = "frame-" + std::to_string(i) + std::string(static_cast<size_t>(i) * 1000, 'z');
+    d.AddHang("parent", "Gecko", {std::string_view("root"), std::string_view(frame)}, frame, 1, 1);
+    docs.push_back(std::move(d));  // the vector reallocates: every document moves
+  }
+  for (int i = 0; i < 50; ++i) {
+    const std::string frame = "frame-" + std::to_string(i) + std::string(static_cast<size_t>(i) * 1000, 'z');
+    EXPECT_EQ(test::StackOf(docs[static_cast<size_t>(i)], 0), (std::vector<std::string>{"root", frame}));
+    EXPECT_EQ(docs[static_cast<size_t>(i)].hangs[0].signature, frame);
   }
 }
 

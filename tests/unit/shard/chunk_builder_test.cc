@@ -75,7 +75,7 @@ TEST(ChunkBuilder, AChunkIsHandedOnOnceItHoldsChunkBytes) {
   EXPECT_TRUE(chunks.AddMessage(1, 0, 14, std::nullopt, "x"));                 // exactly kChunkBytes
   ASSERT_EQ(handed.chunks.size(), 1u);
   EXPECT_EQ(handed.chunks[0]->docs.size(), 5u);
-  EXPECT_EQ(handed.chunks[0]->data.size(), kChunkBytes);
+  EXPECT_EQ(handed.chunks[0]->data.size(), kChunkBytes + kParsePadding) << "the documents, then the padding";
   EXPECT_TRUE(chunks.empty());
 }
 

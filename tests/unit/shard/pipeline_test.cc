@@ -10,9 +10,10 @@
 #include <set>
 #include <tuple>
 
-#include "seismo/sim/synth.h"
 #include "seismo/signature/generator.h"
+#include "seismo/sim/synth.h"
 #include "support/keys.h"
+#include "support/parsed.h"
 #include "test_scale.h"
 
 namespace seismo {
@@ -118,9 +119,10 @@ Naive Recompute(const std::vector<std::string>& docs) {
     auto& u = n.usage[{source, d.dims.channel, d.dims.os, d.dims.build_date}];
     u.first += d.usage_ms;
     u.second += 1;
-    for (const HangRecord& h : d.hangs) {
-      auto& s = n.hangs[{source, d.dims.channel, d.dims.os, d.dims.build_date, h.process, h.thread,
-                         h.signature, h.stack}];
+    for (size_t i = 0; i < d.hangs.size(); ++i) {
+      const HangRecord& h = d.hangs[i];
+      auto& s = n.hangs[{source, d.dims.channel, d.dims.os, d.dims.build_date, std::string(h.process),
+                         std::string(h.thread), std::string(h.signature), test::StackOf(d, i)}];
       s.first += h.hang_us;
       s.second += static_cast<int64_t>(h.hang_count);
     }
@@ -275,8 +277,8 @@ TEST(Pipeline, ADocumentOverTheLimitIsKeptAsItsStartAndRejectedTooLarge) {
   ref.position = 3;
   const std::string fits = std::string(R"({"type":"main","x":")") + std::string(1000, 'y') + "\"}";
   AddDocument(*chunk, ref, fits, 0, o.parse.max_document_bytes);
-  EXPECT_EQ(chunk->data.size(), 2 * kMaxDeadLetterDocumentBytes + fits.size())
-      << "only what the letters show";
+  EXPECT_EQ(chunk->data.size(), 2 * kMaxDeadLetterDocumentBytes + fits.size() + kParsePadding)
+      << "only what the letters show, and the padding after the last document";
   EXPECT_EQ(chunk->docs[0].cut_from_bytes, big.size());
   EXPECT_EQ(chunk->docs[1].cut_from_bytes, 5'000'000'000u);
   EXPECT_EQ(chunk->docs[2].cut_from_bytes, 0u);
