@@ -6,20 +6,6 @@
 
 namespace seismo {
 
-size_t FieldCount(Table t) {
-  switch (t) {
-    case Table::kUsage:
-      return usage_field::kCount;
-    case Table::kBuildUsage:
-      return build_field::kCount;
-    case Table::kHangs:
-      return hang_field::kCount;
-    case Table::kCrashes:
-      return crash_field::kCount;
-  }
-  return 0;
-}
-
 KeyBuilder& KeyBuilder::Add(uint32_t id, uint64_t content_hash) {
   key_.f[n_++] = id;
   hash_ = HashCombine(hash_, content_hash);
@@ -72,6 +58,22 @@ bool KeyLess(const SeriesKey& a, const SeriesKey& b, const Symbols& symbols) {
     if (int c = CompareFields(a, b, i, symbols)) return c < 0;
   }
   return false;
+}
+
+void FieldRanks::Add(const SeriesKey& key) {
+  for (size_t i = 0; i < FieldCount(key.table); ++i) {
+    if (IsStackField(key.table, i)) continue;
+    const Sym id = key.f[i];
+    if (id >= rank_.size()) rank_.resize(std::max<size_t>(id + 1, 2 * rank_.size()), 0);
+    if (rank_[id] != 0) continue;
+    rank_[id] = 1;  // seen
+    texts_.push_back(id);
+  }
+}
+
+void FieldRanks::Rank() {
+  std::sort(texts_.begin(), texts_.end(), [&](Sym a, Sym b) { return symbols_.Text(a) < symbols_.Text(b); });
+  for (size_t r = 0; r < texts_.size(); ++r) rank_[texts_[r]] = static_cast<uint32_t>(r + 1);
 }
 
 void MarkKeyIds(const SeriesKey& key, std::vector<uint64_t>& text, std::vector<uint64_t>& stacks) {

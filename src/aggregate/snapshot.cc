@@ -49,8 +49,8 @@ const std::vector<const SeriesData*>& Snapshot::sorted(Table t) const {
   const size_t i = static_cast<size_t>(t);
   std::call_once(sorted_->once[i], [&] {
     sorted_->rows[i] = rows_[i];
-    std::sort(sorted_->rows[i].begin(), sorted_->rows[i].end(),
-              [&](const SeriesData* a, const SeriesData* b) { return KeyLess(a->key, b->key, *symbols); });
+    SortByKey(
+        sorted_->rows[i], [](const SeriesData* s) -> const SeriesKey& { return s->key; }, *symbols);
   });
   return sorted_->rows[i];
 }

@@ -98,12 +98,15 @@ bool InternTable::Equals(InternId id, std::string_view bytes) const {
   return e != nullptr && e->view() == bytes;
 }
 
+bool InternTable::EntryEquals(const Entry* e, std::string_view bytes) { return e->view() == bytes; }
+
 InternId InternTable::AllocateId() {
-  {
+  if (free_count_.load(std::memory_order_relaxed) > 0) {
     MutexLock lock(free_mutex_);
     if (!free_ids_.empty()) {
       InternId id = free_ids_.back();
       free_ids_.pop_back();
+      free_count_.store(free_ids_.size(), std::memory_order_relaxed);
       return id;
     }
   }
@@ -123,29 +126,39 @@ InternId InternTable::AllocateId() {
   return id;
 }
 
-InternId InternTable::Insert(std::string_view bytes, uint64_t hash, bool permanent) {
+std::pair<InternId, const InternTable::Entry*> InternTable::Insert(std::string_view bytes, uint64_t hash,
+                                                                   bool permanent) {
   Stripe& stripe = stripes_[hash % kStripes];
   MutexLock lock(stripe.mutex);
-  auto it = stripe.ids.find(Key{bytes, hash});
-  if (it != stripe.ids.end()) {
-    if (permanent) EntryOf(it->second)->permanent = true;
-    return it->second;
+  const Entry* made = nullptr;
+  // One probe whether the bytes are there or not.
+  auto it = stripe.ids.lazy_emplace(Key{bytes, hash}, [&](const auto& construct) {
+    const InternId id = AllocateId();
+    Entry* e = Entry::Make(bytes, hash, permanent);
+    std::atomic<Entry*>* page = pages_[id >> kPageBits].load(std::memory_order_acquire);
+    page[id & (kPageSize - 1)].store(e, std::memory_order_release);  // pairs with EntryOf
+    construct(Key{e->view(), hash}, id);
+    made = e;
+  });
+  if (made != nullptr) {
+    live_.fetch_add(1, std::memory_order_relaxed);
+    bytes_.fetch_add(made->Footprint(), std::memory_order_relaxed);
+    return {it->second, made};
   }
-  const InternId id = AllocateId();
-  Entry* e = Entry::Make(bytes, hash, permanent);
-  std::atomic<Entry*>* page = pages_[id >> kPageBits].load(std::memory_order_acquire);
-  page[id & (kPageSize - 1)].store(e, std::memory_order_release);  // pairs with EntryOf
-  stripe.ids.emplace(Key{e->view(), hash}, id);
-  live_.fetch_add(1, std::memory_order_relaxed);
-  bytes_.fetch_add(e->Footprint(), std::memory_order_relaxed);
-  return id;
+  Entry* e = EntryOf(it->second);
+  if (permanent) e->permanent = true;
+  return {it->second, e};
 }
 
-InternId InternTable::Intern(std::string_view bytes, uint64_t hash) { return Insert(bytes, hash, false); }
-InternId InternTable::Intern(std::string_view bytes) { return Insert(bytes, Hash64(bytes), false); }
-InternId InternTable::InternPermanent(std::string_view bytes) { return Insert(bytes, Hash64(bytes), true); }
+InternId InternTable::Intern(std::string_view bytes, uint64_t hash) {
+  return Insert(bytes, hash, false).first;
+}
+InternId InternTable::Intern(std::string_view bytes) { return Insert(bytes, Hash64(bytes), false).first; }
+InternId InternTable::InternPermanent(std::string_view bytes) {
+  return Insert(bytes, Hash64(bytes), true).first;
+}
 InternId InternTable::InternPermanent(std::string_view bytes, uint64_t hash) {
-  return Insert(bytes, hash, true);
+  return Insert(bytes, hash, true).first;
 }
 
 std::optional<InternId> InternTable::Find(std::string_view bytes) const {
@@ -192,6 +205,7 @@ void InternTable::ReclaimLocked() {
   bytes_.fetch_sub(freed, std::memory_order_relaxed);
   MutexLock lock(free_mutex_);
   free_ids_.insert(free_ids_.end(), ids.begin(), ids.end());
+  free_count_.store(free_ids_.size(), std::memory_order_relaxed);
 }
 
 size_t InternTable::Sweep(const std::vector<uint64_t>& live) {
@@ -235,9 +249,9 @@ void InternCache::Revalidate() {
 
 InternId InternCache::Intern(std::string_view bytes, uint64_t hash) {
   Slot& slot = slots_[hash & (slots_.size() - 1)];
-  if (slot.hash == hash && slot.id != kNoId && table_->Equals(slot.id, bytes)) return slot.id;
-  const InternId id = table_->Intern(bytes, hash);
-  slot = Slot{hash, id};
+  if (slot.hash == hash && slot.id != kNoId && InternTable::EntryEquals(slot.entry, bytes)) return slot.id;
+  const auto [id, entry] = table_->Insert(bytes, hash, false);
+  slot = Slot{hash, id, entry};
   return id;
 }
 

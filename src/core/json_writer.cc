@@ -3,15 +3,35 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 
 namespace seismo {
+
+namespace {
+
+// True when one of the 8 bytes of `v` must be escaped or checked: below 0x20, 0x80 or above,
+// '"' or '\\' (bit tricks on the word: a byte of x is zero where x - 0x01.. borrows into it).
+bool WordNeedsCare(uint64_t v) {
+  constexpr uint64_t kOnes = 0x0101010101010101, kHighs = 0x8080808080808080;
+  auto has_zero = [](uint64_t x) { return (x - kOnes) & ~x & kHighs; };
+  const uint64_t below_space = (v - 0x20 * kOnes) & ~v & kHighs;
+  return ((v & kHighs) | below_space | has_zero(v ^ ('"' * kOnes)) | has_zero(v ^ ('\\' * kOnes))) != 0;
+}
+
+}  // namespace
 
 void AppendJsonEscaped(std::string& out, std::string_view s) {
   static constexpr char kHex[] = "0123456789abcdef";
   size_t i = 0;
   while (i < s.size()) {
-    // A run of bytes written as they are (the common case: all of a frame) is appended whole.
+    // A run of bytes written as they are (the common case: all of a frame) is appended whole,
+    // found eight bytes at a time.
     size_t run = i;
+    for (uint64_t v; run + 8 <= s.size(); run += 8) {
+      std::memcpy(&v, s.data() + run, 8);
+      if (WordNeedsCare(v)) break;
+    }
     while (run < s.size()) {
       const auto b = static_cast<unsigned char>(s[run]);
       if (b < 0x20 || b >= 0x80 || b == '"' || b == '\\') break;
@@ -136,20 +156,24 @@ JsonWriter& JsonWriter::String(std::string_view s) {
 
 JsonWriter& JsonWriter::Int(int64_t v) {
   Separate();
-  fmt::format_to(std::back_inserter(out_), "{}", v);
+  const fmt::format_int text(v);
+  out_.append(text.data(), text.size());
   return *this;
 }
 
 JsonWriter& JsonWriter::Uint(uint64_t v) {
   Separate();
-  fmt::format_to(std::back_inserter(out_), "{}", v);
+  const fmt::format_int text(v);
+  out_.append(text.data(), text.size());
   return *this;
 }
 
 JsonWriter& JsonWriter::Double(double v) {
   if (!std::isfinite(v)) return Null();
   Separate();
-  out_ += FormatDouble(v);
+  char buf[32];  // the shortest round-trip form of a double takes at most 24 characters
+  const auto end = fmt::format_to_n(buf, sizeof buf, "{}", v).out;
+  out_.append(buf, end);
   return *this;
 }
 

@@ -29,6 +29,15 @@ void Add(TextTotal& into, const SeriesData& s) {
 }  // namespace
 
 SeriesKey Key(Symbols& symbols, Table table, std::initializer_list<std::string_view> fields) {
+  return Key(symbols, table, std::span<const std::string_view>(fields.begin(), fields.size()));
+}
+
+SeriesKey Key(Symbols& symbols, Table table, const std::vector<std::string>& fields) {
+  const std::vector<std::string_view> views(fields.begin(), fields.end());
+  return Key(symbols, table, std::span<const std::string_view>(views));
+}
+
+SeriesKey Key(Symbols& symbols, Table table, std::span<const std::string_view> fields) {
   SeriesKey key;
   key.table = table;
   size_t i = 0;

@@ -4,8 +4,10 @@
 
 #include <initializer_list>
 #include <map>
+#include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "seismo/aggregate/delta.h"
 #include "seismo/aggregate/series_data.h"
@@ -17,6 +19,8 @@ namespace seismo::test {
 // A key of `table` from its fields' texts, in table order; a hang's stack field is its
 // frames joined by '\x1e' ("" = the empty stack).
 SeriesKey Key(Symbols& symbols, Table table, std::initializer_list<std::string_view> fields);
+SeriesKey Key(Symbols& symbols, Table table, std::span<const std::string_view> fields);
+SeriesKey Key(Symbols& symbols, Table table, const std::vector<std::string>& fields);
 
 // A delta of `key` at `t_ms` with `values` (its content hash and route set).
 Delta MakeDelta(Symbols& symbols, Table table, std::initializer_list<std::string_view> fields,

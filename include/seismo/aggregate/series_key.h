@@ -23,6 +23,7 @@
 // Threading: plain values; the functions taking Symbols read it (any thread).
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <string>
@@ -54,7 +55,19 @@ enum : uint8_t { kChannel, kProduct, kVersion, kBuildId, kOs, kProcess, kClass, 
 }
 
 // Number of fields of a table's keys.
-size_t FieldCount(Table t);
+constexpr size_t FieldCount(Table t) {
+  switch (t) {
+    case Table::kUsage:
+      return usage_field::kCount;
+    case Table::kBuildUsage:
+      return build_field::kCount;
+    case Table::kHangs:
+      return hang_field::kCount;
+    case Table::kCrashes:
+      return crash_field::kCount;
+  }
+  return 0;
+}
 // True for the one field that holds a StackId (kHangs' stack).
 inline bool IsStackField(Table t, size_t i) { return t == Table::kHangs && i == hang_field::kStack; }
 
@@ -107,5 +120,57 @@ bool KeyLess(const SeriesKey& a, const SeriesKey& b, const Symbols& symbols);
 int CompareFields(const SeriesKey& a, const SeriesKey& b, size_t i, const Symbols& symbols);
 // Stacks by their frames' texts, frame by frame (a prefix first): -1, 0 or 1.
 int CompareStacks(StackId a, StackId b, const Symbols& symbols);
+
+// The texts of many keys' fields other than stacks, ranked in text order once, so that
+// sorting the keys compares integers where KeyLess compares texts (SortByKey).
+class FieldRanks {
+ public:
+  explicit FieldRanks(const Symbols& symbols) : symbols_(symbols) {}
+  void Add(const SeriesKey& key);  // its texts (not its stack)
+  void Rank();                     // after every Add
+  uint32_t operator()(Sym id) const { return rank_[id]; }
+
+ private:
+  const Symbols& symbols_;
+  std::vector<Sym> texts_;      // distinct, as added
+  std::vector<uint32_t> rank_;  // by id; 0 for ids not added
+};
+
+// Sorts rows into KeyLess's order of their keys (`key_of(row)`): as std::sort with KeyLess,
+// with one text comparison per distinct text instead of one per pair of rows, and the keys
+// (their texts as ranks) sorted side by side in one array rather than where the rows are.
+// Only keys equal up to their stack compare stacks' texts.
+template <class Row, class KeyOf>
+void SortByKey(std::vector<Row>& rows, KeyOf key_of, const Symbols& symbols) {
+  FieldRanks ranks(symbols);
+  for (const Row& r : rows) ranks.Add(key_of(r));
+  ranks.Rank();
+  struct Item {
+    SeriesKey key;  // texts as their ranks; a stack as its id
+    uint32_t row;
+  };
+  std::vector<Item> items;
+  items.reserve(rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    Item item{key_of(rows[i]), static_cast<uint32_t>(i)};
+    for (size_t k = 0; k < FieldCount(item.key.table); ++k) {
+      if (!IsStackField(item.key.table, k)) item.key.f[k] = ranks(item.key.f[k]);
+    }
+    items.push_back(item);
+  }
+  std::sort(items.begin(), items.end(), [&](const Item& a, const Item& b) {
+    if (a.key.table != b.key.table) return a.key.table < b.key.table;
+    for (size_t k = 0; k < FieldCount(a.key.table); ++k) {
+      if (a.key.f[k] == b.key.f[k]) continue;
+      if (IsStackField(a.key.table, k)) return CompareStacks(a.key.f[k], b.key.f[k], symbols) < 0;
+      return a.key.f[k] < b.key.f[k];
+    }
+    return false;
+  });
+  std::vector<Row> sorted;
+  sorted.reserve(rows.size());
+  for (const Item& item : items) sorted.push_back(std::move(rows[item.row]));
+  rows = std::move(sorted);
+}
 
 }  // namespace seismo

@@ -29,6 +29,7 @@
 #include <memory>
 #include <optional>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "seismo/core/mutex.h"
@@ -90,8 +91,11 @@ class InternTable {
   static constexpr size_t kMaxPages = size_t{1} << (32 - kPageBits);
   static constexpr size_t kStripes = 64;
 
+  friend class InternCache;
   Entry* EntryOf(InternId id) const;
-  InternId Insert(std::string_view bytes, uint64_t hash, bool permanent);
+  // The id of `bytes` and its entry, inserted when new.
+  std::pair<InternId, const Entry*> Insert(std::string_view bytes, uint64_t hash, bool permanent);
+  static bool EntryEquals(const Entry* e, std::string_view bytes);
   InternId AllocateId();
   void ReleasePin(uint64_t epoch);
   void ReclaimLocked() REQUIRES(pin_mutex_);
@@ -104,6 +108,7 @@ class InternTable {
   std::atomic<InternId> next_id_{1};
   Mutex free_mutex_;
   std::vector<InternId> free_ids_ GUARDED_BY(free_mutex_);
+  std::atomic<size_t> free_count_{0};  // free_ids_.size(): no lock taken while it is 0
   std::atomic<size_t> live_{0};
   std::atomic<size_t> bytes_{0};
   std::atomic<uint64_t> generation_{0};
@@ -145,9 +150,12 @@ class InternCache {
   InternTable& table() const { return *table_; }
 
  private:
+  // The entry is kept beside its id: a hit compares its bytes without finding it again
+  // (an entry lives as long as its id: a sweep, which may retire it, clears the cache).
   struct Slot {
     uint64_t hash = 0;
     InternId id = kNoId;
+    const InternTable::Entry* entry = nullptr;
   };
   InternTable* table_;
   std::vector<Slot> slots_;

@@ -52,6 +52,38 @@ TEST(SeriesKey, OrderIsTheOrderOfTheTextsLikeAModel) {
   }
 }
 
+// SortByKey (ranks of the texts) gives the order std::sort with KeyLess gives, on keys of
+// every table mixed, with texts interned in an order unrelated to theirs.
+TEST(SeriesKey, SortByKeyOrdersAsKeyLessDoes) {
+  Symbols sym;
+  Rng r(11);
+  auto text = [&] {
+    static const char* words[] = {"",      "a",           "ab", "abc",     "b",
+                                  "Gecko", "Gecko_Child", "z",  "(other)", "\xc3\xa9"};
+    return std::string(words[r.Below(10)]) + std::string(r.Below(3), 'q');
+  };
+  std::vector<SeriesKey> keys;
+  for (int i = 0; i < 3000; ++i) {
+    const auto table = static_cast<Table>(r.Below(kTableCount));
+    std::vector<std::string> f;
+    for (size_t k = 0; k < FieldCount(table); ++k) f.push_back(text());
+    if (table == Table::kHangs) {
+      f.back().clear();
+      for (uint64_t k = r.Below(4); k > 0; --k) f.back() += (f.back().empty() ? "" : "\x1e") + text() + "f";
+    }
+    keys.push_back(test::Key(sym, table, f));
+  }
+  std::vector<const SeriesKey*> by_ranks, by_texts;
+  for (const SeriesKey& k : keys) by_ranks.push_back(&k);
+  by_texts = by_ranks;
+  SortByKey(
+      by_ranks, [](const SeriesKey* k) -> const SeriesKey& { return *k; }, sym);
+  std::stable_sort(by_texts.begin(), by_texts.end(),
+                   [&](const SeriesKey* a, const SeriesKey* b) { return KeyLess(*a, *b, sym); });
+  ASSERT_EQ(by_ranks.size(), by_texts.size());
+  for (size_t i = 0; i < by_ranks.size(); ++i) EXPECT_EQ(*by_ranks[i], *by_texts[i]) << i;
+}
+
 TEST(SeriesKey, ContentHashDependsOnTheTextsNotOnTheIds) {
   Symbols one, two;
   two.Intern("padding so that ids differ");

@@ -24,6 +24,50 @@ TEST(JsonWriter, EscapesControlCharactersAndReplacesInvalidUtf8) {
   EXPECT_EQ(out, "a\\\"b\\\\c\\n\\u0001\xef\xbf\xbd\xc3\xa9");
 }
 
+// The escaping looks at eight bytes at a time: against a byte-at-a-time model, on texts
+// where any byte may need care at any position of a word (and the text's end).
+TEST(JsonWriter, EscapingEightBytesAtATimeMatchesAByteAtATimeModel) {
+  auto model = [](std::string_view s) {
+    std::string out;
+    for (size_t i = 0; i < s.size(); ++i) {
+      std::string one;
+      AppendJsonEscaped(one, s.substr(i, 1));  // one byte: never a run of eight
+      const auto c = static_cast<unsigned char>(s[i]);
+      if (c >= 0x80) {
+        out.clear();
+        return std::string();  // multi-byte sequences: compared whole below
+      }
+      out += one;
+    }
+    return out;
+  };
+  const std::string bytes = std::string("aZ09 ~\"\\\x01\x1f\x7f/", 14);
+  uint64_t state = 88172645463325252ull;
+  for (int n = 0; n < 20000; ++n) {
+    state ^= state << 13, state ^= state >> 7, state ^= state << 17;
+    std::string s(state % 40, 'x');
+    for (char& c : s) {
+      state ^= state << 13, state ^= state >> 7, state ^= state << 17;
+      c = state % 4 == 0 ? bytes[state / 4 % bytes.size()] : static_cast<char>('a' + state / 4 % 26);
+    }
+    std::string out;
+    AppendJsonEscaped(out, s);
+    EXPECT_EQ(out, model(s)) << n;
+  }
+  std::string utf8;  // a two-byte character at every position of a word
+  for (size_t at = 0; at < 16; ++at) {
+    utf8.clear();
+    AppendJsonEscaped(utf8, std::string(at, 'a') + "\xc3\xa9" + std::string(9, 'b'));
+    EXPECT_EQ(utf8, std::string(at, 'a') + "\xc3\xa9" + std::string(9, 'b')) << at;
+  }
+}
+
+TEST(JsonWriter, IntegersAreExact) {
+  JsonWriter w;
+  w.BeginArray().Int(INT64_MIN).Int(-1).Int(0).Uint(UINT64_MAX).EndArray();
+  EXPECT_EQ(w.str(), "[-9223372036854775808,-1,0,18446744073709551615]");
+}
+
 TEST(JsonWriter, PrettyPrintsWithIndent) {
   JsonWriter w(2);
   w.BeginObject().Key("a").BeginArray().Int(1).EndArray().EndObject();
