@@ -63,11 +63,7 @@ bool KeyLess(const SeriesKey& a, const SeriesKey& b, const Symbols& symbols) {
 void FieldRanks::Add(const SeriesKey& key) {
   for (size_t i = 0; i < FieldCount(key.table); ++i) {
     if (IsStackField(key.table, i)) continue;
-    const Sym id = key.f[i];
-    if (id >= rank_.size()) rank_.resize(std::max<size_t>(id + 1, 2 * rank_.size()), 0);
-    if (rank_[id] != 0) continue;
-    rank_[id] = 1;  // seen
-    texts_.push_back(id);
+    if (rank_.try_emplace(key.f[i], 0).second) texts_.push_back(key.f[i]);
   }
 }
 

@@ -23,6 +23,8 @@
 // Threading: plain values; the functions taking Symbols read it (any thread).
 #pragma once
 
+#include <absl/container/flat_hash_map.h>
+
 #include <algorithm>
 #include <array>
 #include <cstdint>
@@ -128,12 +130,12 @@ class FieldRanks {
   explicit FieldRanks(const Symbols& symbols) : symbols_(symbols) {}
   void Add(const SeriesKey& key);  // its texts (not its stack)
   void Rank();                     // after every Add
-  uint32_t operator()(Sym id) const { return rank_[id]; }
+  uint32_t operator()(Sym id) const { return rank_.find(id)->second; }
 
  private:
   const Symbols& symbols_;
-  std::vector<Sym> texts_;      // distinct, as added
-  std::vector<uint32_t> rank_;  // by id; 0 for ids not added
+  std::vector<Sym> texts_;                   // distinct, as added
+  absl::flat_hash_map<Sym, uint32_t> rank_;  // of the added ids only (ids go to millions)
 };
 
 // Sorts rows into KeyLess's order of their keys (`key_of(row)`): as std::sort with KeyLess,

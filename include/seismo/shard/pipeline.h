@@ -95,7 +95,7 @@ inline constexpr size_t kChunkBytes = 1 << 20;
 class ChunkPool {
  public:
   explicit ChunkPool(size_t max_kept) : max_kept_(max_kept) {}
-  // An empty chunk: a kept one, else a new one with room for kChunkBytes.
+  // An empty chunk: a kept one (with the room it had), else a new one.
   DocChunkPtr Take();
   // `chunk` is done with; emptied and kept, or freed.
   void Give(DocChunkPtr chunk);
