@@ -1,5 +1,8 @@
 #include "floor.h"
 
+#include <algorithm>
+#include <cstring>
+
 namespace seismo::bench {
 namespace {
 
@@ -12,6 +15,15 @@ bool Str(od::value v, FloorTotals& t) {
   std::string_view s;
   if (v.get_string().get(s) != SUCCESS) return v.is_null().error() == SUCCESS;  // null or wrong type: skip
   t.string_bytes += s.size();
+  return true;
+}
+
+// A hang's frame: read as Str does, and keyed under --keyed.
+bool Frame(od::value v, FloorTotals& t) {
+  std::string_view s;
+  if (v.get_string().get(s) != SUCCESS) return v.is_null().error() == SUCCESS;
+  t.string_bytes += s.size();
+  if (t.keys != nullptr) t.keys->Frame(s);
   return true;
 }
 
@@ -68,16 +80,18 @@ bool ThreadHangStats(od::value v, FloorTotals& t) {
       if (key == "name") return Str(value, t);
       if (key != "hangs") return true;
       return Elements(value, [&](od::value hang) {
-        return Fields(hang, [&](std::string_view k, od::value hv) {
+        const bool ok = Fields(hang, [&](std::string_view k, od::value hv) {
           if (k == "stack") {
             return Elements(hv, [&](od::value f) {
               ++t.frames;
-              return Str(f, t);
+              return Frame(f, t);
             });
           }
           if (k == "histogram") return Histogram(hv, t);
           return true;
         });
+        if (t.keys != nullptr) t.keys->EndHang();
+        return ok;
       });
     });
   });
@@ -86,7 +100,7 @@ bool ThreadHangStats(od::value v, FloorTotals& t) {
 bool BhrHangs(od::value v, FloorTotals& t) {
   return Elements(v, [&](od::value hang) {
     ++t.hang_buckets;
-    return Fields(hang, [&](std::string_view key, od::value value) {
+    const bool ok = Fields(hang, [&](std::string_view key, od::value value) {
       if (key == "duration") {
         double d;
         if (value.get_double().get(d) == SUCCESS) t.usage += static_cast<uint64_t>(d);
@@ -98,14 +112,16 @@ bool BhrHangs(od::value v, FloorTotals& t) {
         ++t.frames;
         od::json_type type;
         if (frame.type().get(type) != SUCCESS) return false;
-        if (type == od::json_type::string) return Str(frame, t);
-        return Elements(frame, [&](od::value e) {
+        if (type == od::json_type::string) return Frame(frame, t);
+        return Elements(frame, [&](od::value e) {  // [module, "offset"]: the offset keyed as its frame
           od::json_type et;
           if (e.type().get(et) != SUCCESS) return false;
-          return et == od::json_type::string ? Str(e, t) : Int(e, t.usage);
+          return et == od::json_type::string ? Frame(e, t) : Int(e, t.usage);
         });
       });
     });
+    if (t.keys != nullptr) t.keys->EndHang();
+    return ok;
   });
 }
 
@@ -255,6 +271,34 @@ void FloorExtractor::Extract(simdjson::padded_string_view padded, FloorTotals& t
     if (!ok) break;
   }
   if (!ok) ++t.errors;
+}
+
+// ------------------------------------------------------------------ FloorKeys
+
+std::string_view FloorKeys::Keep(std::string_view bytes) {
+  constexpr size_t kBlock = 1 << 20;
+  if (blocks_.empty() || used_ + bytes.size() > kBlock) {
+    blocks_.push_back(std::make_unique<char[]>(std::max(kBlock, bytes.size())));
+    used_ = 0;
+  }
+  char* p = blocks_.back().get() + used_;
+  std::memcpy(p, bytes.data(), bytes.size());
+  used_ += bytes.size();
+  return {p, bytes.size()};
+}
+
+void FloorKeys::Frame(std::string_view text) {
+  auto it = texts_.find(text);
+  if (it == texts_.end()) it = texts_.emplace(Keep(text), static_cast<uint32_t>(texts_.size())).first;
+  frames_.push_back(it->second);
+}
+
+void FloorKeys::EndHang() {
+  const std::string_view bytes(reinterpret_cast<const char*>(frames_.data()), frames_.size() * sizeof(uint32_t));
+  auto it = stacks_.find(bytes);
+  if (it == stacks_.end()) it = stacks_.emplace(Keep(bytes), static_cast<uint32_t>(stacks_.size())).first;
+  ++series_[it->second];
+  frames_.clear();
 }
 
 }  // namespace seismo::bench

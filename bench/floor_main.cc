@@ -1,6 +1,9 @@
 // seismo_floor: the parse floor as a whole process (scripts/bench, SPEC §8).
 //
-//   seismo_floor FILE...
+//   seismo_floor [--keyed] FILE...
+//
+// --keyed: also key every hang frame and stack as an exact aggregation must (FloorKeys in
+// floor.h), the floor of what seismo does rather than of what it reads.
 //
 // Reads each NDJSON file in 4 MiB blocks into one reused, padded buffer (the
 // same read(2) pattern as seismo's LineReader, without its copy per line),
@@ -28,18 +31,21 @@ constexpr size_t kBlock = 4 << 20;
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2) {
-    std::fprintf(stderr, "usage: seismo_floor FILE...\n");
+  const bool keyed = argc > 1 && std::strcmp(argv[1], "--keyed") == 0;
+  if (argc < 2 + (keyed ? 1 : 0)) {
+    std::fprintf(stderr, "usage: seismo_floor [--keyed] FILE...\n");
     return 2;
   }
   const auto t0 = Clock::now();
   seismo::bench::FloorExtractor extractor;
   seismo::bench::FloorTotals totals;
+  seismo::bench::FloorKeys keys;
+  if (keyed) totals.keys = &keys;
   uint64_t bytes = 0;
   double parse_s = 0;
   // [carried partial line][new block][padding]
   std::vector<char> buffer;
-  for (int a = 1; a < argc; ++a) {
+  for (int a = keyed ? 2 : 1; a < argc; ++a) {
     const int fd = open(argv[a], O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
       std::fprintf(stderr, "seismo_floor: cannot read %s: %s\n", argv[a], std::strerror(errno));
@@ -82,10 +88,10 @@ int main(int argc, char** argv) {
   }
   std::printf(
       "{\"documents\":%llu,\"bytes\":%llu,\"errors\":%llu,\"frames_read\":%llu,\"string_bytes_read\":%llu,"
-      "\"parse_s\":%.6f,\"total_s\":%.6f}\n",
+      "\"texts\":%zu,\"series\":%zu,\"parse_s\":%.6f,\"total_s\":%.6f}\n",
       static_cast<unsigned long long>(totals.documents), static_cast<unsigned long long>(bytes),
       static_cast<unsigned long long>(totals.errors), static_cast<unsigned long long>(totals.frames),
-      static_cast<unsigned long long>(totals.string_bytes), parse_s,
+      static_cast<unsigned long long>(totals.string_bytes), keys.texts(), keys.series(), parse_s,
       std::chrono::duration<double>(Clock::now() - t0).count());
   return totals.errors == 0 ? 0 : 1;
 }

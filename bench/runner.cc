@@ -238,7 +238,7 @@ std::optional<ThroughputArgs> ParseThroughputArgs(const std::vector<std::string>
 
 int Throughput(const ThroughputArgs& a) {
   simdjson::dom::parser json;
-  std::vector<ProcessRun> floors;
+  std::vector<ProcessRun> floors, keyed_floors;
   std::map<int, std::vector<ReplayPass>> replays;
   const std::vector<int> thread_counts = {1, 2};
   for (int pass = 0; pass < a.runs; ++pass) {
@@ -246,6 +246,9 @@ int Throughput(const ThroughputArgs& a) {
     std::vector<std::string> floor_argv = {a.floor};
     floor_argv.insert(floor_argv.end(), a.files.begin(), a.files.end());
     floors.push_back(RunProcess(floor_argv, a.scratch));
+    std::vector<std::string> keyed_argv = {a.floor, "--keyed"};
+    keyed_argv.insert(keyed_argv.end(), a.files.begin(), a.files.end());
+    keyed_floors.push_back(RunProcess(keyed_argv, a.scratch));
     for (int threads : thread_counts) {
       std::vector<std::string> argv = {a.seismo,
                                        "replay",
@@ -289,6 +292,19 @@ int Throughput(const ThroughputArgs& a) {
       .Num("parse_only_mb_per_s", mb / double(f["parse_s"]))
       .Int("frames_read", uint64_t(f["frames_read"]))
       .Int("runs", floors.size())
+      .Print();
+  // The floor with every hang frame and stack keyed as an exact aggregation must
+  // (seismo_floor --keyed): what bounds the ratios below (docs/benchmarks.md).
+  const ProcessRun& keyed = *std::min_element(keyed_floors.begin(), keyed_floors.end(), by_wall);
+  simdjson::dom::element k = LastJsonLine(json, keyed.out);
+  Line("floor_keyed")
+      .Str("corpus", a.corpus)
+      .Num("seconds", keyed.wall_s, 3)
+      .Num("cpu_seconds", keyed.cpu_s, 3)
+      .Num("mb_per_s", mb / keyed.wall_s)
+      .Int("texts", uint64_t(k["texts"]))
+      .Int("series", uint64_t(k["series"]))
+      .Num("ratio_to_floor", floor.cpu_s / keyed.cpu_s, 3)
       .Print();
 
   std::map<int, double> wall, ingest;
