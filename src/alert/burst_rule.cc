@@ -35,11 +35,7 @@ BurstRanges MakeBurstRanges(const Snapshot& snap, const AlertOptions& options) {
   // The window ends with the last unit that is complete in both usage and crashes: the
   // two arrive through different topics, and a window holding the crashes of minutes
   // whose usage has not arrived yet would look like a burst.
-  int64_t end = snap.stream_time_ms;
-  for (Table table : {Table::kBuildUsage, Table::kCrashes}) {
-    const int64_t at = snap.table_time_ms[static_cast<size_t>(table)];
-    if (at != INT64_MIN) end = std::min(end, at);
-  }
+  const int64_t end = CrashWorldTime(snap);
   const int64_t last_complete = FloorDiv(end + 1, unit_ms) - 1;
   const int64_t window_units = std::max<int64_t>(1, window / unit_ms);
   const int64_t baseline_units = std::max<int64_t>(1, baseline / unit_ms);

@@ -58,26 +58,19 @@ void CrashRulesForBuild(Round& round, const BuildIndex& index, size_t build_at, 
   const Snapshot& snap = round.snap();
   const AlertOptions& options = round.options();
   const CrashBuild& build = index.crash_builds[build_at];
-  const int64_t stream_ms = snap.stream_time_ms;
-  // Usage and crash reports arrive through different topics. When one lags behind the
-  // other, the new build is judged up to the hour both have reached, and its baselines at
-  // that age: a crash rate over usage that has not arrived yet looks like a regression.
-  int64_t end = stream_ms;
-  for (Table table : {Table::kBuildUsage, Table::kCrashes}) {
-    const int64_t at = snap.table_time_ms[static_cast<size_t>(table)];
-    if (at != INT64_MIN) end = std::min(end, at);
-  }
-  if (end < build.first_ms) return;  // only the leading topic has seen the build yet
-  const HourRange judged = end < stream_ms
-                               ? HourRange{false, FloorDiv(build.first_ms, kHourMs), FloorDiv(end, kHourMs)}
-                               : HourRange{};
-  const int64_t age_hours = FloorDiv(end, kHourMs) - FloorDiv(build.first_ms, kHourMs) + 1;
+  // Judged up to the hour both usage and crash reports have reached, its baselines at
+  // that age (CrashBuildAge); nothing while only the leading topic has seen the build.
+  const std::optional<JudgedAge> judged_age = CrashBuildAge(snap, build);
+  if (!judged_age) return;
+  const HourRange judged = judged_age->judged;
+  const int64_t age_hours = judged_age->age_hours;
+  const int64_t end = judged_age->end_ms;
   // Baseline builds must have reached the minimum exposure (usage hours; in crash-share
   // mode, min_count crash reports).
   const double needed = mode == ExposureMode::kUsageHours ? options.min_baseline_usage_hours
                                                           : static_cast<double>(options.min_count);
   const auto baselines = SelectBaselines(
-      snap, index.crash_builds, build_at, options, age_hours, needed,
+      snap, index.crash_builds, build_at, PolicyOf(options), age_hours, needed,
       [&](const CrashBuild& base, const HourRange& range) { return CrashExposure(base, os, range, mode); });
   if (baselines.builds.empty()) return;
 
