@@ -56,19 +56,11 @@ namespace crash_field {
 enum : uint8_t { kChannel, kProduct, kVersion, kBuildId, kOs, kProcess, kClass, kSignature, kCount };
 }
 
-// Number of fields of a table's keys.
+// Number of fields of a table's keys (at least 4 for every table).
 constexpr size_t FieldCount(Table t) {
-  switch (t) {
-    case Table::kUsage:
-      return usage_field::kCount;
-    case Table::kBuildUsage:
-      return build_field::kCount;
-    case Table::kHangs:
-      return hang_field::kCount;
-    case Table::kCrashes:
-      return crash_field::kCount;
-  }
-  return 0;
+  constexpr std::array<uint8_t, kTableCount> kCounts = {usage_field::kCount, build_field::kCount,
+                                                        hang_field::kCount, crash_field::kCount};
+  return kCounts[static_cast<size_t>(t)];
 }
 // True for the one field that holds a StackId (kHangs' stack).
 inline bool IsStackField(Table t, size_t i) { return t == Table::kHangs && i == hang_field::kStack; }
