@@ -8,9 +8,4 @@ bool IsNew(const Snapshot& snap, const AlertOptions& options, int64_t first_ms) 
   return snap.stream_time_ms - first_ms < options.new_build_days * 24 * kHourMs;
 }
 
-BaselinePolicy PolicyOf(const AlertOptions& options) {
-  return {options.baseline_builds, options.min_baseline_builds, options.min_baseline_usage_hours,
-          options.age_matched};
-}
-
 }  // namespace seismo::alert_detail

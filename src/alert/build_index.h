@@ -35,7 +35,4 @@ struct OsScope {
 // Whether a build first seen at `first_ms` is new at the snapshot's stream time.
 bool IsNew(const Snapshot& snap, const AlertOptions& options, int64_t first_ms);
 
-// The baseline selection of the alert options (SelectBaselines).
-BaselinePolicy PolicyOf(const AlertOptions& options);
-
 }  // namespace seismo::alert_detail

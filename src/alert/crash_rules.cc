@@ -70,7 +70,7 @@ void CrashRulesForBuild(Round& round, const BuildIndex& index, size_t build_at, 
   const double needed = mode == ExposureMode::kUsageHours ? options.min_baseline_usage_hours
                                                           : static_cast<double>(options.min_count);
   const auto baselines = SelectBaselines(
-      snap, index.crash_builds, build_at, PolicyOf(options), age_hours, needed,
+      snap, index.crash_builds, build_at, BaselinePolicyOf(options), age_hours, needed,
       [&](const CrashBuild& base, const HourRange& range) { return CrashExposure(base, os, range, mode); });
   if (baselines.builds.empty()) return;
 

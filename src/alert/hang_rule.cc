@@ -34,7 +34,8 @@ void HangRuleForBuild(Round& round, const BuildIndex& index, size_t build_at, Sy
   const int64_t stream_ms = snap.stream_time_ms;
   const int64_t age_hours = HangBuildAge(snap, build).age_hours;
   const auto baselines = SelectBaselines(
-      snap, index.hang_builds, build_at, PolicyOf(options), age_hours, options.min_baseline_usage_hours,
+      snap, index.hang_builds, build_at, BaselinePolicyOf(options), age_hours,
+      options.min_baseline_usage_hours,
       [&](const HangBuild& base, const HourRange& range) { return HangUsageHours(base, source, os, range); });
   if (baselines.builds.empty()) return;
   const double exposure_new = HangUsageHours(build, source, os, HourRange{});

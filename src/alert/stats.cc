@@ -198,8 +198,4 @@ std::vector<double> AdjustPValues(const std::vector<double>& p, MultipleTesting 
   return out;
 }
 
-std::string_view ExposureModeName(ExposureMode m) {
-  return m == ExposureMode::kCrashShare ? "crash_share" : "usage_hours";
-}
-
 }  // namespace seismo

@@ -15,6 +15,7 @@ Result<HttpServerOptions> HttpOptionsFromConfig(const Config& config) {
   http.api.bucket_ms = config.aggregate.bucket.count();
   http.api.limits.max_bytes = static_cast<size_t>(config.http.max_answer_bytes);
   http.api.limits.max_nodes = static_cast<size_t>(config.http.max_answer_nodes);
+  http.api.baselines = BaselinePolicyOf(config.alerts);
   http.answer_memory = static_cast<uint64_t>(config.http.answer_memory);
   if (!config.http.auth_token_file.empty()) {
     auto token = ReadTokenFile(config.http.auth_token_file);

@@ -12,6 +12,7 @@
 #include "seismo/query/flamegraph.h"
 #include "seismo/query/hangs_json.h"
 #include "seismo/query/params.h"
+#include "seismo/query/releases_json.h"
 #include "seismo/query/selection.h"
 
 namespace seismo {
@@ -65,7 +66,9 @@ ApiAnswer Compute(Endpoint endpoint, const Snapshot& snap, const Query& q, const
   const AnswerLimits& limits = settings.limits;
   switch (endpoint) {
     case Endpoint::kBuilds:
-      return {200, "application/json", BuildsJson(snap, q)};
+      return {200, "application/json", BuildsJson(snap, q, settings.baselines)};
+    case Endpoint::kReleases:
+      return {200, "application/json", ReleasesJson(snap, q, settings.baselines)};
     case Endpoint::kHangs:
       return {200, "application/json", HangsJson(snap, q, limits)};
     case Endpoint::kHangsTimeseries:

@@ -7,6 +7,7 @@
 
 #include "seismo/aggregate/subprocess_crashes.h"
 #include "seismo/core/json_writer.h"
+#include "seismo/query/releases_json.h"
 #include "seismo/query/replay_output.h"
 #include "seismo/query/selection.h"
 
@@ -44,7 +45,8 @@ void WriteRate(JsonWriter& w, std::string_view name, int64_t count, int64_t usag
 
 }  // namespace
 
-std::string BuildsJson(const Snapshot& snap, const Query& q) {
+std::string BuildsJson(const Snapshot& snap, const Query& q, const BaselinePolicy& policy) {
+  const BuildComparisons comparisons(snap, policy);
   const WindowSel win = ResolveWindow(snap, q.window_ms);
   absl::flat_hash_map<BuildKey, BuildRow> rows;
   RowFilter builds_filter(snap, Table::kBuildUsage, q.filters);
@@ -131,6 +133,8 @@ std::string BuildsJson(const Snapshot& snap, const Query& q) {
     WriteRate(w, "startup", r.startup, r.usage_ms);
     WriteRate(w, "total", total, r.usage_ms);
     w.EndObject();
+    w.Key("at_equal_age");
+    comparisons.Write(w, row->first[0], row->first[3]);
     w.Key("hangs").BeginObject();
     for (std::string_view source : {"bhr", "main"}) {
       if (q.filters[Dim::kSource] && *q.filters[Dim::kSource] != source) continue;

@@ -15,7 +15,7 @@ struct EndpointEntry {
   std::string_view path;
 };
 
-constexpr std::array<EndpointEntry, 9> kEndpoints = {{
+constexpr std::array<EndpointEntry, 10> kEndpoints = {{
     {Endpoint::kStatus, "/api/v1/status"},
     {Endpoint::kBuilds, "/api/v1/builds"},
     {Endpoint::kHangs, "/api/v1/hangs"},
@@ -25,6 +25,7 @@ constexpr std::array<EndpointEntry, 9> kEndpoints = {{
     {Endpoint::kCrashesTimeseries, "/api/v1/crashes/timeseries"},
     {Endpoint::kCrashesSignature, "/api/v1/crashes/signature"},
     {Endpoint::kAlerts, "/api/v1/alerts"},
+    {Endpoint::kReleases, "/api/v1/releases"},
 }};
 
 constexpr std::array<std::string_view, kDimCount> kDimNames = {
@@ -64,7 +65,14 @@ Result<std::string> Decode(std::string_view s) {
 // Dimension filters: every endpoint but status. Window and limit: the endpoints
 // that answer from the snapshot's windows (alerts are the engine's current list).
 bool AcceptsFilters(Endpoint e) { return e != Endpoint::kStatus; }
-bool AcceptsWindow(Endpoint e) { return e != Endpoint::kStatus && e != Endpoint::kAlerts; }
+bool AcceptsWindow(Endpoint e) {
+  return e != Endpoint::kStatus && e != Endpoint::kAlerts && e != Endpoint::kReleases;
+}
+// /releases compares builds over their lives, every OS and process together (ADR 0029):
+// it is chosen by channel and build (or build date) and hang source only.
+bool ReleasesTake(Dim d) {
+  return d == Dim::kChannel || d == Dim::kBuildId || d == Dim::kBuildDate || d == Dim::kSource;
+}
 bool IsHangs(Endpoint e) {
   return e == Endpoint::kHangs || e == Endpoint::kHangsTimeseries || e == Endpoint::kHangsFlamegraph;
 }
@@ -203,6 +211,10 @@ Result<Query> ParseQuery(Endpoint endpoint, const Params& params, const std::vec
       if (dim == kDimNames.end() || !filters) return Bad(name, "unknown parameter");
       if (value.empty()) return Bad(name, "empty value");
       const Dim d = static_cast<Dim>(dim - kDimNames.begin());
+      if (endpoint == Endpoint::kReleases && !ReleasesTake(d)) {
+        return Bad(name,
+                   "releases are compared over every OS and process (channel, build_id, build_date, source)");
+      }
       if (IsHangs(endpoint) && HangsLack(d)) {
         return Bad(name, "hangs are kept per build date, not per build (filter by build_date)");
       }
@@ -215,6 +227,7 @@ Result<Query> ParseQuery(Endpoint endpoint, const Params& params, const std::vec
     }
   }
   if (endpoint == Endpoint::kCrashesSignature && !has_signature) return Bad("signature", "required");
+  if (endpoint == Endpoint::kReleases && !q.filters[Dim::kChannel]) return Bad("channel", "required");
   return q;
 }
 

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <string>
 
+#include "seismo/aggregate/releases.h"
+
 namespace seismo {
 
 // What a build's counts are divided by.
@@ -60,5 +62,9 @@ struct AlertOptions {
 };
 
 std::string_view ExposureModeName(ExposureMode m);
+
+// The keys that choose a build's baselines, for the rules and for the API's comparisons
+// (aggregate/releases.h).
+BaselinePolicy BaselinePolicyOf(const AlertOptions& options);
 
 }  // namespace seismo

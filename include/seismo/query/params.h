@@ -33,6 +33,7 @@ enum class Endpoint : uint8_t {
   kCrashesTimeseries,  // /api/v1/crashes/timeseries
   kCrashesSignature,   // /api/v1/crashes/signature
   kAlerts,             // /api/v1/alerts
+  kReleases,           // /api/v1/releases
 };
 
 // "/api/v1/hangs" -> kHangs; nullopt for any other path (a trailing "/" is not accepted).

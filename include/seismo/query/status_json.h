@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "seismo/aggregate/releases.h"
 #include "seismo/aggregate/snapshot.h"
 #include "seismo/core/record_counts.h"
 #include "seismo/query/answer_bound.h"
@@ -19,6 +20,7 @@ struct ApiSettings {
   std::vector<int64_t> windows_ms = {3'600'000, 86'400'000, 604'800'000};
   int64_t bucket_ms = 60'000;
   AnswerLimits limits;  // bytes and flame-graph nodes of one answer ([http] max_answer_*)
+  BaselinePolicy baselines;  // which earlier builds a build is compared with ([alerts]; ADR 0029)
 };
 
 // `now_ms` is the wall clock (for uptime).
