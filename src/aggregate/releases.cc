@@ -211,6 +211,8 @@ void EachHourOfAge(const SeriesData& series, int64_t first, int64_t hours, const
   }
 }
 
+bool InScope(Sym signature, SignatureScope scope) { return !scope || *scope == signature; }
+
 double UsageHours(const CrashBuild& build, const HourRange& range) {
   double ms = 0;
   for (const SeriesData* usage : build.usage) ms += static_cast<double>(Sum(*usage, 0, range));
@@ -246,17 +248,22 @@ void CrashTotals::Add(const CrashTotals& other) {
   total += other.total;
 }
 
-CrashCounts CountCrashes(const Snapshot& snap, const CrashBuild& build, const HourRange& range) {
+CrashCounts CountCrashes(const Snapshot& snap, const CrashBuild& build, const HourRange& range,
+                         SignatureScope signature) {
   CrashCounts counts;
-  for (const SeriesData* usage : build.usage) AddUsage(counts, SumValues(*usage, range));
+  for (const SeriesData* usage : build.usage) {
+    AddUsage(counts, SumValues(*usage, range));
+    if (signature) counts.main_pings = {};  // they count no signature
+  }
   for (const SeriesData* crash : build.crashes) {
+    if (!InScope(crash->key[crash_field::kSignature], signature)) continue;
     AddCrashes(counts, ClassIndex(snap, crash->key[crash_field::kClass]), SumValues(*crash, range));
   }
   return counts;
 }
 
 std::optional<CrashComparison> CompareCrashBuild(const Snapshot& snap, const BuildIndex& index, size_t at,
-                                                 const BaselinePolicy& policy) {
+                                                 const BaselinePolicy& policy, SignatureScope signature) {
   const CrashBuild& build = index.crash_builds[at];
   const std::optional<JudgedAge> age = CrashBuildAge(snap, build);
   if (!age) return std::nullopt;
@@ -265,10 +272,10 @@ std::optional<CrashComparison> CompareCrashBuild(const Snapshot& snap, const Bui
   if (baselines.builds.empty()) return std::nullopt;
   CrashComparison out;
   out.age = *age;
-  out.build = CrashTotals::Of(CountCrashes(snap, build, age->judged));
+  out.build = CrashTotals::Of(CountCrashes(snap, build, age->judged, signature));
   // Each baseline build's sub-process counts are settled before they are added (ADR 0026).
   for (const auto& base : baselines.builds) {
-    out.baseline.Add(CrashTotals::Of(CountCrashes(snap, *base.build, base.range)));
+    out.baseline.Add(CrashTotals::Of(CountCrashes(snap, *base.build, base.range, signature)));
   }
   out.baseline_builds = baselines.ids;
   return out;
@@ -280,19 +287,22 @@ void HangCounts::Add(const HangCounts& other) {
   hang_count += other.hang_count;
 }
 
-HangCounts CountHangs(const HangBuild& build, Sym source, const HourRange& range) {
+HangCounts CountHangs(const HangBuild& build, Sym source, const HourRange& range, SignatureScope signature) {
   HangCounts counts;
   for (const SeriesData* usage : build.usage) {
     if (usage->key[usage_field::kSource] == source) AddHangUsage(counts, SumValues(*usage, range));
   }
   for (const SeriesData* hang : build.hangs) {
-    if (hang->key[hang_field::kSource] == source) AddHangs(counts, SumValues(*hang, range));
+    if (hang->key[hang_field::kSource] != source || !InScope(hang->key[hang_field::kSignature], signature))
+      continue;
+    AddHangs(counts, SumValues(*hang, range));
   }
   return counts;
 }
 
 std::optional<HangComparison> CompareHangBuild(const Snapshot& snap, const BuildIndex& index, size_t at,
-                                               Sym source, const BaselinePolicy& policy) {
+                                               Sym source, const BaselinePolicy& policy,
+                                               SignatureScope signature) {
   const HangBuild& build = index.hang_builds[at];
   if (build.first_ms == INT64_MAX || snap.stream_time_ms == INT64_MIN) return std::nullopt;
   const JudgedAge age = HangBuildAge(snap, build);
@@ -304,27 +314,34 @@ std::optional<HangComparison> CompareHangBuild(const Snapshot& snap, const Build
   if (baselines.builds.empty()) return std::nullopt;
   HangComparison out;
   out.age = age;
-  out.build = CountHangs(build, source, age.judged);
-  for (const auto& base : baselines.builds) out.baseline.Add(CountHangs(*base.build, source, base.range));
+  out.build = CountHangs(build, source, age.judged, signature);
+  for (const auto& base : baselines.builds)
+    out.baseline.Add(CountHangs(*base.build, source, base.range, signature));
   out.baseline_builds = baselines.ids;
   return out;
 }
 
-std::vector<CrashCounts> CrashCountsByAge(const Snapshot& snap, const CrashBuild& build, int64_t hours) {
+std::vector<CrashCounts> CrashCountsByAge(const Snapshot& snap, const CrashBuild& build, int64_t hours,
+                                          SignatureScope signature) {
   std::vector<CrashCounts> out(static_cast<size_t>(std::max<int64_t>(hours, 0)));
   if (build.first_ms == INT64_MAX) return out;
   const int64_t first = FloorDiv(build.first_ms, kHourMs);
   for (const SeriesData* usage : build.usage) {
-    EachHourOfAge(*usage, first, hours, [&](size_t k, const Values& v) { AddUsage(out[k], v); });
+    EachHourOfAge(*usage, first, hours, [&](size_t k, const Values& v) {
+      AddUsage(out[k], v);
+      if (signature) out[k].main_pings = {};  // they count no signature
+    });
   }
   for (const SeriesData* crash : build.crashes) {
+    if (!InScope(crash->key[crash_field::kSignature], signature)) continue;
     const size_t c = ClassIndex(snap, crash->key[crash_field::kClass]);
     EachHourOfAge(*crash, first, hours, [&](size_t k, const Values& v) { AddCrashes(out[k], c, v); });
   }
   return out;
 }
 
-std::vector<HangCounts> HangCountsByAge(const HangBuild& build, Sym source, int64_t hours) {
+std::vector<HangCounts> HangCountsByAge(const HangBuild& build, Sym source, int64_t hours,
+                                        SignatureScope signature) {
   std::vector<HangCounts> out(static_cast<size_t>(std::max<int64_t>(hours, 0)));
   if (build.first_ms == INT64_MAX) return out;
   const int64_t first = FloorDiv(build.first_ms, kHourMs);
@@ -333,7 +350,8 @@ std::vector<HangCounts> HangCountsByAge(const HangBuild& build, Sym source, int6
     EachHourOfAge(*usage, first, hours, [&](size_t k, const Values& v) { AddHangUsage(out[k], v); });
   }
   for (const SeriesData* hang : build.hangs) {
-    if (hang->key[hang_field::kSource] != source) continue;
+    if (hang->key[hang_field::kSource] != source || !InScope(hang->key[hang_field::kSignature], signature))
+      continue;
     EachHourOfAge(*hang, first, hours, [&](size_t k, const Values& v) { AddHangs(out[k], v); });
   }
   return out;

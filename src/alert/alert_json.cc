@@ -59,25 +59,37 @@ void AppendQuery(std::string& out, std::string_view name, std::string_view value
 
 }  // namespace
 
+// Where the evidence is: a new build's alert opens the release comparison, the build beside
+// its baseline builds at equal age (its signature's, class's or hang's lines; ADR 0029);
+// a burst, which is no build's, the signature's page.
 std::string DashboardPath(const AlertKey& key) {
   std::string path;
   const std::string_view os = key.os == kAllOs ? "" : std::string_view(key.os);
   switch (key.rule) {
     case AlertRule::kCrashSignatureSpike:
     case AlertRule::kNewCrashSignature:
+      path = "/#/releases";
+      AppendQuery(path, "channel", key.channel);
+      AppendQuery(path, "build_id", key.build);
+      AppendQuery(path, "signature", key.signature);
+      return path;
+    case AlertRule::kCrashRateRegression:
+      path = "/#/releases";
+      AppendQuery(path, "channel", key.channel);
+      AppendQuery(path, "build_id", key.build);
+      AppendQuery(path, "class", key.scope);
+      return path;
+    case AlertRule::kHangSpike:
+      path = "/#/releases";
+      AppendQuery(path, "channel", key.channel);
+      AppendQuery(path, "build_date", key.build);
+      AppendQuery(path, "signature", key.signature);
+      AppendQuery(path, "source", key.scope);
+      AppendQuery(path, "focus", "hangs");
+      return path;
     case AlertRule::kBurst:
       path = "/#/crashes/signature";
       AppendQuery(path, "signature", key.signature);
-      AppendQuery(path, "build_id", key.build);
-      break;
-    case AlertRule::kCrashRateRegression:
-      path = "/#/crashes";
-      AppendQuery(path, "build_id", key.build);
-      break;
-    case AlertRule::kHangSpike:
-      path = "/#/hangs";
-      AppendQuery(path, "signature", key.signature);
-      AppendQuery(path, "build_date", key.build);
       break;
   }
   AppendQuery(path, "channel", key.channel);

@@ -71,7 +71,8 @@ bool AcceptsWindow(Endpoint e) {
 // /releases compares builds over their lives, every OS and process together (ADR 0029):
 // it is chosen by channel and build (or build date) and hang source only.
 bool ReleasesTake(Dim d) {
-  return d == Dim::kChannel || d == Dim::kBuildId || d == Dim::kBuildDate || d == Dim::kSource;
+  return d == Dim::kChannel || d == Dim::kBuildId || d == Dim::kBuildDate || d == Dim::kSource ||
+         d == Dim::kSignature;
 }
 bool IsHangs(Endpoint e) {
   return e == Endpoint::kHangs || e == Endpoint::kHangsTimeseries || e == Endpoint::kHangsFlamegraph;
@@ -213,7 +214,8 @@ Result<Query> ParseQuery(Endpoint endpoint, const Params& params, const std::vec
       const Dim d = static_cast<Dim>(dim - kDimNames.begin());
       if (endpoint == Endpoint::kReleases && !ReleasesTake(d)) {
         return Bad(name,
-                   "releases are compared over every OS and process (channel, build_id, build_date, source)");
+                   "releases are compared over every OS and process (channel, build_id, build_date, source, "
+                   "signature)");
       }
       if (IsHangs(endpoint) && HangsLack(d)) {
         return Bad(name, "hangs are kept per build date, not per build (filter by build_date)");

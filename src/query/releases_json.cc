@@ -112,10 +112,10 @@ size_t FindBuild(const Snapshot& snap, const std::vector<Build>& builds, std::st
 }
 
 void WriteCrashes(JsonWriter& w, const Snapshot& snap, const BuildIndex& index, size_t at,
-                  const BaselinePolicy& policy) {
+                  const BaselinePolicy& policy, SignatureScope signature) {
   const CrashBuild& build = index.crash_builds[at];
   const std::optional<JudgedAge> age = CrashBuildAge(snap, build);
-  const std::optional<CrashComparison> cmp = CompareCrashBuild(snap, index, at, policy);
+  const std::optional<CrashComparison> cmp = CompareCrashBuild(snap, index, at, policy, signature);
   const int64_t end = CrashWorldTime(snap);
   w.BeginObject();
   w.Key("build_id").String(snap.Text(build.build));
@@ -166,7 +166,7 @@ void WriteCrashes(JsonWriter& w, const Snapshot& snap, const BuildIndex& index, 
     w.Key("points").BeginArray();
     CrashCounts cumulative;
     int64_t k = 0;
-    for (const CrashCounts& hour : CrashCountsByAge(snap, b, LifeHours(b.first_ms, end))) {
+    for (const CrashCounts& hour : CrashCountsByAge(snap, b, LifeHours(b.first_ms, end), signature)) {
       cumulative.Add(hour);
       const CrashTotals t = CrashTotals::Of(cumulative);
       w.BeginObject();
@@ -190,9 +190,9 @@ void WriteCrashes(JsonWriter& w, const Snapshot& snap, const BuildIndex& index, 
 }
 
 void WriteHangs(JsonWriter& w, const Snapshot& snap, const BuildIndex& index, size_t at, Sym source,
-                const BaselinePolicy& policy) {
+                const BaselinePolicy& policy, SignatureScope signature) {
   const HangBuild& build = index.hang_builds[at];
-  const std::optional<HangComparison> cmp = CompareHangBuild(snap, index, at, source, policy);
+  const std::optional<HangComparison> cmp = CompareHangBuild(snap, index, at, source, policy, signature);
   w.BeginObject();
   w.Key("build_date").String(snap.Text(build.build));
   w.Key("source").String(snap.Text(source));
@@ -233,7 +233,8 @@ void WriteHangs(JsonWriter& w, const Snapshot& snap, const BuildIndex& index, si
     w.Key("points").BeginArray();
     HangCounts cumulative;
     int64_t k = 0;
-    for (const HangCounts& hour : HangCountsByAge(b, source, LifeHours(b.first_ms, snap.stream_time_ms))) {
+    for (const HangCounts& hour :
+         HangCountsByAge(b, source, LifeHours(b.first_ms, snap.stream_time_ms), signature)) {
       cumulative.Add(hour);
       w.BeginObject();
       w.Key("age_hours").Int(++k);
@@ -273,9 +274,16 @@ std::string ReleasesJson(const Snapshot& snap, const Query& q, const BaselinePol
     const HangBuild& b = index.hang_builds[i];
     if (snap.Text(b.channel) == channel && (date.empty() || snap.Text(b.build) == date)) hang_at = i;
   }
+  // A signature narrows both sides to its crash reports and its hangs; one nobody has
+  // (kNoId) leaves them empty.
+  SignatureScope signature;
+  if (const std::optional<std::string>& s = q.filters[Dim::kSignature]) {
+    signature = snap.symbols != nullptr ? snap.symbols->text().Find(*s).value_or(kNoId) : kNoId;
+  }
   JsonWriter w;
   w.BeginObject();
   w.Key("channel").String(channel);
+  if (q.filters[Dim::kSignature]) w.Key("signature").String(*q.filters[Dim::kSignature]);
   w.Key("stream_time")
       .String(snap.stream_time_ms == INT64_MIN ? std::string()
                                                : FormatTimestamp(EventTime{snap.stream_time_ms}));
@@ -287,7 +295,7 @@ std::string ReleasesJson(const Snapshot& snap, const Query& q, const BaselinePol
   w.EndObject();
   w.Key("crashes");
   if (crash_at) {
-    WriteCrashes(w, snap, index, *crash_at, policy);
+    WriteCrashes(w, snap, index, *crash_at, policy, signature);
   } else {
     w.Null();
   }
@@ -295,7 +303,7 @@ std::string ReleasesJson(const Snapshot& snap, const Query& q, const BaselinePol
   const std::optional<Sym> source =
       hang_at ? HangSource(snap, index.hang_builds[*hang_at], q.filters[Dim::kSource]) : std::nullopt;
   if (hang_at && source) {
-    WriteHangs(w, snap, index, *hang_at, *source, policy);
+    WriteHangs(w, snap, index, *hang_at, *source, policy, signature);
   } else {
     w.Null();
   }

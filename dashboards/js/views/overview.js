@@ -10,10 +10,6 @@ import {alertFields, alertQuery} from './alerts.js';
 
 export const title = 'Overview';
 
-// How many earlier builds of the same channel form a build's baseline
-// (the alert engine's default `baseline_builds`).
-export const BASELINE_BUILDS = 3;
-
 // Hang rate of a build row: bhr when it has one, else the main-ping (legacy) rate.
 export function hangRate(b) {
   const hb = b.hangs || {};
@@ -25,44 +21,34 @@ export function hangRate(b) {
   return {source: null, ms: null, count: null};
 }
 
-// For each build (API order: newest first), its baseline: the next
-// BASELINE_BUILDS older builds of the same channel and product that have usage.
-// Crash baseline = pooled rate Σcrashes / Σusage; hang baseline = the
-// usage-weighted mean of their hang ms per hour (same source).
-export function withBaselines(builds) {
-  return builds.map((b, i) => {
-    const base = [];
-    for (let j = i + 1; j < builds.length && base.length < BASELINE_BUILDS; j++) {
-      const o = builds[j];
-      if (o.channel === b.channel && o.product === b.product && o.build_id < b.build_id && o.usage_hours > 0) base.push(o);
-    }
-    const usage = base.reduce((a, o) => a + o.usage_hours, 0);
-    const crashes = base.reduce((a, o) => a + (o.crashes?.total ?? 0), 0);
-    const crashBase = usage > 0 ? (1000 * crashes) / usage : null;
-    const hr = hangRate(b);
-    let hw = 0;
-    let hs = 0;
-    for (const o of base) {
-      const r = hangRate(o);
-      if (r.source === hr.source && r.ms !== null) { hw += o.usage_hours; hs += r.ms * o.usage_hours; }
-    }
-    const hangBase = hw > 0 ? hs / hw : null;
-    const crashRate = b.crash_rate_per_1000h?.total ?? null;
-    return {
-      build: b, base, crashBase, hangBase, hang: hr, crashRate,
-      crashRatio: crashRate !== null && crashBase ? crashRate / crashBase : null,
-      hangRatio: hr.ms !== null && hangBase ? hr.ms / hangBase : null,
-    };
-  });
-}
-
-function vsCell(ratio, baseValue, base, unit, testid) {
-  if (ratio === null) {
-    return h('td', {class: 'num muted', 'data-testid': testid, title: base.length ? 'baseline has no rate' : 'no earlier build on this channel'}, '—');
+// "× baseline" of a build row: the API's comparison at equal age (`at_equal_age`, ADR 0029),
+// the one the alert rules make — the build's life so far against each baseline build's
+// first as many hours. The row's own rates are the window's.
+function vsCell(ctx, b, cmp, kind, testid) {
+  if (!cmp || cmp.ratio === null || cmp.ratio === undefined) {
+    return h(
+        'td', {
+          class: 'num muted',
+          'data-testid': testid,
+          title: cmp ? 'the baselines have no rate at this age' :
+                       'fewer qualifying earlier builds on this channel than a baseline needs'
+        },
+        '—');
   }
-  const ids = base.map((o) => o.build_id).join(', ');
-  return h('td', {class: 'num ' + ratioClass(ratio), 'data-testid': testid,
-    title: `baseline ${fmt.num(baseValue)} ${unit} over ${base.length} earlier build(s): ${ids}`}, fmt.ratio(ratio));
+  const crash = kind === 'crash';
+  const unit = crash ? 'crashes per 1000 h' : 'hang ms/h';
+  const own = crash ? cmp.crash_rate_per_1000h : cmp.hang_ms_per_hour;
+  const base = crash ? cmp.baseline_crash_rate_per_1000h : cmp.baseline_hang_ms_per_hour;
+  const ids = crash ? cmp.baseline_builds : cmp.baseline_build_dates;
+  const title = `at ${cmp.age_hours} h old: ${fmt.num(own)} ${unit} against ${fmt.num(base)} for ` +
+      `${ids.length} earlier build(s) over their first ${cmp.age_hours} h: ${ids.join(', ')}`;
+  return h(
+      'td', {class: 'num ' + ratioClass(cmp.ratio), 'data-testid': testid, title},
+      h('a', {
+        href: ctx.href('releases', {channel: b.channel, build_id: b.build_id}),
+        'data-testid': testid + '-link'
+      },
+        fmt.ratio(cmp.ratio)));
 }
 
 function ingestPanel(ctx) {
@@ -100,52 +86,79 @@ function buildsPanel(ctx, builds) {
   if (builds.length === 0) return section('Builds', {id: 'builds'}, emptyState(ctx, 'builds'));
   // Grouped by channel (release first), newest build first within a channel,
   // so each build sits just above the builds it is compared with.
-  const ordered = withBaselines(builds).map((r, i) => ({...r, i}))
-    .sort((a, b) => channelRank(a.build.channel) - channelRank(b.build.channel) ||
-      a.build.channel.localeCompare(b.build.channel) || a.i - b.i);
+  const ordered = builds.map((build, i) => ({build, i, hang: hangRate(build)}))
+                      .sort(
+                          (a, b) => channelRank(a.build.channel) - channelRank(b.build.channel) ||
+                              a.build.channel.localeCompare(b.build.channel) || a.i - b.i);
   const rows = ordered.map((r, k) => {
     const b = r.build;
     const cr = b.crash_rate_per_1000h || {};
+    const age = b.at_equal_age || {};
     const first = k === 0 || ordered[k - 1].build.channel !== b.channel;
-    return h('tr', {'data-build': b.build_id, 'data-channel': b.channel, class: first && k > 0 ? 'group-start' : ''},
-      h('td', {}, b.channel),
-      h('td', {}, b.version),
-      h('th', {scope: 'row', class: 'mono'}, h('a', {href: ctx.href('crashes', {build_id: b.build_id, channel: b.channel}),
-        title: `Top Crashers of ${b.version} (built ${fmt.buildId(b.build_id)})`}, b.build_id)),
-      h('td', {class: 'num', 'data-testid': 'usage'}, fmt.num(b.usage_hours)),
-      h('td', {class: 'num', 'data-testid': 'crashes'}, fmt.int(b.crashes?.total)),
-      h('td', {class: 'num', 'data-testid': 'crash-rate'}, fmt.num(r.crashRate)),
-      vsCell(r.crashRatio, r.crashBase, r.base, 'crashes per 1000 h', 'crash-vs'),
-      h('td', {class: 'num'}, fmt.num(cr.parent)),
-      h('td', {class: 'num'}, fmt.num(cr.content)),
-      h('td', {class: 'num'}, fmt.num(cr.startup)),
-      h('td', {class: 'num', 'data-testid': 'hang-rate', title: r.hang.source ? `${r.hang.source} pings` : ''},
-        r.hang.ms === null ? '—' : fmt.num(r.hang.ms)),
-      vsCell(r.hangRatio, r.hangBase, r.base, 'ms/h', 'hang-vs'),
-      h('td', {class: 'num'}, fmt.num(r.hang.count)));
+    return h(
+        'tr',
+        {'data-build': b.build_id, 'data-channel': b.channel, class: first && k > 0 ? 'group-start' : ''},
+        h('td', {}, b.channel), h('td', {}, b.version),
+        h('th', {scope: 'row', class: 'mono'},
+          h('a', {
+            href: ctx.href('crashes', {build_id: b.build_id, channel: b.channel}),
+            title: `Top Crashers of ${b.version} (built ${fmt.buildId(b.build_id)})`
+          },
+            b.build_id)),
+        h('td', {class: 'num', 'data-testid': 'usage'}, fmt.num(b.usage_hours)),
+        h('td', {class: 'num', 'data-testid': 'crashes'}, fmt.int(b.crashes?.total)),
+        h('td', {class: 'num', 'data-testid': 'crash-rate'}, fmt.num(cr.total)),
+        vsCell(ctx, b, age.crashes, 'crash', 'crash-vs'), h('td', {class: 'num'}, fmt.num(cr.parent)),
+        h('td', {class: 'num'}, fmt.num(cr.content)), h('td', {class: 'num'}, fmt.num(cr.startup)),
+        h('td',
+          {class: 'num', 'data-testid': 'hang-rate', title: r.hang.source ? `${r.hang.source} pings` : ''},
+          r.hang.ms === null ? '—' : fmt.num(r.hang.ms)),
+        vsCell(ctx, b, age.hangs, 'hang', 'hang-vs'), h('td', {class: 'num'}, fmt.num(r.hang.count)));
   });
   for (const b of builds) { ctx.learn('channel', b.channel); ctx.learn('build_id', b.build_id); }
-  return section('Builds', {id: 'builds', testid: 'builds',
-    subtitle: `by channel, newest first; ×baseline compares with the ${BASELINE_BUILDS} earlier builds of the same channel (red ≥ ×1.5, green ≤ ×0.67)`},
-  h('div', {class: 'scroll'}, table({
-    caption: 'Builds with crash rates per 1000 usage hours and hang rates per usage hour', hideCaption: true,
-    testid: 'builds-table',
-    columns: [{label: 'Channel'}, {label: 'Version'}, {label: 'Build ID'},
-      {label: 'Usage (h)', num: true, title: 'usage hours from main pings'},
-      {label: 'Crashes', num: true},
-      {label: 'Crashes /1000 h', num: true, title: 'all crash classes per 1000 usage hours'},
-      {label: '× baseline', num: true, title: 'crash rate ÷ pooled rate of the baseline builds'},
-      {label: 'Parent', num: true, title: 'parent crashes per 1000 h'},
-      {label: 'Content', num: true, title: 'content crashes per 1000 h, without content shutdown kills'},
-      {label: 'Startup', num: true, title: 'startup crashes per 1000 h'},
-      {label: 'Hang ms/h', num: true, title: 'hang milliseconds per usage hour (bhr, else main pings)'},
-      {label: '× baseline', num: true, title: 'hang ms/h ÷ usage-weighted mean of the baseline builds'},
-      {label: 'Hangs/h', num: true, title: 'hang count per usage hour'}],
-    rows,
-  })),
-  note('Crashes here are crash reports plus main pings\' gpu, plugin and GMP sub-process crash counts '
-    + '(SUBPROCESS_CRASHES_WITH_DUMP); Top Crashers counts crash reports only. Content leaves out content '
-    + 'shutdown kills (IPC ShutDownKill), which the Top Crashers Content filter includes.', 'builds-definitions'));
+  return section(
+      'Builds', {
+        id: 'builds',
+        testid: 'builds',
+        subtitle:
+            'by channel, newest first; rates over the window. × baseline: each build\'s life so far against ' +
+            'its baseline builds (earlier builds of the channel) over as many hours of theirs — at equal age, as the ' +
+            'alert rules compare (red ≥ ×1.5, green ≤ ×0.67)'
+      },
+      h('div', {class: 'scroll'}, table({
+          caption: 'Builds with crash rates per 1000 usage hours and hang rates per usage hour',
+          hideCaption: true,
+          testid: 'builds-table',
+          columns: [
+            {label: 'Channel'}, {label: 'Version'}, {label: 'Build ID'},
+            {label: 'Usage (h)', num: true, title: 'usage hours from main pings'},
+            {label: 'Crashes', num: true},
+            {label: 'Crashes /1000 h', num: true, title: 'all crash classes per 1000 usage hours'}, {
+              label: '× baseline',
+              num: true,
+              title: 'crash rate at equal age ÷ the baseline builds\' at the same age'
+            },
+            {label: 'Parent', num: true, title: 'parent crashes per 1000 h'}, {
+              label: 'Content',
+              num: true,
+              title: 'content crashes per 1000 h, without content shutdown kills'
+            },
+            {label: 'Startup', num: true, title: 'startup crashes per 1000 h'},
+            {label: 'Hang ms/h', num: true, title: 'hang milliseconds per usage hour (bhr, else main pings)'},
+            {
+              label: '× baseline',
+              num: true,
+              title: 'hang ms/h at equal age ÷ the baseline build dates\' at the same age'
+            },
+            {label: 'Hangs/h', num: true, title: 'hang count per usage hour'}
+          ],
+          rows,
+        })),
+      note(
+          'Crashes here are crash reports plus main pings\' gpu, plugin and GMP sub-process crash counts ' +
+              '(SUBPROCESS_CRASHES_WITH_DUMP); Top Crashers counts crash reports only. Content leaves out content ' +
+              'shutdown kills (IPC ShutDownKill), which the Top Crashers Content filter includes.',
+          'builds-definitions'));
 }
 
 function alertsPanel(ctx, list) {

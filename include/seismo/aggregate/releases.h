@@ -172,8 +172,14 @@ struct CrashTotals {
   void Add(const CrashTotals& other);
 };
 
+// Which crash reports or hangs a comparison counts: every one (nullopt), or those of one
+// signature (an id no series holds, kNoId, matches none). Main pings' sub-process counts
+// carry no signature: a signature's comparison counts crash reports alone.
+using SignatureScope = std::optional<Sym>;
+
 // A build's counts over `range` (every OS).
-CrashCounts CountCrashes(const Snapshot& snap, const CrashBuild& build, const HourRange& range);
+CrashCounts CountCrashes(const Snapshot& snap, const CrashBuild& build, const HourRange& range,
+                         SignatureScope signature = std::nullopt);
 
 struct CrashComparison {
   JudgedAge age;
@@ -183,7 +189,8 @@ struct CrashComparison {
 };
 // nullopt while the build is not judged yet or has too few qualifying baseline builds.
 std::optional<CrashComparison> CompareCrashBuild(const Snapshot& snap, const BuildIndex& index, size_t at,
-                                                 const BaselinePolicy& policy);
+                                                 const BaselinePolicy& policy,
+                                                 SignatureScope signature = std::nullopt);
 
 // A hang build's counts of one source (bhr, main) over some hours.
 struct HangCounts {
@@ -192,7 +199,8 @@ struct HangCounts {
   int64_t hang_count = 0;
   void Add(const HangCounts& other);
 };
-HangCounts CountHangs(const HangBuild& build, Sym source, const HourRange& range);
+HangCounts CountHangs(const HangBuild& build, Sym source, const HourRange& range,
+                      SignatureScope signature = std::nullopt);
 
 struct HangComparison {
   JudgedAge age;
@@ -201,11 +209,14 @@ struct HangComparison {
   std::vector<std::string> baseline_builds;  // build dates, newest first
 };
 std::optional<HangComparison> CompareHangBuild(const Snapshot& snap, const BuildIndex& index, size_t at,
-                                               Sym source, const BaselinePolicy& policy);
+                                               Sym source, const BaselinePolicy& policy,
+                                               SignatureScope signature = std::nullopt);
 
 // Hour by hour of a build's age: element k holds its (k+1)th hour, the hour of its first
 // ping being its first; `hours` elements (later hours are not read).
-std::vector<CrashCounts> CrashCountsByAge(const Snapshot& snap, const CrashBuild& build, int64_t hours);
-std::vector<HangCounts> HangCountsByAge(const HangBuild& build, Sym source, int64_t hours);
+std::vector<CrashCounts> CrashCountsByAge(const Snapshot& snap, const CrashBuild& build, int64_t hours,
+                                          SignatureScope signature = std::nullopt);
+std::vector<HangCounts> HangCountsByAge(const HangBuild& build, Sym source, int64_t hours,
+                                        SignatureScope signature = std::nullopt);
 
 }  // namespace seismo

@@ -132,13 +132,13 @@ TEST(AlertLifecycle, StateOfFormatTwoIsStillRead) {
       R"("usage_hours","exposure_new":100,"exposure_base":1000,"rate_new":300,"rate_base":0,"ratio":null,"p_value":null)"
       R"(,"p_adjusted":null,"dispersion":0,"installs":30,"baseline_builds":["20261101000000"],"age_hours":1,"first_seen)"
       R"(":"2026-11-18T11:06:40.000Z","last_seen":"2026-11-18T11:06:40.000Z","since":"2026-11-18T11:06:40.000Z","dashbo)"
-      R"(ard_path":"/#/crashes/signature?signature=brand_new&build_id=20261120000000&channel=release"},{"state":"firing)"
+      R"(ard_path":"/#/releases?channel=release&build_id=20261120000000&signature=brand_new"},{"state":"firing)"
       R"(","rule":"crash_rate_regression","channel":"release","os":"all","build":"20261120000000","build_id":"202611200)"
       R"(00000","version":"150.0","signature":null,"process":"parent","count_new":30,"count_base":50,"exposure_kind":"u)"
       R"(sage_hours","exposure_new":100,"exposure_base":1000,"rate_new":300,"rate_base":50,"ratio":5.999999999999999,"p)"
       R"(_value":5.154424355658412e-12,"p_adjusted":5.154424355658412e-12,"dispersion":0,"installs":30,"baseline_builds)"
       R"(":["20261101000000"],"age_hours":1,"first_seen":"2026-11-18T11:06:40.000Z","last_seen":"2026-11-18T11:06:40.00)"
-      R"(0Z","since":"2026-11-18T11:06:40.000Z","dashboard_path":"/#/crashes?build_id=20261120000000&channel=release"}])");
+      R"(0Z","since":"2026-11-18T11:06:40.000Z","dashboard_path":"/#/releases?channel=release&build_id=20261120000000&class=parent"}])");
   // Written again in the current format, the same state.
   const std::string current = engine.Serialize();
   EXPECT_NE(current, bytes);
@@ -176,8 +176,8 @@ TEST(AlertJson, CarriesKeyNumbersAndDashboardPath) {
   EXPECT_FALSE(std::string_view(a["first_seen"]).empty());
   EXPECT_FALSE(std::string_view(a["last_seen"]).empty());
   const std::string build = std::string(std::string_view(a["build_id"]));
-  EXPECT_EQ(std::string_view(a["dashboard_path"]),
-            "/#/crashes/signature?signature=mozilla%3A%3Ascenario%3A%3ACrash05&build_id=" + build + "&channel=release");
+  EXPECT_EQ(std::string_view(a["dashboard_path"]), "/#/releases?channel=release&build_id=" + build +
+                                                       "&signature=mozilla%3A%3Ascenario%3A%3ACrash05");
 }
 
 TEST(AlertJson, EventJsonAddsThePreviousState) {

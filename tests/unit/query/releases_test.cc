@@ -118,6 +118,27 @@ TEST_F(Releases, BuildRowsCarryTheSameComparison) {
   EXPECT_TRUE(rows.at(1)["at_equal_age"]["crashes"].is_null()) << "B has one earlier build";
 }
 
+// An alert's evidence: one signature's crash reports by age, the build against its baselines.
+TEST_F(Releases, ASignatureNarrowsTheComparisonToItsCrashes) {
+  world_.Crash("other", "parent", "parent", "x", 45 * kMin, false, "Linux", kC);
+  snap_ = world_.Build();
+  Json all(ReleasesJson(*snap_, Q(Endpoint::kReleases, "channel=release"), BaselinePolicy{}));
+  EXPECT_EQ(all.root["crashes"]["comparison"]["build"]["crashes"]["total"].get_int64().value(), 6);
+  Json sig(ReleasesJson(*snap_, Q(Endpoint::kReleases, "channel=release&signature=sig"), BaselinePolicy{}));
+  EXPECT_EQ(sig.root["signature"].get_string().value(), "sig");
+  EXPECT_EQ(sig.root["crashes"]["comparison"]["build"]["crashes"]["total"].get_int64().value(), 5);
+  EXPECT_EQ(sig.root["crashes"]["comparison"]["baseline"]["crashes"]["total"].get_int64().value(), 28);
+  Json other(
+      ReleasesJson(*snap_, Q(Endpoint::kReleases, "channel=release&signature=other"), BaselinePolicy{}));
+  EXPECT_EQ(other.root["crashes"]["comparison"]["build"]["crashes"]["parent"].get_int64().value(), 1);
+  EXPECT_TRUE(other.root["crashes"]["comparison"]["ratio"]["total"].is_null()) << "no baseline crash of it";
+  Json none(
+      ReleasesJson(*snap_, Q(Endpoint::kReleases, "channel=release&signature=nobody"), BaselinePolicy{}));
+  EXPECT_EQ(none.root["crashes"]["comparison"]["build"]["crashes"]["total"].get_int64().value(), 0);
+  EXPECT_DOUBLE_EQ(none.root["crashes"]["comparison"]["build"]["usage_hours"].get_double().value(), 100)
+      << "usage is the denominator whatever the signature";
+}
+
 TEST(ReleasesParams, AChannelIsRequiredAndOnlyBuildsAndSourcesChooseTheLines) {
   FakeProvider provider;
   ApiSettings settings;
@@ -127,7 +148,7 @@ TEST(ReleasesParams, AChannelIsRequiredAndOnlyBuildsAndSourcesChooseTheLines) {
   EXPECT_EQ(get("channel=beta&os=Linux").status, 400);
   EXPECT_EQ(get("channel=beta&window=1h").status, 400);
   EXPECT_EQ(get("channel=beta&source=gecko").status, 400);
-  const ApiAnswer ok = get("channel=beta&build_id=20261120103000&source=bhr");
+  const ApiAnswer ok = get("channel=beta&build_id=20261120103000&source=bhr&signature=s");
   EXPECT_EQ(ok.status, 200) << ok.body;
   Json j(ok.body);
   EXPECT_TRUE(j.root["crashes"].is_null());
