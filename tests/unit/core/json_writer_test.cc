@@ -41,7 +41,7 @@ TEST(JsonWriter, EscapingEightBytesAtATimeMatchesAByteAtATimeModel) {
     }
     return out;
   };
-  const std::string bytes = std::string("aZ09 ~\"\\\x01\x1f\x7f/", 14);
+  const std::string bytes = "aZ09 ~\"\\\x01\x1f\x7f/";  // a byte of every kind that needs care
   uint64_t state = 88172645463325252ull;
   for (int n = 0; n < 20000; ++n) {
     state ^= state << 13, state ^= state >> 7, state ^= state << 17;
