@@ -130,6 +130,115 @@ export function lineChart({points: all, label, yFormat = fmt.num, detail, height
   return el;
 }
 
+// Release lines (ADR 0029): one line per build over hours since its first ping, the build
+// drawn strong and its baselines lighter, a dashed marker at the build's age.
+//   lines: [{label, role: 'build' | 'baseline' | 'earlier', points: [{x: age hours, v}]}]
+// Every line is also a legend entry naming the build and its value at `markAt`.
+export function releaseChart({lines, label, yFormat = fmt.num, markAt = null, height = 240, testid}) {
+  const el = h('figure', {class: 'chart release-chart', 'data-testid': testid});
+  const maxX = Math.max(0, ...lines.flatMap((l) => l.points.map((p) => p.x)));
+  const valid = lines.some((l) => l.points.some((p) => p.v !== null && p.v !== undefined));
+  if (!valid || maxX === 0) {
+    el.appendChild(h('p', {class: 'chart-empty'}, `No ${label} yet.`));
+    return el;
+  }
+  // The build in the chart colour; baselines in greys, newest darkest; other earlier builds in tans.
+  const shades = {baseline: ['#7d879b', '#a3abbb', '#c5cbd6'], earlier: ['#b08d5e', '#c9ab84', '#ddc9ad']};
+  const seen = {baseline: 0, earlier: 0};
+  const styled = lines.map(
+      (l) => ({
+        ...l,
+        color: l.role === 'build' ? cssVar('--chart', '#2d5fd3') : shades[l.role][seen[l.role]++ % 3]
+      }));
+  const xs = Array.from({length: maxX}, (_, i) => i + 1);
+  const data = [
+    xs, ...styled.map((l) => {
+      const by = new Map(l.points.map((p) => [p.x, p.v]));
+      return xs.map((x) => (by.has(x) && by.get(x) !== undefined ? by.get(x) : null));
+    })
+  ];
+  const at = (l) => {
+    if (markAt === null) return null;
+    const p = l.points.find((q) => q.x === markAt);
+    return p ? p.v : null;
+  };
+  const plot = h('div', {
+    class: 'chart-plot',
+    role: 'img',
+    style: {height: height + 'px', position: 'relative'},
+    'aria-label': `${label} by hours since each build's first ping: ` +
+        styled
+            .map(
+                (l) => `${l.label} ${
+                    markAt !== null && at(l) !== null ? yFormat(at(l)) + ' at ' + markAt + ' h' : ''}`)
+            .join('; ')
+  });
+  el.appendChild(plot);
+  el.appendChild(
+      h('ul', {class: 'release-legend', 'data-testid': testid ? testid + '-legend' : undefined},
+        styled.map(
+            (l) =>
+                h('li', {'data-role': l.role, 'data-build': l.label},
+                  h('span', {class: 'swatch', style: {background: l.color}}), l.label,
+                  h('span', {class: 'muted'}, ` (${l.role})`),
+                  markAt !== null && at(l) !== null ?
+                      h('span', {class: 'num'}, ` ${yFormat(at(l))} at ${markAt} h`) :
+                      null))));
+  let chart = null;
+  onWidth(plot, (width) => {
+    if (chart) {
+      chart.setSize({width, height});
+      return;
+    }
+    sweep();
+    const ink = cssVar('--muted', '#5d6678');
+    const grid = {stroke: cssVar('--line', '#dfe3ea'), width: 1};
+    const axis =
+        {stroke: ink, grid, ticks: {stroke: grid.stroke, width: 1}, font: '11px system-ui, sans-serif'};
+    const marker = (u) => {
+      if (markAt === null) return;
+      const x = Math.round(u.valToPos(markAt, 'x', true));
+      const ctx = u.ctx;
+      ctx.save();
+      ctx.strokeStyle = ink;
+      ctx.setLineDash([4, 4]);
+      ctx.beginPath();
+      ctx.moveTo(x, u.bbox.top);
+      ctx.lineTo(x, u.bbox.top + u.bbox.height);
+      ctx.stroke();
+      ctx.restore();
+    };
+    chart = new uPlot(
+        {
+          width,
+          height,
+          legend: {show: false},
+          scales: {
+            x: {time: false, range: (u, lo, hi) => [1, Math.max(hi, 2)]},
+            y: {range: (u, lo, hi) => [0, hi > 0 ? hi * 1.05 : 1]}
+          },
+          series: [
+            {}, ...styled.map((l) => ({
+                                label: l.label,
+                                stroke: l.color,
+                                width: l.role === 'build' ? 2.4 : 1.4,
+                                spanGaps: false,
+                                points: {show: false}
+                              }))
+          ],
+          axes: [
+            {...axis, values: (u, splits) => splits.map((v) => `${v} h`), space: 60},
+            {...axis, values: (u, splits) => splits.map((v) => yFormat(v)), size: 64}
+          ],
+          cursor: {drag: {x: false, y: false}, y: false},
+          hooks: {draw: [marker]},
+        },
+        data, plot);
+    track(chart);
+  });
+  return el;
+}
+
 // The index of the non-null value nearest to `i` (the read-out skips empty buckets).
 function nearestValue(ys, i) {
   if (i === null || i === undefined) return null;

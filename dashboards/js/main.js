@@ -3,16 +3,24 @@
 // empty/error states. Each view module exports `title` and
 // `async render(ctx) -> Node`; it is called again on every live update.
 
-import {h, mount, note, notice} from './dom.js';
 import * as api from './api.js';
+import {h, mount, note, notice} from './dom.js';
 import * as fmt from './format.js';
-import * as overview from './views/overview.js';
-import * as hangs from './views/hangs.js';
-import * as crashes from './views/crashes.js';
-import * as signature from './views/signature.js';
 import * as alerts from './views/alerts.js';
+import * as crashes from './views/crashes.js';
+import * as hangs from './views/hangs.js';
+import * as overview from './views/overview.js';
+import * as releases from './views/releases.js';
+import * as signature from './views/signature.js';
 
-const VIEWS = {overview, hangs, crashes, 'crashes/signature': signature, alerts};
+const VIEWS = {
+  overview,
+  releases,
+  hangs,
+  crashes,
+  'crashes/signature': signature,
+  alerts
+};
 // Filters shared by every view; they travel with links between views.
 export const GLOBAL_FILTERS = ['window', 'channel', 'os', 'process', 'build_id'];
 const STATUS_EVERY_MS = 5000;
@@ -130,7 +138,8 @@ function syncChrome(route) {
     if (input && document.activeElement !== input) input.value = route.params.get(k) || '';
   }
   // Alerts are the engine's current list: a window does not narrow them.
-  $('f-window').closest('label').hidden = route.key === 'alerts';
+  // Alerts list the engine's current state; Releases compare whole lives: no window applies.
+  $('f-window').closest('label').hidden = route.key === 'alerts' || route.key === 'releases';
   const view = VIEWS[route.key];
   document.title = `seismo — ${view.title}`;
 }

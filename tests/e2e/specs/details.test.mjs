@@ -18,11 +18,11 @@ after(async () => { await b.close(); });
 test('at 414 px every view fits the width and every tab shows', async () => {
   await page.setViewportSize({width: 414, height: 900});
   try {
-    for (const view of ['overview', 'hangs', 'crashes', 'alerts']) {
+    for (const view of ['overview', 'releases?channel=aurora', 'hangs', 'crashes', 'alerts']) {
       await open(page, view);
       const width = await page.evaluate(() => document.documentElement.scrollWidth);
       assert.ok(width <= 414, `#/${view} is ${width} px wide at 414 px`);
-      for (const tab of ['overview', 'hangs', 'crashes', 'alerts']) {
+      for (const tab of ['overview', 'releases', 'hangs', 'crashes', 'alerts']) {
         const box = await page.locator(`nav a[data-view="${tab}"]`).boundingBox();
         assert.ok(box && box.x >= 0 && box.x + box.width <= 414, `#/${view}: the ${tab} tab ends at ${box && box.x + box.width} px`);
       }

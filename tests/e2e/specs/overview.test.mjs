@@ -9,9 +9,10 @@ let page;
 before(async () => { b = await launch(); page = await b.page(); });
 after(async () => { await b.close(); });
 
-// The baseline rule, recomputed naively: the 3 next older builds of the same
-// channel and product with usage, crash rate pooled over them.
-function crashRatio(builds, i) {
+// What the page showed before ADR 0029: the 3 next older builds of the same channel, the
+// windowed crash rate pooled over them, whatever their age. Young builds crash more; against
+// mature builds this turned every young build red (issue 20 item 2).
+function windowedRatio(builds, i) {
   const x = builds[i];
   const base = builds.filter((o) => o.channel === x.channel && o.product === x.product &&
     o.build_id < x.build_id && o.usage_hours > 0).sort((a, c) => c.build_id.localeCompare(a.build_id)).slice(0, 3);
@@ -20,30 +21,6 @@ function crashRatio(builds, i) {
   const rate = x.crash_rate_per_1000h?.total;
   if (!usage || !crashes || rate === null || rate === undefined) return null;
   return rate / ((1000 * crashes) / usage);
-}
-
-// The hang baseline: the same 3 builds' usage-weighted mean hang ms per hour
-// (same source: bhr when the build has bhr pings, else main).
-function hangOf(x) {
-  for (const src of ['bhr', 'main']) {
-    const v = x.hangs?.[src]?.hang_ms_per_hour;
-    if (v !== null && v !== undefined) return {src, v};
-  }
-  return {src: null, v: null};
-}
-function hangRatio(builds, i) {
-  const x = builds[i];
-  const own = hangOf(x);
-  const base = builds.filter((o) => o.channel === x.channel && o.product === x.product &&
-    o.build_id < x.build_id && o.usage_hours > 0).sort((a, c) => c.build_id.localeCompare(a.build_id)).slice(0, 3);
-  let w = 0;
-  let sum = 0;
-  for (const o of base) {
-    const h = hangOf(o);
-    if (h.src === own.src && h.v !== null) { w += o.usage_hours; sum += h.v * o.usage_hours; }
-  }
-  if (own.v === null || !w || !sum) return null;
-  return own.v / (sum / w);
 }
 
 test('overview shows ingest counts from /api/v1/status', async () => {
@@ -71,19 +48,31 @@ test('builds table lists every build with usage, crashes, rates and the ratio to
     assertShown(row.byId['crash-rate'], x.crash_rate_per_1000h.total, `${x.build_id} crash rate`);
     const hang = x.hangs?.bhr?.hang_ms_per_hour ?? x.hangs?.main?.hang_ms_per_hour ?? null;
     assertShown(row.byId['hang-rate'], hang, `${x.build_id} hang rate`);
-    assertShown(row.byId['crash-vs'], crashRatio(builds, i), `${x.build_id} crash rate vs baseline`);
-    assertShown(row.byId['hang-vs'], hangRatio(builds, i), `${x.build_id} hang rate vs baseline`);
+    // × baseline is the comparison at equal age the API gives (the alert rules' one).
+    assertShown(row.byId['crash-vs'], x.at_equal_age?.crashes?.ratio ?? null, `${x.build_id} crash rate vs baseline`);
+    assertShown(row.byId['hang-vs'], x.at_equal_age?.hangs?.ratio ?? null, `${x.build_id} hang rate vs baseline`);
   }
-  // Some builds have a hang baseline, and its cell names the builds behind it.
-  const withHang = builds.findIndex((_, i) => hangRatio(builds, i) !== null);
-  assert.ok(withHang >= 0, 'some build has a hang baseline');
-  const hangTitle = await page.getAttribute(`tr[data-build="${builds[withHang].build_id}"] [data-testid="hang-vs"]`, 'title');
-  assert.match(hangTitle, /ms\/h over \d earlier build\(s\): \d{14}/);
-  // A build with a baseline says which builds it is compared with.
-  const withBase = builds.findIndex((_, i) => crashRatio(builds, i) !== null);
-  assert.ok(withBase >= 0, 'some build has a baseline');
-  const title = await page.getAttribute(`tr[data-build="${builds[withBase].build_id}"] [data-testid="crash-vs"]`, 'title');
-  assert.match(title, /earlier build/);
+  // Some builds have a hang baseline, and its cell names the build dates behind it and the age.
+  const withHang = builds.find((x) => x.at_equal_age?.hangs?.ratio);
+  assert.ok(withHang, 'some build has a hang baseline');
+  const hangTitle = await page.getAttribute(`tr[data-build="${withHang.build_id}"] [data-testid="hang-vs"]`, 'title');
+  assert.match(hangTitle, /^at \d+ h old: .* hang ms\/h against .* for \d earlier build\(s\) over their first \d+ h: \d{8}/);
+  // A build with a baseline says which builds it is compared with, at what age, and links to
+  // the release comparison.
+  const withBase = builds.find((x) => x.at_equal_age?.crashes?.ratio);
+  assert.ok(withBase, 'some build has a baseline');
+  const cell = `tr[data-build="${withBase.build_id}"] [data-testid="crash-vs"]`;
+  const title = await page.getAttribute(cell, 'title');
+  assert.match(title, new RegExp(`^at ${withBase.at_equal_age.crashes.age_hours} h old: .* against .* over their first ` +
+    `${withBase.at_equal_age.crashes.age_hours} h: ${withBase.at_equal_age.crashes.baseline_builds.join(', ')}$`));
+  assert.equal(await page.getAttribute(cell + ' a', 'href'),
+    `#/releases?channel=${withBase.channel}&build_id=${withBase.build_id}`);
+  // The subtitle says what the ratio compares.
+  assert.match(await page.textContent('[data-testid="builds"] .panel-sub'), /at equal age/);
+  // Not the windowed ratio of before: for some build the two differ by more than the shown precision.
+  const differs = builds.findIndex((x, i) => x.at_equal_age?.crashes?.ratio && windowedRatio(builds, i) &&
+    Math.abs(x.at_equal_age.crashes.ratio - windowedRatio(builds, i)) > 0.05);
+  assert.ok(differs >= 0, 'age matching changes some build\'s ratio');
   assert.deepEqual(b.errors, []);
 });
 
