@@ -201,8 +201,13 @@ export async function render(ctx) {
   const r = await api.get('releases', q);
   const signature = r.signature || null;
   for (const l of r.crashes?.lines || []) ctx.learn('build_id', l.build_id);
-  const parts = [crashSection(ctx, r, cls, signature), hangSection(ctx, r, signature)];
-  if (p.get('focus') === 'hangs') parts.reverse();
+  // A signature is a crash signature or a hang signature, never both: its own side only
+  // (focus=hangs for a hang's, as a hang_spike alert links here).
+  const hangs = p.get('focus') === 'hangs';
+  let parts;
+  if (signature) parts = [hangs ? hangSection(ctx, r, signature) : crashSection(ctx, r, cls, signature)];
+  else parts = hangs ? [hangSection(ctx, r, null), crashSection(ctx, r, cls, null)]
+    : [crashSection(ctx, r, cls, null), hangSection(ctx, r, null)];
   return h(
       'div', {class: 'view view-releases'}, h('h1', {class: 'visually-hidden'}, 'Releases'),
       note(

@@ -4,6 +4,7 @@
 // newest build has three baselines and a firing crash_signature_spike whose link lands here.
 import {test, before, after} from 'node:test';
 import assert from 'node:assert/strict';
+import path from 'node:path';
 import {launch, api, open, settled, screenshotWidths, tableRows, assertShown, eventually} from '../lib.mjs';
 
 let b;
@@ -93,6 +94,30 @@ test('an alert\'s link lands on its build beside its baselines, narrowed to its 
   assertShown(t['row-baseline'].byId.count, cmp.baseline.crashes.total, 'in its baselines');
   assert.ok(cmp.ratio.total >= 2, `the spike shows (×${cmp.ratio.total})`);
   assert.equal(await page.locator('[data-testid="crash-lines-legend"] li').count(), 4, 'the build and its three baselines');
+  assert.equal(await page.locator('[data-testid="release-hangs"]').count(), 0, 'a crash signature has no hangs to show');
+  // E2E_RELEASES_SCREENSHOT=docs/releases.png tests/e2e/run specs/releases.test.mjs refreshes the README's image.
+  if (process.env.E2E_RELEASES_SCREENSHOT) {
+    await page.setViewportSize({width: 1280, height: 900});
+    await page.waitForSelector('[data-testid="crash-lines"] canvas');
+    await page.screenshot({path: path.resolve('../..', process.env.E2E_RELEASES_SCREENSHOT), fullPage: true});
+    await page.setViewportSize({width: 1366, height: 768});
+  }
+  assert.deepEqual(b.errors, []);
+});
+
+test('a hang alert\'s link lands on its build date beside its baselines, narrowed to its hang signature', async () => {
+  const alert = await eventually(async () => (await api('alerts', {state: 'firing'})).alerts
+    .find((a) => a.rule === 'hang_spike'), 60000, 'a hang_spike firing');
+  await open(page, alert.dashboard_path.replace(/^\/#\//, ''));
+  const r = await api('releases', {channel: alert.channel, build_date: alert.build, signature: alert.signature,
+    source: alert.source});
+  const cmp = r.hangs.comparison;
+  assert.equal(await page.locator('[data-testid="release-crashes"]').count(), 0, 'a hang signature has no crashes');
+  const t = await rows('hang-comparison');
+  assertShown(t['row-build'].byId.count, cmp.build.hang_count, 'the signature\'s hangs');
+  assert.equal(cmp.build.hang_count, alert.count_new, 'the alert\'s count_new');
+  assertShown(t['row-baseline'].byId.count, cmp.baseline.hang_count, 'in its baselines');
+  assertShown(await page.textContent('[data-testid="hang-ratio"]'), cmp.ratio, 'ratio');
   assert.deepEqual(b.errors, []);
 });
 
