@@ -22,6 +22,29 @@ function lineLabel(l) {
   return l.build_id ? `${l.build_id}${l.version ? ' (' + l.version + ')' : ''}` : l.build_date;
 }
 
+// How much usage a build has so far against its baselines: at the same age (the comparison's
+// usage, per baseline build) and over their whole retained lives (their lines' last points).
+// A rate on a small share of the usage a build will have is an early number (issue 20).
+export function completeness(usageNow, cmp, lines) {
+  const n = cmp.baseline_builds.length;
+  const atAge = n ? cmp.baseline.usage_hours / n : 0;
+  const lives = lines.filter((l) => l.role === 'baseline').map((l) => l.points.at(-1)?.usage_hours ?? 0);
+  const life = lives.length ? lives.reduce((a, v) => a + v, 0) / lives.length : 0;
+  return {atAge, life, shareAtAge: atAge > 0 ? (100 * usageNow) / atAge : null,
+    shareOfLife: life > 0 ? (100 * usageNow) / life : null};
+}
+
+function completenessNote(usageNow, cmp, lines, age, testid) {
+  const c = completeness(usageNow, cmp, lines);
+  if (c.shareAtAge === null) return null;
+  const early = c.shareOfLife !== null && c.shareOfLife < 25;
+  return h('p', {class: 'completeness' + (early ? ' early' : ''), 'data-testid': testid},
+    `Data so far: ${fmt.num(usageNow)} usage hours, ${fmt.pct(c.shareAtAge)} of what a baseline build had at ${age} h ` +
+    `(${fmt.num(c.atAge)} h each)` +
+    (c.shareOfLife !== null ? ` and ${fmt.pct(c.shareOfLife)} of what one had over its whole retained life (${fmt.num(c.life)} h)` : '') +
+    (early ? ' — an early number: young builds\' rates move as their usage arrives.' : '.'));
+}
+
 function comparisonTable(rows, testid) {
   return h('div', {class: 'scroll'}, table({
              caption: 'The build and its baselines at the build\'s age',
@@ -72,6 +95,7 @@ function crashSection(ctx, r, cls, signature) {
         `its ${cmp.baseline_builds.length} baseline builds had ${
             fmt.num(rate(cmp.baseline))} over their first ${c.age_hours} h: `,
         h('strong', {class: ratioClass(ratio), 'data-testid': 'crash-ratio'}, fmt.ratio(ratio)), '.'),
+      completenessNote(cmp.build.usage_hours, cmp, c.lines, c.age_hours, 'crash-completeness'),
       comparisonTable(
           {
             countLabel: 'Crashes',
@@ -135,6 +159,7 @@ function hangSection(ctx, r, signature) {
         `their ${cmp.baseline_builds.length} baseline build dates had ${
             fmt.num(cmp.baseline.hang_ms_per_hour)} over their first ${g.age_hours} h: `,
         h('strong', {class: ratioClass(cmp.ratio), 'data-testid': 'hang-ratio'}, fmt.ratio(cmp.ratio)), '.'),
+      completenessNote(cmp.build.usage_hours, cmp, g.lines, g.age_hours, 'hang-completeness'),
       comparisonTable(
           {
             countLabel: 'Hangs',

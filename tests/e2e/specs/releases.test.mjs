@@ -38,6 +38,18 @@ test('a channel\'s newest build beside its baselines at its age, with the number
   assertShown(t['row-baseline'].byId.rate, c.comparison.baseline.crash_rate_per_1000h.total, 'baseline rate');
   assertShown(t['row-baseline'].byId.count, c.comparison.baseline.crashes.total, 'baseline crashes');
   assert.match(t['row-baseline'].cells[0], new RegExp(c.comparison.baseline_builds.join(', ')));
+  // How complete the data is: the build's usage against a baseline's at the same age and over
+  // a baseline's whole retained life (its line's last point), from the same answer.
+  const n = c.comparison.baseline_builds.length;
+  const atAge = c.comparison.baseline.usage_hours / n;
+  const baseLines = c.lines.filter((l) => l.role === 'baseline');
+  const life = baseLines.reduce((a, l) => a + l.points.at(-1).usage_hours, 0) / baseLines.length;
+  const done = await page.textContent('[data-testid="crash-completeness"]');
+  const [, shownAtAge, shownEach, shownLife] =
+    /^Data so far: [\d,.]+ usage hours, ([\d.,]+) % of what a baseline build had at \d+ h \(([\d,.]+) h each\) and ([\d.,]+) % of/.exec(done);
+  assertShown(shownAtAge, (100 * c.comparison.build.usage_hours) / atAge, 'share at age');
+  assertShown(shownEach, atAge, 'a baseline\'s usage at that age');
+  assertShown(shownLife, (100 * c.comparison.build.usage_hours) / life, 'share of a whole life');
   // One line per build, the build first, each with its value at the build's age.
   const legend = await page.$$eval('[data-testid="crash-lines-legend"] li', (lis) =>
     lis.map((li) => ({role: li.dataset.role, build: li.dataset.build, text: li.textContent})));
