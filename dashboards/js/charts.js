@@ -278,8 +278,10 @@ export function sparkline(values, {width = 120, height = 26, label = 'trend'} = 
   return el;
 }
 
-// Zoom state of flame graphs, by key, so a live refresh keeps the zoom.
+// Zoom state of flame graphs, by key (and view), and their options (inverted, search), so
+// a live refresh keeps them.
 const flameZoom = new Map();
+const flameOptions = new Map();
 
 function frameColor(name) {
   if (name === '(root)') return 'hsl(220 10% 70%)';
@@ -290,17 +292,81 @@ function frameColor(name) {
   return `hsl(${10 + (Math.abs(hash) % 40)} 80% ${62 + (Math.abs(hash >> 8) % 12)}%)`;
 }
 
+// The callee-first (inverted) tree of a call tree: each node's own time (what ends there:
+// its hang ms minus its children's) goes up its path from the node to the root, so the
+// roots are where the hangs were, and below each the callers that led there. "(other)"
+// nodes (folded subtrees) count as frames of their own. Exact: the root's sum is kept.
+export function invertTree(tree) {
+  const root = {name: '(root)', hang_ms: 0, hang_count: 0, children: []};
+  const child = (parent, name) => {
+    let c = parent.children.find((x) => x.name === name);
+    if (!c) { c = {name, hang_ms: 0, hang_count: 0, children: []}; parent.children.push(c); }
+    return c;
+  };
+  const visit = (n, path) => {
+    const kids = n.children || [];
+    const selfMs = n.hang_ms - kids.reduce((a, k) => a + k.hang_ms, 0);
+    const selfCount = n.hang_count - kids.reduce((a, k) => a + k.hang_count, 0);
+    const here = [...path, n.name];
+    if (path.length > 0 && (selfMs > 1e-9 || selfCount > 0)) {
+      let at = root;
+      root.hang_ms += selfMs;
+      root.hang_count += selfCount;
+      for (let i = here.length - 1; i >= 1; i--) {
+        at = child(at, here[i]);
+        at.hang_ms += selfMs;
+        at.hang_count += selfCount;
+      }
+    }
+    for (const k of kids) visit(k, here);
+  };
+  visit(tree, []);
+  // The root's own hangs (stacks that are empty) stay at the root.
+  root.hang_ms = tree.hang_ms;
+  root.hang_count = tree.hang_count;
+  return root;
+}
+
+// The ms a set of frames stands for, each stack once: frames whose name holds `query`
+// (case-insensitive), not counting a match below another match.
+export function matchedMs(tree, query) {
+  const q = query.toLowerCase();
+  let ms = 0;
+  let frames = 0;
+  const walk = (n, under) => {
+    const hit = n.name !== '(root)' && n.name.toLowerCase().includes(q);
+    if (hit) frames++;
+    if (hit && !under) ms += n.hang_ms;
+    for (const c of n.children || []) walk(c, under || hit);
+  };
+  walk(tree, false);
+  return {ms, frames};
+}
+
 // An icicle flame graph (root at the top, callees below, width = hang ms) of
 // the tree from /api/v1/hangs/flamegraph?format=tree. Click a frame to zoom
-// into it, click an ancestor (or "reset") to zoom out.
+// into it, click an ancestor (or "reset") to zoom out. "Inverted" draws the
+// callee-first tree (invertTree); "Search" highlights the frames whose name holds
+// the text and says what share of the selection they stand for. Children too narrow
+// to draw are drawn together as one "(other)" bar holding their sum.
 export function flameGraph(tree, {key = 'flame', rowHeight = 18, testid = 'flamegraph'} = {}) {
   const el = h('figure', {class: 'flame', 'data-testid': testid});
   const info = h('p', {class: 'flame-info', 'aria-live': 'polite'}, 'Hover a frame for its numbers; click to zoom.');
   const canvas = h('div', {class: 'flame-canvas'});
-  const reset = h('button', {type: 'button', class: 'small', onclick: () => { flameZoom.delete(key); redraw(); }},
+  const reset = h('button', {type: 'button', class: 'small', onclick: () => { flameZoom.delete(key + view()); redraw(); }},
     'Reset zoom');
-  el.append(h('div', {class: 'flame-bar'}, info, reset), canvas);
+  const opts = flameOptions.get(key) || {inverted: false, query: ''};
+  flameOptions.set(key, opts);
+  const view = () => (opts.inverted ? ':inverted' : '');
+  const invert = h('label', {class: 'flame-toggle'}, h('input', {type: 'checkbox', 'data-testid': 'flame-inverted',
+    checked: opts.inverted || null, onchange: (ev) => { opts.inverted = ev.target.checked; redraw(); }}), ' Inverted (callees first)');
+  const matchInfo = h('span', {class: 'flame-match', 'data-testid': 'flame-match', 'aria-live': 'polite'});
+  const search = h('input', {type: 'search', placeholder: 'Search frames', 'aria-label': 'Search frames',
+    'data-testid': 'flame-search', value: opts.query, size: 18,
+    oninput: (ev) => { opts.query = ev.target.value; redraw(); }});
+  el.append(h('div', {class: 'flame-bar'}, info, h('span', {class: 'flame-tools'}, search, matchInfo, invert, reset)), canvas);
   const rootMs = tree.hang_ms || 0;
+  let inverted = null;
   let width = 0;
 
   const describe = (n) => `${n.name} — ${fmt.int(n.hang_ms)} ms` +
@@ -308,9 +374,19 @@ export function flameGraph(tree, {key = 'flame', rowHeight = 18, testid = 'flame
 
   function redraw() {
     if (width <= 0) return;
+    const shown = opts.inverted ? (inverted ??= invertTree(tree)) : tree;
+    const zkey = key + view();
+    const q = opts.query.trim().toLowerCase();
+    if (q) {
+      const m = matchedMs(shown, q);
+      matchInfo.textContent = `${fmt.int(m.frames)} matching frames: ${fmt.int(m.ms)} ms, ` +
+        `${fmt.pct(rootMs ? (100 * m.ms) / rootMs : 0)} of the selection`;
+    } else {
+      matchInfo.textContent = '';
+    }
     // Follow the zoom path by names from the root.
-    const path = flameZoom.get(key) || [];
-    const chain = [tree];
+    const path = flameZoom.get(zkey) || [];
+    const chain = [shown];
     for (const name of path) {
       const next = (chain[chain.length - 1].children || []).find((c) => c.name === name);
       if (!next) break;
@@ -320,24 +396,29 @@ export function flameGraph(tree, {key = 'flame', rowHeight = 18, testid = 'flame
     const rects = [];
     let drawn = 0;
     let maxDepth = 0;
-    const add = (n, depth, x0, w, ancestor, zpath) => {
+    const add = (n, depth, x0, w, ancestor, zpath, narrow = 0) => {
       maxDepth = Math.max(maxDepth, depth);
       const y = depth * rowHeight;
       const label = w > 28 ? n.name.slice(0, Math.floor((w - 8) / 7)) : '';
       const text = label.length < n.name.length && label ? label.slice(0, -1) + '…' : label;
-      const g = s('g', {class: 'frame' + (ancestor ? ' ancestor' : ''), tabindex: 0, role: 'button',
-        'aria-label': describe(n)},
-      s('title', {}, describe(n)),
+      const hit = q && n.name !== '(root)' && n.name.toLowerCase().includes(q);
+      const desc = narrow ? `(other) — ${narrow} frames too narrow to draw: ${fmt.int(n.hang_ms)} ms ` +
+        `(${fmt.pct(rootMs ? (100 * n.hang_ms) / rootMs : 0)} of the selection)` : describe(n);
+      const g = s('g', {class: 'frame' + (ancestor ? ' ancestor' : '') + (narrow ? ' narrow' : '') +
+        (q ? (hit ? ' match' : ' dim') : ''), tabindex: 0, role: 'button', 'aria-label': desc},
+      s('title', {}, desc),
       s('rect', {x: x0 + 0.5, y: y + 0.5, width: Math.max(0.5, w - 1), height: rowHeight - 1,
-        rx: 2, fill: frameColor(n.name)}),
-      text ? s('text', {x: x0 + 4, y: y + rowHeight - 5}, text) : null);
-      const zoom = () => {
-        if (zpath.length === 0) flameZoom.delete(key); else flameZoom.set(key, zpath);
-        redraw();
-      };
-      g.addEventListener('click', zoom);
-      g.addEventListener('keydown', (ev) => { if (ev.key === 'Enter' || ev.key === ' ') { ev.preventDefault(); zoom(); } });
-      g.addEventListener('mouseenter', () => { info.textContent = describe(n); });
+        rx: 2, fill: narrow ? 'hsl(220 10% 82%)' : frameColor(n.name)}),
+      text ? s('text', {x: x0 + 4, y: y + rowHeight - 5}, narrow ? '(other)'.slice(0, text.length) : text) : null);
+      if (!narrow) {
+        const zoom = () => {
+          if (zpath.length === 0) flameZoom.delete(zkey); else flameZoom.set(zkey, zpath);
+          redraw();
+        };
+        g.addEventListener('click', zoom);
+        g.addEventListener('keydown', (ev) => { if (ev.key === 'Enter' || ev.key === ' ') { ev.preventDefault(); zoom(); } });
+      }
+      g.addEventListener('mouseenter', () => { info.textContent = desc; });
       rects.push(g);
       drawn++;
     };
@@ -346,17 +427,34 @@ export function flameGraph(tree, {key = 'flame', rowHeight = 18, testid = 'flame
       add(n, depth, x0, w, false, zpath);
       const kids = [...(n.children || [])].sort((a, b) => b.hang_ms - a.hang_ms);
       let cx = x0;
+      let narrowMs = 0;
+      let narrowCount = 0;
+      let narrowFrames = 0;
       for (const c of kids) {
         const cw = n.hang_ms > 0 ? (w * c.hang_ms) / n.hang_ms : 0;
-        if (cw >= 1 && drawn < 6000) walk(c, depth + 1, cx, cw, [...zpath, c.name]);
+        if (cw >= 1 && drawn < 6000) {
+          walk(c, depth + 1, cx, cw, [...zpath, c.name]);
+        } else {
+          narrowMs += c.hang_ms;
+          narrowCount += c.hang_count;
+          narrowFrames++;
+        }
         cx += cw;
+      }
+      // What was too narrow (or past the drawing budget) is one bar at the end of the row,
+      // so the row's widths still add up to its parent's.
+      const nw = n.hang_ms > 0 ? (w * narrowMs) / n.hang_ms : 0;
+      if (narrowFrames > 0 && nw >= 0.5) {
+        add({name: '(other)', hang_ms: narrowMs, hang_count: narrowCount}, depth + 1, x0 + w - nw, nw, false, zpath,
+          narrowFrames);
       }
     };
     walk(focus, chain.length - 1, 0, width, path.slice(0, chain.length - 1));
     const height = (maxDepth + 1) * rowHeight;
     reset.disabled = chain.length === 1;
     mount(canvas, s('svg', {width, height, class: 'flame-svg', role: 'group',
-      'aria-label': `Flame graph: ${fmt.int(rootMs)} ms of hangs, ${maxDepth + 1} levels`}, rects));
+      'aria-label': `Flame graph${opts.inverted ? ' (inverted: callees first)' : ''}: ${fmt.int(rootMs)} ms of hangs, ` +
+        `${maxDepth + 1} levels`}, rects));
   }
 
   if (!rootMs) {

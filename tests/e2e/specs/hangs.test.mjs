@@ -93,6 +93,73 @@ test('flame graph and trend chart show the selection', async () => {
   await screenshot(page, 'hangs-flamegraph');
 });
 
+// Issue 20 item 9: no blank where frames are too narrow to draw, search, inverted view.
+test('the flame graph draws narrow frames as one (other) bar, finds frames, and turns callee-first', async () => {
+  await page.setViewportSize({width: 800, height: 900});  // narrower: more frames under a pixel
+  try {
+    await open(page, 'hangs');
+    const tree = await api('hangs/flamegraph', {format: 'tree'});
+    // Every row's bars add up to their parent's width: a node whose children do not all fit
+    // ends its row with an "(other)" bar of their sum.
+    const bars = await page.$$eval('[data-testid="flamegraph"] g.frame', (gs) => gs.map((g) => ({
+      label: g.getAttribute('aria-label'), narrow: g.classList.contains('narrow'),
+      x: Number(g.querySelector('rect').getAttribute('x')), y: Number(g.querySelector('rect').getAttribute('y')),
+      w: Number(g.querySelector('rect').getAttribute('width'))})));
+    const narrow = bars.filter((b) => b.narrow);
+    assert.ok(narrow.length > 0, 'at 800 px some frames are too narrow to draw');
+    for (const b of narrow) assert.match(b.label, /^\(other\) — \d+ frames too narrow to draw: [\d,]+ ms/);
+    const top = bars.filter((b) => Math.abs(b.y - 18.5) < 0.01);  // the root's children's row
+    const widthSum = top.reduce((a, b) => a + b.w + 1, 0);
+    const svgWidth = Number(await page.locator('[data-testid="flamegraph"] svg').getAttribute('width'));
+    assert.ok(Math.abs(widthSum - svgWidth) <= top.length, `the first row fills the width (${widthSum} of ${svgWidth})`);
+
+    // Search: the frames whose name holds the text, and their share of the selection (each
+    // stack once), as computed from the tree.
+    const heaviest = [...tree.children].sort((x, y) => y.hang_ms - x.hang_ms)[0];
+    const query = heaviest.name.slice(0, Math.max(3, Math.floor(heaviest.name.length / 2))).toLowerCase();
+    let ms = 0;
+    let frames = 0;
+    const walk = (n, under) => {
+      const hit = n.name !== '(root)' && n.name.toLowerCase().includes(query);
+      if (hit) frames++;
+      if (hit && !under) ms += n.hang_ms;
+      for (const c of n.children || []) walk(c, under || hit);
+    };
+    walk(tree, false);
+    await page.fill('[data-testid="flame-search"]', query);
+    const said = await page.textContent('[data-testid="flame-match"]');
+    const [, shownFrames, shownMs] = /^([\d,]+) matching frames: ([\d,]+) ms, /.exec(said);
+    assert.equal(parseNum(shownFrames), frames);
+    assertShown(shownMs, ms, 'matched ms');
+    assert.ok(await page.locator('[data-testid="flamegraph"] g.frame.match').count() >= 1);
+    await page.fill('[data-testid="flame-search"]', '');
+
+    // Inverted: the root's children are where the hangs were (the innermost frames), with the
+    // same total; each is the sum of the own time of every node of that name.
+    await page.check('[data-testid="flame-inverted"]');
+    const own = new Map();
+    const visit = (n) => {
+      const kids = n.children || [];
+      const self = n.hang_ms - kids.reduce((a, k) => a + k.hang_ms, 0);
+      if (n.name !== '(root)' && self > 1e-9) own.set(n.name, (own.get(n.name) ?? 0) + self);
+      kids.forEach(visit);
+    };
+    visit(tree);
+    const [leaf, leafMs] = [...own.entries()].sort((x, y) => y[1] - x[1])[0];
+    const label = await page.locator(`[data-testid="flamegraph"] g.frame[aria-label^="${leaf.replace(/"/g, '\\"')} —"]`)
+      .first().getAttribute('aria-label');
+    assertShown(/— ([\d,]+) ms/.exec(label)[1], leafMs, `inverted: ${leaf}'s own time`);
+    const rootLabel = await page.locator('[data-testid="flamegraph"] g.frame').first().getAttribute('aria-label');
+    assert.equal(parseNum(/— ([\d,]+) ms/.exec(rootLabel)[1]), Math.round(tree.hang_ms), 'the same total');
+    assert.match(await page.getAttribute('[data-testid="flamegraph"] svg', 'aria-label'), /inverted: callees first/);
+    await screenshotWidths(page, 'hangs-flamegraph-inverted');
+    await page.uncheck('[data-testid="flame-inverted"]');
+  } finally {
+    await page.setViewportSize({width: 1366, height: 768});
+  }
+  assert.deepEqual(b.errors, []);
+});
+
 test('filters live in the URL: a shared link shows the same selection', async () => {
   const {builds} = await api('builds', {limit: 200});
   const channel = builds[0].channel;
