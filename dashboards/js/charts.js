@@ -65,13 +65,28 @@ function timeLabels(u, splits) {
   });
 }
 
+// Tick steps of 1, 2 and 5 times a power of ten (uPlot picks the one that fits), and a
+// tick's text with as many decimals as its step needs: 0, 2.5, 5, 7.5 — never 0, 3, 5, 8.
+export const NICE_STEPS = (() => {
+  const out = [];
+  for (let e = -6; e <= 12; e++) for (const m of [1, 2, 2.5, 5]) out.push(m * 10 ** e);
+  return out;
+})();
+export function tickText(v, step) {
+  let decimals = 0;  // as many as the step needs to be written exactly
+  while (decimals < 6 && Math.abs(Math.round(step * 10 ** decimals) - step * 10 ** decimals) > 1e-9 * 10 ** decimals) decimals++;
+  return v.toLocaleString('en-US', {minimumFractionDigits: decimals, maximumFractionDigits: decimals});
+}
+
 // A line chart of one series over time.
 //   points: [{t: ms, v: number|null, ...}]   (null leaves a gap)
-//   label: what the series is ("hang ms per usage hour"), yFormat: v -> text,
-//   detail(point): extra lines for the hover read-out.
+//   label: what the series is ("hang ms per usage hour"), yFormat: v -> text (the read-out),
+//   detail(point): extra lines for the hover read-out,
+//   markers: [{t: ms, label}] drawn as dashed lines where they fall in the chart (releases).
 // Leading buckets without data (no usage, nothing counted) are left out, so
-// a window longer than the data does not squeeze it into one edge.
-export function lineChart({points: all, label, yFormat = fmt.num, detail, height = 200, testid}) {
+// a window longer than the data does not squeeze it into one edge. Drag across the chart
+// to zoom into a span of time; double-click to zoom out.
+export function lineChart({points: all, label, yFormat = fmt.num, detail, height = 200, testid, markers = []}) {
   const first = all.findIndex((p) => !emptyBucket(p));
   const points = first < 0 ? [] : all.slice(first);
   const el = h('figure', {class: 'chart', 'data-testid': testid});
@@ -95,6 +110,11 @@ export function lineChart({points: all, label, yFormat = fmt.num, detail, height
   }
   const xs = points.map((p) => p.t / 1000);
   const ys = points.map((p) => (p.v === null || p.v === undefined || Number.isNaN(p.v) ? null : p.v));
+  const inRange = markers.filter((m) => m.t >= t0 && m.t <= t1);
+  const zoomKey = testid ? `${testid}|${location.hash}` : null;  // the same chart of the same selection
+  el.dataset.markers = String(inRange.length);
+  if (xs.length > 1) el.appendChild(h('figcaption', {class: 'chart-note'}, 'Drag across the chart to zoom in; double-click to zoom out.' +
+    (inRange.length ? ` Dashed lines: builds first seen (${inRange.map((m) => m.label).join(', ')}).` : '')));
   let chart = null;
   onWidth(plot, (width) => {
     if (chart) { chart.setSize({width, height}); return; }
@@ -102,6 +122,26 @@ export function lineChart({points: all, label, yFormat = fmt.num, detail, height
     const ink = cssVar('--muted', '#5d6678');
     const grid = {stroke: cssVar('--line', '#dfe3ea'), width: 1};
     const axis = {stroke: ink, grid, ticks: {stroke: grid.stroke, width: 1}, font: '11px system-ui, sans-serif'};
+    const drawMarkers = (u) => {
+      const ctx = u.ctx;
+      const [lo, hi] = [u.scales.x.min, u.scales.x.max];
+      ctx.save();
+      ctx.strokeStyle = ink;
+      ctx.fillStyle = ink;
+      ctx.font = `${Math.round(10 * devicePixelRatio)}px system-ui, sans-serif`;
+      ctx.setLineDash([3 * devicePixelRatio, 3 * devicePixelRatio]);
+      for (const m of inRange) {
+        const x = m.t / 1000;
+        if (x < lo || x > hi) continue;
+        const px = Math.round(u.valToPos(x, 'x', true));
+        ctx.beginPath();
+        ctx.moveTo(px, u.bbox.top);
+        ctx.lineTo(px, u.bbox.top + u.bbox.height);
+        ctx.stroke();
+        ctx.fillText(m.label, px + 3 * devicePixelRatio, u.bbox.top + 10 * devicePixelRatio);
+      }
+      ctx.restore();
+    };
     chart = new uPlot({
       width, height,
       legend: {show: false},
@@ -110,9 +150,21 @@ export function lineChart({points: all, label, yFormat = fmt.num, detail, height
       series: [{}, {label, stroke: cssVar('--chart', '#2d5fd3'), fill: cssVar('--chart-fill', 'rgba(45,95,211,.12)'),
         width: 1.6, spanGaps: false, points: {show: (u, si, i0, i1) => i1 - i0 < 3}}],
       axes: [{...axis, values: timeLabels, space: 70},
-        {...axis, values: (u, splits) => splits.map((v) => yFormat(v)), size: 64}],
-      cursor: {drag: {x: false, y: false}, points: {size: 7}, y: false},
-      hooks: {setCursor: [(u) => {
+        {...axis, incrs: NICE_STEPS, size: 64, values: (u, splits, ai, space, step) => {
+          const texts = splits.map((v) => tickText(v, step));
+          el.dataset.yticks = texts.join('|');
+          return texts;
+        }}],
+      cursor: {drag: {x: true, y: false, setScale: true}, points: {size: 7}, y: false},
+      hooks: {draw: [drawMarkers], setScale: [(u, key) => {
+        if (key !== 'x') return;
+        const [lo, hi] = [u.scales.x.min, u.scales.x.max];
+        el.dataset.xrange = `${Math.round(lo * 1000)},${Math.round(hi * 1000)}`;
+        // A zoom outlives the live refreshes that redraw the view; the whole span forgets it.
+        if (!zoomKey) return;
+        if (lo <= xs[0] && hi >= xs[xs.length - 1]) chartZoom.delete(zoomKey);
+        else chartZoom.set(zoomKey, [lo, hi]);
+      }], setCursor: [(u) => {
         const i = nearestValue(ys, u.cursor.idx);
         const p = i === null ? null : points[i];
         if (!p) { tip.hidden = true; return; }
@@ -126,6 +178,10 @@ export function lineChart({points: all, label, yFormat = fmt.num, detail, height
     }, [xs, ys], plot);
     plot.appendChild(tip);
     track(chart);
+    const zoom = zoomKey && chartZoom.get(zoomKey);
+    if (zoom && zoom[0] < xs[xs.length - 1] && zoom[1] > xs[0]) {
+      chart.setScale('x', {min: Math.max(zoom[0], xs[0]), max: Math.min(zoom[1], xs[xs.length - 1])});
+    }
   });
   return el;
 }
@@ -278,8 +334,9 @@ export function sparkline(values, {width = 120, height = 26, label = 'trend'} = 
   return el;
 }
 
-// Zoom state of flame graphs, by key (and view), and their options (inverted, search), so
-// a live refresh keeps them.
+// Zoom state of trend charts (by testid) and flame graphs (by key and view), and flame
+// graphs' options (inverted, search), so a live refresh keeps them.
+const chartZoom = new Map();
 const flameZoom = new Map();
 const flameOptions = new Map();
 

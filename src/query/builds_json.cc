@@ -7,6 +7,7 @@
 
 #include "seismo/aggregate/subprocess_crashes.h"
 #include "seismo/core/json_writer.h"
+#include "seismo/core/time.h"
 #include "seismo/query/releases_json.h"
 #include "seismo/query/replay_output.h"
 #include "seismo/query/selection.h"
@@ -26,6 +27,7 @@ struct BuildRow {
   std::array<int64_t, kClasses.size()> crashes{};     // crash reports
   std::array<int64_t, kClasses.size()> main_pings{};  // SUBPROCESS_CRASHES_WITH_DUMP (gpu, plugin, gmplugin)
   int64_t startup = 0;
+  int64_t first_ms = INT64_MAX;  // the earliest event time its series still hold
 };
 
 using BuildKey = std::array<Sym, 4>;  // channel, product, version, build_id
@@ -55,6 +57,7 @@ std::string BuildsJson(const Snapshot& snap, const Query& q, const BaselinePolic
     const Values v = ValuesIn(snap, *s, win);
     if (v[0] == 0 && v[1] == 0 && v[2] == 0 && v[3] == 0 && v[4] == 0) continue;
     BuildRow& r = rows[BuildOf(s->key)];
+    r.first_ms = std::min(r.first_ms, s->first_ms);
     r.usage_ms += v[0];
     r.pings += v[1];
     r.main_pings[kGpu] += v[2];
@@ -67,6 +70,7 @@ std::string BuildsJson(const Snapshot& snap, const Query& q, const BaselinePolic
     const Values v = ValuesIn(snap, *s, win);
     if (v[0] == 0) continue;
     BuildRow& r = rows[BuildOf(s->key)];
+    r.first_ms = std::min(r.first_ms, s->first_ms);
     auto c = std::find(kClasses.begin(), kClasses.end(), snap.Text(s->key[crash_field::kClass]));
     r.crashes[c == kClasses.end() ? kClasses.size() - 1 : static_cast<size_t>(c - kClasses.begin())] += v[0];
     r.startup += v[1];
@@ -119,6 +123,11 @@ std::string BuildsJson(const Snapshot& snap, const Query& q, const BaselinePolic
     w.Key("version").String(version);
     w.Key("build_id").String(build_id);
     w.Key("build_date").String(build_date);
+    if (r.first_ms == INT64_MAX) {
+      w.Key("first_seen").Null();
+    } else {
+      w.Key("first_seen").String(FormatTimestamp(EventTime{r.first_ms}));
+    }
     w.Key("usage_hours").Double(UsageHours(r.usage_ms));
     w.Key("pings").Int(r.pings);
     int64_t total = 0;

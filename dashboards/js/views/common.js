@@ -54,3 +54,19 @@ export function ratioClass(r) {
   if (r === null || r === undefined || !Number.isFinite(r)) return '';
   return r >= 1.5 ? 'worse' : r <= 0.67 ? 'better' : '';
 }
+
+// Release markers for a trend chart: each build's first ping (/builds `first_seen`), labelled
+// with its channel and version.
+export function releaseMarkers(builds) {
+  return (builds || []).filter((b) => b.first_seen)
+    .map((b) => ({t: Date.parse(b.first_seen), label: `${b.channel} ${b.version || b.build_id}`}))
+    .sort((a, b) => a.t - b.t);
+}
+
+// The builds whose first pings mark a view's trend charts: those of the filters' channel and
+// build, over the whole retention.
+export function markerBuilds(api, filters) {
+  return api.get('builds', {channel: filters.channel, build_id: filters.build_id, window: 'all', limit: 200})
+    .then((b) => (Array.isArray(b.builds) ? b.builds : []));
+}
+

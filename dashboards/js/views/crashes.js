@@ -5,7 +5,7 @@ import {h, note, table} from '../dom.js';
 import * as api from '../api.js';
 import * as fmt from '../format.js';
 import {lineChart, sparkline} from '../charts.js';
-import {emptyState, section, choices, facts, signatureLink} from './common.js';
+import {emptyState, section, choices, facts, signatureLink, releaseMarkers, markerBuilds} from './common.js';
 
 export const title = 'Crashes';
 
@@ -32,9 +32,10 @@ function rankChange(r, top) {
 export async function render(ctx) {
   const f = ctx.filters;
   // One request for the list and every row's sparkline (sparklines=1).
-  const [top, ts] = await Promise.all([
+  const [top, ts, builds] = await Promise.all([
     api.get('crashes/top', {...f, limit: 50, sparklines: 1}),
     api.get('crashes/timeseries', f),
+    markerBuilds(api, f),
   ]);
   const rows = Array.isArray(top.rows) ? top.rows : [];
 
@@ -64,7 +65,7 @@ export async function render(ctx) {
   }));
 
   const rate = top.usage_hours ? (1000 * (top.total || 0)) / top.usage_hours : null;
-  const points = (ts.points || []).map((p) => ({...p, t: fmt.toMs(p.t), v: p.count}));
+  const points = (ts.points || []).map((p) => ({...p, t: fmt.toMs(p.t), v: p.rate_per_1000h}));
   return h('div', {class: 'view view-crashes'},
     h('h1', {class: 'visually-hidden'}, 'Crashes'),
     section('Top Crashers', {id: 'top', testid: 'top', actions: controls,
@@ -79,7 +80,8 @@ export async function render(ctx) {
       ['Crashes per 1000 usage h', fmt.num(rate), {'data-testid': 'crash-rate'}],
       ['Signatures shown', fmt.int(rows.length)],
     ]), body),
-    section('Trend', {id: 'crash-trend', testid: 'crash-trend', subtitle: `crashes per ${ts.bucket ?? 'bucket'}`},
-      lineChart({points, label: 'crashes', yFormat: fmt.int, testid: 'crash-trend-chart',
-        detail: (p) => [`usage ${fmt.num(p.usage_hours)} h`, `per 1000 h ${fmt.num(p.rate_per_1000h)}`]})));
+    section('Trend', {id: 'crash-trend', testid: 'crash-trend',
+      subtitle: `crashes per 1000 usage hours, per ${ts.bucket ?? 'bucket'}`},
+      lineChart({points, label: 'crashes per 1000 usage hours', testid: 'crash-trend-chart', markers: releaseMarkers(builds),
+        detail: (p) => [`${fmt.int(p.count)} crashes`, `usage ${fmt.num(p.usage_hours)} h`]})));
 }

@@ -6,7 +6,7 @@ import {h, note, table} from '../dom.js';
 import * as api from '../api.js';
 import * as fmt from '../format.js';
 import {lineChart, flameGraph} from '../charts.js';
-import {emptyState, section, choices, facts} from './common.js';
+import {emptyState, section, choices, facts, releaseMarkers, markerBuilds} from './common.js';
 
 export const title = 'Hangs';
 
@@ -167,11 +167,12 @@ export async function render(ctx) {
     build_date: date, thread: p.get('thread') || undefined,
     signature: p.get('signature') || undefined};
   const limit = Math.min(1000, Math.max(1, Number(p.get('limit')) || DEFAULT_ROWS));
-  const [list, ts, tree, builds] = await Promise.all([
+  const [list, ts, tree, builds, marked] = await Promise.all([
     api.get('hangs', {...sel, by: lv, limit}),
     api.get('hangs/timeseries', sel),
     api.get('hangs/flamegraph', {...sel, format: 'tree'}),
     lv === 'build_date' ? api.get('builds', {window: sel.window, channel: sel.channel, os: sel.os, limit: 1000}) : null,
+    markerBuilds(api, {channel: sel.channel}),
   ]);
   const versions = versionsByDate(builds?.builds || []);
   const rows = Array.isArray(list.rows) ? list.rows : [];
@@ -204,6 +205,7 @@ export async function render(ctx) {
     section('Trend', {id: 'hang-trend', testid: 'hang-trend',
         subtitle: `hang ms per usage hour per ${ts.bucket ?? 'bucket'}`},
       lineChart({points, label: 'hang ms per usage hour', testid: 'hang-trend-chart',
+        markers: releaseMarkers(date ? marked.filter((x) => x.build_date === date) : marked),
         detail: (pt) => [`hang ms ${fmt.int(pt.hang_ms)}`, `hangs ${fmt.int(pt.hang_count)}`,
           `usage ${fmt.num(pt.usage_hours)} h`]})),
       section('Flame graph', {id: 'flame', testid: 'flame',

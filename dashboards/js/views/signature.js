@@ -5,7 +5,7 @@ import {h, table, notice} from '../dom.js';
 import * as api from '../api.js';
 import * as fmt from '../format.js';
 import {lineChart} from '../charts.js';
-import {section, facts} from './common.js';
+import {section, facts, releaseMarkers, markerBuilds} from './common.js';
 
 export const title = 'Crash signature';
 
@@ -21,9 +21,10 @@ export async function render(ctx) {
     return h('div', {class: 'view'}, back, notice('empty', 'No signature chosen.', 'Pick one in Top Crashers.'));
   }
   const f = ctx.filters;
-  const [d, ts] = await Promise.all([
+  const [d, ts, builds] = await Promise.all([
     api.get('crashes/signature', {...f, signature: sig}),
     api.get('crashes/timeseries', {...f, signature: sig}),
+    markerBuilds(api, f),
   ]);
   const total = d.count || 0;
   const byBuild = d.by_build || [];
@@ -31,7 +32,7 @@ export async function render(ctx) {
   const byProc = d.by_process || [];
   for (const b of byBuild) { ctx.learn('build_id', b.build_id); ctx.learn('channel', b.channel); }
   for (const o of byOs) ctx.learn('os', o.os);
-  const points = (ts.points || []).map((p) => ({...p, t: fmt.toMs(p.t), v: p.count}));
+  const points = (ts.points || []).map((p) => ({...p, t: fmt.toMs(p.t), v: p.rate_per_1000h}));
   const none = (what) => h('p', {class: 'muted'}, total ? `No ${what}.` : 'No crashes with this signature in this selection.');
 
   return h('div', {class: 'view view-signature'},
@@ -43,9 +44,9 @@ export async function render(ctx) {
       ['Builds', fmt.int(byBuild.length)],
       ['Window', ts.window ?? ctx.filters.window ?? 'default'],
     ]),
-    section('Trend', {id: 'sig-trend', subtitle: `crashes per ${ts.bucket ?? 'bucket'}`},
-      lineChart({points, label: 'crashes', yFormat: fmt.int, testid: 'sig-trend-chart', height: 170,
-        detail: (p) => [`per 1000 h ${fmt.num(p.rate_per_1000h)}`]})),
+    section('Trend', {id: 'sig-trend', subtitle: `crashes per 1000 usage hours, per ${ts.bucket ?? 'bucket'}`},
+      lineChart({points, label: 'crashes per 1000 usage hours', testid: 'sig-trend-chart', height: 170,
+        markers: releaseMarkers(builds), detail: (p) => [`${fmt.int(p.count)} crashes`, `usage ${fmt.num(p.usage_hours)} h`]})),
     section('By build', {id: 'by-build', testid: 'by-build'}, byBuild.length ? h('div', {class: 'scroll'}, table({
       caption: 'Crashes by build', hideCaption: true, testid: 'by-build-table',
       columns: [{label: 'Build ID'}, {label: 'Version'}, {label: 'Channel'}, {label: 'Crashes', num: true},

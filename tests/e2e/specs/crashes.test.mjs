@@ -46,10 +46,50 @@ test('Top Crashers shows the rows of /api/v1/crashes/top with rank change and sp
   const trend = await page.getAttribute('[data-testid="crash-trend-chart"] [role="img"]', 'aria-label');
   await page.locator('[data-testid="crash-trend-chart"] .uplot canvas').waitFor({state: 'attached', timeout: 10000});
   const all = await api('crashes/timeseries');
-  const drawn = drawnPoints(all.points, 'count');
-  assert.match(trend, new RegExp(`^crashes: ${drawn.length} points`));
-  assertShown(/highest (.*)$/.exec(trend)[1], Math.max(...drawn.map((p) => p.count)), 'crash trend peak');
+  const drawn = drawnPoints(all.points, 'rate_per_1000h');
+  assert.match(trend, new RegExp(`^crashes per 1000 usage hours: ${drawn.length} points`));
+  assertShown(/highest (.*)$/.exec(trend)[1], Math.max(...drawn.map((p) => p.rate_per_1000h)), 'crash trend peak');
   await screenshot(page, 'crashes');
+  assert.deepEqual(b.errors, []);
+});
+
+// Issue 20 item 6: rates (not counts), release markers, ticks on round steps, drag-to-zoom.
+test('the crash trend plots rates with release markers, round ticks, and zooms on a drag', async () => {
+  await open(page, 'crashes?channel=aurora&window=7d');
+  const fig = page.locator('[data-testid="crash-trend-chart"]');
+  await fig.locator('.uplot canvas').waitFor({state: 'attached', timeout: 10000});
+  const ts = await api('crashes/timeseries', {channel: 'aurora', window: '7d'});
+  const drawn = drawnPoints(ts.points, 'rate_per_1000h');
+  const t0 = Date.parse(drawn[0].t);
+  const t1 = Date.parse(drawn.at(-1).t);
+  // A marker for each aurora build first seen within the chart.
+  const {builds} = await api('builds', {channel: 'aurora', window: 'all', limit: 200});
+  const within = builds.filter((x) => x.first_seen && Date.parse(x.first_seen) >= t0 && Date.parse(x.first_seen) <= t1);
+  assert.ok(within.length >= 1, 'an aurora build starts within the week');
+  assert.equal(await fig.getAttribute('data-markers'), String(within.length));
+  for (const x of within) assert.match(await fig.textContent(), new RegExp(`aurora ${x.version.replace('.', '\\.')}`));
+  // Ticks: a constant step of 1, 2, 2.5 or 5 times a power of ten, each written with the
+  // same decimals (not 0, 3, 5, 8).
+  const ticks = (await fig.getAttribute('data-yticks')).split('|');
+  const values = ticks.map((x) => Number(x.replace(/,/g, '')));
+  const step = values[1] - values[0];
+  for (let i = 1; i < values.length; i++) assert.ok(Math.abs(values[i] - values[i - 1] - step) < 1e-9, ticks.join(' '));
+  const mantissa = step / 10 ** Math.floor(Math.log10(step));
+  assert.ok([1, 2, 2.5, 5].some((m) => Math.abs(mantissa - m) < 1e-9), `step ${step}`);
+  assert.equal(new Set(ticks.map((x) => (x.split('.')[1] || '').length)).size, 1, ticks.join(' '));
+  // Drag across the middle: the chart zooms into that span; a double-click zooms out.
+  await fig.locator('.u-over').scrollIntoViewIfNeeded();
+  const over = await fig.locator('.u-over').boundingBox();
+  await page.mouse.move(over.x + over.width * 0.3, over.y + over.height / 2);
+  await page.mouse.down();
+  await page.mouse.move(over.x + over.width * 0.6, over.y + over.height / 2, {steps: 8});
+  await page.mouse.up();
+  const [lo, hi] = (await fig.getAttribute('data-xrange')).split(',').map(Number);
+  assert.ok(lo > t0 && hi < t1 && hi > lo, `zoomed to ${new Date(lo).toISOString()} .. ${new Date(hi).toISOString()}`);
+  await fig.locator('.u-over').dblclick();
+  const [lo2, hi2] = (await fig.getAttribute('data-xrange')).split(',').map(Number);
+  assert.ok(lo2 <= t0 + 1000 && hi2 >= t1 - 1000, 'zoomed out');
+  await screenshotWidths(page, 'crashes-trend');
   assert.deepEqual(b.errors, []);
 });
 

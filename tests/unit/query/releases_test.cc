@@ -110,6 +110,8 @@ TEST_F(Releases, BuildRowsCarryTheSameComparison) {
   ASSERT_EQ(rows.size(), 3u);
   const auto c = rows.at(0);
   EXPECT_EQ(c["build_id"].get_string().value(), kC);
+  EXPECT_EQ(c["first_seen"].get_string().value(), "2026-11-20T10:30:00.000Z") << "its first usage and crash";
+  EXPECT_EQ(rows.at(2)["first_seen"].get_string().value(), "2026-11-16T08:30:00.000Z");
   EXPECT_EQ(c["at_equal_age"]["crashes"]["age_hours"].get_int64().value(), 2);
   EXPECT_DOUBLE_EQ(c["at_equal_age"]["crashes"]["crash_rate_per_1000h"].get_double().value(), 50);
   EXPECT_DOUBLE_EQ(c["at_equal_age"]["crashes"]["baseline_crash_rate_per_1000h"].get_double().value(), 35);
