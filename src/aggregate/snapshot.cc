@@ -49,6 +49,8 @@ const std::vector<const SeriesData*>& Snapshot::sorted(Table t) const {
   const size_t i = static_cast<size_t>(t);
   std::call_once(sorted_->once[i], [&] {
     sorted_->rows[i] = rows_[i];
+    // An empty snapshot (before the first publish) may have no Symbols: nothing to order.
+    if (sorted_->rows[i].size() < 2 || symbols == nullptr) return;
     SortByKey(
         sorted_->rows[i], [](const SeriesData* s) -> const SeriesKey& { return s->key; }, *symbols);
   });

@@ -36,9 +36,9 @@ namespace seismo::testing {
 class KafkaRunTest : public ::testing::Test {
  protected:
   static constexpr int kPartitions = 2;
-  // A SIGTERM ends the daemon within this (doubled under TSan, as in crash_recovery_test.cc).
+  // A SIGTERM ends the daemon within this (doubled under a sanitizer, as in crash_recovery_test.cc).
   static constexpr auto kShutdownTimeout =
-      test::kThreadSanitized ? std::chrono::seconds(16) : std::chrono::seconds(8);
+      test::kSanitized ? std::chrono::seconds(16) : std::chrono::seconds(8);
 
   void SetUp() override {
     dir_ = std::filesystem::temp_directory_path() / ("seismo-kafka-run-" + std::to_string(getpid()));
