@@ -191,6 +191,9 @@ async function render({live = false} = {}) {
   // A navigation always renders at once (a newer render wins); a live
   // update waits for the render in flight and then runs once.
   if (live && rendering) { pending = true; return; }
+  // Nor does it while a button is held on the view (a drag to zoom, a text selection):
+  // redrawing would drop what the hand is doing. It runs on release.
+  if (live && held) { deferWhileHeld(); return; }
   rendering++;
   if (live) pending = false;
   const seq = ++renderSeq;
@@ -218,8 +221,11 @@ async function render({live = false} = {}) {
   };
   try {
     const node = await view.render(ctx);
-    if (seq === renderSeq) {
+    if (seq === renderSeq && live && held) {
+      deferWhileHeld();
+    } else if (seq === renderSeq) {
       mount(main, windowNote, node);
+      delete main.dataset.deferred;
       main.dataset.rendered = location.hash;
       main.dataset.updated = String(Date.now());
       if (!state.statusError) setBanner(null);
@@ -256,6 +262,27 @@ function showError(e, live) {
     main.dataset.rendered = '';
     console.error(e);
   }
+}
+
+// A button held down on the view defers live updates until it is released.
+let held = false;
+let heldPending = false;
+
+function deferWhileHeld() {
+  heldPending = true;
+  $('view').dataset.deferred = 'held';  // for tests: a live update waits for the release
+}
+
+function wireHold() {
+  $('view').addEventListener('pointerdown', () => { held = true; });
+  const release = () => {
+    if (!held) return;
+    held = false;
+    if (heldPending) { heldPending = false; scheduleRefresh(); }
+  };
+  window.addEventListener('pointerup', release);
+  window.addEventListener('pointercancel', release);
+  window.addEventListener('blur', release);
 }
 
 // A live update: re-render the current view, at most once per MIN_REFRESH_GAP_MS.
@@ -430,6 +457,7 @@ function wireFilters() {
 function start() {
   wireFilters();
   wireAuth();
+  wireHold();
   window.addEventListener('hashchange', () => render());
   if (!location.hash) history.replaceState(null, '', '#/overview');
   pollStatus().then(() => render());

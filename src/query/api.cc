@@ -53,6 +53,7 @@ std::string CacheKey(Endpoint endpoint, const Query& q) {
   add("by", std::to_string(static_cast<int>(q.by)));
   add("format", std::to_string(static_cast<int>(q.format)));
   add("sparklines", q.sparklines ? "1" : "0");
+  add("exclude", std::to_string(q.exclude));
   if (q.alert_rule) add("rule", *q.alert_rule);
   if (q.alert_state) add("state", *q.alert_state);
   for (size_t d = 0; d < kDimCount; ++d) {

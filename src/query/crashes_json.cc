@@ -1,6 +1,7 @@
 #include "seismo/query/crashes_json.h"
 
 #include <absl/container/flat_hash_map.h>
+#include <absl/container/flat_hash_set.h>
 
 #include <algorithm>
 #include <cmath>
@@ -16,7 +17,12 @@ namespace {
 struct SigSums {
   int64_t count = 0;
   int64_t previous = 0;
+  int64_t startup = 0;  // in the window
   HyperLogLog installs;
+  // The build it was first seen in: the one of its series (under the filters) with the
+  // earliest retained event time, whatever the window.
+  int64_t first_ms = INT64_MAX;
+  Sym first_build = kNoId;
 };
 
 std::optional<double> Per1000Hours(int64_t count, int64_t usage_ms) {
@@ -108,15 +114,33 @@ std::string CrashesTopJson(const Snapshot& snap, const Query& q) {
   absl::flat_hash_map<Sym, SigSums> sigs;
   int64_t total = 0;
   int64_t previous_total = 0;  // crashes of the selection in the previous window
+  int64_t excluded = 0;        // in the window, of the signatures `exclude` leaves out
+  absl::flat_hash_set<Sym> excluded_signatures;
+  absl::flat_hash_map<Sym, bool> excludes;  // per signature, decided once
   RowFilter filter(snap, Table::kCrashes, q.filters);
   for (const SeriesData* s : snap.table(Table::kCrashes)) {
     if (!filter.Matches(s->key)) continue;
+    const Sym signature = s->key[crash_field::kSignature];
     const Values in_window = ValuesIn(snap, *s, win);
     const int64_t count = in_window[0];
+    if (q.exclude != 0) {
+      auto [it, added] = excludes.try_emplace(signature, false);
+      if (added) it->second = Excluded(q.exclude, snap.Text(signature));
+      if (it->second) {
+        excluded += count;
+        if (count > 0) excluded_signatures.insert(signature);
+        continue;
+      }
+    }
+    SigSums& g = sigs[signature];
+    if (s->first_ms < g.first_ms) {
+      g.first_ms = s->first_ms;
+      g.first_build = s->key[crash_field::kBuildId];
+    }
     const int64_t previous = PreviousValuesIn(snap, *s, win, in_window)[0];
     if (count == 0 && previous == 0) continue;
-    SigSums& g = sigs[s->key[crash_field::kSignature]];
     g.count += count;
+    g.startup += in_window[1];
     g.previous += previous;
     total += count;
     previous_total += previous;
@@ -148,6 +172,12 @@ std::string CrashesTopJson(const Snapshot& snap, const Query& q) {
     w.Key("trend_from").String(trends.bins ? FormatTimestamp(EventTime{trends.from_ms}) : "");
     w.Key("trend_bins").Int(static_cast<int64_t>(trends.bins));
   }
+  if (q.exclude != 0) {
+    w.Key("excluded").BeginObject();
+    w.Key("count").Int(excluded);
+    w.Key("signatures").Int(static_cast<int64_t>(excluded_signatures.size()));
+    w.EndObject();
+  }
   w.Key("rows").BeginArray();
   for (size_t i = 0; i < current.size(); ++i) {
     const Sym sig = current[i].first[0];
@@ -159,7 +189,11 @@ std::string CrashesTopJson(const Snapshot& snap, const Query& q) {
     w.Key("count").Int(count);
     w.Key("share").Double(100.0 * static_cast<double>(count) / static_cast<double>(total));
     w.Key("rate_per_1000h").OptDouble(Per1000Hours(count, usage_ms));
-    w.Key("installs").Int(Installs(sigs.at(sig).installs, count));
+    const SigSums& sums = sigs.at(sig);
+    w.Key("installs").Int(Installs(sums.installs, count));
+    w.Key("startup_share").Double(100.0 * static_cast<double>(sums.startup) / static_cast<double>(count));
+    w.Key("first_build").String(snap.Text(sums.first_build));
+    w.Key("first_seen").String(FormatTimestamp(EventTime{sums.first_ms}));
     auto prev = previous_rank.find(sig);
     if (prev != previous_rank.end()) {
       w.Key("previous_rank").Int(prev->second);

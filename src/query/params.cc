@@ -133,6 +133,29 @@ int64_t DefaultWindow(const std::vector<int64_t>& windows_ms) {
   return sorted[sorted.size() / 2];
 }
 
+namespace {
+
+// "IPCError-browser | ShutDownKill" or "IPCError-content | ShutDownKill", alone or with the
+// parts later rules add (" | IPC_Message_Name=..."): SignatureIPCChannelError's output for
+// the kill, whichever side reported it.
+bool IsShutdownKill(std::string_view signature) {
+  for (std::string_view side : {"IPCError-browser | ShutDownKill", "IPCError-content | ShutDownKill"}) {
+    if (signature.starts_with(side)) {
+      const std::string_view rest = signature.substr(side.size());
+      if (rest.empty() || rest.starts_with(" | ")) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+bool Excluded(uint8_t exclude, std::string_view signature) {
+  return ((exclude & kExcludeOom) != 0 && signature.starts_with("OOM |")) ||
+         ((exclude & kExcludeEmpty) != 0 && signature.starts_with("EMPTY:")) ||
+         ((exclude & kExcludeShutdownKill) != 0 && IsShutdownKill(signature));
+}
+
 Result<Params> ParseQueryString(std::string_view raw) {
   Params out;
   while (!raw.empty()) {
@@ -196,6 +219,21 @@ Result<Query> ParseQuery(Endpoint endpoint, const Params& params, const std::vec
         q.format = FlameFormat::kCollapsed;
       } else {
         return Bad(name, fmt::format("unknown format '{}' (tree or collapsed)", value));
+      }
+    } else if (name == "exclude" && endpoint == Endpoint::kCrashesTop) {
+      for (std::string_view rest = value; !rest.empty();) {
+        const size_t comma = rest.find(',');
+        const std::string_view item = rest.substr(0, comma);
+        rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+        if (item == "oom") {
+          q.exclude |= kExcludeOom;
+        } else if (item == "empty") {
+          q.exclude |= kExcludeEmpty;
+        } else if (item == "shutdownkill") {
+          q.exclude |= kExcludeShutdownKill;
+        } else {
+          return Bad(name, fmt::format("unknown exclusion '{}' (oom, empty, shutdownkill)", item));
+        }
       }
     } else if (name == "sparklines" && endpoint == Endpoint::kCrashesTop) {
       if (value != "0" && value != "1") return Bad(name, fmt::format("'{}' is not 0 or 1", value));

@@ -68,9 +68,19 @@ struct Query {
   HangsBy by = HangsBy::kSignature;
   FlameFormat format = FlameFormat::kTree;
   bool sparklines = false;                 // /crashes/top only: sparklines=1 adds each row's trend
+  uint8_t exclude = 0;                     // /crashes/top only: kExclude* bits (exclude=oom,empty,...)
   std::optional<std::string> alert_rule;   // /alerts only: rule=
   std::optional<std::string> alert_state;  // /alerts only: state=
 };
+
+// Signatures Top Crashers can leave out (`exclude=`), as release management triages them:
+// out-of-memory crashes, empty dumps, and the browser killing content processes at shutdown.
+inline constexpr uint8_t kExcludeOom = 1;    // "oom": signatures starting "OOM |"
+inline constexpr uint8_t kExcludeEmpty = 2;  // "empty": signatures starting "EMPTY:"
+inline constexpr uint8_t kExcludeShutdownKill =
+    4;  // "shutdownkill": "IPCError-{browser,content} | ShutDownKill"
+// True when `exclude` leaves `signature` out.
+bool Excluded(uint8_t exclude, std::string_view signature);
 
 using Params = std::vector<std::pair<std::string, std::string>>;
 

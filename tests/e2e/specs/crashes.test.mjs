@@ -148,3 +148,46 @@ test('an empty previous window is "no previous data", not every row new', async 
   await screenshotWidths(page, 'crashes-no-previous');
   assert.deepEqual(b.errors, []);
 });
+
+// Issue 20 (add): triage. OOM, empty dumps and shutdown kills can be left out (the API's
+// exclude=), and each row says its startup share and the build it was first seen in.
+test('Top Crashers leaves out OOM and shutdown kills on request, with startup share and first build', async () => {
+  const all = await api('crashes/top', {limit: 50});
+  assert.ok(all.rows.some((r) => r.signature.startsWith('OOM |')), 'the fixture has OOM signatures');
+  assert.ok(all.rows.some((r) => /^IPCError-(browser|content) \| ShutDownKill/.test(r.signature)), 'the fixture has shutdown kills');
+  await open(page, 'crashes');
+  // The new columns, row by row, from the same answer.
+  const shownAll = await tableRows(page, 'top-crashers');
+  for (const [i, r] of all.rows.entries()) {
+    assertShown(shownAll[i].byId.startup, r.startup_share, `${r.signature} startup share`);
+    assert.equal(shownAll[i].byId['first-build'], r.first_build, `${r.signature} first build`);
+  }
+  assert.equal(await page.locator('[data-testid="excluded-note"]').count(), 0);
+  const toggles = page.locator('[data-testid="exclusions"]');
+  assert.equal(await toggles.locator('[aria-pressed="true"]').count(), 0);
+  await toggles.locator('[data-exclusion="oom"]').click();
+  await settled(page);
+  await toggles.locator('[data-exclusion="shutdownkill"]').click();
+  await settled(page);
+  assert.match(page.url(), /exclude=oom%2Cshutdownkill|exclude=oom,shutdownkill/);
+  assert.equal(await toggles.locator('[data-exclusion="oom"]').getAttribute('aria-pressed'), 'true');
+  assert.equal(await toggles.locator('[data-exclusion="empty"]').getAttribute('aria-pressed'), 'false');
+  const top = await api('crashes/top', {limit: 50, exclude: 'oom,shutdownkill'});
+  const rows = await tableRows(page, 'top-crashers');
+  assert.deepEqual(rows.map((r) => r.key), top.rows.map((r) => r.signature));
+  const kill = /^IPCError-(browser|content) \| ShutDownKill( \||$)/;
+  assert.ok(rows.every((r) => !r.key.startsWith('OOM |') && !kill.test(r.key)));
+  assert.equal(parseNum(await page.textContent('[data-testid="crash-total"] dd')), top.total);
+  const left = all.rows.filter((r) => r.signature.startsWith('OOM |') || kill.test(r.signature));
+  assert.equal(top.excluded.count + top.total, all.total);
+  assert.ok(top.excluded.signatures >= left.length);
+  const note = await page.textContent('[data-testid="excluded-note"]');
+  assert.match(note, new RegExp(`^Left out: ${top.excluded.count.toLocaleString('en-US')} crashes of ${top.excluded.signatures} signatures \\(OOM, shutdown kills\\)`));
+  await screenshotWidths(page, 'crashes-triage');
+  // Pressing a toggle again puts its signatures back.
+  await toggles.locator('[data-exclusion="oom"]').click();
+  await settled(page);
+  const back = await api('crashes/top', {limit: 50, exclude: 'shutdownkill'});
+  assert.deepEqual((await tableRows(page, 'top-crashers')).map((r) => r.key), back.rows.map((r) => r.signature));
+  assert.deepEqual(b.errors, []);
+});

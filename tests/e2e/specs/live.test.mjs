@@ -4,8 +4,8 @@ import {test, before, after} from 'node:test';
 import assert from 'node:assert/strict';
 import {launch, api, open, screenshot, parseNum, eventually, produce, lineCount, settledAt} from '../lib.mjs';
 
-const {SEISMO_BIN, SEISMO_BROKERS, E2E_TOPIC, E2E_LIVE_FILE, E2E_LIVE_ALERT_FILE} = process.env;
-const skip = !(SEISMO_BIN && SEISMO_BROKERS && E2E_TOPIC && E2E_LIVE_FILE && E2E_LIVE_ALERT_FILE) &&
+const {SEISMO_BIN, SEISMO_BROKERS, E2E_TOPIC, E2E_LIVE_FILE, E2E_LIVE_ALERT_FILE, E2E_LIVE_HOLD_FILE} = process.env;
+const skip = !(SEISMO_BIN && SEISMO_BROKERS && E2E_TOPIC && E2E_LIVE_FILE && E2E_LIVE_ALERT_FILE && E2E_LIVE_HOLD_FILE) &&
   'needs the Kafka fixture from tests/e2e/run';
 
 let b;
@@ -45,6 +45,37 @@ test('Top Crashers and the document count update live when Kafka delivers more c
     10000, 'footer document count');
   await screenshot(page, 'live-update');
   await settledAt(documents + lineCount(E2E_LIVE_FILE));
+  assert.deepEqual(b.errors, []);
+});
+
+// A live update does not redraw the view under a held button (a drag to zoom would be
+// dropped): it waits for the release, then shows the new numbers.
+test('a live update waits while a button is held on a chart', {skip}, async () => {
+  await open(page, 'crashes');
+  await eventually(async () => (await page.getAttribute('#conn', 'data-state')) === 'live', 10000, 'stream connected');
+  const before = await api('crashes/top', {limit: 50});
+  assert.equal(parseNum(await page.textContent('[data-testid="crash-total"] dd')), before.total);
+  const over = page.locator('[data-testid="crash-trend-chart"] .u-over');
+  await over.scrollIntoViewIfNeeded();
+  const box = await over.boundingBox();
+  await page.mouse.move(box.x + box.width * 0.4, box.y + box.height / 2);
+  await page.mouse.down();
+  const documents = (await api('status')).documents;
+  await produce(E2E_LIVE_HOLD_FILE);
+  const after = await eventually(async () => {
+    const t = await api('crashes/top', {limit: 50});
+    return t.total > before.total ? t : null;
+  }, 30000, 'the daemon counted the produced crashes');
+  // The snapshot event came and its redraw waits: the old total is still on screen.
+  await page.waitForFunction(() => document.getElementById('view').dataset.deferred === 'held', null, {timeout: 20000});
+  assert.equal(parseNum(await page.textContent('[data-testid="crash-total"] dd')), before.total);
+  await page.mouse.up();
+  await eventually(async () => {
+    const [shown, now] = await Promise.all([page.textContent('[data-testid="crash-total"] dd'), api('crashes/top', {limit: 50})]);
+    return parseNum(shown) === now.total && now.total >= after.total;
+  }, 20000, 'the page shows the new crash total after the release');
+  assert.equal(await page.evaluate(() => document.getElementById('view').dataset.deferred), undefined);
+  await settledAt(documents + lineCount(E2E_LIVE_HOLD_FILE));
   assert.deepEqual(b.errors, []);
 });
 

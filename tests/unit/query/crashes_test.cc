@@ -38,12 +38,49 @@ TEST_F(CrashesTest, TopCrashersRankShareRateAndRankChange) {
   EXPECT_EQ(
       Top(""),
       R"({"window":"24h","total":6,"usage_hours":2,"previous_total":8,"rows":[)"
-      R"({"rank":1,"signature":"X","count":3,"share":50,"rate_per_1000h":1500,"installs":3,)"
+      R"({"rank":1,"signature":"X","count":3,"share":50,"rate_per_1000h":1500,"installs":3,"startup_share":0,)"
+      R"("first_build":"20261117090501","first_seen":"2026-11-19T06:00:00.000Z",)"
       R"("previous_rank":3,"rank_change":2,"is_new":false},)"
       R"({"rank":2,"signature":"Y","count":2,"share":33.333333333333336,"rate_per_1000h":1000,"installs":1,)"
+      R"("startup_share":0,"first_build":"20261117090501","first_seen":"2026-11-19T06:00:00.000Z",)"
       R"("previous_rank":1,"rank_change":-1,"is_new":false},)"
       R"({"rank":3,"signature":"Z","count":1,"share":16.666666666666668,"rate_per_1000h":500,"installs":1,)"
+      R"("startup_share":100,"first_build":"20261117090501","first_seen":"2026-11-20T10:00:00.000Z",)"
       R"("previous_rank":null,"rank_change":null,"is_new":true}]})");
+}
+
+// Triage as release management does it (issue 20): the signatures commonly left out, the
+// startup share of each row, and the build each signature was first seen in.
+TEST(CrashesTriage, ExcludedSignaturesLeaveTheRanksTotalsAndSharesAndAreCounted) {
+  World world;
+  world.BuildUsage("Linux", 2 * kHour, 4, 0, kHour);
+  for (int i = 0; i < 4; ++i)
+    world.Crash("OOM | small", "parent", "parent", "a" + std::to_string(i), 2 * kHour);
+  for (int i = 0; i < 3; ++i)
+    world.Crash("EMPTY: no crashing thread identified", "parent", "parent", "b", 2 * kHour);
+  world.Crash("IPCError-browser | ShutDownKill", "content", "content_shutdown", "c", 2 * kHour);
+  world.Crash("IPCError-content | ShutDownKill", "content", "content_shutdown", "c", 2 * kHour);
+  world.Crash("Real", "parent", "parent", "d", 2 * kHour, /*startup=*/true);
+  world.Crash("Real", "parent", "parent", "e", 2 * kHour);
+  world.Crash("Real", "parent", "parent", "f", 30 * kHour, false, "Linux", "20261110090501");
+  const auto snap = world.Build();
+  Json all(CrashesTopJson(*snap, Q(Endpoint::kCrashesTop, "")));
+  EXPECT_EQ(all.root["total"].get_int64().value(), 11);
+  EXPECT_TRUE(all.root["excluded"].error() == simdjson::NO_SUCH_FIELD) << "nothing asked to be left out";
+  Json j(CrashesTopJson(*snap, Q(Endpoint::kCrashesTop, "exclude=oom,empty,shutdownkill")));
+  EXPECT_EQ(j.root["total"].get_int64().value(), 2);
+  EXPECT_EQ(j.root["excluded"]["count"].get_int64().value(), 9);
+  EXPECT_EQ(j.root["excluded"]["signatures"].get_int64().value(), 4);
+  auto rows = j.root["rows"].get_array().value();
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows.at(0)["signature"].get_string().value(), "Real");
+  EXPECT_DOUBLE_EQ(rows.at(0)["share"].get_double().value(), 100);
+  EXPECT_DOUBLE_EQ(rows.at(0)["startup_share"].get_double().value(), 50)
+      << "1 of its 2 crashes in the window";
+  // First seen a day earlier in another build: the window does not hide where it started.
+  EXPECT_EQ(rows.at(0)["first_build"].get_string().value(), "20261110090501");
+  Json oom(CrashesTopJson(*snap, Q(Endpoint::kCrashesTop, "exclude=oom")));
+  EXPECT_EQ(oom.root["total"].get_int64().value(), 7);
 }
 
 TEST_F(CrashesTest, LimitCutsRowsNotTheTotal) {

@@ -102,5 +102,30 @@ TEST(Params, EndpointPathsRoundTrip) {
   EXPECT_FALSE(EndpointFromPath("/api/v1").has_value());
 }
 
+// Each class Top Crashers can leave out, rule by rule (issue 20 triage).
+TEST(Excluded, EachClassMatchesItsSignaturesOnly) {
+  EXPECT_TRUE(Excluded(kExcludeOom, "OOM | small"));
+  EXPECT_TRUE(Excluded(kExcludeOom, "OOM | large | mozalloc_abort"));
+  EXPECT_FALSE(Excluded(kExcludeOom, "OOMish | x"));
+  EXPECT_FALSE(Excluded(kExcludeEmpty, "OOM | small"));
+  EXPECT_TRUE(Excluded(kExcludeEmpty, "EMPTY: no crashing thread identified; ERROR_NO_MINIDUMP_HEADER"));
+  EXPECT_FALSE(Excluded(kExcludeEmpty, "mozilla::EMPTY:"));
+  EXPECT_TRUE(Excluded(kExcludeShutdownKill, "IPCError-browser | ShutDownKill"));
+  EXPECT_TRUE(Excluded(kExcludeShutdownKill, "IPCError-content | ShutDownKill"));
+  EXPECT_TRUE(Excluded(kExcludeShutdownKill, "IPCError-content | ShutDownKill | IPC_Message_Name=M"));
+  EXPECT_FALSE(Excluded(kExcludeShutdownKill, "IPCError-browser | ShutDownKillX"));
+  EXPECT_FALSE(Excluded(kExcludeShutdownKill, "IPCError-browser | CannotSend"));
+  EXPECT_FALSE(Excluded(0, "OOM | small"));
+  EXPECT_TRUE(Excluded(kExcludeOom | kExcludeShutdownKill, "IPCError-content | ShutDownKill"));
+}
+
+// Refusals are rows of tests/data/api/bad_params.tsv; here the bits a list sets.
+TEST(Excluded, AListSetsItsBits) {
+  auto q = ParseQuery(Endpoint::kCrashesTop, *ParseQueryString("exclude=oom,shutdownkill"),
+                      {kHour, kDay, 7 * kDay});
+  ASSERT_TRUE(q.has_value());
+  EXPECT_EQ(q->exclude, kExcludeOom | kExcludeShutdownKill);
+}
+
 }  // namespace
 }  // namespace seismo
