@@ -386,14 +386,14 @@ export function invertTree(tree) {
 
 // The ms a set of frames stands for, each stack once: frames whose name holds `query`
 // (case-insensitive), not counting a match below another match.
-export function matchedMs(tree, query) {
+export function matchedMs(tree, query, value = (n) => n.hang_ms) {
   const q = query.toLowerCase();
   let ms = 0;
   let frames = 0;
   const walk = (n, under) => {
     const hit = n.name !== '(root)' && n.name.toLowerCase().includes(q);
     if (hit) frames++;
-    if (hit && !under) ms += n.hang_ms;
+    if (hit && !under) ms += value(n);
     for (const c of n.children || []) walk(c, under || hit);
   };
   walk(tree, false);
@@ -406,7 +406,10 @@ export function matchedMs(tree, query) {
 // callee-first tree (invertTree); "Search" highlights the frames whose name holds
 // the text and says what share of the selection they stand for. Children too narrow
 // to draw are drawn together as one "(other)" bar holding their sum.
-export function flameGraph(tree, {key = 'flame', rowHeight = 18, testid = 'flamegraph'} = {}) {
+// A differential tree passes `value` (a node's width), `unit`, `fill` (a node's colour)
+// and `describe` (its read-out), and `invertible: false`.
+export function flameGraph(tree, {key = 'flame', rowHeight = 18, testid = 'flamegraph', value = (n) => n.hang_ms,
+  unit = 'ms', fill = (n) => frameColor(n.name), describe: describeNode = null, invertible = true} = {}) {
   const el = h('figure', {class: 'flame', 'data-testid': testid});
   const info = h('p', {class: 'flame-info', 'aria-live': 'polite'}, 'Hover a frame for its numbers; click to zoom.');
   const canvas = h('div', {class: 'flame-canvas'});
@@ -421,13 +424,18 @@ export function flameGraph(tree, {key = 'flame', rowHeight = 18, testid = 'flame
   const search = h('input', {type: 'search', placeholder: 'Search frames', 'aria-label': 'Search frames',
     'data-testid': 'flame-search', value: opts.query, size: 18,
     oninput: (ev) => { opts.query = ev.target.value; redraw(); }});
-  el.append(h('div', {class: 'flame-bar'}, info, h('span', {class: 'flame-tools'}, search, matchInfo, invert, reset)), canvas);
-  const rootMs = tree.hang_ms || 0;
+  if (!invertible) opts.inverted = false;
+  el.append(h('div', {class: 'flame-bar'}, info,
+    h('span', {class: 'flame-tools'}, search, matchInfo, invertible ? invert : null, reset)), canvas);
+  // A node's width: its value, or for a bar drawn for narrow children, their sum (`v`).
+  const val = (n) => (n.v !== undefined ? n.v : value(n)) || 0;
+  const rootMs = val(tree);
   let inverted = null;
   let width = 0;
+  const amount = (x) => (unit === 'ms' ? fmt.int(x) : fmt.num(x));
 
-  const describe = (n) => `${n.name} — ${fmt.int(n.hang_ms)} ms` +
-    ` (${fmt.pct(rootMs ? (100 * n.hang_ms) / rootMs : 0)} of the selection), ${fmt.int(n.hang_count)} hangs`;
+  const describe = describeNode || ((n) => `${n.name} — ${fmt.int(n.hang_ms)} ms` +
+    ` (${fmt.pct(rootMs ? (100 * n.hang_ms) / rootMs : 0)} of the selection), ${fmt.int(n.hang_count)} hangs`);
 
   function redraw() {
     if (width <= 0) return;
@@ -435,8 +443,8 @@ export function flameGraph(tree, {key = 'flame', rowHeight = 18, testid = 'flame
     const zkey = key + view();
     const q = opts.query.trim().toLowerCase();
     if (q) {
-      const m = matchedMs(shown, q);
-      matchInfo.textContent = `${fmt.int(m.frames)} matching frames: ${fmt.int(m.ms)} ms, ` +
+      const m = matchedMs(shown, q, val);
+      matchInfo.textContent = `${fmt.int(m.frames)} matching frames: ${amount(m.ms)} ${unit}, ` +
         `${fmt.pct(rootMs ? (100 * m.ms) / rootMs : 0)} of the selection`;
     } else {
       matchInfo.textContent = '';
@@ -459,13 +467,13 @@ export function flameGraph(tree, {key = 'flame', rowHeight = 18, testid = 'flame
       const label = w > 28 ? n.name.slice(0, Math.floor((w - 8) / 7)) : '';
       const text = label.length < n.name.length && label ? label.slice(0, -1) + '…' : label;
       const hit = q && n.name !== '(root)' && n.name.toLowerCase().includes(q);
-      const desc = narrow ? `(other) — ${narrow} frames too narrow to draw: ${fmt.int(n.hang_ms)} ms ` +
-        `(${fmt.pct(rootMs ? (100 * n.hang_ms) / rootMs : 0)} of the selection)` : describe(n);
+      const desc = narrow ? `(other) — ${narrow} frames too narrow to draw: ${amount(val(n))} ${unit} ` +
+        `(${fmt.pct(rootMs ? (100 * val(n)) / rootMs : 0)} of the selection)` : describe(n);
       const g = s('g', {class: 'frame' + (ancestor ? ' ancestor' : '') + (narrow ? ' narrow' : '') +
         (q ? (hit ? ' match' : ' dim') : ''), tabindex: 0, role: 'button', 'aria-label': desc},
       s('title', {}, desc),
       s('rect', {x: x0 + 0.5, y: y + 0.5, width: Math.max(0.5, w - 1), height: rowHeight - 1,
-        rx: 2, fill: narrow ? 'hsl(220 10% 82%)' : frameColor(n.name)}),
+        rx: 2, fill: narrow ? 'hsl(220 10% 82%)' : fill(n)}),
       text ? s('text', {x: x0 + 4, y: y + rowHeight - 5}, narrow ? '(other)'.slice(0, text.length) : text) : null);
       if (!narrow) {
         const zoom = () => {
@@ -482,35 +490,33 @@ export function flameGraph(tree, {key = 'flame', rowHeight = 18, testid = 'flame
     chain.slice(0, -1).forEach((n, i) => add(n, i, 0, width, true, path.slice(0, i)));
     const walk = (n, depth, x0, w, zpath) => {
       add(n, depth, x0, w, false, zpath);
-      const kids = [...(n.children || [])].sort((a, b) => b.hang_ms - a.hang_ms);
+      const kids = [...(n.children || [])].sort((a, b) => val(b) - val(a));
+      const total = val(n);
       let cx = x0;
-      let narrowMs = 0;
-      let narrowCount = 0;
+      let narrowSum = 0;
       let narrowFrames = 0;
       for (const c of kids) {
-        const cw = n.hang_ms > 0 ? (w * c.hang_ms) / n.hang_ms : 0;
+        const cw = total > 0 ? (w * val(c)) / total : 0;
         if (cw >= 1 && drawn < 6000) {
           walk(c, depth + 1, cx, cw, [...zpath, c.name]);
         } else {
-          narrowMs += c.hang_ms;
-          narrowCount += c.hang_count;
+          narrowSum += val(c);
           narrowFrames++;
         }
         cx += cw;
       }
       // What was too narrow (or past the drawing budget) is one bar at the end of the row,
       // so the row's widths still add up to its parent's.
-      const nw = n.hang_ms > 0 ? (w * narrowMs) / n.hang_ms : 0;
+      const nw = total > 0 ? (w * narrowSum) / total : 0;
       if (narrowFrames > 0 && nw >= 0.5) {
-        add({name: '(other)', hang_ms: narrowMs, hang_count: narrowCount}, depth + 1, x0 + w - nw, nw, false, zpath,
-          narrowFrames);
+        add({name: '(other)', v: narrowSum}, depth + 1, x0 + w - nw, nw, false, zpath, narrowFrames);
       }
     };
     walk(focus, chain.length - 1, 0, width, path.slice(0, chain.length - 1));
     const height = (maxDepth + 1) * rowHeight;
     reset.disabled = chain.length === 1;
     mount(canvas, s('svg', {width, height, class: 'flame-svg', role: 'group',
-      'aria-label': `Flame graph${opts.inverted ? ' (inverted: callees first)' : ''}: ${fmt.int(rootMs)} ms of hangs, ` +
+      'aria-label': `Flame graph${opts.inverted ? ' (inverted: callees first)' : ''}: ${amount(rootMs)} ${unit} of hangs, ` +
         `${maxDepth + 1} levels`}, rects));
   }
 

@@ -126,7 +126,9 @@ function setConn() {
     : st === 'offline' ? String(state.statusError.message) : 'Waiting for /api/v1/stream';
 }
 
-function syncChrome(route) {
+// A live update leaves a filter box the user is typing in alone; a navigation (a link, the
+// address) sets every box to the address's filters.
+function syncChrome(route, live) {
   for (const a of document.querySelectorAll('nav a[data-view]')) {
     const cur = a.dataset.view === route.key.split('/')[0];
     if (cur) a.setAttribute('aria-current', 'page'); else a.removeAttribute('aria-current');
@@ -135,7 +137,7 @@ function syncChrome(route) {
   const form = $('filters');
   for (const k of GLOBAL_FILTERS) {
     const input = form.elements[k];
-    if (input && document.activeElement !== input) input.value = route.params.get(k) || '';
+    if (input && (!live || document.activeElement !== input)) input.value = route.params.get(k) || '';
   }
   // Alerts are the engine's current list: a window does not narrow them.
   // Alerts list the engine's current state; Releases compare whole lives: no window applies.
@@ -202,7 +204,7 @@ async function render({live = false} = {}) {
   const route = {...hashRoute, params};
   const view = VIEWS[route.key];
   const main = $('view');
-  syncChrome(route);
+  syncChrome(route, live);
   fillWindows();
   if (!live) {
     main.dataset.view = route.key;

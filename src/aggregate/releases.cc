@@ -318,7 +318,29 @@ std::optional<HangComparison> CompareHangBuild(const Snapshot& snap, const Build
   for (const auto& base : baselines.builds)
     out.baseline.Add(CountHangs(*base.build, source, base.range, signature));
   out.baseline_builds = baselines.ids;
+  out.baselines = baselines.builds;
   return out;
+}
+
+std::optional<size_t> FindHangBuild(const Snapshot& snap, const BuildIndex& index, std::string_view channel,
+                                    std::string_view date) {
+  std::optional<size_t> at;  // builds are in (channel, build date) text order: the last is the newest
+  for (size_t i = 0; i < index.hang_builds.size(); ++i) {
+    const HangBuild& b = index.hang_builds[i];
+    if (snap.Text(b.channel) == channel && (date.empty() || snap.Text(b.build) == date)) at = i;
+  }
+  return at;
+}
+
+std::optional<Sym> ShownHangSource(const Snapshot& snap, const HangBuild& build,
+                                   const std::optional<std::string>& want) {
+  std::optional<Sym> main, bhr;
+  for (const SeriesData* usage : build.usage) {
+    const Sym source = usage->key[usage_field::kSource];
+    (snap.Text(source) == "bhr" ? bhr : main) = source;
+  }
+  if (want) return *want == "bhr" ? bhr : main;
+  return bhr ? bhr : main;
 }
 
 std::vector<CrashCounts> CrashCountsByAge(const Snapshot& snap, const CrashBuild& build, int64_t hours,

@@ -9,6 +9,7 @@
 #include "seismo/query/alerts_json.h"
 #include "seismo/query/builds_json.h"
 #include "seismo/query/crashes_json.h"
+#include "seismo/query/flame_diff.h"
 #include "seismo/query/flamegraph.h"
 #include "seismo/query/hangs_json.h"
 #include "seismo/query/params.h"
@@ -70,6 +71,8 @@ ApiAnswer Compute(Endpoint endpoint, const Snapshot& snap, const Query& q, const
       return {200, "application/json", BuildsJson(snap, q, settings.baselines)};
     case Endpoint::kReleases:
       return {200, "application/json", ReleasesJson(snap, q, settings.baselines)};
+    case Endpoint::kHangsFlameDiff:
+      return {200, "application/json", FlamegraphDiffJson(snap, q, settings.baselines, limits)};
     case Endpoint::kHangs:
       return {200, "application/json", HangsJson(snap, q, limits)};
     case Endpoint::kHangsTimeseries:

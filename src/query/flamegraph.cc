@@ -50,44 +50,14 @@ FlameTree SelectedTree(const Snapshot& snap, const Query& q, const AnswerLimits&
   return BuildFlameTree(stacks, SymbolsOf(snap), limits);
 }
 
-// A stack is as deep as a document makes it (hundreds of thousands of frames fit in
-// one): writing the tree never recurses, so a deep tree cannot overflow an HTTP
-// worker's stack.
-void WriteTree(JsonWriter& w, const FlameTree& t, const Symbols& symbols) {
-  struct Open {
-    const FlameNode* node;
-    size_t next = 0;
-  };
-  auto open = [&w, &symbols](const FlameNode& n, bool root) {
-    w.BeginObject();
-    w.Key("name").String(FlameNodeName(n, symbols, root));
-    w.Key("hang_ms").Double(static_cast<double>(n.hang_us) / 1000.0);
-    w.Key("hang_count").Int(n.hang_count);
-    return Open{&n};
-  };
-  std::vector<Open> path;
-  path.push_back(open(t.nodes[0], true));
-  if (t.truncated) w.Key("truncated").Bool(true);
-  w.Key("children").BeginArray();
-  while (!path.empty()) {
-    Open& top = path.back();
-    if (top.next == top.node->children.size()) {
-      w.EndArray();
-      w.EndObject();
-      path.pop_back();
-      continue;
-    }
-    const FlameNode& child = t.nodes[top.node->children[top.next++]];
-    path.push_back(open(child, false));  // `top` is not used past this point
-    w.Key("children").BeginArray();
-  }
-}
-
 }  // namespace
 
 std::string FlamegraphTreeJson(const Snapshot& snap, const Query& q, const AnswerLimits& limits) {
   JsonWriter w;
-  WriteTree(w, SelectedTree(snap, q, limits), SymbolsOf(snap));
+  WriteFlameTree(w, SelectedTree(snap, q, limits), SymbolsOf(snap), [](JsonWriter& out, const FlameNode& n) {
+    out.Key("hang_ms").Double(static_cast<double>(n.hang_us) / 1000.0);
+    out.Key("hang_count").Int(n.hang_count);
+  });
   return w.Take();
 }
 

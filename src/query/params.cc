@@ -15,7 +15,7 @@ struct EndpointEntry {
   std::string_view path;
 };
 
-constexpr std::array<EndpointEntry, 10> kEndpoints = {{
+constexpr std::array<EndpointEntry, 11> kEndpoints = {{
     {Endpoint::kStatus, "/api/v1/status"},
     {Endpoint::kBuilds, "/api/v1/builds"},
     {Endpoint::kHangs, "/api/v1/hangs"},
@@ -26,6 +26,7 @@ constexpr std::array<EndpointEntry, 10> kEndpoints = {{
     {Endpoint::kCrashesSignature, "/api/v1/crashes/signature"},
     {Endpoint::kAlerts, "/api/v1/alerts"},
     {Endpoint::kReleases, "/api/v1/releases"},
+    {Endpoint::kHangsFlameDiff, "/api/v1/hangs/flamegraph/diff"},
 }};
 
 constexpr std::array<std::string_view, kDimCount> kDimNames = {
@@ -66,7 +67,8 @@ Result<std::string> Decode(std::string_view s) {
 // that answer from the snapshot's windows (alerts are the engine's current list).
 bool AcceptsFilters(Endpoint e) { return e != Endpoint::kStatus; }
 bool AcceptsWindow(Endpoint e) {
-  return e != Endpoint::kStatus && e != Endpoint::kAlerts && e != Endpoint::kReleases;
+  return e != Endpoint::kStatus && e != Endpoint::kAlerts && e != Endpoint::kReleases &&
+         e != Endpoint::kHangsFlameDiff;
 }
 // /releases compares builds over their lives, every OS and process together (ADR 0029):
 // it is chosen by channel and build (or build date) and hang source only.
@@ -74,8 +76,17 @@ bool ReleasesTake(Dim d) {
   return d == Dim::kChannel || d == Dim::kBuildId || d == Dim::kBuildDate || d == Dim::kSource ||
          d == Dim::kSignature;
 }
+// The differential flame graph compares a build date with its baselines over every OS, as
+// /releases does (ADR 0030), within one process, thread or signature when asked.
+bool FlameDiffTakes(Dim d) {
+  return d == Dim::kChannel || d == Dim::kBuildDate || d == Dim::kSource || d == Dim::kProcess ||
+         d == Dim::kThread || d == Dim::kSignature;
+}
+// Endpoints that compare a build with its baselines: chosen by channel, no window.
+bool IsComparison(Endpoint e) { return e == Endpoint::kReleases || e == Endpoint::kHangsFlameDiff; }
 bool IsHangs(Endpoint e) {
-  return e == Endpoint::kHangs || e == Endpoint::kHangsTimeseries || e == Endpoint::kHangsFlamegraph;
+  return e == Endpoint::kHangs || e == Endpoint::kHangsTimeseries || e == Endpoint::kHangsFlamegraph ||
+         e == Endpoint::kHangsFlameDiff;
 }
 // Hang rows and their usage are kept per (source, channel, os, build_date) (SPEC §3.1):
 // a filter on a build's id, version or product cannot narrow them, so it is refused
@@ -255,6 +266,11 @@ Result<Query> ParseQuery(Endpoint endpoint, const Params& params, const std::vec
                    "releases are compared over every OS and process (channel, build_id, build_date, source, "
                    "signature)");
       }
+      if (endpoint == Endpoint::kHangsFlameDiff && !FlameDiffTakes(d)) {
+        return Bad(name,
+                   "a build date is compared with its baselines over every OS (channel, build_date, source, "
+                   "process, thread, signature)");
+      }
       if (IsHangs(endpoint) && HangsLack(d)) {
         return Bad(name, "hangs are kept per build date, not per build (filter by build_date)");
       }
@@ -267,7 +283,7 @@ Result<Query> ParseQuery(Endpoint endpoint, const Params& params, const std::vec
     }
   }
   if (endpoint == Endpoint::kCrashesSignature && !has_signature) return Bad("signature", "required");
-  if (endpoint == Endpoint::kReleases && !q.filters[Dim::kChannel]) return Bad("channel", "required");
+  if (IsComparison(endpoint) && !q.filters[Dim::kChannel]) return Bad("channel", "required");
   return q;
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <type_traits>
 
 #include "seismo/core/time.h"
 #include "seismo/query/replay_output.h"
@@ -76,21 +77,6 @@ int64_t LifeHours(int64_t first_ms, int64_t end_ms) {
   return std::min(kMaxLineHours, FloorDiv(end_ms, kHourMs) - FloorDiv(first_ms, kHourMs) + 1);
 }
 
-// The source a hang build is shown by: bhr when it has bhr usage, else main; `want` when given.
-std::optional<Sym> HangSource(const Snapshot& snap, const HangBuild& build,
-                              const std::optional<std::string>& want) {
-  std::optional<Sym> main, bhr;
-  for (const SeriesData* usage : build.usage) {
-    const Sym source = usage->key[usage_field::kSource];
-    (snap.Text(source) == "bhr" ? bhr : main) = source;
-  }
-  if (want) {
-    if (*want == "bhr") return bhr;
-    return main;
-  }
-  return bhr ? bhr : main;
-}
-
 // Earlier builds of builds[at]'s channel, newest first: its baselines when it has a
 // comparison, else (for context) up to policy.baseline_builds earlier builds.
 template <typename Build>
@@ -111,6 +97,62 @@ size_t FindBuild(const Snapshot& snap, const std::vector<Build>& builds, std::st
   return builds.size();
 }
 
+// Writes "comparison": null, or the baseline builds, both sides (`side`) and `ratio`.
+template <typename Comparison, typename Side, typename Ratios>
+void WriteComparison(JsonWriter& w, const std::optional<Comparison>& cmp, const Side& side,
+                     const Ratios& ratio) {
+  w.Key("comparison");
+  if (!cmp) {
+    w.Null();
+    return;
+  }
+  w.BeginObject();
+  w.Key("baseline_builds");
+  WriteStrings(w, cmp->baseline_builds);
+  w.Key("build");
+  side(cmp->build);
+  w.Key("baseline");
+  side(cmp->baseline);
+  w.Key("ratio");
+  ratio(*cmp);
+  w.EndObject();
+}
+
+// Writes "lines": the build, then its baselines (their build texts `baseline_ids`, newest
+// first) — or, without a comparison, the builds just before it on its channel, for
+// context — each with its build, role, first ping and the points `points(build)` writes.
+template <typename Build, typename Points>
+void WriteLines(JsonWriter& w, const Snapshot& snap, const std::vector<Build>& builds, size_t at,
+                const std::vector<std::string>* baseline_ids, const BaselinePolicy& policy,
+                const Points& points) {
+  std::vector<std::pair<size_t, std::string_view>> lines = {{at, "build"}};
+  if (baseline_ids != nullptr) {
+    for (const std::string& id : *baseline_ids) lines.emplace_back(FindBuild(snap, builds, id), "baseline");
+  } else {
+    for (size_t i : EarlierOfChannel(builds, at, static_cast<size_t>(std::max(0, policy.baseline_builds)))) {
+      lines.emplace_back(i, "earlier");
+    }
+  }
+  w.Key("lines").BeginArray();
+  for (const auto& [i, role] : lines) {
+    const Build& b = builds[i];
+    w.BeginObject();
+    if constexpr (std::is_same_v<Build, CrashBuild>) {
+      w.Key("build_id").String(snap.Text(b.build));
+      w.Key("version").String(snap.Text(b.version));
+    } else {
+      w.Key("build_date").String(snap.Text(b.build));
+    }
+    w.Key("role").String(role);
+    w.Key("first_seen").String(FormatTimestamp(EventTime{b.first_ms}));
+    w.Key("points").BeginArray();
+    points(b);
+    w.EndArray();
+    w.EndObject();
+  }
+  w.EndArray();
+}
+
 void WriteCrashes(JsonWriter& w, const Snapshot& snap, const BuildIndex& index, size_t at,
                   const BaselinePolicy& policy, SignatureScope signature) {
   const CrashBuild& build = index.crash_builds[at];
@@ -128,64 +170,31 @@ void WriteCrashes(JsonWriter& w, const Snapshot& snap, const BuildIndex& index, 
     w.Key("age_hours").Null();
     w.Key("judged_to").Null();
   }
-  w.Key("comparison");
-  if (cmp) {
-    w.BeginObject();
-    w.Key("baseline_builds");
-    WriteStrings(w, cmp->baseline_builds);
-    w.Key("build");
-    WriteCrashTotals(w, cmp->build);
-    w.Key("baseline");
-    WriteCrashTotals(w, cmp->baseline);
-    w.Key("ratio");
-    WriteCrashRatios(w, cmp->build, cmp->baseline);
-    w.EndObject();
-  } else {
-    w.Null();
-  }
-  // Lines: the build, then its baselines (or, without a comparison, the builds before it).
-  std::vector<std::pair<size_t, std::string_view>> lines = {{at, "build"}};
-  if (cmp) {
-    for (const std::string& id : cmp->baseline_builds) {
-      lines.emplace_back(FindBuild(snap, index.crash_builds, id), "baseline");
-    }
-  } else {
-    for (size_t i :
-         EarlierOfChannel(index.crash_builds, at, static_cast<size_t>(std::max(0, policy.baseline_builds)))) {
-      lines.emplace_back(i, "earlier");
-    }
-  }
-  w.Key("lines").BeginArray();
-  for (const auto& [i, role] : lines) {
-    const CrashBuild& b = index.crash_builds[i];
-    w.BeginObject();
-    w.Key("build_id").String(snap.Text(b.build));
-    w.Key("version").String(snap.Text(b.version));
-    w.Key("role").String(role);
-    w.Key("first_seen").String(FormatTimestamp(EventTime{b.first_ms}));
-    w.Key("points").BeginArray();
-    CrashCounts cumulative;
-    int64_t k = 0;
-    for (const CrashCounts& hour : CrashCountsByAge(snap, b, LifeHours(b.first_ms, end), signature)) {
-      cumulative.Add(hour);
-      const CrashTotals t = CrashTotals::Of(cumulative);
-      w.BeginObject();
-      w.Key("age_hours").Int(++k);
-      w.Key("usage_hours").Double(UsageHours(t.usage_ms));
-      w.Key("crashes").Int(t.total);
-      w.Key("crash_rate_per_1000h").BeginObject();
-      w.Key("total").OptDouble(CrashRate(t.total, t.usage_ms));
-      for (CrashClass c : kLineClasses) {
-        w.Key(CrashClassName(c)).OptDouble(CrashRate(t.by_class[static_cast<size_t>(c)], t.usage_ms));
-      }
-      w.Key("startup").OptDouble(CrashRate(t.startup, t.usage_ms));
-      w.EndObject();
-      w.EndObject();
-    }
-    w.EndArray();
-    w.EndObject();
-  }
-  w.EndArray();
+  WriteComparison(
+      w, cmp, [&w](const CrashTotals& t) { WriteCrashTotals(w, t); },
+      [&w](const CrashComparison& c) { WriteCrashRatios(w, c.build, c.baseline); });
+  WriteLines(
+      w, snap, index.crash_builds, at, cmp ? &cmp->baseline_builds : nullptr, policy,
+      [&](const CrashBuild& b) {
+        CrashCounts cumulative;
+        int64_t k = 0;
+        for (const CrashCounts& hour : CrashCountsByAge(snap, b, LifeHours(b.first_ms, end), signature)) {
+          cumulative.Add(hour);
+          const CrashTotals t = CrashTotals::Of(cumulative);
+          w.BeginObject();
+          w.Key("age_hours").Int(++k);
+          w.Key("usage_hours").Double(UsageHours(t.usage_ms));
+          w.Key("crashes").Int(t.total);
+          w.Key("crash_rate_per_1000h").BeginObject();
+          w.Key("total").OptDouble(CrashRate(t.total, t.usage_ms));
+          for (CrashClass c : kLineClasses) {
+            w.Key(CrashClassName(c)).OptDouble(CrashRate(t.by_class[static_cast<size_t>(c)], t.usage_ms));
+          }
+          w.Key("startup").OptDouble(CrashRate(t.startup, t.usage_ms));
+          w.EndObject();
+          w.EndObject();
+        }
+      });
   w.EndObject();
 }
 
@@ -198,55 +207,27 @@ void WriteHangs(JsonWriter& w, const Snapshot& snap, const BuildIndex& index, si
   w.Key("source").String(snap.Text(source));
   w.Key("first_seen").String(FormatTimestamp(EventTime{build.first_ms}));
   w.Key("age_hours").Int(HangBuildAge(snap, build).age_hours);
-  w.Key("comparison");
-  if (cmp) {
-    w.BeginObject();
-    w.Key("baseline_builds");
-    WriteStrings(w, cmp->baseline_builds);
-    w.Key("build");
-    WriteHangCounts(w, cmp->build);
-    w.Key("baseline");
-    WriteHangCounts(w, cmp->baseline);
-    w.Key("ratio").OptDouble(Ratio(HangMsPerHour(cmp->build), HangMsPerHour(cmp->baseline)));
-    w.EndObject();
-  } else {
-    w.Null();
-  }
-  std::vector<std::pair<size_t, std::string_view>> lines = {{at, "build"}};
-  if (cmp) {
-    for (const std::string& id : cmp->baseline_builds) {
-      lines.emplace_back(FindBuild(snap, index.hang_builds, id), "baseline");
-    }
-  } else {
-    for (size_t i :
-         EarlierOfChannel(index.hang_builds, at, static_cast<size_t>(std::max(0, policy.baseline_builds)))) {
-      lines.emplace_back(i, "earlier");
-    }
-  }
-  w.Key("lines").BeginArray();
-  for (const auto& [i, role] : lines) {
-    const HangBuild& b = index.hang_builds[i];
-    w.BeginObject();
-    w.Key("build_date").String(snap.Text(b.build));
-    w.Key("role").String(role);
-    w.Key("first_seen").String(FormatTimestamp(EventTime{b.first_ms}));
-    w.Key("points").BeginArray();
-    HangCounts cumulative;
-    int64_t k = 0;
-    for (const HangCounts& hour :
-         HangCountsByAge(b, source, LifeHours(b.first_ms, snap.stream_time_ms), signature)) {
-      cumulative.Add(hour);
-      w.BeginObject();
-      w.Key("age_hours").Int(++k);
-      w.Key("usage_hours").Double(UsageHours(cumulative.usage_ms));
-      w.Key("hang_ms_per_hour").OptDouble(HangMsPerHour(cumulative));
-      w.Key("hang_count_per_hour").OptDouble(PerUsageHour(cumulative.hang_count * 1000, cumulative.usage_ms));
-      w.EndObject();
-    }
-    w.EndArray();
-    w.EndObject();
-  }
-  w.EndArray();
+  WriteComparison(
+      w, cmp, [&w](const HangCounts& c) { WriteHangCounts(w, c); },
+      [&w](const HangComparison& c) {
+        w.OptDouble(Ratio(HangMsPerHour(c.build), HangMsPerHour(c.baseline)));
+      });
+  WriteLines(w, snap, index.hang_builds, at, cmp ? &cmp->baseline_builds : nullptr, policy,
+             [&](const HangBuild& b) {
+               HangCounts cumulative;
+               int64_t k = 0;
+               for (const HangCounts& hour :
+                    HangCountsByAge(b, source, LifeHours(b.first_ms, snap.stream_time_ms), signature)) {
+                 cumulative.Add(hour);
+                 w.BeginObject();
+                 w.Key("age_hours").Int(++k);
+                 w.Key("usage_hours").Double(UsageHours(cumulative.usage_ms));
+                 w.Key("hang_ms_per_hour").OptDouble(HangMsPerHour(cumulative));
+                 w.Key("hang_count_per_hour")
+                     .OptDouble(PerUsageHour(cumulative.hang_count * 1000, cumulative.usage_ms));
+                 w.EndObject();
+               }
+             });
   w.EndObject();
 }
 
@@ -269,11 +250,7 @@ std::string ReleasesJson(const Snapshot& snap, const Query& q, const BaselinePol
                                 : build_id ? std::string_view(*build_id).substr(0, 8)
                                 : crash_at ? snap.Text(index.crash_builds[*crash_at].build).substr(0, 8)
                                            : std::string_view();
-  std::optional<size_t> hang_at;
-  for (size_t i = 0; i < index.hang_builds.size(); ++i) {
-    const HangBuild& b = index.hang_builds[i];
-    if (snap.Text(b.channel) == channel && (date.empty() || snap.Text(b.build) == date)) hang_at = i;
-  }
+  const std::optional<size_t> hang_at = FindHangBuild(snap, index, channel, date);
   // A signature narrows both sides to its crash reports and its hangs; one nobody has
   // (kNoId) leaves them empty.
   SignatureScope signature;
@@ -301,7 +278,7 @@ std::string ReleasesJson(const Snapshot& snap, const Query& q, const BaselinePol
   }
   w.Key("hangs");
   const std::optional<Sym> source =
-      hang_at ? HangSource(snap, index.hang_builds[*hang_at], q.filters[Dim::kSource]) : std::nullopt;
+      hang_at ? ShownHangSource(snap, index.hang_builds[*hang_at], q.filters[Dim::kSource]) : std::nullopt;
   if (hang_at && source) {
     WriteHangs(w, snap, index, *hang_at, *source, policy, signature);
   } else {
@@ -347,8 +324,9 @@ void BuildComparisons::Write(JsonWriter& w, Sym channel, Sym build_id) const {
   w.Key("hangs");
   const auto hang_build = hang_at_.find({channel, std::string(snap_.Text(build_id).substr(0, 8))});
   const std::optional<Sym> source =
-      hang_build == hang_at_.end() ? std::nullopt
-                                   : HangSource(snap_, index_.hang_builds[hang_build->second], std::nullopt);
+      hang_build == hang_at_.end()
+          ? std::nullopt
+          : ShownHangSource(snap_, index_.hang_builds[hang_build->second], std::nullopt);
   const std::optional<HangComparison> hang =
       source ? CompareHangBuild(snap_, index_, hang_build->second, *source, policy_) : std::nullopt;
   if (hang) {

@@ -7,6 +7,7 @@ import * as api from '../api.js';
 import * as fmt from '../format.js';
 import {lineChart, flameGraph} from '../charts.js';
 import {emptyState, section, choices, facts, releaseMarkers, markerBuilds} from './common.js';
+import {fetchDiff, diffBody} from './hangs_diff.js';
 
 export const title = 'Hangs';
 
@@ -167,10 +168,12 @@ export async function render(ctx) {
     build_date: date, thread: p.get('thread') || undefined,
     signature: p.get('signature') || undefined};
   const limit = Math.min(1000, Math.max(1, Number(p.get('limit')) || DEFAULT_ROWS));
+  // The flame graph of the selection, or its build date against the baselines (flame=diff).
+  const diff = p.get('flame') === 'diff';
   const [list, ts, tree, builds, marked] = await Promise.all([
     api.get('hangs', {...sel, by: lv, limit}),
     api.get('hangs/timeseries', sel),
-    api.get('hangs/flamegraph', {...sel, format: 'tree'}),
+    diff ? fetchDiff(sel) : api.get('hangs/flamegraph', {...sel, format: 'tree'}),
     lv === 'build_date' ? api.get('builds', {window: sel.window, channel: sel.channel, os: sel.os, limit: 1000}) : null,
     markerBuilds(api, {channel: sel.channel}),
   ]);
@@ -209,7 +212,12 @@ export async function render(ctx) {
         detail: (pt) => [`hang ms ${fmt.int(pt.hang_ms)}`, `hangs ${fmt.int(pt.hang_count)}`,
           `usage ${fmt.num(pt.usage_hours)} h`]})),
       section('Flame graph', {id: 'flame', testid: 'flame',
-        subtitle: 'root at the top, width = hang ms',
-        actions: h('a', {href: collapsedHref, class: 'small', download: 'hangs.collapsed.txt'}, 'Folded stacks (text)')},
-      flameGraph(tree, {key: 'hangs:' + JSON.stringify(sel)})));
+        subtitle: diff ? 'this build date against its baseline build dates at equal age, every OS; ' +
+          'width = hang ms per usage hour, colour = the change'
+          : 'root at the top, width = hang ms',
+        actions: h('div', {class: 'controls'},
+          choices('Show', [['', 'This selection'], ['diff', 'Against baselines']], diff ? 'diff' : '',
+            (v) => ctx.href('hangs', {flame: v}, {keepLocal: true})),
+          diff ? null : h('a', {href: collapsedHref, class: 'small', download: 'hangs.collapsed.txt'}, 'Folded stacks (text)'))},
+      diff ? diffBody(ctx, tree) : flameGraph(tree, {key: 'hangs:' + JSON.stringify(sel)})));
 }

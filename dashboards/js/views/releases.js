@@ -160,6 +160,9 @@ function hangSection(ctx, r, signature) {
             fmt.num(cmp.baseline.hang_ms_per_hour)} over their first ${g.age_hours} h: `,
         h('strong', {class: ratioClass(cmp.ratio), 'data-testid': 'hang-ratio'}, fmt.ratio(cmp.ratio)), '.'),
       completenessNote(cmp.build.usage_hours, cmp, g.lines, g.age_hours, 'hang-completeness'),
+      h('p', {}, h('a', {'data-testid': 'hang-diff-link', href: ctx.href('hangs', {channel: r.channel, os: null,
+        process: null, build_id: null, build_date: g.build_date, source: g.source, signature: signature || null,
+        flame: 'diff'})}, 'Which stacks changed: the differential flame graph →')),
       comparisonTable(
           {
             countLabel: 'Hangs',

@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "seismo/aggregate/snapshot.h"
@@ -202,11 +203,22 @@ struct HangCounts {
 HangCounts CountHangs(const HangBuild& build, Sym source, const HourRange& range,
                       SignatureScope signature = std::nullopt);
 
+// The index of a channel's hang build of `date`, or of its newest when `date` is empty;
+// nullopt when the channel has none.
+std::optional<size_t> FindHangBuild(const Snapshot& snap, const BuildIndex& index, std::string_view channel,
+                                    std::string_view date);
+
+// The source a hang build is shown by: `want` ("bhr" or "main") when given, else bhr when
+// the build has bhr usage, else main; nullopt when it has no usage of that source.
+std::optional<Sym> ShownHangSource(const Snapshot& snap, const HangBuild& build,
+                                   const std::optional<std::string>& want);
+
 struct HangComparison {
   JudgedAge age;
   HangCounts build;                          // its whole life
   HangCounts baseline;                       // the baselines', each over its first age_hours hours, added
   std::vector<std::string> baseline_builds;  // build dates, newest first
+  std::vector<Baseline<HangBuild>> baselines;  // the same builds and the hours each is compared over
 };
 std::optional<HangComparison> CompareHangBuild(const Snapshot& snap, const BuildIndex& index, size_t at,
                                                Sym source, const BaselinePolicy& policy,

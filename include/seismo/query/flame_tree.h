@@ -7,8 +7,9 @@
 //   bound 5 nodes                                ->      ├─ a 95 ── (other) 95
 //                                                        └─ (other) 5
 //
-// Which nodes stay: the heaviest. Nodes are taken best first (hang time, then hang
-// count, then frame text) starting at the root; a child never weighs more than its
+// Which nodes stay: the heaviest. Nodes are taken best first (hang time — or a weighted
+// sum of both sides' in a differential tree — then hang count, then frame text) starting
+// at the root; a child never weighs more than its
 // parent, so the kept nodes are the heaviest nodes of the full tree and form a tree.
 // Taking stops before the first node that would pass a bound, counting the "(other)"
 // nodes the tree then needs and each node's JSON text (ApiSettings' limits).
@@ -25,6 +26,7 @@
 #include <string_view>
 #include <vector>
 
+#include "seismo/core/json_writer.h"
 #include "seismo/core/symbols.h"
 #include "seismo/query/answer_bound.h"
 
@@ -34,6 +36,10 @@ struct FlameStack {
   std::span<const Sym> frames;  // root first
   int64_t hang_us = 0;
   int64_t hang_count = 0;
+  // A differential tree's other side (query/flame_diff.h): the baseline builds' hangs of
+  // the same stack. 0 in a plain tree.
+  int64_t baseline_us = 0;
+  int64_t baseline_count = 0;
 };
 
 struct FlameNode {
@@ -44,6 +50,8 @@ struct FlameNode {
   bool ends_here = false;  // a stack ends at this node (collapsed: it has a line)
   int64_t self_us = 0;     // of the stacks that end here
   int64_t self_count = 0;
+  int64_t baseline_us = 0;  // this node and everything below it, the other side
+  int64_t baseline_count = 0;
   std::vector<uint32_t> children;  // indices into FlameTree::nodes, heaviest first, then by name
 };
 
@@ -55,7 +63,52 @@ struct FlameTree {
 // The name a node prints: "(root)", "(other)" or the frame's text.
 std::string_view FlameNodeName(const FlameNode& n, const Symbols& symbols, bool root);
 
+// How the bound weighs nodes and what a node's JSON costs. A plain tree weighs hang time;
+// a differential one weighs both sides, each per usage hour of its own side (so a path
+// that vanished in the new build still competes for a place).
+struct FlameTreeOptions {
+  double build_weight = 1;       // per microsecond of hang_us
+  double baseline_weight = 0;    // per microsecond of baseline_us
+  size_t node_json_bytes = 100;  // at most, besides the name: {"name":,"hang_ms":..,"children":[]},
+};
+
 // `stacks` in any order (it is sorted in place); equal stacks may repeat.
-FlameTree BuildFlameTree(std::vector<FlameStack>& stacks, const Symbols& symbols, const AnswerLimits& limits);
+FlameTree BuildFlameTree(std::vector<FlameStack>& stacks, const Symbols& symbols, const AnswerLimits& limits,
+                         const FlameTreeOptions& options = {});
+
+// Writes the tree as nested JSON objects, children heaviest first: each node's "name",
+// then what `fields(writer, node)` writes, then "children". The root says "truncated"
+// when the bound folded anything. A stack is as deep as a document makes it (hundreds of
+// thousands of frames fit in one): writing never recurses, so a deep tree cannot
+// overflow an HTTP worker's stack.
+template <typename Fields>
+void WriteFlameTree(JsonWriter& w, const FlameTree& t, const Symbols& symbols, const Fields& fields) {
+  struct Open {
+    const FlameNode* node;
+    size_t next = 0;
+  };
+  auto open = [&w, &symbols, &fields](const FlameNode& n, bool root) {
+    w.BeginObject();
+    w.Key("name").String(FlameNodeName(n, symbols, root));
+    fields(w, n);
+    return Open{&n};
+  };
+  std::vector<Open> path;
+  path.push_back(open(t.nodes[0], true));
+  if (t.truncated) w.Key("truncated").Bool(true);
+  w.Key("children").BeginArray();
+  while (!path.empty()) {
+    Open& top = path.back();
+    if (top.next == top.node->children.size()) {
+      w.EndArray();
+      w.EndObject();
+      path.pop_back();
+      continue;
+    }
+    const FlameNode& child = t.nodes[top.node->children[top.next++]];
+    path.push_back(open(child, false));  // `top` is not used past this point
+    w.Key("children").BeginArray();
+  }
+}
 
 }  // namespace seismo

@@ -34,6 +34,7 @@ enum class Endpoint : uint8_t {
   kCrashesSignature,   // /api/v1/crashes/signature
   kAlerts,             // /api/v1/alerts
   kReleases,           // /api/v1/releases
+  kHangsFlameDiff,     // /api/v1/hangs/flamegraph/diff
 };
 
 // "/api/v1/hangs" -> kHangs; nullopt for any other path (a trailing "/" is not accepted).

@@ -234,3 +234,65 @@ test('hangs by build date keep channels apart and name their versions', async ()
   await screenshotWidths(page, 'hangs-by-channel');
   assert.deepEqual(b.errors, []);
 });
+
+// Issue 20 (add): the differential flame graph. A build date against its baseline build
+// dates at equal age: width per usage hour of one side, colour by the change, numbers
+// from /api/v1/hangs/flamegraph/diff; the Releases view links to it.
+test('the differential flame graph shows a build date against its baselines', async () => {
+  // A channel whose newest build date has baselines (the planted hang spike's, in the fixture).
+  const {builds} = await api('builds', {window: 'all', limit: 1000});
+  let d = null;
+  for (const channel of [...new Set(builds.map((x) => x.channel))].sort()) {
+    const x = await api('hangs/flamegraph/diff', {channel});
+    if (x.tree && x.tree.children.length) { d = x; break; }
+  }
+  assert.ok(d, 'some channel has a build date with baselines and hang stacks');
+  // Text left in a focused filter box does not survive a navigation to another address.
+  await page.fill('#filters input[name="channel"]', 'not-this-one');
+  await open(page, `hangs?channel=${d.channel}&flame=diff`);
+  assert.equal(await page.inputValue('#filters input[name="channel"]'), d.channel);
+  assert.equal(await page.textContent('[data-testid="diff-build-date"] dd'), d.build_date.replace(/^(\d{4})(\d{2})(\d{2})$/, '$1-$2-$3'));
+  const shownRates = await page.textContent('[data-testid="diff-rates"] dd');
+  const [nowText, beforeText] = shownRates.split(' vs ');
+  assertShown(nowText, d.build.hang_ms_per_hour, 'build ms/h');
+  assertShown(beforeText, d.baseline.hang_ms_per_hour, 'baseline ms/h');
+  const fig = page.locator('[data-testid="flamegraph-diff"]');
+  await fig.locator('svg').waitFor({timeout: 10000});
+  // The root's heaviest child: its read-out and its colour (red: more, blue: less).
+  const child = [...d.tree.children].sort((x, y) => y.hang_ms_per_hour - x.hang_ms_per_hour)[0];
+  const g = fig.locator(`g.frame[aria-label^="${child.name.replace(/"/g, '\\"')} —"]`).first();
+  const label = await g.getAttribute('aria-label');
+  const m = /— ([\d,.]+) ms per usage hour in this build, ([\d,.]+) in its baselines \(([−+±])([\d,.]+)\)/.exec(label);
+  assert.ok(m, label);
+  assertShown(m[1], child.hang_ms_per_hour, `${child.name} ms/h`);
+  assertShown(m[2], child.baseline_hang_ms_per_hour, `${child.name} baseline ms/h`);
+  assertShown(m[4], Math.abs(child.delta_ms_per_hour), `${child.name} change`);
+  const fill = await g.locator('rect').getAttribute('fill');
+  if (child.delta_ms_per_hour > 0) assert.match(fill, /^hsl\(4 /, 'more: red');
+  else if (child.delta_ms_per_hour < 0) assert.match(fill, /^hsl\(214 /, 'less: blue');
+  // Widths are the build's ms per usage hour: the root's children share the root's width so.
+  const svgWidth = Number(await fig.locator('svg').getAttribute('width'));
+  const w = Number(await g.locator('rect').getAttribute('width')) + 1;
+  assert.ok(Math.abs(w - (svgWidth * child.hang_ms_per_hour) / d.tree.hang_ms_per_hour) <= 1.5, `${child.name} width ${w}`);
+  await screenshotWidths(page, 'hangs-flamegraph-diff');
+  // Width by the baselines: a path the build no longer takes gets its width back.
+  await page.click('[data-testid="flame-diff-legend"] a:has-text("Baselines")');
+  await settled(page);
+  assert.match(page.url(), /flame_width=baseline/);
+  const rootLabel = await fig.locator('g.frame').first().getAttribute('aria-label');
+  const svgLabel = await fig.locator('svg').getAttribute('aria-label');
+  assertShown(/: ([\d,.]+) ms\/h of hangs/.exec(svgLabel)[1], d.tree.baseline_hang_ms_per_hour, 'baseline width total');
+  assert.ok(rootLabel.startsWith('(root) —'));
+  // The Releases view links here for the same build date.
+  await open(page, `releases?channel=${d.channel}&build_date=${d.build_date}&focus=hangs`);
+  await page.click('[data-testid="hang-diff-link"]');
+  await settled(page);
+  assert.match(page.url(), /flame=diff/);
+  assert.match(page.url(), new RegExp(`build_date=${d.build_date}`));
+  await fig.locator('svg').waitFor({timeout: 10000});
+  // Without a channel, the view says to choose one.
+  await open(page, 'hangs?flame=diff');
+  assert.match(await page.textContent('[data-testid="flame-diff-channel"]'), /Choose a channel/);
+  assert.deepEqual(b.errors, []);
+});
+

@@ -49,14 +49,14 @@ class World {
   }
   void Hang(std::string_view source, std::string_view os, std::string_view process, std::string_view thread,
             const std::vector<std::string>& stack, int64_t hang_us, int64_t count, int64_t ago_ms,
-            std::string_view channel = "release") {
+            std::string_view channel = "release", std::string_view date = "20261117") {
     std::string frames;
     for (const std::string& frame : stack) {
       if (!frames.empty()) frames += '\x1e';
       frames += frame;
     }
     Apply(test::MakeDelta(*symbols_, Table::kHangs,
-                          {source, channel, os, "20261117", process, thread, stack.back(), frames}),
+                          {source, channel, os, date, process, thread, stack.back(), frames}),
           {hang_us, count}, ago_ms);
   }
   void Crash(std::string_view sig, std::string_view process, std::string_view cls, std::string_view install,
