@@ -275,16 +275,21 @@ function deferWhileHeld() {
   $('view').dataset.deferred = 'held';  // for tests: a live update waits for the release
 }
 
+// Only the primary button holds (a right-click's menu swallows its release), and anything
+// that ends a press without a pointerup releases: a drag of a link, a context menu, the tab
+// hidden, the window left, or a move with no button down.
 function wireHold() {
-  $('view').addEventListener('pointerdown', () => { held = true; });
+  $('view').addEventListener('pointerdown', (ev) => { if (ev.button === 0 && ev.isPrimary) held = true; });
   const release = () => {
     if (!held) return;
     held = false;
     if (heldPending) { heldPending = false; scheduleRefresh(); }
   };
-  window.addEventListener('pointerup', release);
-  window.addEventListener('pointercancel', release);
-  window.addEventListener('blur', release);
+  for (const type of ['pointerup', 'pointercancel', 'blur', 'contextmenu', 'dragstart', 'dragend']) {
+    window.addEventListener(type, release);
+  }
+  document.addEventListener('visibilitychange', release);
+  window.addEventListener('pointermove', (ev) => { if (held && ev.buttons === 0) release(); });
 }
 
 // A live update: re-render the current view, at most once per MIN_REFRESH_GAP_MS.

@@ -32,7 +32,7 @@ namespace {
 // groups and stacks, the flame graph's stack list and prefix sums), and per flame-graph
 // node (the node and the candidates waiting).
 constexpr uint64_t kBytesPerSeries = 128;
-constexpr uint64_t kBytesPerNode = 160;
+constexpr uint64_t kBytesPerNode = 220;
 // How long a request waits for the answers in flight to be sent before it is refused.
 constexpr std::chrono::milliseconds kAdmissionPatience{200};
 

@@ -90,6 +90,8 @@ Trends RowTrends(const Snapshot& snap, const Query& q,
   RowFilter filter(snap, Table::kCrashes, q.filters);
   for (const SeriesData* s : snap.table(Table::kCrashes)) {
     if (!filter.Matches(s->key)) continue;
+    // Left-out signatures do not start the trend: the rows' bins span what they show.
+    if (q.exclude != 0 && Excluded(q.exclude, snap.Text(s->key[crash_field::kSignature]))) continue;
     AddPoints(*s, axis, all);
     auto row = row_of.find(s->key[crash_field::kSignature]);
     if (row != row_of.end()) AddPoints(*s, axis, points[row->second]);
@@ -133,9 +135,13 @@ std::string CrashesTopJson(const Snapshot& snap, const Query& q) {
       }
     }
     SigSums& g = sigs[signature];
-    if (s->first_ms < g.first_ms) {
+    // Once the retention evicts a series' oldest bucket its first time is that of the first
+    // kept one, which several builds may share: the older build id (they are timestamps) wins.
+    const Sym build = s->key[crash_field::kBuildId];
+    if (s->first_ms < g.first_ms || (s->first_ms == g.first_ms && g.first_build != kNoId &&
+                                     snap.Text(build) < snap.Text(g.first_build))) {
       g.first_ms = s->first_ms;
-      g.first_build = s->key[crash_field::kBuildId];
+      g.first_build = build;
     }
     const int64_t previous = PreviousValuesIn(snap, *s, win, in_window)[0];
     if (count == 0 && previous == 0) continue;

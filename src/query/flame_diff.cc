@@ -13,9 +13,9 @@
 namespace seismo {
 namespace {
 
-// A node's JSON besides its name, at most: six numbers of up to 25 characters, their
-// keys, "children":[] and the comma before it.
-constexpr size_t kDiffNodeJsonBytes = 300;
+// A node's JSON besides its name, at most: five doubles of up to 24 characters and two
+// integers of up to 20, their keys, "children":[] and the comma before it (322).
+constexpr size_t kDiffNodeJsonBytes = 330;
 
 struct Sides {
   int64_t hang_us = 0, hang_count = 0;
@@ -112,12 +112,6 @@ std::string FlamegraphDiffJson(const Snapshot& snap, const Query& q, const Basel
     total.baseline_count += x.baseline_count;
   }
   const int64_t usage = cmp->build.usage_ms, base_usage = cmp->baseline.usage_ms;
-  FlameTreeOptions options;
-  options.build_weight = usage > 0 ? 1.0 / static_cast<double>(usage) : 0;
-  options.baseline_weight = base_usage > 0 ? 1.0 / static_cast<double>(base_usage) : 0;
-  options.node_json_bytes = kDiffNodeJsonBytes;
-  const FlameTree tree = BuildFlameTree(stacks, *snap.symbols, limits, options);
-
   w.Key("age_hours").Int(cmp->age.age_hours);
   w.Key("baseline_build_dates").BeginArray();
   for (const std::string& d : cmp->baseline_builds) w.String(d);
@@ -127,6 +121,15 @@ std::string FlamegraphDiffJson(const Snapshot& snap, const Query& q, const Basel
   w.Key("baseline");
   WriteSide(w, base_usage, total.baseline_us, total.baseline_count);
   w.Key("tree");
+
+  // The tree has what the answer's byte bound leaves after the members before it.
+  AnswerLimits tree_limits = limits;
+  tree_limits.max_bytes = limits.max_bytes > w.str().size() ? limits.max_bytes - w.str().size() : 0;
+  FlameTreeOptions options;
+  options.build_weight = usage > 0 ? 1.0 / static_cast<double>(usage) : 0;
+  options.baseline_weight = base_usage > 0 ? 1.0 / static_cast<double>(base_usage) : 0;
+  options.node_json_bytes = kDiffNodeJsonBytes;
+  const FlameTree tree = BuildFlameTree(stacks, *snap.symbols, tree_limits, options);
   WriteFlameTree(w, tree, *snap.symbols, [usage, base_usage](JsonWriter& out, const FlameNode& n) {
     const std::optional<double> now = MsPerHour(n.hang_us, usage),
                                 before = MsPerHour(n.baseline_us, base_usage);

@@ -232,10 +232,11 @@ Result<Query> ParseQuery(Endpoint endpoint, const Params& params, const std::vec
         return Bad(name, fmt::format("unknown format '{}' (tree or collapsed)", value));
       }
     } else if (name == "exclude" && endpoint == Endpoint::kCrashesTop) {
-      for (std::string_view rest = value; !rest.empty();) {
-        const size_t comma = rest.find(',');
-        const std::string_view item = rest.substr(0, comma);
-        rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+      if (value.empty()) return Bad(name, "empty value");
+      // Every comma-separated item must be a name: "oom,", ",oom" and "oom,,empty" are refused.
+      for (size_t start = 0;;) {
+        const size_t comma = value.find(',', start);
+        const std::string_view item = std::string_view(value).substr(start, comma - start);
         if (item == "oom") {
           q.exclude |= kExcludeOom;
         } else if (item == "empty") {
@@ -245,6 +246,8 @@ Result<Query> ParseQuery(Endpoint endpoint, const Params& params, const std::vec
         } else {
           return Bad(name, fmt::format("unknown exclusion '{}' (oom, empty, shutdownkill)", item));
         }
+        if (comma == std::string::npos) break;
+        start = comma + 1;
       }
     } else if (name == "sparklines" && endpoint == Endpoint::kCrashesTop) {
       if (value != "0" && value != "1") return Bad(name, fmt::format("'{}' is not 0 or 1", value));

@@ -19,7 +19,8 @@ export function diffQuery(sel) {
 }
 
 export function fetchDiff(sel) {
-  return sel.channel ? api.get('hangs/flamegraph/diff', diffQuery(sel)) : Promise.resolve(null);
+  if (!sel.channel) return Promise.resolve(null);
+  return api.get('hangs/flamegraph/diff', diffQuery(sel)).then((d) => ({...d, query_date: sel.build_date}));
 }
 
 // The largest change of any node, for the colour scale.
@@ -58,13 +59,17 @@ export function diffBody(ctx, d) {
       'before it on its channel.', 'flame-diff-channel');
   }
   if (!d.tree) {
-    const why = d.build_date === null ? `${d.channel} has no hang usage yet`
+    const why = d.build_date === null ? (d.query_date ? `${d.channel} has no hang usage of build date ${d.query_date}`
+      : `${d.channel} has no hang usage yet`)
       : d.source === null ? `build date ${d.build_date} has no usage of that source`
         : `build date ${d.build_date} of ${d.channel} has too few earlier build dates with enough usage to compare with`;
     return note(`No differential flame graph: ${why}.`, 'flame-diff-none');
   }
   const side = ctx.params.get('flame_width') === 'baseline' ? 'baseline' : 'build';
   const max = maxChange(d.tree);
+  // Nothing of the build to draw (no hang in the selection yet): its baselines' paths are
+  // what it no longer takes, one click away.
+  const empty = side === 'build' && !(d.tree.hang_ms_per_hour > 0);
   const width = choices('Width', [['', 'This build'], ['baseline', 'Baselines']], side === 'baseline' ? 'baseline' : '',
     (v) => ctx.href('hangs', {flame_width: v}, {keepLocal: true}));
   return [
@@ -72,6 +77,7 @@ export function diffBody(ctx, d) {
       ['Build date', fmt.buildId(d.build_date), {'data-testid': 'diff-build-date'}],
       ['Baselines', (d.baseline_build_dates || []).map(fmt.buildId).join(', '), {'data-testid': 'diff-baselines'}],
       ['Age', `${fmt.int(d.age_hours)} h`],
+      ['Pings', d.source, {'data-testid': 'diff-source'}],
       ['Hang ms / usage h', `${fmt.num(d.build.hang_ms_per_hour)} vs ${fmt.num(d.baseline.hang_ms_per_hour)}`,
         {'data-testid': 'diff-rates'}],
     ]),
@@ -79,7 +85,8 @@ export function diffBody(ctx, d) {
       h('span', {class: 'swatch', style: {background: deltaColor(max, max)}}), ` more (up to ${signed(max)} ms/h)`,
       h('span', {class: 'swatch', style: {background: deltaColor(0, max)}}), ' same',
       h('span', {class: 'swatch', style: {background: deltaColor(-max, max)}}), ' less than the baselines, per usage hour'),
-    flameGraph(d.tree, {
+    empty ? note('This build date has no hangs in this selection yet: "Width: Baselines" draws its ' +
+      'baselines\' stacks, coloured by what it no longer hangs in.', 'flame-diff-empty') : flameGraph(d.tree, {
       key: `diff:${JSON.stringify(diffQuery(d))}:${side}`, testid: 'flamegraph-diff', unit: 'ms/h', invertible: false,
       value: (n) => (side === 'baseline' ? n.baseline_hang_ms_per_hour : n.hang_ms_per_hour),
       fill: (n) => deltaColor(n.delta_ms_per_hour, max), describe,

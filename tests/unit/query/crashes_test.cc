@@ -83,6 +83,36 @@ TEST(CrashesTriage, ExcludedSignaturesLeaveTheRanksTotalsAndSharesAndAreCounted)
   EXPECT_EQ(oom.root["total"].get_int64().value(), 7);
 }
 
+// Builds equally early (as after the retention evicted a signature's first buckets): the
+// older build id is where it was first seen, whatever the order of the series.
+TEST(CrashesTriage, EquallyEarlyBuildsGiveTheOlderBuild) {
+  for (const bool older_first : {true, false}) {
+    World world;
+    world.BuildUsage("Linux", kHour, 1, 0, kHour);
+    const char* older = "20261101090000";
+    const char* newer = "20261105090000";
+    world.Crash("S", "parent", "parent", "a", 3 * kHour, false, "Linux", older_first ? older : newer);
+    world.Crash("S", "parent", "parent", "b", 3 * kHour, false, "Linux", older_first ? newer : older);
+    const auto snap = world.Build();
+    Json j(CrashesTopJson(*snap, Q(Endpoint::kCrashesTop, "")));
+    EXPECT_EQ(j.root["rows"].at(0)["first_build"].get_string().value(), older);
+  }
+}
+
+// The sparklines start at the first crash shown: a left-out signature's earlier crashes do not
+// stretch the other rows' bins.
+TEST(CrashesTriage, TheTrendStartsAtTheFirstCrashNotLeftOut) {
+  World world;
+  world.BuildUsage("Linux", kHour, 1, 0, kHour);
+  world.Crash("OOM | small", "parent", "parent", "a", 20 * kHour);
+  world.Crash("Real", "parent", "parent", "b", 2 * kHour);
+  const auto snap = world.Build();
+  Json all(CrashesTopJson(*snap, Q(Endpoint::kCrashesTop, "sparklines=1")));
+  Json left(CrashesTopJson(*snap, Q(Endpoint::kCrashesTop, "sparklines=1&exclude=oom")));
+  EXPECT_EQ(all.root["trend_from"].get_string().value(), "2026-11-19T16:00:00.000Z");
+  EXPECT_EQ(left.root["trend_from"].get_string().value(), "2026-11-20T10:00:00.000Z");
+}
+
 TEST_F(CrashesTest, LimitCutsRowsNotTheTotal) {
   Json j(Top("limit=1"));
   EXPECT_EQ(j.root["total"].get_int64().value(), 6);
