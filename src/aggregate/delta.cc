@@ -77,9 +77,10 @@ void DeltaEncoder::Encode(const ParsedDocument& doc, EventTime t, std::vector<De
       b.values = {doc.usage_ms, 1, static_cast<int64_t>(doc.subprocess_crashes.gpu),
                   static_cast<int64_t>(doc.subprocess_crashes.plugin),
                   static_cast<int64_t>(doc.subprocess_crashes.gmplugin)};
-      // Installs that reported a sub-process crash (not every install that sent usage:
-      // a sketch per usage bucket would cost far more than the rules need).
-      if (b.values[2] + b.values[3] + b.values[4] > 0) b.install_hash = InstallHash(doc.install_id);
+      // Every install that sent usage: the series' sketch counts the build's active
+      // installs, and its hours' sketches those that reported a sub-process crash (the
+      // values say which, series_data.h).
+      b.install_hash = InstallHash(doc.install_id);
     }
     const uint64_t install = InstallHash(doc.install_id);
     for (const HangRecord& h : doc.hangs) {

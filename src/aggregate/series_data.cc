@@ -47,6 +47,12 @@ HyperLogLog InstallsOfBuckets(const SeriesData& s, int64_t from, int64_t to, int
   return out;
 }
 
+HyperLogLog InstallsOfHours(const SeriesData& s) {
+  HyperLogLog out;
+  for (const auto& c : s.hours) out.Merge(c->hour_installs);
+  return out;
+}
+
 std::vector<BucketPoint> PointsOf(const SeriesData& s, int64_t from, int64_t to) {
   std::vector<BucketPoint> out;
   for (const auto& c : s.hours) {

@@ -98,6 +98,20 @@ void DecodeCounters(ByteReader& r, ShardImage& image) {
 
 // Format 2: each key one string, fields joined by \x1f, a stack's frames by \x1e;
 // every entry carried an installs sketch.
+// Tables whose entries carry an installs sketch.
+bool EntryInstalls(Table t, SeriesSetFormat format) {
+  return t == Table::kCrashes ||
+         (t == Table::kBuildUsage && format == SeriesSetFormat::kWithUsageEntryInstalls);
+}
+
+// A build-usage series written before its entries carried sketches: its series sketch held
+// the sub-process crash reporters, the side that now lives in its hours (ADR 0031).
+void MoveLegacyUsageInstalls(SeriesImage& s) {
+  if (s.table() != Table::kBuildUsage || s.installs.empty() || s.entries.empty()) return;
+  s.entries.back().installs.Merge(s.installs);
+  s.installs = HyperLogLog();
+}
+
 bool DecodeLegacySeries(ByteReader& r, Symbols& symbols, SeriesImage& s) {
   uint8_t table = r.U8();
   if (table >= kTableCount) return false;
@@ -127,6 +141,7 @@ bool DecodeLegacySeries(ByteReader& r, Symbols& symbols, SeriesImage& s) {
     s.installs.Merge(h);
     if (s.key.table == Table::kCrashes) e.installs = std::move(h);
   }
+  MoveLegacyUsageInstalls(s);
   return r.ok();
 }
 
@@ -181,7 +196,7 @@ void EncodeSeriesSet(std::span<const SeriesImage> series, const Symbols& symbols
     for (const SeriesImage::Entry& e : s.entries) {
       w.I64(e.bucket);
       for (size_t i = 0; i < ValueCount(s.table()); ++i) w.I64(e.v[i]);
-      if (s.table() == Table::kCrashes) EncodeHll(e.installs, w);
+      if (EntryInstalls(s.table(), SeriesSetFormat::kWithUsageEntryInstalls)) EncodeHll(e.installs, w);
     }
   }
 }
@@ -196,7 +211,9 @@ bool DecodeShardImage(ByteReader& r, uint32_t format, Symbols& symbols, ShardIma
     }
     return r.ok();
   }
-  return DecodeSeriesSet(r, symbols, image.series);
+  return DecodeSeriesSet(
+      r, symbols, image.series,
+      format <= 3 ? SeriesSetFormat::kCrashEntryInstalls : SeriesSetFormat::kWithUsageEntryInstalls);
 }
 
 namespace {
@@ -206,7 +223,7 @@ namespace {
 constexpr uint64_t kReserveAhead = 1024;
 }  // namespace
 
-bool DecodeSeriesSet(ByteReader& r, Symbols& symbols, std::vector<SeriesImage>& out) {
+bool DecodeSeriesSet(ByteReader& r, Symbols& symbols, std::vector<SeriesImage>& out, SeriesSetFormat format) {
   std::vector<Sym> texts(r.Count(1));
   for (Sym& s : texts) s = symbols.Intern(r.Str());
   std::vector<StackId> stacks(r.Count(1));
@@ -245,9 +262,10 @@ bool DecodeSeriesSet(ByteReader& r, Symbols& symbols, std::vector<SeriesImage>& 
       SeriesImage::Entry& e = s.entries.emplace_back();
       e.bucket = r.I64();
       for (size_t i = 0; i < ValueCount(s.table()); ++i) e.v[i] = r.I64();
-      if (s.table() == Table::kCrashes && !DecodeHll(r, e.installs)) return false;
+      if (EntryInstalls(s.table(), format) && !DecodeHll(r, e.installs)) return false;
     }
     if (!r.ok()) return false;
+    if (format == SeriesSetFormat::kCrashEntryInstalls) MoveLegacyUsageInstalls(s);
   }
   return r.ok();
 }

@@ -45,6 +45,19 @@ int64_t ShardState::BucketOf(int64_t ms) const {
   return (ms % b != 0 && ms < 0) ? q - 1 : q;
 }
 
+namespace {
+
+// The sketch an image's entry (or a fold) carries for bucket `i` of an hour: a crash
+// bucket's own; a build-usage hour's on its first bucket (restoring merges it into the
+// same hour); none otherwise.
+const HyperLogLog* EntryInstalls(const HourChunk& c, size_t i) {
+  if (!c.installs.empty()) return &c.installs[i];
+  if (i == 0 && !c.hour_installs.empty()) return &c.hour_installs;
+  return nullptr;
+}
+
+}  // namespace
+
 // ------------------------------------------------------------ memory
 
 size_t ShardState::SeriesBytes(const SeriesData& s) {
@@ -215,10 +228,15 @@ void ShardState::AddToEntry(Ref r, int64_t b, const Values& v, uint64_t install_
   }
   HourChunk& c = MutableHour(s, hi - 1);
   const bool crashes = r.table == Table::kCrashes;
+  // A build-usage hour's sketch holds the installs whose pings reported sub-process
+  // crashes (values 2..4), or what an image's entry of the hour carries.
+  const bool reporters = r.table == Table::kBuildUsage && ((install_hash != 0 && v[2] + v[3] + v[4] > 0) ||
+                                                           (installs != nullptr && !installs->empty()));
   // The bucket: usually the last one.
   size_t bi = c.buckets.size();
   while (bi > 0 && c.buckets[bi - 1] > b) --bi;
-  const size_t hour_before = crashes || bi == 0 || c.buckets[bi - 1] != b ? HourBytes(c) : 0;  // sketches may grow
+  const size_t hour_before =
+      crashes || reporters || bi == 0 || c.buckets[bi - 1] != b ? HourBytes(c) : 0;  // sketches may grow
   if (bi == 0 || c.buckets[bi - 1] != b) {
     c.buckets.insert(c.buckets.begin() + static_cast<ptrdiff_t>(bi), b);
     c.values.insert(c.values.begin() + static_cast<ptrdiff_t>(bi), Values{});
@@ -245,6 +263,9 @@ void ShardState::AddToEntry(Ref r, int64_t b, const Values& v, uint64_t install_
       c.installs[bi - 1].Merge(*installs);
       c.hour_installs.Merge(*installs);
     }
+  } else if (reporters) {
+    if (install_hash != 0 && v[2] + v[3] + v[4] > 0) c.hour_installs.Add(install_hash);
+    if (installs != nullptr) c.hour_installs.Merge(*installs);
   }
   if (hour_before != 0) memory_bytes_ += static_cast<int64_t>(HourBytes(c)) - static_cast<int64_t>(hour_before);
   if (install_hash != 0) {
@@ -414,7 +435,7 @@ void ShardState::Fold(Ref r) {
   const Ref o = SeriesFor(okey, KeyContentHash(okey, *symbols_));
   for (const auto& c : x->hours) {
     for (size_t i = 0; i < c->buckets.size(); ++i) {
-      AddToEntry(o, c->buckets[i], c->values[i], 0, c->installs.empty() ? nullptr : &c->installs[i]);
+      AddToEntry(o, c->buckets[i], c->values[i], 0, EntryInstalls(*c, i));
     }
   }
   SeriesData& os = Mutable(o);
@@ -555,7 +576,8 @@ ShardImage ShardState::Image() const {
       out.installs = s->installs;
       for (const auto& c : s->hours) {
         for (size_t i = 0; i < c->buckets.size(); ++i) {
-          out.entries.push_back({c->buckets[i], c->values[i], c->installs.empty() ? HyperLogLog() : c->installs[i]});
+          const HyperLogLog* h = EntryInstalls(*c, i);
+          out.entries.push_back({c->buckets[i], c->values[i], h != nullptr ? *h : HyperLogLog()});
         }
       }
       image.series.push_back(std::move(out));

@@ -144,7 +144,7 @@ void CrashRulesForBuild(Round& round, const BuildIndex& index, size_t build_at, 
     if (!os.Matches(usage->key[build_field::kOs]) || usage->total[kSubprocessGpu] <= 0) continue;
     gpu_main_pings += Sum(*usage, kSubprocessGpu, judged);
     gpu_in_main_pings = true;
-    class_new["gpu"].installs.Merge(usage->installs);
+    class_new["gpu"].installs.Merge(InstallsOfHours(*usage));  // its hours hold the reporters (ADR 0031)
   }
   if (gpu_in_main_pings) {
     Side& gpu = class_new["gpu"];

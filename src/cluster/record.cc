@@ -39,7 +39,8 @@ RecordResult Reject(RecordReject reason, std::string detail) {
   return RecordResult(reason, std::move(detail));
 }
 
-RecordResult DecodePartialPayload(std::string_view payload, const PartitionBucket& where, Symbols& symbols) {
+RecordResult DecodePartialPayload(std::string_view payload, const PartitionBucket& where, uint32_t version,
+                                  Symbols& symbols) {
   ByteReader r(payload);
   PartialRecord p;
   p.where.topic = std::string(r.Str());
@@ -63,7 +64,9 @@ RecordResult DecodePartialPayload(std::string_view payload, const PartitionBucke
     return Reject(RecordReject::kKeyMismatch,
                   fmt::format("value holds {} of {} parts", PartialKey(p.where), p.parts));
   }
-  if (!DecodeSeriesSet(r, symbols, p.series) || !r.at_end()) {
+  const SeriesSetFormat format =
+      version < 2 ? SeriesSetFormat::kCrashEntryInstalls : SeriesSetFormat::kWithUsageEntryInstalls;
+  if (!DecodeSeriesSet(r, symbols, p.series, format) || !r.at_end()) {
     return Reject(RecordReject::kCorrupt, "undecodable series");
   }
   for (const SeriesImage& s : p.series) {
@@ -176,9 +179,10 @@ RecordResult DecodeRecord(std::string_view key, std::optional<std::string_view> 
     return Reject(RecordReject::kTruncated, fmt::format("{} bytes, shorter than the header", v.size()));
   }
   const auto version = static_cast<uint32_t>(GetFixed(v, 8, 4));
-  if (version != kAggregatesFormatVersion) {
+  if (version < kOldestReadableAggregatesVersion || version > kAggregatesFormatVersion) {
     return Reject(RecordReject::kUnknownVersion,
-                  fmt::format("format version {} (this build reads {})", version, kAggregatesFormatVersion));
+                  fmt::format("format version {} (this build reads {} to {})", version,
+                              kOldestReadableAggregatesVersion, kAggregatesFormatVersion));
   }
   const auto kind = static_cast<uint8_t>(v[12]);
   const uint64_t length = GetFixed(v, 13, 8);
@@ -196,7 +200,7 @@ RecordResult DecodeRecord(std::string_view key, std::optional<std::string_view> 
   if (kind != static_cast<uint8_t>(k->kind)) {
     return Reject(RecordReject::kKeyMismatch, "the value's kind is not the key's");
   }
-  return k->kind == RecordKind::kPartial ? DecodePartialPayload(payload, k->where, symbols)
+  return k->kind == RecordKind::kPartial ? DecodePartialPayload(payload, k->where, version, symbols)
                                          : DecodeAlertPayload(payload);
 }
 

@@ -3,6 +3,8 @@
 #include <absl/container/flat_hash_map.h>
 
 #include <algorithm>
+#include <cmath>
+#include <optional>
 #include <tuple>
 
 #include "seismo/aggregate/subprocess_crashes.h"
@@ -38,6 +40,43 @@ using DateKey = std::tuple<std::string_view, std::string_view, std::string_view>
 BuildKey BuildOf(const SeriesKey& k) {
   return {k[build_field::kChannel], k[build_field::kProduct], k[build_field::kVersion],
           k[build_field::kBuildId]};
+}
+
+// The installs behind a build over its retained life (ADR 0031): those its main pings came
+// from, and those that crashed, by class of crash report; `any` also holds the installs whose
+// main pings reported sub-process crashes.
+struct Affected {
+  HyperLogLog active;
+  std::array<HyperLogLog, kClasses.size()> crashed;
+  HyperLogLog any;
+};
+
+int64_t Estimate(const HyperLogLog& h) { return std::llround(h.Estimate()); }
+
+// "affected_installs": the share of the build's installs that crashed, by class — Sentry's
+// crash-free users turned round. The denominator is every install seen, in main pings or
+// crashing; null when none of its documents carried one.
+void WriteAffected(JsonWriter& w, const Affected& a) {
+  HyperLogLog seen = a.active;
+  seen.Merge(a.any);
+  const int64_t installs = seen.empty() ? 0 : Estimate(seen);
+  auto share = [installs](int64_t n) {
+    return installs > 0 ? std::optional<double>(100.0 * static_cast<double>(std::min(n, installs)) /
+                                                static_cast<double>(installs))
+                        : std::nullopt;
+  };
+  w.BeginObject();
+  w.Key("installs");
+  installs > 0 ? w.Int(installs) : w.Null();
+  w.Key("crashed").BeginObject();
+  for (size_t i = 0; i < kClasses.size(); ++i) w.Key(kClasses[i]).Int(Estimate(a.crashed[i]));
+  w.Key("total").Int(Estimate(a.any));
+  w.EndObject();
+  w.Key("share").BeginObject();
+  for (size_t i = 0; i < kClasses.size(); ++i) w.Key(kClasses[i]).OptDouble(share(Estimate(a.crashed[i])));
+  w.Key("total").OptDouble(share(Estimate(a.any)));
+  w.EndObject();
+  w.EndObject();
 }
 
 void WriteRate(JsonWriter& w, std::string_view name, int64_t count, int64_t usage_ms) {
@@ -106,6 +145,27 @@ std::string BuildsJson(const Snapshot& snap, const Query& q, const BaselinePolic
   });
   if (order.size() > q.limit) order.resize(q.limit);
 
+  // Installs, for the rows shown only (a sketch each per class): over the series' lives,
+  // under the filters but not the window.
+  absl::flat_hash_map<BuildKey, Affected> affected;
+  for (const auto* row : order) affected[row->first];
+  for (const SeriesData* s : snap.table(Table::kBuildUsage)) {
+    if (!builds_filter.Matches(s->key)) continue;
+    auto it = affected.find(BuildOf(s->key));
+    if (it == affected.end()) continue;
+    it->second.active.Merge(s->installs);
+    it->second.any.Merge(InstallsOfHours(*s));
+  }
+  for (const SeriesData* s : snap.table(Table::kCrashes)) {
+    if (!crashes_filter.Matches(s->key)) continue;
+    auto it = affected.find(BuildOf(s->key));
+    if (it == affected.end()) continue;
+    auto c = std::find(kClasses.begin(), kClasses.end(), snap.Text(s->key[crash_field::kClass]));
+    it->second.crashed[c == kClasses.end() ? kClasses.size() - 1 : static_cast<size_t>(c - kClasses.begin())]
+        .Merge(s->installs);
+    it->second.any.Merge(s->installs);
+  }
+
   JsonWriter w;
   w.BeginObject();
   w.Key("window").String(WindowName(q.window_ms));
@@ -142,6 +202,8 @@ std::string BuildsJson(const Snapshot& snap, const Query& q, const BaselinePolic
     WriteRate(w, "startup", r.startup, r.usage_ms);
     WriteRate(w, "total", total, r.usage_ms);
     w.EndObject();
+    w.Key("affected_installs");
+    WriteAffected(w, affected.at(row->first));
     w.Key("at_equal_age");
     comparisons.Write(w, row->first[0], row->first[3]);
     w.Key("hangs").BeginObject();

@@ -82,6 +82,19 @@ function ingestPanel(ctx) {
 const CHANNEL_ORDER = ['release', 'esr', 'beta', 'aurora', 'nightly'];
 const channelRank = (c) => (CHANNEL_ORDER.includes(c) ? CHANNEL_ORDER.indexOf(c) : CHANNEL_ORDER.length);
 
+// "Installs crashed" of a build row: the share of its installs that crashed (ADR 0031),
+// with the counts and the classes in the title.
+function affectedCell(a) {
+  if (!a || a.installs === null || a.installs === undefined) {
+    return h('td', {class: 'num muted', 'data-testid': 'affected', title: 'no install id in this build\'s documents'}, '—');
+  }
+  const classes = ['parent', 'content', 'gpu'].filter((c) => a.crashed[c] > 0)
+    .map((c) => `${c} ${fmt.pct(a.share[c])}`).join(', ');
+  return h('td', {class: 'num', 'data-testid': 'affected',
+    title: `${fmt.int(a.crashed.total)} of ${fmt.int(a.installs)} installs crashed over the build's life` +
+      (classes ? ` (${classes})` : '')}, fmt.pct(a.share.total));
+}
+
 function buildsPanel(ctx, builds) {
   if (builds.length === 0) return section('Builds', {id: 'builds'}, emptyState(ctx, 'builds'));
   // Grouped by channel (release first), newest build first within a channel,
@@ -108,7 +121,8 @@ function buildsPanel(ctx, builds) {
         h('td', {class: 'num', 'data-testid': 'usage'}, fmt.num(b.usage_hours)),
         h('td', {class: 'num', 'data-testid': 'crashes'}, fmt.int(b.crashes?.total)),
         h('td', {class: 'num', 'data-testid': 'crash-rate'}, fmt.num(cr.total)),
-        vsCell(ctx, b, age.crashes, 'crash', 'crash-vs'), h('td', {class: 'num'}, fmt.num(cr.parent)),
+        vsCell(ctx, b, age.crashes, 'crash', 'crash-vs'), affectedCell(b.affected_installs),
+        h('td', {class: 'num'}, fmt.num(cr.parent)),
         h('td', {class: 'num'}, fmt.num(cr.content)), h('td', {class: 'num'}, fmt.num(cr.startup)),
         h('td',
           {class: 'num', 'data-testid': 'hang-rate', title: r.hang.source ? `${r.hang.source} pings` : ''},
@@ -137,6 +151,12 @@ function buildsPanel(ctx, builds) {
               label: '× baseline',
               num: true,
               title: 'crash rate at equal age ÷ the baseline builds\' at the same age'
+            },
+            {
+              label: 'Installs crashed',
+              num: true,
+              title: 'share of the build\'s installs (seen in main pings or crash reports, over its retained life, ' +
+                  'not the window) that crashed: crash-free installs turned round; estimates, ±2 %'
             },
             {label: 'Parent', num: true, title: 'parent crashes per 1000 h'}, {
               label: 'Content',

@@ -42,8 +42,7 @@ struct Delta {
   EventTime time;
   Values values{};
   // InstallHash of the install behind the delta, 0 = unknown: kCrashes the crash's install,
-  // kHangs the ping's clientId, kBuildUsage the clientId of a main ping that reported
-  // sub-process crashes (other usage deltas: 0).
+  // kHangs the ping's clientId, kBuildUsage the main ping's clientId (kUsage deltas: 0).
   uint64_t install_hash = 0;
   uint64_t doc_hash = 0;    // kCrashes: hash of the document id for de-duplication, 0 = none
   uint64_t route_hash = 0;  // which shard applies it: `hash`, or doc_hash for crashes with an id

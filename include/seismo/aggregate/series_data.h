@@ -11,6 +11,13 @@
 // edge hours bucket by bucket. Crash series keep an installs sketch per bucket
 // (a window's distinct installs cannot be subtracted, only merged); the others do not.
 //
+// Installs sketches (ADR 0031):
+//   kCrashes     series: the crashes' installs; buckets and hours: those of their crashes
+//   kBuildUsage  series: every main ping's install (the build's active installs);
+//                hours: the installs whose pings reported sub-process crashes (no bucket's)
+//   kHangs       series: the pings' installs
+//   kUsage       none
+//
 // Sharing: the shard that owns a series is its only writer. A published snapshot
 // holds the same SeriesData and HourChunks through shared_ptr; the shard clones an
 // object before changing it whenever a snapshot may hold it (copy on write), so a
@@ -35,7 +42,8 @@ inline constexpr int64_t kHourMs = 3'600'000;
 struct HourChunk {
   int64_t hour = 0;   // hour index: start = hour * kHourMs
   Values sum{};
-  HyperLogLog hour_installs;          // crashes: the buckets' installs merged (windows read whole hours)
+  HyperLogLog hour_installs;          // crashes: the buckets' merged (windows read whole hours);
+                                      // build usage: sub-process crash reporters' (the only one)
   std::vector<int64_t> buckets;       // ascending bucket indices
   std::vector<Values> values;         // per bucket
   std::vector<HyperLogLog> installs;  // per bucket (crashes only, else empty)
@@ -78,6 +86,9 @@ inline int64_t HourOfBucket(int64_t bucket, int64_t bucket_ms) {
 Values SumBuckets(const SeriesData& s, int64_t from, int64_t to, int64_t bucket_ms);
 // Distinct installs of the buckets in [from, to] (crash series; empty otherwise).
 HyperLogLog InstallsOfBuckets(const SeriesData& s, int64_t from, int64_t to, int64_t bucket_ms);
+// Every retained hour's sketch merged (build usage: the installs that reported sub-process
+// crashes).
+HyperLogLog InstallsOfHours(const SeriesData& s);
 // Buckets in [from, to], ascending.
 std::vector<BucketPoint> PointsOf(const SeriesData& s, int64_t from, int64_t to);
 // Every hour, ascending.

@@ -11,8 +11,8 @@
 //   texts   n, then n strings
 //   stacks  n, then per stack: frame count, frame text indices
 //   series  n, then per series: table, field indices (a stack field indexes
-//           stacks), first_ms, installs sketch, entries (bucket, values,
-//           installs sketch for crashes)
+//           stacks), first_ms, installs sketch, entries (bucket, values, and an
+//           installs sketch for crashes and build usage — kWithUsageEntryInstalls)
 #pragma once
 
 #include <cstdint>
@@ -29,7 +29,7 @@ struct SeriesImage {
   struct Entry {
     int64_t bucket = 0;
     Values v{};
-    HyperLogLog installs;  // crashes only (else empty)
+    HyperLogLog installs;  // crashes: the bucket's; build usage: its hour's reporters' (series_data.h)
   };
   SeriesKey key;
   int64_t first_ms = 0;
@@ -50,14 +50,22 @@ struct ShardImage {
 
 void EncodeShardImage(const ShardImage& image, const Symbols& symbols, ByteWriter& w);
 // False when the bytes are not a valid image (the reader then reports !ok()).
-// `format` is the checkpoint format version: 2 held keys as joined strings.
+// `format` is the checkpoint format version: 2 held keys as joined strings, 2 and 3 no
+// build-usage entry sketches (SeriesSetFormat::kCrashEntryInstalls).
 bool DecodeShardImage(ByteReader& r, uint32_t format, Symbols& symbols, ShardImage& image);
 
 // A set of series with the dictionary its keys need (the part of an image after its
 // header): one encoder for checkpoints and the cluster stage's records. Decoding
 // interns the texts into `symbols`; false when the bytes are not a valid set.
+//
+// kCrashEntryInstalls (checkpoint format 3, aggregates records 1): only crash entries
+// carried a sketch, and a build-usage series' sketch held only the installs that
+// reported sub-process crashes. Decoding it moves that sketch to the series' last entry
+// (the reporters' side, series_data.h); the series' active installs start empty (ADR 0031).
+enum class SeriesSetFormat : uint8_t { kCrashEntryInstalls, kWithUsageEntryInstalls };
 void EncodeSeriesSet(std::span<const SeriesImage> series, const Symbols& symbols, ByteWriter& w);
-bool DecodeSeriesSet(ByteReader& r, Symbols& symbols, std::vector<SeriesImage>& out);
+bool DecodeSeriesSet(ByteReader& r, Symbols& symbols, std::vector<SeriesImage>& out,
+                     SeriesSetFormat format = SeriesSetFormat::kWithUsageEntryInstalls);
 
 // Encoding of a sketch (shared with other encoders of sketches).
 void EncodeHll(const HyperLogLog& h, ByteWriter& w);

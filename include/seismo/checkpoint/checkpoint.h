@@ -41,7 +41,10 @@ namespace seismo {
 // 3: shard images carry their own dictionary of texts and stacks, and keys as
 // indices into it; a series carries its installs sketch, a bucket only for crashes
 // (shard_image.h). Version 2 files are still read.
-inline constexpr uint32_t kCheckpointFormatVersion = 3;
+// 4: build-usage entries carry a sketch too, and a build-usage series' sketch is every
+// main ping's install (ADR 0031); versions 2 and 3 are read with their reporters' sketch
+// moved to the series' last entry.
+inline constexpr uint32_t kCheckpointFormatVersion = 4;
 inline constexpr uint32_t kOldestReadableCheckpointVersion = 2;
 inline constexpr std::string_view kCheckpointFile = "seismo.ckpt";
 

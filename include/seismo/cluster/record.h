@@ -42,7 +42,10 @@
 namespace seismo {
 
 inline constexpr std::string_view kAggregatesMagic = "SEISMOAG";
-inline constexpr uint32_t kAggregatesFormatVersion = 1;
+// 2: build-usage entries carry their hour's sub-process crash reporters (ADR 0031); records
+// of version 1 are still read (shard_image.h, SeriesSetFormat::kCrashEntryInstalls).
+inline constexpr uint32_t kAggregatesFormatVersion = 2;
+inline constexpr uint32_t kOldestReadableAggregatesVersion = 1;
 inline constexpr uint32_t kMaxPartialParts = 1024;
 
 enum class RecordKind : uint8_t { kPartial = 1, kAlertState = 2 };

@@ -51,7 +51,17 @@ test('builds table lists every build with usage, crashes, rates and the ratio to
     // × baseline is the comparison at equal age the API gives (the alert rules' one).
     assertShown(row.byId['crash-vs'], x.at_equal_age?.crashes?.ratio ?? null, `${x.build_id} crash rate vs baseline`);
     assertShown(row.byId['hang-vs'], x.at_equal_age?.hangs?.ratio ?? null, `${x.build_id} hang rate vs baseline`);
+    // Affected installs (ADR 0031): the share of the build's installs that crashed.
+    assertShown(row.byId.affected, x.affected_installs.share.total, `${x.build_id} installs crashed`);
   }
+  // The fixture's pings carry client ids: some build has installs, and some of them crashed;
+  // its cell names the counts behind the share.
+  const affected = builds.find((x) => x.affected_installs.installs > 0 && x.affected_installs.crashed.total > 0);
+  assert.ok(affected, 'some build has installs that crashed');
+  assert.ok(affected.affected_installs.share.total <= 100);
+  const affectedTitle = await page.getAttribute(`tr[data-build="${affected.build_id}"] [data-testid="affected"]`, 'title');
+  assert.match(affectedTitle, new RegExp(`^${affected.affected_installs.crashed.total.toLocaleString('en-US')} of ` +
+    `${affected.affected_installs.installs.toLocaleString('en-US')} installs crashed over the build's life`));
   // Some builds have a hang baseline, and its cell names the build dates behind it and the age.
   const withHang = builds.find((x) => x.at_equal_age?.hangs?.ratio);
   assert.ok(withHang, 'some build has a hang baseline');

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "seismo/aggregate/delta.h"
+#include "seismo/aggregate/series_data.h"
 #include "seismo/aggregate/snapshot.h"
 #include "seismo/core/hash.h"
 #include "support/keys.h"
@@ -122,10 +123,13 @@ TEST(ShardState, HangSeriesCountDistinctInstallsOfTheirPings) {
     EXPECT_EQ(v.total[1], bhr ? 301 : 40) << key;
     EXPECT_NEAR(v.installs.Estimate(), bhr ? 1.0 : 20.0, 0.5) << key;
   }
-  // Main pings with a sub-process crash: clients 0, 4, 8, 12, 16.
+  // The build's installs are every main ping's (ADR 0031); its hours hold those with a
+  // sub-process crash: clients 0, 4, 8, 12, 16.
   const auto build = Totals(s, Table::kBuildUsage, sym).begin()->second;
   EXPECT_EQ(build.total[2], 10);
-  EXPECT_NEAR(build.installs.Estimate(), 5.0, 0.5);
+  EXPECT_NEAR(build.installs.Estimate(), 20.0, 0.5);
+  s.Snapshot()->ForEach(Table::kBuildUsage,
+                        [](const SeriesData& x) { EXPECT_NEAR(InstallsOfHours(x).Estimate(), 5.0, 0.5); });
   for (const auto& [key, v] : Totals(s, Table::kUsage, sym)) EXPECT_TRUE(v.installs.empty()) << key;
 }
 

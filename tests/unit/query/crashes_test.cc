@@ -281,6 +281,37 @@ TEST_F(CrashesTest, BuildsRowHasClassesRatesAndHangs) {
   EXPECT_TRUE(b["hangs"]["main"]["hang_ms_per_hour"].is_null());
 }
 
+// Affected installs (issue 20, ADR 0031): ten installs send main pings; installs 1 and 2 crash
+// in the parent, 2 and 3 in content, and 4's main ping reports a gpu crash. Of the ten, four
+// crashed (40 %): two in the parent (20 %), two in content.
+TEST(Builds, AffectedInstallsAreTheShareOfTheBuildsInstallsThatCrashed) {
+  World w;
+  for (int i = 0; i < 10; ++i) {
+    w.BuildUsage("Linux", kHour, 1, i == 4 ? 1 : 0, kHour, "20261117090501", "i" + std::to_string(i));
+  }
+  w.Crash("P", "parent", "parent", "i1", kHour);
+  w.Crash("P", "parent", "parent", "i2", kHour);
+  w.Crash("C", "content", "content", "i2", kHour);
+  w.Crash("C", "content", "content", "i3", 30 * kHour);  // before the window: a build's life counts
+  auto snap = w.Build();
+  Json j(BuildsJson(*snap, Q(Endpoint::kBuilds, "")));
+  const auto a = j.root["builds"].at(0)["affected_installs"];
+  EXPECT_EQ(a["installs"].get_int64().value(), 10);
+  EXPECT_EQ(a["crashed"]["parent"].get_int64().value(), 2);
+  EXPECT_EQ(a["crashed"]["content"].get_int64().value(), 2);
+  EXPECT_EQ(a["crashed"]["gpu"].get_int64().value(), 0) << "a main ping's report names no crash class";
+  EXPECT_EQ(a["crashed"]["total"].get_int64().value(), 4);
+  EXPECT_DOUBLE_EQ(a["share"]["total"].get_double().value(), 40);
+  EXPECT_DOUBLE_EQ(a["share"]["parent"].get_double().value(), 20);
+  // No install known (documents without clientId): no share rather than 0 %.
+  World none;
+  none.BuildUsage("Linux", kHour, 1, 0, kHour);
+  auto empty = none.Build();
+  Json n(BuildsJson(*empty, Q(Endpoint::kBuilds, "")));
+  EXPECT_TRUE(n.root["builds"].at(0)["affected_installs"]["installs"].is_null());
+  EXPECT_TRUE(n.root["builds"].at(0)["affected_installs"]["share"]["total"].is_null());
+}
+
 TEST(Builds, NewestBuildFirstAndOsNarrows) {
   World w;
   w.BuildUsage("Linux", kHour, 1, 0, kHour, "20261101000000");

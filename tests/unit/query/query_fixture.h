@@ -43,9 +43,10 @@ class World {
     Apply(test::MakeDelta(*symbols_, Table::kUsage, {source, channel, os, date}), {usage_ms, 1}, ago_ms);
   }
   void BuildUsage(std::string_view os, int64_t usage_ms, int64_t pings, int64_t gpu, int64_t ago_ms,
-                  std::string_view build_id = "20261117090501") {
-    Apply(test::MakeDelta(*symbols_, Table::kBuildUsage, {"release", "Firefox", "146.0", build_id, os}),
-          {usage_ms, pings, gpu, 0, 0}, ago_ms);
+                  std::string_view build_id = "20261117090501", std::string_view install = "") {
+    Delta d = test::MakeDelta(*symbols_, Table::kBuildUsage, {"release", "Firefox", "146.0", build_id, os});
+    d.install_hash = install.empty() ? 0 : Hash64(install);
+    Apply(std::move(d), {usage_ms, pings, gpu, 0, 0}, ago_ms);
   }
   void Hang(std::string_view source, std::string_view os, std::string_view process, std::string_view thread,
             const std::vector<std::string>& stack, int64_t hang_us, int64_t count, int64_t ago_ms,
