@@ -70,8 +70,11 @@ class KafkaRunTest : public ::testing::Test {
 
   // Generated documents of every kind (crash pings share the crash topic), spread over the
   // partitions, each also appended to the corpus file. The producer is idempotent: a
-  // broker that dies before acknowledging makes it retry without writing twice.
-  void Produce(uint64_t seed, size_t main, size_t bhr, size_t crash, size_t crash_pings) {
+  // broker that dies before acknowledging makes it retry without writing twice. `pace` > 0
+  // sleeps that long after every 10 documents: a live stream, which a broker's death
+  // interrupts whatever the machine's speed (the producer buffers and retries meanwhile).
+  void Produce(uint64_t seed, size_t main, size_t bhr, size_t crash, size_t crash_pings,
+               std::chrono::milliseconds pace = std::chrono::milliseconds(0)) {
     KafkaProducerOptions po;
     po.brokers = kafka_->bootstrap_servers();
     po.properties = {{"enable.idempotence", "true"}};
@@ -85,6 +88,7 @@ class KafkaRunTest : public ::testing::Test {
       ASSERT_TRUE((*producer)->Produce(topic, "", doc, static_cast<int32_t>(produced_ % kPartitions)).ok());
       file << doc << "\n";
       ++produced_;
+      if (pace.count() > 0 && produced_ % 10 == 0) std::this_thread::sleep_for(pace);
     };
     for (size_t i = 0; i < main; ++i) send(topics_[0], synth.Main(i));
     for (size_t i = 0; i < bhr; ++i) send(topics_[1], synth.Bhr(i));

@@ -66,7 +66,8 @@ class ThreeBrokers : public ::testing::Test {
 
   // Documents [from, to) round-robin over the partitions, acknowledged by every in-sync
   // replica (acks=all; idempotent: a retry after a lost broker writes nothing twice).
-  void Produce(size_t from, size_t to) {
+  // `pace` > 0 sleeps that long after every 10 documents: a live stream.
+  void Produce(size_t from, size_t to, milliseconds pace = milliseconds(0)) {
     KafkaProducerOptions po;
     po.brokers = kafka_->bootstrap_servers();
     po.properties = {{"enable.idempotence", "true"}, {"acks", "all"}};
@@ -77,6 +78,7 @@ class ThreeBrokers : public ::testing::Test {
       ASSERT_TRUE(
           (*producer)->Produce(topic_, "", documents_[i], static_cast<int32_t>(i % kPartitions)).ok());
       corpus << documents_[i] << '\n';
+      if (pace.count() > 0 && (i + 1) % 10 == 0) std::this_thread::sleep_for(pace);
     }
     ASSERT_TRUE((*producer)->Flush(seconds(120)).ok());
     ASSERT_EQ((*producer)->stats().failed, 0u);
@@ -138,16 +140,20 @@ class ThreeBrokers : public ::testing::Test {
 
 TEST_F(ThreeBrokers, LosingTheLeaderMovesItWhileTheDaemonConsumesAndItsAlertSinkProduces) {
   const size_t half = documents_.size() / 2;
-  Produce(0, half);
+  const size_t first = half / 5;
+  Produce(0, first);
   SystemClock clock;
   auto owned = std::make_unique<Daemon>(DaemonConfig(), signatures_.get(), &clock);
   Daemon& daemon = *owned;
   ASSERT_TRUE(daemon.Start().ok());
+  // The rest of the first half is a live stream that the broker's death interrupts, however
+  // fast this machine consumes; the second half is produced after the leader moved.
+  std::jthread live([&] { Produce(first, half, milliseconds(10)); });  // joined on any return
   auto deadline = std::chrono::steady_clock::now() + seconds(120);
-  while (daemon.counts().documents < half / 10 && std::chrono::steady_clock::now() < deadline) {
+  while (daemon.counts().documents < first + 10 && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(milliseconds(20));
   }
-  ASSERT_GE(daemon.counts().documents, half / 10) << "not consuming";
+  ASSERT_GE(daemon.counts().documents, first + 10) << "not consuming";
   EXPECT_LT(daemon.counts().documents, half) << "consumed everything before the broker died: nothing tested";
 
   auto leader = kafka_->Leader(topic_, 0);
@@ -169,6 +175,7 @@ TEST_F(ThreeBrokers, LosingTheLeaderMovesItWhileTheDaemonConsumesAndItsAlertSink
   ASSERT_NE(new_leader, lost_leader) << "the leadership of partition 0 never moved";
 
   // Two replicas of three are in sync: writes with acks=all still succeed.
+  live.join();
   Produce(half, documents_.size());
   deadline = std::chrono::steady_clock::now() + seconds(180);
   while (daemon.counts().documents < documents_.size() && std::chrono::steady_clock::now() < deadline) {
