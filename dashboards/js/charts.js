@@ -130,15 +130,25 @@ export function lineChart({points: all, label, yFormat = fmt.num, detail, height
       ctx.fillStyle = ink;
       ctx.font = `${Math.round(10 * devicePixelRatio)}px system-ui, sans-serif`;
       ctx.setLineDash([3 * devicePixelRatio, 3 * devicePixelRatio]);
-      for (const m of inRange) {
-        const x = m.t / 1000;
-        if (x < lo || x > hi) continue;
-        const px = Math.round(u.valToPos(x, 'x', true));
+      // Labels stack in up to three rows; one with no room left is not drawn (its line is, and
+      // the caption names every build). Near the right edge a label sits left of its line.
+      const rowEnds = [-Infinity, -Infinity, -Infinity];
+      const gap = 6 * devicePixelRatio;
+      const shown = inRange.filter((m) => m.t / 1000 >= lo && m.t / 1000 <= hi)
+        .map((m) => ({label: m.label, px: Math.round(u.valToPos(m.t / 1000, 'x', true))}))
+        .sort((a, b) => a.px - b.px);
+      for (const {label: text, px} of shown) {
         ctx.beginPath();
         ctx.moveTo(px, u.bbox.top);
         ctx.lineTo(px, u.bbox.top + u.bbox.height);
         ctx.stroke();
-        ctx.fillText(m.label, px + 3 * devicePixelRatio, u.bbox.top + 10 * devicePixelRatio);
+        const w = ctx.measureText(text).width;
+        const right = px + 3 * devicePixelRatio + w > u.bbox.left + u.bbox.width;
+        const start = right ? px - 3 * devicePixelRatio - w : px + 3 * devicePixelRatio;
+        const row = rowEnds.findIndex((end) => start >= end);
+        if (row < 0) continue;
+        rowEnds[row] = start + w + gap;
+        ctx.fillText(text, start, u.bbox.top + (10 + 12 * row) * devicePixelRatio);
       }
       ctx.restore();
     };

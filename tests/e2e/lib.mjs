@@ -87,6 +87,23 @@ export async function screenshotWidths(page, name) {
   await page.setViewportSize({width: 1366, height: 768});
 }
 
+// The README's images: when $<envVar> names a file (a path from the repository's root, e.g.
+// E2E_OVERVIEW_SCREENSHOT=docs/overview.png), saves the page — or the element `selector`
+// names — there at 1280 px; the viewport is the laptop's again afterwards.
+export async function readmeScreenshot(page, envVar, {selector = null, fullPage = true} = {}) {
+  const file = process.env[envVar];
+  if (!file) return;
+  await page.setViewportSize({width: 1280, height: 900});
+  const where = path.resolve('../..', file);
+  if (selector) {
+    await page.locator(selector).waitFor({timeout: 10000});
+    await page.locator(selector).screenshot({path: where});
+  } else {
+    await page.screenshot({path: where, fullPage});
+  }
+  await page.setViewportSize({width: 1366, height: 768});
+}
+
 // GET /api/v1/<path> expecting a 400: the {"error"} message.
 export async function apiError(p, params = {}) {
   const url = `${BASE_URL}/api/v1/${p}?${new URLSearchParams(params)}`;

@@ -2,7 +2,8 @@
 // sparklines) and a signature page (by build, OS, process).
 import {test, before, after} from 'node:test';
 import assert from 'node:assert/strict';
-import {launch, api, open, settled, screenshot, screenshotWidths, tableRows, assertShown, parseNum, drawnPoints} from '../lib.mjs';
+import {launch, api, open, settled, screenshot, screenshotWidths, readmeScreenshot, tableRows, assertShown, parseNum, drawnPoints,
+  eventually} from '../lib.mjs';
 
 let b;
 let page;
@@ -77,18 +78,25 @@ test('the crash trend plots rates with release markers, round ticks, and zooms o
   const mantissa = step / 10 ** Math.floor(Math.log10(step));
   assert.ok([1, 2, 2.5, 5].some((m) => Math.abs(mantissa - m) < 1e-9), `step ${step}`);
   assert.equal(new Set(ticks.map((x) => (x.split('.')[1] || '').length)).size, 1, ticks.join(' '));
-  // Drag across the middle: the chart zooms into that span; a double-click zooms out.
-  await fig.locator('.u-over').scrollIntoViewIfNeeded();
-  const over = await fig.locator('.u-over').boundingBox();
-  await page.mouse.move(over.x + over.width * 0.3, over.y + over.height / 2);
-  await page.mouse.down();
-  await page.mouse.move(over.x + over.width * 0.6, over.y + over.height / 2, {steps: 8});
-  await page.mouse.up();
-  const [lo, hi] = (await fig.getAttribute('data-xrange')).split(',').map(Number);
-  assert.ok(lo > t0 && hi < t1 && hi > lo, `zoomed to ${new Date(lo).toISOString()} .. ${new Date(hi).toISOString()}`);
-  await fig.locator('.u-over').dblclick();
-  const [lo2, hi2] = (await fig.getAttribute('data-xrange')).split(',').map(Number);
-  assert.ok(lo2 <= t0 + 1000 && hi2 >= t1 - 1000, 'zoomed out');
+  // Drag across the middle: the chart zooms into that span; a double-click zooms out. (Again
+  // until it shows: on a loaded machine the chart may still be drawn anew under the first drag.)
+  const xrange = async () => (await fig.getAttribute('data-xrange')).split(',').map(Number);
+  await eventually(async () => {
+    await fig.locator('.u-over').scrollIntoViewIfNeeded();
+    const over = await fig.locator('.u-over').boundingBox();
+    await page.mouse.move(over.x + over.width * 0.3, over.y + over.height / 2);
+    await page.mouse.down();
+    await page.mouse.move(over.x + over.width * 0.6, over.y + over.height / 2, {steps: 8});
+    await page.mouse.up();
+    const [lo, hi] = await xrange();
+    if (!(lo > t0 && hi < t1 && hi > lo)) throw new Error(`zoomed to ${new Date(lo).toISOString()} .. ${new Date(hi).toISOString()}`);
+    return true;
+  }, 10_000, 'a drag zooms into its span');
+  await eventually(async () => {
+    await fig.locator('.u-over').dblclick();
+    const [lo2, hi2] = await xrange();
+    return lo2 <= t0 + 1000 && hi2 >= t1 - 1000;
+  }, 10_000, 'a double-click zooms out');
   await screenshotWidths(page, 'crashes-trend');
   assert.deepEqual(b.errors, []);
 });
@@ -184,6 +192,8 @@ test('Top Crashers leaves out OOM and shutdown kills on request, with startup sh
   const note = await page.textContent('[data-testid="excluded-note"]');
   assert.match(note, new RegExp(`^Left out: ${top.excluded.count.toLocaleString('en-US')} crashes of ${top.excluded.signatures} signatures \\(OOM, shutdown kills\\)`));
   await screenshotWidths(page, 'crashes-triage');
+  // E2E_TOPCRASHERS_SCREENSHOT=docs/top-crashers.png tests/e2e/run specs/crashes.test.mjs refreshes the README's image.
+  await readmeScreenshot(page, 'E2E_TOPCRASHERS_SCREENSHOT');
   // Pressing a toggle again puts its signatures back.
   await toggles.locator('[data-exclusion="oom"]').click();
   await settled(page);

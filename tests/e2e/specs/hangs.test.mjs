@@ -2,8 +2,7 @@
 // graph and trend chart, filters in the URL.
 import {test, before, after} from 'node:test';
 import assert from 'node:assert/strict';
-import path from 'node:path';
-import {launch, api, apiError, open, settled, screenshot, screenshotWidths, tableRows, assertShown, parseNum, drawnPoints,
+import {launch, api, apiError, open, settled, screenshot, screenshotWidths, readmeScreenshot, tableRows, assertShown, parseNum, drawnPoints,
   BASE_URL} from '../lib.mjs';
 
 let b;
@@ -278,12 +277,7 @@ test('the differential flame graph shows a build date against its baselines', as
   assert.ok(Math.abs(w - (svgWidth * child.hang_ms_per_hour) / d.tree.hang_ms_per_hour) <= 1.5, `${child.name} width ${w}`);
   await screenshotWidths(page, 'hangs-flamegraph-diff');
   // E2E_FLAMEDIFF_SCREENSHOT=docs/flame-diff.png tests/e2e/run specs/hangs.test.mjs refreshes the README's image.
-  if (process.env.E2E_FLAMEDIFF_SCREENSHOT) {
-    await page.setViewportSize({width: 1280, height: 900});
-    await fig.locator('svg').waitFor({timeout: 10000});
-    await page.locator('[data-testid="flame"]').screenshot({path: path.resolve('../..', process.env.E2E_FLAMEDIFF_SCREENSHOT)});
-    await page.setViewportSize({width: 1366, height: 768});
-  }
+  await readmeScreenshot(page, 'E2E_FLAMEDIFF_SCREENSHOT', {selector: '[data-testid="flame"]:has(svg)'});
   // Width by the baselines: a path the build no longer takes gets its width back.
   await page.click('[data-testid="flame-diff-legend"] a:has-text("Baselines")');
   await settled(page);

@@ -2,7 +2,7 @@
 // the builds before them on the same channel, the active alerts panel.
 import {test, before, after} from 'node:test';
 import assert from 'node:assert/strict';
-import {launch, api, open, screenshot, screenshotWidths, tableRows, assertShown, parseNum, eventually} from '../lib.mjs';
+import {launch, api, open, screenshot, screenshotWidths, readmeScreenshot, tableRows, assertShown, parseNum, eventually} from '../lib.mjs';
 
 let b;
 let page;
@@ -131,6 +131,8 @@ test('crash totals say what they count where the views differ', async () => {
   assert.match(defs, /crash reports plus main pings' gpu, plugin and GMP sub-process crash counts/);
   assert.match(defs, /Content leaves out content shutdown kills/);
   await screenshotWidths(page, 'overview-definitions');
+  // E2E_OVERVIEW_SCREENSHOT=docs/overview.png tests/e2e/run specs/overview.test.mjs refreshes the README's image.
+  await readmeScreenshot(page, 'E2E_OVERVIEW_SCREENSHOT');
 
   await open(page, `crashes?build_id=${build.build_id}&channel=${build.channel}`);
   assert.equal(parseNum(await page.textContent('[data-testid="crash-total"] dd')), reports.total);

@@ -4,8 +4,7 @@
 // newest build has three baselines and a firing crash_signature_spike whose link lands here.
 import {test, before, after} from 'node:test';
 import assert from 'node:assert/strict';
-import path from 'node:path';
-import {launch, api, open, settled, screenshotWidths, tableRows, assertShown, eventually} from '../lib.mjs';
+import {launch, api, open, settled, screenshotWidths, readmeScreenshot, tableRows, assertShown, eventually} from '../lib.mjs';
 
 let b;
 let page;
@@ -108,12 +107,8 @@ test('an alert\'s link lands on its build beside its baselines, narrowed to its 
   assert.equal(await page.locator('[data-testid="crash-lines-legend"] li').count(), 4, 'the build and its three baselines');
   assert.equal(await page.locator('[data-testid="release-hangs"]').count(), 0, 'a crash signature has no hangs to show');
   // E2E_RELEASES_SCREENSHOT=docs/releases.png tests/e2e/run specs/releases.test.mjs refreshes the README's image.
-  if (process.env.E2E_RELEASES_SCREENSHOT) {
-    await page.setViewportSize({width: 1280, height: 900});
-    await page.waitForSelector('[data-testid="crash-lines"] canvas');
-    await page.screenshot({path: path.resolve('../..', process.env.E2E_RELEASES_SCREENSHOT), fullPage: true});
-    await page.setViewportSize({width: 1366, height: 768});
-  }
+  await page.waitForSelector('[data-testid="crash-lines"] canvas');
+  await readmeScreenshot(page, 'E2E_RELEASES_SCREENSHOT');
   assert.deepEqual(b.errors, []);
 });
 
