@@ -142,7 +142,8 @@ class DaemonProcess {
       *took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - sent);
     }
     if (done == 0) {
-      ADD_FAILURE() << "the daemon did not exit within " << limit.count() << " ms of signal " << sig;
+      ADD_FAILURE() << "the daemon did not exit within " << limit.count() << " ms of signal " << sig << "\n"
+                    << log();
       kill(pid_, SIGKILL);
       waitpid(pid_, &status, 0);
       pid_ = -1;
