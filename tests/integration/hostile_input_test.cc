@@ -2,8 +2,7 @@
 // a 100 MB document, NUL bytes, invalid UTF-8, numbers out of range and wrong
 // types in every field the parser reads. Each is rejected with its reason,
 // counted, dead-lettered (file and Kafka topic), and the daemon keeps serving
-// and counting the good documents around them. The Kafka side is the real broker (the
-// shared one-node cluster, integration/real_kafka.h; suite KafkaHostileInput).
+// and counting the good documents around them.
 #include <gtest/gtest.h>
 #include <simdjson.h>
 #include <unistd.h>
@@ -17,10 +16,10 @@
 #include <sstream>
 #include <thread>
 
-#include "integration/real_kafka.h"
 #include "seismo/app/daemon.h"
 #include "seismo/ingest/kafka_consumer.h"
 #include "seismo/ingest/kafka_producer.h"
+#include "seismo/ingest/mock_cluster.h"
 #include "seismo/signature/generator.h"
 #include "support/wait_for.h"
 #include "test_scale.h"
@@ -196,25 +195,13 @@ uint64_t Decided(const RecordCounts& c) {
   return n;
 }
 
-// The real broker with a dead-letter topic of the test's own.
-class KafkaHostileInput : public ::testing::Test {
- protected:
-  void SetUp() override {
-    kafka_ = testing::RealKafka::Get(1);
-    ASSERT_NE(kafka_, nullptr);
-    dead_topic_ = testing::RealKafka::UniqueName("seismo.dead");
-    Status s = kafka_->CreateTopic(dead_topic_, 1);
-    ASSERT_TRUE(s.ok()) << s.message();
-  }
-
-  testing::RealKafka* kafka_ = nullptr;
-  std::string dead_topic_;
-};
-
-TEST_F(KafkaHostileInput, EveryBadDocumentIsRejectedCountedDeadLetteredAndTheDaemonKeepsServing) {
+TEST(HostileInput, EveryBadDocumentIsRejectedCountedDeadLetteredAndTheDaemonKeepsServing) {
   fs::path dir = fs::temp_directory_path() / ("seismo-hostile-" + std::to_string(getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
+  auto cluster = MockCluster::Create(1);
+  ASSERT_TRUE(cluster);
+  ASSERT_TRUE((*cluster)->CreateTopic("seismo.dead", 1).ok());
 
   std::vector<Hostile> hostile = Corpus();
   std::map<RejectReason, uint64_t> expected;
@@ -236,9 +223,9 @@ TEST_F(KafkaHostileInput, EveryBadDocumentIsRejectedCountedDeadLetteredAndTheDae
   Config c;
   c.sources.files = {input};
   c.kafka.topics = {};
-  c.kafka.brokers = kafka_->bootstrap_servers();
+  c.kafka.brokers = (*cluster)->bootstrap_servers();
   c.ingest.dead_letter_file = (dir / "dead.ndjson").string();
-  c.ingest.dead_letter_topic = dead_topic_;
+  c.ingest.dead_letter_topic = "seismo.dead";
   c.ingest.threads = 2;
   c.aggregate.shards = 2;
   auto gen = SignatureGenerator::LoadDefault();
@@ -287,8 +274,7 @@ TEST_F(KafkaHostileInput, EveryBadDocumentIsRejectedCountedDeadLetteredAndTheDae
   }
   EXPECT_EQ(lettered, reason_of_line);
   // ... and so has the Kafka topic, keyed by reason.
-  KafkaConsumerOptions o{
-      kafka_->bootstrap_servers(), testing::RealKafka::UniqueName("dead-reader"), {dead_topic_}, {}};
+  KafkaConsumerOptions o{(*cluster)->bootstrap_servers(), "dead-reader", {"seismo.dead"}, {}};
   auto consumer = KafkaConsumer::Create(o, nullptr);
   ASSERT_TRUE(consumer);
   std::map<int64_t, std::string> produced;
@@ -307,13 +293,15 @@ TEST_F(KafkaHostileInput, EveryBadDocumentIsRejectedCountedDeadLetteredAndTheDae
 
 // Rejects read from Kafka are dead-lettered to a Kafka topic with the topic, partition
 // and offset they were read from, and their reason (as the message key too).
-TEST_F(KafkaHostileInput, RejectsFromKafkaReachTheDeadLetterTopicWithTopicPartitionOffsetAndReason) {
-  const std::string topic = testing::RealKafka::UniqueName("telemetry.any");
+TEST(HostileInput, RejectsFromKafkaReachTheDeadLetterTopicWithTopicPartitionOffsetAndReason) {
+  auto cluster = MockCluster::Create(1);
+  ASSERT_TRUE(cluster);
+  const std::string topic = "telemetry.any";
   constexpr int kPartitions = 3;
-  Status created = kafka_->CreateTopic(topic, kPartitions);
-  ASSERT_TRUE(created.ok()) << created.message();
+  ASSERT_TRUE((*cluster)->CreateTopic(topic, kPartitions).ok());
+  ASSERT_TRUE((*cluster)->CreateTopic("seismo.dead", 1).ok());
   KafkaProducerOptions po;
-  po.brokers = kafka_->bootstrap_servers();
+  po.brokers = (*cluster)->bootstrap_servers();
   auto producer = KafkaProducer::Create(po);
   ASSERT_TRUE(producer);
   // Documents over 1 MiB do not fit a default Kafka message: the daemon's limit is lowered
@@ -341,11 +329,11 @@ TEST_F(KafkaHostileInput, RejectsFromKafkaReachTheDeadLetterTopicWithTopicPartit
   ASSERT_TRUE((*producer)->Flush(std::chrono::seconds(30)).ok());
 
   Config c;
-  c.kafka.brokers = kafka_->bootstrap_servers();
-  c.kafka.group_id = testing::RealKafka::UniqueName("hostile");
+  c.kafka.brokers = (*cluster)->bootstrap_servers();
+  c.kafka.group_id = "hostile";
   c.kafka.topics = {topic};
   c.kafka.properties = {{"session.timeout.ms", "6000"}};
-  c.ingest.dead_letter_topic = dead_topic_;
+  c.ingest.dead_letter_topic = "seismo.dead";
   c.ingest.max_document_bytes = 100'000;
   c.parse.max_document_bytes = c.ingest.max_document_bytes;
   c.ingest.threads = 2;
@@ -361,8 +349,7 @@ TEST_F(KafkaHostileInput, RejectsFromKafkaReachTheDeadLetterTopicWithTopicPartit
   EXPECT_EQ(daemon.counts().by_kind[0], hostile.size());
   daemon.Stop();  // flushes the dead-letter producer
 
-  KafkaConsumerOptions o{
-      kafka_->bootstrap_servers(), testing::RealKafka::UniqueName("dead-reader"), {dead_topic_}, {}};
+  KafkaConsumerOptions o{(*cluster)->bootstrap_servers(), "dead-reader", {"seismo.dead"}, {}};
   auto consumer = KafkaConsumer::Create(o, nullptr);
   ASSERT_TRUE(consumer);
   std::map<std::pair<int32_t, int64_t>, std::string> lettered;

@@ -3,8 +3,7 @@
 // submission_timestamp (whose event time is then the Kafka timestamp, SPEC §2) land where
 // `seismo replay` puts them. The archive is a month old: stamped with the time of
 // producing (`--timestamp now`), its pings would land today and its crashes, whose
-// time is their own, would be older than the retention behind them. Against the real
-// broker (the shared one-node cluster, integration/real_kafka.h; suite KafkaProduceReplay).
+// time is their own, would be older than the retention behind them.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -15,9 +14,9 @@
 #include <string>
 #include <thread>
 
-#include "integration/daemon_process.h"
-#include "integration/real_kafka.h"
+#include "daemon_process.h"
 #include "seismo/core/time.h"
+#include "seismo/ingest/mock_cluster.h"
 #include "support/wait_for.h"
 #include "unit/http/http_client.h"
 
@@ -30,7 +29,8 @@ using std::chrono::seconds;
 using testing::DaemonProcess;
 using testing::Slurp;
 
-constexpr int kPartitions = 8;
+constexpr char kTopic[] = "archive";
+constexpr int kPartitions = 8;  // ≈1 MB each, far below the mock's 5 MiB per partition
 
 // The output without its "alerts" member (the last one): alert states depend on the
 // evaluation history of a live run, the aggregates must not.
@@ -46,18 +46,16 @@ uint64_t DocumentsRead(int port) {
   return at == std::string::npos ? 0 : std::stoull(body.substr(at + needle.size()));
 }
 
-class KafkaProduceReplay : public ::testing::Test {
+class ProduceReplay : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = fs::temp_directory_path() / ("seismo-produce-replay-" + std::to_string(getpid()));
     fs::remove_all(dir_);
     fs::create_directories(dir_);
-    kafka_ = testing::RealKafka::Get(1);
-    ASSERT_NE(kafka_, nullptr);
-    topic_ = testing::RealKafka::UniqueName("archive");
-    // Kept forever: the records are stamped a month ago, past the broker's default retention.
-    Status s = kafka_->CreateTopic(topic_, kPartitions, 1, {{"retention.ms", "-1"}});
-    ASSERT_TRUE(s.ok()) << s.message();
+    auto cluster = MockCluster::Create(1);
+    ASSERT_TRUE(cluster) << cluster.error().message();
+    cluster_ = std::move(*cluster);
+    ASSERT_TRUE(cluster_->CreateTopic(kTopic, kPartitions).ok());
     daemon_ = std::make_unique<DaemonProcess>(dir_);
   }
   void TearDown() override {
@@ -92,9 +90,8 @@ class KafkaProduceReplay : public ::testing::Test {
 
   void WriteConfig() {
     std::ofstream(dir_ / "seismo.toml")
-        << "[kafka]\nbrokers = \"" << kafka_->bootstrap_servers() << "\"\ngroup_id = \""
-        << testing::RealKafka::UniqueName("archive") << "\"\n"
-        << "topics = [\"" << topic_ << "\"]\n"
+        << "[kafka]\nbrokers = \"" << cluster_->bootstrap_servers() << "\"\ngroup_id = \"archive\"\n"
+        << "topics = [\"" << kTopic << "\"]\n"
         << "[kafka.properties]\n\"session.timeout.ms\" = \"6000\"\n\"heartbeat.interval.ms\" = \"500\"\n"
         << "[ingest]\nthreads = 2\n[aggregate]\nshards = 2\n"
         << "[http]\nlisten = \"127.0.0.1:0\"\n[log]\nlevel = \"info\"\n";
@@ -113,18 +110,17 @@ class KafkaProduceReplay : public ::testing::Test {
   }
 
   fs::path dir_;
-  testing::RealKafka* kafka_ = nullptr;
-  std::string topic_;
+  std::unique_ptr<MockCluster> cluster_;
   std::unique_ptr<DaemonProcess> daemon_;
 };
 
-TEST_F(KafkaProduceReplay, AnArchiveProducedIntoKafkaGivesReplaysOutput) {
+TEST_F(ProduceReplay, AnArchiveProducedIntoKafkaGivesReplaysOutput) {
   const size_t documents = WriteArchive();
   ASSERT_EQ(Seismo("replay --quiet --output " + Path("replay.json") + " " + Path("archive.ndjson")), 0);
   const std::string replay = Slurp(Path("replay.json"));
   ASSERT_NE(replay.find("\"crashes\":[{"), std::string::npos);
   ASSERT_NE(replay.find("\"late_dropped\":0"), std::string::npos);
-  ASSERT_EQ(Seismo("produce --brokers " + kafka_->bootstrap_servers() + " --topic " + topic_ + " " +
+  ASSERT_EQ(Seismo("produce --brokers " + cluster_->bootstrap_servers() + " --topic " + kTopic + " " +
                    Path("archive.ndjson") + " 2>/dev/null"),
             0);
   EXPECT_EQ(WithoutAlerts(RunOutput(documents)), WithoutAlerts(replay));
