@@ -65,7 +65,7 @@ TEST_F(BrokerKill, BrokerKilledAndRestartedDuringConsumptionLosesAndRepeatsNothi
   ASSERT_TRUE(WaitForCheckpointed(produced_.load(), seconds(180)))
       << CheckpointedDocuments() << " of " << produced_.load() << "\n"
       << daemon_->log();
-  EXPECT_EQ(Stop(SIGTERM), 0);
+  EXPECT_EQ(Stop(SIGTERM), 0) << daemon_->log();
   EXPECT_EQ(Output(), ReplayJson());
 }
 
@@ -100,7 +100,7 @@ TEST_F(BrokerKill, BrokerKilledDuringACheckpointThenTheDaemonLosesAndRepeatsNoth
   ASSERT_TRUE(WaitForCheckpointed(produced_.load(), seconds(180)))
       << CheckpointedDocuments() << " of " << produced_.load() << "\n"
       << daemon_->log();
-  EXPECT_EQ(Stop(SIGTERM), 0);
+  EXPECT_EQ(Stop(SIGTERM), 0) << daemon_->log();
   EXPECT_EQ(Output(), ReplayJson());
   EXPECT_EQ(CountOf(daemon_->log(), "deleted by the broker"), 0u) << "no offset was out of range";
 }

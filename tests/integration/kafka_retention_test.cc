@@ -96,7 +96,7 @@ TEST_F(KafkaRetention, RecordsDeletedBeforeTheyWereReadAreCountedLoggedAndServed
         << metrics;
   }
   // The log names the partition and the offsets.
-  EXPECT_EQ(Stop(SIGTERM), 0);
+  EXPECT_EQ(Stop(SIGTERM), 0) << daemon_->log();
   const std::string log = daemon_->log();
   EXPECT_EQ(CountOf(log, "were deleted by the broker (retention) before seismo read them: 20 record(s) lost"),
             2u)
