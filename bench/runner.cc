@@ -9,10 +9,11 @@
 //   seismo_bench kafka FILE...           mock cluster (or the real broker named by
 //                                        SEISMO_BENCH_KAFKA_BROKERS, bench/kafka_real.sh):
 //                                        plain librdkafka consumer vs the daemon
-//   seismo_bench api SECONDS FILE [--no-warm]
+//   seismo_bench api --seconds S --series N [--no-warm] FILE...
 //                                        API p50/p99/p99.9 per endpoint at 200 req/s while the
-//                                        daemon ingests; --no-warm: no default answers built
-//                                        on publish (the first request after one builds it)
+//                                        daemon ingests from Kafka with N more live series, and
+//                                        freshness (bench/api.cc); --no-warm: no default answers
+//                                        built on publish (the first request after one builds it)
 //   seismo_bench memory SERIES           RSS per live series in one ShardState
 //
 // FILE arguments are NDJSON (one document per line) from `seismo generate`.
@@ -56,80 +57,14 @@
 #include "seismo/parse/crash_parser.h"
 #include "seismo/signature/generator.h"
 
+#include "api.h"
+#include "common.h"
+
 namespace seismo::bench {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
-
-double Since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
-
-[[noreturn]] void Die(const std::string& what) {
-  std::fprintf(stderr, "seismo_bench: %s\n", what.c_str());
-  std::exit(1);
-}
-
-// One JSON line: {"measure": name, k: v, ...}. Values are preformatted JSON.
-class Line {
- public:
-  explicit Line(const std::string& measure) { s_ = "{\"measure\":\"" + measure + "\""; }
-  Line& Num(const std::string& k, double v, int precision = 1) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.*f", precision, v);
-    s_ += ",\"" + k + "\":" + buf;
-    return *this;
-  }
-  Line& Int(const std::string& k, uint64_t v) {
-    s_ += ",\"" + k + "\":" + std::to_string(v);
-    return *this;
-  }
-  Line& Str(const std::string& k, const std::string& v) {
-    s_ += ",\"" + k + "\":\"" + v + "\"";
-    return *this;
-  }
-  Line& Bool(const std::string& k, bool v) {
-    s_ += ",\"" + k + "\":" + (v ? "true" : "false");
-    return *this;
-  }
-  void Print() {
-    std::printf("%s}\n", s_.c_str());
-    std::fflush(stdout);
-  }
-
- private:
-  std::string s_;
-};
-
-// The corpus in memory, each document followed by SIMDJSON_PADDING bytes.
-struct Corpus {
-  std::string data;
-  std::vector<std::pair<size_t, size_t>> docs;  // begin, length
-  uint64_t bytes = 0;                           // document bytes (no newlines, no padding)
-};
-
-Corpus LoadCorpus(const std::vector<std::string>& files) {
-  Corpus c;
-  for (const std::string& f : files) {
-    std::ifstream in(f);
-    if (!in) Die("cannot read " + f);
-    std::string line;
-    while (std::getline(in, line)) {
-      if (line.empty()) continue;
-      c.docs.emplace_back(c.data.size(), line.size());
-      c.data += line;
-      c.data.append(simdjson::SIMDJSON_PADDING, ' ');
-      c.bytes += line.size();
-    }
-  }
-  return c;
-}
-
-std::unique_ptr<SignatureGenerator> Signatures() {
-  auto gen = SignatureGenerator::LoadDefault();
-  if (!gen) Die(gen.error().message());
-  return std::move(*gen);
-}
 
 // ------------------------------------------------------------------ throughput
 //
@@ -417,13 +352,6 @@ int Signature(const std::string& file) {
 // ------------------------------------------------------------------ kafka
 
 // Topic of a document by its shape, as a deployment would route them.
-std::string TopicOf(std::string_view doc) {
-  if (doc.find("\"type\":\"main\"") != std::string_view::npos) return "telemetry.main";
-  if (doc.find("\"type\":\"bhr\"") != std::string_view::npos) return "telemetry.bhr";
-  if (doc.find("\"type\":\"crash\"") != std::string_view::npos) return "telemetry.crash";
-  return "socorro.processed";
-}
-
 // The plain consumer: librdkafka's high-level consumer with the properties the
 // daemon's KafkaConsumer uses, counting messages and bytes and nothing else.
 struct PlainResult {
@@ -621,149 +549,6 @@ int Kafka(const std::vector<std::string>& files) {
   return 0;
 }
 
-// ------------------------------------------------------------------ api
-
-size_t Discard(char*, size_t size, size_t n, void* body) {
-  static_cast<std::string*>(body)->append(size * n, ' ');
-  return size * n;
-}
-
-double Percentile(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  size_t i = static_cast<size_t>(std::ceil(p * static_cast<double>(v.size()))) - 1;
-  return v[std::min(i, v.size() - 1)];
-}
-
-// `warm`: the publisher builds the dashboard's default answers right after each publish
-// (as `seismo run` does); without it, the first request for a URL after a publish builds
-// its answer (as before issue 19): the two runs of scripts/bench are the before and after.
-int Api(double duration_s, const std::string& file, bool warm) {
-  spdlog::set_level(spdlog::level::warn);
-  auto gen = Signatures();
-  Config config;
-  config.kafka.topics.clear();
-  // The corpus read over and over, so ingestion lasts the whole measurement.
-  // The daemon remembers how far it read each path, so each pass needs its own
-  // name: symbolic links in a scratch directory.
-  const std::filesystem::path links = std::filesystem::path(file).parent_path() / "api-links";
-  std::filesystem::remove_all(links);
-  std::filesystem::create_directories(links);
-  const std::filesystem::path target = std::filesystem::absolute(file);
-  for (int i = 0; i < 400; ++i) {
-    std::filesystem::path link = links / ("pass-" + std::to_string(i) + ".ndjson");
-    std::filesystem::create_symlink(target, link);
-    config.sources.files.push_back(link.string());
-  }
-  config.ingest.threads = 2;
-  config.aggregate.shards = 2;
-  SystemClock clock;
-  Daemon daemon(config, gen.get(), &clock);
-  HttpServer server;
-  HttpServerOptions ho;
-  ho.listen = "127.0.0.1:0";
-  if (Status s = daemon.Start(); !s.ok()) Die(s.message());
-  if (Status s = server.Start(ho, daemon); !s.ok()) Die(s.message());
-  if (warm)
-    daemon.SetPublishHook(
-        [&server](const std::shared_ptr<const Snapshot>& snap) { server.WarmAnswers(snap); });
-  // Let the first snapshot be published so answers carry data.
-  std::this_thread::sleep_for(milliseconds(1500));
-
-  const std::vector<std::string> paths = {
-      "/api/v1/status", "/api/v1/builds", "/api/v1/hangs", "/api/v1/hangs?by=thread",
-      "/api/v1/hangs/timeseries", "/api/v1/crashes/top", "/api/v1/crashes/timeseries", "/api/v1/hangs/flamegraph"};
-  CURL* curl = curl_easy_init();
-  std::string body;
-  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, Discard);
-  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &body);
-  curl_easy_setopt(curl, CURLOPT_TCP_NODELAY, 1L);
-  curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, 5000L);
-
-  // Open loop at 200 requests/s: request i is due at t0 + i * 5 ms; latency is
-  // measured from when it was due (so a slow answer also delays the next ones).
-  const auto interval = std::chrono::microseconds(5000);
-  std::vector<double> latency_ms, service_ms, first_ms;
-  std::vector<std::vector<double>> by_path(paths.size()), latency_by_path(paths.size());
-  std::vector<const Snapshot*> seen(paths.size(), nullptr);  // the snapshot each path was last asked over
-  uint64_t errors = 0, late = 0, answer_bytes = 0;
-  const uint64_t docs0 = daemon.counts().documents;
-  const uint64_t bytes0 = daemon.counts().bytes;
-  auto t0 = Clock::now();
-  for (size_t i = 0; Since(t0) < duration_s; ++i) {
-    auto due = t0 + i * interval;
-    if (Clock::now() < due) {
-      std::this_thread::sleep_until(due);
-    } else {
-      ++late;
-    }
-    const size_t p = i % paths.size();
-    const Snapshot* published = daemon.snapshot().get();  // the first request after a publish?
-    const bool first = published != seen[p];
-    seen[p] = published;
-    std::string url = server.url() + paths[p];
-    curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
-    body.clear();
-    auto start = Clock::now();
-    CURLcode rc = curl_easy_perform(curl);
-    auto end = Clock::now();
-    long code = 0;
-    curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &code);
-    if (rc != CURLE_OK || code != 200) ++errors;
-    answer_bytes += body.size();
-    latency_ms.push_back(std::chrono::duration<double, std::milli>(end - due).count());
-    service_ms.push_back(std::chrono::duration<double, std::milli>(end - start).count());
-    by_path[p].push_back(service_ms.back());
-    latency_by_path[p].push_back(latency_ms.back());
-    if (first) first_ms.push_back(latency_ms.back());
-  }
-  double elapsed = Since(t0);
-  const RecordCounts c = daemon.counts();
-  const double ingest_mbs = static_cast<double>(c.bytes - bytes0) / 1e6 / elapsed;
-  const double ingest_docs = static_cast<double>(c.documents - docs0) / elapsed;
-  const bool still_ingesting = !daemon.status().sources_done;
-  curl_easy_cleanup(curl);
-  daemon.SetPublishHook(nullptr);
-  server.Stop();
-  daemon.Stop();
-  std::filesystem::remove_all(links);
-  // Where the time goes: service time per endpoint (stderr, for docs/benchmarks.md).
-  for (size_t p = 0; p < paths.size(); ++p) {
-    std::fprintf(stderr, "api: %-28s service p50 %7.2f ms  p99 %7.2f ms\n", paths[p].c_str(),
-                 Percentile(by_path[p], 0.5), Percentile(by_path[p], 0.99));
-    Line("api_endpoint")
-        .Str("path", paths[p])
-        .Bool("warm", warm)
-        .Int("requests", latency_by_path[p].size())
-        .Num("p50_ms", Percentile(latency_by_path[p], 0.50), 2)
-        .Num("p99_ms", Percentile(latency_by_path[p], 0.99), 2)
-        .Num("p999_ms", Percentile(latency_by_path[p], 0.999), 2)
-        .Num("service_p99_ms", Percentile(by_path[p], 0.99), 2)
-        .Print();
-  }
-  Line("api_latency")
-      .Bool("warm", warm)
-      .Num("requests_per_s", static_cast<double>(latency_ms.size()) / elapsed)
-      .Int("requests", latency_ms.size())
-      .Int("errors", errors)
-      .Int("late_sends", late)
-      .Num("p50_ms", Percentile(latency_ms, 0.50), 2)
-      .Num("p99_ms", Percentile(latency_ms, 0.99), 2)
-      .Num("p999_ms", Percentile(latency_ms, 0.999), 2)
-      .Num("max_ms", Percentile(latency_ms, 1.0), 2)
-      .Int("first_after_publish", first_ms.size())
-      .Num("first_after_publish_p99_ms", Percentile(first_ms, 0.99), 2)
-      .Num("service_p99_ms", Percentile(service_ms, 0.99), 2)
-      .Num("mean_answer_kb",
-           static_cast<double>(answer_bytes) / 1024.0 / static_cast<double>(latency_ms.size()), 1)
-      .Num("ingest_mb_per_s", ingest_mbs)
-      .Num("ingest_docs_per_s", ingest_docs, 0)
-      .Bool("ingesting_throughout", still_ingesting)
-      .Num("target_p99_ms", 10, 0)
-      .Print();
-  return 0;
-}
-
 // ------------------------------------------------------------------ memory
 
 uint64_t RssBytes() {
@@ -845,7 +630,7 @@ int Usage() {
   std::fprintf(
       stderr,
       "usage: seismo_bench throughput --corpus NAME --seismo BIN --floor BIN --scratch DIR [--runs N] "
-      "FILE... | signature FILE | kafka FILE... | api SECONDS FILE [--no-warm] | memory SERIES\n");
+      "FILE... | signature FILE | kafka FILE... | api --seconds S --series N [--no-warm] FILE... | memory SERIES\n");
   return 2;
 }
 
@@ -864,8 +649,9 @@ int main(int argc, char** argv) {
   }
   if (cmd == "signature") return Signature(args[0]);
   if (cmd == "kafka") return Kafka(args);
-  if (cmd == "api" && (args.size() == 2 || (args.size() == 3 && args[2] == "--no-warm"))) {
-    return Api(std::stod(args[0]), args[1], args.size() == 2);
+  if (cmd == "api") {
+    std::optional<ApiArgs> a = ParseApiArgs(args);
+    return a ? Api(*a) : Usage();
   }
   if (cmd == "memory") return Memory(std::stoul(args[0]));
   return Usage();
