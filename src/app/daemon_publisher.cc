@@ -1,5 +1,5 @@
 // The daemon's publisher thread: every publish interval, the shards' latest snapshots
-// merged into the one readers see, then the publish hook.
+// merged, handed to the publish hook, then made the one readers see.
 #include <chrono>
 #include <thread>
 
@@ -19,11 +19,11 @@ void Daemon::Publish() {
   auto snap = MergeSnapshots(shards.LatestSnapshots(), *symbols_, o.bucket_ms, o.windows_ms, o.retention_ms);
   snap->built_at_ms = clock_->Now().ms;
   {
-    MutexLock lock(snapshot_mu_);
-    snapshot_ = snap;
+    MutexLock lock(hook_mu_);
+    if (publish_hook_) publish_hook_(snap);
   }
-  MutexLock lock(hook_mu_);
-  if (publish_hook_) publish_hook_(snap);
+  MutexLock lock(snapshot_mu_);
+  snapshot_ = snap;
 }
 
 void Daemon::SetPublishHook(PublishHook hook) {

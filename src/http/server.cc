@@ -260,7 +260,7 @@ int HttpServer::Handle(mg_connection* conn) {
     r = {IsReady(s) ? 200 : 503, "application/json", ReadyzJson(s), {}};
   } else if (path == "/metrics") {
     HttpStats stats{latency_.Copy(), static_cast<uint64_t>(sse_clients_.load(std::memory_order_relaxed)),
-                    budget_->in_use(), budget_->refused()};
+                    budget_->in_use(), budget_->refused(), answers_.hits()};
     auto snap = provider_->snapshot();
     r = {200, "text/plain; version=0.0.4; charset=utf-8",
          MetricsText(snap.get(), provider_->counts(), provider_->status(), provider_->alerts_json(), stats, WallMs()),
@@ -281,7 +281,7 @@ int HttpServer::Handle(mg_connection* conn) {
 }
 
 void HttpServer::WarmAnswers(const std::shared_ptr<const Snapshot>& snap) {
-  if (budget_) WarmDefaultAnswers(snap, options_.api, answers_, budget_.get());
+  WarmDefaultAnswers(snap, options_.api, answers_);
 }
 
 int HttpServer::ServeStatic(mg_connection* conn, std::string_view path, const std::string& cors) {

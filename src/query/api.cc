@@ -169,10 +169,8 @@ ApiAnswer AnswerApi(std::string_view path, std::string_view raw_query, const Sta
 }
 
 void WarmDefaultAnswers(const std::shared_ptr<const Snapshot>& snap, const ApiSettings& settings,
-                        AnswerCache<ApiAnswer>& cache, AnswerBudget* budget) {
+                        AnswerCache<ApiAnswer>& cache) {
   if (!snap) return;
-  const uint64_t estimate = EstimateAnswerBytes(*snap, settings);
-  if (budget != nullptr && estimate > budget->capacity() / 2) return;
   const std::vector<int64_t>& windows = snap->windows_ms.empty() ? settings.windows_ms : snap->windows_ms;
   for (const auto& [path, raw_query] : kDefaultAnswers) {
     const std::optional<Endpoint> endpoint = EndpointFromPath(path);
@@ -182,8 +180,6 @@ void WarmDefaultAnswers(const std::shared_ptr<const Snapshot>& snap, const ApiSe
     if (!query) continue;
     const std::string key = CacheKey(*endpoint, *query);
     if (cache.Find(snap, key)) continue;
-    std::shared_ptr<const AnswerBudget::Hold> hold;
-    if (budget != nullptr && !(hold = budget->TryReserve(estimate))) continue;
     try {
       cache.Get(snap, key, [&] { return Compute(*endpoint, *snap, *query, settings); });
     } catch (const std::exception&) {

@@ -183,6 +183,9 @@ std::string MetricsText(const Snapshot* snap, const RecordCounts& counts, const 
           static_cast<double>(http.answer_memory_bytes));
   e.Counter("seismo_http_answers_refused_total",
             "API requests answered 503 because http.answer_memory was held.", http.answers_refused);
+  e.Counter("seismo_http_answer_cache_hits_total",
+            "API answers served from the answer cache (built ahead on publish, or by an earlier request).",
+            http.answer_cache_hits);
   constexpr std::string_view kHist = "seismo_http_request_duration_seconds";
   e.Family(kHist, "histogram", "HTTP request handling time by route.");
   const auto& bounds = http.latency.upper_bounds_s;

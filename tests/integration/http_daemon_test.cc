@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <simdjson.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -175,6 +176,66 @@ TEST_F(HttpDaemon, ApiNumbersEqualReplayOfTheSameFiles) {
 // The server starts before the daemon: while a checkpoint is restored /healthz answers,
 // /readyz says 503 with restored=false and the API shows no numbers yet; once the daemon
 // has restored and read its files, /readyz says 200 and the restored counts are served.
+// The publisher builds the dashboard's default answers before it publishes a snapshot
+// (ADR 0025): no reader ever sees a snapshot whose default answers are still to be built,
+// so the first request after a publish is a cache hit like every other.
+TEST_F(HttpDaemon, DefaultAnswersAreBuiltBeforeTheirSnapshotIsPublished) {
+  Config config;
+  config.kafka.topics.clear();
+  config.sources.files = files_;
+  config.ingest.threads = 2;
+  config.aggregate.shards = 2;
+  auto signatures = LoadSignatures(config);
+  ASSERT_TRUE(signatures.has_value());
+  SystemClock clock;
+  Daemon daemon(config, signatures->get(), &clock);
+  HttpServerOptions options;
+  options.listen = "127.0.0.1:0";
+  HttpServer server;
+  std::atomic<int> hooked{0}, visible_too_early{0};
+  daemon.SetPublishHook([&](const std::shared_ptr<const Snapshot>& snap) {
+    if (daemon.snapshot() == snap) ++visible_too_early;
+    server.WarmAnswers(snap);
+    ++hooked;
+  });
+  ASSERT_TRUE(daemon.Start().ok());
+  ASSERT_TRUE(server.Start(options, daemon).ok());
+  const int port = server.port();
+  int64_t crash_total = 0;
+  for (auto row : replay_["crashes"].get_array()) crash_total += int64_t(row["count"]);
+  ASSERT_GT(crash_total, 0);
+  // The answers served from the cache so far, from /metrics.
+  auto cache_hits = [&] {
+    const std::string text = HttpGet(port, "/metrics").body;
+    const std::string name = "\nseismo_http_answer_cache_hits_total ";
+    const size_t at = text.find(name);
+    return at == std::string::npos ? int64_t{-1} : std::stoll(text.substr(at + name.size()));
+  };
+  ASSERT_TRUE(test::WaitFor(
+      [&] {
+        if (HttpGet(port, "/readyz").status != 200) return false;
+        const std::string body = HttpGet(port, "/api/v1/crashes/top?window=all&limit=1").body;
+        return body.find("\"total\":" + std::to_string(crash_total)) != std::string::npos;
+      },
+      60s, 20ms));
+  // Every answer the dashboard asks for first, served from the cache over the newest
+  // snapshot: the cache's hits grow by one per request, and nothing is built on request.
+  const std::vector<std::string> defaults = {"/api/v1/builds", "/api/v1/hangs", "/api/v1/hangs?by=thread",
+                                             "/api/v1/hangs/timeseries", "/api/v1/hangs/flamegraph",
+                                             "/api/v1/crashes/top", "/api/v1/crashes/timeseries"};
+  for (const std::string& target : defaults) {
+    const int64_t hits = cache_hits();
+    const HttpResponse r = HttpGet(port, target);
+    EXPECT_EQ(r.status, 200) << target;
+    EXPECT_EQ(cache_hits(), hits + 1) << target << " was not built ahead";
+  }
+  daemon.SetPublishHook(nullptr);
+  server.Stop();
+  daemon.Stop();
+  EXPECT_GT(hooked.load(), 0);
+  EXPECT_EQ(visible_too_early.load(), 0) << "a snapshot was visible before its answers were built";
+}
+
 TEST_F(HttpDaemon, NotReadyWhileTheCheckpointIsRestored) {
   Config config;
   config.kafka.topics.clear();  // files only

@@ -77,9 +77,10 @@ class Daemon final : public StateProvider {
 
   const Config& config() const { return config_; }
 
-  // Called on the publisher thread right after each publish with the new snapshot (the
-  // HTTP server builds the dashboard's default answers there, issue 19). Set or clear it
-  // at any time; clearing waits for a call in progress to return.
+  // Called on the publisher thread with each new snapshot before readers see it (the HTTP
+  // server builds the dashboard's default answers there, so the first request after a
+  // publish finds them built: ADR 0025). Set or clear it at any time; clearing waits for
+  // a call in progress to return.
   using PublishHook = std::function<void(const std::shared_ptr<const Snapshot>&)>;
   void SetPublishHook(PublishHook hook);
 

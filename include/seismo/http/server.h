@@ -77,7 +77,7 @@ class HttpServer {
   void Stop();
 
   // Builds the dashboard's default answers for `snap` into the answer cache (query/api.h
-  // WarmDefaultAnswers). The publisher calls it right after each publish; any thread.
+  // WarmDefaultAnswers). The publisher calls it before it publishes `snap`; any thread.
   void WarmAnswers(const std::shared_ptr<const Snapshot>& snap);
 
   int port() const { return port_; }  // the bound port (the real one when 0 was asked)

@@ -9,9 +9,11 @@
 //   auto b = cache.Find(snap, "/api/v1/hangs?window=1h");  // null unless stored
 //
 // Correctness: answers are stored with the snapshot they were computed from and served
-// only while that same snapshot is the one asked about; a new snapshot drops every
-// stored answer, and an answer of an older snapshot (by built_at_ms) is not stored. The
-// snapshot is watched through a weak_ptr: the cache never keeps a replaced snapshot's
+// only for that same snapshot. The answers of the two newest snapshots (by built_at_ms)
+// are kept: the publisher builds the next snapshot's answers before it publishes it
+// (ADR 0025), while requests still read the current one. A third snapshot's answers
+// replace the oldest's, and an answer of a snapshot older than both is not stored. The
+// snapshots are watched through weak_ptrs: the cache never keeps a replaced snapshot's
 // tables alive, and an expired one never compares equal. Only answers that are a
 // function of (snapshot, path, query) belong here — not /status (wall clock, counters)
 // and not /alerts (the alert engine's own state).
@@ -23,6 +25,7 @@
 // computing beside it).
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
@@ -45,9 +48,10 @@ class AnswerCache {
   // The stored answer, or null (nothing is computed).
   std::shared_ptr<const Answer> Find(const std::shared_ptr<const Snapshot>& snap, const std::string& key) {
     MutexLock lock(mu_);
-    if (snap != snap_.lock()) return nullptr;
-    auto it = answers_.find(key);
-    if (it == answers_.end()) return nullptr;
+    Generation* g = GenerationOf(snap);
+    if (g == nullptr) return nullptr;
+    auto it = g->answers.find(key);
+    if (it == g->answers.end()) return nullptr;
     ++hits_;
     return it->second;
   }
@@ -59,9 +63,9 @@ class AnswerCache {
     uint64_t ticket = 0;
     {
       MutexLock lock(mu_);
-      if (snap == snap_.lock()) {
-        auto it = answers_.find(key);
-        if (it != answers_.end()) {
+      if (Generation* g = GenerationOf(snap)) {
+        auto it = g->answers.find(key);
+        if (it != g->answers.end()) {
           ++hits_;
           return it->second;
         }
@@ -89,16 +93,13 @@ class AnswerCache {
     promise.set_value(answer);
     Forget(key, ticket);
     MutexLock lock(mu_);
-    if (const auto current = snap_.lock(); snap != current) {  // the answers of one snapshot at a time
-      // A request that held the previous snapshot while the next one was published (and
-      // its answers built) does not throw the newer answers away.
-      if (current && snap->built_at_ms < current->built_at_ms) return answer;
-      snap_ = snap;
-      answers_.clear();
-      bytes_ = 0;
-    }
+    Generation* g = GenerationFor(snap);
+    if (g == nullptr) return answer;  // older than both kept snapshots: answered, not stored
     const size_t size = key.size() + answer->body.size();
-    if (bytes_ + size <= max_bytes_ && answers_.emplace(key, answer).second) bytes_ += size;
+    if (bytes_ + size <= max_bytes_ && g->answers.emplace(key, answer).second) {
+      bytes_ += size;
+      g->bytes += size;
+    }
     return answer;
   }
 
@@ -108,6 +109,43 @@ class AnswerCache {
   }
 
  private:
+  // The answers of one snapshot.
+  struct Generation {
+    std::weak_ptr<const Snapshot> snap;
+    std::unordered_map<std::string, std::shared_ptr<const Answer>> answers;
+    size_t bytes = 0;
+  };
+
+  Generation* GenerationOf(const std::shared_ptr<const Snapshot>& snap) REQUIRES(mu_) {
+    if (!snap) return nullptr;
+    for (Generation& g : generations_) {
+      if (g.snap.lock() == snap) return &g;
+    }
+    return nullptr;
+  }
+
+  // The generation that stores `snap`'s answers: its own, else the one of an expired or
+  // the older snapshot (emptied for it), else null when `snap` is older than both.
+  Generation* GenerationFor(const std::shared_ptr<const Snapshot>& snap) REQUIRES(mu_) {
+    if (Generation* g = GenerationOf(snap)) return g;
+    Generation* victim = nullptr;
+    int64_t victim_built_at = INT64_MAX;
+    for (Generation& g : generations_) {
+      const auto kept = g.snap.lock();
+      const int64_t built_at = kept ? kept->built_at_ms : INT64_MIN;
+      if (built_at < victim_built_at || victim == nullptr) {
+        victim = &g;
+        victim_built_at = built_at;
+      }
+    }
+    if (snap->built_at_ms < victim_built_at) return nullptr;
+    victim->snap = snap;
+    victim->answers.clear();
+    bytes_ -= victim->bytes;
+    victim->bytes = 0;
+    return victim;
+  }
+
   // Answers being computed: a snapshot's (compared by address while its computer holds it).
   struct Computing {
     const Snapshot* snap = nullptr;
@@ -125,9 +163,8 @@ class AnswerCache {
   mutable Mutex mu_;
   std::unordered_map<std::string, Computing> computing_ GUARDED_BY(mu_);
   uint64_t tickets_ GUARDED_BY(mu_) = 0;
-  std::weak_ptr<const Snapshot> snap_ GUARDED_BY(mu_);
-  std::unordered_map<std::string, std::shared_ptr<const Answer>> answers_ GUARDED_BY(mu_);
-  size_t bytes_ GUARDED_BY(mu_) = 0;
+  std::array<Generation, 2> generations_ GUARDED_BY(mu_);
+  size_t bytes_ GUARDED_BY(mu_) = 0;  // of both generations
   uint64_t hits_ = 0;
 };
 

@@ -57,15 +57,15 @@ ApiAnswer AnswerApi(std::string_view path, std::string_view raw_query, const Sta
 uint64_t EstimateAnswerBytes(const Snapshot& snap, const ApiSettings& settings);
 
 // Builds the answers the dashboard asks for first (its default views, and every
-// endpoint without parameters) for `snap` into `cache`, each within `budget` (an
-// answer that does not fit is left to its first request). Called by the publisher
-// right after each publish, so the first request after it is served from the cache.
-// When one answer's estimate is over half the budget nothing is built ahead: the
-// publisher would otherwise hold most of the budget after every publish and leave the
-// requests (cache hits among them) refused. An answer that fails to build (out of
-// memory) is left to its first request, whose error is its own.
+// endpoint without parameters) for `snap` into `cache`. Called by the publisher before
+// it makes `snap` the one readers see, so every request for these answers is served
+// from the cache, the first one after a publish included (ADR 0025). One answer is
+// built at a time, on the publisher's thread: its working memory (EstimateAnswerBytes)
+// is the publisher's, like the merge's, and takes nothing from the requests' budget.
+// An answer that fails to build (out of memory) is left to its first request, whose
+// error is its own.
 void WarmDefaultAnswers(const std::shared_ptr<const Snapshot>& snap, const ApiSettings& settings,
-                        AnswerCache<ApiAnswer>& cache, AnswerBudget* budget);
+                        AnswerCache<ApiAnswer>& cache);
 
 // {"error": message}
 std::string ErrorJson(std::string_view message);

@@ -32,6 +32,7 @@ struct HttpStats {
   uint64_t sse_clients = 0;
   uint64_t answer_memory_bytes = 0;  // held by API answers in flight (ADR 0025)
   uint64_t answers_refused = 0;      // API requests answered 503: the answer budget was held
+  uint64_t answer_cache_hits = 0;    // API answers served from the answer cache (ADR 0025)
 };
 
 // Alert counts by state from the alert engine's JSON array: the top-level

@@ -39,10 +39,18 @@ TEST(AnswerCache, SameSnapshotAndUrlAreComputedOnce) {
   EXPECT_EQ(cache.Get(snap, "/a?x", compute)->body, "body 1");
   EXPECT_EQ(cache.Get(snap, "/a?y", compute)->body, "body 2") << "another query is another answer";
   EXPECT_EQ(cache.hits(), 1u);
-  auto next = WithCrashes(1);
+  auto next = std::const_pointer_cast<Snapshot>(WithCrashes(1));
+  next->built_at_ms = 1;
   EXPECT_EQ(cache.Get(next, "/a?x", compute)->body, "body 3") << "a new snapshot is answered afresh";
-  EXPECT_EQ(cache.Get(snap, "/a?x", compute)->body, "body 4") << "only the latest snapshot's answers are kept";
-  EXPECT_EQ(computed, 4);
+  EXPECT_EQ(cache.Get(snap, "/a?x", compute)->body, "body 1")
+      << "the previous snapshot's answers are kept while the next one's are built";
+  auto third = std::const_pointer_cast<Snapshot>(WithCrashes(1));
+  third->built_at_ms = 2;
+  EXPECT_EQ(cache.Get(third, "/a?x", compute)->body, "body 4");
+  EXPECT_EQ(cache.Get(next, "/a?x", compute)->body, "body 3") << "the two newest snapshots' answers are kept";
+  EXPECT_EQ(cache.Get(snap, "/a?x", compute)->body, "body 5") << "the oldest one's were dropped";
+  EXPECT_EQ(cache.Get(third, "/a?x", compute)->body, "body 4") << "and an answer older than both is not stored";
+  EXPECT_EQ(computed, 5);
 }
 
 TEST(AnswerCache, AThreadAskingForAnAnswerBeingComputedWaitsForIt) {
