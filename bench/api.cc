@@ -39,19 +39,26 @@ namespace {
 
 using std::chrono::milliseconds;
 
-constexpr int kPartitions = 16;                   // per topic; the mock keeps 5 MiB per partition
-constexpr uint64_t kBacklogBytes = 24u << 20;     // produced and not yet read by the daemon
+constexpr int kPartitions = 16;                // per topic; the mock keeps 5 MiB per partition
+constexpr uint64_t kBacklogBytes = 24u << 20;  // produced and not yet read by the daemon
 constexpr size_t kHangsPerSeriesDoc = 500;
 constexpr const char* kFreshTopic = "bench.fresh";
 constexpr auto kRequestInterval = std::chrono::microseconds(5000);  // 200 requests/s
 constexpr double kFreshnessGiveUpS = 30;
 
 // The dashboard's first requests with no filter set, and the endpoints it polls.
-const std::vector<std::string> kPaths = {
-    "/api/v1/status",         "/api/v1/builds?limit=200",     "/api/v1/builds",
-    "/api/v1/hangs",          "/api/v1/hangs?by=thread",      "/api/v1/hangs?by=build_date&limit=25",
-    "/api/v1/hangs/timeseries", "/api/v1/hangs/flamegraph",   "/api/v1/crashes/top",
-    "/api/v1/crashes/timeseries", "/api/v1/releases?channel=release",       "/api/v1/alerts"};
+const std::vector<std::string> kPaths = {"/api/v1/status",
+                                         "/api/v1/builds?limit=200",
+                                         "/api/v1/builds",
+                                         "/api/v1/hangs",
+                                         "/api/v1/hangs?by=thread",
+                                         "/api/v1/hangs?by=build_date&limit=25",
+                                         "/api/v1/hangs/timeseries",
+                                         "/api/v1/hangs/flamegraph",
+                                         "/api/v1/crashes/top",
+                                         "/api/v1/crashes/timeseries",
+                                         "/api/v1/releases?channel=release",
+                                         "/api/v1/alerts"};
 
 void PinThisThread(const std::vector<int>& cpus) {
   cpu_set_t set;
@@ -77,7 +84,8 @@ std::string FirstCreationDate(const Corpus& corpus) {
 std::string BhrPing(size_t id, std::string_view when, const std::vector<std::string_view>& leaves) {
   char uuid[64];
   std::snprintf(uuid, sizeof uuid, "b3e5c0de-0000-4000-8000-%012zu", id);
-  std::string doc = R"({"type":"bhr","id":")" + std::string(uuid) + R"(","creationDate":")" + std::string(when) +
+  std::string doc = R"({"type":"bhr","id":")" + std::string(uuid) + R"(","creationDate":")" +
+                    std::string(when) +
                     R"(","version":4,"application":{"architecture":"x86-64","buildId":"20261117090501",)"
                     R"("channel":"release","name":"Firefox","platformVersion":"146.0","version":"146.0"},)"
                     R"("environment":{"system":{"os":{"name":"Windows_NT","version":"10.0"}}},)"
@@ -283,7 +291,8 @@ int Api(const ApiArgs& a) {
   if (Status s = daemon.Start(); !s.ok()) Die(s.message());
   if (Status s = server.Start(http_options, daemon); !s.ok()) Die(s.message());
   if (a.warm) {
-    daemon.SetPublishHook([&server](const std::shared_ptr<const Snapshot>& snap) { server.WarmAnswers(snap); });
+    daemon.SetPublishHook(
+        [&server](const std::shared_ptr<const Snapshot>& snap) { server.WarmAnswers(snap); });
   }
 
   KafkaProducerOptions po;
@@ -397,7 +406,8 @@ int Api(const ApiArgs& a) {
       .Int("first_after_publish", load.first_after_publish_ms.size())
       .Num("first_after_publish_p99_ms", Percentile(load.first_after_publish_ms, 0.99), 2)
       .Num("service_p99_ms", Percentile(all_service, 0.99), 2)
-      .Num("mean_answer_kb", static_cast<double>(load.answer_bytes) / 1024.0 / static_cast<double>(requests), 1)
+      .Num("mean_answer_kb", static_cast<double>(load.answer_bytes) / 1024.0 / static_cast<double>(requests),
+           1)
       .Int("freshness_markers", fresh.seconds.size())
       .Int("freshness_never_counted", fresh.never)
       .Num("freshness_p50_s", Percentile(fresh.seconds, 0.50), 3)

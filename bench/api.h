@@ -10,9 +10,9 @@
 namespace seismo::bench {
 
 struct ApiArgs {
-  double seconds = 10;      // how long the load runs, once the series are live
-  size_t series = 0;        // live hang series made before the load starts (besides the corpus')
-  bool warm = true;         // the publisher builds the default answers (false: the first request does)
+  double seconds = 10;             // how long the load runs, once the series are live
+  size_t series = 0;               // live hang series made before the load starts (besides the corpus')
+  bool warm = true;                // the publisher builds the default answers (false: the first request does)
   std::vector<std::string> files;  // the corpus produced over and over while the load runs
 };
 

@@ -44,6 +44,8 @@
 #include <thread>
 #include <vector>
 
+#include "api.h"
+#include "common.h"
 #include "seismo/aggregate/delta.h"
 #include "seismo/aggregate/shard_state.h"
 #include "seismo/app/config.h"
@@ -56,9 +58,6 @@
 #include "seismo/ingest/mock_cluster.h"
 #include "seismo/parse/crash_parser.h"
 #include "seismo/signature/generator.h"
-
-#include "api.h"
-#include "common.h"
 
 namespace seismo::bench {
 namespace {
@@ -630,7 +629,8 @@ int Usage() {
   std::fprintf(
       stderr,
       "usage: seismo_bench throughput --corpus NAME --seismo BIN --floor BIN --scratch DIR [--runs N] "
-      "FILE... | signature FILE | kafka FILE... | api --seconds S --series N [--no-warm] FILE... | memory SERIES\n");
+      "FILE... | signature FILE | kafka FILE... | api --seconds S --series N [--no-warm] FILE... | memory "
+      "SERIES\n");
   return 2;
 }
 

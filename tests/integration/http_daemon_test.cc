@@ -220,9 +220,13 @@ TEST_F(HttpDaemon, DefaultAnswersAreBuiltBeforeTheirSnapshotIsPublished) {
       60s, 20ms));
   // Every answer the dashboard asks for first, served from the cache over the newest
   // snapshot: the cache's hits grow by one per request, and nothing is built on request.
-  const std::vector<std::string> defaults = {"/api/v1/builds", "/api/v1/hangs", "/api/v1/hangs?by=thread",
-                                             "/api/v1/hangs/timeseries", "/api/v1/hangs/flamegraph",
-                                             "/api/v1/crashes/top", "/api/v1/crashes/timeseries"};
+  const std::vector<std::string> defaults = {"/api/v1/builds",
+                                             "/api/v1/hangs",
+                                             "/api/v1/hangs?by=thread",
+                                             "/api/v1/hangs/timeseries",
+                                             "/api/v1/hangs/flamegraph",
+                                             "/api/v1/crashes/top",
+                                             "/api/v1/crashes/timeseries"};
   for (const std::string& target : defaults) {
     const int64_t hits = cache_hits();
     const HttpResponse r = HttpGet(port, target);

@@ -49,7 +49,8 @@ TEST(AnswerCache, SameSnapshotAndUrlAreComputedOnce) {
   EXPECT_EQ(cache.Get(third, "/a?x", compute)->body, "body 4");
   EXPECT_EQ(cache.Get(next, "/a?x", compute)->body, "body 3") << "the two newest snapshots' answers are kept";
   EXPECT_EQ(cache.Get(snap, "/a?x", compute)->body, "body 5") << "the oldest one's were dropped";
-  EXPECT_EQ(cache.Get(third, "/a?x", compute)->body, "body 4") << "and an answer older than both is not stored";
+  EXPECT_EQ(cache.Get(third, "/a?x", compute)->body, "body 4")
+      << "and an answer older than both is not stored";
   EXPECT_EQ(computed, 5);
 }
 
