@@ -24,10 +24,7 @@ struct Sums {
 // channel): a build date's builds differ by channel, and so do their hang rates.
 using GroupKey = std::array<Sym, 3>;
 
-struct Group {
-  Sums sums;
-  absl::flat_hash_map<StackId, Sums> stacks;
-};
+using StackSums = absl::flat_hash_map<StackId, Sums>;
 
 using DateKey = std::array<Sym, 2>;  // build_date, channel
 
@@ -73,36 +70,33 @@ std::string HangsJson(const Snapshot& snap, const Query& q, const AnswerLimits& 
   int64_t usage_ms = 0;
   for (const auto& [date, ms] : usage_by_date) usage_ms += ms;
 
-  absl::flat_hash_map<GroupKey, Group> groups;
+  auto group_of = [by = q.by](const SeriesKey& k) -> GroupKey {
+    switch (by) {
+      case HangsBy::kSignature:
+        return {k[hang_field::kProcess], k[hang_field::kThread], k[hang_field::kSignature]};
+      case HangsBy::kThread:
+        return {k[hang_field::kProcess], k[hang_field::kThread], kNoId};
+      case HangsBy::kBuildDate:
+        return {k[hang_field::kBuildDate], k[hang_field::kChannel], kNoId};
+    }
+    return {};
+  };
+  // Two passes: the groups' sums, then the stacks of the rows shown only (a group per
+  // series at most, and a stack table per group would cost a hash map per series).
+  absl::flat_hash_map<GroupKey, Sums> groups;
   RowFilter filter(snap, Table::kHangs, HangFilters(q, source));
   for (const SeriesData* s : snap.table(Table::kHangs)) {
-    const SeriesKey& k = s->key;
-    if (!filter.Matches(k)) continue;
+    if (!filter.Matches(s->key)) continue;
     const Values v = ValuesIn(snap, *s, win);
     if (v[0] == 0 && v[1] == 0) continue;
-    GroupKey gk{};
-    switch (q.by) {
-      case HangsBy::kSignature:
-        gk = {k[hang_field::kProcess], k[hang_field::kThread], k[hang_field::kSignature]};
-        break;
-      case HangsBy::kThread:
-        gk = {k[hang_field::kProcess], k[hang_field::kThread], kNoId};
-        break;
-      case HangsBy::kBuildDate:
-        gk = {k[hang_field::kBuildDate], k[hang_field::kChannel], kNoId};
-        break;
-    }
-    Group& g = groups[gk];
-    g.sums.hang_us += v[0];
-    g.sums.hang_count += v[1];
-    Sums& st = g.stacks[k[hang_field::kStack]];
-    st.hang_us += v[0];
-    st.hang_count += v[1];
+    Sums& g = groups[group_of(s->key)];
+    g.hang_us += v[0];
+    g.hang_count += v[1];
   }
 
   struct Row {
     const GroupKey* key;
-    const Group* g;
+    const Sums* sums;
     int64_t usage_ms;
     std::optional<double> rate;
   };
@@ -114,17 +108,34 @@ std::string HangsJson(const Snapshot& snap, const Query& q, const AnswerLimits& 
       auto it = usage_by_date.find(DateKey{k[0], k[1]});
       u = it == usage_by_date.end() ? 0 : it->second;
     }
-    rows.push_back({&k, &g, u, PerUsageHour(g.sums.hang_us, u)});
+    rows.push_back({&k, &g, u, PerUsageHour(g.hang_us, u)});
   }
   // By hang_ms_per_hour descending, rows without usage last, then by hang ms; ties in
   // the grouping fields' order.
-  std::sort(rows.begin(), rows.end(), [&snap](const Row& a, const Row& b) {
-    if (a.rate.has_value() != b.rate.has_value()) return a.rate.has_value();
-    if (a.rate && *a.rate != *b.rate) return *a.rate > *b.rate;
-    if (a.g->sums.hang_us != b.g->sums.hang_us) return a.g->sums.hang_us > b.g->sums.hang_us;
-    return TextsLess(snap, *a.key, *b.key);
-  });
-  if (rows.size() > q.limit) rows.resize(q.limit);
+  const size_t shown = std::min(rows.size(), q.limit);
+  std::partial_sort(rows.begin(), rows.begin() + static_cast<std::ptrdiff_t>(shown), rows.end(),
+                    [&snap](const Row& a, const Row& b) {
+                      if (a.rate.has_value() != b.rate.has_value()) return a.rate.has_value();
+                      if (a.rate && *a.rate != *b.rate) return *a.rate > *b.rate;
+                      if (a.sums->hang_us != b.sums->hang_us) return a.sums->hang_us > b.sums->hang_us;
+                      return TextsLess(snap, *a.key, *b.key);
+                    });
+  rows.resize(shown);
+
+  // The second pass: each shown row's stacks.
+  absl::flat_hash_map<GroupKey, size_t> row_of;
+  for (size_t i = 0; i < rows.size(); ++i) row_of[*rows[i].key] = i;
+  std::vector<StackSums> row_stacks(rows.size());
+  RowFilter again(snap, Table::kHangs, HangFilters(q, source));
+  for (const SeriesData* s : snap.table(Table::kHangs)) {
+    const auto row = row_of.find(group_of(s->key));
+    if (row == row_of.end() || !again.Matches(s->key)) continue;
+    const Values v = ValuesIn(snap, *s, win);
+    if (v[0] == 0 && v[1] == 0) continue;  // as in the first pass: no stack of its own
+    Sums& st = row_stacks[row->second][s->key[hang_field::kStack]];
+    st.hang_us += v[0];
+    st.hang_count += v[1];
+  }
 
   JsonWriter w;
   w.BeginObject();
@@ -135,8 +146,8 @@ std::string HangsJson(const Snapshot& snap, const Query& q, const AnswerLimits& 
   w.Key("rows").BeginArray();
   const ByteBound bound(w, limits.max_bytes);
   size_t rows_written = 0;
-  for (const Row& r : rows) {
-    const Group& g = *r.g;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const Row& r = rows[i];
     const GroupKey& k = *r.key;
     size_t head = 256;  // the row without its texts and stacks
     for (Sym text : k) head += text == kNoId ? 0 : JsonTextBound(snap.Text(text));
@@ -152,9 +163,9 @@ std::string HangsJson(const Snapshot& snap, const Query& q, const AnswerLimits& 
       w.Key("thread").String(snap.Text(k[1]));
       w.Key("process").String(snap.Text(k[0]));
     }
-    WriteRates(w, g.sums, r.usage_ms);
+    WriteRates(w, *r.sums, r.usage_ms);
     // Top stacks by hang ms, ties in stack order: the hash map's order never shows.
-    std::vector<std::pair<StackId, Sums>> stacks(g.stacks.begin(), g.stacks.end());
+    std::vector<std::pair<StackId, Sums>> stacks(row_stacks[i].begin(), row_stacks[i].end());
     const size_t top = std::min(kTopStacks, stacks.size());
     std::partial_sort(stacks.begin(), stacks.begin() + static_cast<std::ptrdiff_t>(top), stacks.end(),
                       [&snap](const auto& a, const auto& b) {

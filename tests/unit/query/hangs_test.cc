@@ -1,10 +1,14 @@
-#include "seismo/query/hangs_json.h"
-
 #include <gtest/gtest.h>
 #include <pthread.h>
 
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <tuple>
+
 #include "query_fixture.h"
 #include "seismo/query/flamegraph.h"
+#include "seismo/query/hangs_json.h"
 
 namespace seismo {
 namespace {
@@ -257,6 +261,84 @@ TEST(Flamegraph, AStackDeeperThanAnyThreadStackIsServed) {
   ASSERT_GT(json.size(), kDepth * leaf.size());
   EXPECT_EQ(json.rfind(leaf), json.size() - leaf.size() - 2 * kDepth - 1) << "the deepest frame is last";
   EXPECT_EQ(json.substr(json.size() - 4), "]}]}");
+}
+
+// The rows against a naive recomputation over many groups, stacks shared between groups and
+// hangs outside the window (ADR 0025: the groups are summed first, the shown rows' stacks
+// in a second pass): every row's sums and top stacks are the naive ones, and a smaller
+// `limit` shows the first rows of the whole list, byte for byte.
+TEST(HangsRows, EqualANaiveRecomputationAtEveryLimit) {
+  World w;
+  w.Usage("bhr", "Linux", 3 * kHour, 20 * kMin);
+  std::map<std::tuple<std::string, std::string, std::string>, std::pair<int64_t, int64_t>> groups;
+  std::map<std::tuple<std::string, std::string, std::string>, std::map<std::string, int64_t>> stacks;
+  uint64_t x = 12345;
+  auto next = [&x](uint64_t n) {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    return (x >> 33) % n;
+  };
+  for (int i = 0; i < 400; ++i) {
+    const std::string process = next(3) == 0 ? "content" : "parent";
+    const std::string thread = next(2) == 0 ? "Gecko" : "Gecko_Child";
+    const std::string signature = "Sig" + std::to_string(next(40));
+    const std::vector<std::string> stack = {"root", "f" + std::to_string(next(6)), signature};
+    const std::string os = next(2) == 0 ? "Linux" : "Windows";
+    const int64_t hang_us = static_cast<int64_t>(128'000 + next(50) * 1000);
+    const bool in_window = next(4) != 0;  // a quarter is older than the hour
+    w.Hang("bhr", os, process, thread, stack, hang_us, 1, in_window ? 10 * kMin : 2 * kHour);
+    if (!in_window) continue;
+    auto& g = groups[{process, thread, signature}];
+    g.first += hang_us;
+    g.second += 1;
+    stacks[{process, thread, signature}]["root;" + stack[1] + ";" + signature] += hang_us;
+  }
+  auto snap = w.Build();
+  auto answer = [&](size_t limit) {
+    return HangsJson(*snap, Q(Endpoint::kHangs, "window=1h&limit=" + std::to_string(limit)));
+  };
+  const std::string all_text = answer(1000);
+  Json all(all_text);
+  auto rows = all.root["rows"].get_array().value();
+  ASSERT_EQ(rows.size(), groups.size());
+  std::vector<std::string> row_texts;
+  int64_t previous = INT64_MAX;
+  for (auto row : rows) {
+    const std::tuple<std::string, std::string, std::string> key{
+        std::string(row["process"].get_string().value()), std::string(row["thread"].get_string().value()),
+        std::string(row["signature"].get_string().value())};
+    ASSERT_TRUE(groups.count(key));
+    const int64_t hang_us = std::llround(row["hang_ms"].get_double().value() * 1000);
+    EXPECT_EQ(hang_us, groups[key].first);
+    EXPECT_EQ(row["hang_count"].get_int64().value(), groups[key].second);
+    EXPECT_LE(hang_us, previous) << "one usage for all: ordered by hang ms";
+    previous = hang_us;
+    // The top stacks: the naive sums, the largest first, as many as there are (up to 5).
+    std::vector<int64_t> naive;
+    for (const auto& [stack, us] : stacks[key]) naive.push_back(us);
+    std::sort(naive.rbegin(), naive.rend());
+    naive.resize(std::min<size_t>(naive.size(), 5));
+    std::vector<int64_t> shown;
+    for (auto st : row["stacks"].get_array().value()) {
+      std::string joined;
+      for (auto f : st["stack"].get_array().value()) {
+        joined += (joined.empty() ? "" : ";") + std::string(f.get_string().value());
+      }
+      const int64_t us = std::llround(st["hang_ms"].get_double().value() * 1000);
+      EXPECT_EQ(us, stacks[key][joined]) << joined;
+      shown.push_back(us);
+    }
+    EXPECT_EQ(shown, naive);
+    row_texts.push_back(simdjson::minify(row));
+  }
+  for (size_t limit : {1u, 5u, 17u}) {
+    Json some(answer(limit));
+    size_t i = 0;
+    for (auto row : some.root["rows"].get_array().value()) {
+      ASSERT_LT(i, row_texts.size());
+      EXPECT_EQ(simdjson::minify(row), row_texts[i++]) << "limit " << limit;
+    }
+    EXPECT_EQ(i, limit);
+  }
 }
 
 }  // namespace
