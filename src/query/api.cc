@@ -1,7 +1,9 @@
 #include "seismo/query/api.h"
 
+#include <absl/container/flat_hash_set.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <exception>
 
@@ -101,7 +103,8 @@ ApiAnswer Busy() {
 }
 
 // The dashboard's first requests (dashboards/js/views/*.js with no filter set) and every
-// endpoint without parameters (what scripts/bench asks for).
+// endpoint without parameters (what scripts/bench asks for); and /releases?channel=C for
+// every channel of the snapshot (WarmDefaultAnswers).
 constexpr std::pair<std::string_view, std::string_view> kDefaultAnswers[] = {
     {"/api/v1/builds", "limit=200"},
     {"/api/v1/builds", ""},
@@ -172,16 +175,27 @@ void WarmDefaultAnswers(const std::shared_ptr<const Snapshot>& snap, const ApiSe
                         AnswerCache<ApiAnswer>& cache) {
   if (!snap) return;
   const std::vector<int64_t>& windows = snap->windows_ms.empty() ? settings.windows_ms : snap->windows_ms;
+  std::vector<std::pair<Endpoint, Params>> answers;
   for (const auto& [path, raw_query] : kDefaultAnswers) {
     const std::optional<Endpoint> endpoint = EndpointFromPath(path);
     auto params = ParseQueryString(raw_query);
-    if (!endpoint || !params) continue;
-    auto query = ParseQuery(*endpoint, *params, windows);
+    if (endpoint && params) answers.emplace_back(*endpoint, std::move(*params));
+  }
+  // The Releases view of each channel, as the dashboard opens it (its newest build).
+  absl::flat_hash_set<Sym> channels;
+  for (const SeriesData* s : snap->table(Table::kBuildUsage)) channels.insert(s->key[build_field::kChannel]);
+  std::vector<std::string> names;
+  for (Sym c : channels) names.emplace_back(snap->Text(c));
+  std::sort(names.begin(), names.end());
+  for (std::string& name : names)
+    answers.emplace_back(Endpoint::kReleases, Params{{"channel", std::move(name)}});
+  for (const auto& [endpoint, params] : answers) {
+    auto query = ParseQuery(endpoint, params, windows);
     if (!query) continue;
-    const std::string key = CacheKey(*endpoint, *query);
+    const std::string key = CacheKey(endpoint, *query);
     if (cache.Find(snap, key)) continue;
     try {
-      cache.Get(snap, key, [&] { return Compute(*endpoint, *snap, *query, settings); });
+      cache.Get(snap, key, [&] { return Compute(endpoint, *snap, *query, settings); });
     } catch (const std::exception&) {
       continue;  // on the publisher thread: never let it end the process
     }

@@ -244,6 +244,26 @@ TEST(WarmAnswers, TheDefaultAnswersAreInTheCacheBeforeTheFirstRequest) {
   EXPECT_EQ(cache.hits(), hits + 9) << "every one was served from the cache";
 }
 
+// The Releases view of every channel in the data is built ahead too, as the dashboard
+// opens it (a channel, no build).
+TEST(WarmAnswers, TheReleasesViewOfEveryChannelIsBuiltAhead) {
+  World w;
+  w.BuildUsage("Linux", kHour, 3, 0, 0);
+  w.Crash("Sig", "parent", "parent", "i1", 0);
+  FakeProvider provider;
+  provider.SetSnapshot(w.Build());
+  ApiSettings settings;
+  AnswerCache<ApiAnswer> cache;
+  WarmDefaultAnswers(provider.snapshot(), settings, cache);
+  const uint64_t hits = cache.hits();
+  const ApiAnswer a = AnswerApi("/api/v1/releases", "channel=release", provider, settings, kNow, &cache);
+  EXPECT_EQ(a.status, 200);
+  EXPECT_EQ(cache.hits(), hits + 1);
+  EXPECT_EQ(a.body, AnswerApi("/api/v1/releases", "channel=release", provider, settings, kNow).body);
+  AnswerApi("/api/v1/releases", "channel=beta", provider, settings, kNow, &cache);
+  EXPECT_EQ(cache.hits(), hits + 1) << "no such channel: nothing built ahead for it";
+}
+
 // The warm-up is the publisher's work, one answer at a time, and takes nothing from the
 // requests' budget: with a budget smaller than one answer's estimate, the default answers
 // are still built ahead, and a request for one (a cache hit, reserving twice its body) is
