@@ -45,6 +45,7 @@ constexpr size_t kHangsPerSeriesDoc = 500;
 constexpr const char* kFreshTopic = "bench.fresh";
 constexpr auto kRequestInterval = std::chrono::microseconds(5000);  // 200 requests/s
 constexpr double kFreshnessGiveUpS = 30;
+constexpr uint64_t kAnswerMemory = 512ull << 20;
 
 // The dashboard's first requests with no filter set, and the endpoints it polls.
 const std::vector<std::string> kPaths = {"/api/v1/status",
@@ -285,6 +286,10 @@ int Api(const ApiArgs& a) {
   config.aggregate.memory_limit = 16ull << 30;
   HttpServerOptions http_options;  // [http] defaults, as `seismo run` has them
   http_options.listen = "127.0.0.1:0";
+  // Sized for the state, as an operator with 10^6 series sets [http] answer_memory: an
+  // answer's working memory is estimated at 128 B per series (130 MB at 10^6), and the
+  // publisher builds nothing ahead when one answer would take over half of it (ADR 0025).
+  http_options.answer_memory = kAnswerMemory;
   SystemClock clock;
   Daemon daemon(config, gen.get(), &clock);
   HttpServer server;
@@ -395,6 +400,7 @@ int Api(const ApiArgs& a) {
       .Int("cores", static_cast<uint64_t>(cores))
       .Str("load_generator_cpus", std::to_string(load_cpu))
       .Str("daemon_cpus", cores >= 3 ? "0-" + std::to_string(cores - 2) : "all")
+      .Int("answer_memory_mb", kAnswerMemory >> 20)
       .Num("requests_per_s", static_cast<double>(requests) / elapsed)
       .Int("requests", requests)
       .Int("errors", load.errors)

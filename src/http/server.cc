@@ -281,7 +281,7 @@ int HttpServer::Handle(mg_connection* conn) {
 }
 
 void HttpServer::WarmAnswers(const std::shared_ptr<const Snapshot>& snap) {
-  WarmDefaultAnswers(snap, options_.api, answers_);
+  if (budget_) WarmDefaultAnswers(snap, options_.api, answers_, budget_.get());
 }
 
 int HttpServer::ServeStatic(mg_connection* conn, std::string_view path, const std::string& cors) {

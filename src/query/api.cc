@@ -172,8 +172,11 @@ ApiAnswer AnswerApi(std::string_view path, std::string_view raw_query, const Sta
 }
 
 void WarmDefaultAnswers(const std::shared_ptr<const Snapshot>& snap, const ApiSettings& settings,
-                        AnswerCache<ApiAnswer>& cache) {
+                        AnswerCache<ApiAnswer>& cache, AnswerBudget* budget) {
   if (!snap) return;
+  const uint64_t estimate = EstimateAnswerBytes(*snap, settings);
+  if (budget != nullptr && estimate > budget->capacity() / 2) return;
+  snap->HangsWithSignature("");  // builds the index a signature's pages read
   const std::vector<int64_t>& windows = snap->windows_ms.empty() ? settings.windows_ms : snap->windows_ms;
   std::vector<std::pair<Endpoint, Params>> answers;
   for (const auto& [path, raw_query] : kDefaultAnswers) {
@@ -194,6 +197,8 @@ void WarmDefaultAnswers(const std::shared_ptr<const Snapshot>& snap, const ApiSe
     if (!query) continue;
     const std::string key = CacheKey(endpoint, *query);
     if (cache.Find(snap, key)) continue;
+    std::shared_ptr<const AnswerBudget::Hold> hold;
+    if (budget != nullptr && !(hold = budget->TryReserve(estimate, kAdmissionPatience))) continue;
     try {
       cache.Get(snap, key, [&] { return Compute(endpoint, *snap, *query, settings); });
     } catch (const std::exception&) {

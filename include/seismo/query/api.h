@@ -60,12 +60,14 @@ uint64_t EstimateAnswerBytes(const Snapshot& snap, const ApiSettings& settings);
 // endpoint without parameters) for `snap` into `cache`. Called by the publisher before
 // it makes `snap` the one readers see, so every request for these answers is served
 // from the cache, the first one after a publish included (ADR 0025). One answer is
-// built at a time, on the publisher's thread: its working memory (EstimateAnswerBytes)
-// is the publisher's, like the merge's, and takes nothing from the requests' budget.
-// An answer that fails to build (out of memory) is left to its first request, whose
-// error is its own.
+// built at a time, each within `budget` (one that does not fit is left to its first
+// request). When one answer's estimate is over half the budget nothing is built ahead:
+// the publisher would otherwise hold most of the budget after every publish and leave
+// the requests (cache hits among them) refused; a state that large wants a larger
+// [http] answer_memory. An answer that fails to build (out of memory) is left to its
+// first request, whose error is its own.
 void WarmDefaultAnswers(const std::shared_ptr<const Snapshot>& snap, const ApiSettings& settings,
-                        AnswerCache<ApiAnswer>& cache);
+                        AnswerCache<ApiAnswer>& cache, AnswerBudget* budget);
 
 // {"error": message}
 std::string ErrorJson(std::string_view message);
