@@ -57,18 +57,6 @@ const std::vector<const SeriesData*>& Snapshot::sorted(Table t) const {
   return sorted_->rows[i];
 }
 
-const std::vector<const SeriesData*>& Snapshot::HangsWithSignature(std::string_view signature) const {
-  static const std::vector<const SeriesData*> kNone;
-  if (symbols == nullptr) return kNone;
-  std::call_once(by_signature_->once, [&] {
-    for (const SeriesData* s : rows_[static_cast<size_t>(Table::kHangs)]) {
-      by_signature_->rows[Text(s->key[hang_field::kSignature])].push_back(s);
-    }
-  });
-  const auto it = by_signature_->rows.find(signature);
-  return it == by_signature_->rows.end() ? kNone : it->second;
-}
-
 namespace {
 
 void AddValues(Values& to, const Values& from) {

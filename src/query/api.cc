@@ -176,7 +176,6 @@ void WarmDefaultAnswers(const std::shared_ptr<const Snapshot>& snap, const ApiSe
   if (!snap) return;
   const uint64_t estimate = EstimateAnswerBytes(*snap, settings);
   if (budget != nullptr && estimate > budget->capacity() / 2) return;
-  snap->HangsWithSignature("");  // builds the index a signature's pages read
   const std::vector<int64_t>& windows = snap->windows_ms.empty() ? settings.windows_ms : snap->windows_ms;
   std::vector<std::pair<Endpoint, Params>> answers;
   for (const auto& [path, raw_query] : kDefaultAnswers) {

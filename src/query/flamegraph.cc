@@ -24,7 +24,7 @@ std::vector<std::pair<StackId, Sums>> SelectedStacks(const Snapshot& snap, const
   const WindowSel win = ResolveWindow(snap, q.window_ms);
   absl::flat_hash_map<StackId, Sums> stacks;
   RowFilter filter(snap, Table::kHangs, HangFilters(q, HangSource(snap, q)));
-  for (const SeriesData* s : HangRows(snap, q)) {
+  for (const SeriesData* s : snap.table(Table::kHangs)) {
     if (!filter.Matches(s->key)) continue;
     const Values v = ValuesIn(snap, *s, win);
     if (v[0] == 0 && v[1] == 0) continue;

@@ -173,11 +173,6 @@ void AddPoints(const SeriesData& s, const TimeAxis& axis, std::vector<std::array
   }
 }
 
-const std::vector<const SeriesData*>& HangRows(const Snapshot& snap, const Query& q) {
-  const std::optional<std::string>& signature = q.filters[Dim::kSignature];
-  return signature ? snap.HangsWithSignature(*signature) : snap.table(Table::kHangs);
-}
-
 const Snapshot& EmptySnapshot() {
   static const Snapshot kEmpty;
   return kEmpty;

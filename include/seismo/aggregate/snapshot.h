@@ -16,14 +16,11 @@
 // Threading: immutable once built; share as shared_ptr<const Snapshot>.
 #pragma once
 
-#include <absl/container/flat_hash_map.h>
-
 #include <array>
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <string_view>
 #include <vector>
 
 #include "seismo/aggregate/series_data.h"
@@ -52,10 +49,6 @@ class Snapshot {
   const std::vector<const SeriesData*>& table(Table t) const { return rows_[static_cast<size_t>(t)]; }
   // The same in key order (KeyLess), sorted once on first use.
   const std::vector<const SeriesData*>& sorted(Table t) const;
-  // The hang series whose signature is `signature` (exactly), in table order: an index
-  // built once, on first use (the publisher builds it before it publishes, ADR 0025), so
-  // a request about one signature costs that signature's series, not the table's.
-  const std::vector<const SeriesData*>& HangsWithSignature(std::string_view signature) const;
 
   // Index into spans_ms of a span length; nullopt when not kept.
   std::optional<size_t> SpanIndex(int64_t span_ms) const;
@@ -88,13 +81,6 @@ class Snapshot {
   std::vector<std::shared_ptr<const SeriesData>> merged_;
   std::array<std::vector<const SeriesData*>, kTableCount> rows_;
   std::shared_ptr<SortedRows> sorted_ = std::make_shared<SortedRows>();
-  // HangsWithSignature's index, shared by copies as sorted_ is. Its keys view the texts
-  // of the snapshot's Symbols, which the pins keep alive.
-  struct SignatureIndex {
-    std::once_flag once;
-    absl::flat_hash_map<std::string_view, std::vector<const SeriesData*>> rows;
-  };
-  std::shared_ptr<SignatureIndex> by_signature_ = std::make_shared<SignatureIndex>();
 };
 
 // Spans kept for `windows_ms`: each window and its double capped at the retention,

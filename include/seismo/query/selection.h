@@ -122,10 +122,6 @@ TimeAxis AxisFor(const Snapshot& snap, int64_t window_ms);
 // Adds the buckets of `s` to `into` (size axis.size()), value i into into[..][i].
 void AddPoints(const SeriesData& s, const TimeAxis& axis, std::vector<std::array<int64_t, 2>>& into);
 
-// The hang series a query can select: those of its signature when it filters on one
-// (Snapshot::HangsWithSignature), else the whole table. A RowFilter still decides.
-const std::vector<const SeriesData*>& HangRows(const Snapshot& snap, const Query& q);
-
 // The snapshot to read when none has been published yet: empty tables.
 const Snapshot& EmptySnapshot();
 
