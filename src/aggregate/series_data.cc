@@ -22,6 +22,10 @@ Values SumBuckets(const SeriesData& s, int64_t from, int64_t to, int64_t bucket_
       continue;
     }
     if (c->buckets.empty() || c->buckets.back() < from || c->buckets.front() > to) continue;
+    if (c->buckets.front() >= from && c->buckets.back() <= to) {  // every bucket inside: the sum
+      Add(out, c->sum);
+      continue;
+    }
     for (size_t i = 0; i < c->buckets.size(); ++i) {
       if (c->buckets[i] >= from && c->buckets[i] <= to) Add(out, c->values[i]);
     }

@@ -341,6 +341,7 @@ PipelineOptions ToPipelineOptions(const Config& c) {
   po.delta_ring_capacity = c.ingest.queue_chunks;
   po.aggregate = ToAggregateOptions(c);
   po.max_clock_skew_ms = c.aggregate.max_clock_skew.count();
+  po.ingest_nice = c.ingest.nice;
   return po;
 }
 
@@ -401,6 +402,7 @@ Result<Config> ParseConfig(std::string_view text, const std::string& path) {
     s.Int("max_document_bytes", c.ingest.max_document_bytes, 1024, int64_t{1} << 31);
     s.Int("max_depth", c.parse.max_depth, 8, 100000);
     s.Int("queue_chunks", c.ingest.queue_chunks, 1, 65536);
+    s.Int("nice", c.ingest.nice, 0, 19);
     s.Str("dead_letter_file", c.ingest.dead_letter_file);
     s.Str("dead_letter_topic", c.ingest.dead_letter_topic);
     s.Duration("shutdown_timeout", c.shutdown_timeout);

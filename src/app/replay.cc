@@ -82,6 +82,7 @@ Result<ReplayResult> RunReplay(const Config& config, const std::vector<std::stri
   std::vector<std::unique_ptr<LineReader>> readers;
   std::optional<uint64_t> total = 0;
   PipelineOptions po = ToPipelineOptions(config);
+  po.ingest_nice = 0;  // every thread of a replay is ingest: nothing to put first
   for (const std::string& path : inputs) {
     auto reader = LineReader::Open(path, config.ingest.max_document_bytes);
     if (!reader) return reader.error();

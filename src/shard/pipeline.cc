@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "seismo/aggregate/options.h"
+#include "seismo/core/thread_priority.h"
 #include "seismo/shard/backoff.h"
 
 namespace seismo {
@@ -118,9 +119,12 @@ Pipeline::~Pipeline() { Finish(); }
 
 void Pipeline::Start() {
   started_ = true;
-  shards_.Start();
+  shards_.Start(options_.ingest_nice);
   for (size_t i = 0; i < workers_.size(); ++i) {
-    workers_[i]->thread = std::thread([this, i] { RunWorker(i); });
+    workers_[i]->thread = std::thread([this, i] {
+      LowerThisThreadPriority(options_.ingest_nice);
+      RunWorker(i);
+    });
   }
 }
 

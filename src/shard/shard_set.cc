@@ -1,6 +1,7 @@
 #include "seismo/shard/shard_set.h"
 
 #include "seismo/core/hash.h"
+#include "seismo/core/thread_priority.h"
 #include "seismo/shard/backoff.h"
 
 namespace seismo {
@@ -49,11 +50,14 @@ ShardSet::ShardSet(size_t shards, size_t producers, size_t ring_capacity, Aggreg
 
 ShardSet::~ShardSet() { Stop(); }
 
-void ShardSet::Start() {
+void ShardSet::Start(int nice_steps) {
   stopping_.store(false, std::memory_order_relaxed);
   for (auto& shard : shards_) {
     Shard* s = shard.get();
-    s->thread = std::thread([this, s] { Run(*s); });
+    s->thread = std::thread([this, s, nice_steps] {
+      LowerThisThreadPriority(nice_steps);
+      Run(*s);
+    });
   }
   running_ = true;
 }

@@ -72,9 +72,12 @@ export async function settled(page) {
   }, null, {timeout: 15000});
 }
 
+// A full-page screenshot of a long view at 414 px renders the whole page once more: on a
+// loaded CI machine (sanitizer builds beside the browser) that once took over Playwright's
+// default 30 s, so it gets 120 s; a view that never settles still fails.
 export async function screenshot(page, name) {
   fs.mkdirSync(SHOTS, {recursive: true});
-  await page.screenshot({path: path.join(SHOTS, name + '.png'), fullPage: true});
+  await page.screenshot({path: path.join(SHOTS, name + '.png'), fullPage: true, timeout: 120000});
 }
 
 // Screenshots at a wide desktop (1600 px) and a phone (414 px) width: <name>-1600.png and

@@ -35,6 +35,7 @@ struct IngestConfig {
   size_t threads = 0;  // 0 = number of cores
   size_t max_document_bytes = 8 * 1024 * 1024;
   size_t queue_chunks = 64;  // chunks (≈1 MB or 2048 documents each) queued per parse thread
+  int nice = 5;              // nice steps the daemon's parse and shard threads run below the rest
   std::string dead_letter_file;   // "" = none
   std::string dead_letter_topic;  // "" = none
 };

@@ -121,6 +121,9 @@ struct PipelineOptions {
   ParseOptions parse;
   AggregateOptions aggregate;
   int64_t max_clock_skew_ms = 600'000;  // further ahead of stream time (or the clock): future_time
+  // Nice steps the parse workers and shard threads run below the starting thread
+  // (core/thread_priority.h): the daemon's [ingest] nice; 0 for replay, all ingest.
+  int ingest_nice = 0;
   std::chrono::milliseconds parse_delay_for_testing{0};  // tests only: slow workers down per chunk
   std::chrono::milliseconds apply_delay_for_testing{0};  // tests only: slow shards down per batch
   std::vector<SourceInfo> sources;

@@ -54,7 +54,8 @@ class ShardSet {
            const std::atomic<int64_t>* stream_time, Symbols* symbols);
   ~ShardSet();
 
-  void Start();
+  // Starts the shard threads, each `nice_steps` below the caller (core/thread_priority.h).
+  void Start(int nice_steps = 0);
   // Drains every ring, then joins the shard threads. Producers must have stopped.
   void Stop();
 

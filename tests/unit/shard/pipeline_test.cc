@@ -5,15 +5,21 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <mutex>
 #include <set>
+#include <sstream>
 #include <tuple>
 
+#include "seismo/core/thread_priority.h"
 #include "seismo/signature/generator.h"
 #include "seismo/sim/synth.h"
 #include "support/keys.h"
 #include "support/parsed.h"
+#include "support/wait_for.h"
 #include "test_scale.h"
 
 namespace seismo {
@@ -295,6 +301,45 @@ TEST(Pipeline, ADocumentOverTheLimitIsKeptAsItsStartAndRejectedTooLarge) {
   EXPECT_EQ(letters.got[1], std::make_tuple(RejectReason::kTooLarge, int64_t{2}, kMaxDeadLetterDocumentBytes,
                                             uint64_t{5'000'000'000}));
   EXPECT_NE(std::get<0>(letters.got[2]), RejectReason::kTooLarge);
+}
+
+// The parse workers and shard threads run `ingest_nice` steps below the thread that
+// started them (the daemon's [ingest] nice); the others keep their priority.
+TEST(Pipeline, IngestThreadsRunTheirNiceStepsBelowTheRest) {
+  // Nice values of this process's threads, from /proc (field 19 of each task's stat).
+  auto nice_values = [] {
+    std::multiset<int> out;
+    for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+      std::ifstream in(task.path() / "stat");
+      std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      const size_t after_name = stat.rfind(')');
+      if (after_name == std::string::npos) continue;
+      std::istringstream fields(stat.substr(after_name + 2));
+      std::string field;
+      for (int i = 3; i <= 19 && (fields >> field); ++i) {
+      }
+      out.insert(std::stoi(field));
+    }
+    return out;
+  };
+  const int base = ThisThreadNice();
+  if (base > 16) GTEST_SKIP() << "this process already runs at nice " << base;
+  PipelineOptions o;
+  o.parse_threads = 2;
+  o.shards = 3;
+  o.ingest_nice = 3;
+  o.sources = {{"test", std::nullopt}};
+  SystemClock clock;
+  Symbols symbols;
+  Pipeline p(o, &symbols, &Signatures(), nullptr, &clock);
+  const size_t lowered_before = nice_values().count(base + 3);
+  p.Start();
+  // Each thread lowers its own priority as it starts.
+  EXPECT_TRUE(test::WaitFor([&] { return nice_values().count(base + 3) == lowered_before + 5; },
+                            std::chrono::seconds(10), std::chrono::milliseconds(5)))
+      << "2 parse workers and 3 shard threads";
+  EXPECT_EQ(ThisThreadNice(), base) << "the starting thread keeps its priority";
+  p.Finish();
 }
 
 }  // namespace
