@@ -50,8 +50,21 @@ class HttpDaemon : public ::testing::Test {
     for (const auto& f : files_) cmd += " " + f;
     ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
     replay_ = parser_.load((dir_ / "replay.json").string());
+    auto signatures = LoadSignatures(FilesOnly());
+    ASSERT_TRUE(signatures.has_value());
+    signatures_ = std::move(*signatures);
   }
   void TearDown() override { fs::remove_all(dir_); }
+
+  // The fixture's files through [sources], no Kafka, two threads and two shards.
+  Config FilesOnly() const {
+    Config config;
+    config.kafka.topics.clear();
+    config.sources.files = files_;
+    config.ingest.threads = 2;
+    config.aggregate.shards = 2;
+    return config;
+  }
 
   static std::unique_ptr<Json> GetJson(int port, const std::string& target) {
     HttpResponse r = HttpGet(port, target);
@@ -64,18 +77,13 @@ class HttpDaemon : public ::testing::Test {
   uint64_t documents_ = 0;
   simdjson::dom::parser parser_;
   simdjson::dom::element replay_;
+  std::unique_ptr<SignatureGenerator> signatures_;  // the lists built in, for FilesOnly() daemons
 };
 
 TEST_F(HttpDaemon, ApiNumbersEqualReplayOfTheSameFiles) {
-  Config config;
-  config.kafka.topics.clear();  // files only
-  config.sources.files = files_;
-  config.ingest.threads = 2;
-  config.aggregate.shards = 2;
-  auto signatures = LoadSignatures(config);
-  ASSERT_TRUE(signatures.has_value());
+  const Config config = FilesOnly();
   SystemClock clock;
-  Daemon daemon(config, signatures->get(), &clock);
+  Daemon daemon(config, signatures_.get(), &clock);
   ASSERT_TRUE(daemon.Start().ok());
   HttpServerOptions options;
   options.listen = "127.0.0.1:0";
@@ -180,15 +188,9 @@ TEST_F(HttpDaemon, ApiNumbersEqualReplayOfTheSameFiles) {
 // (ADR 0025): no reader ever sees a snapshot whose default answers are still to be built,
 // so the first request after a publish is a cache hit like every other.
 TEST_F(HttpDaemon, DefaultAnswersAreBuiltBeforeTheirSnapshotIsPublished) {
-  Config config;
-  config.kafka.topics.clear();
-  config.sources.files = files_;
-  config.ingest.threads = 2;
-  config.aggregate.shards = 2;
-  auto signatures = LoadSignatures(config);
-  ASSERT_TRUE(signatures.has_value());
+  const Config config = FilesOnly();
   SystemClock clock;
-  Daemon daemon(config, signatures->get(), &clock);
+  Daemon daemon(config, signatures_.get(), &clock);
   HttpServerOptions options;
   options.listen = "127.0.0.1:0";
   HttpServer server;
