@@ -57,6 +57,35 @@ const std::vector<const SeriesData*>& Snapshot::sorted(Table t) const {
   return sorted_->rows[i];
 }
 
+std::span<const SeriesData* const> Snapshot::RowsWithTextHash(Table t, size_t field,
+                                                              uint64_t text_hash) const {
+  if (symbols == nullptr) return {};
+  TextIndex* index = nullptr;
+  {
+    MutexLock lock(text_indexes_->mu);
+    auto& slot = text_indexes_->by_field[{t, field}];
+    if (!slot) slot = std::make_unique<TextIndex>();
+    index = slot.get();  // stable: entries are never removed
+  }
+  std::call_once(index->once, [&] {
+    const std::vector<const SeriesData*>& rows = rows_[static_cast<size_t>(t)];
+    std::vector<std::pair<uint64_t, uint32_t>> keyed(rows.size());
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const Sym text = rows[i]->key[field];
+      keyed[i] = {text == kNoId ? 0 : symbols->text().Hash(text), static_cast<uint32_t>(i)};
+    }
+    std::sort(keyed.begin(), keyed.end());  // by hash, then table order
+    index->hashes.reserve(keyed.size());
+    index->rows.reserve(keyed.size());
+    for (const auto& [hash, i] : keyed) {
+      index->hashes.push_back(hash);
+      index->rows.push_back(rows[i]);
+    }
+  });
+  const auto [lo, hi] = std::equal_range(index->hashes.begin(), index->hashes.end(), text_hash);
+  return {index->rows.data() + (lo - index->hashes.begin()), static_cast<size_t>(hi - lo)};
+}
+
 namespace {
 
 void AddValues(Values& to, const Values& from) {

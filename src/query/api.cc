@@ -176,6 +176,10 @@ void WarmDefaultAnswers(const std::shared_ptr<const Snapshot>& snap, const ApiSe
   if (!snap) return;
   const uint64_t estimate = EstimateAnswerBytes(*snap, settings);
   if (budget != nullptr && estimate > budget->capacity() / 2) return;
+  // The indexes a signature's pages read (selection.h CandidateRows), built off the
+  // request path too.
+  snap->RowsWithTextHash(Table::kHangs, hang_field::kSignature, 0);
+  snap->RowsWithTextHash(Table::kCrashes, crash_field::kSignature, 0);
   const std::vector<int64_t>& windows = snap->windows_ms.empty() ? settings.windows_ms : snap->windows_ms;
   std::vector<std::pair<Endpoint, Params>> answers;
   for (const auto& [path, raw_query] : kDefaultAnswers) {

@@ -127,7 +127,7 @@ std::string BuildsJson(const Snapshot& snap, const Query& q, const BaselinePolic
     dates[date_of(s->key)][0] += ValuesIn(snap, *s, win)[0];
   }
   RowFilter hangs_filter(snap, Table::kHangs, q.filters);
-  for (const SeriesData* s : snap.table(Table::kHangs)) {
+  for (const SeriesData* s : CandidateRows(snap, Table::kHangs, q.filters)) {
     if (!hangs_filter.Matches(s->key)) continue;
     const Values v = ValuesIn(snap, *s, win);
     auto& d = dates[date_of(s->key)];

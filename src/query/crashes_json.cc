@@ -88,7 +88,7 @@ Trends RowTrends(const Snapshot& snap, const Query& q,
                                                           std::vector<std::array<int64_t, 2>>(axis.size()));
   std::vector<std::array<int64_t, 2>> all(axis.size());
   RowFilter filter(snap, Table::kCrashes, q.filters);
-  for (const SeriesData* s : snap.table(Table::kCrashes)) {
+  for (const SeriesData* s : CandidateRows(snap, Table::kCrashes, q.filters)) {
     if (!filter.Matches(s->key)) continue;
     // Left-out signatures do not start the trend: the rows' bins span what they show.
     if (q.exclude != 0 && Excluded(q.exclude, snap.Text(s->key[crash_field::kSignature]))) continue;
@@ -120,7 +120,7 @@ std::string CrashesTopJson(const Snapshot& snap, const Query& q) {
   absl::flat_hash_set<Sym> excluded_signatures;
   absl::flat_hash_map<Sym, bool> excludes;  // per signature, decided once
   RowFilter filter(snap, Table::kCrashes, q.filters);
-  for (const SeriesData* s : snap.table(Table::kCrashes)) {
+  for (const SeriesData* s : CandidateRows(snap, Table::kCrashes, q.filters)) {
     if (!filter.Matches(s->key)) continue;
     const Sym signature = s->key[crash_field::kSignature];
     const Values in_window = ValuesIn(snap, *s, win);
@@ -226,7 +226,7 @@ std::string CrashesTimeseriesJson(const Snapshot& snap, const Query& q) {
   const TimeAxis axis = AxisFor(snap, q.window_ms);
   std::vector<std::array<int64_t, 2>> crashes(axis.size()), usage(axis.size());
   RowFilter crashes_filter(snap, Table::kCrashes, q.filters);
-  for (const SeriesData* s : snap.table(Table::kCrashes)) {
+  for (const SeriesData* s : CandidateRows(snap, Table::kCrashes, q.filters)) {
     if (crashes_filter.Matches(s->key)) AddPoints(*s, axis, crashes);
   }
   RowFilter usage_filter(snap, Table::kBuildUsage, q.filters);
@@ -264,7 +264,7 @@ std::string CrashSignatureJson(const Snapshot& snap, const Query& q) {
   int64_t count = 0;
   HyperLogLog installs;
   RowFilter crashes_filter(snap, Table::kCrashes, q.filters);
-  for (const SeriesData* s : snap.table(Table::kCrashes)) {
+  for (const SeriesData* s : CandidateRows(snap, Table::kCrashes, q.filters)) {
     if (!crashes_filter.Matches(s->key)) continue;
     const int64_t c = ValuesIn(snap, *s, win)[0];
     if (c == 0) continue;

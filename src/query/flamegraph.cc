@@ -23,8 +23,9 @@ struct Sums {
 std::vector<std::pair<StackId, Sums>> SelectedStacks(const Snapshot& snap, const Query& q) {
   const WindowSel win = ResolveWindow(snap, q.window_ms);
   absl::flat_hash_map<StackId, Sums> stacks;
-  RowFilter filter(snap, Table::kHangs, HangFilters(q, HangSource(snap, q)));
-  for (const SeriesData* s : snap.table(Table::kHangs)) {
+  const Filters filters = HangFilters(q, HangSource(snap, q));
+  RowFilter filter(snap, Table::kHangs, filters);
+  for (const SeriesData* s : CandidateRows(snap, Table::kHangs, filters)) {
     if (!filter.Matches(s->key)) continue;
     const Values v = ValuesIn(snap, *s, win);
     if (v[0] == 0 && v[1] == 0) continue;

@@ -84,8 +84,10 @@ std::string HangsJson(const Snapshot& snap, const Query& q, const AnswerLimits& 
   // Two passes: the groups' sums, then the stacks of the rows shown only (a group per
   // series at most, and a stack table per group would cost a hash map per series).
   absl::flat_hash_map<GroupKey, Sums> groups;
-  RowFilter filter(snap, Table::kHangs, HangFilters(q, source));
-  for (const SeriesData* s : snap.table(Table::kHangs)) {
+  const Filters filters = HangFilters(q, source);
+  RowFilter filter(snap, Table::kHangs, filters);
+  const std::span<const SeriesData* const> candidates = CandidateRows(snap, Table::kHangs, filters);
+  for (const SeriesData* s : candidates) {
     if (!filter.Matches(s->key)) continue;
     const Values v = ValuesIn(snap, *s, win);
     if (v[0] == 0 && v[1] == 0) continue;
@@ -126,8 +128,8 @@ std::string HangsJson(const Snapshot& snap, const Query& q, const AnswerLimits& 
   absl::flat_hash_map<GroupKey, size_t> row_of;
   for (size_t i = 0; i < rows.size(); ++i) row_of[*rows[i].key] = i;
   std::vector<StackSums> row_stacks(rows.size());
-  RowFilter again(snap, Table::kHangs, HangFilters(q, source));
-  for (const SeriesData* s : snap.table(Table::kHangs)) {
+  RowFilter again(snap, Table::kHangs, filters);
+  for (const SeriesData* s : candidates) {
     const auto row = row_of.find(group_of(s->key));
     if (row == row_of.end() || !again.Matches(s->key)) continue;
     const Values v = ValuesIn(snap, *s, win);
@@ -207,7 +209,7 @@ std::string HangsTimeseriesJson(const Snapshot& snap, const Query& q) {
   std::vector<std::array<int64_t, 2>> hangs(axis.size()), usage(axis.size());
   const Filters filters = HangFilters(q, source);
   RowFilter hangs_filter(snap, Table::kHangs, filters);
-  for (const SeriesData* s : snap.table(Table::kHangs)) {
+  for (const SeriesData* s : CandidateRows(snap, Table::kHangs, filters)) {
     if (!hangs_filter.Matches(s->key)) continue;
     AddPoints(*s, axis, hangs);
   }

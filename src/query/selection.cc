@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "seismo/core/hash.h"
+
 namespace seismo {
 namespace {
 
@@ -171,6 +173,25 @@ void AddPoints(const SeriesData& s, const TimeAxis& axis, std::vector<std::array
       if (point >= 0) add(point, chunk.values[i]);
     }
   }
+}
+
+std::span<const SeriesData* const> CandidateRows(const Snapshot& snap, Table t, const Filters& filters) {
+  struct Indexed {
+    Table table;
+    Dim dim;
+    size_t field;
+  };
+  static constexpr Indexed kIndexed[] = {
+      {Table::kHangs, Dim::kSignature, hang_field::kSignature},
+      {Table::kHangs, Dim::kBuildDate, hang_field::kBuildDate},
+      {Table::kCrashes, Dim::kSignature, crash_field::kSignature},
+      {Table::kCrashes, Dim::kBuildId, crash_field::kBuildId},
+  };
+  for (const Indexed& i : kIndexed) {
+    if (i.table != t || !filters[i.dim]) continue;
+    return snap.RowsWithTextHash(t, i.field, Hash64(*filters[i.dim]));
+  }
+  return snap.table(t);
 }
 
 const Snapshot& EmptySnapshot() {

@@ -18,13 +18,17 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
+#include <utility>
 #include <vector>
 
 #include "seismo/aggregate/series_data.h"
 #include "seismo/aggregate/shard_state.h"
+#include "seismo/core/mutex.h"
 
 namespace seismo {
 
@@ -49,6 +53,11 @@ class Snapshot {
   const std::vector<const SeriesData*>& table(Table t) const { return rows_[static_cast<size_t>(t)]; }
   // The same in key order (KeyLess), sorted once on first use.
   const std::vector<const SeriesData*>& sorted(Table t) const;
+  // The series of table t whose key field `field` holds a text of content hash
+  // `text_hash` (Hash64 of the text), in table order: every series holding that text,
+  // and any other whose text collides (a RowFilter drops those). An index per (table,
+  // field), built once on first use: the rows sorted by that hash, 16 bytes a row.
+  std::span<const SeriesData* const> RowsWithTextHash(Table t, size_t field, uint64_t text_hash) const;
 
   // Index into spans_ms of a span length; nullopt when not kept.
   std::optional<size_t> SpanIndex(int64_t span_ms) const;
@@ -81,6 +90,17 @@ class Snapshot {
   std::vector<std::shared_ptr<const SeriesData>> merged_;
   std::array<std::vector<const SeriesData*>, kTableCount> rows_;
   std::shared_ptr<SortedRows> sorted_ = std::make_shared<SortedRows>();
+  // RowsWithTextHash's indexes, shared by copies as sorted_ is.
+  struct TextIndex {
+    std::once_flag once;
+    std::vector<uint64_t> hashes;         // ascending
+    std::vector<const SeriesData*> rows;  // rows[i] holds a text of hash hashes[i]
+  };
+  struct TextIndexes {
+    Mutex mu;
+    std::map<std::pair<Table, size_t>, std::unique_ptr<TextIndex>> by_field GUARDED_BY(mu);
+  };
+  std::shared_ptr<TextIndexes> text_indexes_ = std::make_shared<TextIndexes>();
 };
 
 // Spans kept for `windows_ms`: each window and its double capped at the retention,

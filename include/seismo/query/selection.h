@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -121,6 +122,13 @@ TimeAxis AxisFor(const Snapshot& snap, int64_t window_ms);
 
 // Adds the buckets of `s` to `into` (size axis.size()), value i into into[..][i].
 void AddPoints(const SeriesData& s, const TimeAxis& axis, std::vector<std::array<int64_t, 2>>& into);
+
+// The rows of table t a query's filters can select: when they name a signature (hang and
+// crash rows), a build id (crash rows) or a build date (hang rows), the rows holding that
+// text (Snapshot::RowsWithTextHash, the first of these in that order), else the whole
+// table. Only for a RowFilter built from the same `filters` with nothing ignored: it
+// still decides, and no row outside these can pass it (those dimensions compare exactly).
+std::span<const SeriesData* const> CandidateRows(const Snapshot& snap, Table t, const Filters& filters);
 
 // The snapshot to read when none has been published yet: empty tables.
 const Snapshot& EmptySnapshot();

@@ -318,9 +318,11 @@ TEST(HangsRows, EqualANaiveRecomputationAtEveryLimit) {
     std::sort(naive.rbegin(), naive.rend());
     naive.resize(std::min<size_t>(naive.size(), 5));
     std::vector<int64_t> shown;
-    for (auto st : row["stacks"].get_array().value()) {
+    const auto row_stacks = row["stacks"].get_array().value();  // kept: a loop over a temporary dangles
+    for (auto st : row_stacks) {
       std::string joined;
-      for (auto f : st["stack"].get_array().value()) {
+      const auto frames = st["stack"].get_array().value();
+      for (auto f : frames) {
         joined += (joined.empty() ? "" : ";") + std::string(f.get_string().value());
       }
       const int64_t us = std::llround(st["hang_ms"].get_double().value() * 1000);
@@ -333,7 +335,8 @@ TEST(HangsRows, EqualANaiveRecomputationAtEveryLimit) {
   for (size_t limit : {1u, 5u, 17u}) {
     Json some(answer(limit));
     size_t i = 0;
-    for (auto row : some.root["rows"].get_array().value()) {
+    const auto some_rows = some.root["rows"].get_array().value();
+    for (auto row : some_rows) {
       ASSERT_LT(i, row_texts.size());
       EXPECT_EQ(simdjson::minify(row), row_texts[i++]) << "limit " << limit;
     }
