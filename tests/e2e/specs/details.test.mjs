@@ -83,7 +83,7 @@ test('a dashboards directory without vendor/ is reported in the daemon log', {sk
   }
   const port = await freePort();
   const cfg = path.join(dir, 'novendor.toml');
-  fs.writeFileSync(cfg, ['[kafka]', 'topics = []', '[http]', `listen = "127.0.0.1:${port}"`,
+  fs.writeFileSync(cfg, ['[kafka]', 'topics = []', '[http]', `listen = "127.0.0.1:${port}"`, 'health_listen = "127.0.0.1:0"',
     `static_dir = "${statics}"`, '[log]', 'level = "info"', ''].join('\n'));
   const logFile = path.join(dir, 'daemon.log');
   const log = fs.openSync(logFile, 'w');

@@ -30,7 +30,7 @@ test('a daemon without data shows "waiting for data…"', {skip: !process.env.SE
   const port = await freePort();
   const cfg = path.join(dir, 'empty.toml');
   fs.writeFileSync(cfg, [
-    '[kafka]', 'topics = []', '[http]', `listen = "127.0.0.1:${port}"`,
+    '[kafka]', 'topics = []', '[http]', `listen = "127.0.0.1:${port}"`, 'health_listen = "127.0.0.1:0"',
     `static_dir = "${process.env.SEISMO_STATIC_DIR}"`, '[log]', 'level = "warn"', ''].join('\n'));
   const log = fs.openSync(path.join(dir, 'daemon.log'), 'w');
   const daemon = spawn(process.env.SEISMO_BIN, ['run', '--config', cfg], {stdio: ['ignore', log, log]});

@@ -8,8 +8,7 @@ import {spawn} from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import net from 'node:net';
-import {launch, api, settled, screenshot, eventually, parseNum, produce, lineCount} from '../lib.mjs';
+import {launch, api, settled, screenshot, eventually, freePort, parseNum, produce, lineCount} from '../lib.mjs';
 
 const {SEISMO_BIN, SEISMO_BROKERS, E2E_TOKEN_TOPIC, E2E_CORPUS_DIR, E2E_LIVE_FILE, SEISMO_STATIC_DIR} = process.env;
 const skip = !(SEISMO_BIN && SEISMO_BROKERS && E2E_TOKEN_TOPIC && E2E_CORPUS_DIR && E2E_LIVE_FILE) &&
@@ -20,14 +19,6 @@ let b;
 let daemon;
 let dir;
 let url;
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => { const {port} = srv.address(); srv.close(() => resolve(port)); });
-  });
-}
 
 before(async () => {
   b = await launch();
@@ -41,13 +32,18 @@ before(async () => {
     '[kafka]', `brokers = "${SEISMO_BROKERS}"`, 'group_id = "seismo-e2e-token"', `topics = ["${E2E_TOKEN_TOPIC}"]`,
     '[kafka.properties]', '"session.timeout.ms" = "6000"',
     '[sources]', `files = [${files}]`,
-    '[http]', `listen = "127.0.0.1:${port}"`, `static_dir = "${SEISMO_STATIC_DIR}"`,
+    '[http]', `listen = "127.0.0.1:${port}"`, 'health_listen = "127.0.0.1:0"', `static_dir = "${SEISMO_STATIC_DIR}"`,
     `auth_token_file = "${path.join(dir, 'token')}"`,
     '[log]', 'level = "warn"', ''].join('\n'));
   const log = fs.openSync(path.join(dir, 'daemon.log'), 'w');
   daemon = spawn(SEISMO_BIN, ['run', '--config', path.join(dir, 'seismo.toml')], {stdio: ['ignore', log, log]});
-  await eventually(async () => (await fetch(`${url}/readyz`, {headers: {Authorization: `Bearer ${TOKEN}`}})).ok,
-    60000, 'token daemon ready');
+  try {
+    await eventually(async () => (await fetch(`${url}/readyz`, {headers: {Authorization: `Bearer ${TOKEN}`}})).ok,
+      60000, 'token daemon ready');
+  } catch (e) {
+    e.message += `\ndaemon log:\n${fs.readFileSync(path.join(dir, 'daemon.log'), 'utf8').slice(-4000)}`;
+    throw e;
+  }
 });
 
 after(async () => {
