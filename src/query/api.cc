@@ -195,7 +195,8 @@ void WarmDefaultAnswers(const std::shared_ptr<const Snapshot>& snap, const ApiSe
   std::sort(names.begin(), names.end());
   for (std::string& name : names)
     answers.emplace_back(Endpoint::kReleases, Params{{"channel", std::move(name)}});
-  for (const auto& [endpoint, params] : answers) {
+  for (const auto& [answer_endpoint, params] : answers) {
+    const Endpoint endpoint = answer_endpoint;  // a lambda below captures it (clang 14: no bindings)
     auto query = ParseQuery(endpoint, params, windows);
     if (!query) continue;
     const std::string key = CacheKey(endpoint, *query);
