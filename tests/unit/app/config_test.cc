@@ -90,6 +90,16 @@ TEST(Config, ImpossibleValuesAreErrors) {
   ExpectError("[aggregate]\nwindows = [\"90s\"]\n", "not a multiple of the bucket");
   ExpectError("[aggregate]\nwindows = [\"30d\"]\n", "longer than the retention");
   ExpectError("[kafka.topic_kinds]\nx = \"pings\"\n", "kafka.topic_kinds.x");
+  ExpectError("[ingest]\nnice = 20\n", "ingest.nice: 20 is out of range");
+  ExpectError("[ingest]\nnice = -1\n", "ingest.nice: -1 is out of range");
+}
+
+// [ingest] nice reaches the daemon's pipeline; replay runs every thread alike (ADR 0025).
+TEST(Config, IngestNiceReachesThePipeline) {
+  EXPECT_EQ(ToPipelineOptions(Config{}).ingest_nice, 5);
+  auto c = Parse("[ingest]\nnice = 0\n");
+  ASSERT_TRUE(c.has_value());
+  EXPECT_EQ(ToPipelineOptions(*c).ingest_nice, 0);
 }
 
 // memory_limit covers the whole process: what queues and buffers need comes off
