@@ -128,10 +128,9 @@ std::string HangsJson(const Snapshot& snap, const Query& q, const AnswerLimits& 
   absl::flat_hash_map<GroupKey, size_t> row_of;
   for (size_t i = 0; i < rows.size(); ++i) row_of[*rows[i].key] = i;
   std::vector<StackSums> row_stacks(rows.size());
-  RowFilter again(snap, Table::kHangs, filters);
   for (const SeriesData* s : candidates) {
     const auto row = row_of.find(group_of(s->key));
-    if (row == row_of.end() || !again.Matches(s->key)) continue;
+    if (row == row_of.end() || !filter.Matches(s->key)) continue;
     const Values v = ValuesIn(snap, *s, win);
     if (v[0] == 0 && v[1] == 0) continue;  // as in the first pass: no stack of its own
     Sums& st = row_stacks[row->second][s->key[hang_field::kStack]];

@@ -174,6 +174,22 @@ export async function eventually(fn, ms, what) {
   throw new Error(`${what}: not true within ${ms} ms (last: ${last instanceof Error ? last.message : JSON.stringify(last)})`);
 }
 
+// Hovers a uPlot chart until its tip shows, and returns the tip's text. A live update can
+// redraw the chart under a still mouse, and the new chart's tip stays hidden until the mouse
+// moves; so the mouse moves to another point of the plot on each try.
+export async function hoverTip(page, chart, ms = 20000) {
+  let i = 0;
+  return eventually(async () => {
+    const box = await page.locator(`${chart} .u-over`).boundingBox();
+    if (!box) return null;
+    const at = 0.3 + 0.1 * (i++ % 5);
+    await page.mouse.move(box.x + box.width * at, box.y + box.height / 2);
+    const tip = page.locator(`${chart} .chart-tip`);
+    if (!(await tip.isVisible())) return null;
+    return (await tip.textContent()) || null;
+  }, ms, `the tip of ${chart}`);
+}
+
 // `seismo produce` of an NDJSON file to a topic of the fixture's broker.
 export function produce(file, topic = process.env.E2E_TOPIC) {
   return new Promise((resolve, reject) => {

@@ -3,7 +3,7 @@
 import {test, before, after} from 'node:test';
 import assert from 'node:assert/strict';
 import {launch, api, apiError, open, settled, screenshot, screenshotWidths, readmeScreenshot, tableRows, assertShown, parseNum, drawnPoints,
-  BASE_URL} from '../lib.mjs';
+  hoverTip, BASE_URL} from '../lib.mjs';
 
 let b;
 let page;
@@ -87,9 +87,7 @@ test('flame graph and trend chart show the selection', async () => {
   const max = Math.max(...points.map((p) => p.hang_ms_per_hour));
   assertShown(/highest (.*)$/.exec(chart)[1], max, 'trend peak');
   // uPlot draws it; hovering shows the bucket's numbers.
-  await page.hover('[data-testid="hang-trend-chart"] .u-over');
-  await page.locator('[data-testid="hang-trend-chart"] .chart-tip').waitFor({state: 'visible', timeout: 5000});
-  assert.match(await page.textContent('[data-testid="hang-trend-chart"] .chart-tip'), /hang ms per usage hour: /);
+  assert.match(await hoverTip(page, '[data-testid="hang-trend-chart"]'), /hang ms per usage hour: /);
   await screenshot(page, 'hangs-flamegraph');
 });
 
