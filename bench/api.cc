@@ -292,14 +292,14 @@ int Api(const ApiArgs& a) {
   // answer's working memory is estimated at 128 B per series (130 MB at 10^6), and the
   // publisher builds nothing ahead when one answer would take over half of it (ADR 0025).
   http_options.answer_memory = kAnswerMemory;
+  http_options.warm_nice = config.ingest.nice;  // as `seismo run` sets it
   SystemClock clock;
   Daemon daemon(config, gen.get(), &clock);
   HttpServer server;
   if (Status s = daemon.Start(); !s.ok()) Die(s.message());
   if (Status s = server.Start(http_options, daemon); !s.ok()) Die(s.message());
   if (a.warm) {
-    daemon.SetPublishHook(
-        [&server](const std::shared_ptr<const Snapshot>& snap) { server.WarmAnswers(snap); });
+    daemon.SetPublishHook([&server](const std::shared_ptr<const Snapshot>& snap) { server.Published(snap); });
   }
 
   KafkaProducerOptions po;
@@ -330,10 +330,11 @@ int Api(const ApiArgs& a) {
     for (size_t i = 0; !stop.load(); ++i) produce(corpus.doc(i % corpus.docs.size()));
   });
 
-  // The series are live once a published snapshot holds them all.
+  // The series are live once a published snapshot holds them all, and (with the warm-up)
+  // once one whose default answers are built does: the steady state, not the start.
   const auto t_preload = Clock::now();
   while (true) {
-    auto snap = daemon.snapshot();
+    auto snap = a.warm ? server.warmed() : daemon.snapshot();
     if (snap && snap->table(Table::kHangs).size() >= a.series &&
         daemon.counts().documents >= series_docs.size() + 1) {
       break;

@@ -132,8 +132,8 @@ int RunDemo(const DemoArgs& args) {
     daemon.Stop();
     return 1;
   }
-  // The dashboard's default answers are built right after each publish (issue 19).
-  daemon.SetPublishHook([&server](const std::shared_ptr<const Snapshot>& snap) { server.WarmAnswers(snap); });
+  // Each published snapshot goes to the server, which builds its default answers (ADR 0025).
+  daemon.SetPublishHook([&server](const std::shared_ptr<const Snapshot>& snap) { server.Published(snap); });
   // The contract: the dashboard URL is the first line of stdout.
   std::fprintf(stdout, "%s/\n", server.url().c_str());
   std::fflush(stdout);

@@ -64,8 +64,8 @@ int RunDaemon(const RunArgs& args) {
     spdlog::error("start: {}", s.message());
     return 1;
   }
-  // The dashboard's default answers are built right after each publish (issue 19).
-  daemon.SetPublishHook([&server](const std::shared_ptr<const Snapshot>& snap) { server.WarmAnswers(snap); });
+  // Each published snapshot goes to the server, which builds its default answers (ADR 0025).
+  daemon.SetPublishHook([&server](const std::shared_ptr<const Snapshot>& snap) { server.Published(snap); });
   // Health probes on a listener slow clients cannot starve (ADR 0018).
   HealthListener health;
   if (const std::string at = HealthListenAddress(*config); !at.empty()) {

@@ -1,5 +1,5 @@
 // The daemon's publisher thread: every publish interval, the shards' latest snapshots
-// merged, handed to the publish hook, then made the one readers see.
+// merged, made the one readers see, then handed to the publish hook.
 #include <chrono>
 #include <thread>
 
@@ -19,11 +19,11 @@ void Daemon::Publish() {
   auto snap = MergeSnapshots(shards.LatestSnapshots(), *symbols_, o.bucket_ms, o.windows_ms, o.retention_ms);
   snap->built_at_ms = clock_->Now().ms;
   {
-    MutexLock lock(hook_mu_);
-    if (publish_hook_) publish_hook_(snap);
+    MutexLock lock(snapshot_mu_);
+    snapshot_ = snap;
   }
-  MutexLock lock(snapshot_mu_);
-  snapshot_ = snap;
+  MutexLock lock(hook_mu_);
+  if (publish_hook_) publish_hook_(snap);
 }
 
 void Daemon::SetPublishHook(PublishHook hook) {
@@ -33,15 +33,25 @@ void Daemon::SetPublishHook(PublishHook hook) {
 
 void Daemon::RunPublisher() {
   ShardSet& shards = pipeline_->shards();
-  while (!stop_publisher_.load(std::memory_order_relaxed)) {
-    shards.RequestSnapshots();
-    // In steps, so that stopping does not wait out a whole interval.
-    for (auto slept = std::chrono::milliseconds(0);
-         slept < kPublishInterval && !stop_publisher_.load(std::memory_order_relaxed);
-         slept += std::chrono::milliseconds(20)) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  // Sleeps in steps until `until` or done(), so that stopping does not wait out an interval.
+  auto pause_until = [this](std::chrono::steady_clock::time_point until, std::chrono::milliseconds step,
+                            const auto& done) {
+    while (!stop_publisher_.load(std::memory_order_relaxed) && !done() &&
+           std::chrono::steady_clock::now() < until) {
+      std::this_thread::sleep_for(step);
     }
+  };
+  while (!stop_publisher_.load(std::memory_order_relaxed)) {
+    const auto started = std::chrono::steady_clock::now();
+    const uint64_t epoch = shards.RequestSnapshots();
+    // Each shard takes its snapshot at its next loop turn: publish as soon as all have,
+    // so a document applied before the request is visible within milliseconds of it, not
+    // an interval later (issue 19's freshness). A shard that does not answer within the
+    // interval (stopped, or stuck) is published with its previous snapshot.
+    pause_until(started + kPublishInterval, std::chrono::milliseconds(2),
+                [&] { return shards.SnapshotsAnswered(epoch); });
     Publish();
+    pause_until(started + kPublishInterval, std::chrono::milliseconds(20), [] { return false; });
   }
 }
 

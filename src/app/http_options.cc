@@ -17,6 +17,8 @@ Result<HttpServerOptions> HttpOptionsFromConfig(const Config& config) {
   http.api.limits.max_nodes = static_cast<size_t>(config.http.max_answer_nodes);
   http.api.baselines = BaselinePolicyOf(config.alerts);
   http.answer_memory = static_cast<uint64_t>(config.http.answer_memory);
+  // The warm-up is background work, as ingest is: it runs at [ingest] nice (ADR 0025).
+  http.warm_nice = config.ingest.nice;
   if (!config.http.auth_token_file.empty()) {
     auto token = ReadTokenFile(config.http.auth_token_file);
     if (!token) return token.error();

@@ -138,6 +138,7 @@ Status HttpServer::Start(const HttpServerOptions& options, const StateProvider& 
   options_ = options;
   provider_ = &provider;
   budget_ = std::make_unique<AnswerBudget>(options_.answer_memory);
+  warmer_ = std::make_unique<AnswerWarmer>(options_.api, answers_, *budget_, options_.warm_nice);
   if (options_.num_threads < 2) options_.num_threads = 2;
   options_.max_sse_clients = std::clamp(options_.max_sse_clients, 0, options_.num_threads / 2);
 
@@ -197,6 +198,7 @@ Status HttpServer::Start(const HttpServerOptions& options, const StateProvider& 
 }
 
 void HttpServer::Stop() {
+  if (warmer_) warmer_->Stop();  // after its round in progress; the cache and budget stay
   if (!ctx_) return;
   {
     MutexLock lock(mu_);
@@ -269,7 +271,7 @@ int HttpServer::Handle(mg_connection* conn) {
     return HandleStream(conn, cors);
   } else {
     ApiAnswer a = AnswerApi(path, ri->query_string ? ri->query_string : "", *provider_, options_.api,
-                            WallMs(), &answers_, budget_.get());
+                            WallMs(), &answers_, budget_.get(), warmer_->warmed());
     r = {a.status, std::move(a.content_type), std::move(a.body), a.status == 503 ? "Retry-After: 1\r\n" : ""};
     hold = std::move(a.hold);
   }
@@ -280,8 +282,17 @@ int HttpServer::Handle(mg_connection* conn) {
   return r.code;
 }
 
-void HttpServer::WarmAnswers(const std::shared_ptr<const Snapshot>& snap) {
-  if (budget_) WarmDefaultAnswers(snap, options_.api, answers_, budget_.get());
+void HttpServer::Published(const std::shared_ptr<const Snapshot>& snap) {
+  if (warmer_) warmer_->Offer(snap);
+}
+
+std::shared_ptr<const Snapshot> HttpServer::warmed() const { return warmer_ ? warmer_->warmed() : nullptr; }
+
+uint64_t HttpServer::warm_rounds() const { return warmer_ ? warmer_->rounds() : 0; }
+
+std::shared_ptr<const Snapshot> HttpServer::ViewSnapshot() const {
+  std::shared_ptr<const Snapshot> snap = warmed();
+  return snap ? snap : provider_->snapshot();
 }
 
 int HttpServer::ServeStatic(mg_connection* conn, std::string_view path, const std::string& cors) {
@@ -319,7 +330,7 @@ int HttpServer::HandleStream(mg_connection* conn, const std::string& cors) {
     ~Release() { n.fetch_sub(1, std::memory_order_relaxed); }
   } release{sse_clients_};
 
-  std::shared_ptr<const Snapshot> snap = provider_->snapshot();
+  std::shared_ptr<const Snapshot> snap = ViewSnapshot();
   RecordCounts counts = provider_->counts();
   std::string alerts = provider_->alerts_json();
   auto last = SnapshotKey(snap.get(), counts);
@@ -339,7 +350,7 @@ int HttpServer::HandleStream(mg_connection* conn, const std::string& cors) {
     if (stopping_) break;
     lock.Unlock();
     out.clear();
-    snap = provider_->snapshot();
+    snap = ViewSnapshot();
     counts = provider_->counts();
     auto key = SnapshotKey(snap.get(), counts);
     if (!SameState(key, last)) {

@@ -127,7 +127,7 @@ uint64_t EstimateAnswerBytes(const Snapshot& snap, const ApiSettings& settings) 
 
 ApiAnswer AnswerApi(std::string_view path, std::string_view raw_query, const StateProvider& provider,
                     const ApiSettings& settings, int64_t now_ms, AnswerCache<ApiAnswer>* cache,
-                    AnswerBudget* budget) {
+                    AnswerBudget* budget, const std::shared_ptr<const Snapshot>& warmed) {
   auto endpoint = EndpointFromPath(path);
   if (!endpoint) return {404, "application/json", ErrorJson("not found")};
   auto params = ParseQueryString(raw_query);
@@ -157,7 +157,10 @@ ApiAnswer AnswerApi(std::string_view path, std::string_view raw_query, const Sta
   }
   // The rest is a function of (snapshot, endpoint, query).
   const std::string key = cache != nullptr && held ? CacheKey(*endpoint, q) : std::string();
-  const std::shared_ptr<const ApiAnswer> stored = key.empty() ? nullptr : cache->Find(held, key);
+  std::shared_ptr<const ApiAnswer> stored = key.empty() ? nullptr : cache->Find(held, key);
+  // Not built for the newest snapshot yet, but for the newest warmed one: a default answer,
+  // served from there while the warm-up builds the next (never built on request).
+  if (!stored && !key.empty() && warmed && warmed != held) stored = cache->Find(warmed, key);
   std::shared_ptr<const AnswerBudget::Hold> hold;
   if (budget != nullptr) {
     hold = budget->TryReserve(stored ? 2 * stored->body.size() : EstimateAnswerBytes(snap, settings),
@@ -206,7 +209,7 @@ void WarmDefaultAnswers(const std::shared_ptr<const Snapshot>& snap, const ApiSe
     try {
       cache.Get(snap, key, [&] { return Compute(endpoint, *snap, *query, settings); });
     } catch (const std::exception&) {
-      continue;  // on the publisher thread: never let it end the process
+      continue;  // on the warm-up thread: never let it end the process
     }
   }
 }

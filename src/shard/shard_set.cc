@@ -27,6 +27,7 @@ struct ShardSet::Shard {
   SpscRing<TaggedImage> images;                                // shard thread -> checkpoint thread
   SpscRing<TaggedMarks> marks;                                 // shard thread -> sweeping thread
   uint64_t snapshot_epoch = 0;                                  // shard thread only
+  std::atomic<uint64_t> answered_epoch{0};                      // the same, for the publisher
   uint64_t image_epoch = 0;                                     // shard thread only
   uint64_t mark_epoch = 0;                                      // shard thread only
   std::thread thread;
@@ -99,7 +100,11 @@ void ShardSet::Run(Shard& shard) {
     uint64_t requested = snapshot_epoch_.load(std::memory_order_acquire);
     if (requested != shard.snapshot_epoch) {
       auto snap = shard.state.Snapshot();
-      if (shard.snapshots.TryPush(snap)) shard.snapshot_epoch = requested;  // full: retry next turn
+      if (shard.snapshots.TryPush(snap)) {  // full: retry next turn
+        shard.snapshot_epoch = requested;
+        // release: pairs with SnapshotsAnswered()' acquire; the snapshot is in the ring first.
+        shard.answered_epoch.store(requested, std::memory_order_release);
+      }
       any = true;
     }
     // acquire: pairs with CollectImages()' release.
@@ -267,8 +272,15 @@ std::vector<uint64_t> ShardSet::FullPushes() const {
   return full;
 }
 
+uint64_t ShardSet::RequestSnapshots() { return snapshot_epoch_.fetch_add(1, std::memory_order_release) + 1; }
 
-void ShardSet::RequestSnapshots() { snapshot_epoch_.fetch_add(1, std::memory_order_release); }
+bool ShardSet::SnapshotsAnswered(uint64_t epoch) const {
+  for (const auto& shard : shards_) {
+    // acquire: pairs with the shard thread's release after its push.
+    if (shard->answered_epoch.load(std::memory_order_acquire) < epoch) return false;
+  }
+  return true;
+}
 
 std::vector<std::shared_ptr<const ShardSnapshot>> ShardSet::LatestSnapshots() {
   for (size_t s = 0; s < shards_.size(); ++s) {

@@ -222,7 +222,7 @@ TEST_F(KafkaConsumerTest, RoundTripAcrossPartitionsKeepsOffsetsKeysAndTimestamps
       std::this_thread::sleep_for(milliseconds(1));
     }
   });
-  std::vector<Received> got = ConsumeUntil(*consumer, kCount, seconds(20));
+  std::vector<Received> got = ConsumeUntil(*consumer, kCount, seconds(60));
   stop_reader.store(true);
   stats_reader.join();
   EXPECT_LE(max_seen.load(), static_cast<uint64_t>(kCount));
@@ -383,7 +383,7 @@ TEST_F(KafkaConsumerTest, CommitOnRevokeIsWhereTheNextMemberStarts) {
   ASSERT_TRUE(committed.has_value()) << committed.error().message();
   EXPECT_EQ(*committed,
             (std::map<TopicPartition, int64_t>{{{T("handover"), 0}, 30}, {{T("handover"), 1}, 0}}));
-  std::vector<Received> got = ConsumeUntil(*second, 70 + 100, seconds(20));
+  std::vector<Received> got = ConsumeUntil(*second, 70 + 100, seconds(60));
   ASSERT_EQ(got.size(), 170u);
   std::map<int32_t, int64_t> first_offset;
   for (const Received& r : got) {
@@ -491,7 +491,7 @@ TEST_F(MockKafkaConsumer, BrokerDownThenUpResumesWithoutLossOrRepeat) {
   }
   EXPECT_GT(consumer->stats().errors, 0u) << "the outage was never reported";
   for (int32_t b = 1; b <= kPartitions; ++b) ASSERT_TRUE(cluster_->SetBrokerUp(b).ok());
-  for (const Received& r : ConsumeUntil(*consumer, 1500 - got.size(), seconds(20))) {
+  for (const Received& r : ConsumeUntil(*consumer, 1500 - got.size(), seconds(60))) {
     got.push_back(r);
   }
 
@@ -510,7 +510,7 @@ TEST_F(MockKafkaConsumer, RefusedCommitIsCountedOnce) {
   ProduceRoundRobin(T("refused"), 1, 0, 10);
   auto consumer = NewConsumer(T("g-refused"), T("refused"), nullptr);
   ASSERT_NE(consumer, nullptr);
-  ASSERT_EQ(ConsumeUntil(*consumer, 10, seconds(20)).size(), 10u);
+  ASSERT_EQ(ConsumeUntil(*consumer, 10, seconds(60)).size(), 10u);
   const std::map<TopicPartition, int64_t> next = {{{T("refused"), 0}, 10}};
 
   cluster_->InjectRequestErrors(/*OffsetCommit*/ 8, 1, /*OFFSET_METADATA_TOO_LARGE*/ 12);

@@ -103,6 +103,9 @@ class Snapshot {
   std::shared_ptr<TextIndexes> text_indexes_ = std::make_shared<TextIndexes>();
 };
 
+// Sorts (hash, row) pairs by hash, then row: the order of a text index (exposed for its test).
+void SortByHashThenRow(std::vector<std::pair<uint64_t, uint32_t>>& keyed);
+
 // Spans kept for `windows_ms`: each window and its double capped at the retention,
 // ascending, without repeats.
 std::vector<int64_t> SpansOf(const std::vector<int64_t>& windows_ms, int64_t retention_ms);

@@ -77,10 +77,10 @@ class Daemon final : public StateProvider {
 
   const Config& config() const { return config_; }
 
-  // Called on the publisher thread with each new snapshot before readers see it (the HTTP
-  // server builds the dashboard's default answers there, so the first request after a
-  // publish finds them built: ADR 0025). Set or clear it at any time; clearing waits for
-  // a call in progress to return.
+  // Called on the publisher thread with each new snapshot once readers see it (the HTTP
+  // server hands it to its warm-up thread, which builds the dashboard's default answers:
+  // ADR 0025). It must return quickly: the next publish waits for it. Set or clear it at
+  // any time; clearing waits for a call in progress to return.
   using PublishHook = std::function<void(const std::shared_ptr<const Snapshot>&)>;
   void SetPublishHook(PublishHook hook);
 

@@ -15,9 +15,14 @@
 // options.answer_memory bytes for as long as they are built and sent; a request that
 // does not fit is answered 503 with Retry-After at once (query/answer_budget.h).
 //
-// SSE: each /api/v1/stream client holds one worker thread; it polls the
-// provider every sse_poll and sends `event: snapshot` when the published state
-// changes (stream time, documents or deltas), `event: alert` when the alerts
+// Default answers: the publisher hands each published snapshot to Published(); a thread
+// of the server builds the dashboard's default answers for it (http/answer_warmer.h), and
+// until they are built, requests for them are served from the previous snapshot that has
+// them (ADR 0025). Every other request reads the newest snapshot.
+//
+// SSE: each /api/v1/stream client holds one worker thread; it polls every sse_poll and
+// sends `event: snapshot` when the state the default answers show changes (stream time,
+// documents or deltas: ViewSnapshot), `event: alert` when the alerts
 // change, and a comment every sse_keepalive. At most max_sse_clients stream at
 // once (503 beyond), so API requests always have threads left.
 //
@@ -37,6 +42,7 @@
 
 #include "seismo/core/mutex.h"
 #include "seismo/core/status.h"
+#include "seismo/http/answer_warmer.h"
 #include "seismo/http/latency.h"
 #include "seismo/query/api.h"
 #include "seismo/query/provider.h"
@@ -62,6 +68,7 @@ struct HttpServerOptions {
   std::chrono::milliseconds sse_keepalive{15'000};
   ApiSettings api;                     // windows and bucket before the first snapshot; answer bounds
   uint64_t answer_memory = 32u << 20;  // bytes all API answers in flight may hold (503 beyond)
+  int warm_nice = 0;                   // nice steps the warm-up thread runs below the process ([ingest] nice)
 };
 
 class HttpServer {
@@ -76,9 +83,14 @@ class HttpServer {
   Status Start(const HttpServerOptions& options, const StateProvider& provider);
   void Stop();
 
-  // Builds the dashboard's default answers for `snap` into the answer cache (query/api.h
-  // WarmDefaultAnswers). The publisher calls it before it publishes `snap`; any thread.
-  void WarmAnswers(const std::shared_ptr<const Snapshot>& snap);
+  // The publisher calls it once it has published `snap`: the warm-up thread builds its
+  // default answers (http/answer_warmer.h), never on the caller's thread. Any thread;
+  // ignored before Start and after Stop.
+  void Published(const std::shared_ptr<const Snapshot>& snap);
+  // The newest snapshot whose default answers are built (null before the first), and how
+  // many warm-up rounds have finished.
+  std::shared_ptr<const Snapshot> warmed() const;
+  uint64_t warm_rounds() const;
 
   int port() const { return port_; }  // the bound port (the real one when 0 was asked)
   std::string url() const;            // "http://127.0.0.1:<port>"
@@ -91,6 +103,9 @@ class HttpServer {
   int HandleStream(mg_connection* conn, const std::string& cors);
   void WakeListener() const;  // a throw-away connection to the listening port
   int ServeStatic(mg_connection* conn, std::string_view path, const std::string& cors);
+  // What SSE announces: the newest snapshot whose default answers are built, which is what
+  // the dashboard's views then read (the provider's snapshot when nothing is warmed).
+  std::shared_ptr<const Snapshot> ViewSnapshot() const;
 
   // Set by Start before the workers exist, then read-only.
   HttpServerOptions options_;
@@ -103,6 +118,7 @@ class HttpServer {
   LatencyRecorder latency_;  // atomics
   AnswerCache<ApiAnswer> answers_;  // its own lock
   std::unique_ptr<AnswerBudget> budget_;  // set by Start; its own lock
+  std::unique_ptr<AnswerWarmer> warmer_;  // set by Start (before the workers exist); its own lock
   std::atomic<int> sse_clients_{0};
 
   Mutex mu_;

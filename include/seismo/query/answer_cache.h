@@ -9,20 +9,21 @@
 //   auto b = cache.Find(snap, "/api/v1/hangs?window=1h");  // null unless stored
 //
 // Correctness: answers are stored with the snapshot they were computed from and served
-// only for that same snapshot. The answers of the two newest snapshots (by built_at_ms)
-// are kept: the publisher builds the next snapshot's answers before it publishes it
-// (ADR 0025), while requests still read the current one. A third snapshot's answers
-// replace the oldest's, and an answer of a snapshot older than both is not stored. The
-// snapshots are watched through weak_ptrs: the cache never keeps a replaced snapshot's
-// tables alive, and an expired one never compares equal. Only answers that are a
+// only for that same snapshot. Three snapshots' answers are kept: the newest snapshot
+// whose default answers are built (requests for those are served from it), the one they
+// are being built for, and the newest published, which the other requests read (ADR
+// 0025). The first two are named by Protect() and never give up their place; a snapshot
+// that is neither replaces the oldest unprotected one's answers, and an answer of a
+// snapshot older than every kept one is not stored. The snapshots are watched through
+// weak_ptrs: the cache never keeps a replaced snapshot's tables alive, and an expired one
+// never compares equal. Only answers that are a
 // function of (snapshot, path, query) belong here — not /status (wall clock, counters)
 // and not /alerts (the alert engine's own state).
 // Bounds: at most `max_bytes` of stored bodies; beyond that, answers are computed and
 // not kept.
 // Threading: Get() and Find() from any thread; compute() runs outside the lock. A thread
 // asking for an answer another thread is computing for the same snapshot waits for it
-// (the first request after a publish waits for the publisher's warm-up instead of
-// computing beside it).
+// (a request never computes beside the warm-up what the warm-up is computing).
 #pragma once
 
 #include <array>
@@ -103,6 +104,14 @@ class AnswerCache {
     return answer;
   }
 
+  // The snapshots whose answers stay whatever newer snapshots arrive (either may be null):
+  // the one requests for default answers are served from, and the one being warmed.
+  void Protect(const std::shared_ptr<const Snapshot>& serving,
+               const std::shared_ptr<const Snapshot>& warming) {
+    MutexLock lock(mu_);
+    protected_ = {serving, warming};
+  }
+
   uint64_t hits() const {
     MutexLock lock(mu_);
     return hits_;
@@ -124,21 +133,30 @@ class AnswerCache {
     return nullptr;
   }
 
+  bool IsProtected(const std::shared_ptr<const Snapshot>& snap) const REQUIRES(mu_) {
+    for (const auto& p : protected_) {
+      if (snap && p.lock() == snap) return true;
+    }
+    return false;
+  }
+
   // The generation that stores `snap`'s answers: its own, else the one of an expired or
-  // the older snapshot (emptied for it), else null when `snap` is older than both.
+  // the oldest unprotected snapshot (emptied for it), else null when `snap` is unprotected
+  // and older than that one.
   Generation* GenerationFor(const std::shared_ptr<const Snapshot>& snap) REQUIRES(mu_) {
     if (Generation* g = GenerationOf(snap)) return g;
     Generation* victim = nullptr;
     int64_t victim_built_at = INT64_MAX;
     for (Generation& g : generations_) {
       const auto kept = g.snap.lock();
+      if (IsProtected(kept)) continue;
       const int64_t built_at = kept ? kept->built_at_ms : INT64_MIN;
       if (built_at < victim_built_at || victim == nullptr) {
         victim = &g;
         victim_built_at = built_at;
       }
     }
-    if (snap->built_at_ms < victim_built_at) return nullptr;
+    if (victim == nullptr || (snap->built_at_ms < victim_built_at && !IsProtected(snap))) return nullptr;
     victim->snap = snap;
     victim->answers.clear();
     bytes_ -= victim->bytes;
@@ -163,8 +181,9 @@ class AnswerCache {
   mutable Mutex mu_;
   std::unordered_map<std::string, Computing> computing_ GUARDED_BY(mu_);
   uint64_t tickets_ GUARDED_BY(mu_) = 0;
-  std::array<Generation, 2> generations_ GUARDED_BY(mu_);
-  size_t bytes_ GUARDED_BY(mu_) = 0;  // of both generations
+  std::array<Generation, 3> generations_ GUARDED_BY(mu_);
+  std::array<std::weak_ptr<const Snapshot>, 2> protected_ GUARDED_BY(mu_);
+  size_t bytes_ GUARDED_BY(mu_) = 0;  // of every generation
   uint64_t hits_ = 0;
 };
 

@@ -18,6 +18,11 @@
 // a request that does not fit within 200 ms is answered 503 {"error": "busy: ..."}. The answer
 // carries its reservation (`hold`) until the caller has sent it and drops it.
 // Answers are bounded by settings.limits (query/answer_bound.h).
+// `warmed` (optional): the newest snapshot whose default answers are built (WarmDefaultAnswers,
+// on the warm-up thread). An answer not stored for the newest snapshot but stored for
+// `warmed` is served from `warmed`: a default answer is never built on request while the
+// newest snapshot's are being built, and every other answer reads the newest snapshot
+// (ADR 0025).
 //
 // Threading: callable from any thread; reads the provider once per call
 // (one snapshot for the whole answer).
@@ -49,7 +54,7 @@ struct ApiAnswer {
 
 ApiAnswer AnswerApi(std::string_view path, std::string_view raw_query, const StateProvider& provider,
                     const ApiSettings& settings, int64_t now_ms, AnswerCache<ApiAnswer>* cache = nullptr,
-                    AnswerBudget* budget = nullptr);
+                    AnswerBudget* budget = nullptr, const std::shared_ptr<const Snapshot>& warmed = nullptr);
 
 // What building one answer over `snap` may take at most: working memory per series of
 // the snapshot, the flame graph's nodes, and the body as it grows, stored and sent
@@ -57,12 +62,13 @@ ApiAnswer AnswerApi(std::string_view path, std::string_view raw_query, const Sta
 uint64_t EstimateAnswerBytes(const Snapshot& snap, const ApiSettings& settings);
 
 // Builds the answers the dashboard asks for first (its default views, and every
-// endpoint without parameters) for `snap` into `cache`. Called by the publisher before
-// it makes `snap` the one readers see, so every request for these answers is served
-// from the cache, the first one after a publish included (ADR 0025). One answer is
+// endpoint without parameters) for `snap` into `cache`. The HTTP server's warm-up thread
+// (http/answer_warmer.h) calls it for each published snapshot; until it returns, requests
+// for these answers are served from the previous snapshot that has them (AnswerApi's
+// `warmed`), so none is built on request (ADR 0025). One answer is
 // built at a time, each within `budget` (one that does not fit is left to its first
 // request). When one answer's estimate is over half the budget nothing is built ahead:
-// the publisher would otherwise hold most of the budget after every publish and leave
+// the warm-up would otherwise hold most of the budget after every publish and leave
 // the requests (cache hits among them) refused; a state that large wants a larger
 // [http] answer_memory. An answer that fails to build (out of memory) is left to its
 // first request, whose error is its own.

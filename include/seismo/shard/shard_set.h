@@ -96,8 +96,11 @@ class ShardSet {
   };
   std::optional<Marks> CollectMarks(std::chrono::milliseconds timeout);
 
-  // Publisher thread only.
-  void RequestSnapshots();
+  // Publisher thread only. RequestSnapshots returns the request's epoch; SnapshotsAnswered
+  // says whether every shard has pushed its snapshot for it (or a later one), so that
+  // LatestSnapshots now returns snapshots taken after the request.
+  uint64_t RequestSnapshots();
+  bool SnapshotsAnswered(uint64_t epoch) const;
   std::vector<std::shared_ptr<const ShardSnapshot>> LatestSnapshots();
 
   // After Stop(): move every shard to `t`, then read the states.

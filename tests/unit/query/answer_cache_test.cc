@@ -47,11 +47,16 @@ TEST(AnswerCache, SameSnapshotAndUrlAreComputedOnce) {
   auto third = std::const_pointer_cast<Snapshot>(WithCrashes(1));
   third->built_at_ms = 2;
   EXPECT_EQ(cache.Get(third, "/a?x", compute)->body, "body 4");
-  EXPECT_EQ(cache.Get(next, "/a?x", compute)->body, "body 3") << "the two newest snapshots' answers are kept";
-  EXPECT_EQ(cache.Get(snap, "/a?x", compute)->body, "body 5") << "the oldest one's were dropped";
-  EXPECT_EQ(cache.Get(third, "/a?x", compute)->body, "body 4")
-      << "and an answer older than both is not stored";
-  EXPECT_EQ(computed, 5);
+  auto fourth = std::const_pointer_cast<Snapshot>(WithCrashes(1));
+  fourth->built_at_ms = 3;
+  EXPECT_EQ(cache.Get(fourth, "/a?x", compute)->body, "body 5");
+  EXPECT_EQ(cache.Get(next, "/a?x", compute)->body, "body 3")
+      << "the three newest snapshots' answers are kept";
+  EXPECT_EQ(cache.Get(third, "/a?x", compute)->body, "body 4");
+  EXPECT_EQ(cache.Get(snap, "/a?x", compute)->body, "body 6") << "the oldest one's were dropped";
+  EXPECT_EQ(cache.Get(fourth, "/a?x", compute)->body, "body 5")
+      << "and an answer older than the three is not stored";
+  EXPECT_EQ(computed, 6);
 }
 
 TEST(AnswerCache, AThreadAskingForAnAnswerBeingComputedWaitsForIt) {

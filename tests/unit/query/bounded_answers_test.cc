@@ -289,18 +289,97 @@ TEST(WarmAnswers, NothingIsBuiltAheadWhenOneAnswerTakesOverHalfTheBudget) {
 
 TEST(AnswerCacheOrder, AnAnswerOfAnOlderSnapshotDoesNotEvictTheNewerOnes) {
   AnswerCache<ApiAnswer> cache;
+  std::vector<std::shared_ptr<Snapshot>> newer;
+  for (int i = 0; i < 3; ++i) {
+    newer.push_back(std::make_shared<Snapshot>());
+    newer.back()->built_at_ms = 1500 + 100 * i;
+  }
   auto older = std::make_shared<Snapshot>();
   older->built_at_ms = 1000;
-  auto newer = std::make_shared<Snapshot>();
-  newer->built_at_ms = 1500;
   int computed = 0;
   auto compute = [&] { return ApiAnswer{200, "application/json", std::to_string(++computed)}; };
-  EXPECT_EQ(cache.Get(newer, "k", compute)->body, "1");
-  EXPECT_EQ(cache.Get(older, "k", compute)->body, "2") << "answered, not stored";
-  EXPECT_EQ(cache.Get(newer, "k", compute)->body, "1") << "the newer answer is still there";
+  for (const auto& s : newer) cache.Get(s, "k", compute);
+  EXPECT_EQ(cache.Get(older, "k", compute)->body, "4") << "answered";
+  EXPECT_EQ(cache.Find(older, "k"), nullptr) << "not stored";
+  for (size_t i = 0; i < newer.size(); ++i) {
+    ASSERT_NE(cache.Find(newer[i], "k"), nullptr) << i;
+    EXPECT_EQ(cache.Find(newer[i], "k")->body, std::to_string(i + 1))
+        << "the newer answers are all still there";
+  }
 }
 
-// The publisher warms the cache while workers answer and snapshots are replaced: every
+// The snapshot default answers are served from and the one being warmed keep their
+// answers however many newer snapshots requests read meanwhile (ADR 0025), and the one
+// being warmed stores its answers though it is older than those.
+TEST(AnswerCacheOrder, TheServedAndTheWarmingSnapshotsKeepTheirAnswers) {
+  AnswerCache<ApiAnswer> cache;
+  auto make = [](int64_t at) {
+    auto s = std::make_shared<Snapshot>();
+    s->built_at_ms = at;
+    return s;
+  };
+  auto serving = make(1000), warming = make(1100);
+  auto compute = [] { return ApiAnswer{200, "application/json", "x"}; };
+  cache.Protect(serving, warming);
+  cache.Get(serving, "default", compute);
+  std::vector<std::shared_ptr<Snapshot>> newer;
+  for (int i = 0; i < 5; ++i) {
+    newer.push_back(make(1200 + 100 * i));
+    cache.Get(newer.back(), "filtered", compute);
+  }
+  cache.Get(warming, "default", compute);
+  EXPECT_NE(cache.Find(serving, "default"), nullptr);
+  EXPECT_NE(cache.Find(warming, "default"), nullptr) << "stored, though older than the newest";
+  EXPECT_NE(cache.Find(newer.back(), "filtered"), nullptr) << "the newest keeps the third place";
+  EXPECT_EQ(cache.Find(newer[3], "filtered"), nullptr) << "replaced by the newest";
+  // The warm-up ends: the old serving snapshot is no longer protected and goes first.
+  cache.Protect(warming, nullptr);
+  auto next = make(2000);
+  cache.Get(next, "filtered", compute);
+  EXPECT_EQ(cache.Find(serving, "default"), nullptr);
+  EXPECT_NE(cache.Find(warming, "default"), nullptr);
+  EXPECT_NE(cache.Find(next, "filtered"), nullptr);
+}
+
+// While the newest snapshot's default answers are being built, a request for one is served
+// from the newest warmed snapshot (a cache hit, never built on request); every other
+// request reads the newest snapshot.
+TEST(WarmAnswers, DefaultAnswersComeFromTheWarmedSnapshotUntilTheNewestIsWarmed) {
+  auto warmed = std::const_pointer_cast<Snapshot>(FourStacks());
+  warmed->built_at_ms = 1000;
+  World w;
+  w.Usage("bhr", "Linux", kHour, 0);
+  w.Hang("bhr", "Linux", "parent", "Gecko", {"a", "b", "c"}, 70'000, 1, 0);
+  auto newest = std::const_pointer_cast<Snapshot>(w.Build());
+  newest->built_at_ms = 1500;
+  FakeProvider provider;
+  provider.SetSnapshot(newest);
+  ApiSettings settings;
+  AnswerCache<ApiAnswer> cache;
+  WarmDefaultAnswers(warmed, settings, cache, nullptr);
+  FakeProvider old_provider;
+  old_provider.SetSnapshot(warmed);
+
+  uint64_t hits = cache.hits();
+  const ApiAnswer served = AnswerApi("/api/v1/hangs", "", provider, settings, kNow, &cache, nullptr, warmed);
+  EXPECT_EQ(cache.hits(), hits + 1) << "served from the cache";
+  EXPECT_EQ(served.body, AnswerApi("/api/v1/hangs", "", old_provider, settings, kNow).body);
+  EXPECT_NE(served.body, AnswerApi("/api/v1/hangs", "", provider, settings, kNow).body);
+
+  hits = cache.hits();
+  const ApiAnswer filtered =
+      AnswerApi("/api/v1/hangs", "signature=c", provider, settings, kNow, &cache, nullptr, warmed);
+  EXPECT_EQ(cache.hits(), hits) << "built on request";
+  EXPECT_EQ(filtered.body, AnswerApi("/api/v1/hangs", "signature=c", provider, settings, kNow).body);
+  EXPECT_NE(filtered.body.find("\"hang_ms\":70"), std::string::npos) << filtered.body;
+
+  // Once the newest is warmed, its own answer is served.
+  WarmDefaultAnswers(newest, settings, cache, nullptr);
+  EXPECT_EQ(AnswerApi("/api/v1/hangs", "", provider, settings, kNow, &cache, nullptr, warmed).body,
+            AnswerApi("/api/v1/hangs", "", provider, settings, kNow).body);
+}
+
+// The warm-up fills the cache while workers answer and snapshots are replaced: every
 // answer is a snapshot's answer, each reservation is given back (run under TSan too).
 TEST(WarmAnswers, WarmingWhileWorkersAnswerAndSnapshotsChange) {
   FakeProvider provider;
@@ -336,8 +415,8 @@ TEST(WarmAnswers, WarmingWhileWorkersAnswerAndSnapshotsChange) {
   }
   for (int round = 0; round < 30; ++round) {
     const auto& snap = snaps[static_cast<size_t>(round) % snaps.size()];
-    WarmDefaultAnswers(snap, settings, cache, &budget);  // as the publisher does: built, then published
-    provider.SetSnapshot(snap);
+    provider.SetSnapshot(snap);  // as the daemon does: published, then warmed
+    WarmDefaultAnswers(snap, settings, cache, &budget);
   }
   done = true;
   for (auto& w : workers) w.join();

@@ -1,0 +1,63 @@
+// AnswerWarmer: builds the dashboard's default answers (query/api.h WarmDefaultAnswers)
+// for each published snapshot on a thread of its own, off the publisher's path and the
+// requests' (ADR 0025).
+//
+//   publisher ── Offer(snap) ──> [newest offered] ──> warm-up thread: WarmDefaultAnswers
+//                                                       └─> warmed() = snap
+//
+// The publisher makes a snapshot visible first and offers it after, so a published
+// document is in the API's answers within a publish interval, however long the default
+// answers take to build at a million series. Until they are built, AnswerApi serves them
+// from warmed(), the previous snapshot that has them. Offers that arrive while a round
+// runs are not queued: the next round takes the newest one (a slow round skips
+// snapshots, it never falls behind). The cache keeps the answers of warmed() and of the
+// snapshot being warmed whatever newer snapshots arrive (AnswerCache::Protect).
+//
+// Threading: Offer and warmed from any thread; Offer never blocks on a round. Stop (also
+// run by the destructor) ends the thread after the round in progress; offers after it
+// are ignored.
+#pragma once
+
+#include <memory>
+#include <thread>
+
+#include "seismo/core/mutex.h"
+#include "seismo/query/api.h"
+
+namespace seismo {
+
+class AnswerWarmer {
+ public:
+  // Borrows the settings, cache and budget: they must outlive Stop(). The thread runs
+  // `nice_steps` below the process (core/thread_priority.h): its rounds are background
+  // work, and requests are served first when the cores are short.
+  AnswerWarmer(const ApiSettings& settings, AnswerCache<ApiAnswer>& cache, AnswerBudget& budget,
+               int nice_steps = 0);
+  ~AnswerWarmer();
+  AnswerWarmer(const AnswerWarmer&) = delete;
+  AnswerWarmer& operator=(const AnswerWarmer&) = delete;
+
+  void Offer(std::shared_ptr<const Snapshot> snap);
+  // The newest snapshot whose round has finished; null before the first.
+  std::shared_ptr<const Snapshot> warmed() const;
+  // Rounds finished so far.
+  uint64_t rounds() const;
+  void Stop();
+
+ private:
+  void Run();
+
+  const ApiSettings& settings_;
+  AnswerCache<ApiAnswer>& cache_;
+  AnswerBudget& budget_;
+  const int nice_steps_;
+  mutable Mutex mu_;
+  CondVar cv_;
+  std::shared_ptr<const Snapshot> offered_ GUARDED_BY(mu_);
+  std::shared_ptr<const Snapshot> warmed_ GUARDED_BY(mu_);
+  uint64_t rounds_ GUARDED_BY(mu_) = 0;
+  bool stopping_ GUARDED_BY(mu_) = false;
+  std::thread thread_;  // last: starts once the members above exist
+};
+
+}  // namespace seismo

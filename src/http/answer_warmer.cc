@@ -1,0 +1,69 @@
+#include "seismo/http/answer_warmer.h"
+
+#include <utility>
+
+#include "seismo/core/thread_priority.h"
+
+namespace seismo {
+
+AnswerWarmer::AnswerWarmer(const ApiSettings& settings, AnswerCache<ApiAnswer>& cache, AnswerBudget& budget,
+                           int nice_steps)
+    : settings_(settings), cache_(cache), budget_(budget), nice_steps_(nice_steps), thread_([this] {
+        Run();
+      }) {}
+
+AnswerWarmer::~AnswerWarmer() { Stop(); }
+
+void AnswerWarmer::Offer(std::shared_ptr<const Snapshot> snap) {
+  {
+    MutexLock lock(mu_);
+    if (stopping_ || !snap) return;
+    offered_ = std::move(snap);
+  }
+  cv_.NotifyAll();
+}
+
+std::shared_ptr<const Snapshot> AnswerWarmer::warmed() const {
+  MutexLock lock(mu_);
+  return warmed_;
+}
+
+uint64_t AnswerWarmer::rounds() const {
+  MutexLock lock(mu_);
+  return rounds_;
+}
+
+void AnswerWarmer::Stop() {
+  {
+    MutexLock lock(mu_);
+    stopping_ = true;
+  }
+  cv_.NotifyAll();
+  if (thread_.joinable()) thread_.join();
+}
+
+void AnswerWarmer::Run() {
+  if (nice_steps_ > 0) LowerThisThreadPriority(nice_steps_);
+  for (;;) {
+    std::shared_ptr<const Snapshot> snap, serving;
+    {
+      MutexLock lock(mu_);
+      while (!stopping_ && !offered_) cv_.Wait(mu_);
+      if (stopping_) return;
+      snap = std::move(offered_);
+      offered_ = nullptr;
+      serving = warmed_;
+    }
+    cache_.Protect(serving, snap);
+    WarmDefaultAnswers(snap, settings_, cache_, &budget_);
+    {
+      // Requests read warmed() first: the previous one gives up its place only after.
+      MutexLock lock(mu_);
+      warmed_ = snap;
+      ++rounds_;
+    }
+    cache_.Protect(snap, nullptr);
+  }
+}
+
+}  // namespace seismo
