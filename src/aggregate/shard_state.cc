@@ -14,12 +14,14 @@ constexpr size_t HeapChunk(size_t n) { return n == 0 ? 0 : (n + 8 + 15) / 16 * 1
 constexpr size_t kShared = 16;
 // A remembered crash id: a flat_hash_set slot (8 bytes and a control byte).
 constexpr size_t kIdBytes = 9;
-// What readers hold per series, in each of the two snapshots alive at a time (the one
-// served and the one whose answers are being built, ADR 0025): its pointer in the table's
-// row list and in its key-ordered list, and for hang and crash series two entries of 16
-// bytes in the text indexes filters read (snapshot.h RowsWithTextHash).
-constexpr size_t kReaderBytes = 2 * 2 * sizeof(void*);
-constexpr size_t kIndexedReaderBytes = kReaderBytes + 2 * 2 * 16;
+// What readers hold per series, in each of the three snapshots alive at a time (the newest
+// published, the one whose default answers are being built, and the newest with its default
+// answers built, which those are served from: ADR 0025): its pointer in the table's row
+// list and in its key-ordered list, and for hang and crash series two entries of 16 bytes
+// in the text indexes filters read (snapshot.h RowsWithTextHash).
+constexpr size_t kSnapshotsAlive = 3;
+constexpr size_t kReaderBytes = kSnapshotsAlive * 2 * sizeof(void*);
+constexpr size_t kIndexedReaderBytes = kReaderBytes + kSnapshotsAlive * 2 * 16;
 
 void AddValues(Values& to, const Values& from) {
   for (size_t i = 0; i < kMaxValues; ++i) to[i] += from[i];
@@ -66,10 +68,13 @@ const HyperLogLog* EntryInstalls(const HourChunk& c, size_t i) {
 
 // ------------------------------------------------------------ memory
 
+size_t ShardState::ReaderBytes(Table t) {
+  return t == Table::kHangs || t == Table::kCrashes ? kIndexedReaderBytes : kReaderBytes;
+}
+
 size_t ShardState::SeriesBytes(const SeriesData& s) {
-  const bool indexed = s.key.table == Table::kHangs || s.key.table == Table::kCrashes;
   return HeapChunk(kShared + sizeof(SeriesData)) + HeapChunk(s.hours.capacity() * sizeof(s.hours[0])) +
-         s.installs.MemoryBytes() + (indexed ? kIndexedReaderBytes : kReaderBytes);
+         s.installs.MemoryBytes() + ReaderBytes(s.key.table);
 }
 
 size_t ShardState::HourBytes(const HourChunk& c) {
