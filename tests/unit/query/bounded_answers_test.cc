@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <string>
 #include <thread>
 #include <vector>
@@ -413,7 +414,10 @@ TEST(WarmAnswers, WarmingWhileWorkersAnswerAndSnapshotsChange) {
       }
     });
   }
-  for (int round = 0; round < 30; ++round) {
+  // At least 30 rounds, and on until the workers have answered beside them (bounded).
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  for (int round = 0; round < 30 || (answered.load() < 20 && std::chrono::steady_clock::now() < deadline);
+       ++round) {
     const auto& snap = snaps[static_cast<size_t>(round) % snaps.size()];
     provider.SetSnapshot(snap);  // as the daemon does: published, then warmed
     WarmDefaultAnswers(snap, settings, cache, &budget);
