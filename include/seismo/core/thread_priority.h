@@ -1,9 +1,9 @@
-// Thread priority: the daemon's ingest threads (parse workers, shard threads) run a few
-// nice steps below the rest of the process, so that when the cores are short the HTTP
-// workers, the publisher (which builds the default answers before each publish) and the
-// source thread are scheduled first: an API answer or a publish waits for a core for
-// less than a scheduler slice, while ingest loses only the little CPU they take
-// (ADR 0025, [ingest] nice).
+// Thread priority: the daemon's background threads (parse workers, shard threads, and the
+// HTTP server's warm-up thread, which builds the default answers of each published
+// snapshot) run a few nice steps below the rest of the process, so that when the cores are
+// short the HTTP workers, the publisher and the source thread are scheduled first: an API
+// answer or a publish waits for a core for less than a scheduler slice, while the
+// background loses only the little CPU they take (ADR 0025, [ingest] nice).
 //
 // Threading: acts on the calling thread only.
 #pragma once
