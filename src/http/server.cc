@@ -138,7 +138,9 @@ Status HttpServer::Start(const HttpServerOptions& options, const StateProvider& 
   options_ = options;
   provider_ = &provider;
   budget_ = std::make_unique<AnswerBudget>(options_.answer_memory);
-  warmer_ = std::make_unique<AnswerWarmer>(options_.api, answers_, *budget_, options_.warm_nice);
+  warmer_owner_ = std::make_unique<AnswerWarmer>(options_.api, answers_, *budget_, options_.warm_nice);
+  // release: pairs with Published()' acquire; the warmer is whole before it is seen.
+  warmer_.store(warmer_owner_.get(), std::memory_order_release);
   if (options_.num_threads < 2) options_.num_threads = 2;
   options_.max_sse_clients = std::clamp(options_.max_sse_clients, 0, options_.num_threads / 2);
 
@@ -198,7 +200,7 @@ Status HttpServer::Start(const HttpServerOptions& options, const StateProvider& 
 }
 
 void HttpServer::Stop() {
-  if (warmer_) warmer_->Stop();  // after its round in progress; the cache and budget stay
+  if (warmer_owner_) warmer_owner_->Stop();  // after its round in progress; the cache and budget stay
   if (!ctx_) return;
   {
     MutexLock lock(mu_);
@@ -271,7 +273,7 @@ int HttpServer::Handle(mg_connection* conn) {
     return HandleStream(conn, cors);
   } else {
     ApiAnswer a = AnswerApi(path, ri->query_string ? ri->query_string : "", *provider_, options_.api,
-                            WallMs(), &answers_, budget_.get(), warmer_->warmed());
+                            WallMs(), &answers_, budget_.get(), warmer_owner_->warmed());
     r = {a.status, std::move(a.content_type), std::move(a.body), a.status == 503 ? "Retry-After: 1\r\n" : ""};
     hold = std::move(a.hold);
   }
@@ -283,12 +285,19 @@ int HttpServer::Handle(mg_connection* conn) {
 }
 
 void HttpServer::Published(const std::shared_ptr<const Snapshot>& snap) {
-  if (warmer_) warmer_->Offer(snap);
+  // acquire: pairs with Start()'s release.
+  if (AnswerWarmer* w = warmer_.load(std::memory_order_acquire)) w->Offer(snap);
 }
 
-std::shared_ptr<const Snapshot> HttpServer::warmed() const { return warmer_ ? warmer_->warmed() : nullptr; }
+std::shared_ptr<const Snapshot> HttpServer::warmed() const {
+  AnswerWarmer* w = warmer_.load(std::memory_order_acquire);
+  return w ? w->warmed() : nullptr;
+}
 
-uint64_t HttpServer::warm_rounds() const { return warmer_ ? warmer_->rounds() : 0; }
+uint64_t HttpServer::warm_rounds() const {
+  AnswerWarmer* w = warmer_.load(std::memory_order_acquire);
+  return w ? w->rounds() : 0;
+}
 
 std::shared_ptr<const Snapshot> HttpServer::ViewSnapshot() const {
   std::shared_ptr<const Snapshot> snap = warmed();

@@ -118,7 +118,10 @@ class HttpServer {
   LatencyRecorder latency_;  // atomics
   AnswerCache<ApiAnswer> answers_;  // its own lock
   std::unique_ptr<AnswerBudget> budget_;  // set by Start; its own lock
-  std::unique_ptr<AnswerWarmer> warmer_;  // set by Start (before the workers exist); its own lock
+  // Made by Start (before the workers exist); Published may run on the publisher thread
+  // before Start, so it reads the warmer through `warmer_`, stored once the warmer exists.
+  std::unique_ptr<AnswerWarmer> warmer_owner_;
+  std::atomic<AnswerWarmer*> warmer_{nullptr};
   std::atomic<int> sse_clients_{0};
 
   Mutex mu_;
