@@ -273,7 +273,7 @@ int HttpServer::Handle(mg_connection* conn) {
     return HandleStream(conn, cors);
   } else {
     ApiAnswer a = AnswerApi(path, ri->query_string ? ri->query_string : "", *provider_, options_.api,
-                            WallMs(), &answers_, budget_.get(), warmer_owner_->warmed());
+                            WallMs(), &answers_, budget_.get(), warmed());
     r = {a.status, std::move(a.content_type), std::move(a.body), a.status == 503 ? "Retry-After: 1\r\n" : ""};
     hold = std::move(a.hold);
   }
