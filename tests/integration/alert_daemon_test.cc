@@ -1,12 +1,9 @@
 // Alerts in the running daemon: a planted bad build read from a file fires its alerts,
-// each transition reaches a Kafka topic on the mock cluster exactly once with the numbers
+// each transition reaches a Kafka topic on a real broker exactly once with the numbers
 // that justify it, and after a restart from the checkpoint the alerts are still firing and
 // nothing is emitted a second time. Sink failures are counted in /metrics and /api/v1/status.
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
 #include <simdjson.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -16,12 +13,13 @@
 #include <set>
 #include <thread>
 
+#include "integration/real_kafka.h"
 #include "seismo/app/daemon.h"
 #include "seismo/http/server.h"
 #include "seismo/ingest/kafka_consumer.h"
-#include "seismo/ingest/mock_cluster.h"
 #include "seismo/signature/generator.h"
 #include "seismo/sim/scenario.h"
+#include "support/closed_port.h"
 #include "support/wait_for.h"
 #include "test_scale.h"
 #include "unit/http/http_client.h"
@@ -33,8 +31,6 @@ namespace fs = std::filesystem;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 using test::Patience;
-
-constexpr char kAlertTopic[] = "seismo.alerts";
 
 // A string member, or "" when it is null.
 std::string Text(simdjson::dom::element e) {
@@ -49,16 +45,18 @@ struct Transition {
   }
 };
 
-class AlertDaemon : public ::testing::Test {
+// On the shared real broker (integration/real_kafka.h), with the test's own alert topic.
+class KafkaAlertDaemon : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = fs::temp_directory_path() / ("seismo-alert-daemon-" + std::to_string(getpid()));
     fs::remove_all(dir_);
     fs::create_directories(dir_ / "ckpt");
-    auto cluster = MockCluster::Create(1);
-    ASSERT_TRUE(cluster) << cluster.error().message();
-    cluster_ = std::move(*cluster);
-    ASSERT_TRUE(cluster_->CreateTopic(kAlertTopic, 1).ok());
+    kafka_ = testing::RealKafka::Get();
+    ASSERT_NE(kafka_, nullptr);
+    alert_topic_ = testing::RealKafka::UniqueName("seismo.alerts");
+    const Status created = kafka_->CreateTopic(alert_topic_, 1);
+    ASSERT_TRUE(created.ok()) << created.message();
     auto gen = SignatureGenerator::LoadDefault();
     ASSERT_TRUE(gen);
     signatures_ = std::move(*gen);
@@ -83,13 +81,13 @@ class AlertDaemon : public ::testing::Test {
   Config DaemonConfig() const {
     Config c;
     c.sources.files = {Corpus()};
-    c.kafka.brokers = cluster_->bootstrap_servers();  // for the alert sink only: no topics consumed
+    c.kafka.brokers = kafka_->bootstrap_servers();  // for the alert sink only: no topics consumed
     c.ingest.threads = 2;
     c.aggregate.shards = 2;
     c.checkpoint.dir = (dir_ / "ckpt").string();
     c.checkpoint.interval = milliseconds(200);
     c.alerts.interval = milliseconds(100);
-    c.alerts.kafka_topic = kAlertTopic;
+    c.alerts.kafka_topic = alert_topic_;
     return c;
   }
 
@@ -111,11 +109,12 @@ class AlertDaemon : public ::testing::Test {
 
   // Every message of the alert topic so far, as transitions; checks each carries its numbers.
   std::vector<Transition> ReadAlertTopic(const std::string& group) {
-    KafkaConsumerOptions o{cluster_->bootstrap_servers(), group, {kAlertTopic}, {}};
+    KafkaConsumerOptions o{
+        kafka_->bootstrap_servers(), testing::RealKafka::UniqueName(group), {alert_topic_}, {}};
     o.properties = {{"auto.offset.reset", "earliest"}, {"session.timeout.ms", "6000"}};
     auto consumer = KafkaConsumer::Create(o, nullptr);
     EXPECT_TRUE(consumer);
-    auto wm = (*consumer)->QueryWatermarks({kAlertTopic, 0}, Patience(seconds(5)));
+    auto wm = (*consumer)->QueryWatermarks({alert_topic_, 0}, Patience(seconds(5)));
     EXPECT_TRUE(wm);
     const int64_t total = wm ? wm->second : 0;
     std::vector<Transition> out;
@@ -144,13 +143,14 @@ class AlertDaemon : public ::testing::Test {
   }
 
   fs::path dir_;
-  std::unique_ptr<MockCluster> cluster_;
+  testing::RealKafka* kafka_ = nullptr;
+  std::string alert_topic_;
   std::unique_ptr<SignatureGenerator> signatures_;
   std::unique_ptr<Scenario> scenario_;
   uint64_t documents_ = 0;  // lines of the corpus
 };
 
-TEST_F(AlertDaemon, TransitionsReachKafkaOnceAndFiringAlertsSurviveARestart) {
+TEST_F(KafkaAlertDaemon, TransitionsReachKafkaOnceAndFiringAlertsSurviveARestart) {
   const std::set<std::tuple<std::string, std::string, std::string>> planted = {
       {"crash_signature_spike", scenario_->truth().new_build_id, scenario_->truth().spike_signature},
       {"new_crash_signature", scenario_->truth().new_build_id, scenario_->truth().new_signature},
@@ -194,26 +194,13 @@ TEST_F(AlertDaemon, TransitionsReachKafkaOnceAndFiringAlertsSurviveARestart) {
   EXPECT_EQ(after.size(), before.size()) << "a restart emits no transition again";
 }
 
-// A port on 127.0.0.1 that nothing listens on (bound, then closed).
-int ClosedPort() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  EXPECT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-  socklen_t len = sizeof addr;
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  close(fd);
-  return ntohs(addr.sin_port);
-}
-
 // A webhook receiver that is down and a log file on a full disk: alerting goes on, and
 // the operator sees every failure in /metrics and /api/v1/status next to what the Kafka
 // sink delivered.
-TEST_F(AlertDaemon, SinkFailuresAreCountedInMetricsAndStatus) {
+TEST_F(KafkaAlertDaemon, SinkFailuresAreCountedInMetricsAndStatus) {
   Config config = DaemonConfig();
   config.checkpoint.dir.clear();
-  config.alerts.webhook_url = "http://127.0.0.1:" + std::to_string(ClosedPort()) + "/hook";
+  config.alerts.webhook_url = "http://127.0.0.1:" + std::to_string(test::ClosedPort()) + "/hook";
   config.alerts.webhook_retries = 1;
   config.alerts.log_file = "/dev/full";
   SystemClock clock;

@@ -5,6 +5,9 @@
 // the outage), when SIGTERM arrives while a checkpoint is being written, when
 // the queues cannot drain within shutdown_timeout, and when the checkpoint it
 // restarts from is corrupt (read again from the start, or an operator decides).
+// KafkaCrashRecovery runs on the shared real broker (integration/real_kafka.h), with
+// its own topics and group; CrashRecovery keeps librdkafka's mock cluster for the one
+// thing only it does on cue: the group coordinator down while the other brokers answer.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -19,12 +22,14 @@
 #include <thread>
 
 #include "integration/daemon_process.h"
+#include "integration/real_kafka.h"
 #include "seismo/app/replay.h"
 #include "seismo/checkpoint/checkpoint.h"
 #include "seismo/ingest/kafka_producer.h"
 #include "seismo/ingest/mock_cluster.h"
 #include "seismo/signature/generator.h"
 #include "seismo/sim/synth.h"
+#include "support/closed_port.h"
 #include "support/wait_for.h"
 #include "test_scale.h"
 #include "unit/http/http_client.h"
@@ -39,7 +44,7 @@ using testing::CountOf;
 using testing::DaemonProcess;
 using testing::Slurp;
 
-const std::vector<std::string> kTopics = {"telemetry.main", "telemetry.bhr", "socorro.processed"};
+const std::vector<std::string> kTopicBases = {"telemetry.main", "telemetry.bhr", "socorro.processed"};
 constexpr int kPartitions = 4;
 // Every SIGTERM here must end the process within the daemon's shutdown_timeout, which each
 // test sizes from what it measures (ShutdownBudget()), never below this.
@@ -72,7 +77,7 @@ constexpr char kSlowFetches[] =
     "\"fetch.max.bytes\" = \"100000\"\n\"message.max.bytes\" = \"100000\"\n"
     "\"max.partition.fetch.bytes\" = \"20000\"\n";
 
-class CrashRecovery : public ::testing::Test {
+class RecoveryTest : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = fs::temp_directory_path() / ("seismo-recovery-" + std::to_string(getpid()));
@@ -86,11 +91,27 @@ class CrashRecovery : public ::testing::Test {
     fs::remove_all(dir_);
   }
 
-  void StartCluster(int brokers) {
+  // The shared real broker, with topics and a group of the test's own.
+  void StartRealCluster() {
+    kafka_ = testing::RealKafka::Get();
+    ASSERT_NE(kafka_, nullptr);
+    bootstrap_ = kafka_->bootstrap_servers();
+    group_ = testing::RealKafka::UniqueName("recovery");
+    for (const std::string& base : kTopicBases) {
+      topics_.push_back(testing::RealKafka::UniqueName(base));
+      const Status created = kafka_->CreateTopic(topics_.back(), kPartitions);
+      ASSERT_TRUE(created.ok()) << created.message();
+    }
+  }
+  // A mock cluster of `brokers`, for the faults only it injects.
+  void StartMockCluster(int brokers) {
     auto cluster = MockCluster::Create(brokers);
     ASSERT_TRUE(cluster) << cluster.error().message();
-    cluster_ = std::move(*cluster);
-    for (const std::string& t : kTopics) ASSERT_TRUE(cluster_->CreateTopic(t, kPartitions).ok());
+    mock_ = std::move(*cluster);
+    bootstrap_ = mock_->bootstrap_servers();
+    group_ = "recovery";
+    topics_ = kTopicBases;
+    for (const std::string& t : topics_) ASSERT_TRUE(mock_->CreateTopic(t, kPartitions).ok());
   }
 
   // Documents of every kind (crash pings share the crash topic: their kind comes from the
@@ -98,7 +119,7 @@ class CrashRecovery : public ::testing::Test {
   void Produce(uint64_t seed, size_t main, size_t bhr, size_t crash, size_t crash_pings,
                milliseconds pace = milliseconds(0)) {
     KafkaProducerOptions po;
-    po.brokers = cluster_->bootstrap_servers();
+    po.brokers = bootstrap_;
     auto producer = KafkaProducer::Create(po);
     ASSERT_TRUE(producer);
     SynthOptions so;
@@ -111,18 +132,18 @@ class CrashRecovery : public ::testing::Test {
       ++produced_;
       if (pace.count() > 0 && produced_ % 10 == 0) std::this_thread::sleep_for(pace);
     };
-    for (size_t i = 0; i < main; ++i) send(kTopics[0], synth.Main(i));
-    for (size_t i = 0; i < bhr; ++i) send(kTopics[1], synth.Bhr(i));
-    for (size_t i = 0; i < crash; ++i) send(kTopics[2], synth.ProcessedCrash(i));
-    for (size_t i = 0; i < crash_pings; ++i) send(kTopics[2], synth.CrashPing(i));
+    for (size_t i = 0; i < main; ++i) send(topics_[0], synth.Main(i));
+    for (size_t i = 0; i < bhr; ++i) send(topics_[1], synth.Bhr(i));
+    for (size_t i = 0; i < crash; ++i) send(topics_[2], synth.ProcessedCrash(i));
+    for (size_t i = 0; i < crash_pings; ++i) send(topics_[2], synth.CrashPing(i));
     ASSERT_TRUE((*producer)->Flush(seconds(30)).ok());
   }
 
   void WriteConfig(const std::string& extra_kafka_properties = "",
                    const std::string& checkpoint_interval = "150ms") {
     std::ofstream(dir_ / "seismo.toml")
-        << "[kafka]\nbrokers = \"" << cluster_->bootstrap_servers() << "\"\ngroup_id = \"recovery\"\n"
-        << "topics = [\"" << kTopics[0] << "\", \"" << kTopics[1] << "\", \"" << kTopics[2] << "\"]\n"
+        << "[kafka]\nbrokers = \"" << bootstrap_ << "\"\ngroup_id = \"" << group_ << "\"\n"
+        << "topics = [\"" << topics_[0] << "\", \"" << topics_[1] << "\", \"" << topics_[2] << "\"]\n"
         << "[kafka.properties]\n\"session.timeout.ms\" = \"6000\"\n\"heartbeat.interval.ms\" = \"500\"\n"
         << extra_kafka_properties << "[ingest]\nthreads = 2\nqueue_chunks = 2\nshutdown_timeout = \""
         << shutdown_timeout_.count() << "s\"\n[aggregate]\nshards = 2\n"
@@ -205,13 +226,24 @@ class CrashRecovery : public ::testing::Test {
   fs::path dir_;
   mutable Symbols symbols_;  // checkpoints read back by the test intern into it
   seconds shutdown_timeout_{kMinShutdownTimeout};  // the daemons' shutdown_timeout; SetUp sizes it
-  std::unique_ptr<MockCluster> cluster_;
+  testing::RealKafka* kafka_ = nullptr;            // one of these two
+  std::unique_ptr<MockCluster> mock_;
+  std::string bootstrap_, group_;
+  std::vector<std::string> topics_;  // main, bhr, crash
   std::unique_ptr<DaemonProcess> daemon_;
   std::atomic<uint64_t> produced_{0};
 };
 
-TEST_F(CrashRecovery, RestartAfterKillAtRandomPointsCountsEachRecordOnce) {
-  StartCluster(1);
+class KafkaCrashRecovery : public RecoveryTest {
+ protected:
+  void SetUp() override {
+    RecoveryTest::SetUp();
+    StartRealCluster();
+  }
+};
+class CrashRecovery : public RecoveryTest {};
+
+TEST_F(KafkaCrashRecovery, RestartAfterKillAtRandomPointsCountsEachRecordOnce) {
   Produce(21, 1000, 300, 200, 100);
   // The rest arrives while the daemon is being killed and restarted, so every
   // kill lands in the middle of a stream.
@@ -249,8 +281,8 @@ TEST_F(CrashRecovery, RestartAfterKillAtRandomPointsCountsEachRecordOnce) {
 // timeout: the daemon loses its partitions; it is killed during the outage and restarted
 // while the coordinator is still down; once it is back, the run ends with replay's output.
 TEST_F(CrashRecovery, CoordinatorDownLongerThanTheSessionTimeoutLosesNothing) {
-  StartCluster(3);
-  ASSERT_TRUE(cluster_->SetGroupCoordinator("recovery", 2).ok());
+  StartMockCluster(3);
+  ASSERT_TRUE(mock_->SetGroupCoordinator(group_, 2).ok());
   Produce(22, 1000, 300, 200, 100);
   constexpr uint64_t kTotal = 1600 + 2000 + 600 + 400 + 100;
   std::thread live([&] { Produce(24, 2000, 600, 400, 100, milliseconds(40)); });
@@ -260,7 +292,7 @@ TEST_F(CrashRecovery, CoordinatorDownLongerThanTheSessionTimeoutLosesNothing) {
   const uint64_t at_outage = CheckpointedDocuments();
   EXPECT_LT(at_outage, kTotal) << "consumption finished before the outage: nothing tested";
   const size_t lost_before = CountOf(daemon_->log(), "kafka: lost");
-  ASSERT_TRUE(cluster_->SetBrokerDown(2).ok());
+  ASSERT_TRUE(mock_->SetBrokerDown(2).ok());
   // The session (6 s) times out without the coordinator: the daemon loses its partitions.
   for (auto deadline = std::chrono::steady_clock::now() + seconds(60);
        CountOf(daemon_->log(), "kafka: lost") == lost_before &&
@@ -271,7 +303,7 @@ TEST_F(CrashRecovery, CoordinatorDownLongerThanTheSessionTimeoutLosesNothing) {
   EXPECT_EQ(Kill(SIGKILL), -SIGKILL);  // during the outage
   Start();                             // ... and back while the coordinator is still down
   std::this_thread::sleep_for(seconds(3));
-  ASSERT_TRUE(cluster_->SetBrokerUp(2).ok());
+  ASSERT_TRUE(mock_->SetBrokerUp(2).ok());
   live.join();
   ASSERT_EQ(produced_.load(), kTotal);
   ASSERT_TRUE(WaitForCheckpointed(kTotal, seconds(120))) << CheckpointedDocuments() << " of " << kTotal;
@@ -282,8 +314,7 @@ TEST_F(CrashRecovery, CoordinatorDownLongerThanTheSessionTimeoutLosesNothing) {
 // SIGTERM while a checkpoint is being written (half of it on disk): the write completes,
 // the final checkpoint follows, the process exits 0 with replay's output, and a restart
 // from that checkpoint counts nothing twice.
-TEST_F(CrashRecovery, SigtermDuringACheckpointWriteExitsCleanlyAndARestartCountsNothingTwice) {
-  StartCluster(1);
+TEST_F(KafkaCrashRecovery, SigtermDuringACheckpointWriteExitsCleanlyAndARestartCountsNothingTwice) {
   Produce(31, 800, 300, 200, 100);
   WriteConfig();
   Start({"--checkpoint-pause-for-testing", "1500"});
@@ -315,12 +346,11 @@ TEST_F(CrashRecovery, SigtermDuringACheckpointWriteExitsCleanlyAndARestartCounts
 // The queues hold more work than shutdown_timeout allows to parse: SIGTERM still ends the
 // process in time, by itself (not by the watchdog), with exit code 1 and the previous
 // checkpoint intact; a restart continues from it and counts everything exactly once.
-TEST_F(CrashRecovery, SigtermEndsWithinShutdownTimeoutWhenTheQueuesCannotDrain) {
+TEST_F(KafkaCrashRecovery, SigtermEndsWithinShutdownTimeoutWhenTheQueuesCannotDrain) {
   // Half the budget is the parse delay below, which must stay well under the 60 s a
   // checkpoint's barrier waits for the pipeline (daemon.cc), or no checkpoint is ever taken.
   // The stop asked for here abandons the queues: it needs no more than that.
   shutdown_timeout_ = std::min<seconds>(shutdown_timeout_, seconds(60));
-  StartCluster(1);
   // A few documents first: a checkpoint holds them before the rest is produced.
   Produce(41, 20, 6, 4, 2);
   // Checkpoints far apart: the one that holds the first documents, and none from then until
@@ -374,8 +404,7 @@ TEST_F(CrashRecovery, SigtermEndsWithinShutdownTimeoutWhenTheQueuesCannotDrain) 
 // them. The daemon sets the file aside (keeping its bytes) and reads every partition again
 // from its earliest retained offset, saying how far back that is; the run ends with
 // replay's output.
-TEST_F(CrashRecovery, ACorruptCheckpointIsSetAsideAndEveryPartitionIsReadAgainFromItsStart) {
-  StartCluster(1);
+TEST_F(KafkaCrashRecovery, ACorruptCheckpointIsSetAsideAndEveryPartitionIsReadAgainFromItsStart) {
   Produce(51, 800, 300, 200, 100);
   WriteConfig();
   Start();
@@ -384,12 +413,18 @@ TEST_F(CrashRecovery, ACorruptCheckpointIsSetAsideAndEveryPartitionIsReadAgainFr
   const std::string damaged = CorruptCheckpoint();
   Produce(52, 100, 30, 20, 10);  // more arrives while it is down
 
-  // Stopped before it was given any partition (the group's join takes seconds): no checkpoint
-  // could hold the offsets of a re-read yet, so none was written, not even at shutdown, and the
-  // damaged file is still there, to start the same recovery again (an empty checkpoint in its
-  // place would have let the next start resume at the group's commits).
+  // Stopped before it was given any partition (here its brokers are a port nothing listens
+  // on, so it never is): no checkpoint could hold the offsets of a re-read yet, so none was
+  // written, not even at shutdown, and the damaged file is still there, to start the same
+  // recovery again (an empty checkpoint in its place would have let the next start resume at
+  // the group's commits).
+  const std::string brokers = bootstrap_;
+  bootstrap_ = "127.0.0.1:" + std::to_string(test::ClosedPort());
+  WriteConfig();
+  bootstrap_ = brokers;
   Start();
   EXPECT_EQ(Kill(SIGTERM), 0);
+  WriteConfig();
   EXPECT_EQ(Slurp(CheckpointFile()), damaged);
   EXPECT_TRUE(SetAsideFiles().empty());
 
@@ -403,15 +438,15 @@ TEST_F(CrashRecovery, ACorruptCheckpointIsSetAsideAndEveryPartitionIsReadAgainFr
   const std::string log = daemon_->log();
   EXPECT_EQ(CountOf(log, "checksum mismatch"), 2u) << log;  // once per start
   EXPECT_EQ(CountOf(log, "moved aside to " + aside[0].string()), 1u) << log;
-  // Every partition of the three topics, each from offset 0 (nothing was dropped by the mock).
+  // Every partition of the three topics, each from offset 0 (nothing was deleted yet).
   EXPECT_EQ(CountOf(log, "is read again from offset 0, its earliest retained"),
-            kTopics.size() * static_cast<size_t>(kPartitions))
+            topics_.size() * static_cast<size_t>(kPartitions))
       << log;
   EXPECT_GE(CountOf(log, "records are read again"), 1u) << log;
   const std::string status = testing::HttpGet(daemon_->http_port(), "/api/v1/status").body;
   EXPECT_NE(status.find("\"action\":\"reread\""), std::string::npos) << status;
   EXPECT_NE(status.find("\"set_aside_to\":\"" + aside[0].string() + "\""), std::string::npos) << status;
-  EXPECT_NE(status.find("\"partition\":\"telemetry.main[0]\",\"from_offset\":0,\"committed_offset\":"),
+  EXPECT_NE(status.find("\"partition\":\"" + topics_[0] + "[0]\",\"from_offset\":0,\"committed_offset\":"),
             std::string::npos)
       << status;
   EXPECT_EQ(testing::HttpGet(daemon_->http_port(), "/readyz").status, 200);
@@ -428,8 +463,7 @@ TEST_F(CrashRecovery, ACorruptCheckpointIsSetAsideAndEveryPartitionIsReadAgainFr
 // With on_corrupt = "wait" the daemon leaves the damaged file alone, consumes nothing and
 // says why it is not ready, across restarts, until an operator decides; here the operator
 // restarts it with --on-corrupt-checkpoint reread, and the run ends with replay's output.
-TEST_F(CrashRecovery, WithOnCorruptWaitNothingIsConsumedUntilAnOperatorDecides) {
-  StartCluster(1);
+TEST_F(KafkaCrashRecovery, WithOnCorruptWaitNothingIsConsumedUntilAnOperatorDecides) {
   Produce(61, 600, 200, 100, 50);
   WriteConfig();
   AddToConfig("[checkpoint]", "on_corrupt = \"wait\"");
@@ -462,26 +496,34 @@ TEST_F(CrashRecovery, WithOnCorruptWaitNothingIsConsumedUntilAnOperatorDecides) 
   EXPECT_EQ(Output(), WithoutAlerts(ReplayJson()));
 }
 
-// Records read again after a SIGKILL (here every one: the only checkpoint is the empty first
-// one) are rejected again and their dead letters written again: delivery is at least once.
-// Each copy carries the same id, "<topic>:<partition>:<offset>", and no other letter has it,
-// so a consumer de-duplicates by it; the aggregates still count every record once.
-TEST_F(CrashRecovery, DeadLettersWrittenAgainAfterAKillCarryTheSameIdForDeDuplication) {
-  StartCluster(1);
+// Records read again after a SIGKILL (here every reject: the only checkpoint is the first
+// one, written before the rejects were produced) are rejected again and their dead letters
+// written again: delivery is at least once. Each copy carries the same id,
+// "<topic>:<partition>:<offset>", and no other letter has it, so a consumer de-duplicates by
+// it; the aggregates still count every record once.
+TEST_F(KafkaCrashRecovery, DeadLettersWrittenAgainAfterAKillCarryTheSameIdForDeDuplication) {
   Produce(71, 200, 50, 30, 20);
-  // Rejects among them, one of each of a few reasons, spread over the partitions.
+  const fs::path dead = dir_ / "dead.ndjson";
+  WriteConfig("", "1h");
+  AddToConfig("[ingest]", "dead_letter_file = \"" + dead.string() + "\"");
+  Start();
+  // The first checkpoint (taken at once, then not for an hour): on a real broker it may
+  // already hold some of the documents above, never the rejects below.
+  ASSERT_TRUE(test::WaitFor([&] { return fs::exists(CheckpointFile()); }, seconds(60))) << daemon_->log();
+
+  // Rejects, one of each of a few reasons, spread over the partitions.
   const std::vector<std::string> bad = {"{", "[1]", R"({"type":"main","application":{}})",
                                         R"({"type":"event","application":{"buildId":"20261117090501"}})"};
   std::set<std::string> expected_ids;
   {
     KafkaProducerOptions po;
-    po.brokers = cluster_->bootstrap_servers();
+    po.brokers = bootstrap_;
     auto producer = KafkaProducer::Create(po);
     ASSERT_TRUE(producer);
     std::ofstream file(dir_ / "corpus.ndjson", std::ios::app);
     for (int i = 0; i < 12; ++i) {
       const std::string& doc = bad[static_cast<size_t>(i) % bad.size()];
-      ASSERT_TRUE((*producer)->Produce(kTopics[0], "", doc, i % kPartitions).ok());
+      ASSERT_TRUE((*producer)->Produce(topics_[0], "", doc, i % kPartitions).ok());
       file << doc << "\n";
       ++produced_;
     }
@@ -492,13 +534,10 @@ TEST_F(CrashRecovery, DeadLettersWrittenAgainAfterAKillCarryTheSameIdForDeDuplic
     std::map<int, int64_t> next;  // partition -> offsets used by Produce() on the main topic
     for (uint64_t i = 0; i < 200; ++i) ++next[static_cast<int>(i % kPartitions)];
     for (int i = 0; i < 12; ++i) {
-      expected_ids.insert(kTopics[0] + ":" + std::to_string(i % kPartitions) + ":" +
+      expected_ids.insert(topics_[0] + ":" + std::to_string(i % kPartitions) + ":" +
                           std::to_string(next[i % kPartitions]++));
     }
   }
-  const fs::path dead = dir_ / "dead.ndjson";
-  WriteConfig("", "1h");
-  AddToConfig("[ingest]", "dead_letter_file = \"" + dead.string() + "\"");
   auto letters = [&] { return CountOf(Slurp(dead), "\n"); };
   auto wait_for_letters = [&](size_t n) {
     const auto deadline = std::chrono::steady_clock::now() + seconds(90);
@@ -506,11 +545,10 @@ TEST_F(CrashRecovery, DeadLettersWrittenAgainAfterAKillCarryTheSameIdForDeDuplic
       std::this_thread::sleep_for(milliseconds(50));
     return letters() >= n;
   };
-  Start();
   ASSERT_TRUE(wait_for_letters(expected_ids.size())) << letters();
   EXPECT_EQ(Kill(SIGKILL), -SIGKILL);
   Start();
-  ASSERT_TRUE(wait_for_letters(2 * expected_ids.size())) << letters();
+  ASSERT_TRUE(wait_for_letters(2 * expected_ids.size())) << letters() << "\n" << daemon_->log();
   EXPECT_EQ(Kill(SIGTERM), 0);
 
   std::map<std::string, std::vector<std::string>> by_id;

@@ -2,7 +2,8 @@
 // a 100 MB document, NUL bytes, invalid UTF-8, numbers out of range and wrong
 // types in every field the parser reads. Each is rejected with its reason,
 // counted, dead-lettered (file and Kafka topic), and the daemon keeps serving
-// and counting the good documents around them.
+// and counting the good documents around them. Kafka is the shared real broker
+// (integration/real_kafka.h), each test with its own topics and groups.
 #include <gtest/gtest.h>
 #include <simdjson.h>
 #include <unistd.h>
@@ -16,10 +17,10 @@
 #include <sstream>
 #include <thread>
 
+#include "integration/real_kafka.h"
 #include "seismo/app/daemon.h"
 #include "seismo/ingest/kafka_consumer.h"
 #include "seismo/ingest/kafka_producer.h"
-#include "seismo/ingest/mock_cluster.h"
 #include "seismo/signature/generator.h"
 #include "support/wait_for.h"
 #include "test_scale.h"
@@ -195,13 +196,14 @@ uint64_t Decided(const RecordCounts& c) {
   return n;
 }
 
-TEST(HostileInput, EveryBadDocumentIsRejectedCountedDeadLetteredAndTheDaemonKeepsServing) {
+TEST(KafkaHostileInput, EveryBadDocumentIsRejectedCountedDeadLetteredAndTheDaemonKeepsServing) {
   fs::path dir = fs::temp_directory_path() / ("seismo-hostile-" + std::to_string(getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
-  auto cluster = MockCluster::Create(1);
-  ASSERT_TRUE(cluster);
-  ASSERT_TRUE((*cluster)->CreateTopic("seismo.dead", 1).ok());
+  testing::RealKafka* kafka = testing::RealKafka::Get();
+  ASSERT_NE(kafka, nullptr);
+  const std::string dead_topic = testing::RealKafka::UniqueName("seismo.dead");
+  ASSERT_TRUE(kafka->CreateTopic(dead_topic, 1).ok());
 
   std::vector<Hostile> hostile = Corpus();
   std::map<RejectReason, uint64_t> expected;
@@ -223,9 +225,9 @@ TEST(HostileInput, EveryBadDocumentIsRejectedCountedDeadLetteredAndTheDaemonKeep
   Config c;
   c.sources.files = {input};
   c.kafka.topics = {};
-  c.kafka.brokers = (*cluster)->bootstrap_servers();
+  c.kafka.brokers = kafka->bootstrap_servers();
   c.ingest.dead_letter_file = (dir / "dead.ndjson").string();
-  c.ingest.dead_letter_topic = "seismo.dead";
+  c.ingest.dead_letter_topic = dead_topic;
   c.ingest.threads = 2;
   c.aggregate.shards = 2;
   auto gen = SignatureGenerator::LoadDefault();
@@ -274,7 +276,8 @@ TEST(HostileInput, EveryBadDocumentIsRejectedCountedDeadLetteredAndTheDaemonKeep
   }
   EXPECT_EQ(lettered, reason_of_line);
   // ... and so has the Kafka topic, keyed by reason.
-  KafkaConsumerOptions o{(*cluster)->bootstrap_servers(), "dead-reader", {"seismo.dead"}, {}};
+  KafkaConsumerOptions o{
+      kafka->bootstrap_servers(), testing::RealKafka::UniqueName("dead-reader"), {dead_topic}, {}};
   auto consumer = KafkaConsumer::Create(o, nullptr);
   ASSERT_TRUE(consumer);
   std::map<int64_t, std::string> produced;
@@ -293,15 +296,16 @@ TEST(HostileInput, EveryBadDocumentIsRejectedCountedDeadLetteredAndTheDaemonKeep
 
 // Rejects read from Kafka are dead-lettered to a Kafka topic with the topic, partition
 // and offset they were read from, and their reason (as the message key too).
-TEST(HostileInput, RejectsFromKafkaReachTheDeadLetterTopicWithTopicPartitionOffsetAndReason) {
-  auto cluster = MockCluster::Create(1);
-  ASSERT_TRUE(cluster);
-  const std::string topic = "telemetry.any";
+TEST(KafkaHostileInput, RejectsFromKafkaReachTheDeadLetterTopicWithTopicPartitionOffsetAndReason) {
+  testing::RealKafka* kafka = testing::RealKafka::Get();
+  ASSERT_NE(kafka, nullptr);
+  const std::string topic = testing::RealKafka::UniqueName("telemetry.any");
+  const std::string dead_topic = testing::RealKafka::UniqueName("seismo.dead");
   constexpr int kPartitions = 3;
-  ASSERT_TRUE((*cluster)->CreateTopic(topic, kPartitions).ok());
-  ASSERT_TRUE((*cluster)->CreateTopic("seismo.dead", 1).ok());
+  ASSERT_TRUE(kafka->CreateTopic(topic, kPartitions).ok());
+  ASSERT_TRUE(kafka->CreateTopic(dead_topic, 1).ok());
   KafkaProducerOptions po;
-  po.brokers = (*cluster)->bootstrap_servers();
+  po.brokers = kafka->bootstrap_servers();
   auto producer = KafkaProducer::Create(po);
   ASSERT_TRUE(producer);
   // Documents over 1 MiB do not fit a default Kafka message: the daemon's limit is lowered
@@ -329,11 +333,11 @@ TEST(HostileInput, RejectsFromKafkaReachTheDeadLetterTopicWithTopicPartitionOffs
   ASSERT_TRUE((*producer)->Flush(std::chrono::seconds(30)).ok());
 
   Config c;
-  c.kafka.brokers = (*cluster)->bootstrap_servers();
-  c.kafka.group_id = "hostile";
+  c.kafka.brokers = kafka->bootstrap_servers();
+  c.kafka.group_id = testing::RealKafka::UniqueName("hostile");
   c.kafka.topics = {topic};
   c.kafka.properties = {{"session.timeout.ms", "6000"}};
-  c.ingest.dead_letter_topic = "seismo.dead";
+  c.ingest.dead_letter_topic = dead_topic;
   c.ingest.max_document_bytes = 100'000;
   c.parse.max_document_bytes = c.ingest.max_document_bytes;
   c.ingest.threads = 2;
@@ -349,7 +353,8 @@ TEST(HostileInput, RejectsFromKafkaReachTheDeadLetterTopicWithTopicPartitionOffs
   EXPECT_EQ(daemon.counts().by_kind[0], hostile.size());
   daemon.Stop();  // flushes the dead-letter producer
 
-  KafkaConsumerOptions o{(*cluster)->bootstrap_servers(), "dead-reader", {"seismo.dead"}, {}};
+  KafkaConsumerOptions o{
+      kafka->bootstrap_servers(), testing::RealKafka::UniqueName("dead-reader"), {dead_topic}, {}};
   auto consumer = KafkaConsumer::Create(o, nullptr);
   ASSERT_TRUE(consumer);
   std::map<std::pair<int32_t, int64_t>, std::string> lettered;

@@ -15,8 +15,8 @@
 #include <thread>
 
 #include "daemon_process.h"
+#include "integration/real_kafka.h"
 #include "seismo/core/time.h"
-#include "seismo/ingest/mock_cluster.h"
 #include "support/wait_for.h"
 #include "unit/http/http_client.h"
 
@@ -29,8 +29,7 @@ using std::chrono::seconds;
 using testing::DaemonProcess;
 using testing::Slurp;
 
-constexpr char kTopic[] = "archive";
-constexpr int kPartitions = 8;  // ≈1 MB each, far below the mock's 5 MiB per partition
+constexpr int kPartitions = 8;
 
 // The output without its "alerts" member (the last one): alert states depend on the
 // evaluation history of a live run, the aggregates must not.
@@ -46,16 +45,19 @@ uint64_t DocumentsRead(int port) {
   return at == std::string::npos ? 0 : std::stoull(body.substr(at + needle.size()));
 }
 
-class ProduceReplay : public ::testing::Test {
+// On the shared real broker (integration/real_kafka.h), with the test's own topic and group.
+class KafkaProduceReplay : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = fs::temp_directory_path() / ("seismo-produce-replay-" + std::to_string(getpid()));
     fs::remove_all(dir_);
     fs::create_directories(dir_);
-    auto cluster = MockCluster::Create(1);
-    ASSERT_TRUE(cluster) << cluster.error().message();
-    cluster_ = std::move(*cluster);
-    ASSERT_TRUE(cluster_->CreateTopic(kTopic, kPartitions).ok());
+    kafka_ = testing::RealKafka::Get();
+    ASSERT_NE(kafka_, nullptr);
+    topic_ = testing::RealKafka::UniqueName("archive");
+    group_ = testing::RealKafka::UniqueName("archive");
+    const Status created = kafka_->CreateTopic(topic_, kPartitions);
+    ASSERT_TRUE(created.ok()) << created.message();
     daemon_ = std::make_unique<DaemonProcess>(dir_);
   }
   void TearDown() override {
@@ -90,8 +92,8 @@ class ProduceReplay : public ::testing::Test {
 
   void WriteConfig() {
     std::ofstream(dir_ / "seismo.toml")
-        << "[kafka]\nbrokers = \"" << cluster_->bootstrap_servers() << "\"\ngroup_id = \"archive\"\n"
-        << "topics = [\"" << kTopic << "\"]\n"
+        << "[kafka]\nbrokers = \"" << kafka_->bootstrap_servers() << "\"\ngroup_id = \"" << group_ << "\"\n"
+        << "topics = [\"" << topic_ << "\"]\n"
         << "[kafka.properties]\n\"session.timeout.ms\" = \"6000\"\n\"heartbeat.interval.ms\" = \"500\"\n"
         << "[ingest]\nthreads = 2\n[aggregate]\nshards = 2\n"
         << "[http]\nlisten = \"127.0.0.1:0\"\n[log]\nlevel = \"info\"\n";
@@ -110,17 +112,18 @@ class ProduceReplay : public ::testing::Test {
   }
 
   fs::path dir_;
-  std::unique_ptr<MockCluster> cluster_;
+  testing::RealKafka* kafka_ = nullptr;
+  std::string topic_, group_;
   std::unique_ptr<DaemonProcess> daemon_;
 };
 
-TEST_F(ProduceReplay, AnArchiveProducedIntoKafkaGivesReplaysOutput) {
+TEST_F(KafkaProduceReplay, AnArchiveProducedIntoKafkaGivesReplaysOutput) {
   const size_t documents = WriteArchive();
   ASSERT_EQ(Seismo("replay --quiet --output " + Path("replay.json") + " " + Path("archive.ndjson")), 0);
   const std::string replay = Slurp(Path("replay.json"));
   ASSERT_NE(replay.find("\"crashes\":[{"), std::string::npos);
   ASSERT_NE(replay.find("\"late_dropped\":0"), std::string::npos);
-  ASSERT_EQ(Seismo("produce --brokers " + cluster_->bootstrap_servers() + " --topic " + kTopic + " " +
+  ASSERT_EQ(Seismo("produce --brokers " + kafka_->bootstrap_servers() + " --topic " + topic_ + " " +
                    Path("archive.ndjson") + " 2>/dev/null"),
             0);
   EXPECT_EQ(WithoutAlerts(RunOutput(documents)), WithoutAlerts(replay));

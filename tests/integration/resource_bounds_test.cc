@@ -3,7 +3,7 @@
 // post), keeps the same number of threads (/proc/<pid>/task) and open
 // descriptors (/proc/<pid>/fd) through more consumption, many checkpoints,
 // rejects dead-lettered to a file and a Kafka topic, webhook posts and a
-// rebalance of its consumer group.
+// rebalance of its consumer group, on the shared real broker (integration/real_kafka.h).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -13,10 +13,10 @@
 #include <thread>
 
 #include "integration/daemon_process.h"
+#include "integration/real_kafka.h"
 #include "seismo/checkpoint/checkpoint.h"
 #include "seismo/ingest/kafka_consumer.h"
 #include "seismo/ingest/kafka_producer.h"
-#include "seismo/ingest/mock_cluster.h"
 #include "seismo/sim/scenario.h"
 #include "seismo/sim/synth.h"
 #include "support/wait_for.h"
@@ -37,7 +37,6 @@ using testing::HttpGet;
 using testing::Receiver;
 using testing::Slurp;
 
-const std::vector<std::string> kTopics = {"telemetry.main", "telemetry.bhr", "socorro.processed"};
 constexpr int kPartitions = 4;
 
 struct Resources {
@@ -77,17 +76,21 @@ std::string KafkaLines(const std::string& log) {
   return out;
 }
 
-class ResourceBounds : public ::testing::Test {
+class KafkaResourceBounds : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = fs::temp_directory_path() / ("seismo-resources-" + std::to_string(getpid()));
     fs::remove_all(dir_);
     fs::create_directories(dir_);
-    auto cluster = MockCluster::Create(1);
-    ASSERT_TRUE(cluster) << cluster.error().message();
-    cluster_ = std::move(*cluster);
-    for (const std::string& t : kTopics) ASSERT_TRUE(cluster_->CreateTopic(t, kPartitions).ok());
-    ASSERT_TRUE(cluster_->CreateTopic("seismo.dead", 1).ok());
+    kafka_ = testing::RealKafka::Get();
+    ASSERT_NE(kafka_, nullptr);
+    for (const char* base : {"telemetry.main", "telemetry.bhr", "socorro.processed"}) {
+      topics_.push_back(testing::RealKafka::UniqueName(base));
+      ASSERT_TRUE(kafka_->CreateTopic(topics_.back(), kPartitions).ok());
+    }
+    dead_topic_ = testing::RealKafka::UniqueName("seismo.dead");
+    ASSERT_TRUE(kafka_->CreateTopic(dead_topic_, 1).ok());
+    group_ = testing::RealKafka::UniqueName("resources");
   }
   void TearDown() override { fs::remove_all(dir_); }
 
@@ -95,7 +98,7 @@ class ResourceBounds : public ::testing::Test {
   // at the start of the release timeline, so they do not change its alerts.
   void Produce(uint64_t seed, size_t good, size_t bad) {
     KafkaProducerOptions po;
-    po.brokers = cluster_->bootstrap_servers();
+    po.brokers = kafka_->bootstrap_servers();
     auto producer = KafkaProducer::Create(po);
     ASSERT_TRUE(producer);
     SynthOptions so;
@@ -109,7 +112,7 @@ class ResourceBounds : public ::testing::Test {
                         : i % 4 == 2 ? synth.ProcessedCrash(i)
                                      : synth.CrashPing(i);
       if (i < bad) doc = doc.substr(0, doc.size() / 3);  // truncated: malformed_json
-      const std::string& topic = kTopics[i % 4 == 3 ? 2 : i % 4];
+      const std::string& topic = topics_[i % 4 == 3 ? 2 : i % 4];
       ASSERT_TRUE((*producer)->Produce(topic, "", doc, static_cast<int32_t>(i % kPartitions)).ok());
     }
     ASSERT_TRUE((*producer)->Flush(seconds(30)).ok());
@@ -125,12 +128,14 @@ class ResourceBounds : public ::testing::Test {
 
   fs::path dir_;
   mutable Symbols symbols_;  // checkpoints read back by the test intern into it
-  std::unique_ptr<MockCluster> cluster_;
+  testing::RealKafka* kafka_ = nullptr;
+  std::vector<std::string> topics_;
+  std::string dead_topic_, group_;
   uint64_t produced_ = 0;
   uint64_t rejected_ = 0;
 };
 
-TEST_F(ResourceBounds, ThreadsAndDescriptorsStayFixedAfterStart) {
+TEST_F(KafkaResourceBounds, ThreadsAndDescriptorsStayFixedAfterStart) {
   // A release timeline whose bad build fires alerts: their transitions go to a webhook that
   // answers 500, so the daemon keeps retrying (posting) for the whole test.
   Receiver webhook(500);
@@ -151,12 +156,12 @@ TEST_F(ResourceBounds, ThreadsAndDescriptorsStayFixedAfterStart) {
   }
   Produce(51, 1500, 20);
   std::ofstream(dir_ / "seismo.toml")
-      << "[kafka]\nbrokers = \"" << cluster_->bootstrap_servers() << "\"\ngroup_id = \"resources\"\n"
-      << "topics = [\"" << kTopics[0] << "\", \"" << kTopics[1] << "\", \"" << kTopics[2] << "\"]\n"
+      << "[kafka]\nbrokers = \"" << kafka_->bootstrap_servers() << "\"\ngroup_id = \"" << group_ << "\"\n"
+      << "topics = [\"" << topics_[0] << "\", \"" << topics_[1] << "\", \"" << topics_[2] << "\"]\n"
       << "[kafka.properties]\n\"session.timeout.ms\" = \"6000\"\n\"heartbeat.interval.ms\" = \"500\"\n"
       << "[sources]\nfiles = [\"" << (dir_ / "scenario.ndjson").string() << "\"]\n"
       << "[ingest]\nthreads = 2\ndead_letter_file = \"" << (dir_ / "dead.ndjson").string()
-      << "\"\ndead_letter_topic = \"seismo.dead\"\n[aggregate]\nshards = 2\n"
+      << "\"\ndead_letter_topic = \"" << dead_topic_ << "\"\n[aggregate]\nshards = 2\n"
       << "[checkpoint]\ndir = \"" << (dir_ / "ckpt").string() << "\"\ninterval = \"100ms\"\n"
       << "[alerts]\ninterval = \"500ms\"\nwebhook_url = \"" << webhook.url() << "\"\nwebhook_retries = 100\n"
       << "[http]\nlisten = \"127.0.0.1:0\"\n";
@@ -182,13 +187,12 @@ TEST_F(ResourceBounds, ThreadsAndDescriptorsStayFixedAfterStart) {
   // the topic, webhook retries, and a rebalance (another member joins, takes partitions,
   // and leaves again).
   Produce(52, 1500, 20);
-  KafkaConsumerOptions o{
-      cluster_->bootstrap_servers(), "resources", {kTopics[0], kTopics[1], kTopics[2]}, {}};
+  KafkaConsumerOptions o{kafka_->bootstrap_servers(), group_, {topics_[0], topics_[1], topics_[2]}, {}};
   o.properties = {{"session.timeout.ms", "6000"},
                   {"heartbeat.interval.ms", "500"},
                   {"partition.assignment.strategy", "cooperative-sticky"}};
-  // Partitions the daemon gave up: revoked, or lost when the mock's group moved on while the
-  // daemon was syncing (the mock's rebalances with a late joiner take either path).
+  // Partitions the daemon gave up: revoked (the broker's cooperative rebalance), or lost when
+  // the group moved on while the daemon was syncing.
   auto moved = [&] { return CountOf(daemon.log(), "kafka: revoked") + CountOf(daemon.log(), "kafka: lost"); };
   const size_t moved_before = moved();
   {
