@@ -470,6 +470,11 @@ void ShardState::FoldIfOverBudget() {
   }
 }
 
+void ShardState::FoldDownTo(size_t series) {
+  owner_.Check("ShardState::FoldDownTo");
+  if (live_series_ > series) FoldOnce(series);
+}
+
 void ShardState::FoldOnce(size_t target) {
   // Least significant first: the smallest share of its own table's total (so hang
   // microseconds, crash counts and usage milliseconds compete fairly), usage

@@ -16,7 +16,8 @@ constexpr auto kPublishInterval = std::chrono::milliseconds(500);
 void Daemon::Publish() {
   ShardSet& shards = pipeline_->shards();
   const AggregateOptions o = ToAggregateOptions(config_);
-  auto snap = MergeSnapshots(shards.LatestSnapshots(), *symbols_, o.bucket_ms, o.windows_ms, o.retention_ms);
+  auto snap = MergeSnapshots(shards.LatestSnapshots(), *symbols_, o.bucket_ms, o.windows_ms, o.retention_ms,
+                             shards.routed_by_key());
   snap->built_at_ms = clock_->Now().ms;
   {
     MutexLock lock(snapshot_mu_);

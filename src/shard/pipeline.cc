@@ -19,6 +19,7 @@ struct Staged {
   size_t deltas_begin = 0, deltas_end = 0;  // into Worker::deltas
   std::optional<int64_t> time;              // its event time, when it has one
   std::optional<TimeDecision> decision;
+  uint16_t slot = 0;  // its source's (Pipeline::SlotOf)
 };
 
 }  // namespace
@@ -38,6 +39,9 @@ struct Pipeline::Worker {
   std::vector<TimeDecision> decisions;
   std::vector<std::pair<HeldDoc, TimeDecision>> released;  // held earlier, decided in this turn
   std::vector<DeltaBatchPtr> batches;                      // per shard
+  // Partition-scoped: the slots of the turn's decided documents, and each one's stream time.
+  std::vector<uint16_t> slots;
+  std::vector<std::pair<uint16_t, int64_t>> slot_times;
 };
 
 void AddDocument(DocChunk& chunk, DocRef ref, std::string_view body, uint64_t full_bytes,
@@ -102,7 +106,8 @@ Pipeline::Pipeline(PipelineOptions options, Symbols* symbols, const SignatureGen
       dead_letters_(dead_letters),
       clock_(clock),
       shards_(options_.shards, options_.parse_threads == 0 ? 1 : options_.parse_threads,
-              options_.delta_ring_capacity, options_.aggregate, &stream_time_, symbols),
+              options_.delta_ring_capacity, options_.aggregate, &stream_time_, symbols,
+              options_.partition_scoped),
       watermarks_(options_.max_clock_skew_ms),
       swept_floor_bytes_(SweepFloorBytes(options_.aggregate)),
       // Enough for the chunks one worker parses while the source fills the next ones.
@@ -183,6 +188,15 @@ void Pipeline::Finish() {
     if (w->thread.joinable()) w->thread.join();
   }
   shards_.Stop();
+  if (options_.partition_scoped) {
+    // Each partition's state to its own stream time, in every shard (ADR 0024). The
+    // workers have stopped: the turn's members are the owner's now.
+    for (size_t slot = 0; slot < source_of_slot_.size(); ++slot) {
+      const int64_t t = watermarks_.source_time(source_of_slot_[slot]);
+      if (t != INT64_MIN) shards_.AdvanceSlotTo(static_cast<uint16_t>(slot), EventTime{t});
+    }
+    return;
+  }
   int64_t st = stream_time_.load(std::memory_order_relaxed);
   if (st != INT64_MIN) shards_.AdvanceAllTo(EventTime{st});
 }
@@ -195,6 +209,18 @@ void Pipeline::Abandon() {
 
 std::shared_ptr<const Snapshot> Pipeline::FinalSnapshot() {
   return MergeSnapshots(shards_.FinalSnapshots(), *symbols_, options_.aggregate.bucket_ms,
+                        options_.aggregate.windows_ms, options_.aggregate.retention_ms,
+                        shards_.routed_by_key());
+}
+
+std::optional<uint16_t> Pipeline::SlotOfSource(SourceKey source) const {
+  auto it = slot_of_.find(source);  // the workers have stopped: no turn runs
+  if (it == slot_of_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::shared_ptr<const Snapshot> Pipeline::FinalSlotSnapshot(uint16_t slot) {
+  return MergeSnapshots(shards_.FinalSlotSnapshots(slot), *symbols_, options_.aggregate.bucket_ms,
                         options_.aggregate.windows_ms, options_.aggregate.retention_ms);
 }
 
@@ -255,6 +281,25 @@ void Pipeline::Reject(RejectReason reason, const DocRef& ref, std::string_view b
   }
 }
 
+uint16_t Pipeline::SlotOf(SourceKey source) {
+  if (!options_.partition_scoped) return 0;
+  auto [it, inserted] = slot_of_.try_emplace(source, 0);
+  if (inserted) {
+    // Past 65 535 sources the last slot is shared (ADR 0024: a slot per assigned partition;
+    // freeing the slots of revoked partitions is not built yet).
+    it->second = static_cast<uint16_t>(std::min<size_t>(source_of_slot_.size(), UINT16_MAX));
+    if (source_of_slot_.size() < UINT16_MAX + size_t{1}) source_of_slot_.push_back(source);
+  }
+  return it->second;
+}
+
+void Pipeline::SlotTimes(std::vector<uint16_t>& slots, std::vector<std::pair<uint16_t, int64_t>>& out) const {
+  std::sort(slots.begin(), slots.end());
+  slots.erase(std::unique(slots.begin(), slots.end()), slots.end());
+  out.clear();
+  for (uint16_t slot : slots) out.emplace_back(slot, watermarks_.source_time(source_of_slot_[slot]));
+}
+
 void Pipeline::ParseChunk(Worker& worker, const DocChunk& c) {
   worker.staged.clear();
   worker.deltas.clear();
@@ -296,8 +341,9 @@ int64_t Pipeline::TakeTurn(Worker& worker, const DocChunk& c) {
   const uint64_t first_id = next_doc_id_;  // the chunk's documents are first_id + index
   next_doc_id_ += c.docs.size();
   worker.decisions.clear();
-  for (const Staged& st : worker.staged) {
+  for (Staged& st : worker.staged) {
     const DocRef& ref = c.docs[st.ref];
+    st.slot = SlotOf({ref.source, ref.partition});
     watermarks_.Add(first_id + st.ref, {ref.source, ref.partition}, st.time,
                     options_.sources[ref.source].live, now, worker.decisions);
   }
@@ -326,8 +372,17 @@ int64_t Pipeline::TakeTurn(Worker& worker, const DocChunk& c) {
                     std::make_move_iterator(worker.deltas.begin() + static_cast<ptrdiff_t>(st.deltas_end)));
     h.source = ref.source;
     h.partition = ref.partition;
+    h.slot = st.slot;
     h.position = ref.position;
     h.body.assign(c.data.data() + ref.begin, ref.length);
+  }
+  if (options_.partition_scoped) {
+    worker.slots.clear();
+    for (const Staged& st : worker.staged) {
+      if (st.decision) worker.slots.push_back(st.slot);
+    }
+    for (const auto& [held, decision] : worker.released) worker.slots.push_back(held.slot);
+    SlotTimes(worker.slots, worker.slot_times);
   }
   const int64_t stream_time = watermarks_.stream_time();
   // relaxed: a hint for idle shards (batches carry their own); only the turn writes it.
@@ -338,13 +393,16 @@ int64_t Pipeline::TakeTurn(Worker& worker, const DocChunk& c) {
 void Pipeline::HandOver(size_t index, Worker& worker, const DocChunk& c, int64_t stream_time) {
   std::vector<DeltaBatchPtr>& batches = worker.batches;
   batches.resize(shards_.shard_count());
-  auto route = [&](std::vector<Delta>::iterator begin, std::vector<Delta>::iterator end, int64_t t) {
+  auto route = [&](std::vector<Delta>::iterator begin, std::vector<Delta>::iterator end, int64_t t,
+                   uint16_t slot) {
     for (auto d = begin; d != end; ++d) {
       d->time = EventTime{t};
+      d->slot = slot;
       const size_t s = shards_.ShardFor(d->route_hash);
       if (!batches[s]) {
         batches[s] = std::make_unique<DeltaBatch>();
         batches[s]->stream_time_ms = stream_time;
+        if (options_.partition_scoped) batches[s]->slot_stream_time_ms = worker.slot_times;
       }
       batches[s]->deltas.push_back(std::move(*d));
     }
@@ -358,7 +416,7 @@ void Pipeline::HandOver(size_t index, Worker& worker, const DocChunk& c, int64_t
     }
     counters_.records[static_cast<size_t>(st.kind)].fetch_add(1, std::memory_order_relaxed);
     route(worker.deltas.begin() + static_cast<ptrdiff_t>(st.deltas_begin),
-          worker.deltas.begin() + static_cast<ptrdiff_t>(st.deltas_end), st.decision->time_ms);
+          worker.deltas.begin() + static_cast<ptrdiff_t>(st.deltas_end), st.decision->time_ms, st.slot);
   }
   for (auto& [held, decision] : worker.released) {
     if (!decision.accepted) {
@@ -370,7 +428,7 @@ void Pipeline::HandOver(size_t index, Worker& worker, const DocChunk& c, int64_t
       continue;
     }
     counters_.records[static_cast<size_t>(held.kind)].fetch_add(1, std::memory_order_relaxed);
-    route(held.deltas.begin(), held.deltas.end(), decision.time_ms);
+    route(held.deltas.begin(), held.deltas.end(), decision.time_ms, held.slot);
   }
   for (size_t s = 0; s < batches.size(); ++s) {
     if (batches[s] && !batches[s]->deltas.empty()) shards_.Push(index, s, std::move(batches[s]));

@@ -1,15 +1,23 @@
 #include "seismo/shard/shard_set.h"
 
+#include <algorithm>
+
 #include "seismo/core/hash.h"
 #include "seismo/core/thread_priority.h"
 #include "seismo/shard/backoff.h"
 
 namespace seismo {
 
-// A shard image with the request it answers.
+int64_t DeltaBatch::StreamTimeOf(uint16_t slot) const {
+  auto it = std::lower_bound(slot_stream_time_ms.begin(), slot_stream_time_ms.end(), slot,
+                             [](const std::pair<uint16_t, int64_t>& e, uint16_t s) { return e.first < s; });
+  return it != slot_stream_time_ms.end() && it->first == slot ? it->second : stream_time_ms;
+}
+
+// A shard's images (one per slot) with the request they answer.
 struct TaggedImage {
   uint64_t epoch = 0;
-  std::unique_ptr<ShardImage> image;
+  std::unique_ptr<std::vector<ShardImage>> images;
 };
 
 // A shard's marks with the request they answer.
@@ -18,12 +26,73 @@ struct TaggedMarks {
   std::unique_ptr<ShardSet::Marks> marks;
 };
 
+using SlotSnapshots = std::vector<std::shared_ptr<const ShardSnapshot>>;
+
 struct ShardSet::Shard {
-  Shard(const AggregateOptions& o, Symbols* symbols) : state(o, symbols), snapshots(4), images(2), marks(2) {}
-  ShardState state;
+  Shard(const AggregateOptions& o, Symbols* s) : options(o), symbols(s), snapshots(4), images(2), marks(2) {
+    states.push_back(std::make_unique<ShardState>(o, s));
+  }
+  // The state of `slot`, made on its first delta (shard thread).
+  ShardState& State(uint16_t slot) {
+    if (slot >= states.size()) states.resize(size_t{slot} + 1);
+    if (!states[slot]) states[slot] = std::make_unique<ShardState>(options, symbols);
+    return *states[slot];
+  }
+  template <typename F>  // f(ShardState&) for every live slot's state, in slot order
+  void ForEachState(F&& f) {
+    for (auto& state : states) {
+      if (state) f(*state);
+    }
+  }
+  template <typename F>
+  void ForEachState(F&& f) const {
+    for (const auto& state : states) {
+      if (state) f(static_cast<const ShardState&>(*state));
+    }
+  }
+  SlotSnapshots Snapshots() {
+    SlotSnapshots out;
+    ForEachState([&](ShardState& state) { out.push_back(state.Snapshot()); });
+    return out;
+  }
+  // Partition-scoped: the slots share the shard's budget (ADR 0010, 0024). Past it, the
+  // slot with the most series folds, as one state past its own budget would.
+  void FoldSlotsIfOverBudget() {
+    if (states.size() < 2) return;  // one state: its own check is the shard's
+    for (int round = 0; round < 4; ++round) {
+      size_t series = 0, bytes = 0;
+      ShardState* largest = nullptr;
+      ForEachState([&](ShardState& state) {
+        series += state.series_count();
+        bytes += state.MemoryBytes();
+        if (largest == nullptr || state.series_count() > largest->series_count()) largest = &state;
+      });
+      const size_t before = largest->series_count();
+      if (series > options.max_series) {
+        largest->FoldDownTo(before - std::min(before, series - options.max_series * 9 / 10));
+      } else if (bytes > budget_bytes) {
+        largest->FoldDownTo(before * 7 / 10);
+      } else {
+        return;
+      }
+      if (largest->series_count() == before) return;  // nothing left to fold there
+    }
+  }
+
+  std::vector<ShardImage> Images() const {
+    std::vector<ShardImage> out;
+    ForEachState([&](const ShardState& state) { out.push_back(state.Image()); });
+    return out;
+  }
+
+  const AggregateOptions options;
+  const size_t budget_bytes = static_cast<size_t>(ShardStateBudget(options));
+  Symbols* const symbols;
+  // Per slot (index Delta::slot; null: none yet); slot 0 always, the only one unscoped.
+  std::vector<std::unique_ptr<ShardState>> states;
   std::vector<std::unique_ptr<SpscRing<DeltaBatchPtr>>> rings;  // one per producer
   std::unique_ptr<std::atomic<uint64_t>[]> full_pushes;         // per ring: pushes that found it full
-  SpscRing<std::shared_ptr<const ShardSnapshot>> snapshots;     // shard thread -> publisher
+  SpscRing<SlotSnapshots> snapshots;                            // shard thread -> publisher
   SpscRing<TaggedImage> images;                                // shard thread -> checkpoint thread
   SpscRing<TaggedMarks> marks;                                 // shard thread -> sweeping thread
   uint64_t snapshot_epoch = 0;                                  // shard thread only
@@ -34,8 +103,8 @@ struct ShardSet::Shard {
 };
 
 ShardSet::ShardSet(size_t shards, size_t producers, size_t ring_capacity, AggregateOptions options,
-                   const std::atomic<int64_t>* stream_time, Symbols* symbols)
-    : stream_time_(stream_time), symbols_(symbols) {
+                   const std::atomic<int64_t>* stream_time, Symbols* symbols, bool partition_scoped)
+    : partition_scoped_(partition_scoped), stream_time_(stream_time), symbols_(symbols) {
   if (shards == 0) shards = 1;
   options.shards = shards;
   for (size_t s = 0; s < shards; ++s) {
@@ -69,13 +138,16 @@ void ShardSet::Stop() {
   stopping_.store(true, std::memory_order_release);
   for (auto& shard : shards_) {
     shard->thread.join();
-    shard->state.BindToCurrentThread();  // the owner's again (debug builds check it)
+    // The owner's again (debug builds check it).
+    shard->ForEachState([](ShardState& state) { state.BindToCurrentThread(); });
   }
   running_ = false;
 }
 
 void ShardSet::Run(Shard& shard) {
-  shard.state.BindToCurrentThread();  // until Stop() joins this thread
+  // Until Stop() joins this thread (states made later are made here).
+  shard.ForEachState([](ShardState& state) { state.BindToCurrentThread(); });
+  ShardState& unscoped = *shard.states[0];
   Backoff backoff;
   for (;;) {
     bool any = false;
@@ -85,21 +157,28 @@ void ShardSet::Run(Shard& shard) {
         // Late data is judged against the stream time the batch's chunk left: a shard that
         // received nothing for a while must not judge against its own stale stream time, nor
         // against a later chunk's that another parse worker happened to push first.
-        const EventTime stream_time{(*batch)->stream_time_ms};
-        for (const Delta& d : (*batch)->deltas) shard.state.Apply(d, stream_time);
+        // Partition-scoped, against the stream time of the delta's own partition.
+        const DeltaBatch& b = **batch;
+        if (partition_scoped_) {
+          for (const Delta& d : b.deltas) shard.State(d.slot).Apply(d, EventTime{b.StreamTimeOf(d.slot)});
+          shard.FoldSlotsIfOverBudget();
+        } else {
+          const EventTime stream_time{b.stream_time_ms};
+          for (const Delta& d : b.deltas) unscoped.Apply(d, stream_time);
+        }
         // release: pairs with Idle()'s acquire; the applied state is complete before it counts.
         batches_applied_.fetch_add(1, std::memory_order_release);
         any = true;
       }
     }
-    if (stream_time_ != nullptr) {
+    if (stream_time_ != nullptr && !partition_scoped_) {
       // relaxed: a monotonic hint; deltas carry their own times.
-      shard.state.AdvanceTo(EventTime{stream_time_->load(std::memory_order_relaxed)});
+      unscoped.AdvanceTo(EventTime{stream_time_->load(std::memory_order_relaxed)});
     }
     // acquire: pairs with RequestSnapshots()' release (nothing else is published through it).
     uint64_t requested = snapshot_epoch_.load(std::memory_order_acquire);
     if (requested != shard.snapshot_epoch) {
-      auto snap = shard.state.Snapshot();
+      SlotSnapshots snap = shard.Snapshots();
       if (shard.snapshots.TryPush(snap)) {  // full: retry next turn
         shard.snapshot_epoch = requested;
         // release: pairs with SnapshotsAnswered()' acquire; the snapshot is in the ring first.
@@ -110,7 +189,7 @@ void ShardSet::Run(Shard& shard) {
     // acquire: pairs with CollectImages()' release.
     uint64_t image_requested = image_epoch_.load(std::memory_order_acquire);
     if (image_requested != shard.image_epoch) {
-      TaggedImage image{image_requested, std::make_unique<ShardImage>(shard.state.Image())};
+      TaggedImage image{image_requested, std::make_unique<std::vector<ShardImage>>(shard.Images())};
       if (shard.images.TryPush(image)) shard.image_epoch = image_requested;
       any = true;
     }
@@ -118,7 +197,8 @@ void ShardSet::Run(Shard& shard) {
     uint64_t mark_requested = mark_epoch_.load(std::memory_order_acquire);
     if (mark_requested != shard.mark_epoch) {
       TaggedMarks marks{mark_requested, std::make_unique<Marks>()};
-      shard.state.MarkIds(marks.marks->text, marks.marks->stacks);
+      shard.ForEachState(
+          [&](const ShardState& state) { state.MarkIds(marks.marks->text, marks.marks->stacks); });
       if (shard.marks.TryPush(marks)) shard.mark_epoch = mark_requested;
       any = true;
     }
@@ -169,7 +249,7 @@ std::vector<ShardImage> ShardSet::CollectImages(std::chrono::milliseconds timeou
   }
   // release: pairs with the shard threads' acquire of image_epoch_.
   const uint64_t epoch = image_epoch_.fetch_add(1, std::memory_order_release) + 1;
-  std::vector<std::unique_ptr<ShardImage>> got(shards_.size());
+  std::vector<std::unique_ptr<std::vector<ShardImage>>> got(shards_.size());
   auto deadline = std::chrono::steady_clock::now() + timeout;
   Backoff backoff;
   size_t have = 0;
@@ -178,7 +258,7 @@ std::vector<ShardImage> ShardSet::CollectImages(std::chrono::milliseconds timeou
       if (got[s]) continue;
       while (auto image = shards_[s]->images.TryPop()) {
         if (image->epoch != epoch) continue;  // answers an earlier request that timed out
-        got[s] = std::move(image->image);
+        got[s] = std::move(image->images);
         ++have;
         break;
       }
@@ -188,7 +268,9 @@ std::vector<ShardImage> ShardSet::CollectImages(std::chrono::milliseconds timeou
     backoff.Idle();
   }
   std::vector<ShardImage> out;
-  for (auto& image : got) out.push_back(std::move(*image));
+  for (auto& images : got) {
+    for (ShardImage& image : *images) out.push_back(std::move(image));
+  }
   return out;
 }
 
@@ -234,18 +316,18 @@ void ShardSet::Restore(const std::vector<ShardImage>& images) {
       // Document ids go back where they were; with another shard count every
       // shard gets all of them (ids are routed by their hash, which now maps to
       // another shard). Series go to the shard of their key: merges add them.
-      shards_[s]->state.RestoreBegin(images[i], !same_layout || i == s, same_layout ? i == s : s == 0);
+      shards_[s]->states[0]->RestoreBegin(images[i], !same_layout || i == s, same_layout ? i == s : s == 0);
     }
   }
   for (const ShardImage& image : images) {
     for (const SeriesImage& series : image.series) {
-      shards_[ShardFor(KeyContentHash(series.key, *symbols_))]->state.RestoreSeries(series);
+      shards_[ShardFor(KeyContentHash(series.key, *symbols_))]->states[0]->RestoreSeries(series);
     }
   }
   // The restored states are what the publisher shows until each shard answers its
   // first request: a shard slow to start must not leave its part out of the merge
   // (a merge of some shards' data reads as a drop in usage and fires false alerts).
-  for (size_t s = 0; s < shards_.size(); ++s) latest_[s] = shards_[s]->state.Snapshot();
+  for (size_t s = 0; s < shards_.size(); ++s) latest_[s] = shards_[s]->Snapshots();
 }
 
 size_t ShardSet::QueuedBatches() const {
@@ -283,25 +365,46 @@ bool ShardSet::SnapshotsAnswered(uint64_t epoch) const {
 }
 
 std::vector<std::shared_ptr<const ShardSnapshot>> ShardSet::LatestSnapshots() {
+  std::vector<std::shared_ptr<const ShardSnapshot>> out;
   for (size_t s = 0; s < shards_.size(); ++s) {
     while (auto snap = shards_[s]->snapshots.TryPop()) latest_[s] = std::move(*snap);
+    out.insert(out.end(), latest_[s].begin(), latest_[s].end());
   }
-  return latest_;
+  return out;
 }
 
 void ShardSet::AdvanceAllTo(EventTime t) {
-  for (auto& shard : shards_) shard->state.AdvanceTo(t);
+  for (auto& shard : shards_) shard->ForEachState([&](ShardState& state) { state.AdvanceTo(t); });
+}
+
+void ShardSet::AdvanceSlotTo(uint16_t slot, EventTime t) {
+  for (auto& shard : shards_) {
+    if (slot < shard->states.size() && shard->states[slot]) shard->states[slot]->AdvanceTo(t);
+  }
 }
 
 std::vector<std::shared_ptr<const ShardSnapshot>> ShardSet::FinalSnapshots() {
   std::vector<std::shared_ptr<const ShardSnapshot>> out;
-  for (const auto& shard : shards_) out.push_back(shard->state.Snapshot());
+  for (const auto& shard : shards_) {
+    SlotSnapshots snaps = shard->Snapshots();
+    out.insert(out.end(), snaps.begin(), snaps.end());
+  }
+  return out;
+}
+
+std::vector<std::shared_ptr<const ShardSnapshot>> ShardSet::FinalSlotSnapshots(uint16_t slot) {
+  std::vector<std::shared_ptr<const ShardSnapshot>> out;
+  for (const auto& shard : shards_) {
+    if (slot < shard->states.size() && shard->states[slot]) out.push_back(shard->states[slot]->Snapshot());
+  }
   return out;
 }
 
 std::vector<ShardImage> ShardSet::FinalImages() const {
   std::vector<ShardImage> out;
-  for (const auto& shard : shards_) out.push_back(shard->state.Image());
+  for (const auto& shard : shards_) {
+    for (ShardImage& image : shard->Images()) out.push_back(std::move(image));
+  }
   return out;
 }
 

@@ -138,4 +138,9 @@ void Watermarks::Advance() {
   stream_time_ms_ = std::max(stream_time_ms_, combined);
 }
 
+int64_t Watermarks::source_time(SourceKey source) const {
+  auto it = sources_.find(source);
+  return it == sources_.end() ? INT64_MIN : it->second.w;
+}
+
 }  // namespace seismo

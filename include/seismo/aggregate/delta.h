@@ -38,6 +38,9 @@ inline std::array<int64_t, kTableCount> MakeTableTimes() {
 
 struct Delta {
   SeriesKey key;
+  // The partition slot of the document's source (a partition-scoped pipeline keeps one state
+  // per slot: ADR 0024); 0 otherwise. In the key's padding: the delta keeps its size.
+  uint16_t slot = 0;
   uint64_t hash = 0;  // KeyContentHash(key)
   EventTime time;
   Values values{};
@@ -49,6 +52,7 @@ struct Delta {
 
   Table table() const { return key.table; }
 };
+static_assert(sizeof(Delta) == 120);
 
 // Number of meaningful values in a table's rows.
 size_t ValueCount(Table t);

@@ -111,6 +111,10 @@ class ShardState {
   const ShardCounters& counters() const { return counters_; }
   const AggregateOptions& options() const { return options_; }
   size_t series_count() const { return live_series_; }
+  // Folds the least significant series (as past the budget) until at most `series`
+  // remain: a partition-scoped shard's slots share its budget, and the shard decides
+  // which of them folds (ADR 0024).
+  void FoldDownTo(size_t series);
   // Estimated heap bytes of the state: series, hours, buckets, sketches, index, ids, and
   // the intern table entries of the texts and stacks its keys use (each counted once per
   // shard, however many keys use it: ADR 0021).

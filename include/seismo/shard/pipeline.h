@@ -15,6 +15,13 @@
 // stream time the chunk left. What is late or future therefore depends on the
 // input's order only, never on thread timing or the thread count.
 //
+// Partition scope (PipelineOptions::partition_scoped, ADR 0024): every source (a file,
+// or one partition of a topic) gets a slot in its first turn, and its deltas go to
+// that slot's state in their shard, judged late against the source's own stream time
+// w(s), so each slot's state is a function of its source's documents alone (what
+// lets a partition's state move between instances). The global stream time still
+// decides future_time and ends the input. Unscoped, everything is in slot 0.
+//
 // Ownership: owns workers and the ShardSet; borrows the Symbols, SignatureGenerator,
 // DeadLetterSink and Clock, which must outlive it (Symbols also every snapshot).
 // Threading: Submit/TrySubmit/WaitIdle/MaybeSweep/Finish are called by one source
@@ -24,6 +31,7 @@
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -127,6 +135,8 @@ struct PipelineOptions {
   std::chrono::milliseconds parse_delay_for_testing{0};  // tests only: slow workers down per chunk
   std::chrono::milliseconds apply_delay_for_testing{0};  // tests only: slow shards down per batch
   std::vector<SourceInfo> sources;
+  // One state per source (file or partition) in each shard; see the header comment.
+  bool partition_scoped = false;
 };
 
 // Live counters of what the parse workers decided; every field monotonically increases.
@@ -175,6 +185,10 @@ class Pipeline {
 
   // After Finish(): every shard has been moved to the final stream time.
   std::shared_ptr<const Snapshot> FinalSnapshot();
+  // After Finish(), partition-scoped: the slot `source` was given (nullopt: none, it sent
+  // no document that parsed), and that slot's state alone, merged over the shards.
+  std::optional<uint16_t> SlotOfSource(SourceKey source) const;
+  std::shared_ptr<const Snapshot> FinalSlotSnapshot(uint16_t slot);
 
   // Stream time (the watermark), ms; INT64_MIN before the first accepted document.
   EventTime stream_time() const { return EventTime{stream_time_.load(std::memory_order_relaxed)}; }
@@ -192,6 +206,7 @@ class Pipeline {
     std::vector<Delta> deltas;
     uint16_t source = 0;
     int32_t partition = -1;
+    uint16_t slot = 0;
     int64_t position = -1;  // DocRef::position
     std::string body;  // for its dead letter, should it turn out future_time
   };
@@ -206,6 +221,10 @@ class Pipeline {
   // After the turn: decided documents' deltas to the shards, future_time ones rejected.
   void HandOver(size_t index, Worker& worker, const DocChunk& chunk, int64_t stream_time);
   void Reject(RejectReason reason, const DocRef& ref, std::string_view body);
+  // In a turn: the slot of `source` (0 unscoped), given on its first document.
+  uint16_t SlotOf(SourceKey source);
+  // In a turn, after the watermarks moved: each slot of `slots` with its stream time.
+  void SlotTimes(std::vector<uint16_t>& slots, std::vector<std::pair<uint16_t, int64_t>>& out) const;
 
   PipelineOptions options_;
   Symbols* symbols_;
@@ -227,6 +246,8 @@ class Pipeline {
   std::atomic<uint64_t> turn_{0};
   Watermarks watermarks_;                       // turn only
   std::unordered_map<uint64_t, HeldDoc> held_;  // turn only: documents held, by id
+  std::map<SourceKey, uint16_t> slot_of_;       // turn only: partition-scoped sources' slots
+  std::vector<SourceKey> source_of_slot_;       // turn only: the same, by slot
   uint64_t next_doc_id_ = 0;                    // turn only
   std::atomic<uint64_t> chunks_done_{0};  // parse workers: chunks parsed and handed to shards
   std::atomic<bool> finishing_{false};

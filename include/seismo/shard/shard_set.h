@@ -19,6 +19,13 @@
 // SPSC ring; LatestSnapshots() collects them. Shard threads never block on readers.
 // Marks: for a sweep of the intern tables, each shard thread reports the ids its
 // keys hold (CollectMarks), like images, at a quiescent point.
+// Partition scope (ADR 0024; `partition_scoped`): a shard thread keeps one ShardState
+// per partition slot (Delta::slot), made on the slot's first delta, so a partition's
+// state is a function of its own records. A delta is judged late against its slot's own
+// stream time, which its batch carries; states do not follow the global stream time.
+// Snapshots, images and final snapshots then hold one entry per (shard, slot), and
+// their merge must sum every repeated key (MergeSnapshots' routed_by_key = false:
+// routed_by_key() says which). Unscoped, every delta is in slot 0: one state per shard.
 //
 // Ownership: owns rings, threads and states. Threading: Push/TryPush for
 // producer p only on producer p's thread; RequestSnapshots/LatestSnapshots on
@@ -30,6 +37,7 @@
 #include <memory>
 #include <optional>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "seismo/aggregate/delta.h"
@@ -43,6 +51,12 @@ namespace seismo {
 struct DeltaBatch {
   std::vector<Delta> deltas;
   int64_t stream_time_ms = INT64_MIN;  // the stream time after the chunk the deltas came from
+  // Partition-scoped pipelines: (slot, that slot's stream time after the chunk) for every
+  // slot of the deltas, ascending by slot.
+  std::vector<std::pair<uint16_t, int64_t>> slot_stream_time_ms;
+
+  // The stream time a delta of `slot` is judged against.
+  int64_t StreamTimeOf(uint16_t slot) const;
 };
 using DeltaBatchPtr = std::unique_ptr<DeltaBatch>;
 
@@ -51,7 +65,7 @@ class ShardSet {
   // `stream_time` (ms, may be null) is the global stream time shards follow.
   // Borrows `symbols`, which must outlive the set and every snapshot.
   ShardSet(size_t shards, size_t producers, size_t ring_capacity, AggregateOptions options,
-           const std::atomic<int64_t>* stream_time, Symbols* symbols);
+           const std::atomic<int64_t>* stream_time, Symbols* symbols, bool partition_scoped = false);
   ~ShardSet();
 
   // Starts the shard threads, each `nice_steps` below the caller (core/thread_priority.h).
@@ -60,6 +74,10 @@ class ShardSet {
   void Stop();
 
   size_t shard_count() const { return shards_.size(); }
+  bool partition_scoped() const { return partition_scoped_; }
+  // What MergeSnapshots of this set's snapshots takes: only crash and "(other)" keys
+  // repeat across shards, unless the states are per partition.
+  bool routed_by_key() const { return !partition_scoped_; }
   size_t ShardFor(uint64_t route_hash) const { return route_hash % shards_.size(); }
 
   // Producer `p` hands a batch to shard `s`; blocks (with backoff) while the ring is full.
@@ -82,9 +100,11 @@ class ShardSet {
   // True when every batch pushed so far has been applied (any thread).
   bool Idle() const;
 
-  // Checkpoint thread (one at a time): each shard thread serialises its state
+  // Checkpoint thread (one at a time): each shard thread serialises its state(s)
   // at its next loop turn; waits up to `timeout`. Empty on timeout. Images of
   // an earlier, timed-out request that arrive late are discarded, never used.
+  // (Partition-scoped: one image per (shard, slot), without the slot: restoring them
+  // puts every partition in slot 0 until checkpoints name partitions, ADR 0024 step 2.)
   std::vector<ShardImage> CollectImages(std::chrono::milliseconds timeout);
   // Before Start(): rebuild the states from images of any shard count (series
   // are re-routed by key); LatestSnapshots() answers with them until the shards do.
@@ -103,9 +123,14 @@ class ShardSet {
   bool SnapshotsAnswered(uint64_t epoch) const;
   std::vector<std::shared_ptr<const ShardSnapshot>> LatestSnapshots();
 
-  // After Stop(): move every shard to `t`, then read the states.
+  // After Stop(): move every shard (every slot's state) to `t`, then read the states.
   void AdvanceAllTo(EventTime t);
+  // After Stop(): move one slot's state in every shard to `t` (a partition's own time).
+  void AdvanceSlotTo(uint16_t slot, EventTime t);
   std::vector<std::shared_ptr<const ShardSnapshot>> FinalSnapshots();
+  // After Stop(): one slot's state in every shard that has one (a partition's own
+  // aggregate; merge them routed by key).
+  std::vector<std::shared_ptr<const ShardSnapshot>> FinalSlotSnapshots(uint16_t slot);
   std::vector<ShardImage> FinalImages() const;
   const Symbols& symbols() const { return *symbols_; }
 
@@ -114,6 +139,7 @@ class ShardSet {
   void Run(Shard& shard);
 
   std::vector<std::unique_ptr<Shard>> shards_;
+  const bool partition_scoped_;
   const std::atomic<int64_t>* stream_time_;
   std::atomic<uint64_t> snapshot_epoch_{0};
   std::atomic<uint64_t> image_epoch_{0};
@@ -121,7 +147,7 @@ class ShardSet {
   Symbols* symbols_;
   std::atomic<uint64_t> batches_pushed_{0};   // by producers
   std::atomic<uint64_t> batches_applied_{0};  // by shard threads
-  std::vector<std::shared_ptr<const ShardSnapshot>> latest_;  // publisher thread only
+  std::vector<std::vector<std::shared_ptr<const ShardSnapshot>>> latest_;  // per shard; publisher thread only
   std::atomic<bool> stopping_{false};
   bool running_ = false;
   std::chrono::milliseconds apply_delay_for_testing_{0};

@@ -88,6 +88,9 @@ class Watermarks {
 
   // W in ms; INT64_MIN before any document was accepted.
   int64_t stream_time() const { return stream_time_ms_; }
+  // w(source) in ms, the largest event time it accepted: a partition's own stream time
+  // (ADR 0024); INT64_MIN before its first.
+  int64_t source_time(SourceKey source) const;
   size_t held() const;
 
  private:

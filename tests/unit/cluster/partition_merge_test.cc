@@ -11,9 +11,9 @@
 #include "seismo/cluster/partials.h"
 #include "seismo/core/hash.h"
 #include "seismo/parse/parser.h"
-#include "seismo/signature/generator.h"
 #include "seismo/sim/synth.h"
 #include "support/keys.h"
+#include "support/signatures.h"
 #include "test_scale.h"
 
 namespace seismo {
@@ -21,15 +21,6 @@ namespace {
 
 constexpr int64_t kMinute = 60'000;
 constexpr int kPartitions = 3;
-
-const SignatureGenerator& Signatures() {
-  static const std::unique_ptr<SignatureGenerator> gen = [] {
-    auto loaded = SignatureGenerator::LoadDefault();
-    EXPECT_TRUE(loaded);
-    return std::move(*loaded);
-  }();
-  return *gen;
-}
 
 AggregateOptions Options() {
   AggregateOptions o;
@@ -109,7 +100,7 @@ class PartitionMerge : public ::testing::TestWithParam<size_t> {};
 TEST_P(PartitionMerge, PartitionsPublishedDecodedAndMergedEqualTheWholeCorpus) {
   const std::vector<std::string> docs = Corpus(SynthProfile::kDefault, test::Scaled(3000, 10, 300), 40);
   Symbols symbols;
-  Parser parser({}, &Signatures());
+  Parser parser({}, &test::DefaultSignatures());
   DeltaEncoder encoder(&symbols);
   ShardState whole(Options(), &symbols);
   std::vector<std::unique_ptr<ShardState>> partitions;
@@ -201,7 +192,7 @@ TEST(RecordSize, PerBucketOnTheGeneratorsCorpora) {
     const std::vector<std::string> docs =
         Corpus(c.profile, static_cast<size_t>(c.per_bucket) * minutes, c.per_bucket);
     Symbols symbols;
-    Parser parser({}, &Signatures());
+    Parser parser({}, &test::DefaultSignatures());
     DeltaEncoder encoder(&symbols);
     std::vector<std::unique_ptr<ShardState>> partitions;
     for (int p = 0; p < kPartitions; ++p)

@@ -1,0 +1,223 @@
+// A partition-scoped pipeline (ADR 0024, step 1): one state per source partition in
+// each shard, each judged by its partition's own stream time. Every partition's state
+// equals the same partition's documents run alone, whatever the other partitions did
+// (what lets a partition's state move to another instance), and merging the
+// partitions equals the corpus aggregated unscoped.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "seismo/core/hash.h"
+#include "seismo/shard/pipeline.h"
+#include "seismo/sim/synth.h"
+#include "support/keys.h"
+#include "support/signatures.h"
+#include "test_clock.h"
+
+namespace seismo {
+namespace {
+
+constexpr int32_t kPartitions = 3;
+constexpr int64_t kDay = 86'400'000;
+
+struct Doc {
+  int32_t partition = 0;
+  std::string body;
+};
+
+// Input in order, `per_chunk` documents a chunk; `idle_after` (chunk index → partitions)
+// marks partitions caught up after that chunk, as the Kafka source does.
+struct Input {
+  std::vector<Doc> docs;
+  size_t per_chunk = 40;
+  std::map<size_t, std::vector<int32_t>> idle_after;
+};
+
+struct PipelineRun {
+  std::unique_ptr<Symbols> symbols = std::make_unique<Symbols>();
+  std::unique_ptr<Pipeline> pipeline;
+  std::shared_ptr<const Snapshot> snapshot;
+};
+
+AggregateOptions Options(int64_t retention_ms) {
+  AggregateOptions o;
+  o.retention_ms = retention_ms;
+  o.windows_ms = {3'600'000, kDay};
+  return o;
+}
+
+PipelineRun RunPipeline(const Input& input, bool scoped, int64_t retention_ms, size_t max_series = 200'000) {
+  static test::ManualClock clock(0);  // archive sources: the clock decides nothing
+  PipelineRun run;
+  PipelineOptions o;
+  o.parse_threads = 2;
+  o.shards = 2;
+  o.aggregate = Options(retention_ms);
+  o.aggregate.max_series = max_series;
+  o.sources = {{"telemetry", std::nullopt, false}};
+  o.partition_scoped = scoped;
+  run.pipeline =
+      std::make_unique<Pipeline>(o, run.symbols.get(), &test::DefaultSignatures(), nullptr, &clock);
+  Pipeline& p = *run.pipeline;
+  p.Start();
+  DocChunkPtr chunk = p.NewChunk();
+  size_t chunks = 0;
+  auto submit = [&] {
+    auto idle = input.idle_after.find(chunks);
+    if (idle != input.idle_after.end()) {
+      for (int32_t partition : idle->second) chunk->idle.push_back({0, partition});
+    }
+    p.Submit(std::move(chunk));
+    chunk = p.NewChunk();
+    ++chunks;
+  };
+  for (size_t i = 0; i < input.docs.size(); ++i) {
+    DocRef ref;
+    ref.source = 0;
+    ref.partition = input.docs[i].partition;
+    ref.position = static_cast<int64_t>(i);
+    AddDocument(*chunk, ref, input.docs[i].body, 0, size_t{1} << 30);
+    if (chunk->docs.size() == input.per_chunk) submit();
+  }
+  if (!chunk->docs.empty()) submit();
+  p.Finish();
+  run.snapshot = p.FinalSnapshot();
+  return run;
+}
+
+// Only partition `partition`'s documents, in their order.
+Input Alone(const Input& input, int32_t partition) {
+  Input out;
+  out.per_chunk = input.per_chunk;
+  for (const Doc& d : input.docs) {
+    if (d.partition == partition) out.docs.push_back(d);
+  }
+  return out;
+}
+
+void ExpectSameTotals(const Snapshot& a, const Snapshot& b) {
+  for (size_t t = 0; t < kTableCount; ++t) {
+    SCOPED_TRACE(testing::Message() << "table " << t);
+    const auto x = test::Totals(a, static_cast<Table>(t));
+    const auto y = test::Totals(b, static_cast<Table>(t));
+    ASSERT_EQ(x.size(), y.size());
+    for (auto i = x.begin(), j = y.begin(); i != x.end(); ++i, ++j) {
+      ASSERT_EQ(i->first, j->first);
+      EXPECT_EQ(i->second.total, j->second.total) << i->first;
+      EXPECT_EQ(i->second.installs.Estimate(), j->second.installs.Estimate()) << i->first;
+      EXPECT_EQ(i->second.first_ms, j->second.first_ms) << i->first;
+    }
+  }
+}
+
+// Every kind of document of the generator; each goes to the partition its content
+// hashes to (so copies of a crash meet in one partition, as its id's memory requires).
+Input GeneratedCorpus() {
+  SynthOptions o;
+  o.seed = 24;
+  o.spacing_ms = 20'000;
+  Synth synth(o);
+  Input input;
+  for (size_t i = 0; i < 900; ++i) {
+    const std::string doc = i % 3 == 0   ? synth.Main(i)
+                            : i % 3 == 1 ? synth.Bhr(i)
+                            : i % 6 == 2 ? synth.ProcessedCrash(i)
+                                         : synth.CrashPing(i);
+    input.docs.push_back({static_cast<int32_t>(Hash64(doc) % kPartitions), doc});
+  }
+  return input;
+}
+
+TEST(PartitionScope, MergedPartitionsEqualTheCorpusAggregatedWhole) {
+  const Input input = GeneratedCorpus();
+  PipelineRun scoped = RunPipeline(input, true, 365 * kDay);
+  PipelineRun whole = RunPipeline(input, false, 365 * kDay);
+  ASSERT_GT(test::Totals(*whole.snapshot, Table::kHangs).size(), 100u);
+  ASSERT_GT(test::Totals(*whole.snapshot, Table::kCrashes).size(), 10u);
+  ExpectSameTotals(*scoped.snapshot, *whole.snapshot);
+  EXPECT_EQ(scoped.snapshot->counters.deltas, whole.snapshot->counters.deltas);
+}
+
+TEST(PartitionScope, EachPartitionsStateEqualsItsDocumentsRunAlone) {
+  const Input input = GeneratedCorpus();
+  PipelineRun scoped = RunPipeline(input, true, 365 * kDay);
+  std::map<uint16_t, int32_t> partition_of_slot;
+  for (int32_t partition = 0; partition < kPartitions; ++partition) {
+    SCOPED_TRACE(testing::Message() << "partition " << partition);
+    const std::optional<uint16_t> slot = scoped.pipeline->SlotOfSource({0, partition});
+    ASSERT_TRUE(slot);
+    EXPECT_TRUE(partition_of_slot.emplace(*slot, partition).second) << "two partitions share a slot";
+    PipelineRun alone = RunPipeline(Alone(input, partition), false, 365 * kDay);
+    ExpectSameTotals(*scoped.pipeline->FinalSlotSnapshot(*slot), *alone.snapshot);
+  }
+}
+
+// The slots of a shard share its series budget: past it, the largest folds, and every
+// total stays exact (ADR 0010).
+TEST(PartitionScope, TheSlotsOfAShardShareItsBudgetAndTotalsStayExact) {
+  const Input input = GeneratedCorpus();
+  constexpr size_t kMaxSeries = 60;  // per shard; the corpus has hundreds of hang series
+  PipelineRun scoped = RunPipeline(input, true, 365 * kDay, kMaxSeries);
+  PipelineRun whole = RunPipeline(input, false, 365 * kDay);
+  EXPECT_GT(scoped.snapshot->counters.folded, 0u);
+  size_t rows = 0;
+  for (size_t t = 0; t < kTableCount; ++t) rows += scoped.snapshot->table(static_cast<Table>(t)).size();
+  // Two shards; "(other)" rows of one key in several slots merge into one row.
+  EXPECT_LE(rows, 2 * kMaxSeries);
+  for (size_t t = 0; t < kTableCount; ++t) {
+    SCOPED_TRACE(testing::Message() << "table " << t);
+    Values a{}, b{};
+    for (const auto& [key, v] : test::Totals(*scoped.snapshot, static_cast<Table>(t))) {
+      for (size_t i = 0; i < kMaxValues; ++i) a[i] += v.total[i];
+    }
+    for (const auto& [key, v] : test::Totals(*whole.snapshot, static_cast<Table>(t))) {
+      for (size_t i = 0; i < kMaxValues; ++i) b[i] += v.total[i];
+    }
+    EXPECT_EQ(a, b);
+  }
+}
+
+// A main ping at `t_ms` of a build of its own, so each partition's series are apart.
+std::string Ping(int64_t t_ms, const std::string& build) {
+  return R"({"type":"main","submission_timestamp":")" + FormatTimestamp(EventTime{t_ms}) +
+         R"(","application":{"buildId":")" + build + R"("},"payload":{"info":{"subsessionLength":60}}})";
+}
+
+// Partition 0 is nine days ahead of partition 1, whose first documents come after
+// partition 0's first chunk; partition 1 then catches up (goes idle) and receives more of
+// its own day. Unscoped, stream time is partition 0's day by then, and every document of
+// partition 1 is judged against it and dropped as late; scoped, each is judged against
+// its own partition's time and counted, and each partition's state, expired by its own
+// time at the end, equals its documents run alone.
+TEST(PartitionScope, LatenessIsJudgedByThePartitionsOwnStreamTime) {
+  const int64_t day1 = ParseTimestamp("2026-11-01T00:00:00Z")->ms;
+  const int64_t day10 = day1 + 9 * kDay;
+  Input input;
+  input.per_chunk = 10;
+  for (int i = 0; i < 10; ++i) input.docs.push_back({0, Ping(day10 + i * 60'000, "20261101000000")});
+  for (int i = 0; i < 10; ++i) input.docs.push_back({1, Ping(day1 + i * 60'000, "20261001000000")});
+  input.idle_after[1] = {1};  // after the second chunk: partition 1 has caught up
+  for (int i = 0; i < 10; ++i) input.docs.push_back({1, Ping(day1 + (10 + i) * 60'000, "20261001000000")});
+  for (int i = 0; i < 10; ++i) input.docs.push_back({0, Ping(day10 + (10 + i) * 60'000, "20261101000000")});
+
+  const int64_t retention = 2 * kDay;
+  PipelineRun whole = RunPipeline(input, false, retention);
+  // Partition 1's 20 pings, two deltas each (usage and build usage).
+  EXPECT_EQ(whole.snapshot->counters.late_dropped, 40u) << "the scenario does not make partition 1 late";
+  PipelineRun scoped = RunPipeline(input, true, retention);
+  EXPECT_EQ(scoped.snapshot->counters.late_dropped, 0u);
+  for (int32_t partition : {0, 1}) {
+    SCOPED_TRACE(testing::Message() << "partition " << partition);
+    const std::optional<uint16_t> slot = scoped.pipeline->SlotOfSource({0, partition});
+    ASSERT_TRUE(slot);
+    PipelineRun alone = RunPipeline(Alone(input, partition), false, retention);
+    EXPECT_EQ(alone.snapshot->counters.late_dropped, 0u);
+    ExpectSameTotals(*scoped.pipeline->FinalSlotSnapshot(*slot), *alone.snapshot);
+  }
+}
+
+}  // namespace
+}  // namespace seismo
