@@ -57,7 +57,7 @@ Status Daemon::RestoreCheckpoint() {
     }
   }
   if (!data) return Status::Ok();
-  pipeline_->Restore(data->counts, data->shards);
+  pipeline_->Restore(data->counts, std::move(data->shards), data->partitions);
   checkpoint_offsets_ = data->kafka_offsets;
   file_lines_ = data->file_lines;
   restored_alert_state_ = data->alerts;
@@ -194,6 +194,7 @@ bool Daemon::WriteCheckpointOf(std::vector<ShardImage> shards) {
     return false;
   }
   CheckpointData data;
+  data.partitions = pipeline_->PartitionsOf(shards);
   data.shards = std::move(shards);
   data.written_at_ms = clock_->Now().ms;
   data.bucket_ms = config_.aggregate.bucket.count();

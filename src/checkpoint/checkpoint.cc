@@ -59,6 +59,15 @@ std::string EncodeCheckpoint(const CheckpointData& d, const Symbols& symbols) {
   }
   w.U64(d.shards.size());
   for (const ShardImage& s : d.shards) EncodeShardImage(s, symbols, w);
+  for (size_t i = 0; i < d.shards.size(); ++i) {
+    w.U64(d.shards[i].shard);
+    const bool tagged = i < d.partitions.size() && d.partitions[i].has_value();
+    w.U8(tagged ? 1 : 0);
+    if (tagged) {
+      w.Str(d.partitions[i]->first);
+      w.I64(d.partitions[i]->second);
+    }
+  }
   w.Str(d.alerts);
   std::string payload = w.Take();
 
@@ -115,6 +124,25 @@ Result<CheckpointData> DecodeCheckpoint(std::string_view bytes, Symbols& symbols
   d.shards.resize(shards);
   for (ShardImage& s : d.shards) {
     if (!DecodeShardImage(r, version, symbols, s)) return Status::Corrupt("undecodable shard state");
+  }
+  if (version >= 5) {
+    d.partitions.resize(d.shards.size());
+    for (size_t i = 0; i < d.shards.size() && r.ok(); ++i) {
+      const uint64_t shard = r.U64();
+      if (shard > UINT32_MAX) return Status::Corrupt("a shard number out of range");
+      d.shards[i].shard = static_cast<uint32_t>(shard);
+      const uint8_t tagged = r.U8();
+      if (tagged > 1) return Status::Corrupt("undecodable shard partition");
+      if (tagged == 1) {
+        std::string source(r.Str());
+        const int64_t partition = r.I64();
+        if (partition < -1 || partition > INT32_MAX)
+          return Status::Corrupt("a partition number out of range");
+        d.partitions[i] = std::make_pair(std::move(source), static_cast<int32_t>(partition));
+      }
+    }
+  } else {
+    for (size_t i = 0; i < d.shards.size(); ++i) d.shards[i].shard = static_cast<uint32_t>(i);
   }
   d.alerts = std::string(r.Str());
   if (!r.ok() || !r.at_end()) return Status::Corrupt("undecodable payload");

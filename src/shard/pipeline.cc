@@ -160,11 +160,27 @@ bool Pipeline::WaitIdle(std::chrono::milliseconds timeout) {
   }
 }
 
-void Pipeline::Restore(const RecordCounts& counts, const std::vector<ShardImage>& shards) {
+void Pipeline::Restore(const RecordCounts& counts, std::vector<ShardImage> shards,
+                       const std::vector<std::optional<PartitionName>>& partitions) {
   for (size_t i = 0; i < counts.by_kind.size(); ++i) counters_.records[i].store(counts.by_kind[i]);
   for (size_t i = 0; i < kRejectReasonCount; ++i) counters_.rejected[i].store(counts.rejected[i]);
   counters_.documents.store(counts.documents);
   counters_.bytes.store(counts.bytes);
+  if (options_.partition_scoped) {
+    // Before Start(): the turn's members are the owner's. Images of no known partition share
+    // a slot no source has (reserved before any source gets one).
+    for (size_t i = 0; i < shards.size(); ++i) {
+      std::optional<SourceKey> key;
+      if (i < partitions.size() && partitions[i]) {
+        for (size_t s = 0; s < options_.sources.size(); ++s) {
+          if (options_.sources[s].name == partitions[i]->first)
+            key = SourceKey{static_cast<uint16_t>(s), partitions[i]->second};
+        }
+      }
+      shards[i].slot = SlotOf(key.value_or(kUnscopedSource));
+      if (key) watermarks_.RestoreSource(*key, shards[i].stream_time_ms);
+    }
+  }
   shards_.Restore(shards);
   for (const ShardImage& image : shards) watermarks_.Restore(image.stream_time_ms);
   stream_time_.store(watermarks_.stream_time(), std::memory_order_relaxed);
@@ -211,6 +227,20 @@ std::shared_ptr<const Snapshot> Pipeline::FinalSnapshot() {
   return MergeSnapshots(shards_.FinalSnapshots(), *symbols_, options_.aggregate.bucket_ms,
                         options_.aggregate.windows_ms, options_.aggregate.retention_ms,
                         shards_.routed_by_key());
+}
+
+std::vector<std::optional<Pipeline::PartitionName>> Pipeline::PartitionsOf(
+    const std::vector<ShardImage>& images) const {
+  std::vector<std::optional<PartitionName>> out(images.size());
+  if (!options_.partition_scoped) return out;
+  // At a barrier no turn runs, and the last one's writes are visible (WaitIdle acquires).
+  for (size_t i = 0; i < images.size(); ++i) {
+    if (images[i].slot >= source_of_slot_.size()) continue;
+    const SourceKey key = source_of_slot_[images[i].slot];
+    if (key.source >= options_.sources.size()) continue;  // the slot of images of no partition
+    out[i] = PartitionName{options_.sources[key.source].name, key.partition};
+  }
+  return out;
 }
 
 std::optional<uint16_t> Pipeline::SlotOfSource(SourceKey source) const {

@@ -29,7 +29,8 @@ struct TaggedMarks {
 using SlotSnapshots = std::vector<std::shared_ptr<const ShardSnapshot>>;
 
 struct ShardSet::Shard {
-  Shard(const AggregateOptions& o, Symbols* s) : options(o), symbols(s), snapshots(4), images(2), marks(2) {
+  Shard(size_t i, const AggregateOptions& o, Symbols* s)
+      : index(static_cast<uint32_t>(i)), options(o), symbols(s), snapshots(4), images(2), marks(2) {
     states.push_back(std::make_unique<ShardState>(o, s));
   }
   // The state of `slot`, made on its first delta (shard thread).
@@ -81,10 +82,16 @@ struct ShardSet::Shard {
 
   std::vector<ShardImage> Images() const {
     std::vector<ShardImage> out;
-    ForEachState([&](const ShardState& state) { out.push_back(state.Image()); });
+    for (size_t slot = 0; slot < states.size(); ++slot) {
+      if (!states[slot]) continue;
+      out.push_back(states[slot]->Image());
+      out.back().shard = index;
+      out.back().slot = static_cast<uint16_t>(slot);
+    }
     return out;
   }
 
+  const uint32_t index;
   const AggregateOptions options;
   const size_t budget_bytes = static_cast<size_t>(ShardStateBudget(options));
   Symbols* const symbols;
@@ -108,7 +115,7 @@ ShardSet::ShardSet(size_t shards, size_t producers, size_t ring_capacity, Aggreg
   if (shards == 0) shards = 1;
   options.shards = shards;
   for (size_t s = 0; s < shards; ++s) {
-    auto shard = std::make_unique<Shard>(options, symbols);
+    auto shard = std::make_unique<Shard>(s, options, symbols);
     for (size_t p = 0; p < producers; ++p) {
       shard->rings.push_back(std::make_unique<SpscRing<DeltaBatchPtr>>(ring_capacity));
     }
@@ -310,18 +317,27 @@ std::optional<ShardSet::Marks> ShardSet::CollectMarks(std::chrono::milliseconds 
 }
 
 void ShardSet::Restore(const std::vector<ShardImage>& images) {
-  const bool same_layout = images.size() == shards_.size();
+  // The shard count the images were taken with (every shard has a slot-0 image).
+  size_t taken_with = 0;
+  for (const ShardImage& image : images) taken_with = std::max<size_t>(taken_with, size_t{image.shard} + 1);
+  const bool same_layout = taken_with == shards_.size();
+  // Each image into its slot's state (slot 0 unscoped).
   for (size_t s = 0; s < shards_.size(); ++s) {
-    for (size_t i = 0; i < images.size(); ++i) {
+    for (const ShardImage& image : images) {
       // Document ids go back where they were; with another shard count every
       // shard gets all of them (ids are routed by their hash, which now maps to
       // another shard). Series go to the shard of their key: merges add them.
-      shards_[s]->states[0]->RestoreBegin(images[i], !same_layout || i == s, same_layout ? i == s : s == 0);
+      const bool own = image.shard == s;
+      shards_[s]
+          ->State(partition_scoped_ ? image.slot : 0)
+          .RestoreBegin(image, !same_layout || own, same_layout ? own : s == 0);
     }
   }
   for (const ShardImage& image : images) {
     for (const SeriesImage& series : image.series) {
-      shards_[ShardFor(KeyContentHash(series.key, *symbols_))]->states[0]->RestoreSeries(series);
+      shards_[ShardFor(KeyContentHash(series.key, *symbols_))]
+          ->State(partition_scoped_ ? image.slot : 0)
+          .RestoreSeries(series);
     }
   }
   // The restored states are what the publisher shows until each shard answers its

@@ -8,6 +8,13 @@ void Watermarks::Restore(int64_t stream_time_ms) {
   stream_time_ms_ = std::max(stream_time_ms_, stream_time_ms);
 }
 
+void Watermarks::RestoreSource(SourceKey source, int64_t w_ms) {
+  if (w_ms == INT64_MIN) return;
+  Source& s = sources_[source];
+  s.w = std::max(s.w, w_ms);
+  s.first = false;
+}
+
 size_t Watermarks::held() const {
   size_t n = 0;
   for (const auto& [key, s] : sources_) n += s.held.size();

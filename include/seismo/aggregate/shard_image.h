@@ -40,6 +40,12 @@ struct SeriesImage {
 };
 
 struct ShardImage {
+  // Where the state was taken from: its shard, and its partition slot in that shard (a
+  // partition-scoped ShardSet's, ADR 0024; 0 otherwise). Set by ShardSet and by the
+  // checkpoint's decoding; not part of EncodeShardImage (a checkpoint names the shard
+  // and the partition beside the images).
+  uint32_t shard = 0;
+  uint16_t slot = 0;
   int64_t stream_time_ms = INT64_MIN;
   ShardCounters counters;
   int64_t dedup_epoch = INT64_MIN;

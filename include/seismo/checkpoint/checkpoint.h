@@ -44,7 +44,10 @@ namespace seismo {
 // 4: build-usage entries carry a sketch too, and a build-usage series' sketch is every
 // main ping's install (ADR 0031); versions 2 and 3 are read with their reporters' sketch
 // moved to the series' last entry.
-inline constexpr uint32_t kCheckpointFormatVersion = 4;
+// 5: after the shard images, each image's shard and source partition (a partition-scoped
+// pipeline's state, ADR 0024; none otherwise). Versions 2-4 are read as one image per shard,
+// in shard order, of no partition.
+inline constexpr uint32_t kCheckpointFormatVersion = 5;
 inline constexpr uint32_t kOldestReadableCheckpointVersion = 2;
 inline constexpr std::string_view kCheckpointFile = "seismo.ckpt";
 
@@ -54,7 +57,11 @@ struct CheckpointData {
   RecordCounts counts;
   std::map<std::pair<std::string, int32_t>, int64_t> kafka_offsets;  // (topic, partition) -> next offset
   std::map<std::string, int64_t> file_lines;                         // path -> lines consumed
-  std::vector<ShardImage> shards;
+  std::vector<ShardImage> shards;                                    // each with its ShardImage::shard
+  // Per image of `shards` (same index), the source partition (source name, partition;
+  // -1 for a file) whose state it is: a partition-scoped pipeline's (Pipeline::PartitionsOf).
+  // Empty, or nullopt each, for an unscoped one.
+  std::vector<std::optional<std::pair<std::string, int32_t>>> partitions;
   std::string alerts;  // the alert engine's serialised state ("" = none)
 };
 

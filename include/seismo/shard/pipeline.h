@@ -173,8 +173,18 @@ class Pipeline {
   // Source thread: waits (up to `timeout`) until everything submitted so far
   // has been parsed and aggregated. The caller submits nothing meanwhile.
   [[nodiscard]] bool WaitIdle(std::chrono::milliseconds timeout);
-  // Before Start(): continue from a checkpoint.
-  void Restore(const RecordCounts& counts, const std::vector<ShardImage>& shards);
+  // A source partition by name: (source name, partition; -1 for a file).
+  using PartitionName = std::pair<std::string, int32_t>;
+  // Before Start(): continue from a checkpoint. `partitions` (empty, or one per image):
+  // the source partition of each image, which a partition-scoped pipeline restores into
+  // that partition's slot with its stream time; an image of none (an unscoped
+  // checkpoint, or a source no longer configured) goes to a slot of its own, shared.
+  void Restore(const RecordCounts& counts, std::vector<ShardImage> shards,
+               const std::vector<std::optional<PartitionName>>& partitions = {});
+  // At a barrier (WaitIdle() returned true, or after Finish()): the source partition of
+  // each image of this pipeline's ShardSet (CollectImages, FinalImages), for its
+  // checkpoint; nullopt each unscoped.
+  std::vector<std::optional<PartitionName>> PartitionsOf(const std::vector<ShardImage>& images) const;
 
   // Source thread, between submissions: when the intern tables have grown past
   // twice what was live at the last sweep (and past a floor), waits until idle and
@@ -221,6 +231,8 @@ class Pipeline {
   // After the turn: decided documents' deltas to the shards, future_time ones rejected.
   void HandOver(size_t index, Worker& worker, const DocChunk& chunk, int64_t stream_time);
   void Reject(RejectReason reason, const DocRef& ref, std::string_view body);
+  // The source a partition-scoped pipeline files restored images of no partition under.
+  static constexpr SourceKey kUnscopedSource{UINT16_MAX, INT32_MIN};
   // In a turn: the slot of `source` (0 unscoped), given on its first document.
   uint16_t SlotOf(SourceKey source);
   // In a turn, after the watermarks moved: each slot of `slots` with its stream time.

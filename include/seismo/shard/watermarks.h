@@ -69,6 +69,9 @@ class Watermarks {
 
   // Continue from a restored state's stream time.
   void Restore(int64_t stream_time_ms);
+  // Continue `source` from its restored w(source) (a partition-scoped checkpoint's):
+  // idle until its next document, which is judged against it.
+  void RestoreSource(SourceKey source, int64_t w_ms);
 
   // Document `id` of `source`, in input order; `t` its event time, if it has one.
   // Decisions made by this call (for `id` or held documents) are appended to `out`.

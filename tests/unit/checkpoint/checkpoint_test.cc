@@ -71,6 +71,7 @@ CheckpointData SampleCheckpoint(std::vector<std::unique_ptr<ShardState>>* states
     auto state = std::make_unique<ShardState>(o, &Sym());
     for (int i = 0; i < 2000; ++i) state->Apply(RandomDelta(r, 1'795'000'000'000));
     data.shards.push_back(state->Image());
+    data.shards.back().shard = static_cast<uint32_t>(s);
     if (states != nullptr) states->push_back(std::move(state));
   }
   return data;
@@ -150,6 +151,28 @@ TEST_F(CheckpointFiles, RoundTripRestoresTheSameState) {
     EXPECT_EQ(restored.counters().duplicates, states[s]->counters().duplicates);
   }
   EXPECT_GT(hang_installs, 100u);
+}
+
+// Format 5: each image's shard, and the source partition whose state it is (a
+// partition-scoped pipeline's; none for an unscoped one), come back as written.
+TEST_F(CheckpointFiles, EachImagesShardAndSourcePartitionComeBack) {
+  CheckpointData data = SampleCheckpoint();
+  data.shards[0].shard = 3;
+  data.partitions = {std::make_pair(std::string("telemetry.main"), 3), std::nullopt};
+  ASSERT_TRUE(WriteCheckpoint(dir_.string(), data, Sym()).ok());
+  std::string problem;
+  auto loaded = Load(&problem);
+  ASSERT_TRUE(loaded) << problem;
+  ASSERT_EQ(loaded->shards.size(), 2u);
+  EXPECT_EQ(loaded->shards[0].shard, 3u);
+  EXPECT_EQ(loaded->shards[1].shard, 1u);
+  EXPECT_EQ(loaded->partitions, data.partitions);
+  // Without partitions (an unscoped pipeline's), none come back.
+  data.partitions.clear();
+  ASSERT_TRUE(WriteCheckpoint(dir_.string(), data, Sym()).ok());
+  loaded = Load(&problem);
+  ASSERT_TRUE(loaded) << problem;
+  EXPECT_EQ(loaded->partitions, decltype(data.partitions)(2));
 }
 
 TEST_F(CheckpointFiles, NoCheckpointIsNotAProblem) {
@@ -359,6 +382,8 @@ TEST_F(CheckpointFiles, AFormatTwoCheckpointIsStillRead) {
   auto decoded = DecodeCheckpoint(bytes, Sym());
   ASSERT_TRUE(decoded) << decoded.error().message();
   ASSERT_EQ(decoded->shards.size(), 1u);
+  EXPECT_EQ(decoded->shards[0].shard, 0u);  // one image per shard, in shard order
+  EXPECT_TRUE(decoded->partitions.empty());
   ASSERT_EQ(decoded->shards[0].series.size(), 2u);
   const SeriesImage& hang = decoded->shards[0].series[0];
   EXPECT_EQ(test::KeyText(hang.key, Sym()),

@@ -5,6 +5,7 @@
 // partitions equals the corpus aggregated unscoped.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <string>
@@ -49,20 +50,21 @@ AggregateOptions Options(int64_t retention_ms) {
   return o;
 }
 
-PipelineRun RunPipeline(const Input& input, bool scoped, int64_t retention_ms, size_t max_series = 200'000) {
+std::unique_ptr<Pipeline> MakePipeline(Symbols* symbols, bool scoped, int64_t retention_ms, size_t max_series,
+                                       size_t shards = 2) {
   static test::ManualClock clock(0);  // archive sources: the clock decides nothing
-  PipelineRun run;
   PipelineOptions o;
   o.parse_threads = 2;
-  o.shards = 2;
+  o.shards = shards;
   o.aggregate = Options(retention_ms);
   o.aggregate.max_series = max_series;
   o.sources = {{"telemetry", std::nullopt, false}};
   o.partition_scoped = scoped;
-  run.pipeline =
-      std::make_unique<Pipeline>(o, run.symbols.get(), &test::DefaultSignatures(), nullptr, &clock);
-  Pipeline& p = *run.pipeline;
-  p.Start();
+  return std::make_unique<Pipeline>(o, symbols, &test::DefaultSignatures(), nullptr, &clock);
+}
+
+// Submits the input's documents in chunks, with its idle marks.
+void Feed(Pipeline& p, const Input& input) {
   DocChunkPtr chunk = p.NewChunk();
   size_t chunks = 0;
   auto submit = [&] {
@@ -83,8 +85,15 @@ PipelineRun RunPipeline(const Input& input, bool scoped, int64_t retention_ms, s
     if (chunk->docs.size() == input.per_chunk) submit();
   }
   if (!chunk->docs.empty()) submit();
-  p.Finish();
-  run.snapshot = p.FinalSnapshot();
+}
+
+PipelineRun RunPipeline(const Input& input, bool scoped, int64_t retention_ms, size_t max_series = 200'000) {
+  PipelineRun run;
+  run.pipeline = MakePipeline(run.symbols.get(), scoped, retention_ms, max_series);
+  run.pipeline->Start();
+  Feed(*run.pipeline, input);
+  run.pipeline->Finish();
+  run.snapshot = run.pipeline->FinalSnapshot();
   return run;
 }
 
@@ -178,6 +187,55 @@ TEST(PartitionScope, TheSlotsOfAShardShareItsBudgetAndTotalsStayExact) {
     }
     EXPECT_EQ(a, b);
   }
+}
+
+// A partition-scoped pipeline's checkpoint (its images, each named by its partition:
+// PartitionsOf) restored into another, with another shard count, which reads the rest:
+// every partition's state still equals its documents run alone, and the merge the whole.
+// (The checkpoint's bytes keep the names: CheckpointFiles.EachImagesShardAndSource….)
+TEST(PartitionScope, ARestoredCheckpointKeepsEveryPartitionsOwnState) {
+  const Input input = GeneratedCorpus();
+  const auto half = static_cast<ptrdiff_t>(input.docs.size() / 2);
+  Input first, rest;
+  first.docs.assign(input.docs.begin(), input.docs.begin() + half);
+  rest.docs.assign(input.docs.begin() + half, input.docs.end());
+
+  auto symbols = std::make_unique<Symbols>();  // the restored images' ids name its texts
+  std::vector<ShardImage> images;
+  std::vector<std::optional<Pipeline::PartitionName>> partitions;
+  {
+    std::unique_ptr<Pipeline> before = MakePipeline(symbols.get(), true, 365 * kDay, 200'000);
+    before->Start();
+    Feed(*before, first);
+    DocChunkPtr barrier = before->NewChunk();
+    barrier->settle = true;  // as the daemon's checkpoint barrier: every held document decided
+    before->Submit(std::move(barrier));
+    ASSERT_TRUE(before->WaitIdle(std::chrono::seconds(60)));
+    images = before->shards().CollectImages(std::chrono::seconds(60));
+    ASSERT_FALSE(images.empty());
+    partitions = before->PartitionsOf(images);
+    before->Finish();
+  }
+  size_t named = 0;
+  for (const auto& p : partitions) named += p.has_value() && p->first == "telemetry";
+  EXPECT_EQ(named, partitions.size()) << "an image of no partition";
+
+  PipelineRun after;
+  after.symbols = std::move(symbols);
+  after.pipeline = MakePipeline(after.symbols.get(), true, 365 * kDay, 200'000, /*shards=*/3);
+  after.pipeline->Restore({}, images, partitions);
+  after.pipeline->Start();
+  Feed(*after.pipeline, rest);
+  after.pipeline->Finish();
+  for (int32_t partition = 0; partition < kPartitions; ++partition) {
+    SCOPED_TRACE(testing::Message() << "partition " << partition);
+    const std::optional<uint16_t> slot = after.pipeline->SlotOfSource({0, partition});
+    ASSERT_TRUE(slot);
+    PipelineRun alone = RunPipeline(Alone(input, partition), false, 365 * kDay);
+    ExpectSameTotals(*after.pipeline->FinalSlotSnapshot(*slot), *alone.snapshot);
+  }
+  PipelineRun whole = RunPipeline(input, false, 365 * kDay);
+  ExpectSameTotals(*after.pipeline->FinalSnapshot(), *whole.snapshot);
 }
 
 // A main ping at `t_ms` of a build of its own, so each partition's series are apart.
