@@ -423,7 +423,7 @@ TEST_F(KafkaCrashRecovery, ACorruptCheckpointIsSetAsideAndEveryPartitionIsReadAg
   WriteConfig();
   bootstrap_ = brokers;
   Start();
-  EXPECT_EQ(Kill(SIGTERM), 0);
+  EXPECT_EQ(Kill(SIGTERM), 0) << daemon_->log();
   WriteConfig();
   EXPECT_EQ(Slurp(CheckpointFile()), damaged);
   EXPECT_TRUE(SetAsideFiles().empty());
