@@ -1,0 +1,102 @@
+// GlobalView: the aggregates topic read back into one view of every source partition
+// (ADR 0024, "Reading the global view"), which every instance of a cluster builds.
+//
+//   record (key, value) ──Apply──> per source partition: the newest partial of each
+//                                  (bucket, part), its owner, offset and stream time
+//                        Build() ──> one Snapshot: each partition's partials merged into
+//                                    a state of its own, the states merged as instances'
+//
+// Rules (ADR 0023, "Compaction semantics" and "What a consumer does with a rejection"):
+//   * the newest record of a key wins; a tombstone deletes its bucket part;
+//   * per (partition, bucket), only the parts of the newest record's part count count,
+//     so a series never counts in an old part and a new one at once;
+//   * a record that is rejected (RecordReject) is counted by reason; if its key names
+//     a partition's bucket part, that key's previous partial leaves the view (never half
+//     a record, never a stale one beside its replacement) and the partition is degraded
+//     until a valid record or a tombstone comes under that key;
+//   * a partial of another bucket width is not this view's: rejected as key_mismatch.
+//
+// Ownership: owns the partitions' states; borrows `symbols` (records intern into it),
+// which must outlive it and every snapshot it builds. Threading: one thread (the
+// aggregates consumer's); snapshots are immutable and may be read by any thread.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "seismo/aggregate/options.h"
+#include "seismo/aggregate/shard_state.h"
+#include "seismo/aggregate/snapshot.h"
+#include "seismo/cluster/record.h"
+
+namespace seismo {
+
+class GlobalView {
+ public:
+  GlobalView(AggregateOptions options, Symbols* symbols);
+  ~GlobalView();
+  GlobalView(const GlobalView&) = delete;
+  GlobalView& operator=(const GlobalView&) = delete;
+
+  // One record of the topic, in offset order within its aggregates partition; `value`
+  // nullopt is a tombstone; `record_time_ms` its Kafka timestamp (the age of a
+  // partition's latest partial). Returns why it was rejected ("<key>: <reason>: <detail>",
+  // for the caller's log), or nullopt when it was taken.
+  std::optional<std::string> Apply(std::string_view key, std::optional<std::string_view> value,
+                                   int64_t record_time_ms);
+
+  // Every partition's partials merged (a partition merged again only when it changed
+  // since the last Build).
+  std::shared_ptr<const Snapshot> Build();
+
+  struct PartitionStatus {
+    std::string topic;
+    int32_t partition = 0;
+    std::string owner;                     // instance id of its latest partial's publisher
+    int64_t source_offset = -1;            // the largest source offset its partials include
+    int64_t stream_time_ms = INT64_MIN;    // the partition's stream time, as published
+    int64_t latest_record_ms = INT64_MIN;  // Kafka timestamp of its latest partial
+    size_t buckets = 0;
+    uint64_t rejected = 0;  // records of this partition rejected so far
+    size_t bad_keys = 0;    // keys whose latest record was rejected: degraded while > 0
+    bool degraded() const { return bad_keys > 0; }
+  };
+  std::vector<PartitionStatus> Partitions() const;  // by (topic, partition)
+
+  // Records rejected so far, by RecordReject (also those whose key names no partition).
+  const std::array<uint64_t, kRecordRejectCount>& rejected() const { return rejected_; }
+  // The newest alert state read (ADR 0024, "Alerts"), if any.
+  const std::optional<AlertStateRecord>& alert_state() const { return alert_state_; }
+
+ private:
+  struct Bucket {
+    uint32_t parts = 1;                         // of the newest record read for the bucket
+    std::map<uint32_t, PartialRecord> by_part;  // only parts of that count
+  };
+  struct Partition {
+    PartitionStatus status;
+    std::map<int64_t, Bucket> buckets;
+    std::set<std::pair<int64_t, uint32_t>> bad;  // (bucket, part) whose latest record was rejected
+    std::unique_ptr<ShardState> state;           // the partials merged; rebuilt when dirty
+    std::shared_ptr<const ShardSnapshot> snapshot;
+    bool dirty = true;
+  };
+  Partition& PartitionOf(const PartitionBucket& where);
+  void Reject(RecordReject reason, std::string_view key);
+
+  AggregateOptions options_;
+  Symbols* symbols_;
+  std::map<std::pair<std::string, int32_t>, Partition> partitions_;
+  std::array<uint64_t, kRecordRejectCount> rejected_{};
+  std::optional<AlertStateRecord> alert_state_;
+};
+
+}  // namespace seismo

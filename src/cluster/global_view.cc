@@ -1,0 +1,120 @@
+#include "seismo/cluster/global_view.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <variant>
+
+#include "seismo/cluster/partials.h"
+
+namespace seismo {
+
+GlobalView::GlobalView(AggregateOptions options, Symbols* symbols)
+    : options_(std::move(options)), symbols_(symbols) {}
+
+GlobalView::~GlobalView() = default;
+
+GlobalView::Partition& GlobalView::PartitionOf(const PartitionBucket& where) {
+  Partition& p = partitions_[{where.topic, where.partition}];
+  p.status.topic = where.topic;
+  p.status.partition = where.partition;
+  return p;
+}
+
+namespace {
+
+// Takes one part of a bucket out of a partition's view (the bucket goes with its last part).
+template <typename Buckets>
+void ErasePart(Buckets& buckets, int64_t bucket, uint32_t part) {
+  auto b = buckets.find(bucket);
+  if (b == buckets.end()) return;
+  b->second.by_part.erase(part);
+  if (b->second.by_part.empty()) buckets.erase(b);
+}
+
+}  // namespace
+
+void GlobalView::Reject(RecordReject reason, std::string_view key) {
+  ++rejected_[static_cast<size_t>(reason)];
+  // A key that names a bucket part: its previous partial leaves the view.
+  const std::optional<RecordKey> k = DecodeRecordKey(key);
+  if (!k || k->kind != RecordKind::kPartial) return;
+  Partition& p = PartitionOf(k->where);
+  ++p.status.rejected;
+  p.bad.insert({k->where.bucket, k->where.part});
+  ErasePart(p.buckets, k->where.bucket, k->where.part);
+  p.dirty = true;
+}
+
+std::optional<std::string> GlobalView::Apply(std::string_view key, std::optional<std::string_view> value,
+                                             int64_t record_time_ms) {
+  RecordResult r = DecodeRecord(key, value, *symbols_);
+  if (!r.ok()) {
+    Reject(r.reason(), key);
+    return fmt::format("{}: {}: {}", key, RecordRejectName(r.reason()), r.detail());
+  }
+  if (auto* alerts = std::get_if<AlertStateRecord>(&r.value())) {
+    alert_state_ = std::move(*alerts);
+    return std::nullopt;
+  }
+  if (auto* tombstone = std::get_if<Tombstone>(&r.value())) {
+    Partition& p = PartitionOf(tombstone->where);
+    p.bad.erase({tombstone->where.bucket, tombstone->where.part});
+    ErasePart(p.buckets, tombstone->where.bucket, tombstone->where.part);
+    p.dirty = true;
+    return std::nullopt;
+  }
+  PartialRecord& partial = std::get<PartialRecord>(r.value());
+  if (partial.bucket_ms != options_.bucket_ms) {
+    Reject(RecordReject::kKeyMismatch, key);
+    return fmt::format("{}: {}: a bucket of {} ms, this view's are {} ms", key,
+                       RecordRejectName(RecordReject::kKeyMismatch), partial.bucket_ms, options_.bucket_ms);
+  }
+  Partition& p = PartitionOf(partial.where);
+  p.bad.erase({partial.where.bucket, partial.where.part});
+  PartitionStatus& s = p.status;
+  s.owner = partial.owner;
+  s.source_offset = std::max(s.source_offset, partial.source_offset);
+  s.stream_time_ms = std::max(s.stream_time_ms, partial.stream_time_ms);
+  s.latest_record_ms = std::max(s.latest_record_ms, record_time_ms);
+  Bucket& b = p.buckets[partial.where.bucket];
+  if (b.parts != partial.parts) {
+    b.by_part.clear();  // parts of another count: an older publish of the bucket
+    b.parts = partial.parts;
+  }
+  const uint32_t part = partial.where.part;
+  b.by_part.insert_or_assign(part, std::move(partial));
+  p.dirty = true;
+  return std::nullopt;
+}
+
+std::shared_ptr<const Snapshot> GlobalView::Build() {
+  std::vector<std::shared_ptr<const ShardSnapshot>> parts;
+  for (auto& [id, p] : partitions_) {
+    if (p.dirty) {
+      p.state = std::make_unique<ShardState>(options_, symbols_);
+      if (p.status.stream_time_ms != INT64_MIN) p.state->AdvanceTo(EventTime{p.status.stream_time_ms});
+      for (const auto& [bucket, b] : p.buckets) {
+        for (const auto& [part, partial] : b.by_part) MergePartial(partial, *p.state);
+      }
+      p.snapshot = p.state->Snapshot();
+      p.dirty = false;
+    }
+    parts.push_back(p.snapshot);
+  }
+  return MergeSnapshots(parts, *symbols_, options_.bucket_ms, options_.windows_ms, options_.retention_ms,
+                        /*routed_by_key=*/false);
+}
+
+std::vector<GlobalView::PartitionStatus> GlobalView::Partitions() const {
+  std::vector<PartitionStatus> out;
+  for (const auto& [id, p] : partitions_) {
+    PartitionStatus s = p.status;
+    s.buckets = p.buckets.size();
+    s.bad_keys = p.bad.size();
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+}  // namespace seismo

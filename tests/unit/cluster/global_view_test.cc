@@ -1,0 +1,184 @@
+// The global view (ADR 0024): the aggregates topic's records read back, in any order
+// between keys, equal the corpus aggregated whole; a bad record is counted by reason,
+// takes its key's partial out of the view and degrades its partition until the key is
+// published again; a republished bucket in fewer parts counts once; a tombstone deletes.
+#include "seismo/cluster/global_view.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "support/keys.h"
+#include "support/signatures.h"
+#include "unit/cluster/partitioned_corpus.h"
+
+namespace seismo {
+namespace {
+
+using namespace partitioned;  // NOLINT(google-build-using-namespace): the corpus helpers
+
+// The generator's corpus: each document in the partition its content hashes to, and the
+// whole corpus in one state.
+struct Fixture {
+  Symbols symbols;
+  std::unique_ptr<ShardState> whole;
+  std::vector<std::unique_ptr<ShardState>> partitions;
+
+  Fixture() {
+    Parser parser({}, &test::DefaultSignatures());
+    DeltaEncoder encoder(&symbols);
+    whole = std::make_unique<ShardState>(Options(), &symbols);
+    for (int p = 0; p < kPartitions; ++p)
+      partitions.push_back(std::make_unique<ShardState>(Options(), &symbols));
+    for (const std::string& doc : Corpus(SynthProfile::kDefault, 600, 40)) {
+      Aggregate(doc, parser, encoder, *whole);
+      Aggregate(doc, parser, encoder, *partitions[static_cast<size_t>(PartitionOf(doc))]);
+    }
+  }
+};
+
+// Every table's totals of a snapshot, against a state's.
+void ExpectTotals(const Snapshot& view, const ShardState& state, const Symbols& symbols) {
+  for (size_t t = 0; t < kTableCount; ++t) {
+    SCOPED_TRACE(testing::Message() << "table " << t);
+    const auto a = test::Totals(state, static_cast<Table>(t), symbols);
+    const auto b = test::Totals(view, static_cast<Table>(t));
+    ASSERT_EQ(a.size(), b.size());
+    for (auto ia = a.begin(), ib = b.begin(); ia != a.end(); ++ia, ++ib) {
+      ASSERT_EQ(ia->first, ib->first);
+      EXPECT_EQ(ia->second.total, ib->second.total) << ia->first;
+      EXPECT_EQ(ia->second.first_ms, ib->second.first_ms) << ia->first;
+      EXPECT_EQ(ia->second.installs.Estimate(), ib->second.installs.Estimate()) << ia->first;
+    }
+  }
+}
+
+TEST(GlobalView, RecordsOfEveryPartitionReadBackEqualTheWholeCorpus) {
+  Fixture f;
+  Published published = Publish(f.partitions, f.symbols);
+  ASSERT_GT(published.buckets, 20u);
+  std::reverse(published.records.begin(), published.records.end());  // no order between keys
+  Symbols reader;                                                    // another process
+  GlobalView view(Options(), &reader);
+  for (const auto& [key, value] : published.records)
+    EXPECT_EQ(view.Apply(key, value, 7), std::nullopt) << key;
+  auto snapshot = view.Build();
+  // The reader's texts name the same keys: compare by text.
+  ExpectTotals(*snapshot, *f.whole, f.symbols);
+  const auto status = view.Partitions();
+  ASSERT_EQ(status.size(), static_cast<size_t>(kPartitions));
+  for (const auto& s : status) {
+    EXPECT_EQ(s.topic, "telemetry.main");
+    EXPECT_EQ(s.owner, "node-a:8080");
+    EXPECT_EQ(s.source_offset, 1000 + s.partition);
+    EXPECT_EQ(s.latest_record_ms, 7);
+    EXPECT_FALSE(s.degraded());
+  }
+}
+
+TEST(GlobalView, ABadRecordIsCountedTakesItsKeysPartialOutAndDegradesItsPartition) {
+  Fixture f;
+  const Published published = Publish(f.partitions, f.symbols);
+  Symbols reader;
+  GlobalView view(Options(), &reader);
+  for (const auto& [key, value] : published.records) ASSERT_EQ(view.Apply(key, value, 1), std::nullopt);
+  const auto& [key, good] = published.records[published.records.size() / 2];
+  const std::optional<RecordKey> named = DecodeRecordKey(key);
+  ASSERT_TRUE(named);
+
+  // The same key again, broken three ways: each counted by its reason, and the key's
+  // partial out of the view (the partition's other buckets stay).
+  std::string corrupt = good;
+  corrupt[corrupt.size() - 3] = static_cast<char>(corrupt[corrupt.size() - 3] ^ 0x10);
+  std::string newer = good;
+  newer[8] = 99;  // the format version
+  const std::string truncated = good.substr(0, 20);
+  for (const std::string& bad : {corrupt, newer, truncated}) {
+    const std::optional<std::string> why = view.Apply(key, bad, 2);
+    ASSERT_TRUE(why);
+    EXPECT_EQ(why->rfind(key, 0), 0u) << *why;
+  }
+  EXPECT_EQ(view.rejected()[static_cast<size_t>(RecordReject::kCorrupt)], 1u);
+  EXPECT_EQ(view.rejected()[static_cast<size_t>(RecordReject::kUnknownVersion)], 1u);
+  EXPECT_EQ(view.rejected()[static_cast<size_t>(RecordReject::kTruncated)], 1u);
+  for (const auto& s : view.Partitions()) {
+    EXPECT_EQ(s.degraded(), s.partition == named->where.partition) << s.partition;
+    EXPECT_EQ(s.rejected, s.partition == named->where.partition ? 3u : 0u);
+  }
+  // The view is the whole corpus without that bucket of that partition.
+  ShardState without(Options(), &f.symbols);
+  for (const auto& [k, v] : published.records) {
+    if (k == key) continue;
+    RecordResult r = DecodeRecord(k, v, f.symbols);
+    ASSERT_TRUE(r.ok());
+    MergePartial(std::get<PartialRecord>(r.value()), without);
+  }
+  ExpectTotals(*view.Build(), without, f.symbols);
+
+  // The owner publishes the bucket again: the view is whole and the partition healthy.
+  EXPECT_EQ(view.Apply(key, good, 3), std::nullopt);
+  ExpectTotals(*view.Build(), *f.whole, f.symbols);
+  for (const auto& s : view.Partitions()) EXPECT_FALSE(s.degraded()) << s.partition;
+}
+
+TEST(GlobalView, ABucketRepublishedInFewerPartsCountsOnceAndATombstoneDeletesIt) {
+  Fixture f;
+  // First in many parts (small values), then in one part per bucket, with no tombstones
+  // for the old parts yet: the newest record's part count decides.
+  const Published many = Publish(f.partitions, f.symbols, 6000);
+  const Published one = Publish(f.partitions, f.symbols);
+  ASSERT_GT(many.records.size(), one.records.size());
+  Symbols reader;
+  GlobalView view(Options(), &reader);
+  for (const auto& [key, value] : many.records) ASSERT_EQ(view.Apply(key, value, 1), std::nullopt);
+  for (const auto& [key, value] : one.records) ASSERT_EQ(view.Apply(key, value, 2), std::nullopt);
+  ExpectTotals(*view.Build(), *f.whole, f.symbols);
+
+  // A tombstone per bucket of partition 0: the view is the other partitions.
+  ShardState others(Options(), &f.symbols);
+  for (const auto& [key, value] : one.records) {
+    const std::optional<RecordKey> k = DecodeRecordKey(key);
+    ASSERT_TRUE(k);
+    if (k->where.partition == 0) {
+      EXPECT_EQ(view.Apply(key, std::nullopt, 3), std::nullopt);
+    } else {
+      RecordResult r = DecodeRecord(key, value, f.symbols);
+      MergePartial(std::get<PartialRecord>(r.value()), others);
+    }
+  }
+  ExpectTotals(*view.Build(), others, f.symbols);
+  for (const auto& s : view.Partitions()) EXPECT_EQ(s.buckets == 0, s.partition == 0) << s.partition;
+}
+
+TEST(GlobalView, APartialOfAnotherBucketWidthIsNotTheViews) {
+  Fixture f;
+  const Published published = Publish(f.partitions, f.symbols);
+  AggregateOptions five_minutes = Options();
+  five_minutes.bucket_ms = 5 * kMinute;
+  Symbols reader;
+  GlobalView view(five_minutes, &reader);
+  const auto& [key, value] = published.records.front();
+  const std::optional<std::string> why = view.Apply(key, value, 1);
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("key_mismatch"), std::string::npos) << *why;
+  EXPECT_EQ(view.rejected()[static_cast<size_t>(RecordReject::kKeyMismatch)], 1u);
+  EXPECT_TRUE(view.Partitions().front().degraded());
+}
+
+TEST(GlobalView, TheAlertStateIsKept) {
+  Symbols reader;
+  GlobalView view(Options(), &reader);
+  EXPECT_FALSE(view.alert_state());
+  EXPECT_EQ(view.Apply(AlertStateKey(), EncodeAlertState({"node-b:8080", 1234, "state"}), 1), std::nullopt);
+  ASSERT_TRUE(view.alert_state());
+  EXPECT_EQ(view.alert_state()->holder, "node-b:8080");
+  EXPECT_EQ(view.alert_state()->evaluated_ms, 1234);
+  EXPECT_TRUE(view.Partitions().empty());
+}
+
+}  // namespace
+}  // namespace seismo
