@@ -7,6 +7,7 @@
 #include <variant>
 
 #include "seismo/aggregate/delta.h"
+#include "seismo/cluster/global_view.h"
 #include "seismo/cluster/record.h"
 #include "seismo/parse/crash_parser.h"
 #include "seismo/parse/parser.h"
@@ -92,6 +93,21 @@ std::string AggregatesRecordTarget(std::string_view data) {
   const std::optional<std::string_view> value =
       (head & 0x80) != 0 ? std::nullopt : std::optional<std::string_view>(data.substr(1 + key_size));
   thread_local Symbols symbols;
+  {
+    // The global view takes any record without a crash, and what it did shows: a record
+    // under a partial key is in its partition, degraded exactly when it was rejected.
+    GlobalView view(AggregateOptions{}, &symbols);
+    const std::optional<std::string> why = view.Apply(key, value, 0);
+    (void)view.Build();
+    if (why && why->empty()) return "the view rejected a record without a line";
+    const std::optional<RecordKey> named = DecodeRecordKey(key);
+    if (named && named->kind == RecordKind::kPartial) {
+      const auto partitions = view.Partitions();
+      if (partitions.size() != 1) return "a record under a partial key and no partition in the view";
+      if (partitions[0].degraded() != why.has_value())
+        return "a partition degraded by a record it took, or not by one it refused";
+    }
+  }
   RecordResult r = DecodeRecord(key, value, symbols);
   if (!r.ok())
     return (RecordRejectName(r.reason()).empty() || r.detail().empty()) ? "rejection without reason" : "";
