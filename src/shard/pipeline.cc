@@ -254,6 +254,34 @@ std::shared_ptr<const Snapshot> Pipeline::FinalSlotSnapshot(uint16_t slot) {
                         options_.aggregate.windows_ms, options_.aggregate.retention_ms);
 }
 
+bool Pipeline::DropSources(const std::vector<SourceKey>& sources, std::chrono::milliseconds timeout) {
+  if (!options_.partition_scoped) return true;
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  if (!WaitIdle(timeout)) return false;
+  // Idle: no turn runs, and the last one's writes are visible (WaitIdle acquires); the
+  // chunks submitted after this see what it changes (their rings' push releases it).
+  std::vector<uint16_t> slots;
+  for (const SourceKey& source : sources) {
+    auto it = slot_of_.find(source);
+    if (it == slot_of_.end()) continue;
+    for (const auto& [id, held] : held_) {
+      if (held.slot == it->second) return false;  // undecided documents of it
+    }
+    slots.push_back(it->second);
+  }
+  const auto left =
+      std::max(deadline - std::chrono::steady_clock::now(), std::chrono::steady_clock::duration(0));
+  if (!shards_.DropSlots(slots, std::chrono::duration_cast<std::chrono::milliseconds>(left))) return false;
+  for (const SourceKey& source : sources) {
+    auto it = slot_of_.find(source);
+    if (it == slot_of_.end()) continue;
+    (void)watermarks_.Forget(source);  // holds nothing (checked above)
+    free_slots_.push_back(it->second);
+    slot_of_.erase(it);
+  }
+  return true;
+}
+
 bool Pipeline::MaybeSweep(std::chrono::milliseconds timeout) {
   const size_t bytes = symbols_->text().MemoryBytes() + symbols_->stacks().MemoryBytes();
   if (bytes < swept_floor_bytes_) return true;
@@ -314,7 +342,11 @@ void Pipeline::Reject(RejectReason reason, const DocRef& ref, std::string_view b
 uint16_t Pipeline::SlotOf(SourceKey source) {
   if (!options_.partition_scoped) return 0;
   auto [it, inserted] = slot_of_.try_emplace(source, 0);
-  if (inserted) {
+  if (inserted && !free_slots_.empty()) {
+    it->second = free_slots_.back();  // every shard dropped its old state (DropSources)
+    free_slots_.pop_back();
+    source_of_slot_[it->second] = source;
+  } else if (inserted) {
     // Past 65 535 sources the last slot is shared (ADR 0024: a slot per assigned partition;
     // freeing the slots of revoked partitions is not built yet).
     it->second = static_cast<uint16_t>(std::min<size_t>(source_of_slot_.size(), UINT16_MAX));

@@ -106,6 +106,8 @@ struct ShardSet::Shard {
   std::atomic<uint64_t> answered_epoch{0};                      // the same, for the publisher
   uint64_t image_epoch = 0;                                     // shard thread only
   uint64_t mark_epoch = 0;                                      // shard thread only
+  uint64_t drop_epoch = 0;                                      // shard thread only
+  std::atomic<uint64_t> dropped_epoch{0};                       // the same, for DropSlots
   std::thread thread;
 };
 
@@ -154,7 +156,7 @@ void ShardSet::Stop() {
 void ShardSet::Run(Shard& shard) {
   // Until Stop() joins this thread (states made later are made here).
   shard.ForEachState([](ShardState& state) { state.BindToCurrentThread(); });
-  ShardState& unscoped = *shard.states[0];
+  ShardState* unscoped = shard.states[0].get();  // slot 0 is never null (DropSlots renews it)
   Backoff backoff;
   for (;;) {
     bool any = false;
@@ -171,7 +173,7 @@ void ShardSet::Run(Shard& shard) {
           shard.FoldSlotsIfOverBudget();
         } else {
           const EventTime stream_time{b.stream_time_ms};
-          for (const Delta& d : b.deltas) unscoped.Apply(d, stream_time);
+          for (const Delta& d : b.deltas) unscoped->Apply(d, stream_time);
         }
         // release: pairs with Idle()'s acquire; the applied state is complete before it counts.
         batches_applied_.fetch_add(1, std::memory_order_release);
@@ -180,7 +182,7 @@ void ShardSet::Run(Shard& shard) {
     }
     if (stream_time_ != nullptr && !partition_scoped_) {
       // relaxed: a monotonic hint; deltas carry their own times.
-      unscoped.AdvanceTo(EventTime{stream_time_->load(std::memory_order_relaxed)});
+      unscoped->AdvanceTo(EventTime{stream_time_->load(std::memory_order_relaxed)});
     }
     // acquire: pairs with RequestSnapshots()' release (nothing else is published through it).
     uint64_t requested = snapshot_epoch_.load(std::memory_order_acquire);
@@ -207,6 +209,25 @@ void ShardSet::Run(Shard& shard) {
       shard.ForEachState(
           [&](const ShardState& state) { state.MarkIds(marks.marks->text, marks.marks->stacks); });
       if (shard.marks.TryPush(marks)) shard.mark_epoch = mark_requested;
+      any = true;
+    }
+    // acquire: pairs with DropSlots()' release.
+    uint64_t drop_requested = drop_epoch_.load(std::memory_order_acquire);
+    if (drop_requested != shard.drop_epoch) {
+      std::shared_ptr<const std::vector<uint16_t>> slots;
+      {
+        MutexLock lock(drop_mu_);
+        slots = drop_slots_;
+      }
+      for (uint16_t slot : *slots) {
+        if (slot >= shard.states.size()) continue;
+        shard.states[slot].reset();
+        if (slot == 0) shard.states[0] = std::make_unique<ShardState>(shard.options, shard.symbols);
+      }
+      unscoped = shard.states[0].get();
+      shard.drop_epoch = drop_requested;
+      // release: pairs with DropSlots()' acquire; the states are gone first.
+      shard.dropped_epoch.store(drop_requested, std::memory_order_release);
       any = true;
     }
     if (any) {
@@ -314,6 +335,27 @@ std::optional<ShardSet::Marks> ShardSet::CollectMarks(std::chrono::milliseconds 
     backoff.Idle();
   }
   return out;
+}
+
+bool ShardSet::DropSlots(std::vector<uint16_t> slots, std::chrono::milliseconds timeout) {
+  {
+    MutexLock lock(drop_mu_);
+    drop_slots_ = std::make_shared<const std::vector<uint16_t>>(std::move(slots));
+  }
+  // release: pairs with the shard threads' acquire of drop_epoch_ (the slots are set first).
+  const uint64_t epoch = drop_epoch_.fetch_add(1, std::memory_order_release) + 1;
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  Backoff backoff;
+  for (;;) {
+    bool all = true;
+    for (const auto& shard : shards_) {
+      // acquire: pairs with the shard thread's release after it dropped the states.
+      all = all && shard->dropped_epoch.load(std::memory_order_acquire) >= epoch;
+    }
+    if (all) return true;
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    backoff.Idle();
+  }
 }
 
 void ShardSet::Restore(const std::vector<ShardImage>& images) {

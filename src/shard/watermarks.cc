@@ -15,6 +15,14 @@ void Watermarks::RestoreSource(SourceKey source, int64_t w_ms) {
   s.first = false;
 }
 
+bool Watermarks::Forget(SourceKey source) {
+  auto it = sources_.find(source);
+  if (it == sources_.end()) return true;
+  if (!it->second.held.empty()) return false;
+  sources_.erase(it);
+  return true;
+}
+
 size_t Watermarks::held() const {
   size_t n = 0;
   for (const auto& [key, s] : sources_) n += s.held.size();

@@ -186,6 +186,15 @@ class Pipeline {
   // checkpoint; nullopt each unscoped.
   std::vector<std::optional<PartitionName>> PartitionsOf(const std::vector<ShardImage>& images) const;
 
+  // Source thread, partition-scoped: `sources` leave this instance (revoked partitions,
+  // whose state another instance restores from the aggregates topic: ADR 0024). Waits
+  // until idle, then every shard drops their slots' states and the slots are free for
+  // other sources; a source that sends documents again starts empty. The documents they
+  // hold must have been decided (a settle chunk first, as a checkpoint's barrier does).
+  // False while one holds documents (nothing dropped), or on a timeout (the slots stay
+  // taken; some shards may have dropped their part); true unscoped.
+  [[nodiscard]] bool DropSources(const std::vector<SourceKey>& sources, std::chrono::milliseconds timeout);
+
   // Source thread, between submissions: when the intern tables have grown past
   // twice what was live at the last sweep (and past a floor), waits until idle and
   // sweeps the ids no shard holds any more (ADR 0021). False on a timeout (nothing
@@ -260,6 +269,7 @@ class Pipeline {
   std::unordered_map<uint64_t, HeldDoc> held_;  // turn only: documents held, by id
   std::map<SourceKey, uint16_t> slot_of_;       // turn only: partition-scoped sources' slots
   std::vector<SourceKey> source_of_slot_;       // turn only: the same, by slot
+  std::vector<uint16_t> free_slots_;            // turn only: slots of dropped sources, for reuse
   uint64_t next_doc_id_ = 0;                    // turn only
   std::atomic<uint64_t> chunks_done_{0};  // parse workers: chunks parsed and handed to shards
   std::atomic<bool> finishing_{false};

@@ -44,6 +44,7 @@
 #include "seismo/aggregate/options.h"
 #include "seismo/aggregate/shard_image.h"
 #include "seismo/aggregate/shard_state.h"
+#include "seismo/core/mutex.h"
 #include "seismo/shard/spsc_ring.h"
 
 namespace seismo {
@@ -123,6 +124,11 @@ class ShardSet {
   bool SnapshotsAnswered(uint64_t epoch) const;
   std::vector<std::shared_ptr<const ShardSnapshot>> LatestSnapshots();
 
+  // Partition-scoped, one caller at a time, while nothing is pushed (the pipeline idle):
+  // every shard drops the states of `slots` (slot 0 starts empty again) at its next loop
+  // turn; waits up to `timeout`. False on timeout (some shards may still drop them).
+  bool DropSlots(std::vector<uint16_t> slots, std::chrono::milliseconds timeout);
+
   // After Stop(): move every shard (every slot's state) to `t`, then read the states.
   void AdvanceAllTo(EventTime t);
   // After Stop(): move one slot's state in every shard to `t` (a partition's own time).
@@ -144,6 +150,9 @@ class ShardSet {
   std::atomic<uint64_t> snapshot_epoch_{0};
   std::atomic<uint64_t> image_epoch_{0};
   std::atomic<uint64_t> mark_epoch_{0};
+  std::atomic<uint64_t> drop_epoch_{0};
+  Mutex drop_mu_;
+  std::shared_ptr<const std::vector<uint16_t>> drop_slots_ GUARDED_BY(drop_mu_);  // of drop_epoch_
   Symbols* symbols_;
   std::atomic<uint64_t> batches_pushed_{0};   // by producers
   std::atomic<uint64_t> batches_applied_{0};  // by shard threads

@@ -82,6 +82,9 @@ class Watermarks {
   // `source` has ended (end of file, partition given up): its held documents are
   // decided on the evidence there is, then it is idle.
   void End(SourceKey source, int64_t now_ms, std::vector<TimeDecision>& out);
+  // `source` leaves (a revoked partition whose state moves to another instance): it is
+  // forgotten, as if never seen; false (and nothing changes) while it holds documents.
+  bool Forget(SourceKey source);
   // Every held document is decided on the evidence there is (checkpoint barrier).
   void Settle(int64_t now_ms, std::vector<TimeDecision>& out);
   // The input ends: Settle(), and every source is idle.

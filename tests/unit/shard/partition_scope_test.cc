@@ -238,6 +238,54 @@ TEST(PartitionScope, ARestoredCheckpointKeepsEveryPartitionsOwnState) {
   ExpectSameTotals(*after.pipeline->FinalSnapshot(), *whole.snapshot);
 }
 
+// A revoked partition leaves (DropSources): its state is gone from every shard, and its
+// slot serves the next new partition, which starts empty; the partitions that stay are
+// untouched.
+TEST(PartitionScope, ADroppedPartitionLeavesAndItsSlotServesTheNextPartitionFromEmpty) {
+  const Input input = GeneratedCorpus();
+  const auto half = static_cast<ptrdiff_t>(input.docs.size() / 2);
+  Input first, rest;
+  first.docs.assign(input.docs.begin(), input.docs.begin() + half);
+  rest.docs.assign(input.docs.begin() + half, input.docs.end());
+  for (Doc& d : rest.docs) d.partition = d.partition == 1 ? 3 : d.partition;  // 1 is gone; 3 is new
+
+  PipelineRun run;
+  run.pipeline = MakePipeline(run.symbols.get(), true, 365 * kDay, 200'000);
+  Pipeline& p = *run.pipeline;
+  p.Start();
+  Feed(p, first);
+  DocChunkPtr barrier = p.NewChunk();
+  barrier->settle = true;
+  p.Submit(std::move(barrier));
+  ASSERT_TRUE(p.WaitIdle(std::chrono::seconds(60)));
+  const std::optional<uint16_t> slot_of_1 = p.SlotOfSource({0, 1});  // idle: no turn runs
+  ASSERT_TRUE(slot_of_1);
+  ASSERT_TRUE(p.DropSources({{0, 1}}, std::chrono::seconds(60)));
+  Feed(p, rest);
+  p.Finish();
+
+  EXPECT_FALSE(p.SlotOfSource({0, 1}));
+  EXPECT_EQ(p.SlotOfSource({0, 3}), slot_of_1) << "the freed slot serves the next partition";
+  for (int32_t partition : {0, 2, 3}) {
+    SCOPED_TRACE(testing::Message() << "partition " << partition);
+    Input own;  // the partition's documents this instance had when it ended
+    for (const Input* part : {&first, &rest}) {
+      for (const Doc& d : part->docs) {
+        if (d.partition == partition) own.docs.push_back(d);
+      }
+    }
+    PipelineRun alone = RunPipeline(own, false, 365 * kDay);
+    ExpectSameTotals(*p.FinalSlotSnapshot(*p.SlotOfSource({0, partition})), *alone.snapshot);
+  }
+  Input kept;  // everything but partition 1's documents
+  for (const Input* part : {&first, &rest}) {
+    for (const Doc& d : part->docs) {
+      if (d.partition != 1) kept.docs.push_back(d);
+    }
+  }
+  ExpectSameTotals(*p.FinalSnapshot(), *RunPipeline(kept, false, 365 * kDay).snapshot);
+}
+
 // A main ping at `t_ms` of a build of its own, so each partition's series are apart.
 std::string Ping(int64_t t_ms, const std::string& build) {
   return R"({"type":"main","submission_timestamp":")" + FormatTimestamp(EventTime{t_ms}) +
