@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "seismo/core/hash.h"
@@ -85,6 +86,23 @@ void Feed(Pipeline& p, const Input& input) {
     if (chunk->docs.size() == input.per_chunk) submit();
   }
   if (!chunk->docs.empty()) submit();
+}
+
+// The input's first and second halves.
+std::pair<Input, Input> Halves(const Input& input) {
+  const auto half = static_cast<ptrdiff_t>(input.docs.size() / 2);
+  std::pair<Input, Input> out;
+  out.first.docs.assign(input.docs.begin(), input.docs.begin() + half);
+  out.second.docs.assign(input.docs.begin() + half, input.docs.end());
+  return out;
+}
+
+// As the daemon's checkpoint barrier: every held document decided, everything applied.
+bool Barrier(Pipeline& p) {
+  DocChunkPtr barrier = p.NewChunk();
+  barrier->settle = true;
+  p.Submit(std::move(barrier));
+  return p.WaitIdle(std::chrono::seconds(60));
 }
 
 PipelineRun RunPipeline(const Input& input, bool scoped, int64_t retention_ms, size_t max_series = 200'000) {
@@ -195,10 +213,7 @@ TEST(PartitionScope, TheSlotsOfAShardShareItsBudgetAndTotalsStayExact) {
 // (The checkpoint's bytes keep the names: CheckpointFiles.EachImagesShardAndSource….)
 TEST(PartitionScope, ARestoredCheckpointKeepsEveryPartitionsOwnState) {
   const Input input = GeneratedCorpus();
-  const auto half = static_cast<ptrdiff_t>(input.docs.size() / 2);
-  Input first, rest;
-  first.docs.assign(input.docs.begin(), input.docs.begin() + half);
-  rest.docs.assign(input.docs.begin() + half, input.docs.end());
+  auto [first, rest] = Halves(input);
 
   auto symbols = std::make_unique<Symbols>();  // the restored images' ids name its texts
   std::vector<ShardImage> images;
@@ -207,10 +222,7 @@ TEST(PartitionScope, ARestoredCheckpointKeepsEveryPartitionsOwnState) {
     std::unique_ptr<Pipeline> before = MakePipeline(symbols.get(), true, 365 * kDay, 200'000);
     before->Start();
     Feed(*before, first);
-    DocChunkPtr barrier = before->NewChunk();
-    barrier->settle = true;  // as the daemon's checkpoint barrier: every held document decided
-    before->Submit(std::move(barrier));
-    ASSERT_TRUE(before->WaitIdle(std::chrono::seconds(60)));
+    ASSERT_TRUE(Barrier(*before));
     images = before->shards().CollectImages(std::chrono::seconds(60));
     ASSERT_FALSE(images.empty());
     partitions = before->PartitionsOf(images);
@@ -243,10 +255,7 @@ TEST(PartitionScope, ARestoredCheckpointKeepsEveryPartitionsOwnState) {
 // untouched.
 TEST(PartitionScope, ADroppedPartitionLeavesAndItsSlotServesTheNextPartitionFromEmpty) {
   const Input input = GeneratedCorpus();
-  const auto half = static_cast<ptrdiff_t>(input.docs.size() / 2);
-  Input first, rest;
-  first.docs.assign(input.docs.begin(), input.docs.begin() + half);
-  rest.docs.assign(input.docs.begin() + half, input.docs.end());
+  auto [first, rest] = Halves(input);
   for (Doc& d : rest.docs) d.partition = d.partition == 1 ? 3 : d.partition;  // 1 is gone; 3 is new
 
   PipelineRun run;
@@ -254,10 +263,7 @@ TEST(PartitionScope, ADroppedPartitionLeavesAndItsSlotServesTheNextPartitionFrom
   Pipeline& p = *run.pipeline;
   p.Start();
   Feed(p, first);
-  DocChunkPtr barrier = p.NewChunk();
-  barrier->settle = true;
-  p.Submit(std::move(barrier));
-  ASSERT_TRUE(p.WaitIdle(std::chrono::seconds(60)));
+  ASSERT_TRUE(Barrier(p));
   const std::optional<uint16_t> slot_of_1 = p.SlotOfSource({0, 1});  // idle: no turn runs
   ASSERT_TRUE(slot_of_1);
   ASSERT_TRUE(p.DropSources({{0, 1}}, std::chrono::seconds(60)));
