@@ -38,6 +38,14 @@ Status WriteAll(int fd, std::string_view bytes, const std::string& path) {
 }  // namespace
 
 std::string EncodeCheckpoint(const CheckpointData& d, const Symbols& symbols) {
+  // Format 4 when the trailer would say nothing format 4 does not (one image per shard, in
+  // shard order, of no partition: an unscoped pipeline's), so a build one release older
+  // still reads it; format 5 only when it carries partitions.
+  bool plain = true;
+  for (size_t i = 0; i < d.shards.size(); ++i) {
+    plain = plain && d.shards[i].shard == i && (i >= d.partitions.size() || !d.partitions[i].has_value());
+  }
+  const uint32_t version = plain ? 4 : kCheckpointFormatVersion;
   ByteWriter w;
   w.I64(d.written_at_ms);
   w.I64(d.bucket_ms);
@@ -59,7 +67,7 @@ std::string EncodeCheckpoint(const CheckpointData& d, const Symbols& symbols) {
   }
   w.U64(d.shards.size());
   for (const ShardImage& s : d.shards) EncodeShardImage(s, symbols, w);
-  for (size_t i = 0; i < d.shards.size(); ++i) {
+  for (size_t i = 0; i < d.shards.size() && !plain; ++i) {
     w.U64(d.shards[i].shard);
     const bool tagged = i < d.partitions.size() && d.partitions[i].has_value();
     w.U8(tagged ? 1 : 0);
@@ -72,7 +80,7 @@ std::string EncodeCheckpoint(const CheckpointData& d, const Symbols& symbols) {
   std::string payload = w.Take();
 
   std::string out(kMagic);
-  PutFixed(out, kCheckpointFormatVersion, 4);
+  PutFixed(out, version, 4);
   PutFixed(out, payload.size(), 8);
   PutFixed(out, Hash64(payload), 8);
   out += payload;

@@ -14,6 +14,16 @@ GlobalView::GlobalView(AggregateOptions options, Symbols* symbols)
 
 GlobalView::~GlobalView() = default;
 
+int64_t GlobalView::StreamTimeOf(const Partition& p) {
+  // Of the records held now: one replaced (a publisher's bad clock, since corrected) no
+  // longer moves the partition's time, and so expires nothing.
+  int64_t t = INT64_MIN;
+  for (const auto& [bucket, b] : p.buckets) {
+    for (const auto& [part, partial] : b.by_part) t = std::max(t, partial.stream_time_ms);
+  }
+  return t;
+}
+
 GlobalView::Partition& GlobalView::PartitionOf(const PartitionBucket& where) {
   Partition& p = partitions_[{where.topic, where.partition}];
   p.status.topic = where.topic;
@@ -75,7 +85,6 @@ std::optional<std::string> GlobalView::Apply(std::string_view key, std::optional
   PartitionStatus& s = p.status;
   s.owner = partial.owner;
   s.source_offset = std::max(s.source_offset, partial.source_offset);
-  s.stream_time_ms = std::max(s.stream_time_ms, partial.stream_time_ms);
   s.latest_record_ms = std::max(s.latest_record_ms, record_time_ms);
   Bucket& b = p.buckets[partial.where.bucket];
   if (b.parts != partial.parts) {
@@ -93,7 +102,8 @@ std::shared_ptr<const Snapshot> GlobalView::Build() {
   for (auto& [id, p] : partitions_) {
     if (p.dirty) {
       p.state = std::make_unique<ShardState>(options_, symbols_);
-      if (p.status.stream_time_ms != INT64_MIN) p.state->AdvanceTo(EventTime{p.status.stream_time_ms});
+      const int64_t stream_time = StreamTimeOf(p);
+      if (stream_time != INT64_MIN) p.state->AdvanceTo(EventTime{stream_time});
       for (const auto& [bucket, b] : p.buckets) {
         for (const auto& [part, partial] : b.by_part) MergePartial(partial, *p.state);
       }
@@ -110,6 +120,7 @@ std::vector<GlobalView::PartitionStatus> GlobalView::Partitions() const {
   std::vector<PartitionStatus> out;
   for (const auto& [id, p] : partitions_) {
     PartitionStatus s = p.status;
+    s.stream_time_ms = StreamTimeOf(p);
     s.buckets = p.buckets.size();
     s.bad_keys = p.bad.size();
     out.push_back(std::move(s));

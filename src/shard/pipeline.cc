@@ -263,7 +263,8 @@ bool Pipeline::DropSources(const std::vector<SourceKey>& sources, std::chrono::m
   std::vector<uint16_t> slots;
   for (const SourceKey& source : sources) {
     auto it = slot_of_.find(source);
-    if (it == slot_of_.end()) continue;
+    // The last slot, shared by every source past 65 535, is never dropped (others use it).
+    if (it == slot_of_.end() || it->second == UINT16_MAX) continue;
     for (const auto& [id, held] : held_) {
       if (held.slot == it->second) return false;  // undecided documents of it
     }
@@ -271,15 +272,18 @@ bool Pipeline::DropSources(const std::vector<SourceKey>& sources, std::chrono::m
   }
   const auto left =
       std::max(deadline - std::chrono::steady_clock::now(), std::chrono::steady_clock::duration(0));
-  if (!shards_.DropSlots(slots, std::chrono::duration_cast<std::chrono::milliseconds>(left))) return false;
-  for (const SourceKey& source : sources) {
-    auto it = slot_of_.find(source);
-    if (it == slot_of_.end()) continue;
+  const bool dropped = shards_.DropSlots(slots, std::chrono::duration_cast<std::chrono::milliseconds>(left));
+  // Dropped or not, the sources leave their slots: a shard that had not answered in time
+  // may still drop its part later, so a slot is free for reuse only when every shard
+  // answered (otherwise it stays unused: a source that comes back gets another).
+  for (uint16_t slot : slots) {
+    const SourceKey source = source_of_slot_[slot];
     (void)watermarks_.Forget(source);  // holds nothing (checked above)
-    free_slots_.push_back(it->second);
-    slot_of_.erase(it);
+    slot_of_.erase(source);
+    source_of_slot_[slot] = kUnscopedSource;  // names no partition any more (PartitionsOf)
+    if (dropped) free_slots_.push_back(slot);
   }
-  return true;
+  return dropped;
 }
 
 bool Pipeline::MaybeSweep(std::chrono::milliseconds timeout) {

@@ -45,8 +45,9 @@ namespace seismo {
 // main ping's install (ADR 0031); versions 2 and 3 are read with their reporters' sketch
 // moved to the series' last entry.
 // 5: after the shard images, each image's shard and source partition (a partition-scoped
-// pipeline's state, ADR 0024; none otherwise). Versions 2-4 are read as one image per shard,
-// in shard order, of no partition.
+// pipeline's state, ADR 0024). Versions 2-4 are read as one image per shard, in shard order,
+// of no partition; and a checkpoint that is just that (an unscoped pipeline's) is still
+// written as version 4, which the previous release reads.
 inline constexpr uint32_t kCheckpointFormatVersion = 5;
 inline constexpr uint32_t kOldestReadableCheckpointVersion = 2;
 inline constexpr std::string_view kCheckpointFile = "seismo.ckpt";

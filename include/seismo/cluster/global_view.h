@@ -62,7 +62,7 @@ class GlobalView {
     int32_t partition = 0;
     std::string owner;                     // instance id of its latest partial's publisher
     int64_t source_offset = -1;            // the largest source offset its partials include
-    int64_t stream_time_ms = INT64_MIN;    // the partition's stream time, as published
+    int64_t stream_time_ms = INT64_MIN;    // the latest stream time of the partials it holds
     int64_t latest_record_ms = INT64_MIN;  // Kafka timestamp of its latest partial
     size_t buckets = 0;
     uint64_t rejected = 0;  // records of this partition rejected so far
@@ -90,6 +90,8 @@ class GlobalView {
     bool dirty = true;
   };
   Partition& PartitionOf(const PartitionBucket& where);
+  // The partition's stream time: the latest of the partials it holds.
+  static int64_t StreamTimeOf(const Partition& p);
   void Reject(RecordReject reason, std::string_view key);
 
   AggregateOptions options_;

@@ -191,8 +191,9 @@ class Pipeline {
   // until idle, then every shard drops their slots' states and the slots are free for
   // other sources; a source that sends documents again starts empty. The documents they
   // hold must have been decided (a settle chunk first, as a checkpoint's barrier does).
-  // False while one holds documents (nothing dropped), or on a timeout (the slots stay
-  // taken; some shards may have dropped their part); true unscoped.
+  // False while one holds documents (nothing dropped), or on a timeout: the sources leave
+  // their slots all the same (some shards may drop their part later), and those slots are
+  // never reused. True unscoped.
   [[nodiscard]] bool DropSources(const std::vector<SourceKey>& sources, std::chrono::milliseconds timeout);
 
   // Source thread, between submissions: when the intern tables have grown past

@@ -104,8 +104,8 @@ class ShardSet {
   // Checkpoint thread (one at a time): each shard thread serialises its state(s)
   // at its next loop turn; waits up to `timeout`. Empty on timeout. Images of
   // an earlier, timed-out request that arrive late are discarded, never used.
-  // (Partition-scoped: one image per (shard, slot), without the slot: restoring them
-  // puts every partition in slot 0 until checkpoints name partitions, ADR 0024 step 2.)
+  // (Partition-scoped: one image per (shard, slot), each with its ShardImage::shard and
+  // ::slot; Pipeline::PartitionsOf names their partitions for the checkpoint.)
   std::vector<ShardImage> CollectImages(std::chrono::milliseconds timeout);
   // Before Start(): rebuild the states from images of any shard count (series
   // are re-routed by key); LatestSnapshots() answers with them until the shards do.

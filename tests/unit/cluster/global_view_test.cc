@@ -38,8 +38,19 @@ struct Fixture {
       Aggregate(doc, parser, encoder, *whole);
       Aggregate(doc, parser, encoder, *partitions[static_cast<size_t>(PartitionOf(doc))]);
     }
+    published = Publish(partitions, symbols);
   }
+
+  Published published;  // every partition's state as records
+  Symbols reader;       // another process's, which reads them
 };
+
+// Every record into the view, each one taken.
+void ReadAll(GlobalView& view, const Published& published, int64_t record_time_ms) {
+  for (const auto& [key, value] : published.records) {
+    EXPECT_EQ(view.Apply(key, value, record_time_ms), std::nullopt) << key;
+  }
+}
 
 // Every table's totals of a snapshot, against a state's.
 void ExpectTotals(const Snapshot& view, const ShardState& state, const Symbols& symbols) {
@@ -82,10 +93,9 @@ TEST(GlobalView, RecordsOfEveryPartitionReadBackEqualTheWholeCorpus) {
 
 TEST(GlobalView, ABadRecordIsCountedTakesItsKeysPartialOutAndDegradesItsPartition) {
   Fixture f;
-  const Published published = Publish(f.partitions, f.symbols);
-  Symbols reader;
-  GlobalView view(Options(), &reader);
-  for (const auto& [key, value] : published.records) ASSERT_EQ(view.Apply(key, value, 1), std::nullopt);
+  const Published& published = f.published;
+  GlobalView view(Options(), &f.reader);
+  ReadAll(view, published, 1);
   const auto& [key, good] = published.records[published.records.size() / 2];
   const std::optional<RecordKey> named = DecodeRecordKey(key);
   ASSERT_TRUE(named);
@@ -134,8 +144,8 @@ TEST(GlobalView, ABucketRepublishedInFewerPartsCountsOnceAndATombstoneDeletesIt)
   ASSERT_GT(many.records.size(), one.records.size());
   Symbols reader;
   GlobalView view(Options(), &reader);
-  for (const auto& [key, value] : many.records) ASSERT_EQ(view.Apply(key, value, 1), std::nullopt);
-  for (const auto& [key, value] : one.records) ASSERT_EQ(view.Apply(key, value, 2), std::nullopt);
+  ReadAll(view, many, 1);
+  ReadAll(view, one, 2);
   ExpectTotals(*view.Build(), *f.whole, f.symbols);
 
   // A tombstone per bucket of partition 0: the view is the other partitions.
@@ -152,6 +162,23 @@ TEST(GlobalView, ABucketRepublishedInFewerPartsCountsOnceAndATombstoneDeletesIt)
   }
   ExpectTotals(*view.Build(), others, f.symbols);
   for (const auto& s : view.Partitions()) EXPECT_EQ(s.buckets == 0, s.partition == 0) << s.partition;
+}
+
+// A partial published with a clock ten years ahead, then published again right: the
+// partition's stream time is that of the partials it holds, so nothing stays expired.
+TEST(GlobalView, AReplacedPartialsStreamTimeNoLongerCounts) {
+  Fixture f;
+  const Published& published = f.published;
+  GlobalView view(Options(), &f.reader);
+  ReadAll(view, published, 1);
+  const auto& [key, good] = published.records.front();
+  RecordResult r = DecodeRecord(key, good, f.symbols);
+  ASSERT_TRUE(r.ok());
+  PartialRecord ahead = std::get<PartialRecord>(r.value());
+  ahead.stream_time_ms += 10 * 365 * 86'400'000LL;
+  ASSERT_EQ(view.Apply(key, EncodePartial(ahead, f.symbols), 2), std::nullopt);
+  EXPECT_EQ(view.Apply(key, good, 3), std::nullopt);
+  ExpectTotals(*view.Build(), *f.whole, f.symbols);
 }
 
 TEST(GlobalView, APartialOfAnotherBucketWidthIsNotTheViews) {
