@@ -15,6 +15,17 @@ int ToMs(std::chrono::milliseconds d) {
   return static_cast<int>(std::min<int64_t>(d.count(), INT32_MAX));
 }
 
+// A transaction call's outcome: ok, fatal (kFailedPrecondition), or failed (kUnavailable).
+// Takes ownership of `error`.
+Status TxnStatus(std::string_view what, rd_kafka_error_t* error) {
+  if (error == nullptr) return Status::Ok();
+  std::string message = std::string(what) + ": " + rd_kafka_error_string(error);
+  const bool fatal = rd_kafka_error_is_fatal(error) != 0;
+  rd_kafka_error_destroy(error);
+  if (fatal) return Status::FailedPrecondition(std::move(message));
+  return Status::Unavailable(std::move(message));
+}
+
 }  // namespace
 
 KafkaProducer::KafkaProducer(const KafkaProducerOptions& options) : options_(options) {}
@@ -62,6 +73,16 @@ KafkaProducer::~KafkaProducer() {
 Status KafkaProducer::Produce(const std::string& topic, std::string_view key,
                               std::string_view value, int32_t partition,
                               std::optional<int64_t> timestamp_ms) {
+  return Enqueue(topic, key, value, partition, timestamp_ms);
+}
+
+Status KafkaProducer::ProduceTombstone(const std::string& topic, std::string_view key, int32_t partition) {
+  return Enqueue(topic, key, std::nullopt, partition, std::nullopt);
+}
+
+Status KafkaProducer::Enqueue(const std::string& topic, std::string_view key,
+                              std::optional<std::string_view> value, int32_t partition,
+                              std::optional<int64_t> timestamp_ms) {
   // A plain time point and a flag: gcc 12 at -O1 under TSan warns an optional one may be
   // read uninitialised.
   const bool bounded = options_.enqueue_timeout.has_value();
@@ -77,8 +98,9 @@ Status KafkaProducer::Produce(const std::string& topic, std::string_view key,
   vus[2].vtype = RD_KAFKA_VTYPE_MSGFLAGS;
   vus[2].u.i = RD_KAFKA_MSG_F_COPY;
   vus[3].vtype = RD_KAFKA_VTYPE_VALUE;
-  vus[3].u.mem.ptr = const_cast<char*>(value.data());
-  vus[3].u.mem.size = value.size();
+  // A null pointer is a tombstone (a value of no bytes is not).
+  vus[3].u.mem.ptr = value ? const_cast<char*>(value->data() != nullptr ? value->data() : "") : nullptr;
+  vus[3].u.mem.size = value ? value->size() : 0;
   vus[4].vtype = RD_KAFKA_VTYPE_TIMESTAMP;
   vus[4].u.i64 = timestamp_ms.value_or(0);  // 0 = now
   size_t vu_count = 5;
@@ -130,6 +152,31 @@ KafkaProducerStats KafkaProducer::stats() const {
   MutexLock lock(error_mu_);
   s.last_error = last_error_;
   return s;
+}
+
+Status KafkaProducer::InitTransactions(std::chrono::milliseconds timeout) {
+  return TxnStatus("init transactions", rd_kafka_init_transactions(rk_, ToMs(timeout)));
+}
+
+Status KafkaProducer::BeginTransaction() {
+  return TxnStatus("begin transaction", rd_kafka_begin_transaction(rk_));
+}
+
+Status KafkaProducer::CommitTransaction(std::chrono::milliseconds timeout) {
+  rd_kafka_error_t* error = rd_kafka_commit_transaction(rk_, ToMs(timeout));
+  if (error == nullptr) return Status::Ok();
+  // A commit that must be aborted is aborted here, so the next Begin can start; a
+  // retriable one (a time-out) is aborted too: the caller publishes again from scratch.
+  const bool fatal = rd_kafka_error_is_fatal(error) != 0;
+  Status failed = TxnStatus("commit transaction", error);
+  if (!fatal) {
+    if (Status aborted = AbortTransaction(timeout); !aborted.ok()) return aborted;
+  }
+  return failed;
+}
+
+Status KafkaProducer::AbortTransaction(std::chrono::milliseconds timeout) {
+  return TxnStatus("abort transaction", rd_kafka_abort_transaction(rk_, ToMs(timeout)));
 }
 
 void KafkaProducer::DeliveryReport(rd_kafka_t* /*rk*/, const rd_kafka_message_t* msg,

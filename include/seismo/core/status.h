@@ -17,12 +17,13 @@ namespace seismo {
 
 enum class StatusCode {
   kOk = 0,
-  kInvalidArgument,  // the caller passed something malformed (bad config, bad flag)
-  kNotFound,         // a file, key or series does not exist
-  kIoError,          // the OS refused a read, write, fsync or rename
-  kCorrupt,          // stored data failed its checksum or format check
-  kUnavailable,      // a peer (Kafka, HTTP receiver) did not answer
-  kInternal,         // an invariant broke: a seismo bug
+  kInvalidArgument,     // the caller passed something malformed (bad config, bad flag)
+  kNotFound,            // a file, key or series does not exist
+  kIoError,             // the OS refused a read, write, fsync or rename
+  kCorrupt,             // stored data failed its checksum or format check
+  kUnavailable,         // a peer (Kafka, HTTP receiver) did not answer
+  kInternal,            // an invariant broke: a seismo bug
+  kFailedPrecondition,  // the object can no longer do it (a fenced transactional producer)
 };
 
 class [[nodiscard]] Status {
@@ -37,6 +38,7 @@ class [[nodiscard]] Status {
   static Status Corrupt(std::string m) { return {StatusCode::kCorrupt, std::move(m)}; }
   static Status Unavailable(std::string m) { return {StatusCode::kUnavailable, std::move(m)}; }
   static Status Internal(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
+  static Status FailedPrecondition(std::string m) { return {StatusCode::kFailedPrecondition, std::move(m)}; }
 
   bool ok() const { return code_ == StatusCode::kOk; }
   StatusCode code() const { return code_; }

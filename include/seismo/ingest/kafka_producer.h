@@ -15,8 +15,16 @@
 //  - The destructor flushes for up to `close_timeout` and logs how many
 //    messages were still undelivered if that was not enough.
 //
+//  - Transactions (a producer made with a `transactional.id` property: the
+//    aggregates topic's publisher, ADR 0024): InitTransactions() once, then
+//    Begin, Produce..., Commit (or Abort). A failed Commit leaves the
+//    transaction aborted when it can (kUnavailable); a fatal error (another
+//    instance took over the transactional id: fenced) is kFailedPrecondition,
+//    after which only a new producer can publish.
+//
 // Ownership: Create() returns the owner. Threading: Produce(), Poll(),
-// Flush() and stats() may be called concurrently from any threads.
+// Flush() and stats() may be called concurrently from any threads; the
+// transaction calls from one thread.
 #pragma once
 
 #include <atomic>
@@ -79,6 +87,10 @@ class KafkaProducer {
                                std::string_view value, int32_t partition = kAnyPartition,
                                std::optional<int64_t> timestamp_ms = std::nullopt);
 
+  // Enqueues a tombstone (a null value) under `key`: compaction deletes the key.
+  [[nodiscard]] Status ProduceTombstone(const std::string& topic, std::string_view key,
+                                        int32_t partition = kAnyPartition);
+
   // Serves delivery reports, waiting up to `timeout` for one.
   void Poll(std::chrono::milliseconds timeout);
 
@@ -88,8 +100,16 @@ class KafkaProducer {
 
   KafkaProducerStats stats() const;
 
+  // Transactions (see the contract above). Each waits up to `timeout`.
+  [[nodiscard]] Status InitTransactions(std::chrono::milliseconds timeout);
+  [[nodiscard]] Status BeginTransaction();
+  [[nodiscard]] Status CommitTransaction(std::chrono::milliseconds timeout);
+  [[nodiscard]] Status AbortTransaction(std::chrono::milliseconds timeout);
+
  private:
   explicit KafkaProducer(const KafkaProducerOptions& options);
+  Status Enqueue(const std::string& topic, std::string_view key, std::optional<std::string_view> value,
+                 int32_t partition, std::optional<int64_t> timestamp_ms);
   static void DeliveryReport(rd_kafka_t* rk, const rd_kafka_message_t* msg, void* opaque);
   static void ErrorCallback(rd_kafka_t* rk, int err, const char* reason, void* opaque);
   static void LogCallback(const rd_kafka_t* rk, int level, const char* fac, const char* buf);

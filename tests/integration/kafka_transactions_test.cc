@@ -1,0 +1,175 @@
+// Transactions and the group-less topic reader, the two Kafka parts of the cluster's
+// aggregates topic (ADR 0024): a publish is one transaction, read back committed only;
+// a restore reads a partition to its end. Against the real broker (suite Kafka*) and the
+// embedded mock (which the demo and the mock cluster tests use).
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "integration/real_kafka.h"
+#include "seismo/ingest/kafka_producer.h"
+#include "seismo/ingest/kafka_topic_reader.h"
+#include "seismo/ingest/mock_cluster.h"
+#include "test_scale.h"
+
+namespace seismo {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+struct Read {
+  int32_t partition;
+  std::string key;
+  std::optional<std::string> value;
+};
+
+class TransactionsTest : public ::testing::Test {
+ protected:
+  // Sets bootstrap_ and creates topic_ with two partitions.
+  virtual void UseCluster() = 0;
+
+  void SetUp() override {
+    UseCluster();
+    if (HasFatalFailure()) return;
+    KafkaProducerOptions po;
+    po.brokers = bootstrap_;
+    po.properties["transactional.id"] = topic_ + ".publisher";
+    auto producer = KafkaProducer::Create(po);
+    ASSERT_TRUE(producer) << producer.error().message();
+    producer_ = std::move(*producer);
+    Status init = producer_->InitTransactions(test::Patience(seconds(60)));
+    ASSERT_TRUE(init.ok()) << init.message();
+  }
+
+  // Every committed record of the topic, read to its end.
+  std::vector<Read> ReadToEnd() {
+    auto reader = KafkaTopicReader::Create({bootstrap_, {}});
+    EXPECT_TRUE(reader) << reader.error().message();
+    if (!reader) return {};
+    Status assigned = (*reader)->Assign(topic_, {}, seconds(30));
+    EXPECT_TRUE(assigned.ok()) << assigned.message();
+    std::vector<Read> out;
+    const auto deadline = std::chrono::steady_clock::now() + test::Patience(seconds(60));
+    while (!(*reader)->AtEnd() && std::chrono::steady_clock::now() < deadline) {
+      auto n = (*reader)->Poll(milliseconds(200), [&](const KafkaTopicRecord& r) {
+        out.push_back({r.partition, std::string(r.key),
+                       r.value ? std::optional<std::string>(std::string(*r.value)) : std::nullopt});
+      });
+      EXPECT_TRUE(n) << n.error().message();
+    }
+    EXPECT_TRUE((*reader)->AtEnd()) << "the topic's end was not reached";
+    return out;
+  }
+
+  std::string bootstrap_;
+  std::string topic_;
+  std::unique_ptr<KafkaProducer> producer_;
+};
+
+class KafkaTransactions : public TransactionsTest {
+ protected:
+  void UseCluster() override {
+    testing::RealKafka* kafka = testing::RealKafka::Get();
+    ASSERT_NE(kafka, nullptr);
+    bootstrap_ = kafka->bootstrap_servers();
+    topic_ = testing::RealKafka::UniqueName("seismo.txn");
+    Status s = kafka->CreateTopic(topic_, 2, 1, {{"cleanup.policy", "compact"}});
+    ASSERT_TRUE(s.ok()) << s.message();
+  }
+};
+
+class MockTransactions : public TransactionsTest {
+ protected:
+  void UseCluster() override {
+    auto cluster = MockCluster::Create(1);
+    ASSERT_TRUE(cluster) << cluster.error().message();
+    cluster_ = std::move(*cluster);
+    bootstrap_ = cluster_->bootstrap_servers();
+    topic_ = "seismo.txn";
+    Status s = cluster_->CreateTopic(topic_, 2);
+    ASSERT_TRUE(s.ok()) << s.message();
+  }
+  std::unique_ptr<MockCluster> cluster_;
+};
+
+// Three transactions: committed, aborted, committed (with a tombstone and an empty value).
+void CommittedRecordsAreReadAndAbortedOnesAreNot(KafkaProducer& producer, const std::string& topic) {
+  const auto t = test::Patience(seconds(60));
+  ASSERT_TRUE(producer.BeginTransaction().ok());
+  ASSERT_TRUE(producer.Produce(topic, "p/a", "one", 0).ok());
+  ASSERT_TRUE(producer.Produce(topic, "p/b", "two", 1).ok());
+  Status committed = producer.CommitTransaction(t);
+  ASSERT_TRUE(committed.ok()) << committed.message();
+
+  ASSERT_TRUE(producer.BeginTransaction().ok());
+  ASSERT_TRUE(producer.Produce(topic, "p/a", "aborted", 0).ok());
+  ASSERT_TRUE(producer.ProduceTombstone(topic, "p/b", 1).ok());
+  Status aborted = producer.AbortTransaction(t);
+  ASSERT_TRUE(aborted.ok()) << aborted.message();
+
+  ASSERT_TRUE(producer.BeginTransaction().ok());
+  ASSERT_TRUE(producer.ProduceTombstone(topic, "p/a", 0).ok());
+  ASSERT_TRUE(producer.Produce(topic, "p/c", "", 1).ok());  // a value of no bytes is not a tombstone
+  committed = producer.CommitTransaction(t);
+  ASSERT_TRUE(committed.ok()) << committed.message();
+}
+
+std::map<int32_t, std::vector<std::string>> Describe(const std::vector<Read>& reads) {
+  std::map<int32_t, std::vector<std::string>> out;
+  for (const Read& r : reads)
+    out[r.partition].push_back(r.key + "=" + (r.value ? "'" + *r.value + "'" : "null"));
+  return out;
+}
+
+const std::map<int32_t, std::vector<std::string>> kCommitted = {
+    {0, {"p/a='one'", "p/a=null"}},
+    {1, {"p/b='two'", "p/c=''"}},
+};
+
+TEST_F(KafkaTransactions, CommittedRecordsAreReadToTheEndAndAbortedOnesNever) {
+  CommittedRecordsAreReadAndAbortedOnesAreNot(*producer_, topic_);
+  if (HasFatalFailure()) return;
+  EXPECT_EQ(Describe(ReadToEnd()), kCommitted);
+}
+
+TEST_F(MockTransactions, CommittedRecordsAreReadToTheEndAndAbortedOnesNever) {
+  CommittedRecordsAreReadAndAbortedOnesAreNot(*producer_, topic_);
+  if (HasFatalFailure()) return;
+  EXPECT_EQ(Describe(ReadToEnd()), kCommitted);
+}
+
+// A second producer with the same transactional id fences the first: the first can no
+// longer commit, and says so as a failed precondition (the publisher then makes a new one).
+TEST_F(KafkaTransactions, ASecondPublisherWithTheSameIdFencesTheFirst) {
+  ASSERT_TRUE(producer_->BeginTransaction().ok());
+  ASSERT_TRUE(producer_->Produce(topic_, "p/a", "old", 0).ok());
+  KafkaProducerOptions po;
+  po.brokers = bootstrap_;
+  po.properties["transactional.id"] = topic_ + ".publisher";
+  auto second = KafkaProducer::Create(po);
+  ASSERT_TRUE(second) << second.error().message();
+  ASSERT_TRUE((*second)->InitTransactions(test::Patience(seconds(60))).ok());
+  Status late = producer_->CommitTransaction(test::Patience(seconds(60)));
+  EXPECT_EQ(late.code(), StatusCode::kFailedPrecondition) << late.message();
+  ASSERT_TRUE((*second)->BeginTransaction().ok());
+  ASSERT_TRUE((*second)->Produce(topic_, "p/a", "new", 0).ok());
+  ASSERT_TRUE((*second)->CommitTransaction(test::Patience(seconds(60))).ok());
+  EXPECT_EQ(Describe(ReadToEnd()), (std::map<int32_t, std::vector<std::string>>{{0, {"p/a='new'"}}}));
+}
+
+TEST_F(MockTransactions, AMissingTopicHasNoPartitions) {
+  auto reader = KafkaTopicReader::Create({bootstrap_, {}});
+  ASSERT_TRUE(reader);
+  Result<int32_t> count = (*reader)->PartitionCount("no.such.topic", seconds(10));
+  ASSERT_FALSE(count);
+  EXPECT_EQ(count.error().code(), StatusCode::kNotFound) << count.error().message();
+}
+
+}  // namespace
+}  // namespace seismo
