@@ -1,6 +1,9 @@
 #include "seismo/cluster/partials.h"
 
+#include <algorithm>
+#include <cstring>
 #include <map>
+#include <utility>
 
 namespace seismo {
 namespace {
@@ -51,6 +54,20 @@ std::vector<PartialRecord> SplitIntoPartials(std::span<const SeriesImage> series
   }
   std::vector<PartialRecord> out;
   for (auto& [bucket, whole] : by_bucket) {
+    // One order whatever the state's: a bucket whose series did not change encodes to the
+    // same bytes (the publisher's ledger compares them: publish_ledger.h).
+    std::vector<std::pair<uint64_t, size_t>> order;
+    order.reserve(whole.series.size());
+    for (size_t i = 0; i < whole.series.size(); ++i)
+      order.emplace_back(KeyContentHash(whole.series[i].key, symbols), i);
+    std::sort(order.begin(), order.end(), [&](const auto& a, const auto& b) {
+      if (a.first != b.first) return a.first < b.first;
+      return std::memcmp(&whole.series[a.second].key, &whole.series[b.second].key, sizeof(SeriesKey)) < 0;
+    });
+    std::vector<SeriesImage> sorted;
+    sorted.reserve(order.size());
+    for (const auto& [hash, i] : order) sorted.push_back(std::move(whole.series[i]));
+    whole.series = std::move(sorted);
     size_t bytes = EncodePartial(whole, symbols).size();
     if (bytes <= max_value_bytes) {
       out.push_back(std::move(whole));

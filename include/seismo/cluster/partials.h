@@ -26,7 +26,8 @@ inline constexpr size_t kMaxPartialBytes = 512 * 1024;
 // value within `max_value_bytes` (a single series larger than that still makes one
 // part of its own). A series with a value in a bucket appears in that bucket's
 // partial with that one entry, its installs sketch and first time.
-// `partition.bucket` and `partition.part` are ignored.
+// Within a partial, series are ordered by content hash, so a bucket that did not change
+// encodes to the same bytes. `partition.bucket` and `partition.part` are ignored.
 std::vector<PartialRecord> SplitIntoPartials(std::span<const SeriesImage> series,
                                              const PartitionBucket& partition, int64_t bucket_ms,
                                              int64_t source_offset, int64_t stream_time_ms,

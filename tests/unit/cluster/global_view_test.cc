@@ -52,22 +52,6 @@ void ReadAll(GlobalView& view, const Published& published, int64_t record_time_m
   }
 }
 
-// Every table's totals of a snapshot, against a state's.
-void ExpectTotals(const Snapshot& view, const ShardState& state, const Symbols& symbols) {
-  for (size_t t = 0; t < kTableCount; ++t) {
-    SCOPED_TRACE(testing::Message() << "table " << t);
-    const auto a = test::Totals(state, static_cast<Table>(t), symbols);
-    const auto b = test::Totals(view, static_cast<Table>(t));
-    ASSERT_EQ(a.size(), b.size());
-    for (auto ia = a.begin(), ib = b.begin(); ia != a.end(); ++ia, ++ib) {
-      ASSERT_EQ(ia->first, ib->first);
-      EXPECT_EQ(ia->second.total, ib->second.total) << ia->first;
-      EXPECT_EQ(ia->second.first_ms, ib->second.first_ms) << ia->first;
-      EXPECT_EQ(ia->second.installs.Estimate(), ib->second.installs.Estimate()) << ia->first;
-    }
-  }
-}
-
 TEST(GlobalView, RecordsOfEveryPartitionReadBackEqualTheWholeCorpus) {
   Fixture f;
   Published published = Publish(f.partitions, f.symbols);

@@ -2,6 +2,8 @@
 // records: what the cluster stage's tests start from (ADR 0023, 0024).
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <map>
 #include <memory>
@@ -89,6 +91,22 @@ inline Published Publish(const std::vector<std::unique_ptr<ShardState>>& partiti
     }
   }
   return out;
+}
+
+// Every table's totals of a snapshot, against a state's.
+inline void ExpectTotals(const Snapshot& view, const ShardState& state, const Symbols& symbols) {
+  for (size_t t = 0; t < kTableCount; ++t) {
+    SCOPED_TRACE(testing::Message() << "table " << t);
+    const auto a = test::Totals(state, static_cast<Table>(t), symbols);
+    const auto b = test::Totals(view, static_cast<Table>(t));
+    ASSERT_EQ(a.size(), b.size());
+    for (auto ia = a.begin(), ib = b.begin(); ia != a.end(); ++ia, ++ib) {
+      ASSERT_EQ(ia->first, ib->first);
+      EXPECT_EQ(ia->second.total, ib->second.total) << ia->first;
+      EXPECT_EQ(ia->second.first_ms, ib->second.first_ms) << ia->first;
+      EXPECT_EQ(ia->second.installs.Estimate(), ib->second.installs.Estimate()) << ia->first;
+    }
+  }
 }
 
 }  // namespace seismo::partitioned

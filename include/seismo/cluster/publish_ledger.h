@@ -1,0 +1,76 @@
+// PublishLedger: what one publish to the aggregates topic sends (ADR 0024, "Publishing").
+//
+// The publisher hands it, per source partition it owns, every partial of that partition
+// now (SplitIntoPartials). The ledger remembers, per record key, a hash of what was last
+// published there, and sends:
+//   * each partial whose contents changed (its series' values, its part count, its
+//     bucket width: everything but the source offset and stream time it carries, and the
+//     series' own installs sketches and first times);
+//   * each partial that is the newest bucket of a series whose installs sketch or first
+//     time changed since that series' newest record was sent. Those two merge by union
+//     and minimum across a series' buckets, so only the copy in its newest bucket (which
+//     expires last) must be current (ADR 0023); older copies are subsets, harmless.
+//     Without this rule each new install of a series would send every bucket it has;
+//   * a tombstone for each key published before that the partition no longer has (a
+//     bucket that expired, a part that a smaller part count left behind);
+//   * when nothing of a partition changed but its source offset moved (documents that were
+//     all rejected, late or repeated), its newest bucket again, so the largest source
+//     offset among the partition's records, which a restore seeks to, is current.
+// Every record of a changed bucket is complete, so the newest record of each key, read
+// back together, is the partition's state as of the latest publish: unchanged buckets have
+// not changed since they were sent.
+//
+// Commit() when the publish's transaction committed; Abort() when it did not (the next
+// Diff then sends everything again that is still different from the last commit).
+//
+// Threading: one thread (the source thread's barrier).
+#pragma once
+
+#include <absl/container/flat_hash_map.h>
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "seismo/cluster/record.h"
+
+namespace seismo {
+
+struct OutgoingRecord {
+  std::string key;
+  std::optional<std::string> value;  // nullopt: a tombstone
+};
+
+class PublishLedger {
+ public:
+  // Appends to `out` what partition (topic, partition) must send; `partials` is every
+  // partial the partition has now, with its current source offset.
+  void Diff(const std::string& topic, int32_t partition, const std::vector<PartialRecord>& partials,
+            const Symbols& symbols, std::vector<OutgoingRecord>& out);
+  void Commit();
+  void Abort();
+  // The partition is no longer this instance's: its keys are forgotten (its new owner
+  // publishes them from now on), and nothing is tombstoned.
+  void Forget(const std::string& topic, int32_t partition);
+
+  // Keys remembered (tests, /metrics).
+  size_t keys() const;
+
+ private:
+  struct Sent {
+    // key -> hash of its contents without the series' own sketches and first times
+    std::map<std::string, uint64_t> hashes;
+    // series -> hash of its installs sketch and first time as its newest bucket's record
+    // carries them
+    absl::flat_hash_map<SeriesKey, uint64_t> series;
+    int64_t source_offset = -1;
+  };
+  using PartitionId = std::pair<std::string, int32_t>;
+  std::map<PartitionId, Sent> committed_;
+  std::map<PartitionId, Sent> pending_;  // the partitions diffed since the last Commit/Abort
+};
+
+}  // namespace seismo
