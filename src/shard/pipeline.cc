@@ -286,6 +286,22 @@ bool Pipeline::DropSources(const std::vector<SourceKey>& sources, std::chrono::m
   return dropped;
 }
 
+bool Pipeline::AdoptSource(SourceKey source, std::vector<SeriesImage> series, int64_t stream_time_ms,
+                           std::chrono::milliseconds timeout) {
+  if (!options_.partition_scoped) return false;
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  if (!WaitIdle(timeout)) return false;
+  // Idle: the turn's members are the source thread's until the next submission (as in
+  // DropSources).
+  if (slot_of_.contains(source) && !DropSources({source}, timeout)) return false;
+  const uint16_t slot = SlotOf(source);
+  watermarks_.RestoreSource(source, stream_time_ms);
+  const auto left =
+      std::max(deadline - std::chrono::steady_clock::now(), std::chrono::steady_clock::duration(0));
+  return shards_.AdoptSlot(slot, std::move(series), stream_time_ms,
+                           std::chrono::duration_cast<std::chrono::milliseconds>(left));
+}
+
 bool Pipeline::MaybeSweep(std::chrono::milliseconds timeout) {
   const size_t bytes = symbols_->text().MemoryBytes() + symbols_->stacks().MemoryBytes();
   if (bytes < swept_floor_bytes_) return true;

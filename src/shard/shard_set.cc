@@ -214,15 +214,23 @@ void ShardSet::Run(Shard& shard) {
     // acquire: pairs with DropSlots()' release.
     uint64_t drop_requested = drop_epoch_.load(std::memory_order_acquire);
     if (drop_requested != shard.drop_epoch) {
-      std::shared_ptr<const std::vector<uint16_t>> slots;
+      std::shared_ptr<SlotRequest> request;
       {
         MutexLock lock(drop_mu_);
-        slots = drop_slots_;
+        request = slot_request_;
       }
-      for (uint16_t slot : *slots) {
+      for (uint16_t slot : request->drop) {
         if (slot >= shard.states.size()) continue;
         shard.states[slot].reset();
         if (slot == 0) shard.states[0] = std::make_unique<ShardState>(shard.options, shard.symbols);
+      }
+      if (request->adopt) {
+        ShardState& state = shard.State(*request->adopt);
+        ShardImage begin;
+        begin.stream_time_ms = request->adopt_stream_time_ms;
+        state.RestoreBegin(begin, /*with_dedup=*/false, /*with_counters=*/false);
+        // This shard's part only: no other thread reads it.
+        for (const SeriesImage& series : request->adopt_series[shard.index]) state.RestoreSeries(series);
       }
       unscoped = shard.states[0].get();
       shard.drop_epoch = drop_requested;
@@ -338,11 +346,29 @@ std::optional<ShardSet::Marks> ShardSet::CollectMarks(std::chrono::milliseconds 
 }
 
 bool ShardSet::DropSlots(std::vector<uint16_t> slots, std::chrono::milliseconds timeout) {
+  auto request = std::make_shared<SlotRequest>();
+  request->drop = std::move(slots);
+  return RequestSlots(std::move(request), timeout);
+}
+
+bool ShardSet::AdoptSlot(uint16_t slot, std::vector<SeriesImage> series, int64_t stream_time_ms,
+                         std::chrono::milliseconds timeout) {
+  auto request = std::make_shared<SlotRequest>();
+  request->adopt = slot;
+  request->adopt_stream_time_ms = stream_time_ms;
+  request->adopt_series.resize(shards_.size());
+  for (SeriesImage& s : series) {
+    request->adopt_series[ShardFor(KeyContentHash(s.key, *symbols_))].push_back(std::move(s));
+  }
+  return RequestSlots(std::move(request), timeout);
+}
+
+bool ShardSet::RequestSlots(std::shared_ptr<SlotRequest> request, std::chrono::milliseconds timeout) {
   {
     MutexLock lock(drop_mu_);
-    drop_slots_ = std::make_shared<const std::vector<uint16_t>>(std::move(slots));
+    slot_request_ = std::move(request);
   }
-  // release: pairs with the shard threads' acquire of drop_epoch_ (the slots are set first).
+  // release: pairs with the shard threads' acquire of drop_epoch_ (the request is set first).
   const uint64_t epoch = drop_epoch_.fetch_add(1, std::memory_order_release) + 1;
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   Backoff backoff;

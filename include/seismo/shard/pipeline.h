@@ -196,6 +196,16 @@ class Pipeline {
   // never reused. True unscoped.
   [[nodiscard]] bool DropSources(const std::vector<SourceKey>& sources, std::chrono::milliseconds timeout);
 
+  // Source thread, partition-scoped: `source` joins this instance with the state it had
+  // elsewhere (a partition restored from the aggregates topic: ADR 0024), before any of its
+  // documents is submitted. Waits until idle, gives the source a slot, puts `series` into
+  // it (each in the shard of its key) and sets the source's watermark to `stream_time_ms`,
+  // so its next document is judged as it would have been where it came from. A state the
+  // source already has here (an older one, from the local checkpoint) is dropped first.
+  // False on a time-out, or while the source holds undecided documents.
+  [[nodiscard]] bool AdoptSource(SourceKey source, std::vector<SeriesImage> series, int64_t stream_time_ms,
+                                 std::chrono::milliseconds timeout);
+
   // Source thread, between submissions: when the intern tables have grown past
   // twice what was live at the last sweep (and past a floor), waits until idle and
   // sweeps the ids no shard holds any more (ADR 0021). False on a timeout (nothing

@@ -128,6 +128,11 @@ class ShardSet {
   // every shard drops the states of `slots` (slot 0 starts empty again) at its next loop
   // turn; waits up to `timeout`. False on timeout (some shards may still drop them).
   bool DropSlots(std::vector<uint16_t> slots, std::chrono::milliseconds timeout);
+  // Partition-scoped, the same way: slot `slot` (empty in every shard) takes `series` (each
+  // to the shard of its key) at stream time `stream_time_ms`: a partition restored from the
+  // aggregates topic while the pipeline runs (ADR 0024). False on timeout.
+  bool AdoptSlot(uint16_t slot, std::vector<SeriesImage> series, int64_t stream_time_ms,
+                 std::chrono::milliseconds timeout);
 
   // After Stop(): move every shard (every slot's state) to `t`, then read the states.
   void AdvanceAllTo(EventTime t);
@@ -151,8 +156,16 @@ class ShardSet {
   std::atomic<uint64_t> image_epoch_{0};
   std::atomic<uint64_t> mark_epoch_{0};
   std::atomic<uint64_t> drop_epoch_{0};
+  // What the shards do with slots at drop_epoch_: drop some, or fill one.
+  struct SlotRequest {
+    std::vector<uint16_t> drop;
+    std::optional<uint16_t> adopt;
+    int64_t adopt_stream_time_ms = INT64_MIN;
+    std::vector<std::vector<SeriesImage>> adopt_series;  // per shard
+  };
+  bool RequestSlots(std::shared_ptr<SlotRequest> request, std::chrono::milliseconds timeout);
   Mutex drop_mu_;
-  std::shared_ptr<const std::vector<uint16_t>> drop_slots_ GUARDED_BY(drop_mu_);  // of drop_epoch_
+  std::shared_ptr<SlotRequest> slot_request_ GUARDED_BY(drop_mu_);  // of drop_epoch_
   Symbols* symbols_;
   std::atomic<uint64_t> batches_pushed_{0};   // by producers
   std::atomic<uint64_t> batches_applied_{0};  // by shard threads

@@ -250,6 +250,52 @@ TEST(PartitionScope, ARestoredCheckpointKeepsEveryPartitionsOwnState) {
   ExpectSameTotals(*after.pipeline->FinalSnapshot(), *whole.snapshot);
 }
 
+// A partition moves between running instances (ADR 0024, restore on assignment): the first
+// drops it at a barrier, the second adopts its state while running and reads the rest of
+// its documents. The partition's state there equals its documents run alone, and the
+// second instance's own partition is untouched.
+TEST(PartitionScope, APartitionAdoptedWhileRunningContinuesAsIfItHadNotMoved) {
+  const Input input = GeneratedCorpus();
+  auto [first, rest] = Halves(input);
+  auto symbols = std::make_unique<Symbols>();  // both instances' (records carry texts across processes)
+
+  // Instance A: the first half of every partition; then partition 1 leaves it.
+  std::unique_ptr<Pipeline> a = MakePipeline(symbols.get(), true, 365 * kDay, 200'000);
+  a->Start();
+  Feed(*a, first);
+  ASSERT_TRUE(Barrier(*a));
+  std::vector<ShardImage> images = a->shards().CollectImages(std::chrono::seconds(60));
+  const auto partitions = a->PartitionsOf(images);
+  std::vector<SeriesImage> moved;
+  int64_t moved_time = INT64_MIN;
+  for (size_t i = 0; i < images.size(); ++i) {
+    if (partitions[i] != Pipeline::PartitionName{"telemetry", 1}) continue;
+    for (SeriesImage& series : images[i].series) moved.push_back(std::move(series));
+    moved_time = std::max(moved_time, images[i].stream_time_ms);
+  }
+  ASSERT_FALSE(moved.empty());
+  ASSERT_TRUE(a->DropSources({{0, 1}}, std::chrono::seconds(60)));
+  a->Finish();
+
+  // Instance B: partition 0's first half, then partition 1 arrives with its state.
+  PipelineRun b;
+  b.symbols = std::move(symbols);
+  b.pipeline = MakePipeline(b.symbols.get(), true, 365 * kDay, 200'000, /*shards=*/3);
+  b.pipeline->Start();
+  Feed(*b.pipeline, Alone(first, 0));
+  ASSERT_TRUE(b.pipeline->AdoptSource({0, 1}, moved, moved_time, std::chrono::seconds(60)));
+  Feed(*b.pipeline, Alone(rest, 1));
+  b.pipeline->Finish();
+
+  for (int32_t partition : {0, 1}) {
+    SCOPED_TRACE(testing::Message() << "partition " << partition);
+    const std::optional<uint16_t> slot = b.pipeline->SlotOfSource({0, partition});
+    ASSERT_TRUE(slot);
+    PipelineRun alone = RunPipeline(partition == 0 ? Alone(first, 0) : Alone(input, 1), false, 365 * kDay);
+    ExpectSameTotals(*b.pipeline->FinalSlotSnapshot(*slot), *alone.snapshot);
+  }
+}
+
 // A revoked partition leaves (DropSources): its state is gone from every shard, and its
 // slot serves the next new partition, which starts empty; the partitions that stay are
 // untouched.
