@@ -116,14 +116,30 @@ std::shared_ptr<const Snapshot> GlobalView::Build() {
                         /*routed_by_key=*/false);
 }
 
+GlobalView::PartitionStatus GlobalView::StatusOf(const Partition& p) {
+  PartitionStatus s = p.status;
+  s.stream_time_ms = StreamTimeOf(p);
+  s.buckets = p.buckets.size();
+  s.bad_keys = p.bad.size();
+  return s;
+}
+
 std::vector<GlobalView::PartitionStatus> GlobalView::Partitions() const {
   std::vector<PartitionStatus> out;
-  for (const auto& [id, p] : partitions_) {
-    PartitionStatus s = p.status;
-    s.stream_time_ms = StreamTimeOf(p);
-    s.buckets = p.buckets.size();
-    s.bad_keys = p.bad.size();
-    out.push_back(std::move(s));
+  for (const auto& [id, p] : partitions_) out.push_back(StatusOf(p));
+  return out;
+}
+
+std::optional<GlobalView::PartitionState> GlobalView::StateOf(const std::string& topic,
+                                                              int32_t partition) const {
+  auto it = partitions_.find({topic, partition});
+  if (it == partitions_.end()) return std::nullopt;
+  PartitionState out;
+  out.status = StatusOf(it->second);
+  for (const auto& [bucket, b] : it->second.buckets) {
+    for (const auto& [part, partial] : b.by_part) {
+      out.series.insert(out.series.end(), partial.series.begin(), partial.series.end());
+    }
   }
   return out;
 }

@@ -70,6 +70,14 @@ class GlobalView {
     bool degraded() const { return bad_keys > 0; }
   };
   std::vector<PartitionStatus> Partitions() const;  // by (topic, partition)
+  // One partition's status and the series of the partials it holds (each series once per
+  // bucket it has a value in: MergePartial's input), for a restore (ADR 0024); nullopt
+  // when the view holds nothing of it.
+  struct PartitionState {
+    PartitionStatus status;
+    std::vector<SeriesImage> series;
+  };
+  std::optional<PartitionState> StateOf(const std::string& topic, int32_t partition) const;
 
   // Records rejected so far, by RecordReject (also those whose key names no partition).
   const std::array<uint64_t, kRecordRejectCount>& rejected() const { return rejected_; }
@@ -92,6 +100,7 @@ class GlobalView {
   Partition& PartitionOf(const PartitionBucket& where);
   // The partition's stream time: the latest of the partials it holds.
   static int64_t StreamTimeOf(const Partition& p);
+  static PartitionStatus StatusOf(const Partition& p);
   void Reject(RecordReject reason, std::string_view key);
 
   AggregateOptions options_;

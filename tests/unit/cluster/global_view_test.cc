@@ -193,3 +193,26 @@ TEST(GlobalView, TheAlertStateIsKept) {
 
 }  // namespace
 }  // namespace seismo
+
+namespace seismo {
+namespace {
+
+using namespace partitioned;  // NOLINT(google-build-using-namespace): the corpus helpers
+
+// A restore reads one partition's state out of the view (ADR 0024): its series, merged,
+// are the partition's state, with the offset its partials include.
+TEST(GlobalView, OnePartitionsStateComesBackForARestore) {
+  Fixture f;
+  GlobalView view(Options(), &f.symbols);
+  ReadAll(view, f.published, 7);
+  EXPECT_FALSE(view.StateOf("telemetry.main", kPartitions));
+  const std::optional<GlobalView::PartitionState> one = view.StateOf("telemetry.main", 1);
+  ASSERT_TRUE(one);
+  EXPECT_EQ(one->status.source_offset, 1001);
+  ShardState restored(Options(), &f.symbols);
+  for (const SeriesImage& s : one->series) restored.RestoreSeries(s);
+  EXPECT_EQ(Buckets(restored, f.symbols), Buckets(*f.partitions[1], f.symbols));
+}
+
+}  // namespace
+}  // namespace seismo
