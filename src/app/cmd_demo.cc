@@ -81,7 +81,7 @@ int RunDemo(const DemoArgs& args) {
     fmt::print(stderr, "seismo demo: {}\n", config.error().message());
     return 2;
   }
-  if (Status s = ClusterSupported(*config); !s.ok()) {
+  if (Status s = DemoSupports(*config); !s.ok()) {
     fmt::print(stderr, "seismo demo: {}\n", s.message());
     return 2;
   }

@@ -35,10 +35,6 @@ int RunDaemon(const RunArgs& args) {
     fmt::print(stderr, "seismo run: {}\n", config.error().message());
     return 2;
   }
-  if (Status s = ClusterSupported(*config); !s.ok()) {
-    fmt::print(stderr, "seismo run: {}\n", s.message());
-    return 2;
-  }
   // The operator's decision about an unusable checkpoint, for this start only (ADR 0018).
   if (args.on_corrupt_checkpoint == "reread") config->checkpoint.on_corrupt = OnCorruptCheckpoint::kReread;
   if (args.on_corrupt_checkpoint == "wait") config->checkpoint.on_corrupt = OnCorruptCheckpoint::kWait;

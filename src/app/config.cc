@@ -311,11 +311,11 @@ std::string InstanceId(const Config& c, std::string_view host_name) {
   return fmt::format("{}:{}", host_name, port);
 }
 
-Status ClusterSupported(const Config& c) {
+Status DemoSupports(const Config& c) {
   if (c.cluster.aggregates_topic.empty()) return Status::Ok();
   return Status::InvalidArgument(fmt::format(
-      "{}: cluster.aggregates_topic: not yet supported: this build runs one instance only (the aggregates "
-      "topic's records exist, its publisher and consumer do not: issue 18, docs/adr/0024); unset it",
+      "{}: cluster.aggregates_topic: the demo is one instance on its own embedded Kafka; unset it, or run "
+      "instances of a cluster with `seismo run` (docs/scaling.md)",
       c.path.empty() ? "config" : c.path));
 }
 

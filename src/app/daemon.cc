@@ -5,9 +5,12 @@
 #include "seismo/app/daemon.h"
 
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
+#include <array>
 #include <chrono>
 
+#include "cluster_node.h"
 #include "daemon_rebalance.h"
 #include "seismo/app/dead_letters.h"
 #include "seismo/app/replay.h"
@@ -23,6 +26,12 @@ std::optional<DocKind> KindByName(const std::string& name) {
   if (name == "bhr") return DocKind::kBhr;
   if (name == "crash") return DocKind::kCrash;
   return std::nullopt;
+}
+
+std::string HostName() {
+  std::array<char, 256> name{};
+  if (gethostname(name.data(), name.size() - 1) != 0) return "localhost";
+  return name.data();
 }
 
 }  // namespace
@@ -50,7 +59,16 @@ Status Daemon::Start() {
                           /*live=*/true});
   }
   po.sources.push_back({"(other topic)", std::nullopt, /*live=*/true});
+  // A cluster keeps each partition's state apart, so it can move (ADR 0024).
+  po.partition_scoped = !config_.cluster.aggregates_topic.empty();
   pipeline_ = std::make_unique<Pipeline>(po, symbols_.get(), signatures_, dead_letters_.get(), clock_);
+  if (!config_.cluster.aggregates_topic.empty()) {
+    auto node = ClusterNode::Create(config_, InstanceId(config_, HostName()), symbols_.get());
+    if (!node) return node.error();
+    cluster_ = std::move(*node);
+    spdlog::info("cluster: instance {} publishes to and reads the global view from '{}'",
+                 cluster_->instance_id(), config_.cluster.aggregates_topic);
+  }
   if (Status s = RestoreCheckpoint(); !s.ok()) return s;
   Publish();  // no thread runs yet: the first alert round and the API see the restored data whole
 
@@ -99,6 +117,7 @@ Status Daemon::Start() {
   save_alert_state_ = [this] { return alerts_->engine().Serialize(); };
 
   pipeline_->Start();
+  if (cluster_) cluster_->Start();
   publisher_thread_ = std::thread([this] { RunPublisher(); });
   alerts_->Start();
   source_thread_ = std::thread([this] { RunSource(); });
@@ -137,6 +156,20 @@ Status Daemon::Shutdown(std::chrono::steady_clock::time_point deadline) {
   }
   pipeline_->Finish();
   auto final_snapshot = pipeline_->FinalSnapshot();
+  if (cluster_) {
+    // The global view as the topic holds it now, this instance's last publish included.
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    auto whole = cluster_->ReadWholeView(std::max(left, std::chrono::milliseconds(1)));
+    if (whole) {
+      final_snapshot = std::move(*whole);
+    } else {
+      spdlog::error("{}; the final view is the last one read", whole.error().message());
+      final_snapshot = cluster_->snapshot();
+      if (!final_snapshot)
+        shutdown_status_ = Status::Unavailable("no global view was read before the shutdown");
+    }
+  }
   {
     MutexLock lock(snapshot_mu_);
     snapshot_ = std::move(final_snapshot);
@@ -196,6 +229,11 @@ ServiceStatus Daemon::status() const {
       s.alert_sinks.push_back({name, d.sent, d.failed, d.retried, d.dropped});
     }
     s.alert_installs_unknown = alerts_->engine().stats().installs_unknown;
+  }
+  if (cluster_) {
+    s.cluster = cluster_->status();
+    MutexLock lock(snapshot_mu_);
+    s.cluster.partitions = published_partitions_;
   }
   if (consumer_) {
     KafkaConsumerStats k = consumer_->stats();

@@ -73,11 +73,18 @@ void Daemon::MaybeCheckpoint() {
   // Intern tables past their floor: the pipeline drains and the ids no series holds any
   // more are freed (a no-op below the floor; retried at the next call when the pipeline
   // did not drain in time).
-  if (!pipeline_->MaybeSweep(std::chrono::seconds(1))) spdlog::debug("intern tables: sweep deferred");
-  if (config_.checkpoint.dir.empty()) return;
+  // Not in a cluster: the global view's states hold ids the shards' marks do not name
+  // (ADR 0024, "What is not built": marking them).
+  if (!cluster_ && !pipeline_->MaybeSweep(std::chrono::seconds(1)))
+    spdlog::debug("intern tables: sweep deferred");
+  if (config_.checkpoint.dir.empty() && !cluster_) return;
   auto now = std::chrono::steady_clock::now();
   if (now < next_checkpoint_) return;
-  next_checkpoint_ = now + config_.checkpoint.interval;
+  // A cluster publishes at each barrier: barriers come every publish interval at the latest.
+  auto interval = config_.checkpoint.interval;
+  if (cluster_ && (config_.checkpoint.dir.empty() || config_.cluster.publish_interval < interval))
+    interval = config_.cluster.publish_interval;
+  next_checkpoint_ = now + interval;
   static_cast<void>(Checkpoint());  // a failure is counted and logged; retried next interval
 }
 
@@ -91,7 +98,7 @@ bool Daemon::WaitForPipeline() {
 }
 
 bool Daemon::Checkpoint() {
-  if (config_.checkpoint.dir.empty()) return true;
+  if (config_.checkpoint.dir.empty() && !cluster_) return true;
   const bool alerts_changed = save_alert_state_ && save_alert_state_() != alerts_at_checkpoint_;
   if (handed_docs_ == handed_docs_at_checkpoint_ && !alerts_changed && last_checkpoint_ms_.load() != 0)
     return true;
@@ -126,9 +133,16 @@ bool Daemon::Checkpoint() {
     checkpoint_failures_.fetch_add(1);
     return false;
   }
+  // The aggregates topic first: the local checkpoint is written once what it holds is
+  // published (ADR 0024), so a restart's fast path never gets ahead of the topic.
+  if (cluster_ && !PublishToCluster(shards)) {
+    checkpoint_failures_.fetch_add(1);
+    return false;
+  }
   const bool written = WriteCheckpointOf(std::move(shards));
   // The pipeline is idle here: a good moment to free the ids no series holds any more.
-  if (!pipeline_->MaybeSweep(wait)) spdlog::warn("intern tables: the shards did not answer; sweep skipped");
+  if (!cluster_ && !pipeline_->MaybeSweep(wait))
+    spdlog::warn("intern tables: the shards did not answer; sweep skipped");
   return written;
 }
 
@@ -208,10 +222,13 @@ bool Daemon::WriteCheckpointOf(std::vector<ShardImage> shards) {
   if (save_alert_state_) data.alerts = save_alert_state_();
   CheckpointWriteOptions options;
   options.pause_midway_for_testing = checkpoint_pause_for_testing_;
-  if (Status s = WriteCheckpoint(config_.checkpoint.dir, data, *symbols_, options); !s.ok()) {
-    spdlog::error("checkpoint: {}; the previous checkpoint stays", s.message());
-    checkpoint_failures_.fetch_add(1);
-    return false;
+  // A cluster without [checkpoint] dir: the aggregates topic is the only record.
+  if (!config_.checkpoint.dir.empty()) {
+    if (Status s = WriteCheckpoint(config_.checkpoint.dir, data, *symbols_, options); !s.ok()) {
+      spdlog::error("checkpoint: {}; the previous checkpoint stays", s.message());
+      checkpoint_failures_.fetch_add(1);
+      return false;
+    }
   }
   checkpoint_offsets_ = data.kafka_offsets;
   // Re-reading from the start ends once a checkpoint holds the offsets of an assignment (or

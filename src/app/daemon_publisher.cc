@@ -3,6 +3,7 @@
 #include <chrono>
 #include <thread>
 
+#include "cluster_node.h"
 #include "seismo/app/daemon.h"
 #include "seismo/shard/pipeline.h"
 
@@ -16,12 +17,22 @@ constexpr auto kPublishInterval = std::chrono::milliseconds(500);
 void Daemon::Publish() {
   ShardSet& shards = pipeline_->shards();
   const AggregateOptions o = ToAggregateOptions(config_);
-  auto snap = MergeSnapshots(shards.LatestSnapshots(), *symbols_, o.bucket_ms, o.windows_ms, o.retention_ms,
-                             shards.routed_by_key());
+  // A cluster's readers see the global view, read back from the aggregates topic; until it
+  // was read once, what this instance holds.
+  ClusterNode::View view;
+  if (cluster_) view = cluster_->view();
+  const std::shared_ptr<const Snapshot>& global = view.snapshot;
+  if (global && global == last_global_) return;  // nothing new was read
+  last_global_ = global;
+  std::shared_ptr<Snapshot> snap = global
+                                       ? std::make_shared<Snapshot>(*global)
+                                       : MergeSnapshots(shards.LatestSnapshots(), *symbols_, o.bucket_ms,
+                                                        o.windows_ms, o.retention_ms, shards.routed_by_key());
   snap->built_at_ms = clock_->Now().ms;
   {
     MutexLock lock(snapshot_mu_);
     snapshot_ = snap;
+    if (global) published_partitions_ = std::move(view.partitions);
   }
   MutexLock lock(hook_mu_);
   if (publish_hook_) publish_hook_(snap);
@@ -44,6 +55,13 @@ void Daemon::RunPublisher() {
   };
   while (!stop_publisher_.load(std::memory_order_relaxed)) {
     const auto started = std::chrono::steady_clock::now();
+    if (cluster_) {
+      // The global view is read back from the aggregates topic: the shards' snapshots are
+      // not asked for (nobody would take them from their rings).
+      Publish();
+      pause_until(started + kPublishInterval, std::chrono::milliseconds(20), [] { return false; });
+      continue;
+    }
     const uint64_t epoch = shards.RequestSnapshots();
     // Each shard takes its snapshot at its next loop turn: publish as soon as all have,
     // so a document applied before the request is visible within milliseconds of it, not

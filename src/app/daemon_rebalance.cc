@@ -5,6 +5,9 @@
 #include <algorithm>
 #include <chrono>
 
+#include "cluster_node.h"
+#include "seismo/shard/pipeline.h"
+
 namespace seismo {
 
 std::map<TopicPartition, int64_t> Daemon::Rebalance::OnAssigned(
@@ -42,6 +45,9 @@ std::map<TopicPartition, int64_t> Daemon::Rebalance::OnAssigned(
     auto c = committed.find(tp);
     start[tp] = daemon_.StartReread(tp, c == committed.end() ? -1 : c->second);
   }
+  // In a cluster a partition's state may be newer in the aggregates topic (another
+  // instance owned it since): restored from there, and read on from where it ends.
+  if (daemon_.cluster_) daemon_.RestoreFromCluster(partitions, start);
   for (const auto& [tp, offset] : start) handed.Start(tp, offset);
   assigned_.insert(partitions.begin(), partitions.end());
   daemon_.consuming_.store(!assigned_.empty(), std::memory_order_relaxed);
@@ -57,7 +63,8 @@ void Daemon::Rebalance::OnRevoking(const std::vector<TopicPartition>& partitions
   // out) must be read again: the next owner, and this instance after a
   // restart (which starts at the later of its checkpoint and the commit),
   // start at the commit. Without [checkpoint] the commit is the only record.
-  const bool checkpoints = !daemon_.config_.checkpoint.dir.empty();
+  // (A cluster's barrier records offsets too: those its publish holds.)
+  const bool checkpoints = !daemon_.config_.checkpoint.dir.empty() || daemon_.cluster_;
   std::map<TopicPartition, int64_t> commit;
   for (const TopicPartition& tp : partitions) {
     if (checkpoints) {
@@ -77,12 +84,28 @@ void Daemon::Rebalance::OnRevoking(const std::vector<TopicPartition>& partitions
 }
 
 void Daemon::Rebalance::OnLost(const std::vector<TopicPartition>& partitions) {
+  // In a cluster another member may own them already and have published them since: they
+  // are not published again from here.
+  if (daemon_.cluster_) {
+    for (const TopicPartition& tp : partitions) handed.Forget(tp);
+  }
   static_cast<void>(daemon_.Checkpoint());  // a failure is counted and logged inside
   Forget(partitions);
   spdlog::warn("kafka: lost {} partition(s)", partitions.size());
 }
 
 void Daemon::Rebalance::Forget(const std::vector<TopicPartition>& partitions) {
+  if (daemon_.cluster_) {
+    // Their state is their next owner's now (it restores it from the aggregates topic).
+    std::vector<SourceKey> sources;
+    for (const TopicPartition& tp : partitions) {
+      sources.push_back(daemon_.KafkaSource(tp.topic, tp.partition));
+      daemon_.cluster_->Forget(tp);
+    }
+    if (!daemon_.pipeline_->DropSources(sources, std::chrono::seconds(60)))
+      spdlog::error("cluster: the pipeline did not drop the state of {} revoked partition(s)",
+                    sources.size());
+  }
   for (const TopicPartition& tp : partitions) {
     handed.Forget(tp);
     assigned_.erase(tp);

@@ -142,6 +142,28 @@ std::string MetricsText(const Snapshot* snap, const RecordCounts& counts, const 
     e.Sample("seismo_checkpoint_age_seconds", "", static_cast<double>(now_ms - status.last_checkpoint_ms) / 1000.0);
   }
 
+  if (status.cluster.enabled) {
+    const ClusterStatus& cluster = status.cluster;
+    e.Family("seismo_aggregates_rejected_total", "counter",
+             "Records of the aggregates topic the global view rejected, by reason (each logged).");
+    for (const auto& [reason, n] : cluster.rejected)
+      e.Sample("seismo_aggregates_rejected_total", Label("reason", reason), n);
+    e.Counter("seismo_aggregates_publishes_total",
+              "Publishes (transactions) committed to the aggregates topic.", cluster.publishes);
+    e.Counter("seismo_aggregates_publish_failures_total",
+              "Publishes to the aggregates topic that failed; the next barrier publishes again.",
+              cluster.publish_failures);
+    e.Counter("seismo_aggregates_records_published_total", "Records (partials and tombstones) published.",
+              cluster.records_published);
+    size_t degraded = 0;
+    for (const ClusterStatus::Partition& p : cluster.partitions) degraded += p.degraded ? 1 : 0;
+    e.Gauge("seismo_cluster_partitions", "Source partitions the global view holds.",
+            static_cast<double>(cluster.partitions.size()));
+    e.Gauge("seismo_cluster_degraded_partitions",
+            "Source partitions of the global view with a rejected record (the view lacks part of them).",
+            static_cast<double>(degraded));
+  }
+
   // Durability failures.
   e.Counter("seismo_checkpoint_failures_total",
             "Checkpoints not taken or not written; the previous checkpoint stays.",

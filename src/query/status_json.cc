@@ -61,6 +61,62 @@ void CheckpointRecoveryJson(JsonWriter& w, const CheckpointRecovery& r) {
   w.EndObject();
 }
 
+// "cluster": null for one instance, else this instance, its publishes, and every source
+// partition of the global view with its owner, offset and the age of its latest partial
+// (SPEC §9: a view is never silently partial).
+void ClusterJson(JsonWriter& w, const ClusterStatus& c, int64_t now_ms) {
+  w.Key("cluster");
+  if (!c.enabled) {
+    w.Null();
+    return;
+  }
+  w.BeginObject();
+  w.Key("instance_id").String(c.instance_id);
+  w.Key("aggregates_topic").String(c.aggregates_topic);
+  w.Key("publishes").Uint(c.publishes);
+  w.Key("publish_failures").Uint(c.publish_failures);
+  w.Key("records_published").Uint(c.records_published);
+  w.Key("last_publish");
+  if (c.last_publish_ms > 0) {
+    w.String(FormatTimestamp(EventTime{c.last_publish_ms}));
+  } else {
+    w.Null();
+  }
+  TextOrNull(w, "view_error", c.view_error);
+  w.Key("rejected").BeginObject();
+  for (const auto& [reason, n] : c.rejected) w.Key(reason).Uint(n);
+  w.EndObject();
+  size_t degraded = 0;
+  w.Key("partitions").BeginArray();
+  for (const ClusterStatus::Partition& p : c.partitions) {
+    degraded += p.degraded ? 1 : 0;
+    w.BeginObject();
+    w.Key("topic").String(p.topic);
+    w.Key("partition").Int(p.partition);
+    w.Key("owner").String(p.owner);
+    w.Key("offset").Int(p.source_offset);
+    w.Key("stream_time");
+    if (p.stream_time_ms != INT64_MIN) {
+      w.String(FormatTimestamp(EventTime{p.stream_time_ms}));
+    } else {
+      w.Null();
+    }
+    w.Key("latest_partial_age_s");
+    if (p.latest_record_ms != INT64_MIN && p.latest_record_ms >= 0) {
+      w.Double(static_cast<double>(now_ms - p.latest_record_ms) / 1000.0);
+    } else {
+      w.Null();
+    }
+    w.Key("buckets").Uint(p.buckets);
+    w.Key("rejected").Uint(p.rejected);
+    w.Key("degraded").Bool(p.degraded);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("degraded_partitions").Uint(degraded);
+  w.EndObject();
+}
+
 }  // namespace
 
 std::string StatusJson(const Snapshot* snap, const RecordCounts& counts, const ServiceStatus& status,
@@ -149,6 +205,7 @@ std::string StatusJson(const Snapshot* snap, const RecordCounts& counts, const S
   } else {
     w.Null();
   }
+  ClusterJson(w, status.cluster, now_ms);
   // Durability failures.
   w.Key("checkpoint_failures").Uint(status.checkpoint_failures);
   w.Key("dead_letter_failures").Uint(status.dead_letter_failures);

@@ -87,9 +87,8 @@ struct CheckpointConfig {
   OnCorruptCheckpoint on_corrupt = OnCorruptCheckpoint::kReread;
 };
 
-// [cluster] (SPEC §9, ADR 0023, 0024). Parsed and validated; a set aggregates_topic
-// is refused at startup by this build (ClusterSupported) until the publisher and
-// the consumer of the aggregates topic exist.
+// [cluster] (SPEC §9, ADR 0023, 0024): set aggregates_topic, and `seismo run` is one
+// instance of a cluster (the demo refuses it: DemoSupports).
 struct ClusterConfig {
   std::string aggregates_topic;  // "" = one instance, as before
   std::string instance_id;       // "" = <host name>:<port of [http] listen> (InstanceId)
@@ -126,10 +125,10 @@ Result<Config> ParseConfig(std::string_view toml_text, const std::string& path_f
 // port of [http] listen ("host:port").
 std::string InstanceId(const Config& config, std::string_view host_name);
 
-// kInvalidArgument naming the key when the config asks for what this build cannot do
-// yet: a set [cluster] aggregates_topic (more than one instance: issue 18, ADR 0024).
-// `seismo run` and `seismo demo` refuse to start on it rather than ignore it.
-Status ClusterSupported(const Config& config);
+// kInvalidArgument naming the key when the config asks the demo for what it does not do:
+// a set [cluster] aggregates_topic (the demo is one instance on its own embedded Kafka).
+// `seismo demo` refuses to start on it rather than ignore it.
+Status DemoSupports(const Config& config);
 
 // The shard options a config describes (shards resolved to cores, fixed reserve set).
 AggregateOptions ToAggregateOptions(const Config& config);

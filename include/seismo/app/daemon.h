@@ -193,6 +193,9 @@ class Daemon final : public StateProvider {
 
   mutable Mutex snapshot_mu_;  // the publisher writes snapshot_, readers copy the pointer
   std::shared_ptr<const Snapshot> snapshot_ GUARDED_BY(snapshot_mu_);
+  // A cluster's: the source partitions the published global view holds (what /api/v1/status
+  // lists, so it describes the numbers served).
+  std::vector<ClusterStatus::Partition> published_partitions_ GUARDED_BY(snapshot_mu_);
   Mutex hook_mu_;  // held while publish_hook_ runs
   PublishHook publish_hook_ GUARDED_BY(hook_mu_);
 
@@ -200,6 +203,18 @@ class Daemon final : public StateProvider {
   // sink's producer outlives the service. Created in Start() before any thread reads them.
   std::unique_ptr<class KafkaProducer> alert_producer_;
   std::unique_ptr<AlertService> alerts_;
+
+  // [cluster] aggregates_topic set (SPEC §9, ADR 0024): the publisher, restorer and global
+  // view. Null for one instance. Created in Start() before any thread reads it.
+  std::unique_ptr<class ClusterNode> cluster_;
+  std::shared_ptr<const Snapshot> last_global_;  // publisher: the global view it published last
+  // Cluster, source thread: at a barrier, publishes what the images hold; false on failure
+  // (counted by the node, logged).
+  bool PublishToCluster(const std::vector<ShardImage>& images);
+  // Cluster, source thread, on assignment: each partition's start offset, its state restored
+  // from the aggregates topic when that is newer than what this instance holds.
+  void RestoreFromCluster(const std::vector<TopicPartition>& partitions,
+                          std::map<TopicPartition, int64_t>& start);
 };
 
 }  // namespace seismo

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "seismo/aggregate/snapshot.h"
@@ -51,6 +52,34 @@ struct CheckpointRecovery {
   std::vector<Partition> reread;  // partitions read again from their start, in assignment order
 };
 
+// The cluster (SPEC §9, ADR 0024), when [cluster] aggregates_topic is set: each source
+// partition the global view holds, with the instance that last published it.
+struct ClusterStatus {
+  bool enabled = false;
+  std::string instance_id;
+  std::string aggregates_topic;
+  struct Partition {
+    std::string topic;
+    int32_t partition = 0;
+    std::string owner;                     // instance id of its latest partial's publisher
+    int64_t source_offset = -1;            // the largest source offset its partials include
+    int64_t stream_time_ms = INT64_MIN;    // INT64_MIN: none
+    int64_t latest_record_ms = INT64_MIN;  // Kafka timestamp of its latest partial
+    size_t buckets = 0;
+    uint64_t rejected = 0;  // its records rejected so far
+    bool degraded = false;  // some key's latest record was rejected: the view lacks it
+  };
+  std::vector<Partition> partitions;  // by (topic, partition)
+  // Records of the topic rejected by the view, by reason (cluster/record.h names:
+  // corrupt, truncated, unknown_version, key_mismatch).
+  std::vector<std::pair<std::string, uint64_t>> rejected;
+  std::string view_error;  // "" = the topic is being read
+  uint64_t publishes = 0;  // transactions committed
+  uint64_t publish_failures = 0;
+  uint64_t records_published = 0;
+  int64_t last_publish_ms = 0;  // wall clock; 0 = never
+};
+
 struct ServiceStatus {
   int64_t started_at_ms = 0;    // wall clock
   bool sources_done = false;    // every [sources] file was read
@@ -73,6 +102,7 @@ struct ServiceStatus {
   // Why the daemon is not ready although it has started (an operator must act); "" = none.
   std::string not_ready_reason;
   CheckpointRecovery checkpoint_recovery;
+  ClusterStatus cluster;
   std::vector<AlertSinkStatus> alert_sinks;  // the configured alert sinks, in start order
   uint64_t alert_installs_unknown = 0;       // rule candidates tested without the min_installs
                                              // guard: their installs were unknown (monotonic)

@@ -192,15 +192,15 @@ TEST(Config, HealthListenDefaultsToTheNextPort) {
   EXPECT_EQ(HealthListenAddress(*Parse("[http]\nhealth_listen = \"off\"\n")), "");
 }
 
-// [cluster] (SPEC §9): parsed and validated; a set aggregates_topic is refused at startup
-// by this build (ClusterSupported), never ignored.
+// [cluster] (SPEC §9): parsed and validated; the demo refuses a set aggregates_topic
+// (DemoSupports), never ignores it.
 TEST(ConfigCluster, DefaultsAreOneInstance) {
   auto c = Parse("");
   ASSERT_TRUE(c);
   EXPECT_EQ(c->cluster.aggregates_topic, "");
   EXPECT_EQ(c->cluster.instance_id, "");
   EXPECT_EQ(c->cluster.publish_interval, std::chrono::seconds(10));
-  EXPECT_TRUE(ClusterSupported(*c).ok());
+  EXPECT_TRUE(DemoSupports(*c).ok());
 }
 
 TEST(ConfigCluster, ReadsEveryKey) {
@@ -243,21 +243,22 @@ TEST(ConfigCluster, ErrorsNameTheKey) {
   ExpectError("[cluster]\nowner = \"me\"\n", "cluster.owner: unknown key");
 }
 
-TEST(ConfigCluster, ASetAggregatesTopicIsNotYetSupported) {
+TEST(ConfigCluster, TheDemoDoesNotRunAsPartOfACluster) {
   auto c = Parse("[cluster]\naggregates_topic = \"seismo.aggregates\"\n");
   ASSERT_TRUE(c);
-  const Status s = ClusterSupported(*c);
+  const Status s = DemoSupports(*c);
   ASSERT_FALSE(s.ok());
-  EXPECT_NE(s.message().find("test.toml: cluster.aggregates_topic: not yet supported"), std::string::npos)
+  EXPECT_NE(s.message().find("test.toml: cluster.aggregates_topic: the demo is one instance"),
+            std::string::npos)
       << s.message();
 }
 
 // The real binary refuses to start rather than run as one instance of a cluster it is not.
-TEST(ConfigCluster, RunAndDemoRefuseASetAggregatesTopic) {
+TEST(ConfigCluster, TheDemoRefusesASetAggregatesTopic) {
   const std::string path = ::testing::TempDir() + "/cluster-" + std::to_string(::getpid()) + ".toml";
   std::ofstream(path)
       << "[http]\nlisten = \"127.0.0.1:0\"\n[cluster]\naggregates_topic = \"seismo.aggregates\"\n";
-  for (const char* command : {"run", "demo"}) {
+  for (const char* command : {"demo"}) {
     const std::string line = std::string(SEISMO_BINARY) + " " + command + " --config '" + path + "' 2>&1";
     FILE* p = ::popen(line.c_str(), "r");
     ASSERT_NE(p, nullptr);
@@ -267,7 +268,7 @@ TEST(ConfigCluster, RunAndDemoRefuseASetAggregatesTopic) {
     const int status = ::pclose(p);
     ASSERT_TRUE(WIFEXITED(status)) << command;
     EXPECT_EQ(WEXITSTATUS(status), 2) << command << ": " << out;
-    EXPECT_NE(out.find("cluster.aggregates_topic: not yet supported"), std::string::npos)
+    EXPECT_NE(out.find("cluster.aggregates_topic: the demo is one instance"), std::string::npos)
         << command << ": " << out;
   }
   std::remove(path.c_str());

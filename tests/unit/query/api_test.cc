@@ -49,6 +49,45 @@ TEST_F(ApiTest, AlertsPassThrough) {
   EXPECT_EQ(Get("/api/v1/alerts").body, R"({"alerts":[{"rule":"r","state":"firing"}]})");
 }
 
+// A cluster's instance lists every source partition of its global view with its owner,
+// offset and the age of its latest partial, and counts the topic's rejected records
+// (SPEC §9: a view is never silently partial).
+TEST_F(ApiTest, StatusListsTheClustersPartitionsAndMetricsCountRejectedRecords) {
+  ServiceStatus s;
+  s.cluster.enabled = true;
+  s.cluster.instance_id = "node-a:8080";
+  s.cluster.aggregates_topic = "seismo.aggregates";
+  s.cluster.publishes = 4;
+  s.cluster.records_published = 17;
+  s.cluster.partitions = {
+      {"telemetry.main", 0, "node-a:8080", 120, ParseTimestamp("2026-11-20T10:00:00Z")->ms,
+       1'000'000'000'000 - 2'500, 3, 0, false},
+      {"telemetry.main", 1, "node-b:8080", 80, INT64_MIN, INT64_MIN, 0, 2, true},
+  };
+  s.cluster.rejected = {{"corrupt", 1}, {"truncated", 0}, {"unknown_version", 1}, {"key_mismatch", 0}};
+  provider_.SetStatus(s);
+  const std::string status = Get("/api/v1/status").body;
+  EXPECT_NE(
+      status.find(
+          R"("cluster":{"instance_id":"node-a:8080","aggregates_topic":"seismo.aggregates",)"
+          R"("publishes":4,"publish_failures":0,"records_published":17,"last_publish":null,)"
+          R"("view_error":null,"rejected":{"corrupt":1,"truncated":0,"unknown_version":1,"key_mismatch":0},)"
+          R"("partitions":[{"topic":"telemetry.main","partition":0,"owner":"node-a:8080","offset":120,)"
+          R"("stream_time":"2026-11-20T10:00:00.000Z","latest_partial_age_s":2.5,"buckets":3,)"
+          R"("rejected":0,"degraded":false},{"topic":"telemetry.main","partition":1,)"
+          R"("owner":"node-b:8080","offset":80,"stream_time":null,"latest_partial_age_s":null,)"
+          R"("buckets":0,"rejected":2,"degraded":true}],"degraded_partitions":1})"),
+      std::string::npos)
+      << status;
+  const std::string metrics = MetricsText(nullptr, RecordCounts{}, s, "[]", HttpStats{}, 0);
+  EXPECT_NE(metrics.find("\nseismo_aggregates_rejected_total{reason=\"corrupt\"} 1\n"), std::string::npos)
+      << metrics;
+  EXPECT_NE(metrics.find("\nseismo_aggregates_rejected_total{reason=\"unknown_version\"} 1\n"),
+            std::string::npos);
+  EXPECT_NE(metrics.find("\nseismo_cluster_degraded_partitions 1\n"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("\nseismo_aggregates_records_published_total 17\n"), std::string::npos) << metrics;
+}
+
 TEST_F(ApiTest, StatusReportsCountersAndConfiguration) {
   RecordCounts c;
   c.by_kind = {1, 2, 3};
@@ -74,7 +113,7 @@ TEST_F(ApiTest, StatusReportsCountersAndConfiguration) {
       R"("folded_series":0,"dedup_forgotten":0,"series":0,"memory_bytes":0,"queues":{"chunks":2,"batches":0},)"
       R"("consumer":{"enabled":false,"consuming":true,"lag":7,"paused_partitions":0,"pauses":0,"redelivered":0,"errors":0,)"
       R"("last_error":"","offset_resets":0,"commit_failures":0,"lost_offsets":0,"lost":[]},"alert_sinks":{},"ready":true,"not_ready_reason":null,"checkpoint_recovery":null,)"
-      R"("last_checkpoint":"2026-11-20T10:00:00.000Z",)"
+      R"("last_checkpoint":"2026-11-20T10:00:00.000Z","cluster":null,)"
       R"("checkpoint_failures":2,"dead_letter_failures":3,)"
       R"("windows":["1h","24h","7d"],"default_window":"24h","bucket":"60s"})");
   World w;

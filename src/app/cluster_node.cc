@@ -1,0 +1,294 @@
+#include "cluster_node.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <set>
+#include <utility>
+
+#include "seismo/cluster/partials.h"
+#include "seismo/core/hash.h"
+#include "seismo/ingest/kafka_producer.h"
+#include "seismo/ingest/kafka_topic_reader.h"
+
+namespace seismo {
+namespace {
+
+constexpr auto kTransactionTimeout = std::chrono::seconds(30);
+constexpr auto kViewBuildInterval = std::chrono::milliseconds(500);
+
+// The client properties of [kafka] (security, addresses) apply to the cluster's clients
+// too; librdkafka ignores, with a warning, those of another client kind.
+std::map<std::string, std::string> ClientProperties(const Config& c) {
+  std::map<std::string, std::string> out;
+  for (const auto& [k, v] : c.kafka.properties) {
+    if (k.rfind("group.", 0) == 0 || k.rfind("partition.assignment", 0) == 0 || k == "auto.offset.reset" ||
+        k.rfind("enable.auto", 0) == 0 || k == "isolation.level")
+      continue;  // the group consumer's own
+    out[k] = v;
+  }
+  return out;
+}
+
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// Reads `reader`'s assigned partitions to their end, each record to `on_record`.
+Status ReadToEnd(KafkaTopicReader& reader, const std::string& topic, std::chrono::milliseconds timeout,
+                 const KafkaTopicReader::RecordCallback& on_record) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!reader.AtEnd()) {
+    if (std::chrono::steady_clock::now() >= deadline) {
+      return Status::Unavailable("cluster: reading '" + topic + "' to its end took longer than " +
+                                 std::to_string(timeout.count()) + " ms");
+    }
+    Result<size_t> n = reader.Poll(std::chrono::milliseconds(100), on_record);
+    if (!n) return n.error();
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+ClusterNode::ClusterNode(const Config& config, std::string instance_id, Symbols* symbols)
+    : config_(config),
+      instance_id_(std::move(instance_id)),
+      symbols_(symbols),
+      options_(ToAggregateOptions(config)) {}
+
+ClusterNode::~ClusterNode() {
+  stop_.store(true);
+  if (view_thread_.joinable()) view_thread_.join();
+}
+
+Result<std::unique_ptr<ClusterNode>> ClusterNode::Create(const Config& config, std::string instance_id,
+                                                         Symbols* symbols) {
+  std::unique_ptr<ClusterNode> node(new ClusterNode(config, std::move(instance_id), symbols));
+  const std::string& topic = config.cluster.aggregates_topic;
+  auto reader = KafkaTopicReader::Create({config.kafka.brokers, ClientProperties(config)});
+  if (!reader) return reader.error();
+  Result<int32_t> partitions = (*reader)->PartitionCount(topic, std::chrono::seconds(30));
+  if (!partitions) {
+    return Status(partitions.error().code(),
+                  "cluster.aggregates_topic: " + partitions.error().message() +
+                      " (create it compacted, cleanup.policy=compact: docs/scaling.md)");
+  }
+  node->aggregates_partitions_ = *partitions;
+  KafkaProducerOptions po;
+  po.brokers = config.kafka.brokers;
+  po.properties = ClientProperties(config);
+  po.properties["transactional.id"] = "seismo/" + topic + "/" + node->instance_id_;
+  po.properties["transaction.timeout.ms"] = "60000";
+  po.properties["linger.ms"] = "20";
+  auto producer = KafkaProducer::Create(po);
+  if (!producer) return producer.error();
+  if (Status s = (*producer)->InitTransactions(kTransactionTimeout); !s.ok()) return s;
+  node->producer_ = std::move(*producer);
+  return node;
+}
+
+int32_t ClusterNode::AggregatesPartitionOf(const std::string& topic, int32_t partition) const {
+  // Every record of one source partition in one aggregates partition, in the order written.
+  const std::string name = topic + "/" + std::to_string(partition);
+  return static_cast<int32_t>(Hash64(name) % static_cast<uint64_t>(aggregates_partitions_));
+}
+
+Status ClusterNode::Publish(const std::vector<ShardImage>& images,
+                            const std::vector<std::optional<Pipeline::PartitionName>>& names,
+                            const std::map<TopicPartition, int64_t>& next_offsets) {
+  const auto& topics = config_.kafka.topics;
+  struct Part {
+    std::vector<SeriesImage> series;
+    int64_t stream_time_ms = INT64_MIN;
+  };
+  std::map<TopicPartition, Part> parts;
+  for (const auto& [tp, offset] : next_offsets) {
+    if (std::find(topics.begin(), topics.end(), tp.topic) != topics.end()) parts[tp];
+  }
+  for (size_t i = 0; i < images.size() && i < names.size(); ++i) {
+    if (!names[i]) continue;
+    auto it = parts.find({names[i]->first, names[i]->second});
+    if (it == parts.end()) continue;  // not ours to publish (a file, a partition not assigned)
+    it->second.series.insert(it->second.series.end(), images[i].series.begin(), images[i].series.end());
+    it->second.stream_time_ms = std::max(it->second.stream_time_ms, images[i].stream_time_ms);
+  }
+  std::vector<std::pair<int32_t, OutgoingRecord>> out;
+  for (auto& [tp, part] : parts) {
+    const std::vector<PartialRecord> partials =
+        SplitIntoPartials(part.series, {tp.topic, tp.partition, 0, 0}, options_.bucket_ms,
+                          next_offsets.at(tp), part.stream_time_ms, instance_id_, *symbols_);
+    std::vector<OutgoingRecord> records;
+    ledger_.Diff(tp.topic, tp.partition, partials, *symbols_, records);
+    const int32_t to = AggregatesPartitionOf(tp.topic, tp.partition);
+    for (OutgoingRecord& r : records) out.emplace_back(to, std::move(r));
+  }
+  if (out.empty()) {
+    ledger_.Commit();  // offsets and hashes as they are: nothing was due
+    return Status::Ok();
+  }
+  const std::string& topic = config_.cluster.aggregates_topic;
+  Status s = producer_->BeginTransaction();
+  for (size_t i = 0; s.ok() && i < out.size(); ++i) {
+    const auto& [partition, r] = out[i];
+    s = r.value ? producer_->Produce(topic, r.key, *r.value, partition)
+                : producer_->ProduceTombstone(topic, r.key, partition);
+  }
+  if (s.ok()) {
+    s = producer_->CommitTransaction(kTransactionTimeout);
+  } else {
+    Status aborted = producer_->AbortTransaction(kTransactionTimeout);
+    if (!aborted.ok()) spdlog::warn("cluster: {}", aborted.message());
+  }
+  if (!s.ok()) {
+    ledger_.Abort();  // the next publish sends it all again
+    publish_failures_.fetch_add(1);
+    if (s.code() == StatusCode::kFailedPrecondition) {
+      // Fenced or broken for good: a new producer takes the transactional id back.
+      KafkaProducerOptions po;
+      po.brokers = config_.kafka.brokers;
+      po.properties = ClientProperties(config_);
+      po.properties["transactional.id"] = "seismo/" + topic + "/" + instance_id_;
+      auto producer = KafkaProducer::Create(po);
+      if (producer && (*producer)->InitTransactions(kTransactionTimeout).ok())
+        producer_ = std::move(*producer);
+    }
+    return Status::Unavailable("cluster: publish to '" + topic + "' failed: " + s.message());
+  }
+  ledger_.Commit();
+  publishes_.fetch_add(1);
+  records_published_.fetch_add(out.size());
+  last_publish_ms_.store(NowMs());
+  return Status::Ok();
+}
+
+Result<std::map<TopicPartition, ClusterNode::Restored>> ClusterNode::ReadPartitions(
+    const std::vector<TopicPartition>& tps, std::chrono::milliseconds timeout) {
+  std::map<TopicPartition, Restored> out;
+  if (tps.empty()) return out;
+  std::set<int32_t> wanted;
+  for (const TopicPartition& tp : tps) wanted.insert(AggregatesPartitionOf(tp.topic, tp.partition));
+  auto reader = KafkaTopicReader::Create({config_.kafka.brokers, ClientProperties(config_)});
+  if (!reader) return reader.error();
+  const std::string& topic = config_.cluster.aggregates_topic;
+  if (Status s = (*reader)->Assign(topic, {wanted.begin(), wanted.end()}, timeout); !s.ok()) return s;
+  GlobalView view(options_, symbols_);
+  Status read = ReadToEnd(**reader, topic, timeout, [&](const KafkaTopicRecord& r) {
+    // Only the partitions asked for: others share their aggregates partition.
+    std::optional<RecordKey> key = DecodeRecordKey(r.key);
+    if (key && key->kind == RecordKind::kPartial &&
+        std::find(tps.begin(), tps.end(), TopicPartition{key->where.topic, key->where.partition}) ==
+            tps.end())
+      return;
+    if (auto rejected = view.Apply(r.key, r.value, r.timestamp_ms)) spdlog::warn("cluster: {}", *rejected);
+  });
+  if (!read.ok()) return read;
+  for (const TopicPartition& tp : tps) {
+    std::optional<GlobalView::PartitionState> state = view.StateOf(tp.topic, tp.partition);
+    if (!state) continue;
+    Restored& r = out[tp];
+    r.series = std::move(state->series);
+    r.source_offset = state->status.source_offset;
+    r.stream_time_ms = state->status.stream_time_ms;
+    r.degraded = state->status.degraded();
+  }
+  return out;
+}
+
+void ClusterNode::Forget(const TopicPartition& tp) { ledger_.Forget(tp.topic, tp.partition); }
+
+void ClusterNode::Start() {
+  view_thread_ = std::thread([this] { RunView(); });
+}
+
+ClusterNode::View ClusterNode::view() const {
+  MutexLock lock(mu_);
+  return {snapshot_, partitions_};
+}
+
+void ClusterNode::RunView() {
+  const std::string& topic = config_.cluster.aggregates_topic;
+  std::unique_ptr<KafkaTopicReader> reader;
+  std::unique_ptr<GlobalView> view;
+  bool changed = false;
+  auto next_build = std::chrono::steady_clock::now();
+  while (!stop_.load()) {
+    if (!reader) {
+      auto r = KafkaTopicReader::Create({config_.kafka.brokers, ClientProperties(config_)});
+      Status s = r ? (*r)->Assign(topic, {}, std::chrono::seconds(10)) : r.error();
+      if (!s.ok()) {
+        {
+          MutexLock lock(mu_);
+          view_error_ = s.message();
+        }
+        // Try again in a second (stop-aware).
+        for (int i = 0; i < 10 && !stop_.load(); ++i)
+          std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        continue;
+      }
+      reader = std::move(*r);
+      view = std::make_unique<GlobalView>(options_, symbols_);
+    }
+    Result<size_t> n = reader->Poll(std::chrono::milliseconds(100), [&](const KafkaTopicRecord& r) {
+      if (auto rejected = view->Apply(r.key, r.value, r.timestamp_ms)) spdlog::warn("cluster: {}", *rejected);
+      changed = true;
+    });
+    if (!n) {
+      MutexLock lock(mu_);
+      view_error_ = n.error().message();
+      reader.reset();  // read the topic again from its start
+      continue;
+    }
+    // The first view once the topic was read to its end; then one per interval of changes.
+    const auto now = std::chrono::steady_clock::now();
+    if (!reader->AtEnd() || (!changed && snapshot() != nullptr) || now < next_build) continue;
+    std::shared_ptr<const Snapshot> built = view->Build();
+    next_build = now + kViewBuildInterval;
+    changed = false;
+    std::vector<ClusterStatus::Partition> partitions;
+    for (const GlobalView::PartitionStatus& p : view->Partitions()) {
+      partitions.push_back({p.topic, p.partition, p.owner, p.source_offset, p.stream_time_ms,
+                            p.latest_record_ms, p.buckets, p.rejected, p.degraded()});
+    }
+    MutexLock lock(mu_);
+    snapshot_ = std::move(built);
+    partitions_ = std::move(partitions);
+    rejected_ = view->rejected();
+    view_error_.clear();
+  }
+}
+
+Result<std::shared_ptr<const Snapshot>> ClusterNode::ReadWholeView(std::chrono::milliseconds timeout) {
+  auto reader = KafkaTopicReader::Create({config_.kafka.brokers, ClientProperties(config_)});
+  if (!reader) return reader.error();
+  const std::string& topic = config_.cluster.aggregates_topic;
+  if (Status s = (*reader)->Assign(topic, {}, timeout); !s.ok()) return s;
+  GlobalView view(options_, symbols_);
+  Status read = ReadToEnd(**reader, topic, timeout, [&](const KafkaTopicRecord& r) {
+    if (auto rejected = view.Apply(r.key, r.value, r.timestamp_ms)) spdlog::warn("cluster: {}", *rejected);
+  });
+  if (!read.ok()) return read;
+  return view.Build();
+}
+
+ClusterStatus ClusterNode::status() const {
+  ClusterStatus s;
+  s.enabled = true;
+  s.instance_id = instance_id_;
+  s.aggregates_topic = config_.cluster.aggregates_topic;
+  s.publishes = publishes_.load();
+  s.publish_failures = publish_failures_.load();
+  s.records_published = records_published_.load();
+  s.last_publish_ms = last_publish_ms_.load();
+  MutexLock lock(mu_);
+  s.partitions = partitions_;
+  for (size_t r = 0; r < kRecordRejectCount; ++r) {
+    s.rejected.emplace_back(std::string(RecordRejectName(static_cast<RecordReject>(r))), rejected_[r]);
+  }
+  s.view_error = view_error_;
+  return s;
+}
+
+}  // namespace seismo

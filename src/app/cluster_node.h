@@ -1,0 +1,118 @@
+// ClusterNode: one instance's part in a cluster (SPEC §9, ADR 0024), when
+// [cluster] aggregates_topic is set. Private to src/app/daemon*.cc.
+//
+//   source thread, at each barrier:  Publish(images) ──one transaction──> aggregates topic
+//   source thread, on assignment:    ReadPartitions(tps) <── the topic, to its end
+//   view thread:                     the whole topic ──GlobalView──> snapshot()
+//
+// The global view is built from the topic alone, the instance's own partitions included
+// (as it last published them), so every instance serves the same numbers: a partition's
+// freshness is the publish interval plus the time to read the topic back.
+//
+// Threading: Publish, ReadPartitions, Forget and Publishes* from the source thread;
+// snapshot() and status() from any thread; the view thread is the node's own.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "seismo/aggregate/shard_image.h"
+#include "seismo/aggregate/snapshot.h"
+#include "seismo/app/config.h"
+#include "seismo/cluster/global_view.h"
+#include "seismo/cluster/publish_ledger.h"
+#include "seismo/core/mutex.h"
+#include "seismo/core/status.h"
+#include "seismo/core/symbols.h"
+#include "seismo/ingest/kafka_consumer.h"
+#include "seismo/query/provider.h"
+#include "seismo/shard/pipeline.h"
+
+namespace seismo {
+
+class KafkaProducer;
+
+class ClusterNode {
+ public:
+  // Fails when the aggregates topic does not exist (an operator creates it, compacted:
+  // docs/scaling.md) or the transactional producer cannot start.
+  [[nodiscard]] static Result<std::unique_ptr<ClusterNode>> Create(const Config& config,
+                                                                   std::string instance_id, Symbols* symbols);
+  ~ClusterNode();
+  ClusterNode(const ClusterNode&) = delete;
+  ClusterNode& operator=(const ClusterNode&) = delete;
+
+  const std::string& instance_id() const { return instance_id_; }
+
+  // Source thread, at a barrier: the partitions this instance owns (`next_offsets`: each
+  // with the offset its next document has) are published from the shards' `images`
+  // (named by `names`), what changed since the last publish, in one transaction.
+  // Partitions of sources that are not Kafka topics are not published.
+  [[nodiscard]] Status Publish(const std::vector<ShardImage>& images,
+                               const std::vector<std::optional<Pipeline::PartitionName>>& names,
+                               const std::map<TopicPartition, int64_t>& next_offsets);
+
+  // Source thread, on assignment: each partition's state as the topic holds it now (read
+  // to its end); absent when the topic holds nothing of it.
+  struct Restored {
+    std::vector<SeriesImage> series;
+    int64_t source_offset = -1;
+    int64_t stream_time_ms = INT64_MIN;
+    bool degraded = false;  // some of its records were rejected: rebuild it from its source
+  };
+  [[nodiscard]] Result<std::map<TopicPartition, Restored>> ReadPartitions(
+      const std::vector<TopicPartition>& tps, std::chrono::milliseconds timeout);
+
+  // The partition left this instance: its records are its next owner's to write.
+  void Forget(const TopicPartition& tp);
+
+  // The view thread: from Start() until the destructor.
+  void Start();
+  // The latest global view (null until the topic was read to its end once), with the
+  // partitions it holds.
+  struct View {
+    std::shared_ptr<const Snapshot> snapshot;
+    std::vector<ClusterStatus::Partition> partitions;
+  };
+  View view() const;
+  std::shared_ptr<const Snapshot> snapshot() const { return view().snapshot; }
+  // Reads the whole topic to its end, now, into a view of its own (run --output at
+  // shutdown, after the final publish).
+  [[nodiscard]] Result<std::shared_ptr<const Snapshot>> ReadWholeView(std::chrono::milliseconds timeout);
+
+  ClusterStatus status() const;
+
+ private:
+  ClusterNode(const Config& config, std::string instance_id, Symbols* symbols);
+  int32_t AggregatesPartitionOf(const std::string& topic, int32_t partition) const;
+  void RunView();
+
+  const Config config_;
+  const std::string instance_id_;
+  Symbols* symbols_;
+  AggregateOptions options_;
+  int32_t aggregates_partitions_ = 1;
+  std::unique_ptr<KafkaProducer> producer_;  // transactional; source thread
+  PublishLedger ledger_;                     // source thread
+
+  std::atomic<bool> stop_{false};
+  std::thread view_thread_;
+  mutable Mutex mu_;
+  std::shared_ptr<const Snapshot> snapshot_ GUARDED_BY(mu_);
+  std::vector<ClusterStatus::Partition> partitions_ GUARDED_BY(mu_);  // snapshot_'s
+  std::array<uint64_t, kRecordRejectCount> rejected_ GUARDED_BY(mu_){};
+  std::string view_error_ GUARDED_BY(mu_);
+  std::atomic<uint64_t> publishes_{0};
+  std::atomic<uint64_t> publish_failures_{0};
+  std::atomic<uint64_t> records_published_{0};
+  std::atomic<int64_t> last_publish_ms_{0};
+};
+
+}  // namespace seismo
