@@ -115,13 +115,34 @@ Status ClusterNode::Publish(const std::vector<ShardImage>& images,
     it->second.series.insert(it->second.series.end(), images[i].series.begin(), images[i].series.end());
     it->second.stream_time_ms = std::max(it->second.stream_time_ms, images[i].stream_time_ms);
   }
+  std::map<TopicPartition, std::vector<std::string>> bad;
+  {
+    MutexLock lock(mu_);
+    bad = bad_keys_;
+  }
   std::vector<std::pair<int32_t, OutgoingRecord>> out;
   for (auto& [tp, part] : parts) {
+    // A rejected record of a partition this instance owns: the partition is published
+    // again whole, which replaces the bad record under its key (ADR 0023).
+    auto bad_it = bad.find(tp);
+    if (bad_it != bad.end()) {
+      spdlog::warn("cluster: {}: {} record(s) of it were rejected; publishing it again whole", ToString(tp),
+                   bad_it->second.size());
+      ledger_.Forget(tp.topic, tp.partition);
+    }
     const std::vector<PartialRecord> partials =
         SplitIntoPartials(part.series, {tp.topic, tp.partition, 0, 0}, options_.bucket_ms,
                           next_offsets.at(tp), part.stream_time_ms, instance_id_, *symbols_);
     std::vector<OutgoingRecord> records;
     ledger_.Diff(tp.topic, tp.partition, partials, *symbols_, records);
+    if (bad_it != bad.end()) {
+      // A bad key the partition no longer has is deleted.
+      std::set<std::string> sent;
+      for (const OutgoingRecord& r : records) sent.insert(r.key);
+      for (const std::string& key : bad_it->second) {
+        if (!sent.contains(key)) records.push_back({key, std::nullopt});
+      }
+    }
     const int32_t to = AggregatesPartitionOf(tp.topic, tp.partition);
     for (OutgoingRecord& r : records) out.emplace_back(to, std::move(r));
   }
@@ -197,6 +218,14 @@ Result<std::map<TopicPartition, ClusterNode::Restored>> ClusterNode::ReadPartiti
   return out;
 }
 
+bool ClusterNode::HasRejectedRecordsOf(const std::map<TopicPartition, int64_t>& owned) const {
+  MutexLock lock(mu_);
+  for (const auto& [tp, keys] : bad_keys_) {
+    if (owned.contains(tp)) return true;
+  }
+  return false;
+}
+
 void ClusterNode::Forget(const TopicPartition& tp) { ledger_.Forget(tp.topic, tp.partition); }
 
 void ClusterNode::Start() {
@@ -252,9 +281,12 @@ void ClusterNode::RunView() {
       partitions.push_back({p.topic, p.partition, p.owner, p.source_offset, p.stream_time_ms,
                             p.latest_record_ms, p.buckets, p.rejected, p.degraded()});
     }
+    std::map<TopicPartition, std::vector<std::string>> bad;
+    for (auto& [id, keys] : view->BadKeys()) bad[{id.first, id.second}] = std::move(keys);
     MutexLock lock(mu_);
     snapshot_ = std::move(built);
     partitions_ = std::move(partitions);
+    bad_keys_ = std::move(bad);
     rejected_ = view->rejected();
     view_error_.clear();
   }

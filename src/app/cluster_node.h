@@ -70,6 +70,10 @@ class ClusterNode {
   [[nodiscard]] Result<std::map<TopicPartition, Restored>> ReadPartitions(
       const std::vector<TopicPartition>& tps, std::chrono::milliseconds timeout);
 
+  // Whether a partition of `owned` has a record the view rejected (its next barrier must
+  // publish even when nothing new was read).
+  bool HasRejectedRecordsOf(const std::map<TopicPartition, int64_t>& owned) const;
+
   // The partition left this instance: its records are its next owner's to write.
   void Forget(const TopicPartition& tp);
 
@@ -107,6 +111,9 @@ class ClusterNode {
   mutable Mutex mu_;
   std::shared_ptr<const Snapshot> snapshot_ GUARDED_BY(mu_);
   std::vector<ClusterStatus::Partition> partitions_ GUARDED_BY(mu_);  // snapshot_'s
+  // Keys whose latest record the view rejected, per partition: an owned one is published
+  // again whole at the next barrier, and a bad key it no longer has is tombstoned.
+  std::map<TopicPartition, std::vector<std::string>> bad_keys_ GUARDED_BY(mu_);
   std::array<uint64_t, kRecordRejectCount> rejected_ GUARDED_BY(mu_){};
   std::string view_error_ GUARDED_BY(mu_);
   std::atomic<uint64_t> publishes_{0};

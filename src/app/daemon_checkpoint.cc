@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "cluster_node.h"
 #include "daemon_rebalance.h"
 #include "seismo/app/daemon.h"
 #include "seismo/app/replay.h"
@@ -100,7 +101,9 @@ bool Daemon::WaitForPipeline() {
 bool Daemon::Checkpoint() {
   if (config_.checkpoint.dir.empty() && !cluster_) return true;
   const bool alerts_changed = save_alert_state_ && save_alert_state_() != alerts_at_checkpoint_;
-  if (handed_docs_ == handed_docs_at_checkpoint_ && !alerts_changed && last_checkpoint_ms_.load() != 0)
+  const bool republish = cluster_ && rebalance_ && cluster_->HasRejectedRecordsOf(rebalance_->handed.next());
+  if (handed_docs_ == handed_docs_at_checkpoint_ && !alerts_changed && !republish &&
+      last_checkpoint_ms_.load() != 0)
     return true;
   // Documents a [sources] file still holds for the documents after them (ADR 0017) are
   // decided now, so the file positions saved cover exactly what was counted or rejected.

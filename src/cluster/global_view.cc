@@ -130,6 +130,15 @@ std::vector<GlobalView::PartitionStatus> GlobalView::Partitions() const {
   return out;
 }
 
+std::map<std::pair<std::string, int32_t>, std::vector<std::string>> GlobalView::BadKeys() const {
+  std::map<std::pair<std::string, int32_t>, std::vector<std::string>> out;
+  for (const auto& [id, p] : partitions_) {
+    for (const auto& [bucket, part] : p.bad)
+      out[id].push_back(PartialKey({id.first, id.second, bucket, part}));
+  }
+  return out;
+}
+
 std::optional<GlobalView::PartitionState> GlobalView::StateOf(const std::string& topic,
                                                               int32_t partition) const {
   auto it = partitions_.find({topic, partition});

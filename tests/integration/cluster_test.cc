@@ -17,6 +17,7 @@
 #include "integration/real_kafka.h"
 #include "seismo/app/daemon.h"
 #include "seismo/app/replay.h"
+#include "seismo/core/hash.h"
 #include "seismo/ingest/kafka_producer.h"
 #include "seismo/ingest/mock_cluster.h"
 #include "seismo/signature/generator.h"
@@ -171,6 +172,62 @@ class ClusterTest : public ::testing::Test {
     EXPECT_EQ(View(b), Replay()) << "nothing lost or counted twice across the restart";
   }
 
+  // A corrupt record and one of an unknown version in the aggregates topic, each under a key
+  // of a partition an instance owns: counted by reason and reported as degraded, never a
+  // crash; the owner publishes the partition again, which heals the view.
+  void BadRecordsAreCountedSkippedAndHealedByTheOwner() {
+    SystemClock clock;
+    Daemon a(InstanceConfig("a"), signatures_.get(), &clock);
+    Daemon b(InstanceConfig("b"), signatures_.get(), &clock);
+    ASSERT_TRUE(a.Start().ok());
+    ASSERT_TRUE(b.Start().ok());
+    Produce(6, 300, 100, 60);
+    ASSERT_TRUE(WaitForView(a)) << ViewOffsets(a) << " of " << produced_;
+    const std::string replay = Replay();
+    ASSERT_EQ(View(a), replay);
+
+    KafkaProducerOptions po;
+    po.brokers = bootstrap_;
+    auto producer = KafkaProducer::Create(po);
+    ASSERT_TRUE(producer);
+    // Where the owner writes the partition's records, so the healing record comes after.
+    auto to = [](const std::string& topic, int partition) {
+      return static_cast<int32_t>(Hash64(topic + "/" + std::to_string(partition)) % 2);
+    };
+    // A whole header (29 bytes) of version 99: a newer writer's.
+    const std::string unknown_version =
+        std::string("SEISMOAG") + std::string("\x63\0\0\0", 4) + std::string(40, '\1');
+    ASSERT_TRUE((*producer)
+                    ->Produce(aggregates_, "p/" + topics_[0] + "/0/1/0", "not a record", to(topics_[0], 0))
+                    .ok());
+    ASSERT_TRUE((*producer)
+                    ->Produce(aggregates_, "p/" + topics_[1] + "/1/1/0", unknown_version, to(topics_[1], 1))
+                    .ok());
+    ASSERT_TRUE((*producer)->Flush(seconds(30)).ok());
+
+    auto rejected = [&](const Daemon& d, const std::string& reason) {
+      for (const auto& [r, n] : d.status().cluster.rejected)
+        if (r == reason) return n;
+      return uint64_t{0};
+    };
+    EXPECT_TRUE(test::WaitFor(
+        [&] { return rejected(a, "corrupt") >= 1 && rejected(a, "unknown_version") >= 1; }, seconds(60)))
+        << rejected(a, "corrupt") << " corrupt, " << rejected(a, "unknown_version") << " unknown_version";
+    // Healed: the owners published the partitions again; no partition is degraded.
+    auto degraded = [&](const Daemon& d) {
+      size_t n = 0;
+      for (const ClusterStatus::Partition& p : d.status().cluster.partitions) n += p.degraded ? 1 : 0;
+      return n;
+    };
+    EXPECT_TRUE(test::WaitFor([&] { return degraded(a) == 0 && degraded(b) == 0; }, seconds(60)))
+        << degraded(a) << " and " << degraded(b) << " degraded partitions";
+    Produce(7, 100, 30, 20);
+    ASSERT_TRUE(WaitForView(b)) << ViewOffsets(b) << " of " << produced_;
+    EXPECT_EQ(View(b), Replay());
+    a.Stop();
+    b.Stop();
+  }
+
   fs::path dir_;
   std::string bootstrap_;
   std::string group_ = "seismo-cluster";
@@ -219,6 +276,12 @@ TEST_F(MockCluster3, ThreeInstancesServeOneExactGlobalViewThroughALeaveAndALateJ
   ThreeInstancesThroughALeaveAndALateJoin();
 }
 TEST_F(MockCluster3, AllInstancesRestartedAtOnceResumeFromTheTopic) { AllInstancesRestartedAtOnce(); }
+TEST_F(MockCluster3, BadRecordsAreCountedSkippedAndHealedByThePartitionsOwner) {
+  BadRecordsAreCountedSkippedAndHealedByTheOwner();
+}
+TEST_F(KafkaCluster3, BadRecordsAreCountedSkippedAndHealedByThePartitionsOwner) {
+  BadRecordsAreCountedSkippedAndHealedByTheOwner();
+}
 TEST_F(KafkaCluster3, ThreeInstancesServeOneExactGlobalViewThroughALeaveAndALateJoin) {
   ThreeInstancesThroughALeaveAndALateJoin();
 }

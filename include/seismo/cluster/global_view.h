@@ -78,6 +78,9 @@ class GlobalView {
     std::vector<SeriesImage> series;
   };
   std::optional<PartitionState> StateOf(const std::string& topic, int32_t partition) const;
+  // Per degraded partition, the keys whose latest record was rejected (its owner publishes
+  // them again: ADR 0023).
+  std::map<std::pair<std::string, int32_t>, std::vector<std::string>> BadKeys() const;
 
   // Records rejected so far, by RecordReject (also those whose key names no partition).
   const std::array<uint64_t, kRecordRejectCount>& rejected() const { return rejected_; }
