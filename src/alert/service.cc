@@ -42,12 +42,22 @@ void AlertService::Run() {
     }
     if (stop_) break;
     lock.Unlock();
-    if (std::shared_ptr<const Snapshot> snap = snapshots_()) {
-      (void)EvaluateNow(*snap);
-      rounds_.fetch_add(1, std::memory_order_relaxed);
+    {
+      MutexLock round(round_mu_);
+      if (evaluating_) {
+        if (std::shared_ptr<const Snapshot> snap = snapshots_()) {
+          (void)EvaluateNow(*snap);
+          rounds_.fetch_add(1, std::memory_order_relaxed);
+        }
+      }
     }
     lock.Lock();
   }
+}
+
+void AlertService::SetEvaluating(bool on) {
+  MutexLock round(round_mu_);
+  evaluating_ = on;
 }
 
 void AlertService::Stop(bool final_round) {
@@ -60,7 +70,8 @@ void AlertService::Stop(bool final_round) {
   }
   if (thread_.joinable()) thread_.join();
   if (final_round) {
-    if (std::shared_ptr<const Snapshot> snap = snapshots_()) (void)EvaluateNow(*snap);
+    MutexLock round(round_mu_);
+    if (std::shared_ptr<const Snapshot> snap = evaluating_ ? snapshots_() : nullptr) (void)EvaluateNow(*snap);
   }
   for (auto it = sinks_.rbegin(); it != sinks_.rend(); ++it) (*it)->Stop();
 }

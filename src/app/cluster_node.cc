@@ -98,7 +98,8 @@ int32_t ClusterNode::AggregatesPartitionOf(const std::string& topic, int32_t par
 
 Status ClusterNode::Publish(const std::vector<ShardImage>& images,
                             const std::vector<std::optional<Pipeline::PartitionName>>& names,
-                            const std::map<TopicPartition, int64_t>& next_offsets) {
+                            const std::map<TopicPartition, int64_t>& next_offsets,
+                            const std::string* alert_state) {
   const auto& topics = config_.kafka.topics;
   struct Part {
     std::vector<SeriesImage> series;
@@ -146,6 +147,12 @@ Status ClusterNode::Publish(const std::vector<ShardImage>& images,
     const int32_t to = AggregatesPartitionOf(tp.topic, tp.partition);
     for (OutgoingRecord& r : records) out.emplace_back(to, std::move(r));
   }
+  const bool alerts_due = alert_state != nullptr && *alert_state != published_alert_state_;
+  if (alerts_due) {
+    // In aggregates partition 0, whose records a new holder reads (ADR 0024, "Alerts").
+    out.emplace_back(
+        0, OutgoingRecord{AlertStateKey(), EncodeAlertState({instance_id_, NowMs(), *alert_state})});
+  }
   if (out.empty()) {
     ledger_.Commit();  // offsets and hashes as they are: nothing was due
     return Status::Ok();
@@ -179,6 +186,7 @@ Status ClusterNode::Publish(const std::vector<ShardImage>& images,
     return Status::Unavailable("cluster: publish to '" + topic + "' failed: " + s.message());
   }
   ledger_.Commit();
+  if (alerts_due) published_alert_state_ = *alert_state;
   publishes_.fetch_add(1);
   records_published_.fetch_add(out.size());
   last_publish_ms_.store(NowMs());
@@ -186,11 +194,13 @@ Status ClusterNode::Publish(const std::vector<ShardImage>& images,
 }
 
 Result<std::map<TopicPartition, ClusterNode::Restored>> ClusterNode::ReadPartitions(
-    const std::vector<TopicPartition>& tps, std::chrono::milliseconds timeout) {
+    const std::vector<TopicPartition>& tps, std::chrono::milliseconds timeout,
+    std::optional<std::string>* alert_state) {
   std::map<TopicPartition, Restored> out;
   if (tps.empty()) return out;
   std::set<int32_t> wanted;
   for (const TopicPartition& tp : tps) wanted.insert(AggregatesPartitionOf(tp.topic, tp.partition));
+  if (alert_state != nullptr) wanted.insert(0);
   auto reader = KafkaTopicReader::Create({config_.kafka.brokers, ClientProperties(config_)});
   if (!reader) return reader.error();
   const std::string& topic = config_.cluster.aggregates_topic;
@@ -206,6 +216,11 @@ Result<std::map<TopicPartition, ClusterNode::Restored>> ClusterNode::ReadPartiti
     if (auto rejected = view.Apply(r.key, r.value, r.timestamp_ms)) spdlog::warn("cluster: {}", *rejected);
   });
   if (!read.ok()) return read;
+  if (alert_state != nullptr) {
+    *alert_state = std::nullopt;
+    if (view.alert_state()) *alert_state = view.alert_state()->state;
+    if (*alert_state) published_alert_state_ = **alert_state;
+  }
   for (const TopicPartition& tp : tps) {
     std::optional<GlobalView::PartitionState> state = view.StateOf(tp.topic, tp.partition);
     if (!state) continue;

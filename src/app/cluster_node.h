@@ -54,10 +54,13 @@ class ClusterNode {
   // Source thread, at a barrier: the partitions this instance owns (`next_offsets`: each
   // with the offset its next document has) are published from the shards' `images`
   // (named by `names`), what changed since the last publish, in one transaction.
-  // Partitions of sources that are not Kafka topics are not published.
+  // Partitions of sources that are not Kafka topics are not published. `alert_state`: the
+  // alert engine's state when this instance holds the alerts (published under a/alerts in
+  // the same transaction when it changed), else null.
   [[nodiscard]] Status Publish(const std::vector<ShardImage>& images,
                                const std::vector<std::optional<Pipeline::PartitionName>>& names,
-                               const std::map<TopicPartition, int64_t>& next_offsets);
+                               const std::map<TopicPartition, int64_t>& next_offsets,
+                               const std::string* alert_state);
 
   // Source thread, on assignment: each partition's state as the topic holds it now (read
   // to its end); absent when the topic holds nothing of it.
@@ -67,8 +70,10 @@ class ClusterNode {
     int64_t stream_time_ms = INT64_MIN;
     bool degraded = false;  // some of its records were rejected: rebuild it from its source
   };
+  // With `alert_state`, the newest alert state the topic holds is read too (nullopt: none).
   [[nodiscard]] Result<std::map<TopicPartition, Restored>> ReadPartitions(
-      const std::vector<TopicPartition>& tps, std::chrono::milliseconds timeout);
+      const std::vector<TopicPartition>& tps, std::chrono::milliseconds timeout,
+      std::optional<std::string>* alert_state = nullptr);
 
   // Whether a partition of `owned` has a record the view rejected (its next barrier must
   // publish even when nothing new was read).
@@ -105,6 +110,7 @@ class ClusterNode {
   int32_t aggregates_partitions_ = 1;
   std::unique_ptr<KafkaProducer> producer_;  // transactional; source thread
   PublishLedger ledger_;                     // source thread
+  std::string published_alert_state_;        // source thread: the last a/alerts committed or read
 
   std::atomic<bool> stop_{false};
   std::thread view_thread_;

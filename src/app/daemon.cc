@@ -95,6 +95,9 @@ Status Daemon::Start() {
 
   // Alerts: sinks in order (file, webhook, Kafka), then the engine's thread.
   alerts_ = std::make_unique<AlertService>(config_.alerts, [this] { return snapshot(); });
+  // A cluster's alerts are evaluated by one instance, the holder of the first topic's
+  // partition 0 (ADR 0024): none until this one is given it.
+  if (cluster_) alerts_->SetEvaluating(false);
   if (Status s = AddConfiguredSinks(*alerts_, config_.alerts); !s.ok()) return s;
   if (!config_.alerts.kafka_topic.empty()) {
     KafkaProducerOptions kp;

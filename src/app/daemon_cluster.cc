@@ -2,6 +2,7 @@
 // to the aggregates topic, and each assignment restores a partition's state from it.
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include "cluster_node.h"
@@ -19,7 +20,9 @@ constexpr auto kRestoreTimeout = std::chrono::seconds(60);
 bool Daemon::PublishToCluster(const std::vector<ShardImage>& images) {
   std::map<TopicPartition, int64_t> next;
   if (rebalance_) next = rebalance_->handed.next();
-  Status s = cluster_->Publish(images, pipeline_->PartitionsOf(images), next);
+  const std::string alert_state = alert_holder_ && save_alert_state_ ? save_alert_state_() : std::string();
+  Status s = cluster_->Publish(images, pipeline_->PartitionsOf(images), next,
+                               alert_holder_ ? &alert_state : nullptr);
   if (!s.ok())
     spdlog::error("{}; the barrier's checkpoint is skipped, the next one publishes again", s.message());
   return s.ok();
@@ -27,9 +30,25 @@ bool Daemon::PublishToCluster(const std::vector<ShardImage>& images) {
 
 void Daemon::RestoreFromCluster(const std::vector<TopicPartition>& partitions,
                                 std::map<TopicPartition, int64_t>& start) {
+  // The alerts go with the first topic's partition 0 (ADR 0024, "Alerts"): its new holder
+  // takes the engine's state from the topic before it evaluates.
+  const TopicPartition alerts_partition{config_.kafka.topics.front(), 0};
+  const bool takes_alerts =
+      std::find(partitions.begin(), partitions.end(), alerts_partition) != partitions.end();
+  std::optional<std::string> alert_state;
   Result<std::map<TopicPartition, ClusterNode::Restored>> read =
-      cluster_->ReadPartitions(partitions, kRestoreTimeout);
+      cluster_->ReadPartitions(partitions, kRestoreTimeout, takes_alerts ? &alert_state : nullptr);
   if (!read) spdlog::error("{}", read.error().message());
+  if (takes_alerts && read) {
+    if (alert_state) {
+      Status restored = alerts_->engine().Restore(*alert_state);
+      if (!restored.ok())
+        spdlog::error("cluster: the alert state in the topic: {}; alerts start empty", restored.message());
+    }
+    alert_holder_ = true;
+    alerts_->SetEvaluating(true);
+    spdlog::info("cluster: this instance evaluates the alerts (it holds {})", ToString(alerts_partition));
+  }
   for (const TopicPartition& tp : partitions) {
     const SourceKey source = KafkaSource(tp.topic, tp.partition);
     ClusterNode::Restored* r = nullptr;
@@ -64,6 +83,16 @@ void Daemon::RestoreFromCluster(const std::vector<TopicPartition>& partitions,
     start[tp] = r->source_offset;
     spdlog::info("cluster: {}: restored from the aggregates topic ({} series entries), from offset {}",
                  ToString(tp), series, r->source_offset);
+  }
+}
+
+void Daemon::LeaveClusterPartitions(const std::vector<TopicPartition>& partitions) {
+  const TopicPartition alerts_partition{config_.kafka.topics.front(), 0};
+  if (alert_holder_ &&
+      std::find(partitions.begin(), partitions.end(), alerts_partition) != partitions.end()) {
+    // No round after the state's last publish: its next holder goes on from there.
+    alerts_->SetEvaluating(false);
+    alert_holder_ = false;
   }
 }
 

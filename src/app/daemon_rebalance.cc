@@ -55,6 +55,7 @@ std::map<TopicPartition, int64_t> Daemon::Rebalance::OnAssigned(
 }
 
 void Daemon::Rebalance::OnRevoking(const std::vector<TopicPartition>& partitions) {
+  if (daemon_.cluster_) daemon_.LeaveClusterPartitions(partitions);
   // Everything handed so far is aggregated and saved first. A failure is counted and logged
   // by Checkpoint(); the commit below then holds only what the last good checkpoint holds.
   static_cast<void>(daemon_.Checkpoint());
@@ -87,6 +88,7 @@ void Daemon::Rebalance::OnLost(const std::vector<TopicPartition>& partitions) {
   // In a cluster another member may own them already and have published them since: they
   // are not published again from here.
   if (daemon_.cluster_) {
+    daemon_.LeaveClusterPartitions(partitions);
     for (const TopicPartition& tp : partitions) handed.Forget(tp);
   }
   static_cast<void>(daemon_.Checkpoint());  // a failure is counted and logged inside

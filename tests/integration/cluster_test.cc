@@ -10,6 +10,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -19,8 +20,10 @@
 #include "seismo/app/replay.h"
 #include "seismo/core/hash.h"
 #include "seismo/ingest/kafka_producer.h"
+#include "seismo/ingest/kafka_topic_reader.h"
 #include "seismo/ingest/mock_cluster.h"
 #include "seismo/signature/generator.h"
+#include "seismo/sim/scenario.h"
 #include "seismo/sim/synth.h"
 #include "support/wait_for.h"
 #include "test_scale.h"
@@ -228,11 +231,84 @@ class ClusterTest : public ::testing::Test {
     b.Stop();
   }
 
+  // Alerts are evaluated by one instance, the holder of the first topic's partition 0, on
+  // the global view; when it leaves, the next holder goes on from the state it published.
+  // Across the cluster each transition is sent once.
+  void AlertsAreSentOnceAcrossTheClusterThroughAHandOver() {
+    ScenarioOptions so;
+    so.seed = 3;
+    so.plants = kPlantSignatureSpike | kPlantNewSignature;
+    so.usage_per_hour = 100;
+    so.crashes_per_usage_hour = 0.2;
+    so.hangs_per_usage_hour = 0.2;
+    Scenario scenario(so);
+    {
+      KafkaProducerOptions po;
+      po.brokers = bootstrap_;
+      auto producer = KafkaProducer::Create(po);
+      ASSERT_TRUE(producer);
+      std::ofstream file(dir_ / "corpus.ndjson");
+      scenario.ForEachDocument([&](std::string&& doc) {
+        ASSERT_TRUE(
+            (*producer)->Produce(topics_[0], "", doc, static_cast<int32_t>(produced_ % kPartitions)).ok());
+        file << doc << "\n";
+        ++produced_;
+      });
+      ASSERT_TRUE((*producer)->Flush(seconds(60)).ok());
+    }
+    auto config = [&](const std::string& id) {
+      Config c = InstanceConfig(id);
+      c.cluster.publish_interval = seconds(1);  // each publish encodes the state: a bigger corpus
+      c.alerts.interval = milliseconds(100);
+      c.alerts.kafka_topic = alert_topic_;
+      return c;
+    };
+    SystemClock clock;
+    Daemon a(config("a"), signatures_.get(), &clock);
+    Daemon b(config("b"), signatures_.get(), &clock);
+    ASSERT_TRUE(a.Start().ok());
+    ASSERT_TRUE(b.Start().ok());
+    ASSERT_TRUE(WaitForView(a)) << ViewOffsets(a) << " of " << produced_;
+    auto firing = [](const Daemon& d) { return d.alerts_json().find("\"firing\"") != std::string::npos; };
+    ASSERT_TRUE(test::WaitFor([&] { return firing(a) || firing(b); }, seconds(60))) << "no alert fired";
+    EXPECT_FALSE(firing(a) && firing(b)) << "only the holder evaluates";
+    Daemon& holder = firing(a) ? a : b;
+    Daemon& other = firing(a) ? b : a;
+    const uint64_t rounds = other.AlertRoundsForTesting();
+    holder.Stop();  // the partition, and the alerts with it, go to the other
+    ASSERT_TRUE(test::WaitFor([&] { return other.AlertRoundsForTesting() > rounds + 5; }, seconds(60)))
+        << "the other instance never took the alerts over";
+    EXPECT_TRUE(firing(other)) << "the alerts it took over are still firing";
+    other.Stop();
+
+    // Every transition sent to the alert topic, by (key, state): each once.
+    KafkaTopicReaderOptions ro{bootstrap_, {}};
+    auto reader = KafkaTopicReader::Create(ro);
+    ASSERT_TRUE(reader);
+    ASSERT_TRUE((*reader)->Assign(alert_topic_, {}, seconds(30)).ok());
+    std::map<std::string, int> sent;
+    size_t transitions = 0;
+    ASSERT_TRUE(test::WaitFor(
+        [&] {
+          auto n = (*reader)->Poll(milliseconds(100), [&](const KafkaTopicRecord& r) {
+            const std::string value(r.value.value_or(""));
+            const size_t state = value.find("\"state\":");
+            ++sent[std::string(r.key) + " " + value.substr(state, value.find(',', state) - state)];
+            ++transitions;
+          });
+          return n && (*reader)->AtEnd();
+        },
+        seconds(60)));
+    EXPECT_GT(transitions, 0u);
+    for (const auto& [transition, n] : sent) EXPECT_EQ(n, 1) << transition;
+  }
+
   fs::path dir_;
   std::string bootstrap_;
   std::string group_ = "seismo-cluster";
   std::vector<std::string> topics_;
   std::string aggregates_;
+  std::string alert_topic_;
   // The mock's group waits a member's session out when it rebalances; the real broker's JVM
   // has gone 6 s without answering heartbeats under CI's load (KafkaDaemon).
   std::string session_timeout_ms_ = "6000";
@@ -249,6 +325,8 @@ class MockCluster3 : public ClusterTest {
     bootstrap_ = cluster_->bootstrap_servers();
     topics_ = {"telemetry.main", "telemetry.bhr", "socorro.processed"};
     aggregates_ = "seismo.aggregates";
+    alert_topic_ = "seismo.alerts";
+    ASSERT_TRUE(cluster_->CreateTopic(alert_topic_, 1).ok());
     for (const std::string& t : topics_) ASSERT_TRUE(cluster_->CreateTopic(t, kPartitions).ok());
     ASSERT_TRUE(cluster_->CreateTopic(aggregates_, 2).ok());
   }
@@ -268,6 +346,8 @@ class KafkaCluster3 : public ClusterTest {
       ASSERT_TRUE(kafka->CreateTopic(topics_.back(), kPartitions).ok());
     }
     aggregates_ = testing::RealKafka::UniqueName("seismo.aggregates");
+    alert_topic_ = testing::RealKafka::UniqueName("seismo.alerts");
+    ASSERT_TRUE(kafka->CreateTopic(alert_topic_, 1).ok());
     ASSERT_TRUE(kafka->CreateTopic(aggregates_, 2, 1, {{"cleanup.policy", "compact"}}).ok());
   }
 };
@@ -281,6 +361,11 @@ TEST_F(MockCluster3, BadRecordsAreCountedSkippedAndHealedByThePartitionsOwner) {
 }
 TEST_F(KafkaCluster3, BadRecordsAreCountedSkippedAndHealedByThePartitionsOwner) {
   BadRecordsAreCountedSkippedAndHealedByTheOwner();
+}
+// (Not on the mock: it keeps at most 5 MiB per partition, and the scenario's aggregates
+// outgrow that, so it drops the oldest records.)
+TEST_F(KafkaCluster3, AlertsAreSentOnceAcrossTheClusterThroughAHandOver) {
+  AlertsAreSentOnceAcrossTheClusterThroughAHandOver();
 }
 TEST_F(KafkaCluster3, ThreeInstancesServeOneExactGlobalViewThroughALeaveAndALateJoin) {
   ThreeInstancesThroughALeaveAndALateJoin();

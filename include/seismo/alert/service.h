@@ -40,6 +40,12 @@ class AlertService {
   // (the sinks are fixed once Start() has run).
   std::vector<std::pair<std::string, SinkDelivery>> SinkDeliveries() const;
 
+  // Whether the thread's rounds (and the final one) evaluate at all; true from the start.
+  // Setting it waits for a round in progress to end, so after SetEvaluating(false) returns
+  // no transition is sent until it is set again (a cluster's alert holder: ADR 0024). Any
+  // thread.
+  void SetEvaluating(bool on);
+
   // Rounds the thread has evaluated so far (any thread; monitoring and tests).
   uint64_t rounds() const { return rounds_.load(std::memory_order_relaxed); }
 
@@ -56,6 +62,8 @@ class AlertService {
   CondVar cv_;
   bool stop_ GUARDED_BY(mu_) = false;
   bool stopped_ = false;
+  Mutex round_mu_;  // held through each round
+  bool evaluating_ GUARDED_BY(round_mu_) = true;
   std::atomic<uint64_t> rounds_{0};  // relaxed: a counter, nothing published with it
   std::thread thread_;
 };

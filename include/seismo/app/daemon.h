@@ -215,6 +215,12 @@ class Daemon final : public StateProvider {
   // from the aggregates topic when that is newer than what this instance holds.
   void RestoreFromCluster(const std::vector<TopicPartition>& partitions,
                           std::map<TopicPartition, int64_t>& start);
+  // Cluster, source thread, before the barrier that hands `partitions` over: the alerts stop
+  // here when they go with them.
+  void LeaveClusterPartitions(const std::vector<TopicPartition>& partitions);
+  // Cluster: whether this instance evaluates the alerts (it holds the first topic's
+  // partition 0). Source thread.
+  bool alert_holder_ = false;
 };
 
 }  // namespace seismo
