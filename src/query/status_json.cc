@@ -17,13 +17,18 @@ void TextOrNull(JsonWriter& w, std::string_view key, const std::string& text) {
   }
 }
 
-void StreamTime(JsonWriter& w, const Snapshot* snap) {
-  w.Key("stream_time");
-  if (snap && snap->stream_time_ms > 0) {
-    w.String(FormatTimestamp(EventTime{snap->stream_time_ms}));
+// "key": "<RFC 3339>", or "key": null when `known` is false.
+void TimestampOrNull(JsonWriter& w, std::string_view key, bool known, int64_t ms) {
+  w.Key(key);
+  if (known) {
+    w.String(FormatTimestamp(EventTime{ms}));
   } else {
     w.Null();
   }
+}
+
+void StreamTime(JsonWriter& w, const Snapshot* snap) {
+  TimestampOrNull(w, "stream_time", snap && snap->stream_time_ms > 0, snap ? snap->stream_time_ms : 0);
 }
 
 // "checkpoint_recovery": null, or the unusable checkpoint and how far back its partitions
@@ -49,12 +54,7 @@ void CheckpointRecoveryJson(JsonWriter& w, const CheckpointRecovery& r) {
     } else {
       w.Null();
     }
-    w.Key("from_time");
-    if (p.from_time_ms > 0) {
-      w.String(FormatTimestamp(EventTime{p.from_time_ms}));
-    } else {
-      w.Null();
-    }
+    TimestampOrNull(w, "from_time", p.from_time_ms > 0, p.from_time_ms);
     w.EndObject();
   }
   w.EndArray();
@@ -76,12 +76,7 @@ void ClusterJson(JsonWriter& w, const ClusterStatus& c, int64_t now_ms) {
   w.Key("publishes").Uint(c.publishes);
   w.Key("publish_failures").Uint(c.publish_failures);
   w.Key("records_published").Uint(c.records_published);
-  w.Key("last_publish");
-  if (c.last_publish_ms > 0) {
-    w.String(FormatTimestamp(EventTime{c.last_publish_ms}));
-  } else {
-    w.Null();
-  }
+  TimestampOrNull(w, "last_publish", c.last_publish_ms > 0, c.last_publish_ms);
   TextOrNull(w, "view_error", c.view_error);
   w.Key("rejected").BeginObject();
   for (const auto& [reason, n] : c.rejected) w.Key(reason).Uint(n);
@@ -95,12 +90,7 @@ void ClusterJson(JsonWriter& w, const ClusterStatus& c, int64_t now_ms) {
     w.Key("partition").Int(p.partition);
     w.Key("owner").String(p.owner);
     w.Key("offset").Int(p.source_offset);
-    w.Key("stream_time");
-    if (p.stream_time_ms != INT64_MIN) {
-      w.String(FormatTimestamp(EventTime{p.stream_time_ms}));
-    } else {
-      w.Null();
-    }
+    TimestampOrNull(w, "stream_time", p.stream_time_ms != INT64_MIN, p.stream_time_ms);
     w.Key("latest_partial_age_s");
     if (p.latest_record_ms != INT64_MIN && p.latest_record_ms >= 0) {
       w.Double(static_cast<double>(now_ms - p.latest_record_ms) / 1000.0);
@@ -199,12 +189,7 @@ std::string StatusJson(const Snapshot* snap, const RecordCounts& counts, const S
   w.Key("ready").Bool(IsReady(status));
   TextOrNull(w, "not_ready_reason", status.not_ready_reason);
   CheckpointRecoveryJson(w, status.checkpoint_recovery);
-  w.Key("last_checkpoint");
-  if (status.last_checkpoint_ms > 0) {
-    w.String(FormatTimestamp(EventTime{status.last_checkpoint_ms}));
-  } else {
-    w.Null();
-  }
+  TimestampOrNull(w, "last_checkpoint", status.last_checkpoint_ms > 0, status.last_checkpoint_ms);
   ClusterJson(w, status.cluster, now_ms);
   // Durability failures.
   w.Key("checkpoint_failures").Uint(status.checkpoint_failures);
