@@ -56,13 +56,14 @@ std::vector<PartialRecord> SplitIntoPartials(std::span<const SeriesImage> series
   for (auto& [bucket, whole] : by_bucket) {
     // One order whatever the state's: a bucket whose series did not change encodes to the
     // same bytes (the publisher's ledger compares them: publish_ledger.h).
+    std::vector<SeriesImage>& unordered = whole.series;  // (a lambda cannot capture a binding)
     std::vector<std::pair<uint64_t, size_t>> order;
-    order.reserve(whole.series.size());
+    order.reserve(unordered.size());
     for (size_t i = 0; i < whole.series.size(); ++i)
       order.emplace_back(KeyContentHash(whole.series[i].key, symbols), i);
     std::sort(order.begin(), order.end(), [&](const auto& a, const auto& b) {
       if (a.first != b.first) return a.first < b.first;
-      return std::memcmp(&whole.series[a.second].key, &whole.series[b.second].key, sizeof(SeriesKey)) < 0;
+      return std::memcmp(&unordered[a.second].key, &unordered[b.second].key, sizeof(SeriesKey)) < 0;
     });
     std::vector<SeriesImage> sorted;
     sorted.reserve(order.size());
