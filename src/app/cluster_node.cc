@@ -77,17 +77,23 @@ Result<std::unique_ptr<ClusterNode>> ClusterNode::Create(const Config& config, s
                       " (create it compacted, cleanup.policy=compact: docs/scaling.md)");
   }
   node->aggregates_partitions_ = *partitions;
+  auto producer = node->MakeProducer();
+  if (!producer) return producer.error();
+  node->producer_ = std::move(*producer);
+  return node;
+}
+
+Result<std::unique_ptr<KafkaProducer>> ClusterNode::MakeProducer() const {
   KafkaProducerOptions po;
-  po.brokers = config.kafka.brokers;
-  po.properties = ClientProperties(config);
-  po.properties["transactional.id"] = "seismo/" + topic + "/" + node->instance_id_;
+  po.brokers = config_.kafka.brokers;
+  po.properties = ClientProperties(config_);
+  po.properties["transactional.id"] = "seismo/" + config_.cluster.aggregates_topic + "/" + instance_id_;
   po.properties["transaction.timeout.ms"] = "60000";
   po.properties["linger.ms"] = "20";
   auto producer = KafkaProducer::Create(po);
   if (!producer) return producer.error();
   if (Status s = (*producer)->InitTransactions(kTransactionTimeout); !s.ok()) return s;
-  node->producer_ = std::move(*producer);
-  return node;
+  return producer;
 }
 
 int32_t ClusterNode::AggregatesPartitionOf(const std::string& topic, int32_t partition) const {
@@ -174,14 +180,14 @@ Status ClusterNode::Publish(const std::vector<ShardImage>& images,
     ledger_.Abort();  // the next publish sends it all again
     publish_failures_.fetch_add(1);
     if (s.code() == StatusCode::kFailedPrecondition) {
-      // Fenced or broken for good: a new producer takes the transactional id back.
-      KafkaProducerOptions po;
-      po.brokers = config_.kafka.brokers;
-      po.properties = ClientProperties(config_);
-      po.properties["transactional.id"] = "seismo/" + topic + "/" + instance_id_;
-      auto producer = KafkaProducer::Create(po);
-      if (producer && (*producer)->InitTransactions(kTransactionTimeout).ok())
+      // Fenced or broken for good: a new producer takes the transactional id back (another
+      // live instance with the same instance_id would fence it again: the id must be unique).
+      auto producer = MakeProducer();
+      if (producer) {
         producer_ = std::move(*producer);
+      } else {
+        spdlog::error("cluster: a new transactional producer: {}", producer.error().message());
+      }
     }
     return Status::Unavailable("cluster: publish to '" + topic + "' failed: " + s.message());
   }

@@ -101,6 +101,8 @@ class ClusterNode {
  private:
   ClusterNode(const Config& config, std::string instance_id, Symbols* symbols);
   int32_t AggregatesPartitionOf(const std::string& topic, int32_t partition) const;
+  // The transactional producer of this instance's publishes, its transactions initialised.
+  Result<std::unique_ptr<KafkaProducer>> MakeProducer() const;
   void RunView();
 
   const Config config_;

@@ -212,11 +212,27 @@ bool Daemon::WriteCheckpointOf(std::vector<ShardImage> shards) {
   }
   CheckpointData data;
   data.partitions = pipeline_->PartitionsOf(shards);
+  if (cluster_ && rebalance_) {
+    // A cluster's checkpoint holds only the partitions this instance owns: the state of one
+    // that left (lost, or dropped late) is its next owner's, and restoring it here with an
+    // offset it does not match would count documents twice.
+    std::vector<ShardImage> owned;
+    std::vector<std::optional<Pipeline::PartitionName>> names;
+    for (size_t i = 0; i < shards.size(); ++i) {
+      const auto& name = data.partitions[i];
+      if (!name || !rebalance_->handed.next().contains({name->first, name->second})) continue;
+      owned.push_back(std::move(shards[i]));
+      names.push_back(name);
+    }
+    shards = std::move(owned);
+    data.partitions = std::move(names);
+  }
   data.shards = std::move(shards);
   data.written_at_ms = clock_->Now().ms;
   data.bucket_ms = config_.aggregate.bucket.count();
   data.counts = CountsOf(pipeline_->counters());
   data.kafka_offsets = checkpoint_offsets_;
+  if (cluster_) data.kafka_offsets.clear();  // only the partitions owned now (below)
   if (rebalance_) {
     for (const auto& [tp, offset] : rebalance_->handed.next())
       data.kafka_offsets[{tp.topic, tp.partition}] = offset;

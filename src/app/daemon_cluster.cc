@@ -39,23 +39,41 @@ void Daemon::RestoreFromCluster(const std::vector<TopicPartition>& partitions,
   Result<std::map<TopicPartition, ClusterNode::Restored>> read =
       cluster_->ReadPartitions(partitions, kRestoreTimeout, takes_alerts ? &alert_state : nullptr);
   if (!read) spdlog::error("{}", read.error().message());
-  if (takes_alerts && read) {
+  if (takes_alerts) {
     if (alert_state) {
       Status restored = alerts_->engine().Restore(*alert_state);
       if (!restored.ok())
         spdlog::error("cluster: the alert state in the topic: {}; alerts start empty", restored.message());
+    } else if (!read) {
+      spdlog::warn("cluster: the alert state could not be read; alerts go on from this instance's own");
     }
-    alert_holder_ = true;
+    alert_holder_ = true;  // even unread: someone must evaluate
     alerts_->SetEvaluating(true);
     spdlog::info("cluster: this instance evaluates the alerts (it holds {})", ToString(alerts_partition));
   }
   for (const TopicPartition& tp : partitions) {
     const SourceKey source = KafkaSource(tp.topic, tp.partition);
+    // What this instance holds of it: the state its local checkpoint restored, up to that
+    // checkpoint's offset (an entry is erased when the partition leaves: Rebalance::Forget).
+    // (A flag and an offset: gcc 12 warns an optional one may be read uninitialised.)
+    auto held = checkpoint_offsets_.find({tp.topic, tp.partition});
+    const bool local = held != checkpoint_offsets_.end();
+    const int64_t local_offset = local ? held->second : 0;
     ClusterNode::Restored* r = nullptr;
     if (read) {
       auto it = read->find(tp);
-      if (it == read->end()) continue;  // the topic holds nothing of it: as one instance does
-      r = &it->second;
+      if (it != read->end()) r = &it->second;
+    }
+    if (!read && local) {
+      // The topic could not be read: what this instance holds, read on from its offset, is
+      // exact; its next publish replaces the topic's records.
+      start[tp] = local_offset;
+      continue;
+    }
+    if (read && r == nullptr) {
+      // Nothing published of it: as one instance does (its own state, else the group's commit).
+      if (local) start[tp] = local_offset;
+      continue;
     }
     if (r == nullptr || r->degraded) {
       // Neither this instance nor the topic holds it whole: it is rebuilt from its source's
@@ -64,36 +82,59 @@ void Daemon::RestoreFromCluster(const std::vector<TopicPartition>& partitions,
       spdlog::warn("cluster: {}: {}; rebuilt from its earliest retained offset", ToString(tp),
                    r != nullptr ? "some of its records in the aggregates topic were rejected"
                                 : "its state could not be read from the aggregates topic");
-      if (!pipeline_->AdoptSource(source, {}, INT64_MIN, kRestoreTimeout))
-        spdlog::error("cluster: {}: the pipeline did not take its state", ToString(tp));
+      if (!pipeline_->AdoptSource(source, {}, INT64_MIN, kRestoreTimeout)) {
+        // Whatever it held may still be there: never read again on top of it.
+        spdlog::error("cluster: {}: the pipeline did not drop its state; read on from {}", ToString(tp),
+                      local ? std::to_string(local_offset) : std::string("the group's commit"));
+        if (local) start[tp] = local_offset;
+        continue;
+      }
+      checkpoint_offsets_.erase({tp.topic, tp.partition});
       start[tp] = StartReread(tp, -1);
       continue;
     }
-    auto local = start.find(tp);
-    if (local != start.end() && local->second >= r->source_offset)
-      continue;  // the local checkpoint is as new
+    if (local && local_offset >= r->source_offset) {
+      start[tp] = local_offset;  // the local checkpoint is as new
+      continue;
+    }
     const size_t series = r->series.size();
     if (!pipeline_->AdoptSource(source, std::move(r->series), r->stream_time_ms, kRestoreTimeout)) {
-      spdlog::error(
-          "cluster: {}: the pipeline did not take its state; rebuilt from its earliest retained offset",
-          ToString(tp));
-      start[tp] = StartReread(tp, -1);
+      spdlog::error("cluster: {}: the pipeline did not take its state; read on from {}", ToString(tp),
+                    local ? std::to_string(local_offset) : std::string("the group's commit"));
+      if (local) start[tp] = local_offset;
       continue;
     }
+    checkpoint_offsets_[{tp.topic, tp.partition}] = r->source_offset;
     start[tp] = r->source_offset;
     spdlog::info("cluster: {}: restored from the aggregates topic ({} series entries), from offset {}",
                  ToString(tp), series, r->source_offset);
   }
 }
 
+void Daemon::StopClusterAlertsIfLeaving(const std::vector<TopicPartition>& partitions, bool publish_last) {
+  const TopicPartition alerts_partition{config_.kafka.topics.front(), 0};
+  if (!alert_holder_ || std::find(partitions.begin(), partitions.end(), alerts_partition) == partitions.end())
+    return;
+  // No round after this: the barrier that follows publishes the state its next holder goes
+  // on from (a revoke), or nothing (lost: another member may hold the alerts already).
+  alerts_->SetEvaluating(false);
+  if (!publish_last) alert_holder_ = false;
+}
+
 void Daemon::LeaveClusterPartitions(const std::vector<TopicPartition>& partitions) {
   const TopicPartition alerts_partition{config_.kafka.topics.front(), 0};
-  if (alert_holder_ &&
-      std::find(partitions.begin(), partitions.end(), alerts_partition) != partitions.end()) {
-    // No round after the state's last publish: its next holder goes on from there.
-    alerts_->SetEvaluating(false);
+  if (std::find(partitions.begin(), partitions.end(), alerts_partition) != partitions.end())
     alert_holder_ = false;
+  // Their state is their next owner's now (it restores it from the aggregates topic).
+  std::vector<SourceKey> sources;
+  for (const TopicPartition& tp : partitions) {
+    sources.push_back(KafkaSource(tp.topic, tp.partition));
+    cluster_->Forget(tp);
+    checkpoint_offsets_.erase({tp.topic, tp.partition});
   }
+  if (!pipeline_->DropSources(sources, kRestoreTimeout))
+    spdlog::error("cluster: the pipeline did not drop the state of {} partition(s) that left",
+                  sources.size());
 }
 
 }  // namespace seismo

@@ -55,7 +55,7 @@ std::map<TopicPartition, int64_t> Daemon::Rebalance::OnAssigned(
 }
 
 void Daemon::Rebalance::OnRevoking(const std::vector<TopicPartition>& partitions) {
-  if (daemon_.cluster_) daemon_.LeaveClusterPartitions(partitions);
+  if (daemon_.cluster_) daemon_.StopClusterAlertsIfLeaving(partitions, /*publish_last=*/true);
   // Everything handed so far is aggregated and saved first. A failure is counted and logged
   // by Checkpoint(); the commit below then holds only what the last good checkpoint holds.
   static_cast<void>(daemon_.Checkpoint());
@@ -88,7 +88,7 @@ void Daemon::Rebalance::OnLost(const std::vector<TopicPartition>& partitions) {
   // In a cluster another member may own them already and have published them since: they
   // are not published again from here.
   if (daemon_.cluster_) {
-    daemon_.LeaveClusterPartitions(partitions);
+    daemon_.StopClusterAlertsIfLeaving(partitions, /*publish_last=*/false);
     for (const TopicPartition& tp : partitions) handed.Forget(tp);
   }
   static_cast<void>(daemon_.Checkpoint());  // a failure is counted and logged inside
@@ -97,17 +97,7 @@ void Daemon::Rebalance::OnLost(const std::vector<TopicPartition>& partitions) {
 }
 
 void Daemon::Rebalance::Forget(const std::vector<TopicPartition>& partitions) {
-  if (daemon_.cluster_) {
-    // Their state is their next owner's now (it restores it from the aggregates topic).
-    std::vector<SourceKey> sources;
-    for (const TopicPartition& tp : partitions) {
-      sources.push_back(daemon_.KafkaSource(tp.topic, tp.partition));
-      daemon_.cluster_->Forget(tp);
-    }
-    if (!daemon_.pipeline_->DropSources(sources, std::chrono::seconds(60)))
-      spdlog::error("cluster: the pipeline did not drop the state of {} revoked partition(s)",
-                    sources.size());
-  }
+  if (daemon_.cluster_) daemon_.LeaveClusterPartitions(partitions);
   for (const TopicPartition& tp : partitions) {
     handed.Forget(tp);
     assigned_.erase(tp);

@@ -77,8 +77,11 @@ void PublishLedger::Diff(const std::string& topic, int32_t partition,
   for (const auto& [key, hash] : before.hashes) {
     if (!now.hashes.contains(key)) out.push_back({key, std::nullopt});
   }
-  if (out.size() == first && now.source_offset != before.source_offset && !partials.empty()) {
-    // Nothing changed but the offset: the newest bucket's parts carry it.
+  const bool values_sent = std::any_of(out.begin() + static_cast<ptrdiff_t>(first), out.end(),
+                                       [](const OutgoingRecord& r) { return r.value.has_value(); });
+  if (!values_sent && now.source_offset != before.source_offset && !partials.empty()) {
+    // No partial sent (nothing changed, or only tombstones) but the offset moved: the newest
+    // bucket's parts carry it.
     const int64_t last = partials.back().where.bucket;  // SplitIntoPartials: ascending by bucket
     for (const PartialRecord& p : partials) {
       if (p.where.bucket == last) out.push_back({PartialKey(p.where), EncodePartial(p, symbols)});

@@ -102,6 +102,8 @@ Result<size_t> KafkaTopicReader::Poll(std::chrono::milliseconds timeout, const R
   for (;;) {
     const auto left =
         std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    // Records keep coming: return at the deadline all the same, so the caller gets its turn.
+    if (handed > 0 && left.count() <= 0) return handed;
     rd_kafka_message_t* msg = rd_kafka_consumer_poll(rk_, handed > 0 ? 0 : ToMs(left));
     if (msg == nullptr) return handed;
     const rd_kafka_resp_err_t err = msg->err;

@@ -155,6 +155,30 @@ class ClusterTest : public ::testing::Test {
     for (Daemon* x : {&a, &c, &d}) EXPECT_EQ(View(*x), replay) << x->config().cluster.instance_id;
   }
 
+  // Partitions that come back: a holds them all, gives some to b when it joins, and takes
+  // them back when b leaves, with what b counted meanwhile (from the topic, not from a's
+  // older state of them).
+  void PartitionsThatComeBackAreRestoredWithWhatTheirOtherOwnerCounted() {
+    SystemClock clock;
+    Daemon a(InstanceConfig("a"), signatures_.get(), &clock);
+    ASSERT_TRUE(a.Start().ok());
+    Produce(11, 200, 60, 40);
+    ASSERT_TRUE(WaitForView(a)) << ViewOffsets(a) << " of " << produced_;
+    {
+      Daemon b(InstanceConfig("b"), signatures_.get(), &clock);
+      ASSERT_TRUE(b.Start().ok());
+      ASSERT_TRUE(test::WaitFor([&] { return b.status().consuming; }, seconds(60)))
+          << "b was given no partition";
+      Produce(12, 200, 60, 40);
+      ASSERT_TRUE(WaitForView(b)) << ViewOffsets(b) << " of " << produced_;
+      b.Stop();  // its partitions go back to a
+    }
+    Produce(13, 200, 60, 40);
+    ASSERT_TRUE(WaitForView(a)) << ViewOffsets(a) << " of " << produced_;
+    a.Stop();
+    EXPECT_EQ(View(a), Replay());
+  }
+
   // Every instance stopped, then started again: they resume from the topic alone (no
   // [checkpoint] dir), nothing lost or counted twice.
   void AllInstancesRestartedAtOnce() {
@@ -411,6 +435,12 @@ TEST_F(MockCluster3, ThreeInstancesServeOneExactGlobalViewThroughALeaveAndALateJ
   ThreeInstancesThroughALeaveAndALateJoin();
 }
 TEST_F(MockCluster3, AllInstancesRestartedAtOnceResumeFromTheTopic) { AllInstancesRestartedAtOnce(); }
+TEST_F(MockCluster3, PartitionsThatComeBackAreRestoredWithWhatTheirOtherOwnerCounted) {
+  PartitionsThatComeBackAreRestoredWithWhatTheirOtherOwnerCounted();
+}
+TEST_F(KafkaCluster3, PartitionsThatComeBackAreRestoredWithWhatTheirOtherOwnerCounted) {
+  PartitionsThatComeBackAreRestoredWithWhatTheirOtherOwnerCounted();
+}
 TEST_F(MockCluster3, BadRecordsAreCountedSkippedAndHealedByThePartitionsOwner) {
   BadRecordsAreCountedSkippedAndHealedByTheOwner();
 }

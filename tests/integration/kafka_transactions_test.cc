@@ -99,7 +99,11 @@ class MockTransactions : public TransactionsTest {
 };
 
 // Three transactions: committed, aborted, committed (with a tombstone and an empty value).
-void CommittedRecordsAreReadAndAbortedOnesAreNot(KafkaProducer& producer, const std::string& topic) {
+// `written_before_abort`: the aborted records reach the broker before the abort (the mock
+// does not hide aborted records it stored from read_committed readers: only the real broker
+// is asked to).
+void CommittedRecordsAreReadAndAbortedOnesAreNot(KafkaProducer& producer, const std::string& topic,
+                                                 bool written_before_abort) {
   const auto t = test::Patience(seconds(60));
   ASSERT_TRUE(producer.BeginTransaction().ok());
   ASSERT_TRUE(producer.Produce(topic, "p/a", "one", 0).ok());
@@ -110,6 +114,9 @@ void CommittedRecordsAreReadAndAbortedOnesAreNot(KafkaProducer& producer, const 
   ASSERT_TRUE(producer.BeginTransaction().ok());
   ASSERT_TRUE(producer.Produce(topic, "p/a", "aborted", 0).ok());
   ASSERT_TRUE(producer.ProduceTombstone(topic, "p/b", 1).ok());
+  // Written before the abort: librdkafka 2.0.2 against a Kafka 4 broker, aborting while the
+  // records were still in flight, got INVALID_TXN_STATE (fatal) in two sanitizer runs of CI.
+  if (written_before_abort) ASSERT_TRUE(producer.Flush(t).ok());
   Status aborted = producer.AbortTransaction(t);
   ASSERT_TRUE(aborted.ok()) << aborted.message();
 
@@ -133,13 +140,13 @@ const std::map<int32_t, std::vector<std::string>> kCommitted = {
 };
 
 TEST_F(KafkaTransactions, CommittedRecordsAreReadToTheEndAndAbortedOnesNever) {
-  CommittedRecordsAreReadAndAbortedOnesAreNot(*producer_, topic_);
+  CommittedRecordsAreReadAndAbortedOnesAreNot(*producer_, topic_, /*written_before_abort=*/true);
   if (HasFatalFailure()) return;
   EXPECT_EQ(Describe(ReadToEnd()), kCommitted);
 }
 
 TEST_F(MockTransactions, CommittedRecordsAreReadToTheEndAndAbortedOnesNever) {
-  CommittedRecordsAreReadAndAbortedOnesAreNot(*producer_, topic_);
+  CommittedRecordsAreReadAndAbortedOnesAreNot(*producer_, topic_, /*written_before_abort=*/false);
   if (HasFatalFailure()) return;
   EXPECT_EQ(Describe(ReadToEnd()), kCommitted);
 }

@@ -215,8 +215,11 @@ class Daemon final : public StateProvider {
   // from the aggregates topic when that is newer than what this instance holds.
   void RestoreFromCluster(const std::vector<TopicPartition>& partitions,
                           std::map<TopicPartition, int64_t>& start);
-  // Cluster, source thread, before the barrier that hands `partitions` over: the alerts stop
-  // here when they go with them.
+  // Cluster, source thread, before the barrier that hands `partitions` over: when the alerts
+  // go with them, no round runs from now on; with `publish_last` the barrier still publishes
+  // their state (a revoke), without it this instance holds them no more (lost).
+  void StopClusterAlertsIfLeaving(const std::vector<TopicPartition>& partitions, bool publish_last);
+  // Cluster, source thread, after that barrier: the partitions' state leaves this instance.
   void LeaveClusterPartitions(const std::vector<TopicPartition>& partitions);
   // Cluster: whether this instance evaluates the alerts (it holds the first topic's
   // partition 0). Source thread.

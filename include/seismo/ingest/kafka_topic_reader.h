@@ -65,7 +65,8 @@ class KafkaTopicReader {
   [[nodiscard]] Status Assign(const std::string& topic, std::vector<int32_t> partitions,
                               std::chrono::milliseconds timeout);
 
-  // Serves records for up to `timeout` (returns at the first batch). Returns how many
+  // Serves records for up to `timeout` (returns when none is queued, or at the deadline
+  // while records keep coming). Returns how many
   // records were handed to `on_record`; kUnavailable on a fatal consumer error.
   using RecordCallback = std::function<void(const KafkaTopicRecord&)>;
   [[nodiscard]] Result<size_t> Poll(std::chrono::milliseconds timeout, const RecordCallback& on_record);

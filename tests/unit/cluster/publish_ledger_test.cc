@@ -117,6 +117,14 @@ TEST(PublishLedger, ExpiredBucketsAreTombstonedAndAnAbortedPublishIsSentAgain) {
   std::vector<OutgoingRecord> retried;
   ledger.Diff(kTopic, 0, after, c.symbols, retried);
   EXPECT_EQ(Keys(retried, true), gone) << "an aborted publish is sent again whole";
+  ledger.Abort();
+
+  // The same with the offset moved: read back, the records carry it (tombstones alone would
+  // leave the largest offset behind; the newest bucket is sent when no partial is).
+  const std::vector<PartialRecord> moved = PartialsOf(kept, 150, c.symbols);
+  retried.clear();
+  ledger.Diff(kTopic, 0, moved, c.symbols, retried);
+  EXPECT_EQ(Keys(retried, true), gone);
   ledger.Commit();
 
   Symbols reader;
@@ -124,6 +132,29 @@ TEST(PublishLedger, ExpiredBucketsAreTombstonedAndAnAbortedPublishIsSentAgain) {
   for (const auto* batch : {&first, &retried})
     for (const OutgoingRecord& r : *batch) ASSERT_EQ(view.Apply(r.key, r.value, 1), std::nullopt) << r.key;
   ExpectTotals(*view.Build(), kept, c.symbols);
+  EXPECT_EQ(view.Partitions()[0].source_offset, 150);
+}
+
+// Only tombstones to send, and the offset moved: the newest bucket goes again, so the largest
+// offset read back is the current one.
+TEST(PublishLedger, TombstonesAloneStillCarryAMovedOffset) {
+  Corpus2 c;
+  c.Add(0, c.docs.size());
+  PublishLedger ledger;
+  std::vector<OutgoingRecord> first;
+  std::vector<PartialRecord> partials = PartialsOf(c.state, 100, c.symbols);
+  ledger.Diff(kTopic, 0, partials, c.symbols, first);
+  ledger.Commit();
+  // The oldest bucket gone, nothing else changed, the offset moved.
+  const int64_t oldest = partials.front().where.bucket;
+  std::erase_if(partials, [&](const PartialRecord& p) { return p.where.bucket == oldest; });
+  for (PartialRecord& p : partials) p.source_offset = 180;
+  std::vector<OutgoingRecord> out;
+  ledger.Diff(kTopic, 0, partials, c.symbols, out);
+  ASSERT_FALSE(Keys(out, true).empty());
+  ASSERT_FALSE(Keys(out, false).empty()) << "the newest bucket carries the offset";
+  for (const std::string& key : Keys(out, false))
+    EXPECT_EQ(DecodeRecordKey(key)->where.bucket, partials.back().where.bucket);
 }
 
 TEST(PublishLedger, AMovedOffsetAloneSendsTheNewestBucketAndAForgottenPartitionNothing) {
