@@ -395,7 +395,7 @@ class ClusterTest : public ::testing::Test {
   uint64_t produced_ = 0;
 };
 
-class MockCluster3 : public ClusterTest {
+class MockClusterMode : public ClusterTest {
  protected:
   void UseCluster() override {
     auto cluster = MockCluster::Create(1);
@@ -412,7 +412,7 @@ class MockCluster3 : public ClusterTest {
   std::unique_ptr<MockCluster> cluster_;
 };
 
-class KafkaCluster3 : public ClusterTest {
+class KafkaClusterMode : public ClusterTest {
  protected:
   void UseCluster() override {
     testing::RealKafka* kafka = testing::RealKafka::Get();
@@ -431,37 +431,37 @@ class KafkaCluster3 : public ClusterTest {
   }
 };
 
-TEST_F(MockCluster3, ThreeInstancesServeOneExactGlobalViewThroughALeaveAndALateJoin) {
+TEST_F(MockClusterMode, ThreeInstancesServeOneExactGlobalViewThroughALeaveAndALateJoin) {
   ThreeInstancesThroughALeaveAndALateJoin();
 }
-TEST_F(MockCluster3, AllInstancesRestartedAtOnceResumeFromTheTopic) { AllInstancesRestartedAtOnce(); }
-TEST_F(MockCluster3, PartitionsThatComeBackAreRestoredWithWhatTheirOtherOwnerCounted) {
+TEST_F(MockClusterMode, AllInstancesRestartedAtOnceResumeFromTheTopic) { AllInstancesRestartedAtOnce(); }
+TEST_F(MockClusterMode, PartitionsThatComeBackAreRestoredWithWhatTheirOtherOwnerCounted) {
   PartitionsThatComeBackAreRestoredWithWhatTheirOtherOwnerCounted();
 }
-TEST_F(KafkaCluster3, PartitionsThatComeBackAreRestoredWithWhatTheirOtherOwnerCounted) {
+TEST_F(KafkaClusterMode, PartitionsThatComeBackAreRestoredWithWhatTheirOtherOwnerCounted) {
   PartitionsThatComeBackAreRestoredWithWhatTheirOtherOwnerCounted();
 }
-TEST_F(MockCluster3, BadRecordsAreCountedSkippedAndHealedByThePartitionsOwner) {
+TEST_F(MockClusterMode, BadRecordsAreCountedSkippedAndHealedByThePartitionsOwner) {
   BadRecordsAreCountedSkippedAndHealedByTheOwner();
 }
-TEST_F(KafkaCluster3, BadRecordsAreCountedSkippedAndHealedByThePartitionsOwner) {
+TEST_F(KafkaClusterMode, BadRecordsAreCountedSkippedAndHealedByThePartitionsOwner) {
   BadRecordsAreCountedSkippedAndHealedByTheOwner();
 }
 // (Not on the mock: it keeps at most 5 MiB per partition, and the scenario's aggregates
 // outgrow that, so it drops the oldest records.)
-TEST_F(KafkaCluster3, AlertsAreSentOnceAcrossTheClusterThroughAHandOver) {
+TEST_F(KafkaClusterMode, AlertsAreSentOnceAcrossTheClusterThroughAHandOver) {
   AlertsAreSentOnceAcrossTheClusterThroughAHandOver();
 }
-TEST_F(KafkaCluster3, ASigkilledInstancesPartitionsAreTakenOverWithNothingLostOrCountedTwice) {
+TEST_F(KafkaClusterMode, ASigkilledInstancesPartitionsAreTakenOverWithNothingLostOrCountedTwice) {
   ASigkilledInstancesPartitionsAreTakenOverWithNothingLostOrCountedTwice();
 }
-TEST_F(MockCluster3, ASigkilledInstancesPartitionsAreTakenOverWithNothingLostOrCountedTwice) {
+TEST_F(MockClusterMode, ASigkilledInstancesPartitionsAreTakenOverWithNothingLostOrCountedTwice) {
   ASigkilledInstancesPartitionsAreTakenOverWithNothingLostOrCountedTwice();
 }
-TEST_F(KafkaCluster3, ThreeInstancesServeOneExactGlobalViewThroughALeaveAndALateJoin) {
+TEST_F(KafkaClusterMode, ThreeInstancesServeOneExactGlobalViewThroughALeaveAndALateJoin) {
   ThreeInstancesThroughALeaveAndALateJoin();
 }
-TEST_F(KafkaCluster3, AllInstancesRestartedAtOnceResumeFromTheTopic) { AllInstancesRestartedAtOnce(); }
+TEST_F(KafkaClusterMode, AllInstancesRestartedAtOnceResumeFromTheTopic) { AllInstancesRestartedAtOnce(); }
 
 }  // namespace
 }  // namespace seismo
