@@ -95,15 +95,15 @@ std::string AggregatesRecordTarget(std::string_view data) {
   thread_local Symbols symbols;
   {
     // The global view takes any record without a crash, and what it did shows: a record
-    // under a partial key is in its partition, degraded exactly when it was rejected.
+    // under a partial or counts key is in its partition, degraded exactly when it was rejected.
     GlobalView view(AggregateOptions{}, &symbols);
     const std::optional<std::string> why = view.Apply(key, value, 0);
     (void)view.Build();
     if (why && why->empty()) return "the view rejected a record without a line";
     const std::optional<RecordKey> named = DecodeRecordKey(key);
-    if (named && named->kind == RecordKind::kPartial) {
+    if (named && named->kind != RecordKind::kAlertState) {
       const auto partitions = view.Partitions();
-      if (partitions.size() != 1) return "a record under a partial key and no partition in the view";
+      if (partitions.size() != 1) return "a record under a partition's key and no partition in the view";
       if (partitions[0].degraded() != why.has_value())
         return "a partition degraded by a record it took, or not by one it refused";
     }
@@ -111,13 +111,21 @@ std::string AggregatesRecordTarget(std::string_view data) {
   RecordResult r = DecodeRecord(key, value, symbols);
   if (!r.ok())
     return (RecordRejectName(r.reason()).empty() || r.detail().empty()) ? "rejection without reason" : "";
+  auto encode = [&](const AggregatesRecord& record) {
+    if (const auto* p = std::get_if<PartialRecord>(&record)) return EncodePartial(*p, symbols);
+    if (const auto* c = std::get_if<CountsRecord>(&record)) return EncodeCounts(*c);
+    return EncodeAlertState(std::get<AlertStateRecord>(record));
+  };
   std::string again;
   if (const auto* p = std::get_if<PartialRecord>(&r.value())) {
     if (PartialKey(p->where) != key) return "a partial decoded under a key that is not its own";
-    again = EncodePartial(*p, symbols);
-  } else if (const auto* a = std::get_if<AlertStateRecord>(&r.value())) {
+    again = encode(r.value());
+  } else if (const auto* c = std::get_if<CountsRecord>(&r.value())) {
+    if (CountsKey(c->topic, c->partition) != key) return "counts decoded under a key that is not their own";
+    again = encode(r.value());
+  } else if (std::holds_alternative<AlertStateRecord>(r.value())) {
     if (key != AlertStateKey()) return "alert state decoded under another key";
-    again = EncodeAlertState(*a);
+    again = encode(r.value());
   } else {
     if (value) return "a tombstone with a value";
     if (PartialKey(std::get<Tombstone>(r.value()).where) != key) return "a tombstone under a key not its own";
@@ -125,10 +133,7 @@ std::string AggregatesRecordTarget(std::string_view data) {
   }
   RecordResult second = DecodeRecord(key, again, symbols);
   if (!second.ok()) return "a re-encoded record is rejected: " + second.detail();
-  const std::string third = std::holds_alternative<PartialRecord>(second.value())
-                                ? EncodePartial(std::get<PartialRecord>(second.value()), symbols)
-                                : EncodeAlertState(std::get<AlertStateRecord>(second.value()));
-  if (third != again) return "re-encoding is not a fixed point";
+  if (encode(second.value()) != again) return "re-encoding is not a fixed point";
   return "";
 }
 

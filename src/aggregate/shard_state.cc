@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "seismo/aggregate/partition_counts.h"
 #include "seismo/aggregate/shard_image.h"
 
 namespace seismo {
@@ -606,13 +607,7 @@ ShardImage ShardState::Image() const {
 void ShardState::RestoreBegin(const ShardImage& image, bool with_dedup, bool with_counters) {
   owner_.Check("ShardState::RestoreBegin");
   if (image.stream_time_ms != INT64_MIN) AdvanceTo(EventTime{image.stream_time_ms});
-  if (with_counters) {
-    counters_.deltas += image.counters.deltas;
-    counters_.duplicates += image.counters.duplicates;
-    counters_.late_dropped += image.counters.late_dropped;
-    counters_.folded += image.counters.folded;
-    counters_.dedup_forgotten += image.counters.dedup_forgotten;
-  }
+  if (with_counters) AddCounts(counters_, image.counters);
   if (with_dedup) {
     dedup_epoch_ = image.dedup_epoch;
     seen_crash_docs_.insert(image.seen_docs.begin(), image.seen_docs.end());

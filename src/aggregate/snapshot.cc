@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <bit>
 
+#include "seismo/aggregate/partition_counts.h"
+
 namespace seismo {
 
 std::vector<int64_t> SpansOf(const std::vector<int64_t>& windows_ms, int64_t retention_ms) {
@@ -182,11 +184,7 @@ std::shared_ptr<Snapshot> MergeSnapshots(const std::vector<std::shared_ptr<const
     for (size_t t = 0; t < kTableCount; ++t) {
       out->table_time_ms[t] = std::max(out->table_time_ms[t], shard->table_time_ms[t]);
     }
-    out->counters.deltas += shard->counters.deltas;
-    out->counters.duplicates += shard->counters.duplicates;
-    out->counters.late_dropped += shard->counters.late_dropped;
-    out->counters.folded += shard->counters.folded;
-    out->counters.dedup_forgotten += shard->counters.dedup_forgotten;
+    AddCounts(out->counters, shard->counters);
     out->memory_bytes += shard->memory_bytes;
   }
   for (size_t t = 0; t < kTableCount; ++t) {

@@ -105,11 +105,13 @@ int32_t ClusterNode::AggregatesPartitionOf(const std::string& topic, int32_t par
 Status ClusterNode::Publish(const std::vector<ShardImage>& images,
                             const std::vector<std::optional<Pipeline::PartitionName>>& names,
                             const std::map<TopicPartition, int64_t>& next_offsets,
+                            const std::map<Pipeline::PartitionName, RecordCounts>& source_counts,
                             const std::string* alert_state) {
   const auto& topics = config_.kafka.topics;
   struct Part {
     std::vector<SeriesImage> series;
     int64_t stream_time_ms = INT64_MIN;
+    ShardCounters counters;  // its images' summed
   };
   std::map<TopicPartition, Part> parts;
   for (const auto& [tp, offset] : next_offsets) {
@@ -121,6 +123,7 @@ Status ClusterNode::Publish(const std::vector<ShardImage>& images,
     if (it == parts.end()) continue;  // not ours to publish (a file, a partition not assigned)
     it->second.series.insert(it->second.series.end(), images[i].series.begin(), images[i].series.end());
     it->second.stream_time_ms = std::max(it->second.stream_time_ms, images[i].stream_time_ms);
+    AddCounts(it->second.counters, images[i].counters);
   }
   std::map<TopicPartition, std::vector<std::string>> bad;
   {
@@ -140,8 +143,12 @@ Status ClusterNode::Publish(const std::vector<ShardImage>& images,
     const std::vector<PartialRecord> partials =
         SplitIntoPartials(part.series, {tp.topic, tp.partition, 0, 0}, options_.bucket_ms,
                           next_offsets.at(tp), part.stream_time_ms, instance_id_, *symbols_);
+    CountsRecord counts{tp.topic, tp.partition, next_offsets.at(tp), instance_id_, {}};
+    auto counted = source_counts.find({tp.topic, tp.partition});
+    if (counted != source_counts.end()) counts.counts.records = counted->second;
+    counts.counts.shards = part.counters;
     std::vector<OutgoingRecord> records;
-    ledger_.Diff(tp.topic, tp.partition, partials, *symbols_, records);
+    ledger_.Diff(counts, partials, *symbols_, records);
     if (bad_it != bad.end()) {
       // A bad key the partition no longer has is deleted.
       std::set<std::string> sent;
@@ -207,21 +214,16 @@ Result<std::map<TopicPartition, ClusterNode::Restored>> ClusterNode::ReadPartiti
   std::set<int32_t> wanted;
   for (const TopicPartition& tp : tps) wanted.insert(AggregatesPartitionOf(tp.topic, tp.partition));
   if (alert_state != nullptr) wanted.insert(0);
-  auto reader = KafkaTopicReader::Create({config_.kafka.brokers, ClientProperties(config_)});
-  if (!reader) return reader.error();
-  const std::string& topic = config_.cluster.aggregates_topic;
-  if (Status s = (*reader)->Assign(topic, {wanted.begin(), wanted.end()}, timeout); !s.ok()) return s;
-  GlobalView view(options_, symbols_);
-  Status read = ReadToEnd(**reader, topic, timeout, [&](const KafkaTopicRecord& r) {
-    // Only the partitions asked for: others share their aggregates partition.
-    std::optional<RecordKey> key = DecodeRecordKey(r.key);
-    if (key && key->kind == RecordKind::kPartial &&
-        std::find(tps.begin(), tps.end(), TopicPartition{key->where.topic, key->where.partition}) ==
-            tps.end())
-      return;
-    if (auto rejected = view.Apply(r.key, r.value, r.timestamp_ms)) spdlog::warn("cluster: {}", *rejected);
-  });
-  if (!read.ok()) return read;
+  // Only the partitions asked for: others share their aggregates partition.
+  Result<std::unique_ptr<GlobalView>> read =
+      ReadView({wanted.begin(), wanted.end()}, timeout, [&](std::string_view k) {
+        std::optional<RecordKey> key = DecodeRecordKey(k);
+        return !key || key->kind == RecordKind::kAlertState ||
+               std::find(tps.begin(), tps.end(), TopicPartition{key->where.topic, key->where.partition}) !=
+                   tps.end();
+      });
+  if (!read) return read.error();
+  const GlobalView& view = **read;
   if (alert_state != nullptr) {
     *alert_state = std::nullopt;
     if (view.alert_state()) *alert_state = view.alert_state()->state;
@@ -232,6 +234,7 @@ Result<std::map<TopicPartition, ClusterNode::Restored>> ClusterNode::ReadPartiti
     if (!state) continue;
     Restored& r = out[tp];
     r.series = std::move(state->series);
+    r.counts = state->counts.value_or(PartitionCounts{});
     r.source_offset = state->status.source_offset;
     r.stream_time_ms = state->status.stream_time_ms;
     r.degraded = state->status.degraded();
@@ -255,7 +258,7 @@ void ClusterNode::Start() {
 
 ClusterNode::View ClusterNode::view() const {
   MutexLock lock(mu_);
-  return {snapshot_, partitions_};
+  return {snapshot_, counts_, partitions_};
 }
 
 void ClusterNode::RunView() {
@@ -306,6 +309,7 @@ void ClusterNode::RunView() {
     for (auto& [id, keys] : view->BadKeys()) bad[{id.first, id.second}] = std::move(keys);
     MutexLock lock(mu_);
     snapshot_ = std::move(built);
+    counts_ = view->counts();
     partitions_ = std::move(partitions);
     bad_keys_ = std::move(bad);
     rejected_ = view->rejected();
@@ -313,17 +317,26 @@ void ClusterNode::RunView() {
   }
 }
 
-Result<std::shared_ptr<const Snapshot>> ClusterNode::ReadWholeView(std::chrono::milliseconds timeout) {
+Result<std::unique_ptr<GlobalView>> ClusterNode::ReadView(const std::vector<int32_t>& partitions,
+                                                          std::chrono::milliseconds timeout,
+                                                          const std::function<bool(std::string_view)>& keep) {
   auto reader = KafkaTopicReader::Create({config_.kafka.brokers, ClientProperties(config_)});
   if (!reader) return reader.error();
   const std::string& topic = config_.cluster.aggregates_topic;
-  if (Status s = (*reader)->Assign(topic, {}, timeout); !s.ok()) return s;
-  GlobalView view(options_, symbols_);
+  if (Status s = (*reader)->Assign(topic, partitions, timeout); !s.ok()) return s;
+  auto view = std::make_unique<GlobalView>(options_, symbols_);
   Status read = ReadToEnd(**reader, topic, timeout, [&](const KafkaTopicRecord& r) {
-    if (auto rejected = view.Apply(r.key, r.value, r.timestamp_ms)) spdlog::warn("cluster: {}", *rejected);
+    if (keep && !keep(r.key)) return;
+    if (auto rejected = view->Apply(r.key, r.value, r.timestamp_ms)) spdlog::warn("cluster: {}", *rejected);
   });
   if (!read.ok()) return read;
-  return view.Build();
+  return view;
+}
+
+Result<ClusterNode::View> ClusterNode::ReadWholeView(std::chrono::milliseconds timeout) {
+  Result<std::unique_ptr<GlobalView>> view = ReadView({}, timeout, nullptr);
+  if (!view) return view.error();
+  return View{(*view)->Build(), (*view)->counts(), {}};
 }
 
 ClusterStatus ClusterNode::status() const {

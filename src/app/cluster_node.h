@@ -16,6 +16,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -53,19 +54,22 @@ class ClusterNode {
 
   // Source thread, at a barrier: the partitions this instance owns (`next_offsets`: each
   // with the offset its next document has) are published from the shards' `images`
-  // (named by `names`), what changed since the last publish, in one transaction.
+  // (named by `names`) and their record counts (`source_counts`, Pipeline::SourceCounts()),
+  // what changed since the last publish, in one transaction.
   // Partitions of sources that are not Kafka topics are not published. `alert_state`: the
   // alert engine's state when this instance holds the alerts (published under a/alerts in
   // the same transaction when it changed), else null.
   [[nodiscard]] Status Publish(const std::vector<ShardImage>& images,
                                const std::vector<std::optional<Pipeline::PartitionName>>& names,
                                const std::map<TopicPartition, int64_t>& next_offsets,
+                               const std::map<Pipeline::PartitionName, RecordCounts>& source_counts,
                                const std::string* alert_state);
 
   // Source thread, on assignment: each partition's state as the topic holds it now (read
   // to its end); absent when the topic holds nothing of it.
   struct Restored {
     std::vector<SeriesImage> series;
+    PartitionCounts counts;  // zero when the topic holds no counts record of it
     int64_t source_offset = -1;
     int64_t stream_time_ms = INT64_MIN;
     bool degraded = false;  // some of its records were rejected: rebuild it from its source
@@ -88,13 +92,14 @@ class ClusterNode {
   // partitions it holds.
   struct View {
     std::shared_ptr<const Snapshot> snapshot;
+    RecordCounts counts;  // every partition's (the header counts of the view)
     std::vector<ClusterStatus::Partition> partitions;
   };
   View view() const;
   std::shared_ptr<const Snapshot> snapshot() const { return view().snapshot; }
   // Reads the whole topic to its end, now, into a view of its own (run --output at
-  // shutdown, after the final publish).
-  [[nodiscard]] Result<std::shared_ptr<const Snapshot>> ReadWholeView(std::chrono::milliseconds timeout);
+  // shutdown, after the final publish); `partitions` stays empty.
+  [[nodiscard]] Result<View> ReadWholeView(std::chrono::milliseconds timeout);
 
   ClusterStatus status() const;
 
@@ -104,6 +109,11 @@ class ClusterNode {
   // The transactional producer of this instance's publishes, its transactions initialised.
   Result<std::unique_ptr<KafkaProducer>> MakeProducer() const;
   void RunView();
+  // Reads aggregates partitions `partitions` (empty: all) to their end into a view of its
+  // own, the records whose key `keep` takes (null: all).
+  Result<std::unique_ptr<GlobalView>> ReadView(const std::vector<int32_t>& partitions,
+                                               std::chrono::milliseconds timeout,
+                                               const std::function<bool(std::string_view)>& keep);
 
   const Config config_;
   const std::string instance_id_;
@@ -118,6 +128,7 @@ class ClusterNode {
   std::thread view_thread_;
   mutable Mutex mu_;
   std::shared_ptr<const Snapshot> snapshot_ GUARDED_BY(mu_);
+  RecordCounts counts_ GUARDED_BY(mu_);                               // snapshot_'s
   std::vector<ClusterStatus::Partition> partitions_ GUARDED_BY(mu_);  // snapshot_'s
   // Keys whose latest record the view rejected, per partition: an owned one is published
   // again whole at the next barrier, and a bad key it no longer has is tombstoned.

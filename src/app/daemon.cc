@@ -158,22 +158,25 @@ Status Daemon::Shutdown(std::chrono::steady_clock::time_point deadline) {
     return shutdown_status_;
   }
   pipeline_->Finish();
-  auto final_snapshot = pipeline_->FinalSnapshot();
   if (cluster_) {
     // The global view as the topic holds it now, this instance's last publish included.
     const auto left =
         std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     auto whole = cluster_->ReadWholeView(std::max(left, std::chrono::milliseconds(1)));
+    ClusterNode::View view;
     if (whole) {
-      final_snapshot = std::move(*whole);
+      view = std::move(*whole);
     } else {
       spdlog::error("{}; the final view is the last one read", whole.error().message());
-      final_snapshot = cluster_->snapshot();
-      if (!final_snapshot)
+      view = cluster_->view();
+      if (!view.snapshot)
         shutdown_status_ = Status::Unavailable("no global view was read before the shutdown");
     }
-  }
-  {
+    MutexLock lock(snapshot_mu_);
+    snapshot_ = std::move(view.snapshot);
+    view_counts_ = view.counts;
+  } else {
+    auto final_snapshot = pipeline_->FinalSnapshot();
     MutexLock lock(snapshot_mu_);
     snapshot_ = std::move(final_snapshot);
   }
@@ -199,6 +202,10 @@ std::shared_ptr<const Snapshot> Daemon::snapshot() const {
 }
 
 RecordCounts Daemon::counts() const {
+  {
+    MutexLock lock(snapshot_mu_);
+    if (view_counts_) return *view_counts_;
+  }
   return restored_.load(std::memory_order_acquire) && pipeline_ ? CountsOf(pipeline_->counters())
                                                                 : RecordCounts{};
 }

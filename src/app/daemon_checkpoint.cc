@@ -58,7 +58,7 @@ Status Daemon::RestoreCheckpoint() {
     }
   }
   if (!data) return Status::Ok();
-  pipeline_->Restore(data->counts, std::move(data->shards), data->partitions);
+  pipeline_->Restore(data->counts, std::move(data->shards), data->partitions, data->source_counts);
   checkpoint_offsets_ = data->kafka_offsets;
   file_lines_ = data->file_lines;
   restored_alert_state_ = data->alerts;
@@ -226,6 +226,12 @@ bool Daemon::WriteCheckpointOf(std::vector<ShardImage> shards) {
     }
     shards = std::move(owned);
     data.partitions = std::move(names);
+  }
+  data.source_counts = pipeline_->SourceCounts();
+  if (cluster_ && rebalance_) {
+    std::erase_if(data.source_counts, [&](const auto& entry) {
+      return !rebalance_->handed.next().contains({entry.first.first, entry.first.second});
+    });
   }
   data.shards = std::move(shards);
   data.written_at_ms = clock_->Now().ms;

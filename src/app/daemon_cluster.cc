@@ -21,7 +21,7 @@ bool Daemon::PublishToCluster(const std::vector<ShardImage>& images) {
   std::map<TopicPartition, int64_t> next;
   if (rebalance_) next = rebalance_->handed.next();
   const std::string alert_state = alert_holder_ && save_alert_state_ ? save_alert_state_() : std::string();
-  Status s = cluster_->Publish(images, pipeline_->PartitionsOf(images), next,
+  Status s = cluster_->Publish(images, pipeline_->PartitionsOf(images), next, pipeline_->SourceCounts(),
                                alert_holder_ ? &alert_state : nullptr);
   if (!s.ok())
     spdlog::error("{}; the barrier's checkpoint is skipped, the next one publishes again", s.message());
@@ -82,7 +82,7 @@ void Daemon::RestoreFromCluster(const std::vector<TopicPartition>& partitions,
       spdlog::warn("cluster: {}: {}; rebuilt from its earliest retained offset", ToString(tp),
                    r != nullptr ? "some of its records in the aggregates topic were rejected"
                                 : "its state could not be read from the aggregates topic");
-      if (!pipeline_->AdoptSource(source, {}, INT64_MIN, kRestoreTimeout)) {
+      if (!pipeline_->AdoptSource(source, {}, INT64_MIN, PartitionCounts{}, kRestoreTimeout)) {
         // Whatever it held may still be there: never read again on top of it.
         spdlog::error("cluster: {}: the pipeline did not drop its state; read on from {}", ToString(tp),
                       local ? std::to_string(local_offset) : std::string("the group's commit"));
@@ -98,7 +98,8 @@ void Daemon::RestoreFromCluster(const std::vector<TopicPartition>& partitions,
       continue;
     }
     const size_t series = r->series.size();
-    if (!pipeline_->AdoptSource(source, std::move(r->series), r->stream_time_ms, kRestoreTimeout)) {
+    if (!pipeline_->AdoptSource(source, std::move(r->series), r->stream_time_ms, r->counts,
+                                kRestoreTimeout)) {
       spdlog::error("cluster: {}: the pipeline did not take its state; read on from {}", ToString(tp),
                     local ? std::to_string(local_offset) : std::string("the group's commit"));
       if (local) start[tp] = local_offset;

@@ -32,7 +32,10 @@ void Daemon::Publish() {
   {
     MutexLock lock(snapshot_mu_);
     snapshot_ = snap;
-    if (global) published_partitions_ = std::move(view.partitions);
+    if (global) {
+      published_partitions_ = std::move(view.partitions);
+      view_counts_ = view.counts;
+    }
   }
   MutexLock lock(hook_mu_);
   if (publish_hook_) publish_hook_(snap);

@@ -18,15 +18,6 @@
 
 namespace seismo {
 
-RecordCounts CountsOf(const PipelineCounters& c) {
-  RecordCounts out;
-  for (size_t i = 0; i < out.by_kind.size(); ++i) out.by_kind[i] = c.records[i].load();
-  for (size_t i = 0; i < kRejectReasonCount; ++i) out.rejected[i] = c.rejected[i].load();
-  out.documents = c.documents.load();
-  out.bytes = c.bytes.load();
-  return out;
-}
-
 namespace {
 
 // Redraws one status line on stderr about four times a second.

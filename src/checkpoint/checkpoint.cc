@@ -41,19 +41,15 @@ std::string EncodeCheckpoint(const CheckpointData& d, const Symbols& symbols) {
   // Format 4 when the trailer would say nothing format 4 does not (one image per shard, in
   // shard order, of no partition: an unscoped pipeline's), so a build one release older
   // still reads it; format 5 only when it carries partitions.
-  bool plain = true;
+  bool plain = d.source_counts.empty();
   for (size_t i = 0; i < d.shards.size(); ++i) {
     plain = plain && d.shards[i].shard == i && (i >= d.partitions.size() || !d.partitions[i].has_value());
   }
-  const uint32_t version = plain ? 4 : kCheckpointFormatVersion;
+  const uint32_t version = plain ? 4 : d.source_counts.empty() ? 5 : kCheckpointFormatVersion;
   ByteWriter w;
   w.I64(d.written_at_ms);
   w.I64(d.bucket_ms);
-  for (uint64_t v : d.counts.by_kind) w.U64(v);
-  w.U64(kRejectReasonCount);
-  for (uint64_t v : d.counts.rejected) w.U64(v);
-  w.U64(d.counts.documents);
-  w.U64(d.counts.bytes);
+  EncodeRecordCounts(d.counts, w);
   w.U64(d.kafka_offsets.size());
   for (const auto& [tp, offset] : d.kafka_offsets) {
     w.Str(tp.first);
@@ -74,6 +70,14 @@ std::string EncodeCheckpoint(const CheckpointData& d, const Symbols& symbols) {
     if (tagged) {
       w.Str(d.partitions[i]->first);
       w.I64(d.partitions[i]->second);
+    }
+  }
+  if (version >= 6) {
+    w.U64(d.source_counts.size());
+    for (const auto& [name, counts] : d.source_counts) {
+      w.Str(name.first);
+      w.I64(name.second);
+      EncodeRecordCounts(counts, w);
     }
   }
   w.Str(d.alerts);
@@ -108,14 +112,7 @@ Result<CheckpointData> DecodeCheckpoint(std::string_view bytes, Symbols& symbols
   ByteReader r(payload);
   d.written_at_ms = r.I64();
   d.bucket_ms = r.I64();
-  for (uint64_t& v : d.counts.by_kind) v = r.U64();
-  uint64_t reasons = r.U64();
-  for (uint64_t i = 0; i < reasons && r.ok(); ++i) {
-    uint64_t v = r.U64();
-    if (i < kRejectReasonCount) d.counts.rejected[i] = v;
-  }
-  d.counts.documents = r.U64();
-  d.counts.bytes = r.U64();
+  DecodeRecordCounts(r, d.counts);
   uint64_t offsets = r.Count(3);
   for (uint64_t i = 0; i < offsets && r.ok(); ++i) {
     std::string topic(r.Str());
@@ -151,6 +148,15 @@ Result<CheckpointData> DecodeCheckpoint(std::string_view bytes, Symbols& symbols
     }
   } else {
     for (size_t i = 0; i < d.shards.size(); ++i) d.shards[i].shard = static_cast<uint32_t>(i);
+  }
+  if (version >= 6) {
+    const uint64_t n = r.Count(3);
+    for (uint64_t i = 0; i < n && r.ok(); ++i) {
+      std::string source(r.Str());
+      const int64_t partition = r.I64();
+      if (partition < -1 || partition > INT32_MAX) return Status::Corrupt("a partition number out of range");
+      DecodeRecordCounts(r, d.source_counts[{std::move(source), static_cast<int32_t>(partition)}]);
+    }
   }
   d.alerts = std::string(r.Str());
   if (!r.ok() || !r.at_end()) return Status::Corrupt("undecodable payload");

@@ -47,12 +47,18 @@ void ErasePart(Buckets& buckets, int64_t bucket, uint32_t part) {
 void GlobalView::Reject(RecordReject reason, std::string_view key) {
   ++rejected_[static_cast<size_t>(reason)];
   // A key that names a bucket part: its previous partial leaves the view.
+  // A counts key: the partition's counts leave the view until a valid record comes.
   const std::optional<RecordKey> k = DecodeRecordKey(key);
-  if (!k || k->kind != RecordKind::kPartial) return;
+  if (!k || k->kind == RecordKind::kAlertState) return;
   Partition& p = PartitionOf(k->where);
   ++p.status.rejected;
-  p.bad.insert({k->where.bucket, k->where.part});
-  ErasePart(p.buckets, k->where.bucket, k->where.part);
+  if (k->kind == RecordKind::kCounts) {
+    p.bad_counts = true;
+    p.counts.reset();
+  } else {
+    p.bad.insert({k->where.bucket, k->where.part});
+    ErasePart(p.buckets, k->where.bucket, k->where.part);
+  }
   p.dirty = true;
 }
 
@@ -65,6 +71,16 @@ std::optional<std::string> GlobalView::Apply(std::string_view key, std::optional
   }
   if (auto* alerts = std::get_if<AlertStateRecord>(&r.value())) {
     alert_state_ = std::move(*alerts);
+    return std::nullopt;
+  }
+  if (auto* counts = std::get_if<CountsRecord>(&r.value())) {
+    Partition& p = PartitionOf({counts->topic, counts->partition, 0, 0});
+    p.bad_counts = false;
+    p.status.owner = counts->owner;
+    p.status.source_offset = std::max(p.status.source_offset, counts->source_offset);
+    p.status.latest_record_ms = std::max(p.status.latest_record_ms, record_time_ms);
+    p.counts = std::move(counts->counts);
+    p.dirty = true;
     return std::nullopt;
   }
   if (auto* tombstone = std::get_if<Tombstone>(&r.value())) {
@@ -107,6 +123,11 @@ std::shared_ptr<const Snapshot> GlobalView::Build() {
       for (const auto& [bucket, b] : p.buckets) {
         for (const auto& [part, partial] : b.by_part) MergePartial(partial, *p.state);
       }
+      if (p.counts) {
+        ShardImage counters;
+        counters.counters = p.counts->shards;
+        p.state->RestoreBegin(counters, /*with_dedup=*/false, /*with_counters=*/true);
+      }
       p.snapshot = p.state->Snapshot();
       p.dirty = false;
     }
@@ -116,11 +137,19 @@ std::shared_ptr<const Snapshot> GlobalView::Build() {
                         /*routed_by_key=*/false);
 }
 
+RecordCounts GlobalView::counts() const {
+  RecordCounts out;
+  for (const auto& [id, p] : partitions_) {
+    if (p.counts) AddCounts(out, p.counts->records);
+  }
+  return out;
+}
+
 GlobalView::PartitionStatus GlobalView::StatusOf(const Partition& p) {
   PartitionStatus s = p.status;
   s.stream_time_ms = StreamTimeOf(p);
   s.buckets = p.buckets.size();
-  s.bad_keys = p.bad.size();
+  s.bad_keys = p.bad.size() + (p.bad_counts ? 1 : 0);
   return s;
 }
 
@@ -135,6 +164,7 @@ std::map<std::pair<std::string, int32_t>, std::vector<std::string>> GlobalView::
   for (const auto& [id, p] : partitions_) {
     for (const auto& [bucket, part] : p.bad)
       out[id].push_back(PartialKey({id.first, id.second, bucket, part}));
+    if (p.bad_counts) out[id].push_back(CountsKey(id.first, id.second));
   }
   return out;
 }
@@ -145,6 +175,7 @@ std::optional<GlobalView::PartitionState> GlobalView::StateOf(const std::string&
   if (it == partitions_.end()) return std::nullopt;
   PartitionState out;
   out.status = StatusOf(it->second);
+  out.counts = it->second.counts;
   for (const auto& [bucket, b] : it->second.buckets) {
     for (const auto& [part, partial] : b.by_part) {
       out.series.insert(out.series.end(), partial.series.begin(), partial.series.end());

@@ -3,6 +3,7 @@
 #include <absl/container/flat_hash_map.h>
 
 #include <algorithm>
+#include <utility>
 
 #include "seismo/core/hash.h"
 
@@ -48,20 +49,17 @@ uint64_t SketchHash(const SeriesImage& s) {
 
 }  // namespace
 
-void PublishLedger::Diff(const std::string& topic, int32_t partition,
-                         const std::vector<PartialRecord>& partials, const Symbols& symbols,
-                         std::vector<OutgoingRecord>& out) {
-  const PartitionId id{topic, partition};
+void PublishLedger::Diff(const CountsRecord& counts, const std::vector<PartialRecord>& partials,
+                         const Symbols& symbols, std::vector<OutgoingRecord>& out) {
+  const PartitionId id{counts.topic, counts.partition};
   auto before_it = committed_.find(id);
   static const Sent kNothing;
   const Sent& before = before_it == committed_.end() ? kNothing : before_it->second;
   Sent now;
-  const size_t first = out.size();
   const NewestBuckets newest = NewestBucketOfEachSeries(partials);
   for (const PartialRecord& p : partials) {
     std::string key = PartialKey(p.where);
     const uint64_t hash = ValuesHash(p, symbols);
-    now.source_offset = std::max(now.source_offset, p.source_offset);
     auto it = before.hashes.find(key);
     bool send = it == before.hashes.end() || it->second != hash;
     for (const SeriesImage& s : p.series) {
@@ -77,16 +75,10 @@ void PublishLedger::Diff(const std::string& topic, int32_t partition,
   for (const auto& [key, hash] : before.hashes) {
     if (!now.hashes.contains(key)) out.push_back({key, std::nullopt});
   }
-  const bool values_sent = std::any_of(out.begin() + static_cast<ptrdiff_t>(first), out.end(),
-                                       [](const OutgoingRecord& r) { return r.value.has_value(); });
-  if (!values_sent && now.source_offset != before.source_offset && !partials.empty()) {
-    // No partial sent (nothing changed, or only tombstones) but the offset moved: the newest
-    // bucket's parts carry it.
-    const int64_t last = partials.back().where.bucket;  // SplitIntoPartials: ascending by bucket
-    for (const PartialRecord& p : partials) {
-      if (p.where.bucket == last) out.push_back({PartialKey(p.where), EncodePartial(p, symbols)});
-    }
-  }
+  std::string encoded = EncodeCounts(counts);
+  now.counts = Hash64(encoded);
+  if (now.counts != before.counts)
+    out.push_back({CountsKey(counts.topic, counts.partition), std::move(encoded)});
   pending_[id] = std::move(now);
 }
 

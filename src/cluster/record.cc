@@ -15,6 +15,7 @@ namespace {
 constexpr size_t kHeaderBytes = 29;  // magic 8, version 4, kind 1, length 8, checksum 8
 constexpr std::string_view kPartialPrefix = "p/";
 constexpr std::string_view kAlertStateKey = "a/alerts";
+constexpr std::string_view kCountsPrefix = "c/";
 
 std::string Frame(RecordKind kind, std::string_view payload) {
   ByteWriter w;
@@ -91,6 +92,36 @@ RecordResult DecodeAlertPayload(std::string_view payload) {
   return AggregatesRecord(std::move(a));
 }
 
+RecordResult DecodeCountsPayload(std::string_view payload, const PartitionBucket& where) {
+  ByteReader r(payload);
+  CountsRecord c;
+  c.topic = std::string(r.Str());
+  const int64_t partition = r.I64();
+  c.source_offset = r.I64();
+  c.owner = std::string(r.Str());
+  DecodeRecordCounts(r, c.counts.records);
+  ShardCounters& sc = c.counts.shards;
+  for (uint64_t* v : {&sc.deltas, &sc.duplicates, &sc.late_dropped, &sc.folded, &sc.dedup_forgotten})
+    *v = r.U64();
+  if (!r.ok() || !r.at_end() || partition < 0 || partition > INT32_MAX) {
+    return Reject(RecordReject::kCorrupt, "undecodable counts");
+  }
+  c.partition = static_cast<int32_t>(partition);
+  if (c.topic != where.topic || c.partition != where.partition) {
+    return Reject(RecordReject::kKeyMismatch, fmt::format("value holds {}", CountsKey(c.topic, c.partition)));
+  }
+  return AggregatesRecord(std::move(c));
+}
+
+// "<topic>/<partition>" with a partition in canonical form, into `where`.
+bool DecodeTopicPartition(std::string_view rest, PartitionBucket& where) {
+  const size_t slash = rest.rfind('/');
+  if (slash == std::string_view::npos || slash == 0) return false;
+  where.topic = std::string(rest.substr(0, slash));
+  if (where.topic.find('/') != std::string::npos) return false;
+  return ParseInt(rest.substr(slash + 1), where.partition) && where.partition >= 0;
+}
+
 }  // namespace
 
 std::string_view RecordRejectName(RecordReject r) {
@@ -113,8 +144,18 @@ std::string PartialKey(const PartitionBucket& where) {
 
 std::string AlertStateKey() { return std::string(kAlertStateKey); }
 
+std::string CountsKey(std::string_view topic, int32_t partition) {
+  return fmt::format("{}{}/{}", kCountsPrefix, topic, partition);
+}
+
 std::optional<RecordKey> DecodeRecordKey(std::string_view key) {
   if (key == kAlertStateKey) return RecordKey{RecordKind::kAlertState, {}};
+  if (key.starts_with(kCountsPrefix)) {
+    RecordKey k{RecordKind::kCounts, {}};
+    if (!DecodeTopicPartition(key.substr(kCountsPrefix.size()), k.where)) return std::nullopt;
+    if (CountsKey(k.where.topic, k.where.partition) != key) return std::nullopt;  // not canonical
+    return k;
+  }
   if (!key.starts_with(kPartialPrefix)) return std::nullopt;
   // Topic names cannot hold '/' (Kafka allows [a-zA-Z0-9._-]): the last three fields are numbers.
   const std::string_view rest = key.substr(kPartialPrefix.size());
@@ -153,6 +194,18 @@ std::string EncodePartial(const PartialRecord& p, const Symbols& symbols) {
   return Frame(RecordKind::kPartial, w.bytes());
 }
 
+std::string EncodeCounts(const CountsRecord& c) {
+  ByteWriter w;
+  w.Str(c.topic);
+  w.I64(c.partition);
+  w.I64(c.source_offset);
+  w.Str(c.owner);
+  EncodeRecordCounts(c.counts.records, w);
+  const ShardCounters& sc = c.counts.shards;
+  for (uint64_t v : {sc.deltas, sc.duplicates, sc.late_dropped, sc.folded, sc.dedup_forgotten}) w.U64(v);
+  return Frame(RecordKind::kCounts, w.bytes());
+}
+
 std::string EncodeAlertState(const AlertStateRecord& a) {
   ByteWriter w;
   w.Str(a.holder);
@@ -166,7 +219,7 @@ RecordResult DecodeRecord(std::string_view key, std::optional<std::string_view> 
   if (!k) return Reject(RecordReject::kCorrupt, "not an aggregates-topic key");
   if (!value) {
     if (k->kind != RecordKind::kPartial) {
-      return Reject(RecordReject::kKeyMismatch, "a tombstone under the alert-state key");
+      return Reject(RecordReject::kKeyMismatch, "a tombstone under a key that is not a partial's");
     }
     return AggregatesRecord(Tombstone{k->where});
   }
@@ -194,14 +247,22 @@ RecordResult DecodeRecord(std::string_view key, std::optional<std::string_view> 
   const std::string_view payload = v.substr(kHeaderBytes, length);
   if (Hash64(payload) != GetFixed(v, 21, 8)) return Reject(RecordReject::kCorrupt, "checksum mismatch");
   if (kind != static_cast<uint8_t>(RecordKind::kPartial) &&
-      kind != static_cast<uint8_t>(RecordKind::kAlertState)) {
+      kind != static_cast<uint8_t>(RecordKind::kAlertState) &&
+      (kind != static_cast<uint8_t>(RecordKind::kCounts) || version < 3)) {
     return Reject(RecordReject::kCorrupt, fmt::format("unknown record kind {}", kind));
   }
   if (kind != static_cast<uint8_t>(k->kind)) {
     return Reject(RecordReject::kKeyMismatch, "the value's kind is not the key's");
   }
-  return k->kind == RecordKind::kPartial ? DecodePartialPayload(payload, k->where, version, symbols)
-                                         : DecodeAlertPayload(payload);
+  switch (k->kind) {
+    case RecordKind::kPartial:
+      return DecodePartialPayload(payload, k->where, version, symbols);
+    case RecordKind::kCounts:
+      return DecodeCountsPayload(payload, k->where);
+    case RecordKind::kAlertState:
+      break;
+  }
+  return DecodeAlertPayload(payload);
 }
 
 }  // namespace seismo

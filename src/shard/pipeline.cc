@@ -35,6 +35,7 @@ struct Pipeline::Worker {
   // Scratch for the chunk in hand, reused.
   std::vector<Staged> staged;
   std::vector<int32_t> staged_of;  // per document of the chunk: index into `staged`, -1 if rejected
+  std::vector<int8_t> reject_of;   // partition-scoped, per document: its RejectReason, -1 if parsed
   std::vector<Delta> deltas;
   std::vector<TimeDecision> decisions;
   std::vector<std::pair<HeldDoc, TimeDecision>> released;  // held earlier, decided in this turn
@@ -43,6 +44,15 @@ struct Pipeline::Worker {
   std::vector<uint16_t> slots;
   std::vector<std::pair<uint16_t, int64_t>> slot_times;
 };
+
+RecordCounts CountsOf(const PipelineCounters& c) {
+  RecordCounts out;
+  for (size_t i = 0; i < out.by_kind.size(); ++i) out.by_kind[i] = c.records[i].load();
+  for (size_t i = 0; i < kRejectReasonCount; ++i) out.rejected[i] = c.rejected[i].load();
+  out.documents = c.documents.load();
+  out.bytes = c.bytes.load();
+  return out;
+}
 
 void AddDocument(DocChunk& chunk, DocRef ref, std::string_view body, uint64_t full_bytes,
                  size_t max_document_bytes) {
@@ -160,8 +170,17 @@ bool Pipeline::WaitIdle(std::chrono::milliseconds timeout) {
   }
 }
 
+std::optional<SourceKey> Pipeline::KeyOf(const PartitionName& name) const {
+  std::optional<SourceKey> key;  // the last source of that name, as configured
+  for (size_t s = 0; s < options_.sources.size(); ++s) {
+    if (options_.sources[s].name == name.first) key = SourceKey{static_cast<uint16_t>(s), name.second};
+  }
+  return key;
+}
+
 void Pipeline::Restore(const RecordCounts& counts, std::vector<ShardImage> shards,
-                       const std::vector<std::optional<PartitionName>>& partitions) {
+                       const std::vector<std::optional<PartitionName>>& partitions,
+                       const std::map<PartitionName, RecordCounts>& source_counts) {
   for (size_t i = 0; i < counts.by_kind.size(); ++i) counters_.records[i].store(counts.by_kind[i]);
   for (size_t i = 0; i < kRejectReasonCount; ++i) counters_.rejected[i].store(counts.rejected[i]);
   counters_.documents.store(counts.documents);
@@ -170,15 +189,13 @@ void Pipeline::Restore(const RecordCounts& counts, std::vector<ShardImage> shard
     // Before Start(): the turn's members are the owner's. Images of no known partition share
     // a slot no source has (reserved before any source gets one).
     for (size_t i = 0; i < shards.size(); ++i) {
-      std::optional<SourceKey> key;
-      if (i < partitions.size() && partitions[i]) {
-        for (size_t s = 0; s < options_.sources.size(); ++s) {
-          if (options_.sources[s].name == partitions[i]->first)
-            key = SourceKey{static_cast<uint16_t>(s), partitions[i]->second};
-        }
-      }
+      const std::optional<SourceKey> key =
+          i < partitions.size() && partitions[i] ? KeyOf(*partitions[i]) : std::nullopt;
       shards[i].slot = SlotOf(key.value_or(kUnscopedSource));
       if (key) watermarks_.RestoreSource(*key, shards[i].stream_time_ms);
+    }
+    for (const auto& [name, n] : source_counts) {
+      if (std::optional<SourceKey> key = KeyOf(name)) slot_counts_[SlotOf(*key)] = n;
     }
   }
   shards_.Restore(shards);
@@ -243,6 +260,18 @@ std::vector<std::optional<Pipeline::PartitionName>> Pipeline::PartitionsOf(
   return out;
 }
 
+std::map<Pipeline::PartitionName, RecordCounts> Pipeline::SourceCounts() const {
+  std::map<PartitionName, RecordCounts> out;
+  if (!options_.partition_scoped) return out;
+  // At a barrier no turn runs, and the last one's writes are visible (WaitIdle acquires).
+  for (size_t slot = 0; slot < source_of_slot_.size(); ++slot) {
+    const SourceKey key = source_of_slot_[slot];
+    if (key.source >= options_.sources.size()) continue;  // no partition's
+    out[{options_.sources[key.source].name, key.partition}] = slot_counts_[slot];
+  }
+  return out;
+}
+
 std::optional<uint16_t> Pipeline::SlotOfSource(SourceKey source) const {
   auto it = slot_of_.find(source);  // the workers have stopped: no turn runs
   if (it == slot_of_.end()) return std::nullopt;
@@ -281,13 +310,14 @@ bool Pipeline::DropSources(const std::vector<SourceKey>& sources, std::chrono::m
     (void)watermarks_.Forget(source);  // holds nothing (checked above)
     slot_of_.erase(source);
     source_of_slot_[slot] = kUnscopedSource;  // names no partition any more (PartitionsOf)
+    slot_counts_[slot] = RecordCounts{};
     if (dropped) free_slots_.push_back(slot);
   }
   return dropped;
 }
 
 bool Pipeline::AdoptSource(SourceKey source, std::vector<SeriesImage> series, int64_t stream_time_ms,
-                           std::chrono::milliseconds timeout) {
+                           const PartitionCounts& counts, std::chrono::milliseconds timeout) {
   if (!options_.partition_scoped) return false;
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   if (!WaitIdle(timeout)) return false;
@@ -296,9 +326,10 @@ bool Pipeline::AdoptSource(SourceKey source, std::vector<SeriesImage> series, in
   if (slot_of_.contains(source) && !DropSources({source}, timeout)) return false;
   const uint16_t slot = SlotOf(source);
   watermarks_.RestoreSource(source, stream_time_ms);
+  slot_counts_[slot] = counts.records;
   const auto left =
       std::max(deadline - std::chrono::steady_clock::now(), std::chrono::steady_clock::duration(0));
-  return shards_.AdoptSlot(slot, std::move(series), stream_time_ms,
+  return shards_.AdoptSlot(slot, std::move(series), stream_time_ms, counts.shards,
                            std::chrono::duration_cast<std::chrono::milliseconds>(left));
 }
 
@@ -366,13 +397,38 @@ uint16_t Pipeline::SlotOf(SourceKey source) {
     it->second = free_slots_.back();  // every shard dropped its old state (DropSources)
     free_slots_.pop_back();
     source_of_slot_[it->second] = source;
+    slot_counts_[it->second] = RecordCounts{};
   } else if (inserted) {
     // Past 65 535 sources the last slot is shared (ADR 0024: a slot per assigned partition;
     // freeing the slots of revoked partitions is not built yet).
     it->second = static_cast<uint16_t>(std::min<size_t>(source_of_slot_.size(), UINT16_MAX));
     if (source_of_slot_.size() < UINT16_MAX + size_t{1}) source_of_slot_.push_back(source);
+    if (slot_counts_.size() <= it->second) slot_counts_.resize(it->second + size_t{1});
   }
   return it->second;
+}
+
+void Pipeline::CountBySlot(const Worker& worker, const DocChunk& c) {
+  // What HandOver() and ParseChunk() count in counters_, per slot: the same decisions.
+  for (uint32_t i = 0; i < c.docs.size(); ++i) {
+    const DocRef& ref = c.docs[i];
+    RecordCounts& n = slot_counts_[SlotOf({ref.source, ref.partition})];
+    ++n.documents;
+    n.bytes += ref.cut_from_bytes > 0 ? ref.cut_from_bytes : ref.length;
+    if (worker.reject_of[i] >= 0) ++n.rejected[static_cast<size_t>(worker.reject_of[i])];
+  }
+  auto decided = [&](uint16_t slot, DocKind kind, const TimeDecision& d) {
+    RecordCounts& n = slot_counts_[slot];
+    if (d.accepted) {
+      ++n.by_kind[static_cast<size_t>(kind)];
+    } else {
+      ++n.rejected[static_cast<size_t>(RejectReason::kFutureTime)];
+    }
+  };
+  for (const Staged& st : worker.staged) {
+    if (st.decision) decided(st.slot, st.kind, *st.decision);
+  }
+  for (const auto& [held, decision] : worker.released) decided(held.slot, held.kind, decision);
 }
 
 void Pipeline::SlotTimes(std::vector<uint16_t>& slots, std::vector<std::pair<uint16_t, int64_t>>& out) const {
@@ -386,6 +442,7 @@ void Pipeline::ParseChunk(Worker& worker, const DocChunk& c) {
   worker.staged.clear();
   worker.deltas.clear();
   worker.staged_of.assign(c.docs.size(), -1);
+  if (options_.partition_scoped) worker.reject_of.assign(c.docs.size(), -1);
   for (uint32_t i = 0; i < c.docs.size(); ++i) {
     const DocRef& ref = c.docs[i];
     std::string_view body(c.data.data() + ref.begin, ref.length);
@@ -401,6 +458,7 @@ void Pipeline::ParseChunk(Worker& worker, const DocChunk& c) {
                                                          worker.doc, readable_after);
     if (rejected) {
       Reject(*rejected, ref, body);
+      if (options_.partition_scoped) worker.reject_of[i] = static_cast<int8_t>(*rejected);
       continue;
     }
     const ParsedDocument& doc = worker.doc;
@@ -465,6 +523,7 @@ int64_t Pipeline::TakeTurn(Worker& worker, const DocChunk& c) {
     }
     for (const auto& [held, decision] : worker.released) worker.slots.push_back(held.slot);
     SlotTimes(worker.slots, worker.slot_times);
+    CountBySlot(worker, c);
   }
   const int64_t stream_time = watermarks_.stream_time();
   // relaxed: a hint for idle shards (batches carry their own); only the turn writes it.

@@ -228,7 +228,8 @@ void ShardSet::Run(Shard& shard) {
         ShardState& state = shard.State(*request->adopt);
         ShardImage begin;
         begin.stream_time_ms = request->adopt_stream_time_ms;
-        state.RestoreBegin(begin, /*with_dedup=*/false, /*with_counters=*/false);
+        begin.counters = request->adopt_counters;  // the partition's, kept by its first shard
+        state.RestoreBegin(begin, /*with_dedup=*/false, /*with_counters=*/shard.index == 0);
         // This shard's part only: no other thread reads it.
         for (const SeriesImage& series : request->adopt_series[shard.index]) state.RestoreSeries(series);
       }
@@ -352,10 +353,11 @@ bool ShardSet::DropSlots(std::vector<uint16_t> slots, std::chrono::milliseconds 
 }
 
 bool ShardSet::AdoptSlot(uint16_t slot, std::vector<SeriesImage> series, int64_t stream_time_ms,
-                         std::chrono::milliseconds timeout) {
+                         const ShardCounters& counters, std::chrono::milliseconds timeout) {
   auto request = std::make_shared<SlotRequest>();
   request->adopt = slot;
   request->adopt_stream_time_ms = stream_time_ms;
+  request->adopt_counters = counters;
   request->adopt_series.resize(shards_.size());
   for (SeriesImage& s : series) {
     request->adopt_series[ShardFor(KeyContentHash(s.key, *symbols_))].push_back(std::move(s));

@@ -68,6 +68,8 @@ class Daemon final : public StateProvider {
 
   // StateProvider
   std::shared_ptr<const Snapshot> snapshot() const override;
+  // One instance: what its pipeline decided. A cluster: the global view's, once one was
+  // published (every partition's counts, as its snapshot() holds every partition).
   RecordCounts counts() const override;
   ServiceStatus status() const override;
   std::string alerts_json() const override;  // the alert engine's view, "[]" before Start()
@@ -196,6 +198,9 @@ class Daemon final : public StateProvider {
   // A cluster's: the source partitions the published global view holds (what /api/v1/status
   // lists, so it describes the numbers served).
   std::vector<ClusterStatus::Partition> published_partitions_ GUARDED_BY(snapshot_mu_);
+  // A cluster's: the record counts of the published global view (counts() once there is
+  // one: the header counts of the numbers served, every partition's, ADR 0024 "Counts").
+  std::optional<RecordCounts> view_counts_ GUARDED_BY(snapshot_mu_);
   Mutex hook_mu_;  // held while publish_hook_ runs
   PublishHook publish_hook_ GUARDED_BY(hook_mu_);
 

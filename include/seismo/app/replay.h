@@ -40,10 +40,6 @@ struct ReplayOptions {
   const Clock* clock = nullptr;
 };
 
-struct PipelineCounters;
-// A plain copy of live pipeline counters.
-RecordCounts CountsOf(const PipelineCounters& counters);
-
 // Loads the signature lists named by the config (or the built-in ones).
 Result<std::unique_ptr<SignatureGenerator>> LoadSignatures(const Config& config);
 

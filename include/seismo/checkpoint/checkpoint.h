@@ -48,7 +48,9 @@ namespace seismo {
 // pipeline's state, ADR 0024). Versions 2-4 are read as one image per shard, in shard order,
 // of no partition; and a checkpoint that is just that (an unscoped pipeline's) is still
 // written as version 4, which the previous release reads.
-inline constexpr uint32_t kCheckpointFormatVersion = 5;
+// 6: after those, each source partition's record counts (a partition-scoped pipeline's
+// Pipeline::SourceCounts(), ADR 0024 "Counts"); written only when there are any, else as 5.
+inline constexpr uint32_t kCheckpointFormatVersion = 6;
 inline constexpr uint32_t kOldestReadableCheckpointVersion = 2;
 inline constexpr std::string_view kCheckpointFile = "seismo.ckpt";
 
@@ -63,6 +65,8 @@ struct CheckpointData {
   // -1 for a file) whose state it is: a partition-scoped pipeline's (Pipeline::PartitionsOf).
   // Empty, or nullopt each, for an unscoped one.
   std::vector<std::optional<std::pair<std::string, int32_t>>> partitions;
+  // Partition-scoped: each source partition's share of `counts` (Pipeline::SourceCounts()).
+  std::map<std::pair<std::string, int32_t>, RecordCounts> source_counts;
   std::string alerts;  // the alert engine's serialised state ("" = none)
 };
 

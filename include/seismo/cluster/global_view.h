@@ -14,7 +14,9 @@
 //     a partition's bucket part, that key's previous partial leaves the view (never half
 //     a record, never a stale one beside its replacement) and the partition is degraded
 //     until a valid record or a tombstone comes under that key;
-//   * a partial of another bucket width is not this view's: rejected as key_mismatch.
+//   * a partial of another bucket width is not this view's: rejected as key_mismatch;
+//   * a partition's counts are its newest counts record's (c/ key); the snapshot's
+//     counters and counts() are their sum, so the header counts are the whole input's.
 //
 // Ownership: owns the partitions' states; borrows `symbols` (records intern into it),
 // which must outlive it and every snapshot it builds. Threading: one thread (the
@@ -56,6 +58,9 @@ class GlobalView {
   // Every partition's partials merged (a partition merged again only when it changed
   // since the last Build).
   std::shared_ptr<const Snapshot> Build();
+  // Every partition's record counts summed (of its newest counts record; a partition
+  // without one counts nothing).
+  RecordCounts counts() const;
 
   struct PartitionStatus {
     std::string topic;
@@ -76,6 +81,7 @@ class GlobalView {
   struct PartitionState {
     PartitionStatus status;
     std::vector<SeriesImage> series;
+    std::optional<PartitionCounts> counts;  // of its newest counts record, if any
   };
   std::optional<PartitionState> StateOf(const std::string& topic, int32_t partition) const;
   // Per degraded partition, the keys whose latest record was rejected (its owner publishes
@@ -96,6 +102,8 @@ class GlobalView {
     PartitionStatus status;
     std::map<int64_t, Bucket> buckets;
     std::set<std::pair<int64_t, uint32_t>> bad;  // (bucket, part) whose latest record was rejected
+    std::optional<PartitionCounts> counts;       // of the newest counts record
+    bool bad_counts = false;                     // the newest counts record was rejected
     std::unique_ptr<ShardState> state;           // the partials merged; rebuilt when dirty
     std::shared_ptr<const ShardSnapshot> snapshot;
     bool dirty = true;

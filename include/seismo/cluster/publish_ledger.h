@@ -13,9 +13,10 @@
 //     Without this rule each new install of a series would send every bucket it has;
 //   * a tombstone for each key published before that the partition no longer has (a
 //     bucket that expired, a part that a smaller part count left behind);
-//   * when nothing of a partition changed but its source offset moved (documents that were
-//     all rejected, late or repeated), its newest bucket again, so the largest source
-//     offset among the partition's records, which a restore seeks to, is current.
+//   * the partition's counts record (c/ key) whenever its counts or its source offset
+//     changed, so the largest source offset among the partition's records, which a
+//     restore seeks to, is current even when its documents changed no partial (all
+//     rejected, late or repeated).
 // Every record of a changed bucket is complete, so the newest record of each key, read
 // back together, is the partition's state as of the latest publish: unchanged buckets have
 // not changed since they were sent.
@@ -46,10 +47,11 @@ struct OutgoingRecord {
 
 class PublishLedger {
  public:
-  // Appends to `out` what partition (topic, partition) must send; `partials` is every
-  // partial the partition has now, with its current source offset.
-  void Diff(const std::string& topic, int32_t partition, const std::vector<PartialRecord>& partials,
-            const Symbols& symbols, std::vector<OutgoingRecord>& out);
+  // Appends to `out` what partition (counts.topic, counts.partition) must send; `partials`
+  // is every partial the partition has now, and `counts` its counts, both with its
+  // current source offset.
+  void Diff(const CountsRecord& counts, const std::vector<PartialRecord>& partials, const Symbols& symbols,
+            std::vector<OutgoingRecord>& out);
   void Commit();
   void Abort();
   // The partition is no longer this instance's: its keys are forgotten (its new owner
@@ -66,7 +68,7 @@ class PublishLedger {
     // series -> hash of its installs sketch and first time as its newest bucket's record
     // carries them
     absl::flat_hash_map<SeriesKey, uint64_t> series;
-    int64_t source_offset = -1;
+    uint64_t counts = 0;  // hash of the counts record (0: none sent)
   };
   using PartitionId = std::pair<std::string, int32_t>;
   std::map<PartitionId, Sent> committed_;

@@ -7,6 +7,7 @@
 //
 //   partial      "p/<source topic>/<partition>/<bucket index>/<part>"   e.g. p/telemetry.main/3/29916666/0
 //   alert state  "a/alerts"
+//   counts       "c/<source topic>/<partition>"                        e.g. c/telemetry.main/3
 //
 // Value (little endian, the checkpoint's framing with a record kind):
 //
@@ -20,10 +21,14 @@
 //                     (aggregate/shard_image.h: dictionary of texts and stacks,
 //                     then each series with its one entry, the bucket's)
 //   alert payload:    holder, evaluated_ms, the engine's state (opaque bytes)
+//   counts payload:   topic, partition (the key again), source_offset, owner, then the
+//                     partition's record counts (core/record_counts.h's encoding, as in
+//                     checkpoints), then its shard counters (deltas, duplicates,
+//                     late_dropped, folded, dedup_forgotten)
 //
 // A null value (Kafka's tombstone) under a partial key deletes the bucket (it left
-// the retention). Anything else that is not a complete record of this build's
-// version is rejected with one reason (RecordReject) and never half-read.
+// the retention); under any other key it is a key_mismatch. Anything else that is not a complete record of
+// this build's version is rejected with one reason (RecordReject) and never half-read.
 //
 // Threading: free functions of their arguments; decoding interns into `symbols`
 // (which is thread-safe).
@@ -37,6 +42,7 @@
 #include <variant>
 #include <vector>
 
+#include "seismo/aggregate/partition_counts.h"
 #include "seismo/aggregate/shard_image.h"
 
 namespace seismo {
@@ -44,11 +50,14 @@ namespace seismo {
 inline constexpr std::string_view kAggregatesMagic = "SEISMOAG";
 // 2: build-usage entries carry their hour's sub-process crash reporters (ADR 0031); records
 // of version 1 are still read (shard_image.h, SeriesSetFormat::kCrashEntryInstalls).
-inline constexpr uint32_t kAggregatesFormatVersion = 2;
+// 3: the counts record (kind 3, key c/...: each partition's record counts, ADR 0024
+// "Counts"); records of versions 1 and 2 are still read (a topic written by them has no
+// counts records: its partitions count nothing in the view's header counts).
+inline constexpr uint32_t kAggregatesFormatVersion = 3;
 inline constexpr uint32_t kOldestReadableAggregatesVersion = 1;
 inline constexpr uint32_t kMaxPartialParts = 1024;
 
-enum class RecordKind : uint8_t { kPartial = 1, kAlertState = 2 };
+enum class RecordKind : uint8_t { kPartial = 1, kAlertState = 2, kCounts = 3 };
 
 // Why a record was not taken (each counted and reported by name; ADR 0023).
 enum class RecordReject : uint8_t {
@@ -91,14 +100,25 @@ struct AlertStateRecord {
   std::string state;                 // the engine's serialised state (alert stage; opaque here)
 };
 
+// One source partition's counts as of `source_offset` (aggregate/partition_counts.h):
+// the view's header counts are their sum.
+struct CountsRecord {
+  std::string topic;
+  int32_t partition = 0;
+  int64_t source_offset = 0;  // as a partial's: every source record before it is counted
+  std::string owner;
+  PartitionCounts counts;
+};
+
 // A record's key, decoded.
 struct RecordKey {
   RecordKind kind = RecordKind::kPartial;
-  PartitionBucket where;  // partials only
+  PartitionBucket where;  // partials; counts: topic and partition only
 };
 
 std::string PartialKey(const PartitionBucket& where);
 std::string AlertStateKey();
+std::string CountsKey(std::string_view topic, int32_t partition);
 // Only a key in its canonical form (what PartialKey writes: no leading zeros, no
 // "-0") is a key: two spellings of one bucket would be two records to compaction.
 std::optional<RecordKey> DecodeRecordKey(std::string_view key);
@@ -106,13 +126,14 @@ std::optional<RecordKey> DecodeRecordKey(std::string_view key);
 // Values. Series keys are read from `symbols`.
 std::string EncodePartial(const PartialRecord& record, const Symbols& symbols);
 std::string EncodeAlertState(const AlertStateRecord& record);
+std::string EncodeCounts(const CountsRecord& record);
 
-// A decoded record: a partial, a tombstone (the partition-bucket it deletes) or the
-// alert state.
+// A decoded record: a partial, a tombstone (the partition-bucket it deletes), the
+// alert state or a partition's counts.
 struct Tombstone {
   PartitionBucket where;
 };
-using AggregatesRecord = std::variant<PartialRecord, Tombstone, AlertStateRecord>;
+using AggregatesRecord = std::variant<PartialRecord, Tombstone, AlertStateRecord, CountsRecord>;
 
 class [[nodiscard]] RecordResult {
  public:

@@ -39,6 +39,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "seismo/aggregate/partition_counts.h"
 #include "seismo/aggregate/snapshot.h"
 #include "seismo/core/mutex.h"
 #include "seismo/core/record_counts.h"
@@ -149,6 +150,8 @@ struct PipelineCounters {
   std::atomic<uint64_t> bytes{0};
   std::atomic<uint64_t> documents{0};
 };
+// A plain copy of the counters, each read once.
+RecordCounts CountsOf(const PipelineCounters& counters);
 
 class Pipeline {
  public:
@@ -179,12 +182,18 @@ class Pipeline {
   // the source partition of each image, which a partition-scoped pipeline restores into
   // that partition's slot with its stream time; an image of none (an unscoped
   // checkpoint, or a source no longer configured) goes to a slot of its own, shared.
+  // `source_counts`: each partition's record counts (SourceCounts()), partition-scoped.
   void Restore(const RecordCounts& counts, std::vector<ShardImage> shards,
-               const std::vector<std::optional<PartitionName>>& partitions = {});
+               const std::vector<std::optional<PartitionName>>& partitions = {},
+               const std::map<PartitionName, RecordCounts>& source_counts = {});
   // At a barrier (WaitIdle() returned true, or after Finish()): the source partition of
   // each image of this pipeline's ShardSet (CollectImages, FinalImages), for its
   // checkpoint; nullopt each unscoped.
   std::vector<std::optional<PartitionName>> PartitionsOf(const std::vector<ShardImage>& images) const;
+  // At a barrier, partition-scoped: what the parse workers decided of each source
+  // partition's documents (ADR 0024, "Counts"): the partition's share of counters(),
+  // which moves with it (AdoptSource, DropSources). Empty unscoped.
+  std::map<PartitionName, RecordCounts> SourceCounts() const;
 
   // Source thread, partition-scoped: `sources` leave this instance (revoked partitions,
   // whose state another instance restores from the aggregates topic: ADR 0024). Waits
@@ -200,11 +209,12 @@ class Pipeline {
   // elsewhere (a partition restored from the aggregates topic: ADR 0024), before any of its
   // documents is submitted. Waits until idle, gives the source a slot, puts `series` into
   // it (each in the shard of its key) and sets the source's watermark to `stream_time_ms`,
-  // so its next document is judged as it would have been where it came from. A state the
-  // source already has here (an older one, from the local checkpoint) is dropped first.
+  // so its next document is judged as it would have been where it came from; `counts`
+  // become its counts (SourceCounts() and its state's ShardCounters). A state the source
+  // already has here (an older one, from the local checkpoint) is dropped first.
   // False on a time-out, or while the source holds undecided documents.
   [[nodiscard]] bool AdoptSource(SourceKey source, std::vector<SeriesImage> series, int64_t stream_time_ms,
-                                 std::chrono::milliseconds timeout);
+                                 const PartitionCounts& counts, std::chrono::milliseconds timeout);
 
   // Source thread, between submissions: when the intern tables have grown past
   // twice what was live at the last sweep (and past a floor), waits until idle and
@@ -253,8 +263,12 @@ class Pipeline {
   void Reject(RejectReason reason, const DocRef& ref, std::string_view body);
   // The source a partition-scoped pipeline files restored images of no partition under.
   static constexpr SourceKey kUnscopedSource{UINT16_MAX, INT32_MIN};
+  // The configured source a partition name is of (nullopt: none).
+  std::optional<SourceKey> KeyOf(const PartitionName& name) const;
   // In a turn: the slot of `source` (0 unscoped), given on its first document.
   uint16_t SlotOf(SourceKey source);
+  // In a turn, partition-scoped: the chunk's documents counted to their sources' slots.
+  void CountBySlot(const Worker& worker, const DocChunk& chunk);
   // In a turn, after the watermarks moved: each slot of `slots` with its stream time.
   void SlotTimes(std::vector<uint16_t>& slots, std::vector<std::pair<uint16_t, int64_t>>& out) const;
 
@@ -281,6 +295,7 @@ class Pipeline {
   std::map<SourceKey, uint16_t> slot_of_;       // turn only: partition-scoped sources' slots
   std::vector<SourceKey> source_of_slot_;       // turn only: the same, by slot
   std::vector<uint16_t> free_slots_;            // turn only: slots of dropped sources, for reuse
+  std::vector<RecordCounts> slot_counts_;       // turn only: per slot, its source's SourceCounts()
   uint64_t next_doc_id_ = 0;                    // turn only
   std::atomic<uint64_t> chunks_done_{0};  // parse workers: chunks parsed and handed to shards
   std::atomic<bool> finishing_{false};

@@ -130,9 +130,10 @@ class ShardSet {
   bool DropSlots(std::vector<uint16_t> slots, std::chrono::milliseconds timeout);
   // Partition-scoped, the same way: slot `slot` (empty in every shard) takes `series` (each
   // to the shard of its key) at stream time `stream_time_ms`: a partition restored from the
-  // aggregates topic while the pipeline runs (ADR 0024). False on timeout.
+  // aggregates topic while the pipeline runs (ADR 0024), with the partition's `counters`
+  // (kept by shard 0's part). False on timeout.
   bool AdoptSlot(uint16_t slot, std::vector<SeriesImage> series, int64_t stream_time_ms,
-                 std::chrono::milliseconds timeout);
+                 const ShardCounters& counters, std::chrono::milliseconds timeout);
 
   // After Stop(): move every shard (every slot's state) to `t`, then read the states.
   void AdvanceAllTo(EventTime t);
@@ -161,6 +162,7 @@ class ShardSet {
     std::vector<uint16_t> drop;
     std::optional<uint16_t> adopt;
     int64_t adopt_stream_time_ms = INT64_MIN;
+    ShardCounters adopt_counters;
     std::vector<std::vector<SeriesImage>> adopt_series;  // per shard
   };
   bool RequestSlots(std::shared_ptr<SlotRequest> request, std::chrono::milliseconds timeout);

@@ -181,6 +181,35 @@ TEST_F(CheckpointFiles, EachImagesShardAndSourcePartitionComeBack) {
   EXPECT_EQ(loaded->shards[1].shard, 1u);
 }
 
+// Format 6: each source partition's record counts (a partition-scoped pipeline's) come
+// back as written; without them the checkpoint is still written as format 5.
+TEST_F(CheckpointFiles, EachPartitionsRecordCountsComeBack) {
+  CheckpointData data = SampleCheckpoint();
+  data.partitions = {std::make_pair(std::string("telemetry.main"), 3), std::nullopt};
+  RecordCounts three;
+  three.by_kind = {5, 6, 7};
+  three.rejected[static_cast<size_t>(RejectReason::kFutureTime)] = 2;
+  three.documents = 20;
+  three.bytes = 4096;
+  data.source_counts[{"telemetry.main", 3}] = three;
+  data.source_counts[{"telemetry.bhr", 0}] = RecordCounts{};
+  ASSERT_TRUE(WriteCheckpoint(dir_.string(), data, Sym()).ok());
+  EXPECT_EQ(Read()[8], 6);
+  std::string problem;
+  auto loaded = Load(&problem);
+  ASSERT_TRUE(loaded) << problem;
+  ASSERT_EQ(loaded->source_counts.size(), 2u);
+  const RecordCounts& back = loaded->source_counts.at({"telemetry.main", 3});
+  EXPECT_EQ(back.by_kind, three.by_kind);
+  EXPECT_EQ(back.rejected, three.rejected);
+  EXPECT_EQ(back.documents, 20u);
+  EXPECT_EQ(back.bytes, 4096u);
+  EXPECT_EQ(loaded->partitions, data.partitions);
+  data.source_counts.clear();
+  ASSERT_TRUE(WriteCheckpoint(dir_.string(), data, Sym()).ok());
+  EXPECT_EQ(Read()[8], 5);
+}
+
 TEST_F(CheckpointFiles, NoCheckpointIsNotAProblem) {
   std::string problem;
   EXPECT_FALSE(Load(&problem));

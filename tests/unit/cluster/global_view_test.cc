@@ -214,5 +214,38 @@ TEST(GlobalView, OnePartitionsStateComesBackForARestore) {
   EXPECT_EQ(Buckets(restored, f.symbols), Buckets(*f.partitions[1], f.symbols));
 }
 
+// Each partition's newest counts record is its counts (ADR 0024, "Counts"): the view's
+// counts and snapshot counters are their sum; a rejected counts record takes the
+// partition's counts out and degrades it until its owner publishes them again; a restore
+// gets them back.
+TEST(GlobalView, EachPartitionsNewestCountsAreSummedAndABadOneDegradesItsPartition) {
+  Symbols reader;
+  GlobalView view(Options(), &reader);
+  auto counts = [](int32_t partition, int64_t offset, uint64_t main, uint64_t late) {
+    CountsRecord c{"telemetry.main", partition, offset, "node-a:8080", {}};
+    c.counts.records.by_kind = {main, 1, 2};
+    c.counts.records.documents = main + 3;
+    c.counts.shards.late_dropped = late;
+    return c;
+  };
+  for (const CountsRecord& c : {counts(0, 10, 5, 1), counts(1, 20, 7, 0), counts(0, 30, 9, 2)})
+    ASSERT_EQ(view.Apply(CountsKey(c.topic, c.partition), EncodeCounts(c), 1), std::nullopt);
+  EXPECT_EQ(view.counts().by_kind, (std::array<uint64_t, 3>{16, 2, 4}));  // 9 (newest of 0) + 7
+  EXPECT_EQ(view.Build()->counters.late_dropped, 2u);
+  EXPECT_EQ(view.StateOf("telemetry.main", 0)->status.source_offset, 30);
+  ASSERT_TRUE(view.StateOf("telemetry.main", 0)->counts);
+  EXPECT_EQ(view.StateOf("telemetry.main", 0)->counts->records.by_kind[0], 9u);
+
+  EXPECT_NE(view.Apply(CountsKey("telemetry.main", 1), std::string("SEISMOAG garbage"), 2), std::nullopt);
+  EXPECT_EQ(view.counts().by_kind[0], 9u) << "partition 1's counts left the view";
+  EXPECT_TRUE(view.StateOf("telemetry.main", 1)->status.degraded());
+  EXPECT_EQ(view.BadKeys().at({"telemetry.main", 1}), std::vector<std::string>{"c/telemetry.main/1"});
+
+  const CountsRecord again = counts(1, 25, 8, 0);
+  ASSERT_EQ(view.Apply(CountsKey("telemetry.main", 1), EncodeCounts(again), 3), std::nullopt);
+  EXPECT_FALSE(view.StateOf("telemetry.main", 1)->status.degraded());
+  EXPECT_EQ(view.counts().by_kind[0], 17u);
+}
+
 }  // namespace
 }  // namespace seismo

@@ -27,6 +27,17 @@ std::vector<PartialRecord> PartialsOf(const ShardState& state, int64_t offset, c
                            "node-a:8080", symbols);
 }
 
+// The partition's counts record as of its partials' offset (zero counts unless given).
+CountsRecord CountsAt(const std::vector<PartialRecord>& partials, int32_t partition = 0,
+                      PartitionCounts counts = {}) {
+  return {kTopic, partition, partials.empty() ? 0 : partials.front().source_offset, "node-a:8080", counts};
+}
+
+void Diff(PublishLedger& ledger, const std::vector<PartialRecord>& partials, const Symbols& symbols,
+          std::vector<OutgoingRecord>& out, int32_t partition = 0) {
+  ledger.Diff(CountsAt(partials, partition), partials, symbols, out);
+}
+
 std::set<std::string> Keys(const std::vector<OutgoingRecord>& records, bool tombstones) {
   std::set<std::string> out;
   for (const OutgoingRecord& r : records)
@@ -53,14 +64,14 @@ TEST(PublishLedger, SendsWhatChangedAndTheNewestRecordsReadBackAreTheStateNow) {
   PublishLedger ledger;
   std::vector<OutgoingRecord> first;
   const std::vector<PartialRecord> partials = PartialsOf(c.state, 100, c.symbols);
-  ledger.Diff(kTopic, 0, partials, c.symbols, first);
-  EXPECT_EQ(first.size(), partials.size()) << "the first publish sends every partial";
+  Diff(ledger, partials, c.symbols, first);
+  EXPECT_EQ(first.size(), partials.size() + 1) << "the first publish sends every partial and the counts";
   EXPECT_TRUE(Keys(first, true).empty());
   ledger.Commit();
   EXPECT_EQ(ledger.keys(), partials.size());
 
   std::vector<OutgoingRecord> again;
-  ledger.Diff(kTopic, 0, PartialsOf(c.state, 100, c.symbols), c.symbols, again);
+  Diff(ledger, PartialsOf(c.state, 100, c.symbols), c.symbols, again);
   EXPECT_TRUE(again.empty()) << "nothing changed, nothing is sent";
   ledger.Commit();
 
@@ -68,10 +79,11 @@ TEST(PublishLedger, SendsWhatChangedAndTheNewestRecordsReadBackAreTheStateNow) {
   c.Add(half, c.docs.size());
   std::vector<OutgoingRecord> second;
   const std::vector<PartialRecord> now = PartialsOf(c.state, 200, c.symbols);
-  ledger.Diff(kTopic, 0, now, c.symbols, second);
+  Diff(ledger, now, c.symbols, second);
   ledger.Commit();
   EXPECT_FALSE(second.empty());
-  EXPECT_LT(second.size(), now.size()) << "unchanged buckets are not sent again";
+  EXPECT_TRUE(Keys(second, false).contains(CountsKey(kTopic, 0))) << "the offset moved";
+  EXPECT_LT(second.size() - 1, now.size()) << "unchanged buckets are not sent again";
 
   // Read back in order, the newest record of each key wins: the whole corpus.
   Symbols reader;
@@ -92,7 +104,7 @@ TEST(PublishLedger, ExpiredBucketsAreTombstonedAndAnAbortedPublishIsSentAgain) {
   PublishLedger ledger;
   std::vector<OutgoingRecord> first;
   const std::vector<PartialRecord> before = PartialsOf(c.state, 100, c.symbols);
-  ledger.Diff(kTopic, 0, before, c.symbols, first);
+  Diff(ledger, before, c.symbols, first);
   ledger.Commit();
 
   // Keep only the newest buckets: everything before them expires.
@@ -108,14 +120,14 @@ TEST(PublishLedger, ExpiredBucketsAreTombstonedAndAnAbortedPublishIsSentAgain) {
   ASSERT_LT(after.size(), before.size());
 
   std::vector<OutgoingRecord> aborted;
-  ledger.Diff(kTopic, 0, after, c.symbols, aborted);
+  Diff(ledger, after, c.symbols, aborted);
   const std::set<std::string> gone = Keys(aborted, true);
   EXPECT_EQ(gone.size(), before.size() - after.size());
   for (const PartialRecord& p : after) EXPECT_FALSE(gone.contains(PartialKey(p.where)));
   ledger.Abort();
 
   std::vector<OutgoingRecord> retried;
-  ledger.Diff(kTopic, 0, after, c.symbols, retried);
+  Diff(ledger, after, c.symbols, retried);
   EXPECT_EQ(Keys(retried, true), gone) << "an aborted publish is sent again whole";
   ledger.Abort();
 
@@ -123,7 +135,7 @@ TEST(PublishLedger, ExpiredBucketsAreTombstonedAndAnAbortedPublishIsSentAgain) {
   // leave the largest offset behind; the newest bucket is sent when no partial is).
   const std::vector<PartialRecord> moved = PartialsOf(kept, 150, c.symbols);
   retried.clear();
-  ledger.Diff(kTopic, 0, moved, c.symbols, retried);
+  Diff(ledger, moved, c.symbols, retried);
   EXPECT_EQ(Keys(retried, true), gone);
   ledger.Commit();
 
@@ -135,45 +147,46 @@ TEST(PublishLedger, ExpiredBucketsAreTombstonedAndAnAbortedPublishIsSentAgain) {
   EXPECT_EQ(view.Partitions()[0].source_offset, 150);
 }
 
-// Only tombstones to send, and the offset moved: the newest bucket goes again, so the largest
-// offset read back is the current one.
+// Only tombstones to send, and the offset moved: the counts record carries the offset, so
+// the largest offset read back is the current one.
 TEST(PublishLedger, TombstonesAloneStillCarryAMovedOffset) {
   Corpus2 c;
   c.Add(0, c.docs.size());
   PublishLedger ledger;
   std::vector<OutgoingRecord> first;
   std::vector<PartialRecord> partials = PartialsOf(c.state, 100, c.symbols);
-  ledger.Diff(kTopic, 0, partials, c.symbols, first);
+  Diff(ledger, partials, c.symbols, first);
   ledger.Commit();
   // The oldest bucket gone, nothing else changed, the offset moved.
   const int64_t oldest = partials.front().where.bucket;
   std::erase_if(partials, [&](const PartialRecord& p) { return p.where.bucket == oldest; });
   for (PartialRecord& p : partials) p.source_offset = 180;
   std::vector<OutgoingRecord> out;
-  ledger.Diff(kTopic, 0, partials, c.symbols, out);
+  Diff(ledger, partials, c.symbols, out);
+  ledger.Commit();
   ASSERT_FALSE(Keys(out, true).empty());
-  ASSERT_FALSE(Keys(out, false).empty()) << "the newest bucket carries the offset";
-  for (const std::string& key : Keys(out, false))
-    EXPECT_EQ(DecodeRecordKey(key)->where.bucket, partials.back().where.bucket);
+  EXPECT_EQ(Keys(out, false), std::set<std::string>{CountsKey(kTopic, 0)})
+      << "only the counts carry the offset";
+  Symbols reader;
+  GlobalView view(Options(), &reader);
+  for (const auto* batch : {&first, &out})
+    for (const OutgoingRecord& r : *batch) ASSERT_EQ(view.Apply(r.key, r.value, 1), std::nullopt) << r.key;
+  EXPECT_EQ(view.Partitions()[0].source_offset, 180);
 }
 
-TEST(PublishLedger, AMovedOffsetAloneSendsTheNewestBucketAndAForgottenPartitionNothing) {
+TEST(PublishLedger, AMovedOffsetAloneSendsTheCountsAndAForgottenPartitionNoTombstones) {
   Corpus2 c;
   c.Add(0, c.docs.size());
   PublishLedger ledger;
   std::vector<OutgoingRecord> first;
-  ledger.Diff(kTopic, 0, PartialsOf(c.state, 100, c.symbols), c.symbols, first);
+  Diff(ledger, PartialsOf(c.state, 100, c.symbols), c.symbols, first);
   ledger.Commit();
 
   std::vector<OutgoingRecord> moved;
-  const std::vector<PartialRecord> now = PartialsOf(c.state, 150, c.symbols);
-  ledger.Diff(kTopic, 0, now, c.symbols, moved);
+  Diff(ledger, PartialsOf(c.state, 150, c.symbols), c.symbols, moved);
   ledger.Commit();
-  ASSERT_FALSE(moved.empty());
-  for (const OutgoingRecord& r : moved) {
-    ASSERT_TRUE(r.value.has_value());
-    EXPECT_EQ(DecodeRecordKey(r.key)->where.bucket, now.back().where.bucket) << r.key;
-  }
+  ASSERT_EQ(moved.size(), 1u);
+  EXPECT_EQ(moved[0].key, CountsKey(kTopic, 0));
   Symbols reader;
   GlobalView view(Options(), &reader);
   for (const auto* batch : {&first, &moved})
@@ -184,8 +197,50 @@ TEST(PublishLedger, AMovedOffsetAloneSendsTheNewestBucketAndAForgottenPartitionN
   ledger.Forget(kTopic, 0);
   EXPECT_EQ(ledger.keys(), 0u);
   std::vector<OutgoingRecord> none;
-  ledger.Diff(kTopic, 1, {}, c.symbols, none);
-  EXPECT_TRUE(none.empty()) << "a forgotten partition's keys are its new owner's: no tombstones";
+  Diff(ledger, {}, c.symbols, none, 1);
+  EXPECT_TRUE(Keys(none, true).empty()) << "a forgotten partition's keys are its new owner's: no tombstones";
+}
+
+// Counts that changed at the same offset (a retried publish after a restore, say) are sent;
+// read back, the view's counts are every partition's newest, summed.
+TEST(PublishLedger, ChangedCountsAreSentAndTheViewSumsEachPartitionsNewest) {
+  Corpus2 c;
+  c.Add(0, c.docs.size());
+  const std::vector<PartialRecord> partials = PartialsOf(c.state, 100, c.symbols);
+  PartitionCounts a;
+  a.records.by_kind = {7, 2, 1};
+  a.records.rejected[static_cast<size_t>(RejectReason::kFutureTime)] = 3;
+  a.records.documents = 13;
+  a.shards.duplicates = 1;
+  a.shards.late_dropped = 4;
+  PartitionCounts b = a;
+  b.records.by_kind[0] = 9;
+  b.shards.late_dropped = 5;
+  PublishLedger ledger;
+  std::vector<OutgoingRecord> out;
+  ledger.Diff(CountsAt(partials, 0, a), partials, c.symbols, out);
+  ledger.Diff(CountsAt({}, 1, a), {}, c.symbols, out);
+  ledger.Commit();
+  std::vector<OutgoingRecord> again;
+  ledger.Diff(CountsAt(partials, 0, a), partials, c.symbols, again);
+  EXPECT_TRUE(again.empty());
+  ledger.Diff(CountsAt(partials, 0, b), partials, c.symbols, again);
+  ledger.Commit();
+  ASSERT_EQ(again.size(), 1u);
+  EXPECT_EQ(again[0].key, CountsKey(kTopic, 0));
+
+  Symbols reader;
+  GlobalView view(Options(), &reader);
+  for (const auto* batch : {&out, &again})
+    for (const OutgoingRecord& r : *batch) ASSERT_EQ(view.Apply(r.key, r.value, 1), std::nullopt);
+  const RecordCounts sum = view.counts();
+  EXPECT_EQ(sum.by_kind, (std::array<uint64_t, 3>{16, 4, 2}));  // 9 + 7, 2 + 2, 1 + 1
+  EXPECT_EQ(sum.rejected[static_cast<size_t>(RejectReason::kFutureTime)], 6u);
+  EXPECT_EQ(sum.documents, 26u);
+  const std::shared_ptr<const Snapshot> snap = view.Build();
+  EXPECT_EQ(snap->counters.duplicates, 2u);
+  EXPECT_EQ(snap->counters.late_dropped, 9u);  // 5 + 4
+  ExpectTotals(*snap, c.state, c.symbols);
 }
 
 }  // namespace

@@ -114,6 +114,49 @@ TEST(AggregatesRecord, AlertStateRoundTrips) {
   EXPECT_EQ(b.state, a.state);
 }
 
+TEST(AggregatesKey, CountsKeysNameTopicAndPartitionInCanonicalForm) {
+  EXPECT_EQ(CountsKey("telemetry.main", 3), "c/telemetry.main/3");
+  const auto k = DecodeRecordKey("c/telemetry.main/3");
+  ASSERT_TRUE(k);
+  EXPECT_EQ(k->kind, RecordKind::kCounts);
+  EXPECT_EQ(k->where.topic, "telemetry.main");
+  EXPECT_EQ(k->where.partition, 3);
+  for (std::string_view bad :
+       {"c/", "c/t", "c//1", "c/t/", "c/t/01", "c/t/-1", "c/t/+1", "c/a/b/1", "c/t/1x"})
+    EXPECT_FALSE(DecodeRecordKey(bad)) << bad;
+}
+
+CountsRecord SampleCounts() {
+  CountsRecord c{"telemetry.main", 3, 123'456, "node-b:8080", {}};
+  c.counts.records.by_kind = {40, 30, 20};
+  c.counts.records.rejected[static_cast<size_t>(RejectReason::kMalformedJson)] = 2;
+  c.counts.records.rejected[static_cast<size_t>(RejectReason::kFutureTime)] = 1;
+  c.counts.records.documents = 93;
+  c.counts.records.bytes = 280'000;
+  c.counts.shards = {500, 4, 6, 1, 0};
+  return c;
+}
+
+TEST(AggregatesRecord, CountsRoundTrip) {
+  const CountsRecord c = SampleCounts();
+  Symbols symbols;
+  RecordResult r = DecodeRecord(CountsKey(c.topic, c.partition), EncodeCounts(c), symbols);
+  ASSERT_TRUE(r.ok()) << r.detail();
+  const auto& d = std::get<CountsRecord>(r.value());
+  EXPECT_EQ(d.topic, c.topic);
+  EXPECT_EQ(d.partition, c.partition);
+  EXPECT_EQ(d.source_offset, c.source_offset);
+  EXPECT_EQ(d.owner, c.owner);
+  EXPECT_EQ(d.counts.records.by_kind, c.counts.records.by_kind);
+  EXPECT_EQ(d.counts.records.rejected, c.counts.records.rejected);
+  EXPECT_EQ(d.counts.records.documents, 93u);
+  EXPECT_EQ(d.counts.records.bytes, 280'000u);
+  EXPECT_EQ(d.counts.shards.deltas, 500u);
+  EXPECT_EQ(d.counts.shards.duplicates, 4u);
+  EXPECT_EQ(d.counts.shards.late_dropped, 6u);
+  EXPECT_EQ(d.counts.shards.folded, 1u);
+}
+
 TEST(AggregatesRecord, NullValueUnderAPartialKeyIsATombstone) {
   Symbols symbols;
   RecordResult r = DecodeRecord("p/telemetry.main/3/29916666/1", std::nullopt, symbols);
@@ -292,6 +335,20 @@ TEST_F(Rejected, KeyMismatchWhenTheKindsDiffer) {
   ExpectRejected(AlertStateKey(), value_, RecordReject::kKeyMismatch);
   ExpectRejected(key_, EncodeAlertState({"a", 0, "s"}), RecordReject::kKeyMismatch);
   ExpectRejected(AlertStateKey(), std::nullopt, RecordReject::kKeyMismatch);
+}
+
+TEST_F(Rejected, CountsOfAnotherPartitionUnderAKeyOrAKindTheirVersionDidNotHave) {
+  const CountsRecord c = SampleCounts();
+  const std::string counts = EncodeCounts(c);
+  ExpectRejected(CountsKey(c.topic, 4), counts, RecordReject::kKeyMismatch);
+  ExpectRejected(CountsKey("telemetry.bhr", 3), counts, RecordReject::kKeyMismatch);
+  ExpectRejected(CountsKey(c.topic, 3), std::nullopt, RecordReject::kKeyMismatch);
+  ExpectRejected(CountsKey(c.topic, 3), value_, RecordReject::kKeyMismatch);
+  ExpectRejected(key_, counts, RecordReject::kKeyMismatch);
+  // Kind 3 came with version 3: under version 2 it is no kind that version had.
+  ExpectRejected(CountsKey(c.topic, 3), Framed(2, 3, counts.substr(kHeader)), RecordReject::kCorrupt);
+  ExpectRejected(CountsKey(c.topic, 3), Framed(kAggregatesFormatVersion, 3, counts.substr(kHeader, 20)),
+                 RecordReject::kCorrupt);
 }
 
 TEST(RecordRejectNames, AreStable) {

@@ -158,6 +158,32 @@ Input GeneratedCorpus() {
   return input;
 }
 
+void ExpectSameCounts(const RecordCounts& a, const RecordCounts& b) {
+  EXPECT_EQ(a.by_kind, b.by_kind);
+  EXPECT_EQ(a.rejected, b.rejected);
+  EXPECT_EQ(a.documents, b.documents);
+  EXPECT_EQ(a.bytes, b.bytes);
+}
+
+// The generated corpus with documents of every fate: unparsable, future-dated, repeated.
+Input CorpusWithRejects() {
+  Input input = GeneratedCorpus();
+  SynthOptions o;
+  o.seed = 24;
+  o.spacing_ms = 20'000;
+  Synth synth(o);
+  std::vector<Doc> docs;
+  for (size_t i = 0; i < input.docs.size(); ++i) {
+    docs.push_back(input.docs[i]);
+    const auto partition = static_cast<int32_t>(i % kPartitions);
+    if (i % 40 == 7) docs.push_back({partition, "{not json"});
+    if (i % 60 == 11) docs.push_back({partition, synth.Main(i + 10'000'000)});  // years ahead
+    if (i % 6 == 2) docs.push_back(input.docs[i]);                              // a processed crash again
+  }
+  input.docs = std::move(docs);
+  return input;
+}
+
 TEST(PartitionScope, MergedPartitionsEqualTheCorpusAggregatedWhole) {
   const Input input = GeneratedCorpus();
   PipelineRun scoped = RunPipeline(input, true, 365 * kDay);
@@ -180,6 +206,33 @@ TEST(PartitionScope, EachPartitionsStateEqualsItsDocumentsRunAlone) {
     PipelineRun alone = RunPipeline(Alone(input, partition), false, 365 * kDay);
     ExpectSameTotals(*scoped.pipeline->FinalSlotSnapshot(*slot), *alone.snapshot);
   }
+}
+
+// What the parse workers and shards decided of each partition's documents (ADR 0024,
+// "Counts") equals the same documents run alone, and the partitions' counts sum to the
+// pipeline's.
+TEST(PartitionScope, EachPartitionsCountsAreItsDocumentsRunAlone) {
+  const Input input = CorpusWithRejects();
+  PipelineRun scoped = RunPipeline(input, true, 365 * kDay);
+  const std::map<Pipeline::PartitionName, RecordCounts> counts = scoped.pipeline->SourceCounts();
+  ASSERT_EQ(counts.size(), static_cast<size_t>(kPartitions));
+  RecordCounts sum;
+  for (int32_t partition = 0; partition < kPartitions; ++partition) {
+    SCOPED_TRACE(testing::Message() << "partition " << partition);
+    PipelineRun alone = RunPipeline(Alone(input, partition), false, 365 * kDay);
+    const RecordCounts& mine = counts.at({"telemetry", partition});
+    ExpectSameCounts(mine, CountsOf(alone.pipeline->counters()));
+    AddCounts(sum, mine);
+    const std::shared_ptr<const Snapshot> slot =
+        scoped.pipeline->FinalSlotSnapshot(*scoped.pipeline->SlotOfSource({0, partition}));
+    EXPECT_EQ(slot->counters.duplicates, alone.snapshot->counters.duplicates);
+    EXPECT_EQ(slot->counters.late_dropped, alone.snapshot->counters.late_dropped);
+  }
+  const RecordCounts all = CountsOf(scoped.pipeline->counters());
+  ExpectSameCounts(sum, all);
+  EXPECT_GT(all.rejected[static_cast<size_t>(RejectReason::kFutureTime)], 0u);
+  EXPECT_GT(all.rejected[static_cast<size_t>(RejectReason::kMalformedJson)], 0u);
+  EXPECT_GT(scoped.snapshot->counters.duplicates, 0u);
 }
 
 // The slots of a shard share its series budget: past it, the largest folds, and every
@@ -268,10 +321,13 @@ TEST(PartitionScope, APartitionAdoptedWhileRunningContinuesAsIfItHadNotMoved) {
   const auto partitions = a->PartitionsOf(images);
   std::vector<SeriesImage> moved;
   int64_t moved_time = INT64_MIN;
+  PartitionCounts moved_counts;  // as a counts record carries them
+  moved_counts.records = a->SourceCounts().at({"telemetry", 1});
   for (size_t i = 0; i < images.size(); ++i) {
     if (partitions[i] != Pipeline::PartitionName{"telemetry", 1}) continue;
     for (SeriesImage& series : images[i].series) moved.push_back(std::move(series));
     moved_time = std::max(moved_time, images[i].stream_time_ms);
+    AddCounts(moved_counts.shards, images[i].counters);
   }
   ASSERT_FALSE(moved.empty());
   ASSERT_TRUE(a->DropSources({{0, 1}}, std::chrono::seconds(60)));
@@ -283,7 +339,7 @@ TEST(PartitionScope, APartitionAdoptedWhileRunningContinuesAsIfItHadNotMoved) {
   b.pipeline = MakePipeline(b.symbols.get(), true, 365 * kDay, 200'000, /*shards=*/3);
   b.pipeline->Start();
   Feed(*b.pipeline, Alone(first, 0));
-  ASSERT_TRUE(b.pipeline->AdoptSource({0, 1}, moved, moved_time, std::chrono::seconds(60)));
+  ASSERT_TRUE(b.pipeline->AdoptSource({0, 1}, moved, moved_time, moved_counts, std::chrono::seconds(60)));
   Feed(*b.pipeline, Alone(rest, 1));
   b.pipeline->Finish();
 
@@ -293,6 +349,9 @@ TEST(PartitionScope, APartitionAdoptedWhileRunningContinuesAsIfItHadNotMoved) {
     ASSERT_TRUE(slot);
     PipelineRun alone = RunPipeline(partition == 0 ? Alone(first, 0) : Alone(input, 1), false, 365 * kDay);
     ExpectSameTotals(*b.pipeline->FinalSlotSnapshot(*slot), *alone.snapshot);
+    ExpectSameCounts(b.pipeline->SourceCounts().at({"telemetry", partition}),
+                     CountsOf(alone.pipeline->counters()));
+    EXPECT_EQ(b.pipeline->FinalSlotSnapshot(*slot)->counters.deltas, alone.snapshot->counters.deltas);
   }
 }
 
