@@ -10,7 +10,8 @@ namespace seismo::alert_detail {
 namespace {
 
 constexpr char kMagic[4] = {'S', 'A', 'L', 'R'};
-constexpr uint64_t kVersion = 3;       // 3: core/bytes.h varints
+constexpr uint64_t kVersion = 4;          // 4: the outbox after the alerts
+constexpr uint64_t kNoOutboxVersion = 3;  // 3: core/bytes.h varints
 constexpr uint64_t kFixedVersion = 2;  // 2: fixed-width fields, numbers end with the dispersion
 constexpr size_t kChecksumBytes = 8;
 
@@ -89,9 +90,10 @@ class FixedFields {
   ByteReader& in_;
 };
 
-// One alert; false when a read failed or a field is out of range.
+// One alert; false when a read failed or a field is out of range. An event's alert may be
+// kInactive (a pending key forgotten); a kept alert never is.
 template <typename Fields>
-bool DecodeAlert(Fields& in, Alert& alert) {
+bool DecodeAlert(Fields& in, Alert& alert, AlertState highest = AlertState::kResolved) {
   const uint8_t rule = in.U8();
   for (std::string* text :
        {&alert.key.channel, &alert.key.os, &alert.key.build, &alert.key.signature, &alert.key.scope}) {
@@ -125,8 +127,7 @@ bool DecodeAlert(Fields& in, Alert& alert) {
   numbers.hang_ms_new = in.I64();
   numbers.hang_ms_base = in.I64();
   numbers.dispersion = in.F64();
-  if (!in.ok() || !flags_ok || rule >= kAlertRuleCount ||
-      state > static_cast<uint8_t>(AlertState::kResolved) || mode > 1) {
+  if (!in.ok() || !flags_ok || rule >= kAlertRuleCount || state > static_cast<uint8_t>(highest) || mode > 1) {
     return false;
   }
   alert.key.rule = static_cast<AlertRule>(rule);
@@ -137,9 +138,11 @@ bool DecodeAlert(Fields& in, Alert& alert) {
 
 Status Corrupt(const char* what) { return Status::Corrupt(std::string("alert state: ") + what); }
 
-// `count` alerts, then the end of `reader`.
+// `count` alerts, then (version 4) the outbox's events, then the end of `reader`; `alerts`
+// and `outbox` are set only when everything decoded.
 template <typename Fields>
-Status DecodeAlerts(ByteReader& reader, Fields& in, uint64_t count, std::map<AlertKey, Alert>& alerts) {
+Status DecodeAlerts(ByteReader& reader, Fields& in, uint64_t count, bool with_outbox,
+                    std::map<AlertKey, Alert>& alerts, std::vector<AlertEvent>& outbox) {
   if (!reader.ok()) return Corrupt("truncated");
   std::map<AlertKey, Alert> restored;
   for (uint64_t at = 0; at < count; ++at) {
@@ -148,24 +151,43 @@ Status DecodeAlerts(ByteReader& reader, Fields& in, uint64_t count, std::map<Ale
     AlertKey key = alert.key;
     restored[std::move(key)] = std::move(alert);
   }
+  std::vector<AlertEvent> events;
+  const uint64_t pending = with_outbox ? reader.Count() : 0;
+  for (uint64_t at = 0; at < pending && reader.ok(); ++at) {
+    AlertEvent event;
+    if (!DecodeAlert(in, event.alert, AlertState::kInactive))
+      return Corrupt("truncated or malformed outbox event");
+    const uint8_t from = in.U8();
+    if (from > static_cast<uint8_t>(AlertState::kInactive)) return Corrupt("malformed outbox event");
+    event.from = static_cast<AlertState>(from);
+    events.push_back(std::move(event));
+  }
+  if (!reader.ok()) return Corrupt("truncated");
   if (!reader.at_end()) return Corrupt("trailing bytes");
   alerts = std::move(restored);
+  outbox = std::move(events);
   return Status::Ok();
 }
 
 }  // namespace
 
-std::string EncodeAlertState(const std::map<AlertKey, Alert>& alerts) {
+std::string EncodeAlertState(const std::map<AlertKey, Alert>& alerts, const std::vector<AlertEvent>& outbox) {
   ByteWriter out;
   for (char magic : kMagic) out.U8(static_cast<uint8_t>(magic));
   out.U64(kVersion);
   out.U64(alerts.size());
   for (const auto& [key, alert] : alerts) EncodeAlert(alert, out);
+  out.U64(outbox.size());
+  for (const AlertEvent& event : outbox) {
+    EncodeAlert(event.alert, out);
+    out.U8(static_cast<uint8_t>(event.from));
+  }
   out.Fixed64(Hash64(out.bytes()));
   return out.Take();
 }
 
-Status DecodeAlertState(std::string_view bytes, std::map<AlertKey, Alert>& alerts) {
+Status DecodeAlertState(std::string_view bytes, std::map<AlertKey, Alert>& alerts,
+                        std::vector<AlertEvent>& outbox) {
   if (bytes.size() < sizeof kMagic + 2 + kChecksumBytes ||
       std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0) {
     return Corrupt("not an alert state");
@@ -174,12 +196,13 @@ Status DecodeAlertState(std::string_view bytes, std::map<AlertKey, Alert>& alert
   ByteReader checksum(bytes.substr(body.size()));
   if (Hash64(body) != checksum.Fixed64()) return Corrupt("checksum mismatch");
   ByteReader reader(body.substr(sizeof kMagic));
-  // Version 3 wrote a varint (3), version 2 a fixed u32 (2, 0, 0, 0): their first bytes differ.
+  // Versions 3 and 4 wrote a varint (3, 4), version 2 a fixed u32 (2, 0, 0, 0): their first
+  // bytes differ.
   const uint64_t version = reader.U8();
-  if (version == kVersion) {
+  if (version == kVersion || version == kNoOutboxVersion) {
     CompactFields fields(reader);
     const uint64_t count = reader.Count();
-    return DecodeAlerts(reader, fields, count, alerts);
+    return DecodeAlerts(reader, fields, count, version == kVersion, alerts, outbox);
   }
   if (version == kFixedVersion) {
     FixedFields fields(reader);
@@ -187,7 +210,7 @@ Status DecodeAlertState(std::string_view bytes, std::map<AlertKey, Alert>& alert
       if (reader.U8() != 0) return Corrupt("unsupported format version");
     }
     const uint64_t count = reader.Fixed64();
-    return DecodeAlerts(reader, fields, count, alerts);
+    return DecodeAlerts(reader, fields, count, false, alerts, outbox);
   }
   return Corrupt("unsupported format version");
 }

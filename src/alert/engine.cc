@@ -88,8 +88,19 @@ std::vector<AlertEvent> AlertEngine::Evaluate(const Snapshot& snap) {
   stats_.tested = candidates.size();
   stats_.installs_unknown += installs_unknown;
   stats_.transitions += events.size();
+  outbox_.insert(outbox_.end(), events.begin(), events.end());
   RenderLocked();
   return events;
+}
+
+std::vector<AlertEvent> AlertEngine::Outbox() const {
+  MutexLock lock(mu_);
+  return outbox_;
+}
+
+void AlertEngine::Delivered(size_t n) {
+  MutexLock lock(mu_);
+  outbox_.erase(outbox_.begin(), outbox_.begin() + static_cast<ptrdiff_t>(std::min(n, outbox_.size())));
 }
 
 void AlertEngine::RenderLocked() {
@@ -133,15 +144,17 @@ AlertEngineStats AlertEngine::stats() const {
 
 std::string AlertEngine::Serialize() const {
   MutexLock lock(mu_);
-  return alert_detail::EncodeAlertState(alerts_);
+  return alert_detail::EncodeAlertState(alerts_, outbox_);
 }
 
 Status AlertEngine::Restore(std::string_view bytes) {
   std::map<AlertKey, Alert> restored;
-  Status status = alert_detail::DecodeAlertState(bytes, restored);
+  std::vector<AlertEvent> outbox;
+  Status status = alert_detail::DecodeAlertState(bytes, restored, outbox);
   if (!status.ok()) return status;
   MutexLock lock(mu_);
   alerts_ = std::move(restored);
+  outbox_ = std::move(outbox);
   RenderLocked();
   return Status::Ok();
 }

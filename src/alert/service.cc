@@ -23,14 +23,28 @@ void AlertService::Start() {
 
 std::vector<AlertEvent> AlertService::EvaluateNow(const Snapshot& snap) {
   std::vector<AlertEvent> events = engine_.Evaluate(snap);
-  for (const AlertEvent& e : events) {
+  Deliver();
+  return events;
+}
+
+void AlertService::Deliver() {
+  const std::vector<AlertEvent> outbox = engine_.Outbox();
+  if (commit_ && !commit_()) {
+    if (!outbox.empty())
+      spdlog::warn("alerts: the state could not be made durable; {} transition(s) wait for the next round",
+                   outbox.size());
+    return;
+  }
+  if (outbox.empty()) return;
+  for (const AlertEvent& e : outbox) {
     spdlog::info("alert {} -> {}: {} {} {} {} {}", AlertStateName(e.from), AlertStateName(e.alert.state),
                  AlertRuleName(e.alert.key.rule), e.alert.key.channel, e.alert.key.os, e.alert.key.build,
                  e.alert.key.signature.empty() ? e.alert.key.scope : e.alert.key.signature);
     const std::string json = AlertEventJson(e);
     for (const auto& sink : sinks_) sink->Publish(e, json);
   }
-  return events;
+  engine_.Delivered(outbox.size());
+  if (commit_) (void)commit_();  // a failure here: the next holder may send them again
 }
 
 void AlertService::Run() {

@@ -83,11 +83,12 @@ Result<std::unique_ptr<ClusterNode>> ClusterNode::Create(const Config& config, s
   return node;
 }
 
-Result<std::unique_ptr<KafkaProducer>> ClusterNode::MakeProducer() const {
+Result<std::unique_ptr<KafkaProducer>> ClusterNode::MakeProducer(const std::string& role) const {
   KafkaProducerOptions po;
   po.brokers = config_.kafka.brokers;
   po.properties = ClientProperties(config_);
-  po.properties["transactional.id"] = "seismo/" + config_.cluster.aggregates_topic + "/" + instance_id_;
+  po.properties["transactional.id"] =
+      "seismo/" + config_.cluster.aggregates_topic + "/" + instance_id_ + (role.empty() ? "" : "/" + role);
   po.properties["transaction.timeout.ms"] = "60000";
   po.properties["linger.ms"] = "20";
   auto producer = KafkaProducer::Create(po);
@@ -105,8 +106,7 @@ int32_t ClusterNode::AggregatesPartitionOf(const std::string& topic, int32_t par
 Status ClusterNode::Publish(const std::vector<ShardImage>& images,
                             const std::vector<std::optional<Pipeline::PartitionName>>& names,
                             const std::map<TopicPartition, int64_t>& next_offsets,
-                            const std::map<Pipeline::PartitionName, RecordCounts>& source_counts,
-                            const std::string* alert_state) {
+                            const std::map<Pipeline::PartitionName, RecordCounts>& source_counts) {
   const auto& topics = config_.kafka.topics;
   struct Part {
     std::vector<SeriesImage> series;
@@ -160,50 +160,65 @@ Status ClusterNode::Publish(const std::vector<ShardImage>& images,
     const int32_t to = AggregatesPartitionOf(tp.topic, tp.partition);
     for (OutgoingRecord& r : records) out.emplace_back(to, std::move(r));
   }
-  const bool alerts_due = alert_state != nullptr && *alert_state != published_alert_state_;
-  if (alerts_due) {
-    // In aggregates partition 0, whose records a new holder reads (ADR 0024, "Alerts").
-    out.emplace_back(
-        0, OutgoingRecord{AlertStateKey(), EncodeAlertState({instance_id_, NowMs(), *alert_state})});
-  }
   if (out.empty()) {
     ledger_.Commit();  // offsets and hashes as they are: nothing was due
     return Status::Ok();
   }
-  const std::string& topic = config_.cluster.aggregates_topic;
-  Status s = producer_->BeginTransaction();
-  for (size_t i = 0; s.ok() && i < out.size(); ++i) {
-    const auto& [partition, r] = out[i];
-    s = r.value ? producer_->Produce(topic, r.key, *r.value, partition)
-                : producer_->ProduceTombstone(topic, r.key, partition);
-  }
-  if (s.ok()) {
-    s = producer_->CommitTransaction(kTransactionTimeout);
-  } else {
-    Status aborted = producer_->AbortTransaction(kTransactionTimeout);
-    if (!aborted.ok()) spdlog::warn("cluster: {}", aborted.message());
-  }
-  if (!s.ok()) {
+  if (Status s = Transact(producer_, "", out); !s.ok()) {
     ledger_.Abort();  // the next publish sends it all again
     publish_failures_.fetch_add(1);
-    if (s.code() == StatusCode::kFailedPrecondition) {
-      // Fenced or broken for good: a new producer takes the transactional id back (another
-      // live instance with the same instance_id would fence it again: the id must be unique).
-      auto producer = MakeProducer();
-      if (producer) {
-        producer_ = std::move(*producer);
-      } else {
-        spdlog::error("cluster: a new transactional producer: {}", producer.error().message());
-      }
-    }
-    return Status::Unavailable("cluster: publish to '" + topic + "' failed: " + s.message());
+    return s;
   }
   ledger_.Commit();
-  if (alerts_due) published_alert_state_ = *alert_state;
   publishes_.fetch_add(1);
   records_published_.fetch_add(out.size());
   last_publish_ms_.store(NowMs());
   return Status::Ok();
+}
+
+Status ClusterNode::CommitAlertState(const std::string& state) {
+  MutexLock lock(alerts_mu_);
+  if (state == published_alert_state_) return Status::Ok();
+  if (!alerts_producer_) {
+    auto producer = MakeProducer("alerts");
+    if (!producer) return Status::Unavailable("cluster: the alerts' producer: " + producer.error().message());
+    alerts_producer_ = std::move(*producer);
+  }
+  // In aggregates partition 0, whose records a new holder reads (ADR 0024, "Alerts").
+  const std::vector<std::pair<int32_t, OutgoingRecord>> out = {
+      {0, OutgoingRecord{AlertStateKey(), EncodeAlertState({instance_id_, NowMs(), state})}}};
+  if (Status s = Transact(alerts_producer_, "alerts", out); !s.ok()) return s;
+  published_alert_state_ = state;
+  return Status::Ok();
+}
+
+Status ClusterNode::Transact(std::unique_ptr<KafkaProducer>& producer, const std::string& role,
+                             const std::vector<std::pair<int32_t, OutgoingRecord>>& out) {
+  const std::string& topic = config_.cluster.aggregates_topic;
+  Status s = producer->BeginTransaction();
+  for (size_t i = 0; s.ok() && i < out.size(); ++i) {
+    const auto& [partition, r] = out[i];
+    s = r.value ? producer->Produce(topic, r.key, *r.value, partition)
+                : producer->ProduceTombstone(topic, r.key, partition);
+  }
+  if (s.ok()) {
+    s = producer->CommitTransaction(kTransactionTimeout);
+  } else {
+    Status aborted = producer->AbortTransaction(kTransactionTimeout);
+    if (!aborted.ok()) spdlog::warn("cluster: {}", aborted.message());
+  }
+  if (s.ok()) return s;
+  if (s.code() == StatusCode::kFailedPrecondition) {
+    // Fenced or broken for good: a new producer takes the transactional id back (another
+    // live instance with the same instance_id would fence it again: the id must be unique).
+    auto again = MakeProducer(role);
+    if (again) {
+      producer = std::move(*again);
+    } else {
+      spdlog::error("cluster: a new transactional producer: {}", again.error().message());
+    }
+  }
+  return Status::Unavailable("cluster: publish to '" + topic + "' failed: " + s.message());
 }
 
 Result<std::map<TopicPartition, ClusterNode::Restored>> ClusterNode::ReadPartitions(
@@ -227,6 +242,7 @@ Result<std::map<TopicPartition, ClusterNode::Restored>> ClusterNode::ReadPartiti
   if (alert_state != nullptr) {
     *alert_state = std::nullopt;
     if (view.alert_state()) *alert_state = view.alert_state()->state;
+    MutexLock lock(alerts_mu_);
     if (*alert_state) published_alert_state_ = **alert_state;
   }
   for (const TopicPartition& tp : tps) {

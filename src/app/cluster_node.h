@@ -56,14 +56,16 @@ class ClusterNode {
   // with the offset its next document has) are published from the shards' `images`
   // (named by `names`) and their record counts (`source_counts`, Pipeline::SourceCounts()),
   // what changed since the last publish, in one transaction.
-  // Partitions of sources that are not Kafka topics are not published. `alert_state`: the
-  // alert engine's state when this instance holds the alerts (published under a/alerts in
-  // the same transaction when it changed), else null.
+  // Partitions of sources that are not Kafka topics are not published.
   [[nodiscard]] Status Publish(const std::vector<ShardImage>& images,
                                const std::vector<std::optional<Pipeline::PartitionName>>& names,
                                const std::map<TopicPartition, int64_t>& next_offsets,
-                               const std::map<Pipeline::PartitionName, RecordCounts>& source_counts,
-                               const std::string* alert_state);
+                               const std::map<Pipeline::PartitionName, RecordCounts>& source_counts);
+
+  // The alert holder's rounds (and its hand-over): the alert engine's state under a/alerts,
+  // in a transaction of its own, when it differs from the last one committed or read. The
+  // only writer of a/alerts (ADR 0024, "Alerts"). Any thread, one at a time.
+  [[nodiscard]] Status CommitAlertState(const std::string& state);
 
   // Source thread, on assignment: each partition's state as the topic holds it now (read
   // to its end); absent when the topic holds nothing of it.
@@ -106,8 +108,13 @@ class ClusterNode {
  private:
   ClusterNode(const Config& config, std::string instance_id, Symbols* symbols);
   int32_t AggregatesPartitionOf(const std::string& topic, int32_t partition) const;
-  // The transactional producer of this instance's publishes, its transactions initialised.
-  Result<std::unique_ptr<KafkaProducer>> MakeProducer() const;
+  // A transactional producer of this instance (`role`: "" for the publishes, "alerts"),
+  // its transactions initialised.
+  Result<std::unique_ptr<KafkaProducer>> MakeProducer(const std::string& role = "") const;
+  // Commits `records` to the aggregates topic in one transaction of `producer` (made again
+  // when it was fenced or broke for good).
+  Status Transact(std::unique_ptr<KafkaProducer>& producer, const std::string& role,
+                  const std::vector<std::pair<int32_t, OutgoingRecord>>& records);
   void RunView();
   // Reads aggregates partitions `partitions` (empty: all) to their end into a view of its
   // own, the records whose key `keep` takes (null: all).
@@ -122,7 +129,9 @@ class ClusterNode {
   int32_t aggregates_partitions_ = 1;
   std::unique_ptr<KafkaProducer> producer_;  // transactional; source thread
   PublishLedger ledger_;                     // source thread
-  std::string published_alert_state_;        // source thread: the last a/alerts committed or read
+  Mutex alerts_mu_;                          // CommitAlertState's
+  std::unique_ptr<KafkaProducer> alerts_producer_ GUARDED_BY(alerts_mu_);
+  std::string published_alert_state_ GUARDED_BY(alerts_mu_);  // the last a/alerts committed or read
 
   std::atomic<bool> stop_{false};
   std::thread view_thread_;

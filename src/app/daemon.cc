@@ -97,7 +97,16 @@ Status Daemon::Start() {
   alerts_ = std::make_unique<AlertService>(config_.alerts, [this] { return snapshot(); });
   // A cluster's alerts are evaluated by one instance, the holder of the first topic's
   // partition 0 (ADR 0024): none until this one is given it.
-  if (cluster_) alerts_->SetEvaluating(false);
+  if (cluster_) {
+    alerts_->SetEvaluating(false);
+    // The holder's state, outbox included, is in the topic before a transition is sent and
+    // after (ADR 0024, "Alerts"): a holder killed in between leaves them to the next one.
+    alerts_->SetCommit([this] {
+      Status s = cluster_->CommitAlertState(alerts_->engine().Serialize());
+      if (!s.ok()) spdlog::warn("{}", s.message());
+      return s.ok();
+    });
+  }
   if (Status s = AddConfiguredSinks(*alerts_, config_.alerts); !s.ok()) return s;
   if (!config_.alerts.kafka_topic.empty()) {
     KafkaProducerOptions kp;
@@ -239,6 +248,7 @@ ServiceStatus Daemon::status() const {
       s.alert_sinks.push_back({name, d.sent, d.failed, d.retried, d.dropped});
     }
     s.alert_installs_unknown = alerts_->engine().stats().installs_unknown;
+    s.alert_rounds = alerts_->rounds();
   }
   if (cluster_) {
     s.cluster = cluster_->status();

@@ -20,9 +20,7 @@ constexpr auto kRestoreTimeout = std::chrono::seconds(60);
 bool Daemon::PublishToCluster(const std::vector<ShardImage>& images) {
   std::map<TopicPartition, int64_t> next;
   if (rebalance_) next = rebalance_->handed.next();
-  const std::string alert_state = alert_holder_ && save_alert_state_ ? save_alert_state_() : std::string();
-  Status s = cluster_->Publish(images, pipeline_->PartitionsOf(images), next, pipeline_->SourceCounts(),
-                               alert_holder_ ? &alert_state : nullptr);
+  Status s = cluster_->Publish(images, pipeline_->PartitionsOf(images), next, pipeline_->SourceCounts());
   if (!s.ok())
     spdlog::error("{}; the barrier's checkpoint is skipped, the next one publishes again", s.message());
   return s.ok();
@@ -116,10 +114,14 @@ void Daemon::StopClusterAlertsIfLeaving(const std::vector<TopicPartition>& parti
   const TopicPartition alerts_partition{config_.kafka.topics.front(), 0};
   if (!alert_holder_ || std::find(partitions.begin(), partitions.end(), alerts_partition) == partitions.end())
     return;
-  // No round after this: the barrier that follows publishes the state its next holder goes
-  // on from (a revoke), or nothing (lost: another member may hold the alerts already).
+  // No round after this. A revoke commits the state its next holder goes on from (the last
+  // round committed it already, unless that commit failed); a loss commits nothing (another
+  // member may hold the alerts already).
   alerts_->SetEvaluating(false);
-  if (!publish_last) alert_holder_ = false;
+  alert_holder_ = false;
+  if (!publish_last) return;
+  if (Status s = cluster_->CommitAlertState(alerts_->engine().Serialize()); !s.ok())
+    spdlog::warn("{}; the next holder goes on from the state the last round committed", s.message());
 }
 
 void Daemon::LeaveClusterPartitions(const std::vector<TopicPartition>& partitions) {

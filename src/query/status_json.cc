@@ -176,6 +176,7 @@ std::string StatusJson(const Snapshot* snap, const RecordCounts& counts, const S
   }
   w.EndArray();
   w.EndObject();
+  w.Key("alert_rounds").Uint(status.alert_rounds);
   w.Key("alert_sinks").BeginObject();
   for (const AlertSinkStatus& s : status.alert_sinks) {
     w.Key(s.sink).BeginObject();

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -264,7 +265,25 @@ class ClusterTest : public ::testing::Test {
   // Alerts are evaluated by one instance, the holder of the first topic's partition 0, on
   // the global view; when it leaves, the next holder goes on from the state it published.
   // Across the cluster each transition is sent once.
-  void AlertsAreSentOnceAcrossTheClusterThroughAHandOver() {
+  // A `seismo run` process of the cluster (not started), configured in its own directory:
+  // `extra` sections and `properties` (lines of [kafka.properties]) added.
+  std::unique_ptr<testing::DaemonProcess> Process(const std::string& id, const std::string& publish_interval,
+                                                  const std::string& extra,
+                                                  const std::string& properties = "") {
+    const fs::path dir = dir_ / id;
+    fs::create_directories(dir);
+    std::ofstream(dir / "seismo.toml")
+        << "[kafka]\nbrokers = \"" << bootstrap_ << "\"\ngroup_id = \"" << group_ << "\"\ntopics = [\""
+        << topics_[0] << "\", \"" << topics_[1] << "\", \"" << topics_[2] << "\"]\n"
+        << "[kafka.properties]\n\"session.timeout.ms\" = \"6000\"\n\"heartbeat.interval.ms\" = \"500\"\n"
+        << properties << "[ingest]\nthreads = 1\nshutdown_timeout = \"30s\"\n[aggregate]\nshards = 2\n"
+        << extra << "[cluster]\naggregates_topic = \"" << aggregates_ << "\"\ninstance_id = \"" << id
+        << "\"\npublish_interval = \"" << publish_interval << "\"\n[http]\nlisten = \"127.0.0.1:0\"\n";
+    return std::make_unique<testing::DaemonProcess>(dir);
+  }
+
+  // A scenario whose alerts fire (a signature spike, a new signature), to the first topic.
+  void ProduceAlertScenario() {
     ScenarioOptions so;
     so.seed = 3;
     so.plants = kPlantSignatureSpike | kPlantNewSignature;
@@ -272,20 +291,23 @@ class ClusterTest : public ::testing::Test {
     so.crashes_per_usage_hour = 0.2;
     so.hangs_per_usage_hour = 0.2;
     Scenario scenario(so);
-    {
-      KafkaProducerOptions po;
-      po.brokers = bootstrap_;
-      auto producer = KafkaProducer::Create(po);
-      ASSERT_TRUE(producer);
-      std::ofstream file(dir_ / "corpus.ndjson");
-      scenario.ForEachDocument([&](std::string&& doc) {
-        ASSERT_TRUE(
-            (*producer)->Produce(topics_[0], "", doc, static_cast<int32_t>(produced_ % kPartitions)).ok());
-        file << doc << "\n";
-        ++produced_;
-      });
-      ASSERT_TRUE((*producer)->Flush(seconds(60)).ok());
-    }
+    KafkaProducerOptions po;
+    po.brokers = bootstrap_;
+    auto producer = KafkaProducer::Create(po);
+    ASSERT_TRUE(producer);
+    std::ofstream file(dir_ / "corpus.ndjson");
+    scenario.ForEachDocument([&](std::string&& doc) {
+      ASSERT_TRUE(
+          (*producer)->Produce(topics_[0], "", doc, static_cast<int32_t>(produced_ % kPartitions)).ok());
+      file << doc << "\n";
+      ++produced_;
+    });
+    ASSERT_TRUE((*producer)->Flush(seconds(60)).ok());
+  }
+
+  void AlertsAreSentOnceAcrossTheClusterThroughAHandOver() {
+    ProduceAlertScenario();
+    ASSERT_FALSE(HasFatalFailure());
     auto config = [&](const std::string& id) {
       Config c = InstanceConfig(id);
       c.cluster.publish_interval = seconds(1);  // each publish encodes the state: a bigger corpus
@@ -333,24 +355,84 @@ class ClusterTest : public ::testing::Test {
     for (const auto& [transition, n] : sent) EXPECT_EQ(n, 1) << transition;
   }
 
+  // Two `seismo run` processes with an alert file each; the alerts' holder is SIGKILLed a few
+  // rounds after alerts fired, long before its next publish of the aggregates. The other
+  // takes the alerts over from the state the holder committed in its rounds (ADR 0024,
+  // "Alerts": the outbox): across both files each transition is there once, none lost, none
+  // repeated. (A kill between a send and the commit right after it would repeat that send:
+  // the unit tests AlertOutbox.* cover the kill between the commit and the send.)
+  void AlertsAreSentOnceAcrossASigkillOfTheirHolder() {
+    ProduceAlertScenario();
+    ASSERT_FALSE(HasFatalFailure());
+    std::vector<std::unique_ptr<testing::DaemonProcess>> d;
+    for (const char* id : {"a", "b"}) {
+      const fs::path dir = dir_ / id;
+      d.push_back(Process(
+          id, "4s",
+          "[alerts]\ninterval = \"100ms\"\nlog_file = \"" + (dir / "alerts.ndjson").string() + "\"\n"));
+    }
+    for (auto& p : d) {
+      p->Start();
+      ASSERT_FALSE(HasFatalFailure());
+    }
+    auto file = [&](size_t i) { return testing::Slurp(d[i]->config().parent_path() / "alerts.ndjson"); };
+    auto rounds = [&](size_t i) {
+      const std::string body = testing::HttpGet(d[i]->http_port(), "/api/v1/status").body;
+      const size_t at = body.find("\"alert_rounds\":");
+      return at == std::string::npos ? uint64_t{0} : std::stoull(body.substr(at + 15));
+    };
+    size_t holder = 0;
+    ASSERT_TRUE(test::WaitFor(
+        [&] {
+          for (size_t i : {0u, 1u}) {
+            if (file(i).find("\"state\":\"firing\"") != std::string::npos) holder = i;
+          }
+          return file(holder).find("\"state\":\"firing\"") != std::string::npos;
+        },
+        seconds(90)))
+        << "no alert fired";
+    const size_t other = 1 - holder;
+    const uint64_t fired = rounds(holder);
+    ASSERT_TRUE(test::WaitFor([&] { return rounds(holder) > fired + 3; }, seconds(60)));
+    EXPECT_EQ(d[holder]->Signal(SIGKILL, seconds(10)), -SIGKILL);
+    const uint64_t before = rounds(other);
+    ASSERT_TRUE(test::WaitFor([&] { return rounds(other) > before + 20; }, seconds(90)))
+        << "the other instance never took the alerts over:\n"
+        << d[other]->log();
+    EXPECT_EQ(d[other]->Signal(SIGTERM, seconds(60)), 0) << d[other]->log();
+
+    // Every transition in either file, by key and states: each once.
+    std::map<std::string, int> sent;
+    auto field = [](const std::string& line, const std::string& name) {
+      const std::string tag = "\"" + name + "\":\"";
+      const size_t at = line.find(tag);
+      return at == std::string::npos
+                 ? std::string()
+                 : line.substr(at + tag.size(), line.find('"', at + tag.size()) - at - tag.size());
+    };
+    size_t transitions = 0;
+    for (size_t i : {0u, 1u}) {
+      std::istringstream lines(file(i));
+      for (std::string line; std::getline(lines, line);) {
+        std::string id;
+        for (const char* name :
+             {"rule", "channel", "os", "build", "signature", "scope", "previous_state", "state"})
+          id += field(line, name) + "|";
+        ++sent[id];
+        ++transitions;
+      }
+    }
+    EXPECT_GT(transitions, 1u);
+    for (const auto& [transition, n] : sent) EXPECT_EQ(n, 1) << transition;
+  }
+
   // Three `seismo run` processes; one is SIGKILLed mid-stream, its documents since its last
   // publish unpublished. The survivors take its partitions over from the topic and read on
   // from the offsets the topic holds; each survivor's --output equals replay.
   void ASigkilledInstancesPartitionsAreTakenOverWithNothingLostOrCountedTwice() {
     std::vector<std::unique_ptr<testing::DaemonProcess>> d;
-    for (const char* id : {"a", "b", "c"}) {
-      const fs::path dir = dir_ / id;
-      fs::create_directories(dir);
-      std::ofstream(dir / "seismo.toml")
-          << "[kafka]\nbrokers = \"" << bootstrap_ << "\"\ngroup_id = \"" << group_ << "\"\ntopics = [\""
-          << topics_[0] << "\", \"" << topics_[1] << "\", \"" << topics_[2] << "\"]\n"
-          << "[kafka.properties]\n\"session.timeout.ms\" = \"6000\"\n\"heartbeat.interval.ms\" = \"500\"\n"
-          << "\"max.partition.fetch.bytes\" = \"20000\"\n"
-          << "[ingest]\nthreads = 1\nshutdown_timeout = \"30s\"\n[aggregate]\nshards = 2\n"
-          << "[cluster]\naggregates_topic = \"" << aggregates_ << "\"\ninstance_id = \"" << id
-          << "\"\npublish_interval = \"200ms\"\n[http]\nlisten = \"127.0.0.1:0\"\n";
-      d.push_back(std::make_unique<testing::DaemonProcess>(dir));
-    }
+    for (const char* id : {"a", "b", "c"})
+      d.push_back(Process(id, "200ms", "", "\"max.partition.fetch.bytes\" = \"20000\"\n"));
     for (auto& p : d) {
       p->Start();
       ASSERT_FALSE(HasFatalFailure());
@@ -452,6 +534,9 @@ TEST_F(KafkaClusterMode, BadRecordsAreCountedSkippedAndHealedByThePartitionsOwne
 // outgrow that, so it drops the oldest records.)
 TEST_F(KafkaClusterMode, AlertsAreSentOnceAcrossTheClusterThroughAHandOver) {
   AlertsAreSentOnceAcrossTheClusterThroughAHandOver();
+}
+TEST_F(KafkaClusterMode, AlertsAreSentOnceAcrossASigkillOfTheirHolder) {
+  AlertsAreSentOnceAcrossASigkillOfTheirHolder();
 }
 TEST_F(KafkaClusterMode, ASigkilledInstancesPartitionsAreTakenOverWithNothingLostOrCountedTwice) {
   ASigkilledInstancesPartitionsAreTakenOverWithNothingLostOrCountedTwice();

@@ -165,9 +165,17 @@ class AlertEngine {
   explicit AlertEngine(AlertOptions options);
 
   // Evaluates the rules on `snap` and advances every key's life cycle; returns the
-  // transitions of this round (sorted by key). Keys not produced this round count as
-  // false. Resolved alerts are forgotten new_build_days after resolving.
+  // transitions of this round (sorted by key), which are also appended to the outbox.
+  // Keys not produced this round count as false. Resolved alerts are forgotten
+  // new_build_days after resolving.
   std::vector<AlertEvent> Evaluate(const Snapshot& snap);
+
+  // The outbox: transitions decided and not yet delivered to the sinks, oldest first. It is
+  // part of the serialized state, so whoever restores the state delivers what was decided
+  // and not delivered (ADR 0024, "Alerts": commit, then send).
+  std::vector<AlertEvent> Outbox() const;
+  // The first `n` events of the outbox were delivered.
+  void Delivered(size_t n);
 
   std::vector<Alert> Alerts() const;  // sorted: firing, pending, resolved; then by key
   std::string AlertsJson() const;     // JSON array of AlertJson objects, same order
@@ -187,6 +195,7 @@ class AlertEngine {
   const AlertOptions options_;
   mutable Mutex mu_;
   std::map<AlertKey, Alert> alerts_ GUARDED_BY(mu_);
+  std::vector<AlertEvent> outbox_ GUARDED_BY(mu_);
   std::string json_ GUARDED_BY(mu_) = "[]";  // rendered after each change
   AlertEngineStats stats_ GUARDED_BY(mu_);
 };

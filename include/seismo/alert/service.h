@@ -1,6 +1,12 @@
 // AlertService: the alert thread of the daemon.
 //
-//   every `interval`: snapshot() ──> AlertEngine::Evaluate ──transitions──> sinks (in order)
+//   every `interval`: snapshot() ──> AlertEngine::Evaluate ──transitions──> outbox
+//                     [commit()] ──> the outbox to the sinks (in order) ──> [commit()]
+//
+// With a commit function (a cluster's alert holder, ADR 0024 "Alerts"), the state, outbox
+// included, is made durable before the outbox is sent and again after: a holder killed in
+// between leaves the undelivered transitions to the next one, which sends them. When the
+// commit fails nothing is sent; the outbox waits for the next round.
 //
 // Start order: sinks are added before Start(); Stop() joins the thread, runs one last
 // round on the final snapshot if asked, then stops the sinks in reverse order.
@@ -29,11 +35,15 @@ class AlertService {
   ~AlertService();
 
   void AddSink(std::unique_ptr<AlertSink> sink);  // before Start()
+  // Before Start(): makes the engine's state durable (true when it is); called in rounds.
+  using CommitFn = std::function<bool()>;
+  void SetCommit(CommitFn commit) { commit_ = std::move(commit); }
   void Start();
   // Stops the thread; with `final_round`, evaluates the latest snapshot once more; then
   // stops the sinks (last added first). Idempotent.
   void Stop(bool final_round = false);
-  // One round on `snap`, transitions to the sinks. Not concurrently with the thread.
+  // One round on `snap`: returns its transitions; the outbox (they and any left undelivered)
+  // goes to the sinks. Not concurrently with the thread.
   std::vector<AlertEvent> EvaluateNow(const Snapshot& snap);
 
   // (sink name, delivery counters) of every sink, in the order they were added. Any thread
@@ -54,10 +64,13 @@ class AlertService {
 
  private:
   void Run();
+  // The outbox to the sinks, between commits (see the header comment).
+  void Deliver();
 
   AlertEngine engine_;
   SnapshotFn snapshots_;
   std::vector<std::unique_ptr<AlertSink>> sinks_;
+  CommitFn commit_;
   Mutex mu_;
   CondVar cv_;
   bool stop_ GUARDED_BY(mu_) = false;

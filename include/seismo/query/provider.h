@@ -104,6 +104,7 @@ struct ServiceStatus {
   CheckpointRecovery checkpoint_recovery;
   ClusterStatus cluster;
   std::vector<AlertSinkStatus> alert_sinks;  // the configured alert sinks, in start order
+  uint64_t alert_rounds = 0;                 // alert rounds this process evaluated (a cluster: as holder)
   uint64_t alert_installs_unknown = 0;       // rule candidates tested without the min_installs
                                              // guard: their installs were unknown (monotonic)
 

@@ -1,8 +1,9 @@
-// Life cycle per alert key, serialisation round trip, and the alert JSON.
+// Life cycle per alert key, serialisation round trip, the outbox, and the alert JSON.
 #include <gtest/gtest.h>
 #include <simdjson.h>
 
 #include "seismo/alert/engine.h"
+#include "seismo/alert/service.h"
 #include "seismo/alert/sinks.h"
 #include "seismo/sim/scenario.h"
 
@@ -188,6 +189,97 @@ TEST(AlertJson, EventJsonAddsThePreviousState) {
   simdjson::dom::object o = parser.parse(AlertEventJson(events[0])).get_object();
   EXPECT_EQ(std::string_view(o["previous_state"]), "inactive");
   EXPECT_EQ(std::string_view(o["state"]), "pending");
+}
+
+// The alert outbox (ADR 0024, "Alerts"): with a commit function, a round's transitions are
+// in the committed state before any sink sees them, and out of it after; a holder that dies
+// in between leaves them to whoever restores that state, which sends them once; a failed
+// commit sends nothing and the transitions wait for the next round.
+// A sink that records what it was handed, in a list the test keeps.
+class Recording : public AlertSink {
+ public:
+  explicit Recording(std::vector<std::string>* sent) : sent_(sent) {}
+  std::string_view name() const override { return "recording"; }
+  void Publish(const AlertEvent& event, const std::string&) override {
+    sent_->push_back(std::string(AlertStateName(event.from)) + "->" +
+                     std::string(AlertStateName(event.alert.state)));
+  }
+  void Stop() override {}
+  SinkDelivery delivery() const override { return {}; }
+
+ private:
+  std::vector<std::string>* sent_;
+};
+
+// The outbox of a serialized state, read back.
+size_t OutboxOf(const std::string& state) {
+  AlertEngine e(AlertOptions{});
+  EXPECT_TRUE(e.Restore(state).ok());
+  return e.Outbox().size();
+}
+
+TEST(AlertOutbox, TransitionsAreCommittedBeforeAnySinkSeesThemAndClearedAfter) {
+  std::vector<std::string> sent;
+  std::vector<std::pair<std::string, size_t>> commits;  // (state, sinks' count then)
+  AlertService a(AlertOptions{}, nullptr);
+  a.AddSink(std::make_unique<Recording>(&sent));
+  a.SetCommit([&] {
+    commits.emplace_back(a.engine().Serialize(), sent.size());
+    return true;
+  });
+  (void)a.EvaluateNow(*Bad());  // inactive -> pending
+  ASSERT_EQ(commits.size(), 2u);
+  EXPECT_EQ(OutboxOf(commits[0].first), 1u) << "committed with the transition in its outbox";
+  EXPECT_EQ(commits[0].second, 0u) << "before any sink saw it";
+  EXPECT_EQ(sent, V{"inactive->pending"});
+  EXPECT_EQ(OutboxOf(commits[1].first), 0u) << "and again, delivered, after";
+  EXPECT_TRUE(a.engine().Outbox().empty());
+}
+
+TEST(AlertOutbox, AHolderKilledBetweenCommitAndSendLeavesTheTransitionsToTheNext) {
+  // Holder a commits the round's state, then dies before its sinks see anything.
+  std::string committed;
+  {
+    AlertEngine a(AlertOptions{});
+    (void)a.Evaluate(*Bad());
+    (void)a.Evaluate(*Bad());   // pending -> firing, decided
+    committed = a.Serialize();  // what its commit made durable; nothing was sent
+  }
+  // Holder b goes on from that state: its first round sends what a decided, once, and
+  // decides nothing again (the key is firing already).
+  std::vector<std::string> sent;
+  AlertService b(AlertOptions{}, nullptr);
+  b.AddSink(std::make_unique<Recording>(&sent));
+  b.SetCommit([] { return true; });
+  ASSERT_TRUE(b.engine().Restore(committed).ok());
+  EXPECT_TRUE(b.EvaluateNow(*Bad()).empty()) << "no transition decided twice";
+  EXPECT_EQ(sent, (V{"inactive->pending", "pending->firing"}));
+  (void)b.EvaluateNow(*Bad());
+  EXPECT_EQ(sent.size(), 2u) << "each sent once";
+}
+
+TEST(AlertOutbox, AFailedCommitSendsNothingAndTheTransitionsWaitForTheNextRound) {
+  std::vector<std::string> sent;
+  bool durable = false;
+  AlertService a(AlertOptions{}, nullptr);
+  a.AddSink(std::make_unique<Recording>(&sent));
+  a.SetCommit([&] { return durable; });
+  (void)a.EvaluateNow(*Bad());
+  EXPECT_TRUE(sent.empty());
+  EXPECT_EQ(a.engine().Outbox().size(), 1u);
+  durable = true;
+  (void)a.EvaluateNow(*Bad());  // pending -> firing, and the one that waited
+  EXPECT_EQ(sent, (V{"inactive->pending", "pending->firing"}));
+  EXPECT_TRUE(a.engine().Outbox().empty());
+}
+
+TEST(AlertOutbox, WithoutACommitTransitionsGoStraightToTheSinks) {
+  std::vector<std::string> sent;
+  AlertService a(AlertOptions{}, nullptr);
+  a.AddSink(std::make_unique<Recording>(&sent));
+  EXPECT_EQ(a.EvaluateNow(*Bad()).size(), 1u);
+  EXPECT_EQ(sent, V{"inactive->pending"});
+  EXPECT_EQ(OutboxOf(a.engine().Serialize()), 0u);
 }
 
 }  // namespace

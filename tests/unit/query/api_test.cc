@@ -112,7 +112,7 @@ TEST_F(ApiTest, StatusReportsCountersAndConfiguration) {
       R"("rejected":{"bad_usage":4},"filtered":5,"documents":15,"bytes":1234,"duplicates":0,"late_dropped":0,)"
       R"("folded_series":0,"dedup_forgotten":0,"series":0,"memory_bytes":0,"queues":{"chunks":2,"batches":0},)"
       R"("consumer":{"enabled":false,"consuming":true,"lag":7,"paused_partitions":0,"pauses":0,"redelivered":0,"errors":0,)"
-      R"("last_error":"","offset_resets":0,"commit_failures":0,"lost_offsets":0,"lost":[]},"alert_sinks":{},"ready":true,"not_ready_reason":null,"checkpoint_recovery":null,)"
+      R"("last_error":"","offset_resets":0,"commit_failures":0,"lost_offsets":0,"lost":[]},"alert_rounds":0,"alert_sinks":{},"ready":true,"not_ready_reason":null,"checkpoint_recovery":null,)"
       R"("last_checkpoint":"2026-11-20T10:00:00.000Z","cluster":null,)"
       R"("checkpoint_failures":2,"dead_letter_failures":3,)"
       R"("windows":["1h","24h","7d"],"default_window":"24h","bucket":"60s"})");
@@ -156,8 +156,10 @@ TEST_F(ApiTest, StatusSaysWhyItIsNotReadyAndHowFarBackACorruptCheckpointIsReadAg
 TEST_F(ApiTest, StatusReportsEachAlertSinksDeliveries) {
   ServiceStatus s;
   s.alert_sinks = {{"file", 3, 1, 0, 0}, {"webhook", 2, 4, 12, 1}};
+  s.alert_rounds = 118;
   provider_.SetStatus(s);
   Json j(Get("/api/v1/status").body);
+  EXPECT_EQ(j.root["alert_rounds"].get_uint64().value(), 118u);
   EXPECT_EQ(j.root["alert_sinks"]["file"]["sent"].get_uint64().value(), 3u);
   EXPECT_EQ(j.root["alert_sinks"]["file"]["failed"].get_uint64().value(), 1u);
   EXPECT_EQ(j.root["alert_sinks"]["webhook"]["sent"].get_uint64().value(), 2u);
