@@ -280,7 +280,6 @@ ClusterNode::View ClusterNode::view() const {
 void ClusterNode::RunView() {
   const std::string& topic = config_.cluster.aggregates_topic;
   std::unique_ptr<KafkaTopicReader> reader;
-  std::unique_ptr<GlobalView> view;
   bool changed = false;
   auto next_build = std::chrono::steady_clock::now();
   while (!stop_.load()) {
@@ -298,8 +297,11 @@ void ClusterNode::RunView() {
         continue;
       }
       reader = std::move(*r);
-      view = std::make_unique<GlobalView>(options_, symbols_);
+      MutexLock turn(view_mu_);
+      live_view_ = std::make_unique<GlobalView>(options_, symbols_);
     }
+    MutexLock turn(view_mu_);  // a sweep waits for the turn's end (SweepWhileViewPaused)
+    GlobalView* view = live_view_.get();
     Result<size_t> n = reader->Poll(std::chrono::milliseconds(100), [&](const KafkaTopicRecord& r) {
       if (auto rejected = view->Apply(r.key, r.value, r.timestamp_ms)) spdlog::warn("cluster: {}", *rejected);
       changed = true;
@@ -353,6 +355,15 @@ Result<ClusterNode::View> ClusterNode::ReadWholeView(std::chrono::milliseconds t
   Result<std::unique_ptr<GlobalView>> view = ReadView({}, timeout, nullptr);
   if (!view) return view.error();
   return View{(*view)->Build(), (*view)->counts(), {}};
+}
+
+bool ClusterNode::SweepWhileViewPaused(const std::function<bool(const Pipeline::ExtraMarks&)>& sweep) {
+  MutexLock paused(view_mu_);
+  const GlobalView* view = live_view_.get();
+  return sweep([&](std::vector<uint64_t>& text, std::vector<uint64_t>& stacks) {
+    if (view != nullptr) view->MarkIds(text, stacks);
+    ledger_.MarkIds(text, stacks);
+  });
 }
 
 ClusterStatus ClusterNode::status() const {

@@ -105,6 +105,11 @@ class ClusterNode {
 
   ClusterStatus status() const;
 
+  // Source thread: runs `sweep` (Pipeline::MaybeSweep) with the view thread paused between
+  // two of its turns, and the marks of the ids the live view and the ledger hold (ADR 0024,
+  // "Intern tables"). Returns what `sweep` returned.
+  bool SweepWhileViewPaused(const std::function<bool(const Pipeline::ExtraMarks&)>& sweep);
+
  private:
   ClusterNode(const Config& config, std::string instance_id, Symbols* symbols);
   int32_t AggregatesPartitionOf(const std::string& topic, int32_t partition) const;
@@ -135,6 +140,10 @@ class ClusterNode {
 
   std::atomic<bool> stop_{false};
   std::thread view_thread_;
+  // Held by the view thread through each turn (reading records, building): what interns
+  // into the symbols concurrently with the pipeline. A sweep holds it throughout.
+  Mutex view_mu_;
+  std::unique_ptr<GlobalView> live_view_ GUARDED_BY(view_mu_);  // the view thread's
   mutable Mutex mu_;
   std::shared_ptr<const Snapshot> snapshot_ GUARDED_BY(mu_);
   RecordCounts counts_ GUARDED_BY(mu_);                               // snapshot_'s

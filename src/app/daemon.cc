@@ -50,6 +50,7 @@ Status Daemon::Start() {
   PipelineOptions po = ToPipelineOptions(config_);
   po.parse_delay_for_testing = parse_delay_for_testing_;
   po.apply_delay_for_testing = apply_delay_for_testing_;
+  po.sweep_floor_bytes_for_testing = sweep_floor_bytes_for_testing_;
   if (batch_ring_capacity_for_testing_ > 0) po.delta_ring_capacity = batch_ring_capacity_for_testing_;
   for (const std::string& f : config_.sources.files) po.sources.push_back({f, std::nullopt});
   for (const std::string& t : config_.kafka.topics) {

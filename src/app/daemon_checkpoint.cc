@@ -74,10 +74,7 @@ void Daemon::MaybeCheckpoint() {
   // Intern tables past their floor: the pipeline drains and the ids no series holds any
   // more are freed (a no-op below the floor; retried at the next call when the pipeline
   // did not drain in time).
-  // Not in a cluster: the global view's states hold ids the shards' marks do not name
-  // (ADR 0024, "What is not built": marking them).
-  if (!cluster_ && !pipeline_->MaybeSweep(std::chrono::seconds(1)))
-    spdlog::debug("intern tables: sweep deferred");
+  if (!SweepInternTables(std::chrono::seconds(1))) spdlog::debug("intern tables: sweep deferred");
   if (config_.checkpoint.dir.empty() && !cluster_) return;
   auto now = std::chrono::steady_clock::now();
   if (now < next_checkpoint_) return;
@@ -144,9 +141,17 @@ bool Daemon::Checkpoint() {
   }
   const bool written = WriteCheckpointOf(std::move(shards));
   // The pipeline is idle here: a good moment to free the ids no series holds any more.
-  if (!cluster_ && !pipeline_->MaybeSweep(wait))
-    spdlog::warn("intern tables: the shards did not answer; sweep skipped");
+  if (!SweepInternTables(wait)) spdlog::warn("intern tables: the shards did not answer; sweep skipped");
   return written;
+}
+
+bool Daemon::SweepInternTables(std::chrono::milliseconds timeout) {
+  if (!cluster_) return pipeline_->MaybeSweep(timeout);
+  // A cluster's global view and publish ledger hold ids too: the view thread pauses and
+  // both are marked (only when a sweep is due: the pause waits for the view's turn).
+  if (!pipeline_->SweepDue()) return true;
+  return cluster_->SweepWhileViewPaused(
+      [&](const Pipeline::ExtraMarks& extra) { return pipeline_->MaybeSweep(timeout, extra); });
 }
 
 bool Daemon::SetAsideUnusableCheckpoint() {

@@ -137,6 +137,18 @@ std::shared_ptr<const Snapshot> GlobalView::Build() {
                         /*routed_by_key=*/false);
 }
 
+void GlobalView::MarkIds(std::vector<uint64_t>& text, std::vector<uint64_t>& stacks) const {
+  // A partition's state is its partials merged (rebuilt when they change: dirty), so the
+  // partials' keys are the states' too.
+  for (const auto& [id, p] : partitions_) {
+    for (const auto& [bucket, b] : p.buckets) {
+      for (const auto& [part, partial] : b.by_part) {
+        for (const SeriesImage& s : partial.series) MarkKeyIds(s.key, text, stacks);
+      }
+    }
+  }
+}
+
 RecordCounts GlobalView::counts() const {
   RecordCounts out;
   for (const auto& [id, p] : partitions_) {

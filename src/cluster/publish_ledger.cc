@@ -94,6 +94,14 @@ void PublishLedger::Forget(const std::string& topic, int32_t partition) {
   pending_.erase({topic, partition});
 }
 
+void PublishLedger::MarkIds(std::vector<uint64_t>& text, std::vector<uint64_t>& stacks) const {
+  for (const auto* sent : {&committed_, &pending_}) {
+    for (const auto& [id, s] : *sent) {
+      for (const auto& [key, hash] : s.series) MarkKeyIds(key, text, stacks);
+    }
+  }
+}
+
 size_t PublishLedger::keys() const {
   size_t n = 0;
   for (const auto& [id, sent] : committed_) n += sent.hashes.size();

@@ -14,6 +14,20 @@ Symbols::Symbols() {
   empty_stack_ = stacks_.InternPermanent(StackBytes({}), StackContentHash({}));
 }
 
+void Symbols::Sweep(std::vector<uint64_t>& text, const std::vector<uint64_t>& stacks) {
+  for (size_t w = 0; w < stacks.size(); ++w) {
+    for (uint64_t bits = stacks[w]; bits != 0; bits &= bits - 1) {
+      const auto id = static_cast<StackId>(w * 64 + static_cast<size_t>(__builtin_ctzll(bits)));
+      for (Sym f : Frames(id)) {
+        if (f / 64 >= text.size()) text.resize(f / 64 + 1, 0);
+        text[f / 64] |= uint64_t{1} << (f % 64);
+      }
+    }
+  }
+  stacks_.Sweep(stacks);
+  text_.Sweep(text);
+}
+
 std::span<const Sym> Symbols::Frames(StackId id) const {
   std::string_view b = stacks_.Bytes(id);
   return {reinterpret_cast<const Sym*>(b.data()), b.size() / sizeof(Sym)};

@@ -103,8 +103,10 @@ namespace {
 // Intern tables smaller than this are never swept: one copy of the aggregate state's
 // share of memory_limit (series are charged for their keys' texts, so the live part of
 // the tables fits in it; ADR 0010, 0021), at least 8 MiB.
-size_t SweepFloorBytes(const AggregateOptions& o) {
-  return std::max<size_t>(size_t{8} << 20, ShardStateBudget(o) * std::max<size_t>(o.shards, 1));
+size_t SweepFloorBytes(const PipelineOptions& o) {
+  if (o.sweep_floor_bytes_for_testing > 0) return o.sweep_floor_bytes_for_testing;
+  return std::max<size_t>(size_t{8} << 20,
+                          ShardStateBudget(o.aggregate) * std::max<size_t>(o.aggregate.shards, 1));
 }
 }  // namespace
 
@@ -119,7 +121,7 @@ Pipeline::Pipeline(PipelineOptions options, Symbols* symbols, const SignatureGen
               options_.delta_ring_capacity, options_.aggregate, &stream_time_, symbols,
               options_.partition_scoped),
       watermarks_(options_.max_clock_skew_ms),
-      swept_floor_bytes_(SweepFloorBytes(options_.aggregate)),
+      swept_floor_bytes_(SweepFloorBytes(options_)),
       // Enough for the chunks one worker parses while the source fills the next ones.
       chunk_pool_(4 * std::max<size_t>(options_.parse_threads, 1)) {
   if (options_.parse_threads == 0) options_.parse_threads = 1;
@@ -333,9 +335,12 @@ bool Pipeline::AdoptSource(SourceKey source, std::vector<SeriesImage> series, in
                            std::chrono::duration_cast<std::chrono::milliseconds>(left));
 }
 
-bool Pipeline::MaybeSweep(std::chrono::milliseconds timeout) {
-  const size_t bytes = symbols_->text().MemoryBytes() + symbols_->stacks().MemoryBytes();
-  if (bytes < swept_floor_bytes_) return true;
+bool Pipeline::SweepDue() const {
+  return symbols_->text().MemoryBytes() + symbols_->stacks().MemoryBytes() >= swept_floor_bytes_;
+}
+
+bool Pipeline::MaybeSweep(std::chrono::milliseconds timeout, const ExtraMarks& extra) {
+  if (!SweepDue()) return true;
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   if (!WaitIdle(timeout)) return false;
   auto marks = shards_.CollectMarks(std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -346,22 +351,12 @@ bool Pipeline::MaybeSweep(std::chrono::milliseconds timeout) {
   for (const auto& [id, held] : held_) {
     for (const Delta& d : held.deltas) MarkKeyIds(d.key, marks->text, marks->stacks);
   }
-  // A live stack holds its frames.
-  for (size_t w = 0; w < marks->stacks.size(); ++w) {
-    for (uint64_t bits = marks->stacks[w]; bits != 0; bits &= bits - 1) {
-      const auto id = static_cast<StackId>(w * 64 + static_cast<size_t>(__builtin_ctzll(bits)));
-      for (Sym f : symbols_->Frames(id)) {
-        if (f / 64 >= marks->text.size()) marks->text.resize(f / 64 + 1, 0);
-        marks->text[f / 64] |= uint64_t{1} << (f % 64);
-      }
-    }
-  }
+  if (extra) extra(marks->text, marks->stacks);
   // Nothing is in flight and every worker revalidates its caches before its next chunk.
-  symbols_->stacks().Sweep(marks->stacks);
-  symbols_->text().Sweep(marks->text);
+  symbols_->Sweep(marks->text, marks->stacks);
   ++sweeps_;
   const size_t live = symbols_->text().MemoryBytes() + symbols_->stacks().MemoryBytes();
-  swept_floor_bytes_ = std::max(SweepFloorBytes(options_.aggregate), 2 * live);
+  swept_floor_bytes_ = std::max(SweepFloorBytes(options_), 2 * live);
   return true;
 }
 

@@ -129,12 +129,14 @@ class ClusterTest : public ::testing::Test {
 
   // Three instances consume while the corpus is produced; one leaves mid-stream and the
   // others take its partitions over from the aggregates topic; a fourth joins at the end.
-  // Every instance's view equals replay of the whole corpus.
+  // Every instance's view equals replay of the whole corpus. Each instance sweeps its intern
+  // tables whenever they doubled, from the first barrier on (its view and ledger marked).
   void ThreeInstancesThroughALeaveAndALateJoin() {
     SystemClock clock;
     Daemon a(InstanceConfig("a"), signatures_.get(), &clock);
     Daemon b(InstanceConfig("b"), signatures_.get(), &clock);
     Daemon c(InstanceConfig("c"), signatures_.get(), &clock);
+    for (Daemon* x : {&a, &b, &c}) x->SetSweepFloorForTesting(1);
     ASSERT_TRUE(a.Start().ok());
     Produce(1, 300, 100, 60);
     ASSERT_TRUE(b.Start().ok());
@@ -150,11 +152,13 @@ class ClusterTest : public ::testing::Test {
     EXPECT_EQ(View(a), replay);
     EXPECT_EQ(View(c), replay);
     Daemon d(InstanceConfig("d"), signatures_.get(), &clock);
+    d.SetSweepFloorForTesting(1);
     ASSERT_TRUE(d.Start().ok());
     ASSERT_TRUE(WaitForView(d)) << ViewOffsets(d) << " of " << produced_;
     EXPECT_EQ(View(d), replay) << "a late joiner catches up to the same view";
     for (Daemon* x : {&a, &c, &d}) x->Stop();
     for (Daemon* x : {&a, &c, &d}) EXPECT_EQ(View(*x), replay) << x->config().cluster.instance_id;
+    EXPECT_GT(a.SweepsForTesting(), 0u) << "the intern tables were never swept";
   }
 
   // Partitions that come back: a holds them all, gives some to b when it joins, and takes

@@ -99,6 +99,11 @@ class Daemon final : public StateProvider {
     apply_delay_for_testing_ = apply_delay;
     batch_ring_capacity_for_testing_ = batch_ring_capacity;
   }
+  // Test seam: intern bytes the first sweep starts at (then twice what a sweep left). Before Start().
+  void SetSweepFloorForTesting(size_t bytes) { sweep_floor_bytes_for_testing_ = bytes; }
+  // Tests: intern sweeps the source thread made so far. After Start(), from the source
+  // thread's point of view (read once it stopped, or as a hint).
+  size_t SweepsForTesting() const { return pipeline_ ? pipeline_->sweeps() : 0; }
   // Test seam: documents per chunk at most (default 2048). Before Start().
   void SetChunkDocsForTesting(size_t n) { chunk_docs_ = n; }
   // Tests: per (worker, shard) ring, the pushes that found it full so far. After Start().
@@ -130,6 +135,8 @@ class Daemon final : public StateProvider {
   // Source thread, between chunks: sweeps the intern tables once past their floor, and
   // checkpoints once an interval has passed.
   void MaybeCheckpoint();
+  // Source thread: Pipeline::MaybeSweep, with a cluster's view and ledger marked too.
+  bool SweepInternTables(std::chrono::milliseconds timeout);
   // The pipeline source of a Kafka partition: [sources] files first, then the topics.
   SourceKey KafkaSource(std::string_view topic, int32_t partition) const;
   // Source thread: waits until everything handed to the pipeline is aggregated,
@@ -182,6 +189,7 @@ class Daemon final : public StateProvider {
   std::chrono::steady_clock::time_point next_checkpoint_;
   std::function<std::string()> save_alert_state_;
   std::chrono::milliseconds parse_delay_for_testing_{0};
+  size_t sweep_floor_bytes_for_testing_ = 0;
   std::function<void()> restore_hook_for_testing_;
   std::chrono::milliseconds checkpoint_pause_for_testing_{0};
   std::chrono::milliseconds apply_delay_for_testing_{0};

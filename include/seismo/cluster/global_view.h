@@ -88,6 +88,10 @@ class GlobalView {
   // them again: ADR 0023).
   std::map<std::pair<std::string, int32_t>, std::vector<std::string>> BadKeys() const;
 
+  // Marks the ids of every series it holds (an intern sweep's marks, ADR 0021): those of
+  // its partials, which are every key its states hold once built.
+  void MarkIds(std::vector<uint64_t>& text, std::vector<uint64_t>& stacks) const;
+
   // Records rejected so far, by RecordReject (also those whose key names no partition).
   const std::array<uint64_t, kRecordRejectCount>& rejected() const { return rejected_; }
   // The newest alert state read (ADR 0024, "Alerts"), if any.

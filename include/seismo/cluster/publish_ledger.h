@@ -58,6 +58,9 @@ class PublishLedger {
   // publishes them from now on), and nothing is tombstoned.
   void Forget(const std::string& topic, int32_t partition);
 
+  // Marks the ids of the series it remembers (an intern sweep's marks).
+  void MarkIds(std::vector<uint64_t>& text, std::vector<uint64_t>& stacks) const;
+
   // Keys remembered (tests, /metrics).
   size_t keys() const;
 

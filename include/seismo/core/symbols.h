@@ -45,6 +45,11 @@ class Symbols {
   StackId InternStack(std::span<const Sym> frames);
   StackId InternStack(const std::vector<std::string>& frames);
 
+  // Quiescent point only (InternTable's reclamation): sweeps both tables, keeping the ids
+  // marked in `text` and `stacks` and every frame of a marked stack (a live stack holds
+  // its frames).
+  void Sweep(std::vector<uint64_t>& text, const std::vector<uint64_t>& stacks);
+
   // Fixed vocabulary: permanent ids, never swept.
   Sym unknown() const { return unknown_; }        // "unknown"
   Sym other() const { return other_; }            // "(other)"

@@ -31,6 +31,7 @@
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -135,6 +136,7 @@ struct PipelineOptions {
   int ingest_nice = 0;
   std::chrono::milliseconds parse_delay_for_testing{0};  // tests only: slow workers down per chunk
   std::chrono::milliseconds apply_delay_for_testing{0};  // tests only: slow shards down per batch
+  size_t sweep_floor_bytes_for_testing = 0;  // tests only: intern bytes a sweep starts at (0: the default)
   std::vector<SourceInfo> sources;
   // One state per source (file or partition) in each shard; see the header comment.
   bool partition_scoped = false;
@@ -219,9 +221,14 @@ class Pipeline {
   // Source thread, between submissions: when the intern tables have grown past
   // twice what was live at the last sweep (and past a floor), waits until idle and
   // sweeps the ids no shard holds any more (ADR 0021). False on a timeout (nothing
-  // swept); true otherwise.
-  bool MaybeSweep(std::chrono::milliseconds timeout);
-  size_t sweeps() const { return sweeps_; }
+  // swept); true otherwise. `extra` marks ids held outside the pipeline (a cluster's global
+  // view and publish ledger: ADR 0024), at the quiescent point; the caller keeps their
+  // holders from interning until MaybeSweep returns.
+  using ExtraMarks = std::function<void(std::vector<uint64_t>& text, std::vector<uint64_t>& stacks)>;
+  bool MaybeSweep(std::chrono::milliseconds timeout, const ExtraMarks& extra = nullptr);
+  // Whether the intern tables are past the floor MaybeSweep sweeps at (source thread).
+  bool SweepDue() const;
+  size_t sweeps() const { return sweeps_.load(std::memory_order_relaxed); }
 
   // After Finish(): every shard has been moved to the final stream time.
   std::shared_ptr<const Snapshot> FinalSnapshot();
@@ -301,7 +308,7 @@ class Pipeline {
   std::atomic<bool> finishing_{false};
   std::atomic<bool> abandoned_{false};  // set by Abandon(); workers stop at the next chunk
   size_t swept_floor_bytes_;  // intern bytes that trigger the next sweep (source thread)
-  size_t sweeps_ = 0;
+  std::atomic<size_t> sweeps_{0};  // written by the source thread; read by anyone (relaxed)
   PipelineCounters counters_;
   ChunkPool chunk_pool_;
 };

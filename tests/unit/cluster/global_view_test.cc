@@ -247,5 +247,26 @@ TEST(GlobalView, EachPartitionsNewestCountsAreSummedAndABadOneDegradesItsPartiti
   EXPECT_EQ(view.counts().by_kind[0], 17u);
 }
 
+// An intern sweep in a cluster (ADR 0024, "Intern tables"): what the view marks keeps every
+// id its partials and states hold; what nobody holds goes.
+TEST(GlobalView, ItsMarksKeepEveryIdItHoldsThroughAnInternSweep) {
+  Fixture f;
+  GlobalView view(Options(), &f.reader);
+  ReadAll(view, f.published, 7);
+  (void)view.Build();
+  const Sym orphan = f.reader.Intern("a text nobody holds");
+  ASSERT_TRUE(f.reader.text().Find("a text nobody holds"));
+  std::vector<uint64_t> text, stacks;
+  view.MarkIds(text, stacks);
+  f.reader.Sweep(text, stacks);
+  EXPECT_FALSE(f.reader.text().Find("a text nobody holds")) << "id " << orphan << " was not swept";
+  // New texts after the sweep, then every partition rebuilt from the partials it holds (a
+  // tombstone of a bucket it does not have makes it dirty): the same totals.
+  for (int i = 0; i < 1000; ++i) (void)f.reader.Intern("after the sweep " + std::to_string(i));
+  for (int32_t p = 0; p < kPartitions; ++p)
+    ASSERT_EQ(view.Apply(PartialKey({"telemetry.main", p, 1, 0}), std::nullopt, 8), std::nullopt);
+  ExpectTotals(*view.Build(), *f.whole, f.symbols);
+}
+
 }  // namespace
 }  // namespace seismo
