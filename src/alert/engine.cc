@@ -2,6 +2,8 @@
 // alerts and their JSON, and the state checkpoints carry (alert_state.h).
 #include "seismo/alert/engine.h"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <set>
 
@@ -89,6 +91,13 @@ std::vector<AlertEvent> AlertEngine::Evaluate(const Snapshot& snap) {
   stats_.installs_unknown += installs_unknown;
   stats_.transitions += events.size();
   outbox_.insert(outbox_.end(), events.begin(), events.end());
+  if (outbox_.size() > max_outbox_) {
+    const size_t drop = outbox_.size() - max_outbox_;
+    spdlog::error("alerts: {} transitions wait for a commit that keeps failing; the oldest {} are dropped",
+                  outbox_.size(), drop);
+    stats_.outbox_dropped += drop;
+    outbox_.erase(outbox_.begin(), outbox_.begin() + static_cast<ptrdiff_t>(drop));
+  }
   RenderLocked();
   return events;
 }

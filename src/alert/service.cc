@@ -28,14 +28,16 @@ std::vector<AlertEvent> AlertService::EvaluateNow(const Snapshot& snap) {
 }
 
 void AlertService::Deliver() {
+  // Only transitions need the commit: a round without any changes streaks and times, whose
+  // loss after a kill only delays the next holder's decisions (the commit of each
+  // transition holds everything it followed from).
   const std::vector<AlertEvent> outbox = engine_.Outbox();
+  if (outbox.empty()) return;
   if (commit_ && !commit_()) {
-    if (!outbox.empty())
-      spdlog::warn("alerts: the state could not be made durable; {} transition(s) wait for the next round",
-                   outbox.size());
+    spdlog::warn("alerts: the state could not be made durable; {} transition(s) wait for the next round",
+                 outbox.size());
     return;
   }
-  if (outbox.empty()) return;
   for (const AlertEvent& e : outbox) {
     spdlog::info("alert {} -> {}: {} {} {} {} {}", AlertStateName(e.from), AlertStateName(e.alert.state),
                  AlertRuleName(e.alert.key.rule), e.alert.key.channel, e.alert.key.os, e.alert.key.build,

@@ -9,8 +9,10 @@
 // (as it last published them), so every instance serves the same numbers: a partition's
 // freshness is the publish interval plus the time to read the topic back.
 //
-// Threading: Publish, ReadPartitions, Forget and Publishes* from the source thread;
-// snapshot() and status() from any thread; the view thread is the node's own.
+// Threading: Publish, ReadPartitions, Forget, SweepWhileViewPaused from the source thread
+// (ReadWholeView after it stopped); CommitAlertState from the alert thread or the source
+// thread (one at a time: its own mutex); view(), snapshot() and status() from any thread;
+// the view thread is the node's own.
 #pragma once
 
 #include <atomic>

@@ -183,8 +183,8 @@ Status Daemon::Shutdown(std::chrono::steady_clock::time_point deadline) {
         shutdown_status_ = Status::Unavailable("no global view was read before the shutdown");
     }
     MutexLock lock(snapshot_mu_);
+    if (view.snapshot) view_counts_ = view.counts;  // else those of the last view published, if any
     snapshot_ = std::move(view.snapshot);
-    view_counts_ = view.counts;
   } else {
     auto final_snapshot = pipeline_->FinalSnapshot();
     MutexLock lock(snapshot_mu_);

@@ -28,12 +28,13 @@
 //   hang_rule     hang_spike            burst_rule   burst
 //   round         one round's candidates and its multiple-testing guard; rules.cc runs them
 //   alert_json    names, AlertJson, DashboardPath
-//   alert_state   Serialize/Restore bytes (core/bytes.h; format 3, format 2 still read)
+//   alert_state   Serialize/Restore bytes (core/bytes.h; format 4 with the outbox, 2 and 3 still read)
 //   engine        the life cycle
 //
-// Ownership: owns its alert state. Threading: Evaluate(), Serialize() and Restore()
-// from one thread at a time (the alert thread); Alerts()/AlertsJson()/stats() from any
-// thread (a mutex guards the state; evaluation of the rules runs outside it).
+// Ownership: owns its alert state. Threading: Evaluate() and Delivered() from the alert
+// thread; Restore() while no round runs (before Start(), or while a cluster's rounds are
+// off); Serialize(), Outbox(), Alerts()/AlertsJson()/stats() from any thread (a mutex
+// guards the state; evaluation of the rules runs outside it).
 #pragma once
 
 #include <array>
@@ -158,6 +159,7 @@ struct AlertEngineStats {
   // over the engine's life (a candidate counts once per round).
   uint64_t installs_unknown = 0;
   std::array<uint64_t, 3> by_state{};  // current pending, firing, resolved
+  uint64_t outbox_dropped = 0;         // undelivered transitions dropped (kMaxOutbox)
 };
 
 class AlertEngine {
@@ -176,6 +178,11 @@ class AlertEngine {
   std::vector<AlertEvent> Outbox() const;
   // The first `n` events of the outbox were delivered.
   void Delivered(size_t n);
+  // Events the outbox keeps at most: past it (commits failing for a long time) the oldest
+  // are dropped, logged and counted (stats().outbox_dropped), so the state stays small
+  // enough to commit.
+  static constexpr size_t kMaxOutbox = 1000;
+  void SetMaxOutboxForTesting(size_t n) { max_outbox_ = n; }  // before the first round
 
   std::vector<Alert> Alerts() const;  // sorted: firing, pending, resolved; then by key
   std::string AlertsJson() const;     // JSON array of AlertJson objects, same order
@@ -196,6 +203,7 @@ class AlertEngine {
   mutable Mutex mu_;
   std::map<AlertKey, Alert> alerts_ GUARDED_BY(mu_);
   std::vector<AlertEvent> outbox_ GUARDED_BY(mu_);
+  size_t max_outbox_ = kMaxOutbox;
   std::string json_ GUARDED_BY(mu_) = "[]";  // rendered after each change
   AlertEngineStats stats_ GUARDED_BY(mu_);
 };

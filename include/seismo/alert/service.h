@@ -3,10 +3,10 @@
 //   every `interval`: snapshot() ──> AlertEngine::Evaluate ──transitions──> outbox
 //                     [commit()] ──> the outbox to the sinks (in order) ──> [commit()]
 //
-// With a commit function (a cluster's alert holder, ADR 0024 "Alerts"), the state, outbox
-// included, is made durable before the outbox is sent and again after: a holder killed in
-// between leaves the undelivered transitions to the next one, which sends them. When the
-// commit fails nothing is sent; the outbox waits for the next round.
+// With a commit function (a cluster's alert holder, ADR 0024 "Alerts"), whenever the outbox
+// holds transitions the state, outbox included, is made durable before they are sent and
+// again after: a holder killed in between leaves them to the next one, which sends them.
+// When the commit fails nothing is sent; the outbox waits for the next round.
 //
 // Start order: sinks are added before Start(); Stop() joins the thread, runs one last
 // round on the final snapshot if asked, then stops the sinks in reverse order.
@@ -43,7 +43,7 @@ class AlertService {
   // stops the sinks (last added first). Idempotent.
   void Stop(bool final_round = false);
   // One round on `snap`: returns its transitions; the outbox (they and any left undelivered)
-  // goes to the sinks. Not concurrently with the thread.
+  // goes to the sinks, unless the commit failed. Not concurrently with the thread.
   std::vector<AlertEvent> EvaluateNow(const Snapshot& snap);
 
   // (sink name, delivery counters) of every sink, in the order they were added. Any thread

@@ -19,8 +19,9 @@
 //     counters and counts() are their sum, so the header counts are the whole input's.
 //
 // Ownership: owns the partitions' states; borrows `symbols` (records intern into it),
-// which must outlive it and every snapshot it builds. Threading: one thread (the
-// aggregates consumer's); snapshots are immutable and may be read by any thread.
+// which must outlive it and every snapshot it builds. Threading: one thread at a time (the
+// aggregates consumer's; MarkIds from a sweep while that thread is paused); snapshots are
+// immutable and may be read by any thread.
 #pragma once
 
 #include <array>

@@ -282,5 +282,17 @@ TEST(AlertOutbox, WithoutACommitTransitionsGoStraightToTheSinks) {
   EXPECT_EQ(OutboxOf(a.engine().Serialize()), 0u);
 }
 
+TEST(AlertOutbox, KeepsAtMostItsBoundWhileNothingIsDelivered) {
+  AlertEngine a(AlertOptions{});
+  constexpr size_t kBound = 12;
+  a.SetMaxOutboxForTesting(kBound);
+  size_t decided = 0;
+  for (int round = 0; decided <= kBound + 5; ++round)
+    decided += a.Evaluate(round % 4 < 2 ? *Bad() : *Healthy()).size();
+  EXPECT_EQ(a.Outbox().size(), kBound);
+  EXPECT_EQ(a.stats().outbox_dropped, decided - kBound);
+  EXPECT_EQ(OutboxOf(a.Serialize()), kBound);
+}
+
 }  // namespace
 }  // namespace seismo
