@@ -125,10 +125,8 @@ void Daemon::StopClusterAlertsIfLeaving(const std::vector<TopicPartition>& parti
 }
 
 void Daemon::LeaveClusterPartitions(const std::vector<TopicPartition>& partitions) {
-  const TopicPartition alerts_partition{config_.kafka.topics.front(), 0};
-  if (std::find(partitions.begin(), partitions.end(), alerts_partition) != partitions.end())
-    alert_holder_ = false;
-  // Their state is their next owner's now (it restores it from the aggregates topic).
+  // (The alerts left already: StopClusterAlertsIfLeaving.) Their state is their next owner's now (it restores
+  // it from the aggregates topic).
   std::vector<SourceKey> sources;
   for (const TopicPartition& tp : partitions) {
     sources.push_back(KafkaSource(tp.topic, tp.partition));

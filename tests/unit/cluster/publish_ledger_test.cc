@@ -38,6 +38,12 @@ void Diff(PublishLedger& ledger, const std::vector<PartialRecord>& partials, con
   ledger.Diff(CountsAt(partials, partition), partials, symbols, out);
 }
 
+// The batches read back into `view`, in order, each record taken.
+void ReadBack(GlobalView& view, std::initializer_list<const std::vector<OutgoingRecord>*> batches) {
+  for (const auto* batch : batches)
+    for (const OutgoingRecord& r : *batch) ASSERT_EQ(view.Apply(r.key, r.value, 1), std::nullopt) << r.key;
+}
+
 std::set<std::string> Keys(const std::vector<OutgoingRecord>& records, bool tombstones) {
   std::set<std::string> out;
   for (const OutgoingRecord& r : records)
@@ -88,11 +94,7 @@ TEST(PublishLedger, SendsWhatChangedAndTheNewestRecordsReadBackAreTheStateNow) {
   // Read back in order, the newest record of each key wins: the whole corpus.
   Symbols reader;
   GlobalView view(Options(), &reader);
-  for (const std::vector<OutgoingRecord>* batch : {&first, &second}) {
-    for (const OutgoingRecord& r : *batch) {
-      ASSERT_EQ(view.Apply(r.key, r.value, 1), std::nullopt) << r.key;
-    }
-  }
+  ASSERT_NO_FATAL_FAILURE(ReadBack(view, {&first, &second}));
   ExpectTotals(*view.Build(), c.state, c.symbols);
   ASSERT_EQ(view.Partitions().size(), 1u);
   EXPECT_EQ(view.Partitions()[0].source_offset, 200);
@@ -141,8 +143,7 @@ TEST(PublishLedger, ExpiredBucketsAreTombstonedAndAnAbortedPublishIsSentAgain) {
 
   Symbols reader;
   GlobalView view(Options(), &reader);
-  for (const auto* batch : {&first, &retried})
-    for (const OutgoingRecord& r : *batch) ASSERT_EQ(view.Apply(r.key, r.value, 1), std::nullopt) << r.key;
+  ASSERT_NO_FATAL_FAILURE(ReadBack(view, {&first, &retried}));
   ExpectTotals(*view.Build(), kept, c.symbols);
   EXPECT_EQ(view.Partitions()[0].source_offset, 150);
 }
@@ -169,8 +170,7 @@ TEST(PublishLedger, TombstonesAloneStillCarryAMovedOffset) {
       << "only the counts carry the offset";
   Symbols reader;
   GlobalView view(Options(), &reader);
-  for (const auto* batch : {&first, &out})
-    for (const OutgoingRecord& r : *batch) ASSERT_EQ(view.Apply(r.key, r.value, 1), std::nullopt) << r.key;
+  ASSERT_NO_FATAL_FAILURE(ReadBack(view, {&first, &out}));
   EXPECT_EQ(view.Partitions()[0].source_offset, 180);
 }
 
@@ -189,8 +189,7 @@ TEST(PublishLedger, AMovedOffsetAloneSendsTheCountsAndAForgottenPartitionNoTombs
   EXPECT_EQ(moved[0].key, CountsKey(kTopic, 0));
   Symbols reader;
   GlobalView view(Options(), &reader);
-  for (const auto* batch : {&first, &moved})
-    for (const OutgoingRecord& r : *batch) ASSERT_EQ(view.Apply(r.key, r.value, 1), std::nullopt);
+  ASSERT_NO_FATAL_FAILURE(ReadBack(view, {&first, &moved}));
   EXPECT_EQ(view.Partitions()[0].source_offset, 150)
       << "a restore seeks past the documents that changed nothing";
 
@@ -231,8 +230,7 @@ TEST(PublishLedger, ChangedCountsAreSentAndTheViewSumsEachPartitionsNewest) {
 
   Symbols reader;
   GlobalView view(Options(), &reader);
-  for (const auto* batch : {&out, &again})
-    for (const OutgoingRecord& r : *batch) ASSERT_EQ(view.Apply(r.key, r.value, 1), std::nullopt);
+  ASSERT_NO_FATAL_FAILURE(ReadBack(view, {&out, &again}));
   const RecordCounts sum = view.counts();
   EXPECT_EQ(sum.by_kind, (std::array<uint64_t, 3>{16, 4, 2}));  // 9 + 7, 2 + 2, 1 + 1
   EXPECT_EQ(sum.rejected[static_cast<size_t>(RejectReason::kFutureTime)], 6u);
