@@ -112,6 +112,7 @@ Status ClusterNode::Publish(const std::vector<ShardImage>& images,
     std::vector<SeriesImage> series;
     int64_t stream_time_ms = INT64_MIN;
     ShardCounters counters;  // its images' summed
+    CrashIds crash_ids;      // its images' remembered
   };
   std::map<TopicPartition, Part> parts;
   for (const auto& [tp, offset] : next_offsets) {
@@ -124,6 +125,7 @@ Status ClusterNode::Publish(const std::vector<ShardImage>& images,
     it->second.series.insert(it->second.series.end(), images[i].series.begin(), images[i].series.end());
     it->second.stream_time_ms = std::max(it->second.stream_time_ms, images[i].stream_time_ms);
     AddCounts(it->second.counters, images[i].counters);
+    AddCrashIds(it->second.crash_ids, images[i]);
   }
   std::map<TopicPartition, std::vector<std::string>> bad;
   {
@@ -138,7 +140,7 @@ Status ClusterNode::Publish(const std::vector<ShardImage>& images,
     if (bad_it != bad.end()) {
       spdlog::warn("cluster: {}: {} record(s) of it were rejected; publishing it again whole", ToString(tp),
                    bad_it->second.size());
-      ledger_.Forget(tp.topic, tp.partition);
+      ledger_.Resend(tp.topic, tp.partition);
     }
     const std::vector<PartialRecord> partials =
         SplitIntoPartials(part.series, {tp.topic, tp.partition, 0, 0}, options_.bucket_ms,
@@ -148,7 +150,7 @@ Status ClusterNode::Publish(const std::vector<ShardImage>& images,
     if (counted != source_counts.end()) counts.counts.records = counted->second;
     counts.counts.shards = part.counters;
     std::vector<OutgoingRecord> records;
-    ledger_.Diff(counts, partials, *symbols_, records);
+    ledger_.Diff(counts, partials, part.crash_ids, *symbols_, records);
     if (bad_it != bad.end()) {
       // A bad key the partition no longer has is deleted.
       std::set<std::string> sent;
@@ -230,13 +232,15 @@ Result<std::map<TopicPartition, ClusterNode::Restored>> ClusterNode::ReadPartiti
   for (const TopicPartition& tp : tps) wanted.insert(AggregatesPartitionOf(tp.topic, tp.partition));
   if (alert_state != nullptr) wanted.insert(0);
   // Only the partitions asked for: others share their aggregates partition.
-  Result<std::unique_ptr<GlobalView>> read =
-      ReadView({wanted.begin(), wanted.end()}, timeout, [&](std::string_view k) {
+  Result<std::unique_ptr<GlobalView>> read = ReadView(
+      {wanted.begin(), wanted.end()}, timeout,
+      [&](std::string_view k) {
         std::optional<RecordKey> key = DecodeRecordKey(k);
         return !key || key->kind == RecordKind::kAlertState ||
                std::find(tps.begin(), tps.end(), TopicPartition{key->where.topic, key->where.partition}) !=
                    tps.end();
-      });
+      },
+      /*keep_crash_ids=*/true);
   if (!read) return read.error();
   const GlobalView& view = **read;
   if (alert_state != nullptr) {
@@ -248,11 +252,13 @@ Result<std::map<TopicPartition, ClusterNode::Restored>> ClusterNode::ReadPartiti
   for (const TopicPartition& tp : tps) {
     std::optional<GlobalView::PartitionState> state = view.StateOf(tp.topic, tp.partition);
     if (!state) continue;
+    ledger_.Seed(tp.topic, tp.partition, state->crash_id_chunks);
     Restored& r = out[tp];
-    r.series = std::move(state->series);
-    r.counts = state->counts.value_or(PartitionCounts{});
+    r.state.series = std::move(state->series);
+    r.state.counts = state->counts.value_or(PartitionCounts{});
+    r.state.stream_time_ms = state->status.stream_time_ms;
+    r.state.crash_ids = std::move(state->crash_ids);
     r.source_offset = state->status.source_offset;
-    r.stream_time_ms = state->status.stream_time_ms;
     r.degraded = state->status.degraded();
   }
   return out;
@@ -337,12 +343,13 @@ void ClusterNode::RunView() {
 
 Result<std::unique_ptr<GlobalView>> ClusterNode::ReadView(const std::vector<int32_t>& partitions,
                                                           std::chrono::milliseconds timeout,
-                                                          const std::function<bool(std::string_view)>& keep) {
+                                                          const std::function<bool(std::string_view)>& keep,
+                                                          bool keep_crash_ids) {
   auto reader = KafkaTopicReader::Create({config_.kafka.brokers, ClientProperties(config_)});
   if (!reader) return reader.error();
   const std::string& topic = config_.cluster.aggregates_topic;
   if (Status s = (*reader)->Assign(topic, partitions, timeout); !s.ok()) return s;
-  auto view = std::make_unique<GlobalView>(options_, symbols_);
+  auto view = std::make_unique<GlobalView>(options_, symbols_, keep_crash_ids);
   Status read = ReadToEnd(**reader, topic, timeout, [&](const KafkaTopicRecord& r) {
     if (keep && !keep(r.key)) return;
     if (auto rejected = view->Apply(r.key, r.value, r.timestamp_ms)) spdlog::warn("cluster: {}", *rejected);

@@ -26,6 +26,7 @@
 #include <thread>
 #include <vector>
 
+#include "seismo/aggregate/moved_partition.h"
 #include "seismo/aggregate/shard_image.h"
 #include "seismo/aggregate/snapshot.h"
 #include "seismo/app/config.h"
@@ -70,12 +71,11 @@ class ClusterNode {
   [[nodiscard]] Status CommitAlertState(const std::string& state);
 
   // Source thread, on assignment: each partition's state as the topic holds it now (read
-  // to its end); absent when the topic holds nothing of it.
+  // to its end); absent when the topic holds nothing of it. The publish ledger takes the
+  // crash-ids chunks read as sent (PublishLedger::Seed).
   struct Restored {
-    std::vector<SeriesImage> series;
-    PartitionCounts counts;  // zero when the topic holds no counts record of it
+    MovedPartition state;  // counts zero when the topic holds no counts record of it
     int64_t source_offset = -1;
-    int64_t stream_time_ms = INT64_MIN;
     bool degraded = false;  // some of its records were rejected: rebuild it from its source
   };
   // With `alert_state`, the newest alert state the topic holds is read too (nullopt: none).
@@ -124,10 +124,11 @@ class ClusterNode {
                   const std::vector<std::pair<int32_t, OutgoingRecord>>& records);
   void RunView();
   // Reads aggregates partitions `partitions` (empty: all) to their end into a view of its
-  // own, the records whose key `keep` takes (null: all).
+  // own, the records whose key `keep` takes (null: all); `keep_crash_ids` as GlobalView's.
   Result<std::unique_ptr<GlobalView>> ReadView(const std::vector<int32_t>& partitions,
                                                std::chrono::milliseconds timeout,
-                                               const std::function<bool(std::string_view)>& keep);
+                                               const std::function<bool(std::string_view)>& keep,
+                                               bool keep_crash_ids = false);
 
   const Config config_;
   const std::string instance_id_;

@@ -80,7 +80,7 @@ void Daemon::RestoreFromCluster(const std::vector<TopicPartition>& partitions,
       spdlog::warn("cluster: {}: {}; rebuilt from its earliest retained offset", ToString(tp),
                    r != nullptr ? "some of its records in the aggregates topic were rejected"
                                 : "its state could not be read from the aggregates topic");
-      if (!pipeline_->AdoptSource(source, {}, INT64_MIN, PartitionCounts{}, kRestoreTimeout)) {
+      if (!pipeline_->AdoptSource(source, MovedPartition{}, kRestoreTimeout)) {
         // Whatever it held may still be there: never read again on top of it.
         spdlog::error("cluster: {}: the pipeline did not drop its state; read on from {}", ToString(tp),
                       local ? std::to_string(local_offset) : std::string("the group's commit"));
@@ -95,9 +95,10 @@ void Daemon::RestoreFromCluster(const std::vector<TopicPartition>& partitions,
       start[tp] = local_offset;  // the local checkpoint is as new
       continue;
     }
-    const size_t series = r->series.size();
-    if (!pipeline_->AdoptSource(source, std::move(r->series), r->stream_time_ms, r->counts,
-                                kRestoreTimeout)) {
+    const size_t series = r->state.series.size();
+    size_t crash_ids = 0;
+    for (const auto& [epoch, ids] : r->state.crash_ids) crash_ids += ids.size();
+    if (!pipeline_->AdoptSource(source, std::move(r->state), kRestoreTimeout)) {
       spdlog::error("cluster: {}: the pipeline did not take its state; read on from {}", ToString(tp),
                     local ? std::to_string(local_offset) : std::string("the group's commit"));
       if (local) start[tp] = local_offset;
@@ -105,8 +106,9 @@ void Daemon::RestoreFromCluster(const std::vector<TopicPartition>& partitions,
     }
     checkpoint_offsets_[{tp.topic, tp.partition}] = r->source_offset;
     start[tp] = r->source_offset;
-    spdlog::info("cluster: {}: restored from the aggregates topic ({} series entries), from offset {}",
-                 ToString(tp), series, r->source_offset);
+    spdlog::info(
+        "cluster: {}: restored from the aggregates topic ({} series entries, {} crash ids), from offset {}",
+        ToString(tp), series, crash_ids, r->source_offset);
   }
 }
 

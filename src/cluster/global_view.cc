@@ -9,8 +9,8 @@
 
 namespace seismo {
 
-GlobalView::GlobalView(AggregateOptions options, Symbols* symbols)
-    : options_(std::move(options)), symbols_(symbols) {}
+GlobalView::GlobalView(AggregateOptions options, Symbols* symbols, bool keep_crash_ids)
+    : options_(std::move(options)), symbols_(symbols), keep_crash_ids_(keep_crash_ids) {}
 
 GlobalView::~GlobalView() = default;
 
@@ -42,6 +42,15 @@ void ErasePart(Buckets& buckets, int64_t bucket, uint32_t part) {
   if (b->second.by_part.empty()) buckets.erase(b);
 }
 
+// Takes one crash-ids chunk out (the epoch goes with its last chunk).
+template <typename CrashIdChunks>
+void EraseChunk(CrashIdChunks& chunks, int64_t epoch, uint32_t chunk) {
+  auto e = chunks.find(epoch);
+  if (e == chunks.end()) return;
+  e->second.erase(chunk);
+  if (e->second.empty()) chunks.erase(e);
+}
+
 }  // namespace
 
 void GlobalView::Reject(RecordReject reason, std::string_view key) {
@@ -55,6 +64,10 @@ void GlobalView::Reject(RecordReject reason, std::string_view key) {
   if (k->kind == RecordKind::kCounts) {
     p.bad_counts = true;
     p.counts.reset();
+  } else if (k->kind == RecordKind::kCrashIds) {
+    p.bad_crash_ids.insert({k->where.bucket, k->where.part});
+    EraseChunk(p.crash_ids, k->where.bucket, k->where.part);
+    return;  // the view does not change
   } else {
     p.bad.insert({k->where.bucket, k->where.part});
     ErasePart(p.buckets, k->where.bucket, k->where.part);
@@ -81,6 +94,19 @@ std::optional<std::string> GlobalView::Apply(std::string_view key, std::optional
     p.status.latest_record_ms = std::max(p.status.latest_record_ms, record_time_ms);
     p.counts = std::move(counts->counts);
     p.dirty = true;
+    return std::nullopt;
+  }
+  if (auto* ids = std::get_if<CrashIdsRecord>(&r.value())) {
+    Partition& p = PartitionOf({ids->topic, ids->partition, 0, 0});
+    p.bad_crash_ids.erase({ids->epoch, ids->chunk});
+    if (keep_crash_ids_) p.crash_ids[ids->epoch].insert_or_assign(ids->chunk, std::move(ids->ids));
+    return std::nullopt;
+  }
+  if (auto* tombstone = std::get_if<Tombstone>(&r.value());
+      tombstone && tombstone->kind == RecordKind::kCrashIds) {
+    Partition& p = PartitionOf(tombstone->where);
+    p.bad_crash_ids.erase({tombstone->where.bucket, tombstone->where.part});
+    EraseChunk(p.crash_ids, tombstone->where.bucket, tombstone->where.part);
     return std::nullopt;
   }
   if (auto* tombstone = std::get_if<Tombstone>(&r.value())) {
@@ -161,7 +187,7 @@ GlobalView::PartitionStatus GlobalView::StatusOf(const Partition& p) {
   PartitionStatus s = p.status;
   s.stream_time_ms = StreamTimeOf(p);
   s.buckets = p.buckets.size();
-  s.bad_keys = p.bad.size() + (p.bad_counts ? 1 : 0);
+  s.bad_keys = p.bad.size() + (p.bad_counts ? 1 : 0) + p.bad_crash_ids.size();
   return s;
 }
 
@@ -177,6 +203,8 @@ std::map<std::pair<std::string, int32_t>, std::vector<std::string>> GlobalView::
     for (const auto& [bucket, part] : p.bad)
       out[id].push_back(PartialKey({id.first, id.second, bucket, part}));
     if (p.bad_counts) out[id].push_back(CountsKey(id.first, id.second));
+    for (const auto& [epoch, chunk] : p.bad_crash_ids)
+      out[id].push_back(CrashIdsKey(id.first, id.second, epoch, chunk));
   }
   return out;
 }
@@ -188,6 +216,13 @@ std::optional<GlobalView::PartitionState> GlobalView::StateOf(const std::string&
   PartitionState out;
   out.status = StatusOf(it->second);
   out.counts = it->second.counts;
+  out.crash_id_chunks = it->second.crash_ids;
+  for (const auto& [epoch, chunks] : out.crash_id_chunks) {
+    std::vector<uint64_t>& ids = out.crash_ids[epoch];
+    for (const auto& [chunk, list] : chunks) ids.insert(ids.end(), list.begin(), list.end());
+    std::sort(ids.begin(), ids.end());
+    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  }
   for (const auto& [bucket, b] : it->second.buckets) {
     for (const auto& [part, partial] : b.by_part) {
       out.series.insert(out.series.end(), partial.series.begin(), partial.series.end());

@@ -47,10 +47,59 @@ uint64_t SketchHash(const SeriesImage& s) {
   return Hash64({reinterpret_cast<const char*>(dense.data()), dense.size()}, h);
 }
 
+bool Holds(const std::vector<uint64_t>& sorted, uint64_t id) {
+  return std::binary_search(sorted.begin(), sorted.end(), id);
+}
+
 }  // namespace
 
+void PublishLedger::DiffCrashIds(const std::string& topic, int32_t partition, const std::string& owner,
+                                 const CrashIds& crash_ids, const Sent& before, Sent& now,
+                                 std::vector<OutgoingRecord>& out) {
+  now.next_chunk = before.next_chunk;
+  for (const std::string& key : before.stale) out.push_back({key, std::nullopt});
+  int64_t newest = crash_ids.empty() ? INT64_MIN : crash_ids.rbegin()->first;
+  if (!before.crash_ids.empty()) newest = std::max(newest, before.crash_ids.rbegin()->first);
+  // An epoch older than the one before the newest has expired: its chunks go.
+  for (const auto& [epoch, sent] : before.crash_ids) {
+    if (epoch >= newest - 1) {
+      now.crash_ids.emplace(epoch, sent);
+      continue;
+    }
+    for (uint32_t chunk : sent.chunks)
+      out.push_back({CrashIdsKey(topic, partition, epoch, chunk), std::nullopt});
+  }
+  for (const auto& [epoch, ids] : crash_ids) {
+    if (epoch < newest - 1) continue;
+    // New: not in a chunk of its epoch, nor of the next (where it was remembered first
+    // when a state's newer generation is older here).
+    auto same = now.crash_ids.find(epoch);
+    auto next = now.crash_ids.find(epoch + 1);
+    std::vector<uint64_t> fresh;
+    for (uint64_t id : ids) {
+      if ((same == now.crash_ids.end() || !Holds(same->second.ids, id)) &&
+          (next == now.crash_ids.end() || !Holds(next->second.ids, id)))
+        fresh.push_back(id);
+    }
+    if (fresh.empty()) continue;
+    Sent::EpochIds& sent = now.crash_ids[epoch];
+    for (size_t at = 0; at < fresh.size(); at += kMaxCrashIdsPerRecord) {
+      CrashIdsRecord record{topic, partition, epoch, now.next_chunk++, owner, {}};
+      record.ids.assign(
+          fresh.begin() + static_cast<ptrdiff_t>(at),
+          fresh.begin() + static_cast<ptrdiff_t>(std::min(fresh.size(), at + kMaxCrashIdsPerRecord)));
+      sent.chunks.push_back(record.chunk);
+      out.push_back({CrashIdsKey(topic, partition, epoch, record.chunk), EncodeCrashIds(record)});
+    }
+    const auto middle = static_cast<ptrdiff_t>(sent.ids.size());
+    sent.ids.insert(sent.ids.end(), fresh.begin(), fresh.end());
+    std::inplace_merge(sent.ids.begin(), sent.ids.begin() + middle, sent.ids.end());
+  }
+}
+
 void PublishLedger::Diff(const CountsRecord& counts, const std::vector<PartialRecord>& partials,
-                         const Symbols& symbols, std::vector<OutgoingRecord>& out) {
+                         const CrashIds& crash_ids, const Symbols& symbols,
+                         std::vector<OutgoingRecord>& out) {
   const PartitionId id{counts.topic, counts.partition};
   auto before_it = committed_.find(id);
   static const Sent kNothing;
@@ -75,6 +124,7 @@ void PublishLedger::Diff(const CountsRecord& counts, const std::vector<PartialRe
   for (const auto& [key, hash] : before.hashes) {
     if (!now.hashes.contains(key)) out.push_back({key, std::nullopt});
   }
+  DiffCrashIds(counts.topic, counts.partition, counts.owner, crash_ids, before, now, out);
   std::string encoded = EncodeCounts(counts);
   now.counts = Hash64(encoded);
   if (now.counts != before.counts)
@@ -92,6 +142,34 @@ void PublishLedger::Abort() { pending_.clear(); }
 void PublishLedger::Forget(const std::string& topic, int32_t partition) {
   committed_.erase({topic, partition});
   pending_.erase({topic, partition});
+}
+
+void PublishLedger::Resend(const std::string& topic, int32_t partition) {
+  pending_.erase({topic, partition});
+  auto it = committed_.find({topic, partition});
+  if (it == committed_.end()) return;
+  Sent again;
+  again.next_chunk = it->second.next_chunk;
+  again.stale = std::move(it->second.stale);
+  for (const auto& [epoch, sent] : it->second.crash_ids) {
+    for (uint32_t chunk : sent.chunks) again.stale.push_back(CrashIdsKey(topic, partition, epoch, chunk));
+  }
+  it->second = std::move(again);
+}
+
+void PublishLedger::Seed(const std::string& topic, int32_t partition, const TopicCrashIds& chunks) {
+  Sent& sent = committed_[{topic, partition}];
+  sent.crash_ids.clear();
+  for (const auto& [epoch, by_chunk] : chunks) {
+    Sent::EpochIds& e = sent.crash_ids[epoch];
+    for (const auto& [chunk, ids] : by_chunk) {
+      e.chunks.push_back(chunk);
+      e.ids.insert(e.ids.end(), ids.begin(), ids.end());
+      sent.next_chunk = std::max(sent.next_chunk, chunk + 1);
+    }
+    std::sort(e.ids.begin(), e.ids.end());
+    e.ids.erase(std::unique(e.ids.begin(), e.ids.end()), e.ids.end());
+  }
 }
 
 void PublishLedger::MarkIds(std::vector<uint64_t>& text, std::vector<uint64_t>& stacks) const {

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cstdint>
@@ -16,6 +17,7 @@ constexpr size_t kHeaderBytes = 29;  // magic 8, version 4, kind 1, length 8, ch
 constexpr std::string_view kPartialPrefix = "p/";
 constexpr std::string_view kAlertStateKey = "a/alerts";
 constexpr std::string_view kCountsPrefix = "c/";
+constexpr std::string_view kCrashIdsPrefix = "d/";
 
 std::string Frame(RecordKind kind, std::string_view payload) {
   ByteWriter w;
@@ -113,6 +115,34 @@ RecordResult DecodeCountsPayload(std::string_view payload, const PartitionBucket
   return AggregatesRecord(std::move(c));
 }
 
+RecordResult DecodeCrashIdsPayload(std::string_view payload, const PartitionBucket& where) {
+  ByteReader r(payload);
+  CrashIdsRecord c;
+  c.topic = std::string(r.Str());
+  const int64_t partition = r.I64();
+  c.epoch = r.I64();
+  const uint64_t chunk = r.U64();
+  c.owner = std::string(r.Str());
+  const uint64_t n = r.Count(8);  // checked against the bytes left: a forged count reserves nothing
+  if (!r.ok() || partition < 0 || partition > INT32_MAX || chunk > UINT32_MAX || n > kMaxCrashIdsPerRecord) {
+    return Reject(RecordReject::kCorrupt, "undecodable crash ids header");
+  }
+  c.ids.reserve(n);
+  for (uint64_t i = 0; i < n; ++i) c.ids.push_back(r.Fixed64());
+  if (!r.ok() || !r.at_end() || !std::is_sorted(c.ids.begin(), c.ids.end()) ||
+      std::adjacent_find(c.ids.begin(), c.ids.end()) != c.ids.end()) {
+    return Reject(RecordReject::kCorrupt, "undecodable crash ids");
+  }
+  c.partition = static_cast<int32_t>(partition);
+  c.chunk = static_cast<uint32_t>(chunk);
+  if (c.topic != where.topic || c.partition != where.partition || c.epoch != where.bucket ||
+      c.chunk != where.part) {
+    return Reject(RecordReject::kKeyMismatch,
+                  fmt::format("value holds {}", CrashIdsKey(c.topic, c.partition, c.epoch, c.chunk)));
+  }
+  return AggregatesRecord(std::move(c));
+}
+
 // "<topic>/<partition>" with a partition in canonical form, into `where`.
 bool DecodeTopicPartition(std::string_view rest, PartitionBucket& where) {
   const size_t slash = rest.rfind('/');
@@ -148,6 +178,10 @@ std::string CountsKey(std::string_view topic, int32_t partition) {
   return fmt::format("{}{}/{}", kCountsPrefix, topic, partition);
 }
 
+std::string CrashIdsKey(std::string_view topic, int32_t partition, int64_t epoch, uint32_t chunk) {
+  return fmt::format("{}{}/{}/{}/{}", kCrashIdsPrefix, topic, partition, epoch, chunk);
+}
+
 std::optional<RecordKey> DecodeRecordKey(std::string_view key) {
   if (key == kAlertStateKey) return RecordKey{RecordKind::kAlertState, {}};
   if (key.starts_with(kCountsPrefix)) {
@@ -156,9 +190,10 @@ std::optional<RecordKey> DecodeRecordKey(std::string_view key) {
     if (CountsKey(k.where.topic, k.where.partition) != key) return std::nullopt;  // not canonical
     return k;
   }
-  if (!key.starts_with(kPartialPrefix)) return std::nullopt;
+  const bool crash_ids = key.starts_with(kCrashIdsPrefix);
+  if (!crash_ids && !key.starts_with(kPartialPrefix)) return std::nullopt;
   // Topic names cannot hold '/' (Kafka allows [a-zA-Z0-9._-]): the last three fields are numbers.
-  const std::string_view rest = key.substr(kPartialPrefix.size());
+  const std::string_view rest = key.substr(kPartialPrefix.size());  // both prefixes are 2 bytes
   std::array<size_t, 3> slash{};  // the last three '/', right to left
   size_t end = rest.size();
   for (size_t& at : slash) {
@@ -167,6 +202,7 @@ std::optional<RecordKey> DecodeRecordKey(std::string_view key) {
     end = at;
   }
   RecordKey k;
+  k.kind = crash_ids ? RecordKind::kCrashIds : RecordKind::kPartial;
   k.where.topic = std::string(rest.substr(0, slash[2]));
   if (k.where.topic.find('/') != std::string::npos) return std::nullopt;
   auto field = [&](size_t i) {
@@ -174,8 +210,12 @@ std::optional<RecordKey> DecodeRecordKey(std::string_view key) {
   };
   if (!ParseInt(field(2), k.where.partition) || k.where.partition < 0) return std::nullopt;
   if (!ParseInt(field(1), k.where.bucket)) return std::nullopt;
-  if (!ParseInt(field(0), k.where.part) || k.where.part >= kMaxPartialParts) return std::nullopt;
-  if (PartialKey(k.where) != key) return std::nullopt;  // not canonical: "01", "-0"
+  if (!ParseInt(field(0), k.where.part) || (!crash_ids && k.where.part >= kMaxPartialParts))
+    return std::nullopt;
+  const std::string canonical =
+      crash_ids ? CrashIdsKey(k.where.topic, k.where.partition, k.where.bucket, k.where.part)
+                : PartialKey(k.where);
+  if (canonical != key) return std::nullopt;  // not canonical: "01", "-0"
   return k;
 }
 
@@ -206,6 +246,18 @@ std::string EncodeCounts(const CountsRecord& c) {
   return Frame(RecordKind::kCounts, w.bytes());
 }
 
+std::string EncodeCrashIds(const CrashIdsRecord& c) {
+  ByteWriter w;
+  w.Str(c.topic);
+  w.I64(c.partition);
+  w.I64(c.epoch);
+  w.U64(c.chunk);
+  w.Str(c.owner);
+  w.U64(c.ids.size());
+  for (uint64_t id : c.ids) w.Fixed64(id);
+  return Frame(RecordKind::kCrashIds, w.bytes());
+}
+
 std::string EncodeAlertState(const AlertStateRecord& a) {
   ByteWriter w;
   w.Str(a.holder);
@@ -218,10 +270,11 @@ RecordResult DecodeRecord(std::string_view key, std::optional<std::string_view> 
   const std::optional<RecordKey> k = DecodeRecordKey(key);
   if (!k) return Reject(RecordReject::kCorrupt, "not an aggregates-topic key");
   if (!value) {
-    if (k->kind != RecordKind::kPartial) {
-      return Reject(RecordReject::kKeyMismatch, "a tombstone under a key that is not a partial's");
+    if (k->kind != RecordKind::kPartial && k->kind != RecordKind::kCrashIds) {
+      return Reject(RecordReject::kKeyMismatch,
+                    "a tombstone under a key that is not a partial's or crash ids'");
     }
-    return AggregatesRecord(Tombstone{k->where});
+    return AggregatesRecord(Tombstone{k->kind, k->where});
   }
   const std::string_view v = *value;
   const size_t magic = std::min(v.size(), kAggregatesMagic.size());
@@ -248,7 +301,8 @@ RecordResult DecodeRecord(std::string_view key, std::optional<std::string_view> 
   if (Hash64(payload) != GetFixed(v, 21, 8)) return Reject(RecordReject::kCorrupt, "checksum mismatch");
   if (kind != static_cast<uint8_t>(RecordKind::kPartial) &&
       kind != static_cast<uint8_t>(RecordKind::kAlertState) &&
-      (kind != static_cast<uint8_t>(RecordKind::kCounts) || version < 3)) {
+      (kind != static_cast<uint8_t>(RecordKind::kCounts) || version < 3) &&
+      (kind != static_cast<uint8_t>(RecordKind::kCrashIds) || version < 4)) {
     return Reject(RecordReject::kCorrupt, fmt::format("unknown record kind {}", kind));
   }
   if (kind != static_cast<uint8_t>(k->kind)) {
@@ -259,6 +313,8 @@ RecordResult DecodeRecord(std::string_view key, std::optional<std::string_view> 
       return DecodePartialPayload(payload, k->where, version, symbols);
     case RecordKind::kCounts:
       return DecodeCountsPayload(payload, k->where);
+    case RecordKind::kCrashIds:
+      return DecodeCrashIdsPayload(payload, k->where);
     case RecordKind::kAlertState:
       break;
   }

@@ -318,8 +318,7 @@ bool Pipeline::DropSources(const std::vector<SourceKey>& sources, std::chrono::m
   return dropped;
 }
 
-bool Pipeline::AdoptSource(SourceKey source, std::vector<SeriesImage> series, int64_t stream_time_ms,
-                           const PartitionCounts& counts, std::chrono::milliseconds timeout) {
+bool Pipeline::AdoptSource(SourceKey source, MovedPartition partition, std::chrono::milliseconds timeout) {
   if (!options_.partition_scoped) return false;
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   if (!WaitIdle(timeout)) return false;
@@ -327,11 +326,11 @@ bool Pipeline::AdoptSource(SourceKey source, std::vector<SeriesImage> series, in
   // DropSources).
   if (slot_of_.contains(source) && !DropSources({source}, timeout)) return false;
   const uint16_t slot = SlotOf(source);
-  watermarks_.RestoreSource(source, stream_time_ms);
-  slot_counts_[slot] = counts.records;
+  watermarks_.RestoreSource(source, partition.stream_time_ms);
+  slot_counts_[slot] = partition.counts.records;
   const auto left =
       std::max(deadline - std::chrono::steady_clock::now(), std::chrono::steady_clock::duration(0));
-  return shards_.AdoptSlot(slot, std::move(series), stream_time_ms, counts.shards,
+  return shards_.AdoptSlot(slot, std::move(partition),
                            std::chrono::duration_cast<std::chrono::milliseconds>(left));
 }
 

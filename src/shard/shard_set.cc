@@ -229,7 +229,11 @@ void ShardSet::Run(Shard& shard) {
         ShardImage begin;
         begin.stream_time_ms = request->adopt_stream_time_ms;
         begin.counters = request->adopt_counters;  // the partition's, kept by its first shard
-        state.RestoreBegin(begin, /*with_dedup=*/false, /*with_counters=*/shard.index == 0);
+        ShardCrashIds& ids = request->adopt_crash_ids[shard.index];  // this shard's part only
+        begin.dedup_epoch = ids.epoch;
+        begin.seen_docs = std::move(ids.current);
+        begin.seen_previous = std::move(ids.previous);
+        state.RestoreBegin(begin, /*with_dedup=*/true, /*with_counters=*/shard.index == 0);
         // This shard's part only: no other thread reads it.
         for (const SeriesImage& series : request->adopt_series[shard.index]) state.RestoreSeries(series);
       }
@@ -352,15 +356,18 @@ bool ShardSet::DropSlots(std::vector<uint16_t> slots, std::chrono::milliseconds 
   return RequestSlots(std::move(request), timeout);
 }
 
-bool ShardSet::AdoptSlot(uint16_t slot, std::vector<SeriesImage> series, int64_t stream_time_ms,
-                         const ShardCounters& counters, std::chrono::milliseconds timeout) {
+bool ShardSet::AdoptSlot(uint16_t slot, MovedPartition partition, std::chrono::milliseconds timeout) {
   auto request = std::make_shared<SlotRequest>();
   request->adopt = slot;
-  request->adopt_stream_time_ms = stream_time_ms;
-  request->adopt_counters = counters;
+  request->adopt_stream_time_ms = partition.stream_time_ms;
+  request->adopt_counters = partition.counts.shards;
   request->adopt_series.resize(shards_.size());
-  for (SeriesImage& s : series) {
+  for (SeriesImage& s : partition.series) {
     request->adopt_series[ShardFor(KeyContentHash(s.key, *symbols_))].push_back(std::move(s));
+  }
+  for (size_t s = 0; s < shards_.size(); ++s) {
+    request->adopt_crash_ids.push_back(
+        CrashIdsOfShard(partition.crash_ids, s, [this](uint64_t id) { return ShardFor(id); }));
   }
   return RequestSlots(std::move(request), timeout);
 }
@@ -394,13 +401,26 @@ void ShardSet::Restore(const std::vector<ShardImage>& images) {
   // Each image into its slot's state (slot 0 unscoped).
   for (size_t s = 0; s < shards_.size(); ++s) {
     for (const ShardImage& image : images) {
-      // Document ids go back where they were; with another shard count every
-      // shard gets all of them (ids are routed by their hash, which now maps to
-      // another shard). Series go to the shard of their key: merges add them.
-      const bool own = image.shard == s;
-      shards_[s]
-          ->State(partition_scoped_ ? image.slot : 0)
-          .RestoreBegin(image, !same_layout || own, same_layout ? own : s == 0);
+      // Document ids go back where they were; with another shard count each to the
+      // shard its crash routes to now (a crash's route hash is its id: delta.h). Series
+      // go to the shard of their key: merges add them.
+      ShardState& state = shards_[s]->State(partition_scoped_ ? image.slot : 0);
+      if (same_layout) {
+        const bool own = image.shard == s;
+        state.RestoreBegin(image, own, own);
+        continue;
+      }
+      ShardImage begin;  // the image's header, with this shard's ids
+      begin.stream_time_ms = image.stream_time_ms;
+      begin.counters = image.counters;
+      begin.dedup_epoch = image.dedup_epoch;
+      for (uint64_t id : image.seen_docs) {
+        if (ShardFor(id) == s) begin.seen_docs.push_back(id);
+      }
+      for (uint64_t id : image.seen_previous) {
+        if (ShardFor(id) == s) begin.seen_previous.push_back(id);
+      }
+      state.RestoreBegin(begin, /*with_dedup=*/true, /*with_counters=*/s == 0);
     }
   }
   for (const ShardImage& image : images) {

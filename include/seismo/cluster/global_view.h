@@ -16,7 +16,10 @@
 //     until a valid record or a tombstone comes under that key;
 //   * a partial of another bucket width is not this view's: rejected as key_mismatch;
 //   * a partition's counts are its newest counts record's (c/ key); the snapshot's
-//     counters and counts() are their sum, so the header counts are the whole input's.
+//     counters and counts() are their sum, so the header counts are the whole input's;
+//   * crash-ids chunks (d/ keys) change nothing in the view; a view that restores
+//     partitions keeps them (`keep_crash_ids`), one that serves does not. A rejected
+//     chunk degrades its partition as a rejected partial does.
 //
 // Ownership: owns the partitions' states; borrows `symbols` (records intern into it),
 // which must outlive it and every snapshot it builds. Threading: one thread at a time (the
@@ -35,6 +38,7 @@
 #include <utility>
 #include <vector>
 
+#include "seismo/aggregate/crash_ids.h"
 #include "seismo/aggregate/options.h"
 #include "seismo/aggregate/shard_state.h"
 #include "seismo/aggregate/snapshot.h"
@@ -44,7 +48,8 @@ namespace seismo {
 
 class GlobalView {
  public:
-  GlobalView(AggregateOptions options, Symbols* symbols);
+  // `keep_crash_ids`: hold the crash-ids chunks read (a restore's view: StateOf).
+  GlobalView(AggregateOptions options, Symbols* symbols, bool keep_crash_ids = false);
   ~GlobalView();
   GlobalView(const GlobalView&) = delete;
   GlobalView& operator=(const GlobalView&) = delete;
@@ -83,6 +88,9 @@ class GlobalView {
     PartitionStatus status;
     std::vector<SeriesImage> series;
     std::optional<PartitionCounts> counts;  // of its newest counts record, if any
+    // Kept crash-ids chunks (epoch -> chunk -> ids), and their ids by epoch.
+    std::map<int64_t, std::map<uint32_t, std::vector<uint64_t>>> crash_id_chunks;
+    CrashIds crash_ids;
   };
   std::optional<PartitionState> StateOf(const std::string& topic, int32_t partition) const;
   // Per degraded partition, the keys whose latest record was rejected (its owner publishes
@@ -109,6 +117,8 @@ class GlobalView {
     std::set<std::pair<int64_t, uint32_t>> bad;  // (bucket, part) whose latest record was rejected
     std::optional<PartitionCounts> counts;       // of the newest counts record
     bool bad_counts = false;                     // the newest counts record was rejected
+    std::map<int64_t, std::map<uint32_t, std::vector<uint64_t>>> crash_ids;  // epoch -> chunk -> ids (kept)
+    std::set<std::pair<int64_t, uint32_t>> bad_crash_ids;  // (epoch, chunk) whose latest record was rejected
     std::unique_ptr<ShardState> state;           // the partials merged; rebuilt when dirty
     std::shared_ptr<const ShardSnapshot> snapshot;
     bool dirty = true;
@@ -121,6 +131,7 @@ class GlobalView {
 
   AggregateOptions options_;
   Symbols* symbols_;
+  bool keep_crash_ids_;
   std::map<std::pair<std::string, int32_t>, Partition> partitions_;
   std::array<uint64_t, kRecordRejectCount> rejected_{};
   std::optional<AlertStateRecord> alert_state_;

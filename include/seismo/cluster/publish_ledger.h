@@ -16,7 +16,11 @@
 //   * the partition's counts record (c/ key) whenever its counts or its source offset
 //     changed, so the largest source offset among the partition's records, which a
 //     restore seeks to, is current even when its documents changed no partial (all
-//     rejected, late or repeated).
+//     rejected, late or repeated);
+//   * the partition's crash ids that no record holds yet, as new chunks of the epoch they
+//     were remembered in (d/ keys, numbered on from the partition's highest chunk), and a
+//     tombstone for each chunk of an epoch older than the one before the newest: ids are
+//     sent once, not with every publish, and expire with their epoch (ADR 0024, "Crash ids").
 // Every record of a changed bucket is complete, so the newest record of each key, read
 // back together, is the partition's state as of the latest publish: unchanged buckets have
 // not changed since they were sent.
@@ -36,6 +40,7 @@
 #include <utility>
 #include <vector>
 
+#include "seismo/aggregate/crash_ids.h"
 #include "seismo/cluster/record.h"
 
 namespace seismo {
@@ -49,14 +54,22 @@ class PublishLedger {
  public:
   // Appends to `out` what partition (counts.topic, counts.partition) must send; `partials`
   // is every partial the partition has now, and `counts` its counts, both with its
-  // current source offset.
-  void Diff(const CountsRecord& counts, const std::vector<PartialRecord>& partials, const Symbols& symbols,
-            std::vector<OutgoingRecord>& out);
+  // current source offset; `crash_ids` the ids its states remember now.
+  void Diff(const CountsRecord& counts, const std::vector<PartialRecord>& partials, const CrashIds& crash_ids,
+            const Symbols& symbols, std::vector<OutgoingRecord>& out);
   void Commit();
   void Abort();
   // The partition is no longer this instance's: its keys are forgotten (its new owner
   // publishes them from now on), and nothing is tombstoned.
   void Forget(const std::string& topic, int32_t partition);
+  // A record of the partition was rejected: its next Diff sends all of it again, its crash
+  // ids in new chunks, and tombstones the chunks it knew of.
+  void Resend(const std::string& topic, int32_t partition);
+  // The partition was just assigned: the crash-ids chunks the topic holds of it (read back:
+  // epoch -> chunk -> ids) are what was sent, so its next Diff sends only newer ids, numbers
+  // its chunks on from theirs, and tombstones them when their epoch expires.
+  using TopicCrashIds = std::map<int64_t, std::map<uint32_t, std::vector<uint64_t>>>;
+  void Seed(const std::string& topic, int32_t partition, const TopicCrashIds& chunks);
 
   // Marks the ids of the series it remembers (an intern sweep's marks).
   void MarkIds(std::vector<uint64_t>& text, std::vector<uint64_t>& stacks) const;
@@ -72,7 +85,18 @@ class PublishLedger {
     // carries them
     absl::flat_hash_map<SeriesKey, uint64_t> series;
     uint64_t counts = 0;  // hash of the counts record (0: none sent)
+    struct EpochIds {
+      std::vector<uint64_t> ids;     // ascending: every id a chunk of the epoch holds
+      std::vector<uint32_t> chunks;  // the epoch's chunks in the topic
+    };
+    std::map<int64_t, EpochIds> crash_ids;
+    uint32_t next_chunk = 0;
+    std::vector<std::string> stale;  // chunk keys to tombstone (Resend)
   };
+  // The crash-ids part of Diff: from `before` into `now`.
+  static void DiffCrashIds(const std::string& topic, int32_t partition, const std::string& owner,
+                           const CrashIds& crash_ids, const Sent& before, Sent& now,
+                           std::vector<OutgoingRecord>& out);
   using PartitionId = std::pair<std::string, int32_t>;
   std::map<PartitionId, Sent> committed_;
   std::map<PartitionId, Sent> pending_;  // the partitions diffed since the last Commit/Abort

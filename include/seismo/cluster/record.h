@@ -8,6 +8,7 @@
 //   partial      "p/<source topic>/<partition>/<bucket index>/<part>"   e.g. p/telemetry.main/3/29916666/0
 //   alert state  "a/alerts"
 //   counts       "c/<source topic>/<partition>"                        e.g. c/telemetry.main/3
+//   crash ids    "d/<source topic>/<partition>/<epoch>/<chunk>"         e.g. d/telemetry.main/3/1246/17
 //
 // Value (little endian, the checkpoint's framing with a record kind):
 //
@@ -25,9 +26,12 @@
 //                     partition's record counts (core/record_counts.h's encoding, as in
 //                     checkpoints), then its shard counters (deltas, duplicates,
 //                     late_dropped, folded, dedup_forgotten)
+//   crash ids payload: topic, partition, epoch, chunk (the key again), owner, then the
+//                     ids (count, then each as 8 bytes, strictly ascending)
 //
 // A null value (Kafka's tombstone) under a partial key deletes the bucket (it left
-// the retention); under any other key it is a key_mismatch. Anything else that is not a complete record of
+// the retention), under a crash-ids key the chunk (its epoch expired, or it was sent
+// again); under any other key it is a key_mismatch. Anything else that is not a complete record of
 // this build's version is rejected with one reason (RecordReject) and never half-read.
 //
 // Threading: free functions of their arguments; decoding interns into `symbols`
@@ -53,11 +57,17 @@ inline constexpr std::string_view kAggregatesMagic = "SEISMOAG";
 // 3: the counts record (kind 3, key c/...: each partition's record counts, ADR 0024
 // "Counts"); records of versions 1 and 2 are still read (a topic written by them has no
 // counts records: its partitions count nothing in the view's header counts).
-inline constexpr uint32_t kAggregatesFormatVersion = 3;
+// 4: the crash-ids record (kind 4, key d/...: the crash ids a partition remembers, ADR
+// 0024 "Crash ids"); records of versions 1 to 3 are still read (a partition restored from
+// a topic without them forgets the crashes it counted before it moved).
+inline constexpr uint32_t kAggregatesFormatVersion = 4;
 inline constexpr uint32_t kOldestReadableAggregatesVersion = 1;
 inline constexpr uint32_t kMaxPartialParts = 1024;
 
-enum class RecordKind : uint8_t { kPartial = 1, kAlertState = 2, kCounts = 3 };
+enum class RecordKind : uint8_t { kPartial = 1, kAlertState = 2, kCounts = 3, kCrashIds = 4 };
+// At most this many ids in one crash-ids record (8 bytes each: 256 KiB, within half of
+// Kafka's default max.message.bytes as partials are).
+inline constexpr size_t kMaxCrashIdsPerRecord = 32 * 1024;
 
 // Why a record was not taken (each counted and reported by name; ADR 0023).
 enum class RecordReject : uint8_t {
@@ -110,15 +120,30 @@ struct CountsRecord {
   PartitionCounts counts;
 };
 
+// Crash ids one source partition's states remembered in one dedup generation (aggregate/
+// crash_ids.h), sent in chunks: each publish sends the ids new since the last one as new
+// chunks of the epoch they were remembered in; an epoch that expired is tombstoned chunk by
+// chunk (ADR 0024, "Crash ids").
+struct CrashIdsRecord {
+  std::string topic;
+  int32_t partition = 0;
+  int64_t epoch = 0;
+  uint32_t chunk = 0;  // numbered per partition by its owners, never reused while it lives
+  std::string owner;
+  std::vector<uint64_t> ids;  // strictly ascending
+};
+
 // A record's key, decoded.
 struct RecordKey {
   RecordKind kind = RecordKind::kPartial;
-  PartitionBucket where;  // partials; counts: topic and partition only
+  PartitionBucket where;  // partials; counts: topic and partition only; crash ids: bucket
+                          // is the epoch, part the chunk
 };
 
 std::string PartialKey(const PartitionBucket& where);
 std::string AlertStateKey();
 std::string CountsKey(std::string_view topic, int32_t partition);
+std::string CrashIdsKey(std::string_view topic, int32_t partition, int64_t epoch, uint32_t chunk);
 // Only a key in its canonical form (what PartialKey writes: no leading zeros, no
 // "-0") is a key: two spellings of one bucket would be two records to compaction.
 std::optional<RecordKey> DecodeRecordKey(std::string_view key);
@@ -127,13 +152,16 @@ std::optional<RecordKey> DecodeRecordKey(std::string_view key);
 std::string EncodePartial(const PartialRecord& record, const Symbols& symbols);
 std::string EncodeAlertState(const AlertStateRecord& record);
 std::string EncodeCounts(const CountsRecord& record);
+std::string EncodeCrashIds(const CrashIdsRecord& record);
 
-// A decoded record: a partial, a tombstone (the partition-bucket it deletes), the
-// alert state or a partition's counts.
+// A decoded record: a partial, a tombstone (the partition-bucket part, or the crash-ids
+// chunk, it deletes), the alert state, a partition's counts or crash ids.
 struct Tombstone {
-  PartitionBucket where;
+  RecordKind kind = RecordKind::kPartial;  // kPartial or kCrashIds
+  PartitionBucket where;                   // as RecordKey's
 };
-using AggregatesRecord = std::variant<PartialRecord, Tombstone, AlertStateRecord, CountsRecord>;
+using AggregatesRecord =
+    std::variant<PartialRecord, Tombstone, AlertStateRecord, CountsRecord, CrashIdsRecord>;
 
 class [[nodiscard]] RecordResult {
  public:

@@ -40,6 +40,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "seismo/aggregate/moved_partition.h"
 #include "seismo/aggregate/partition_counts.h"
 #include "seismo/aggregate/snapshot.h"
 #include "seismo/core/mutex.h"
@@ -209,14 +210,16 @@ class Pipeline {
 
   // Source thread, partition-scoped: `source` joins this instance with the state it had
   // elsewhere (a partition restored from the aggregates topic: ADR 0024), before any of its
-  // documents is submitted. Waits until idle, gives the source a slot, puts `series` into
-  // it (each in the shard of its key) and sets the source's watermark to `stream_time_ms`,
-  // so its next document is judged as it would have been where it came from; `counts`
-  // become its counts (SourceCounts() and its state's ShardCounters). A state the source
-  // already has here (an older one, from the local checkpoint) is dropped first.
-  // False on a time-out, or while the source holds undecided documents.
-  [[nodiscard]] bool AdoptSource(SourceKey source, std::vector<SeriesImage> series, int64_t stream_time_ms,
-                                 const PartitionCounts& counts, std::chrono::milliseconds timeout);
+  // documents is submitted. Waits until idle, gives the source a slot, puts the partition's
+  // series into it (each in the shard of its key) and sets the source's watermark to its
+  // stream time, so its next document is judged as it would have been where it came from;
+  // its counts become the source's (SourceCounts() and its state's ShardCounters), and its
+  // crash ids are remembered as they were there (a copy of a crash counted there is a
+  // duplicate here). A state the source already has here (an older one, from the local
+  // checkpoint) is dropped first. False on a time-out, or while the source holds undecided
+  // documents.
+  [[nodiscard]] bool AdoptSource(SourceKey source, MovedPartition partition,
+                                 std::chrono::milliseconds timeout);
 
   // Source thread, between submissions: when the intern tables have grown past
   // twice what was live at the last sweep (and past a floor), waits until idle and

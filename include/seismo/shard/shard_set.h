@@ -41,6 +41,7 @@
 #include <vector>
 
 #include "seismo/aggregate/delta.h"
+#include "seismo/aggregate/moved_partition.h"
 #include "seismo/aggregate/options.h"
 #include "seismo/aggregate/shard_image.h"
 #include "seismo/aggregate/shard_state.h"
@@ -128,12 +129,11 @@ class ShardSet {
   // every shard drops the states of `slots` (slot 0 starts empty again) at its next loop
   // turn; waits up to `timeout`. False on timeout (some shards may still drop them).
   bool DropSlots(std::vector<uint16_t> slots, std::chrono::milliseconds timeout);
-  // Partition-scoped, the same way: slot `slot` (empty in every shard) takes `series` (each
-  // to the shard of its key) at stream time `stream_time_ms`: a partition restored from the
-  // aggregates topic while the pipeline runs (ADR 0024), with the partition's `counters`
-  // (kept by shard 0's part). False on timeout.
-  bool AdoptSlot(uint16_t slot, std::vector<SeriesImage> series, int64_t stream_time_ms,
-                 const ShardCounters& counters, std::chrono::milliseconds timeout);
+  // Partition-scoped, the same way: slot `slot` (empty in every shard) takes a partition
+  // restored from the aggregates topic while the pipeline runs (ADR 0024): its series (each
+  // to the shard of its key) at its stream time, its shard counters (kept by shard 0's
+  // part) and its crash ids (each to the shard its crash routes to). False on timeout.
+  bool AdoptSlot(uint16_t slot, MovedPartition partition, std::chrono::milliseconds timeout);
 
   // After Stop(): move every shard (every slot's state) to `t`, then read the states.
   void AdvanceAllTo(EventTime t);
@@ -164,6 +164,7 @@ class ShardSet {
     int64_t adopt_stream_time_ms = INT64_MIN;
     ShardCounters adopt_counters;
     std::vector<std::vector<SeriesImage>> adopt_series;  // per shard
+    std::vector<ShardCrashIds> adopt_crash_ids;          // per shard
   };
   bool RequestSlots(std::shared_ptr<SlotRequest> request, std::chrono::milliseconds timeout);
   Mutex drop_mu_;

@@ -35,7 +35,7 @@ CountsRecord CountsAt(const std::vector<PartialRecord>& partials, int32_t partit
 
 void Diff(PublishLedger& ledger, const std::vector<PartialRecord>& partials, const Symbols& symbols,
           std::vector<OutgoingRecord>& out, int32_t partition = 0) {
-  ledger.Diff(CountsAt(partials, partition), partials, symbols, out);
+  ledger.Diff(CountsAt(partials, partition), partials, {}, symbols, out);
 }
 
 // The batches read back into `view`, in order, each record taken.
@@ -217,13 +217,13 @@ TEST(PublishLedger, ChangedCountsAreSentAndTheViewSumsEachPartitionsNewest) {
   b.shards.late_dropped = 5;
   PublishLedger ledger;
   std::vector<OutgoingRecord> out;
-  ledger.Diff(CountsAt(partials, 0, a), partials, c.symbols, out);
-  ledger.Diff(CountsAt({}, 1, a), {}, c.symbols, out);
+  ledger.Diff(CountsAt(partials, 0, a), partials, {}, c.symbols, out);
+  ledger.Diff(CountsAt({}, 1, a), {}, {}, c.symbols, out);
   ledger.Commit();
   std::vector<OutgoingRecord> again;
-  ledger.Diff(CountsAt(partials, 0, a), partials, c.symbols, again);
+  ledger.Diff(CountsAt(partials, 0, a), partials, {}, c.symbols, again);
   EXPECT_TRUE(again.empty());
-  ledger.Diff(CountsAt(partials, 0, b), partials, c.symbols, again);
+  ledger.Diff(CountsAt(partials, 0, b), partials, {}, c.symbols, again);
   ledger.Commit();
   ASSERT_EQ(again.size(), 1u);
   EXPECT_EQ(again[0].key, CountsKey(kTopic, 0));

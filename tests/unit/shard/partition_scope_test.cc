@@ -305,11 +305,14 @@ TEST(PartitionScope, ARestoredCheckpointKeepsEveryPartitionsOwnState) {
 
 // A partition moves between running instances (ADR 0024, restore on assignment): the first
 // drops it at a barrier, the second adopts its state while running and reads the rest of
-// its documents. The partition's state there equals its documents run alone, and the
-// second instance's own partition is untouched.
+// its documents, among them copies of crashes the first counted. The partition's state
+// there equals its documents run alone (each crash counted once), and the second
+// instance's own partition is untouched.
 TEST(PartitionScope, APartitionAdoptedWhileRunningContinuesAsIfItHadNotMoved) {
-  const Input input = GeneratedCorpus();
-  auto [first, rest] = Halves(input);
+  auto [first, rest] = Halves(GeneratedCorpus());
+  for (size_t i = 2; i < first.docs.size(); i += 3) rest.docs.push_back(first.docs[i]);  // crashes again
+  Input input = first;
+  input.docs.insert(input.docs.end(), rest.docs.begin(), rest.docs.end());
   auto symbols = std::make_unique<Symbols>();  // both instances' (records carry texts across processes)
 
   // Instance A: the first half of every partition; then partition 1 leaves it.
@@ -319,17 +322,17 @@ TEST(PartitionScope, APartitionAdoptedWhileRunningContinuesAsIfItHadNotMoved) {
   ASSERT_TRUE(Barrier(*a));
   std::vector<ShardImage> images = a->shards().CollectImages(std::chrono::seconds(60));
   const auto partitions = a->PartitionsOf(images);
-  std::vector<SeriesImage> moved;
-  int64_t moved_time = INT64_MIN;
-  PartitionCounts moved_counts;  // as a counts record carries them
-  moved_counts.records = a->SourceCounts().at({"telemetry", 1});
+  MovedPartition moved;  // as the aggregates topic carries it
+  moved.counts.records = a->SourceCounts().at({"telemetry", 1});
   for (size_t i = 0; i < images.size(); ++i) {
     if (partitions[i] != Pipeline::PartitionName{"telemetry", 1}) continue;
-    for (SeriesImage& series : images[i].series) moved.push_back(std::move(series));
-    moved_time = std::max(moved_time, images[i].stream_time_ms);
-    AddCounts(moved_counts.shards, images[i].counters);
+    for (SeriesImage& series : images[i].series) moved.series.push_back(std::move(series));
+    moved.stream_time_ms = std::max(moved.stream_time_ms, images[i].stream_time_ms);
+    AddCounts(moved.counts.shards, images[i].counters);
+    AddCrashIds(moved.crash_ids, images[i]);
   }
-  ASSERT_FALSE(moved.empty());
+  ASSERT_FALSE(moved.series.empty());
+  ASSERT_FALSE(moved.crash_ids.empty());
   ASSERT_TRUE(a->DropSources({{0, 1}}, std::chrono::seconds(60)));
   a->Finish();
 
@@ -339,7 +342,7 @@ TEST(PartitionScope, APartitionAdoptedWhileRunningContinuesAsIfItHadNotMoved) {
   b.pipeline = MakePipeline(b.symbols.get(), true, 365 * kDay, 200'000, /*shards=*/3);
   b.pipeline->Start();
   Feed(*b.pipeline, Alone(first, 0));
-  ASSERT_TRUE(b.pipeline->AdoptSource({0, 1}, moved, moved_time, moved_counts, std::chrono::seconds(60)));
+  ASSERT_TRUE(b.pipeline->AdoptSource({0, 1}, std::move(moved), std::chrono::seconds(60)));
   Feed(*b.pipeline, Alone(rest, 1));
   b.pipeline->Finish();
 
@@ -352,6 +355,8 @@ TEST(PartitionScope, APartitionAdoptedWhileRunningContinuesAsIfItHadNotMoved) {
     ExpectSameCounts(b.pipeline->SourceCounts().at({"telemetry", partition}),
                      CountsOf(alone.pipeline->counters()));
     EXPECT_EQ(b.pipeline->FinalSlotSnapshot(*slot)->counters.deltas, alone.snapshot->counters.deltas);
+    EXPECT_EQ(b.pipeline->FinalSlotSnapshot(*slot)->counters.duplicates, alone.snapshot->counters.duplicates);
+    if (partition == 1) EXPECT_GT(alone.snapshot->counters.duplicates, 0u) << "no crash came again";
   }
 }
 
