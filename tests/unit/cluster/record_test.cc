@@ -351,6 +351,72 @@ TEST_F(Rejected, CountsOfAnotherPartitionUnderAKeyOrAKindTheirVersionDidNotHave)
                  RecordReject::kCorrupt);
 }
 
+TEST(AggregatesKey, CrashIdsKeysNameTopicPartitionEpochAndChunkInCanonicalForm) {
+  EXPECT_EQ(CrashIdsKey("telemetry.main", 3, 1246, 17), "d/telemetry.main/3/1246/17");
+  const auto k = DecodeRecordKey("d/telemetry.main/3/1246/17");
+  ASSERT_TRUE(k);
+  EXPECT_EQ(k->kind, RecordKind::kCrashIds);
+  EXPECT_EQ(k->where, (PartitionBucket{"telemetry.main", 3, 1246, 17}));
+  // A chunk number is not a part: no part limit.
+  EXPECT_TRUE(DecodeRecordKey("d/t/0/-3/4000000000"));
+  for (std::string_view bad : {"d/t/3/1246", "d/t/3/1246/017", "d/t/3/1246/-1", "d/t/3/1246/4294967296",
+                               "d/a/b/3/1246/1", "d/t/3/+1/1"})
+    EXPECT_FALSE(DecodeRecordKey(bad)) << bad;
+}
+
+CrashIdsRecord SampleCrashIds() { return {"telemetry.main", 3, 1246, 17, "node-b:8080", {3, 99, 1ULL << 63}}; }
+
+TEST(AggregatesRecord, CrashIdsRoundTripAndTheirTombstone) {
+  const CrashIdsRecord c = SampleCrashIds();
+  Symbols symbols;
+  RecordResult r = DecodeRecord(CrashIdsKey(c.topic, c.partition, c.epoch, c.chunk), EncodeCrashIds(c), symbols);
+  ASSERT_TRUE(r.ok()) << r.detail();
+  const auto& d = std::get<CrashIdsRecord>(r.value());
+  EXPECT_EQ(d.topic, c.topic);
+  EXPECT_EQ(d.partition, 3);
+  EXPECT_EQ(d.epoch, 1246);
+  EXPECT_EQ(d.chunk, 17u);
+  EXPECT_EQ(d.owner, c.owner);
+  EXPECT_EQ(d.ids, c.ids);
+  // 29 header + topic 15 + partition 1 + epoch 2 + chunk 1 + owner 12 + count 1 + 3 ids × 8.
+  EXPECT_EQ(EncodeCrashIds(c).size(), 29u + 15 + 1 + 2 + 1 + 12 + 1 + 24);
+
+  RecordResult t = DecodeRecord(CrashIdsKey(c.topic, 3, 1246, 17), std::nullopt, symbols);
+  ASSERT_TRUE(t.ok()) << t.detail();
+  EXPECT_EQ(std::get<Tombstone>(t.value()).kind, RecordKind::kCrashIds);
+  EXPECT_EQ(std::get<Tombstone>(t.value()).where, (PartitionBucket{c.topic, 3, 1246, 17}));
+}
+
+TEST_F(Rejected, CrashIdsOfAnotherChunkUnsortedForgedOrOfAVersionWithoutThem) {
+  const CrashIdsRecord c = SampleCrashIds();
+  const std::string key = CrashIdsKey(c.topic, 3, 1246, 17);
+  const std::string ids = EncodeCrashIds(c);
+  ExpectRejected(CrashIdsKey(c.topic, 3, 1246, 18), ids, RecordReject::kKeyMismatch);
+  ExpectRejected(CrashIdsKey(c.topic, 3, 1247, 17), ids, RecordReject::kKeyMismatch);
+  ExpectRejected(CrashIdsKey(c.topic, 2, 1246, 17), ids, RecordReject::kKeyMismatch);
+  ExpectRejected(key, value_, RecordReject::kKeyMismatch);
+  ExpectRejected(key_, ids, RecordReject::kKeyMismatch);
+  // Kind 4 came with version 4.
+  ExpectRejected(key, Framed(3, 4, ids.substr(kHeader)), RecordReject::kCorrupt);
+  ExpectRejected(key, Framed(kAggregatesFormatVersion, 4, ids.substr(kHeader, ids.size() - kHeader - 1)),
+                 RecordReject::kCorrupt);
+  for (const std::vector<uint64_t>& bad : {std::vector<uint64_t>{99, 3}, std::vector<uint64_t>{3, 3}}) {
+    CrashIdsRecord unsorted = c;
+    unsorted.ids = bad;
+    ExpectRejected(key, EncodeCrashIds(unsorted), RecordReject::kCorrupt);
+  }
+  // A count the bytes cannot hold (here 2^40 ids) reserves nothing and is rejected.
+  ByteWriter w;
+  w.Str(c.topic);
+  w.I64(3);
+  w.I64(1246);
+  w.U64(17);
+  w.Str(c.owner);
+  w.U64(uint64_t{1} << 40);
+  w.Fixed64(3);
+  ExpectRejected(key, Framed(kAggregatesFormatVersion, 4, w.bytes()), RecordReject::kCorrupt);
+}
+
 TEST(RecordRejectNames, AreStable) {
   EXPECT_EQ(RecordRejectName(RecordReject::kCorrupt), "corrupt");
   EXPECT_EQ(RecordRejectName(RecordReject::kTruncated), "truncated");
