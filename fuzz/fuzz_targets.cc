@@ -114,6 +114,7 @@ std::string AggregatesRecordTarget(std::string_view data) {
   auto encode = [&](const AggregatesRecord& record) {
     if (const auto* p = std::get_if<PartialRecord>(&record)) return EncodePartial(*p, symbols);
     if (const auto* c = std::get_if<CountsRecord>(&record)) return EncodeCounts(*c);
+    if (const auto* d = std::get_if<CrashIdsRecord>(&record)) return EncodeCrashIds(*d);
     return EncodeAlertState(std::get<AlertStateRecord>(record));
   };
   std::string again;
@@ -123,12 +124,20 @@ std::string AggregatesRecordTarget(std::string_view data) {
   } else if (const auto* c = std::get_if<CountsRecord>(&r.value())) {
     if (CountsKey(c->topic, c->partition) != key) return "counts decoded under a key that is not their own";
     again = encode(r.value());
+  } else if (const auto* d = std::get_if<CrashIdsRecord>(&r.value())) {
+    if (CrashIdsKey(d->topic, d->partition, d->epoch, d->chunk) != key)
+      return "crash ids decoded under a key that is not their own";
+    again = encode(r.value());
   } else if (std::holds_alternative<AlertStateRecord>(r.value())) {
     if (key != AlertStateKey()) return "alert state decoded under another key";
     again = encode(r.value());
   } else {
     if (value) return "a tombstone with a value";
-    if (PartialKey(std::get<Tombstone>(r.value()).where) != key) return "a tombstone under a key not its own";
+    const Tombstone& t = std::get<Tombstone>(r.value());
+    const std::string own = t.kind == RecordKind::kCrashIds
+                                ? CrashIdsKey(t.where.topic, t.where.partition, t.where.bucket, t.where.part)
+                                : PartialKey(t.where);
+    if (own != key) return "a tombstone under a key not its own";
     return "";
   }
   RecordResult second = DecodeRecord(key, again, symbols);
