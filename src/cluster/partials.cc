@@ -1,5 +1,7 @@
 #include "seismo/cluster/partials.h"
 
+#include <absl/container/flat_hash_map.h>
+
 #include <algorithm>
 #include <cstring>
 #include <map>
@@ -32,17 +34,34 @@ std::vector<PartialRecord> SplitIntoPartials(std::span<const SeriesImage> series
                                              int64_t source_offset, int64_t stream_time_ms,
                                              std::string_view owner, const Symbols& symbols,
                                              size_t max_value_bytes) {
-  std::map<int64_t, PartialRecord> by_bucket;
+  struct Bucket {
+    PartialRecord partial;
+    absl::flat_hash_map<SeriesKey, size_t> at;  // key -> its series in the partial
+  };
+  std::map<int64_t, Bucket> by_bucket;
   for (const SeriesImage& s : series) {
     for (const SeriesImage::Entry& e : s.entries) {
       auto [it, inserted] = by_bucket.try_emplace(e.bucket);
-      PartialRecord& p = it->second;
+      PartialRecord& p = it->second.partial;
       if (inserted) {
         p.where = {partition.topic, partition.partition, e.bucket, 0};
         p.bucket_ms = bucket_ms;
         p.source_offset = source_offset;
         p.stream_time_ms = stream_time_ms;
         p.owner = std::string(owner);
+      }
+      auto [at, first] = it->second.at.try_emplace(s.key, p.series.size());
+      if (!first) {
+        // The key again: a crash series lives in every shard its documents' ids routed
+        // it to (delta.h). One record holds each key once; the copies merge as a reader
+        // merges records (ShardState::RestoreSeries).
+        SeriesImage& one = p.series[at->second];
+        one.first_ms = std::min(one.first_ms, s.first_ms);
+        one.installs.Merge(s.installs);
+        SeriesImage::Entry& entry = one.entries.front();
+        for (size_t v = 0; v < entry.v.size(); ++v) entry.v[v] += e.v[v];
+        entry.installs.Merge(e.installs);
+        continue;
       }
       SeriesImage one;
       one.key = s.key;
@@ -53,7 +72,8 @@ std::vector<PartialRecord> SplitIntoPartials(std::span<const SeriesImage> series
     }
   }
   std::vector<PartialRecord> out;
-  for (auto& [bucket, whole] : by_bucket) {
+  for (auto& [bucket, entry] : by_bucket) {
+    PartialRecord& whole = entry.partial;
     // One order whatever the state's: a bucket whose series did not change encodes to the
     // same bytes (the publisher's ledger compares them: publish_ledger.h).
     std::vector<SeriesImage>& unordered = whole.series;  // (a lambda cannot capture a binding)

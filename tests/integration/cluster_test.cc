@@ -12,6 +12,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -71,8 +72,11 @@ class ClusterTest : public ::testing::Test {
     return c;
   }
 
-  // A generated corpus spread over the partitions; a copy on disk for replay.
-  void Produce(uint64_t seed, size_t main, size_t bhr, size_t crash) {
+  // A generated corpus spread over the partitions; a copy on disk for replay. Then `again`
+  // copies of earlier rounds' crashes (newest first), each to the partition its original
+  // went to: a cluster counts each once however its partitions moved since (ADR 0024,
+  // "Crash ids"), as replay of the whole corpus does.
+  void Produce(uint64_t seed, size_t main, size_t bhr, size_t crash, size_t again = 0) {
     KafkaProducerOptions po;
     po.brokers = bootstrap_;
     auto producer = KafkaProducer::Create(po);
@@ -81,10 +85,13 @@ class ClusterTest : public ::testing::Test {
     so.seed = seed;
     Synth synth(so);
     std::ofstream file(dir_ / "corpus.ndjson", std::ios::app);
-    auto send = [&](const std::string& topic, const std::string& doc) {
-      ASSERT_TRUE((*producer)->Produce(topic, "", doc, static_cast<int32_t>(produced_ % kPartitions)).ok());
+    auto send = [&](const std::string& topic, const std::string& doc,
+                    std::optional<int32_t> to = std::nullopt) {
+      const int32_t partition = to.value_or(static_cast<int32_t>(produced_ % kPartitions));
+      EXPECT_TRUE((*producer)->Produce(topic, "", doc, partition).ok());
       file << doc << "\n";
       ++produced_;
+      return partition;
     };
     // Indices apart per seed: no crash id repeats across rounds (copies of one crash in two
     // partitions count twice in a cluster: ADR 0024), and none is dated in the future.
@@ -94,7 +101,16 @@ class ClusterTest : public ::testing::Test {
       if (i % 50 == 0) send(topics_[0], "{not json");  // rejected: the header counts it
     }
     for (size_t i = 0; i < bhr; ++i) send(topics_[1], synth.Bhr(base + i));
-    for (size_t i = 0; i < crash; ++i) send(topics_[2], synth.ProcessedCrash(base + i));
+    const std::vector<std::pair<int32_t, std::string>> earlier = crashes_;
+    for (size_t i = 0; i < crash; ++i) {
+      std::string doc = synth.ProcessedCrash(base + i);
+      const int32_t partition = send(topics_[2], doc);
+      crashes_.emplace_back(partition, std::move(doc));
+    }
+    for (size_t i = 0; i < again && i < earlier.size(); ++i) {
+      const auto& [partition, doc] = earlier[earlier.size() - 1 - i];
+      send(topics_[2], doc, partition);
+    }
     ASSERT_TRUE((*producer)->Flush(seconds(60)).ok());
   }
 
@@ -175,11 +191,11 @@ class ClusterTest : public ::testing::Test {
       ASSERT_TRUE(b.Start().ok());
       ASSERT_TRUE(test::WaitFor([&] { return b.status().consuming; }, seconds(60)))
           << "b was given no partition";
-      Produce(12, 200, 60, 40);
+      Produce(12, 200, 60, 40, /*again=*/30);  // crashes a counted, some now b's
       ASSERT_TRUE(WaitForView(b)) << ViewOffsets(b) << " of " << produced_;
       b.Stop();  // its partitions go back to a
     }
-    Produce(13, 200, 60, 40);
+    Produce(13, 200, 60, 40, /*again=*/60);  // crashes b counted, now a's
     ASSERT_TRUE(WaitForView(a)) << ViewOffsets(a) << " of " << produced_;
     a.Stop();
     EXPECT_EQ(View(a), Replay());
@@ -458,7 +474,7 @@ class ClusterTest : public ::testing::Test {
         test::WaitFor([&] { return d[1]->log().find("kafka: assigned") != std::string::npos; }, seconds(60)));
     Produce(9, 200, 60, 40);
     EXPECT_EQ(d[1]->Signal(SIGKILL, seconds(10)), -SIGKILL);
-    Produce(10, 400, 120, 80);
+    Produce(10, 400, 120, 80, /*again=*/120);  // among them crashes b counted
     const int port = d[0]->http_port();
     auto view_offsets = [&] {
       const testing::HttpResponse r = testing::HttpGet(port, "/api/v1/status");
@@ -491,6 +507,7 @@ class ClusterTest : public ::testing::Test {
   std::string session_timeout_ms_ = "6000";
   std::unique_ptr<SignatureGenerator> signatures_;
   uint64_t produced_ = 0;
+  std::vector<std::pair<int32_t, std::string>> crashes_;  // (partition, document) produced
 };
 
 class MockClusterMode : public ClusterTest {

@@ -25,7 +25,8 @@ inline constexpr size_t kMaxPartialBytes = 512 * 1024;
 // few parts (a power of two, by the series' content hash) as keep every encoded
 // value within `max_value_bytes` (a single series larger than that still makes one
 // part of its own). A series with a value in a bucket appears in that bucket's
-// partial with that one entry, its installs sketch and first time.
+// partial with that one entry, its installs sketch and first time; a key that comes more
+// than once (a crash series in several shards) is there once, its copies merged.
 // Within a partial, series are ordered by content hash, so a bucket that did not change
 // encodes to the same bytes. `partition.bucket` and `partition.part` are ignored.
 std::vector<PartialRecord> SplitIntoPartials(std::span<const SeriesImage> series,
