@@ -106,7 +106,8 @@ int32_t ClusterNode::AggregatesPartitionOf(const std::string& topic, int32_t par
 Status ClusterNode::Publish(const std::vector<ShardImage>& images,
                             const std::vector<std::optional<Pipeline::PartitionName>>& names,
                             const std::map<TopicPartition, int64_t>& next_offsets,
-                            const std::map<Pipeline::PartitionName, RecordCounts>& source_counts) {
+                            const std::map<Pipeline::PartitionName, RecordCounts>& source_counts,
+                            const KafkaGroupMetadata* group) {
   const auto& topics = config_.kafka.topics;
   struct Part {
     std::vector<SeriesImage> series;
@@ -166,7 +167,9 @@ Status ClusterNode::Publish(const std::vector<ShardImage>& images,
     ledger_.Commit();  // offsets and hashes as they are: nothing was due
     return Status::Ok();
   }
-  if (Status s = Transact(producer_, "", out); !s.ok()) {
+  std::map<TopicPartition, int64_t> offsets;
+  for (const auto& [tp, part] : parts) offsets[tp] = next_offsets.at(tp);
+  if (Status s = Transact(producer_, "", out, offsets, group); !s.ok()) {
     ledger_.Abort();  // the next publish sends it all again
     publish_failures_.fetch_add(1);
     return s;
@@ -195,13 +198,19 @@ Status ClusterNode::CommitAlertState(const std::string& state) {
 }
 
 Status ClusterNode::Transact(std::unique_ptr<KafkaProducer>& producer, const std::string& role,
-                             const std::vector<std::pair<int32_t, OutgoingRecord>>& out) {
+                             const std::vector<std::pair<int32_t, OutgoingRecord>>& out,
+                             const std::map<TopicPartition, int64_t>& offsets,
+                             const KafkaGroupMetadata* group) {
   const std::string& topic = config_.cluster.aggregates_topic;
   Status s = producer->BeginTransaction();
   for (size_t i = 0; s.ok() && i < out.size(); ++i) {
     const auto& [partition, r] = out[i];
     s = r.value ? producer->Produce(topic, r.key, *r.value, partition)
                 : producer->ProduceTombstone(topic, r.key, partition);
+  }
+  if (s.ok() && group != nullptr && !offsets.empty()) {
+    s = producer->SendOffsetsToTransaction(offsets, *group, kTransactionTimeout);
+    if (!s.ok()) offsets_refused_.fetch_add(1);
   }
   if (s.ok()) {
     s = producer->CommitTransaction(kTransactionTimeout);
@@ -380,6 +389,7 @@ ClusterStatus ClusterNode::status() const {
   s.aggregates_topic = config_.cluster.aggregates_topic;
   s.publishes = publishes_.load();
   s.publish_failures = publish_failures_.load();
+  s.publish_offsets_refused = offsets_refused_.load();
   s.records_published = records_published_.load();
   s.last_publish_ms = last_publish_ms_.load();
   MutexLock lock(mu_);

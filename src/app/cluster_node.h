@@ -60,10 +60,15 @@ class ClusterNode {
   // (named by `names`) and their record counts (`source_counts`, Pipeline::SourceCounts()),
   // what changed since the last publish, in one transaction.
   // Partitions of sources that are not Kafka topics are not published.
+  // With `group` (the consumer's membership now), the owned partitions' next offsets commit
+  // to the group in the same transaction, which the group's coordinator refuses when this
+  // instance is no longer of the group's generation: a zombie that has not yet seen its
+  // partitions go publishes nothing (KIP-447).
   [[nodiscard]] Status Publish(const std::vector<ShardImage>& images,
                                const std::vector<std::optional<Pipeline::PartitionName>>& names,
                                const std::map<TopicPartition, int64_t>& next_offsets,
-                               const std::map<Pipeline::PartitionName, RecordCounts>& source_counts);
+                               const std::map<Pipeline::PartitionName, RecordCounts>& source_counts,
+                               const KafkaGroupMetadata* group = nullptr);
 
   // The alert holder's rounds (and its hand-over): the alert engine's state under a/alerts,
   // in a transaction of its own, when it differs from the last one committed or read. The
@@ -120,8 +125,11 @@ class ClusterNode {
   Result<std::unique_ptr<KafkaProducer>> MakeProducer(const std::string& role = "") const;
   // Commits `records` to the aggregates topic in one transaction of `producer` (made again
   // when it was fenced or broke for good).
+  // With `group`, `offsets` commit to the consumer group in the transaction.
   Status Transact(std::unique_ptr<KafkaProducer>& producer, const std::string& role,
-                  const std::vector<std::pair<int32_t, OutgoingRecord>>& records);
+                  const std::vector<std::pair<int32_t, OutgoingRecord>>& records,
+                  const std::map<TopicPartition, int64_t>& offsets = {},
+                  const KafkaGroupMetadata* group = nullptr);
   void RunView();
   // Reads aggregates partitions `partitions` (empty: all) to their end into a view of its
   // own, the records whose key `keep` takes (null: all); `keep_crash_ids` as GlobalView's.
@@ -158,6 +166,7 @@ class ClusterNode {
   std::string view_error_ GUARDED_BY(mu_);
   std::atomic<uint64_t> publishes_{0};
   std::atomic<uint64_t> publish_failures_{0};
+  std::atomic<uint64_t> offsets_refused_{0};  // of them: the offsets' commit was refused
   std::atomic<uint64_t> records_published_{0};
   std::atomic<int64_t> last_publish_ms_{0};
 };

@@ -20,7 +20,11 @@ constexpr auto kRestoreTimeout = std::chrono::seconds(60);
 bool Daemon::PublishToCluster(const std::vector<ShardImage>& images) {
   std::map<TopicPartition, int64_t> next;
   if (rebalance_) next = rebalance_->handed.next();
-  Status s = cluster_->Publish(images, pipeline_->PartitionsOf(images), next, pipeline_->SourceCounts());
+  // The group membership now: a publish of partitions this instance no longer owns (it has
+  // not yet seen them go) is refused by the group's coordinator (ADR 0024, "Zombies").
+  const std::unique_ptr<KafkaGroupMetadata> group = consumer_ ? consumer_->GroupMetadata() : nullptr;
+  Status s = cluster_->Publish(images, pipeline_->PartitionsOf(images), next, pipeline_->SourceCounts(),
+                               group.get());
   if (!s.ok())
     spdlog::error("{}; the barrier's checkpoint is skipped, the next one publishes again", s.message());
   return s.ok();

@@ -399,6 +399,15 @@ Result<std::map<TopicPartition, int64_t>> KafkaConsumer::Committed(
   return out;
 }
 
+KafkaGroupMetadata::~KafkaGroupMetadata() { rd_kafka_consumer_group_metadata_destroy(md_); }
+
+std::unique_ptr<KafkaGroupMetadata> KafkaConsumer::GroupMetadata() const {
+  if (closed_) return nullptr;
+  rd_kafka_consumer_group_metadata_t* md = rd_kafka_consumer_group_metadata(rk_);
+  if (md == nullptr) return nullptr;
+  return std::make_unique<KafkaGroupMetadata>(md);
+}
+
 Status KafkaConsumer::Close() {
   if (closed_) return Status::Ok();
   const rd_kafka_resp_err_t err = rd_kafka_consumer_close(rk_);  // serves the final revoke

@@ -162,6 +162,18 @@ Status KafkaProducer::BeginTransaction() {
   return TxnStatus("begin transaction", rd_kafka_begin_transaction(rk_));
 }
 
+Status KafkaProducer::SendOffsetsToTransaction(const std::map<TopicPartition, int64_t>& next_offsets,
+                                               const KafkaGroupMetadata& group,
+                                               std::chrono::milliseconds timeout) {
+  rd_kafka_topic_partition_list_t* list =
+      rd_kafka_topic_partition_list_new(static_cast<int>(next_offsets.size()));
+  for (const auto& [tp, offset] : next_offsets)
+    rd_kafka_topic_partition_list_add(list, tp.topic.c_str(), tp.partition)->offset = offset;
+  rd_kafka_error_t* error = rd_kafka_send_offsets_to_transaction(rk_, list, group.get(), ToMs(timeout));
+  rd_kafka_topic_partition_list_destroy(list);
+  return TxnStatus("send offsets to transaction", error);
+}
+
 Status KafkaProducer::CommitTransaction(std::chrono::milliseconds timeout) {
   rd_kafka_error_t* error = rd_kafka_commit_transaction(rk_, ToMs(timeout));
   if (error == nullptr) return Status::Ok();

@@ -153,6 +153,10 @@ std::string MetricsText(const Snapshot* snap, const RecordCounts& counts, const 
     e.Counter("seismo_aggregates_publish_failures_total",
               "Publishes to the aggregates topic that failed; the next barrier publishes again.",
               cluster.publish_failures);
+    e.Counter("seismo_aggregates_publish_offsets_refused_total",
+              "Failed publishes whose source offsets the consumer group refused (this instance no longer of "
+              "its generation: a zombie's publish, fenced, KIP-447) or could not take.",
+              cluster.publish_offsets_refused);
     e.Counter("seismo_aggregates_records_published_total", "Records (partials and tombstones) published.",
               cluster.records_published);
     size_t degraded = 0;

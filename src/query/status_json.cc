@@ -75,6 +75,7 @@ void ClusterJson(JsonWriter& w, const ClusterStatus& c, int64_t now_ms) {
   w.Key("aggregates_topic").String(c.aggregates_topic);
   w.Key("publishes").Uint(c.publishes);
   w.Key("publish_failures").Uint(c.publish_failures);
+  w.Key("publish_offsets_refused").Uint(c.publish_offsets_refused);
   w.Key("records_published").Uint(c.records_published);
   TimestampOrNull(w, "last_publish", c.last_publish_ms > 0, c.last_publish_ms);
   TextOrNull(w, "view_error", c.view_error);

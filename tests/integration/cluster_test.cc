@@ -504,6 +504,68 @@ class ClusterTest : public ::testing::Test {
     }
   }
 
+  // An instance suspended (SIGSTOP) past its session loses its partitions to the others
+  // without knowing; resumed (SIGCONT), it is a zombie until its consumer learns it: a publish
+  // it makes meanwhile carries an older generation's membership, which the group refuses, so
+  // none of its stale records reaches the topic (ADR 0024, "Zombies"). Every instance's
+  // output at the end equals replay of the whole corpus.
+  void ASuspendedInstanceComesBackAsAZombieAndPublishesNothingStale() {
+    // b publishes rarely: when it is suspended it holds documents it has not published, and
+    // when it resumes its next publish is due at once, likely before its consumer has
+    // learnt that its partitions are gone.
+    std::vector<std::unique_ptr<testing::DaemonProcess>> d;
+    for (const char* id : {"a", "b", "c"})
+      d.push_back(Process(id, std::string(id) == "b" ? "15s" : "100ms", ""));
+    for (auto& p : d) {
+      p->Start();
+      ASSERT_FALSE(HasFatalFailure());
+    }
+    Produce(14, 300, 90, 60);
+    ASSERT_TRUE(test::WaitFor(
+        [&] {
+          const std::string m = testing::HttpGet(d[1]->http_port(), "/metrics").body;
+          return m.find("\nseismo_consumer_consuming 1") != std::string::npos &&
+                 m.find("\nseismo_consumer_lag 0\n") != std::string::npos;
+        },
+        seconds(60)))
+        << "b did not read its partitions to their end";
+    ASSERT_EQ(::kill(d[1]->pid(), SIGSTOP), 0);
+    Produce(15, 300, 90, 60, /*again=*/60);
+    auto view_offsets = [&](size_t i) {
+      const testing::HttpResponse r = testing::HttpGet(d[i]->http_port(), "/api/v1/status");
+      int64_t n = 0;
+      for (size_t at = r.body.find("\"offset\":"); at != std::string::npos;
+           at = r.body.find("\"offset\":", at + 1))
+        n += std::stoll(r.body.substr(at + 9));
+      return n;
+    };
+    // a and c took b's partitions over and read them to the end.
+    EXPECT_TRUE(
+        test::WaitFor([&] { return view_offsets(0) == static_cast<int64_t>(produced_); }, seconds(120)))
+        << view_offsets(0) << " of " << produced_ << "; a's log ends:\n"
+        << Tail(d[0]->log());
+    ASSERT_EQ(::kill(d[1]->pid(), SIGCONT), 0);
+    Produce(16, 200, 60, 40, /*again=*/40);
+    for (size_t i : {0u, 1u, 2u}) {
+      EXPECT_TRUE(
+          test::WaitFor([&] { return view_offsets(i) == static_cast<int64_t>(produced_); }, seconds(120)))
+          << "instance " << i << ": " << view_offsets(i) << " of " << produced_ << "; its log ends:\n"
+          << Tail(d[i]->log());
+    }
+    const std::string b_status = testing::HttpGet(d[1]->http_port(), "/api/v1/status").body;
+    const std::string a_status = testing::HttpGet(d[0]->http_port(), "/api/v1/status").body;
+    EXPECT_NE(a_status.find(R"("rejected":{"corrupt":0,"truncated":0,"unknown_version":0,"key_mismatch":0})"),
+              std::string::npos)
+        << a_status;
+    const std::string replay = Replay();
+    for (size_t i : {0u, 1u, 2u}) {
+      EXPECT_EQ(d[i]->Signal(SIGTERM, seconds(60)), 0) << d[i]->log();
+      EXPECT_EQ(Aggregates(testing::Slurp(d[i]->output())), replay)
+          << "instance " << i << "; b's status: " << b_status << "\nits log ends:\n"
+          << Tail(d[i]->log());
+    }
+  }
+
   fs::path dir_;
   std::string bootstrap_;
   std::string group_ = "seismo-cluster";
@@ -583,6 +645,12 @@ TEST_F(KafkaClusterMode, ASigkilledInstancesPartitionsAreTakenOverWithNothingLos
 }
 TEST_F(MockClusterMode, ASigkilledInstancesPartitionsAreTakenOverWithNothingLostOrCountedTwice) {
   ASigkilledInstancesPartitionsAreTakenOverWithNothingLostOrCountedTwice();
+}
+TEST_F(KafkaClusterMode, ASuspendedInstanceComesBackAsAZombieAndPublishesNothingStale) {
+  ASuspendedInstanceComesBackAsAZombieAndPublishesNothingStale();
+}
+TEST_F(MockClusterMode, ASuspendedInstanceComesBackAsAZombieAndPublishesNothingStale) {
+  ASuspendedInstanceComesBackAsAZombieAndPublishesNothingStale();
 }
 TEST_F(KafkaClusterMode, ThreeInstancesServeOneExactGlobalViewThroughALeaveAndALateJoin) {
   ThreeInstancesThroughALeaveAndALateJoin();

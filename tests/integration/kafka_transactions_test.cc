@@ -5,13 +5,16 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "app/cluster_node.h"
 #include "integration/real_kafka.h"
+#include "seismo/ingest/kafka_consumer.h"
 #include "seismo/ingest/kafka_producer.h"
 #include "seismo/ingest/kafka_topic_reader.h"
 #include "seismo/ingest/mock_cluster.h"
@@ -176,6 +179,126 @@ TEST_F(MockTransactions, AMissingTopicHasNoPartitions) {
   Result<int32_t> count = (*reader)->PartitionCount("no.such.topic", seconds(10));
   ASSERT_FALSE(count);
   EXPECT_EQ(count.error().code(), StatusCode::kNotFound) << count.error().message();
+}
+
+// A consumer group of `source` (two partitions) whose member `a` joined alone, then `b`
+// joined: `before` is a's membership of the first generation, a's membership now is newer.
+struct TwoGenerations {
+  std::unique_ptr<KafkaConsumer> a, b;
+  std::unique_ptr<KafkaGroupMetadata> before;
+  std::string source;
+  ~TwoGenerations() {
+    if (b) (void)b->Close();
+    if (a) (void)a->Close();
+  }
+};
+
+void JoinTwoGenerations(const std::string& bootstrap, TwoGenerations& g,
+                        const std::function<void()>& in_first) {
+  testing::RealKafka* kafka = testing::RealKafka::Get();
+  g.source = testing::RealKafka::UniqueName("seismo.txn.source");
+  ASSERT_TRUE(kafka->CreateTopic(g.source, 2, 1, {}).ok());
+  KafkaConsumerOptions o;
+  o.brokers = bootstrap;
+  o.group_id = testing::RealKafka::UniqueName("seismo.txn.group");
+  o.topics = {g.source};
+  o.properties = {{"session.timeout.ms", "6000"}, {"heartbeat.interval.ms", "500"}};
+  auto a = KafkaConsumer::Create(o, nullptr);
+  ASSERT_TRUE(a) << a.error().message();
+  g.a = std::move(*a);
+  const auto deadline = std::chrono::steady_clock::now() + test::Patience(seconds(120));
+  while (g.a->assignment().size() != 2 && std::chrono::steady_clock::now() < deadline)
+    (void)g.a->Poll(10, milliseconds(100));
+  ASSERT_EQ(g.a->assignment().size(), 2u);
+  g.before = g.a->GroupMetadata();
+  ASSERT_NE(g.before, nullptr);
+  in_first();
+  if (::testing::Test::HasFatalFailure()) return;
+  // b joins: the group moves to a new generation, one partition each.
+  auto b = KafkaConsumer::Create(o, nullptr);
+  ASSERT_TRUE(b) << b.error().message();
+  g.b = std::move(*b);
+  while ((g.a->assignment().size() != 1 || g.b->assignment().size() != 1) &&
+         std::chrono::steady_clock::now() < deadline) {
+    (void)g.a->Poll(10, milliseconds(50));
+    (void)g.b->Poll(10, milliseconds(50));
+  }
+  ASSERT_EQ(g.b->assignment().size(), 1u) << "the group did not rebalance";
+}
+
+// A zombie cannot publish (KIP-447): a transaction whose offsets commit carries a group
+// membership of an older generation (a member that has not yet seen its partitions go) is
+// refused and aborted, so none of its records is seen; the same producer's next transaction,
+// with the membership of now, commits.
+TEST_F(KafkaTransactions, AnOffsetsCommitOfAnOlderGenerationFencesItsTransaction) {
+  TwoGenerations g;
+  const auto t = test::Patience(seconds(60));
+  std::map<TopicPartition, int64_t> offsets;
+  JoinTwoGenerations(bootstrap_, g, [&] {
+    offsets = {{{g.source, 0}, 0}, {{g.source, 1}, 0}};
+    ASSERT_TRUE(producer_->BeginTransaction().ok());
+    ASSERT_TRUE(producer_->Produce(topic_, "p/a", "first", 0).ok());
+    Status sent = producer_->SendOffsetsToTransaction(offsets, *g.before, t);
+    ASSERT_TRUE(sent.ok()) << sent.message();
+    ASSERT_TRUE(producer_->CommitTransaction(t).ok());
+  });
+  if (HasFatalFailure()) return;
+
+  ASSERT_TRUE(producer_->BeginTransaction().ok());
+  ASSERT_TRUE(producer_->Produce(topic_, "p/a", "zombie", 0).ok());
+  Status zombie = producer_->SendOffsetsToTransaction(offsets, *g.before, t);
+  if (zombie.ok()) {
+    zombie = producer_->CommitTransaction(t);
+  } else {
+    EXPECT_TRUE(producer_->AbortTransaction(t).ok());
+  }
+  EXPECT_FALSE(zombie.ok()) << "a transaction with an older generation's offsets committed";
+
+  const std::unique_ptr<KafkaGroupMetadata> now = g.a->GroupMetadata();
+  ASSERT_TRUE(producer_->BeginTransaction().ok());
+  ASSERT_TRUE(producer_->Produce(topic_, "p/a", "fresh", 0).ok());
+  Status sent = producer_->SendOffsetsToTransaction({{g.a->assignment()[0], 0}}, *now, t);
+  ASSERT_TRUE(sent.ok()) << sent.message();
+  Status committed = producer_->CommitTransaction(t);
+  ASSERT_TRUE(committed.ok()) << committed.message();
+  EXPECT_EQ(Describe(ReadToEnd()),
+            (std::map<int32_t, std::vector<std::string>>{{0, {"p/a='first'", "p/a='fresh'"}}}));
+}
+
+// The cluster's publish carries the owned partitions' offsets in its transaction (ADR 0024,
+// "Zombies"): with the membership of an older generation it is refused (counted) and leaves
+// nothing in the aggregates topic; with the membership of now it commits.
+TEST_F(KafkaTransactions, AClusterPublishWithAnOlderGenerationsMembershipLeavesNothing) {
+  TwoGenerations g;
+  JoinTwoGenerations(bootstrap_, g, [] {});
+  if (HasFatalFailure()) return;
+  Config c;
+  c.kafka.brokers = bootstrap_;
+  c.kafka.topics = {g.source};
+  c.cluster.aggregates_topic = topic_;
+  c.cluster.instance_id = "a";
+  Symbols symbols;
+  auto node = ClusterNode::Create(c, "a", &symbols);
+  ASSERT_TRUE(node) << node.error().message();
+  const TopicPartition owned = g.a->assignment()[0];
+  std::vector<ShardImage> images(1);
+  const std::vector<std::optional<Pipeline::PartitionName>> names = {
+      Pipeline::PartitionName{owned.topic, owned.partition}};
+  RecordCounts counts;
+  counts.documents = 3;
+  Status stale = (*node)->Publish(images, names, {{owned, 3}}, {{{owned.topic, owned.partition}, counts}},
+                                  g.before.get());
+  EXPECT_FALSE(stale.ok());
+  EXPECT_EQ((*node)->status().publish_offsets_refused, 1u);
+  EXPECT_TRUE(ReadToEnd().empty()) << "a refused publish left records";
+
+  const std::unique_ptr<KafkaGroupMetadata> now = g.a->GroupMetadata();
+  Status fresh =
+      (*node)->Publish(images, names, {{owned, 3}}, {{{owned.topic, owned.partition}, counts}}, now.get());
+  ASSERT_TRUE(fresh.ok()) << fresh.message();
+  const std::vector<Read> read = ReadToEnd();
+  ASSERT_EQ(read.size(), 1u);
+  EXPECT_EQ(read[0].key, CountsKey(owned.topic, owned.partition));
 }
 
 }  // namespace

@@ -204,6 +204,22 @@ enum class OffsetResetPolicy { kEarliest, kLatest, kError };
 
 enum class CommitMode { kAsync, kSync };
 
+// A consumer's group membership (group, generation, member) as it was when taken: a
+// transactional producer's offsets commit carries it (KafkaProducer::SendOffsetsToTransaction),
+// and the group's coordinator refuses it once the member has left or the group has moved to
+// a newer generation, which fences a zombie's transaction (KIP-447).
+class KafkaGroupMetadata {
+ public:
+  explicit KafkaGroupMetadata(rd_kafka_consumer_group_metadata_t* md) : md_(md) {}
+  ~KafkaGroupMetadata();
+  KafkaGroupMetadata(const KafkaGroupMetadata&) = delete;
+  KafkaGroupMetadata& operator=(const KafkaGroupMetadata&) = delete;
+  const rd_kafka_consumer_group_metadata_t* get() const { return md_; }
+
+ private:
+  rd_kafka_consumer_group_metadata_t* md_;  // owned
+};
+
 class KafkaConsumer {
  public:
   // Creates the consumer and subscribes; joining the group happens in the
@@ -242,6 +258,10 @@ class KafkaConsumer {
   // absent. Callable from OnAssigned() too.
   [[nodiscard]] Result<std::map<TopicPartition, int64_t>> Committed(
       const std::vector<TopicPartition>& partitions, std::chrono::milliseconds timeout);
+
+  // The group membership now (for a transaction's offsets commit); null when the consumer
+  // has none (closed). Poll thread.
+  std::unique_ptr<KafkaGroupMetadata> GroupMetadata() const;
 
   // Leaves the group (OnRevoking() runs first) and stops fetching. Idempotent.
   [[nodiscard]] Status Close();

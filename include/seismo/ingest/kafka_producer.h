@@ -17,7 +17,7 @@
 //
 //  - Transactions (a producer made with a `transactional.id` property: the
 //    aggregates topic's publisher, ADR 0024): InitTransactions() once, then
-//    Begin, Produce..., Commit (or Abort). A failed Commit leaves the
+//    Begin, Produce..., optionally SendOffsetsToTransaction, Commit (or Abort). A failed Commit leaves the
 //    transaction aborted when it can (kUnavailable); a fatal error (another
 //    instance took over the transactional id: fenced) is kFailedPrecondition,
 //    after which only a new producer can publish.
@@ -38,6 +38,7 @@
 
 #include "seismo/core/mutex.h"
 #include "seismo/core/status.h"
+#include "seismo/ingest/kafka_consumer.h"
 #include "seismo/ingest/log_rate_limiter.h"
 #include "seismo/ingest/rdkafka_fwd.h"
 
@@ -103,6 +104,12 @@ class KafkaProducer {
   // Transactions (see the contract above). Each waits up to `timeout`.
   [[nodiscard]] Status InitTransactions(std::chrono::milliseconds timeout);
   [[nodiscard]] Status BeginTransaction();
+  // Within a transaction: the consumer group's next-offsets `next_offsets` commit with it,
+  // checked against `group` (KIP-447): a member no longer of the group's generation gets an
+  // error (kUnavailable) and its transaction must be aborted, so nothing of it is seen.
+  [[nodiscard]] Status SendOffsetsToTransaction(const std::map<TopicPartition, int64_t>& next_offsets,
+                                                const KafkaGroupMetadata& group,
+                                                std::chrono::milliseconds timeout);
   [[nodiscard]] Status CommitTransaction(std::chrono::milliseconds timeout);
   [[nodiscard]] Status AbortTransaction(std::chrono::milliseconds timeout);
 

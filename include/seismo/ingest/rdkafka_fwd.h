@@ -7,3 +7,4 @@ typedef struct rd_kafka_s rd_kafka_t;                                           
 typedef struct rd_kafka_message_s rd_kafka_message_t;                            // NOLINT
 typedef struct rd_kafka_topic_partition_list_s rd_kafka_topic_partition_list_t;  // NOLINT
 typedef struct rd_kafka_mock_cluster_s rd_kafka_mock_cluster_t;                  // NOLINT
+typedef struct rd_kafka_consumer_group_metadata_s rd_kafka_consumer_group_metadata_t;  // NOLINT

@@ -76,6 +76,10 @@ struct ClusterStatus {
   std::string view_error;  // "" = the topic is being read
   uint64_t publishes = 0;  // transactions committed
   uint64_t publish_failures = 0;
+  // Of the failures: the source offsets' commit in the transaction failed, the group
+  // refusing this instance's membership (a zombie's publish, fenced: KIP-447) or its
+  // coordinator unavailable.
+  uint64_t publish_offsets_refused = 0;
   uint64_t records_published = 0;
   int64_t last_publish_ms = 0;  // wall clock; 0 = never
 };

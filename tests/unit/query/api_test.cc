@@ -70,7 +70,7 @@ TEST_F(ApiTest, StatusListsTheClustersPartitionsAndMetricsCountRejectedRecords) 
   EXPECT_NE(
       status.find(
           R"("cluster":{"instance_id":"node-a:8080","aggregates_topic":"seismo.aggregates",)"
-          R"("publishes":4,"publish_failures":0,"records_published":17,"last_publish":null,)"
+          R"("publishes":4,"publish_failures":0,"publish_offsets_refused":0,"records_published":17,"last_publish":null,)"
           R"("view_error":null,"rejected":{"corrupt":1,"truncated":0,"unknown_version":1,"key_mismatch":0},)"
           R"("partitions":[{"topic":"telemetry.main","partition":0,"owner":"node-a:8080","offset":120,)"
           R"("stream_time":"2026-11-20T10:00:00.000Z","latest_partial_age_s":2.5,"buckets":3,)"
