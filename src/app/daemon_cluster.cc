@@ -84,8 +84,12 @@ void Daemon::RestoreFromCluster(const std::vector<TopicPartition>& partitions,
       spdlog::warn("cluster: {}: {}; rebuilt from its earliest retained offset", ToString(tp),
                    r != nullptr ? "some of its records in the aggregates topic were rejected"
                                 : "its state could not be read from the aggregates topic");
-      if (!pipeline_->AdoptSource(source, MovedPartition{}, kRestoreTimeout)) {
-        // Whatever it held may still be there: never read again on top of it.
+      const Pipeline::Adoption emptied = pipeline_->AdoptSource(source, MovedPartition{}, kRestoreTimeout);
+      if (emptied == Pipeline::Adoption::kQueued)
+        spdlog::warn("cluster: {}: the shards take its empty state later, before its documents",
+                     ToString(tp));
+      if (emptied == Pipeline::Adoption::kRefused) {
+        // Whatever it held is still there: never read again on top of it.
         spdlog::error("cluster: {}: the pipeline did not drop its state; read on from {}", ToString(tp),
                       local ? std::to_string(local_offset) : std::string("the group's commit"));
         if (local) start[tp] = local_offset;
@@ -102,12 +106,18 @@ void Daemon::RestoreFromCluster(const std::vector<TopicPartition>& partitions,
     const size_t series = r->state.series.size();
     size_t crash_ids = 0;
     for (const auto& [epoch, ids] : r->state.crash_ids) crash_ids += ids.size();
-    if (!pipeline_->AdoptSource(source, std::move(r->state), kRestoreTimeout)) {
+    const Pipeline::Adoption adopted = pipeline_->AdoptSource(source, std::move(r->state), kRestoreTimeout);
+    if (adopted == Pipeline::Adoption::kRefused) {
+      // Nothing changed: what this instance holds of it (if anything) reads on from where it is.
       spdlog::error("cluster: {}: the pipeline did not take its state; read on from {}", ToString(tp),
                     local ? std::to_string(local_offset) : std::string("the group's commit"));
       if (local) start[tp] = local_offset;
       continue;
     }
+    // Queued: every shard takes the state before the documents read from here (never a
+    // local offset on top of it: what the topic counted would count twice).
+    if (adopted == Pipeline::Adoption::kQueued)
+      spdlog::warn("cluster: {}: the shards take its state later, before its documents", ToString(tp));
     checkpoint_offsets_[{tp.topic, tp.partition}] = r->source_offset;
     start[tp] = r->source_offset;
     spdlog::info(

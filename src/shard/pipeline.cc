@@ -318,20 +318,25 @@ bool Pipeline::DropSources(const std::vector<SourceKey>& sources, std::chrono::m
   return dropped;
 }
 
-bool Pipeline::AdoptSource(SourceKey source, MovedPartition partition, std::chrono::milliseconds timeout) {
-  if (!options_.partition_scoped) return false;
+Pipeline::Adoption Pipeline::AdoptSource(SourceKey source, MovedPartition partition,
+                                         std::chrono::milliseconds timeout) {
+  if (!options_.partition_scoped) return Adoption::kRefused;
   const auto deadline = std::chrono::steady_clock::now() + timeout;
-  if (!WaitIdle(timeout)) return false;
+  if (!WaitIdle(timeout)) return Adoption::kRefused;
   // Idle: the turn's members are the source thread's until the next submission (as in
-  // DropSources).
-  if (slot_of_.contains(source) && !DropSources({source}, timeout)) return false;
+  // DropSources). A drop that timed out has still taken the source out of its slot (the
+  // shards drop it before the adoption below): only a source still in its slot is refused.
+  if (slot_of_.contains(source) && !DropSources({source}, timeout) && slot_of_.contains(source))
+    return Adoption::kRefused;
   const uint16_t slot = SlotOf(source);
   watermarks_.RestoreSource(source, partition.stream_time_ms);
   slot_counts_[slot] = partition.counts.records;
   const auto left =
       std::max(deadline - std::chrono::steady_clock::now(), std::chrono::steady_clock::duration(0));
   return shards_.AdoptSlot(slot, std::move(partition),
-                           std::chrono::duration_cast<std::chrono::milliseconds>(left));
+                           std::chrono::duration_cast<std::chrono::milliseconds>(left))
+             ? Adoption::kDone
+             : Adoption::kQueued;
 }
 
 bool Pipeline::SweepDue() const {

@@ -160,6 +160,24 @@ void ShardSet::Run(Shard& shard) {
   Backoff backoff;
   for (;;) {
     bool any = false;
+    // Slot requests first (acquire: pairs with RequestSlots()' release): one that was still
+    // queued when the batches after it were pushed (its caller timed out) comes before them.
+    uint64_t drop_requested = drop_epoch_.load(std::memory_order_acquire);
+    if (drop_requested != shard.drop_epoch && !hold_slot_requests_for_testing_.load()) {
+      std::vector<std::shared_ptr<SlotRequest>> requests;  // every one since this shard's last
+      {
+        MutexLock lock(drop_mu_);
+        for (auto it = slot_requests_.upper_bound(shard.drop_epoch);
+             it != slot_requests_.end() && it->first <= drop_requested; ++it)
+          requests.push_back(it->second);
+      }
+      for (const auto& request : requests) ApplySlotRequest(shard, *request);
+      unscoped = shard.states[0].get();
+      shard.drop_epoch = drop_requested;
+      // release: pairs with DropSlots()' acquire; the states are gone first.
+      shard.dropped_epoch.store(drop_requested, std::memory_order_release);
+      any = true;
+    }
     for (auto& ring : shard.rings) {
       while (std::optional<DeltaBatchPtr> batch = ring->TryPop()) {
         if (apply_delay_for_testing_.count() > 0) std::this_thread::sleep_for(apply_delay_for_testing_);
@@ -211,38 +229,6 @@ void ShardSet::Run(Shard& shard) {
       if (shard.marks.TryPush(marks)) shard.mark_epoch = mark_requested;
       any = true;
     }
-    // acquire: pairs with DropSlots()' release.
-    uint64_t drop_requested = drop_epoch_.load(std::memory_order_acquire);
-    if (drop_requested != shard.drop_epoch) {
-      std::shared_ptr<SlotRequest> request;
-      {
-        MutexLock lock(drop_mu_);
-        request = slot_request_;
-      }
-      for (uint16_t slot : request->drop) {
-        if (slot >= shard.states.size()) continue;
-        shard.states[slot].reset();
-        if (slot == 0) shard.states[0] = std::make_unique<ShardState>(shard.options, shard.symbols);
-      }
-      if (request->adopt) {
-        ShardState& state = shard.State(*request->adopt);
-        ShardImage begin;
-        begin.stream_time_ms = request->adopt_stream_time_ms;
-        begin.counters = request->adopt_counters;  // the partition's, kept by its first shard
-        ShardCrashIds& ids = request->adopt_crash_ids[shard.index];  // this shard's part only
-        begin.dedup_epoch = ids.epoch;
-        begin.seen_docs = std::move(ids.current);
-        begin.seen_previous = std::move(ids.previous);
-        state.RestoreBegin(begin, /*with_dedup=*/true, /*with_counters=*/shard.index == 0);
-        // This shard's part only: no other thread reads it.
-        for (const SeriesImage& series : request->adopt_series[shard.index]) state.RestoreSeries(series);
-      }
-      unscoped = shard.states[0].get();
-      shard.drop_epoch = drop_requested;
-      // release: pairs with DropSlots()' acquire; the states are gone first.
-      shard.dropped_epoch.store(drop_requested, std::memory_order_release);
-      any = true;
-    }
     if (any) {
       backoff.Reset();
       continue;
@@ -255,6 +241,26 @@ void ShardSet::Run(Shard& shard) {
     }
     backoff.Idle();
   }
+}
+
+void ShardSet::ApplySlotRequest(Shard& shard, SlotRequest& request) {
+  for (uint16_t slot : request.drop) {
+    if (slot >= shard.states.size()) continue;
+    shard.states[slot].reset();
+    if (slot == 0) shard.states[0] = std::make_unique<ShardState>(shard.options, shard.symbols);
+  }
+  if (!request.adopt) return;
+  ShardState& state = shard.State(*request.adopt);
+  ShardImage begin;
+  begin.stream_time_ms = request.adopt_stream_time_ms;
+  begin.counters = request.adopt_counters;  // the partition's, kept by its first shard
+  // This shard's parts only: no other thread reads them.
+  ShardCrashIds& ids = request.adopt_crash_ids[shard.index];
+  begin.dedup_epoch = ids.epoch;
+  begin.seen_docs = std::move(ids.current);
+  begin.seen_previous = std::move(ids.previous);
+  state.RestoreBegin(begin, /*with_dedup=*/true, /*with_counters=*/shard.index == 0);
+  for (const SeriesImage& series : request.adopt_series[shard.index]) state.RestoreSeries(series);
 }
 
 void ShardSet::Push(size_t p, size_t s, DeltaBatchPtr batch) {
@@ -373,12 +379,19 @@ bool ShardSet::AdoptSlot(uint16_t slot, MovedPartition partition, std::chrono::m
 }
 
 bool ShardSet::RequestSlots(std::shared_ptr<SlotRequest> request, std::chrono::milliseconds timeout) {
+  uint64_t epoch = 0;
   {
     MutexLock lock(drop_mu_);
-    slot_request_ = std::move(request);
+    // Requests every shard has done are forgotten.
+    uint64_t done = UINT64_MAX;
+    for (const auto& shard : shards_)
+      done = std::min(done, shard->dropped_epoch.load(std::memory_order_acquire));
+    slot_requests_.erase(slot_requests_.begin(), slot_requests_.upper_bound(done));
+    epoch = drop_epoch_.load(std::memory_order_relaxed) + 1;
+    slot_requests_.emplace(epoch, std::move(request));
+    // release: pairs with the shard threads' acquire of drop_epoch_ (the request is in first).
+    drop_epoch_.store(epoch, std::memory_order_release);
   }
-  // release: pairs with the shard threads' acquire of drop_epoch_ (the request is set first).
-  const uint64_t epoch = drop_epoch_.fetch_add(1, std::memory_order_release) + 1;
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   Backoff backoff;
   for (;;) {

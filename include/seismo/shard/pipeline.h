@@ -204,8 +204,8 @@ class Pipeline {
   // other sources; a source that sends documents again starts empty. The documents they
   // hold must have been decided (a settle chunk first, as a checkpoint's barrier does).
   // False while one holds documents (nothing dropped), or on a timeout: the sources leave
-  // their slots all the same (some shards may drop their part later), and those slots are
-  // never reused. True unscoped.
+  // their slots all the same (the shards that had not answered drop their part before
+  // anything submitted later), and those slots are never reused. True unscoped.
   [[nodiscard]] bool DropSources(const std::vector<SourceKey>& sources, std::chrono::milliseconds timeout);
 
   // Source thread, partition-scoped: `source` joins this instance with the state it had
@@ -216,10 +216,17 @@ class Pipeline {
   // its counts become the source's (SourceCounts() and its state's ShardCounters), and its
   // crash ids are remembered as they were there (a copy of a crash counted there is a
   // duplicate here). A state the source already has here (an older one, from the local
-  // checkpoint) is dropped first. False on a time-out, or while the source holds undecided
-  // documents.
-  [[nodiscard]] bool AdoptSource(SourceKey source, MovedPartition partition,
-                                 std::chrono::milliseconds timeout);
+  // checkpoint) is dropped first.
+  enum class Adoption {
+    kDone,     // the source's slot holds the state in every shard
+    kQueued,   // some shard had not answered within `timeout`: each takes the state before
+               // anything submitted after this call (ShardSet's slot requests are done in
+               // order, before batches), so the source's documents may follow as after kDone
+    kRefused,  // nothing changed: the pipeline did not drain in time, the source holds
+               // undecided documents, or the pipeline is not partition-scoped
+  };
+  [[nodiscard]] Adoption AdoptSource(SourceKey source, MovedPartition partition,
+                                     std::chrono::milliseconds timeout);
 
   // Source thread, between submissions: when the intern tables have grown past
   // twice what was live at the last sweep (and past a floor), waits until idle and

@@ -34,6 +34,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <map>
 #include <memory>
 #include <optional>
 #include <thread>
@@ -98,6 +99,9 @@ class ShardSet {
 
   // Test seam, before Start(): shard threads sleep this long per batch (to back the rings up).
   void SetApplyDelayForTesting(std::chrono::milliseconds d) { apply_delay_for_testing_ = d; }
+  // While held, the shards leave slot requests (DropSlots, AdoptSlot) queued: a shard slow
+  // to answer, on cue.
+  void HoldSlotRequestsForTesting(bool hold) { hold_slot_requests_for_testing_.store(hold); }
 
   // True when every batch pushed so far has been applied (any thread).
   bool Idle() const;
@@ -127,12 +131,15 @@ class ShardSet {
 
   // Partition-scoped, one caller at a time, while nothing is pushed (the pipeline idle):
   // every shard drops the states of `slots` (slot 0 starts empty again) at its next loop
-  // turn; waits up to `timeout`. False on timeout (some shards may still drop them).
+  // turn; waits up to `timeout`. False on timeout (the shards that had not answered still
+  // drop them, before any later request and any batch pushed after this call).
   bool DropSlots(std::vector<uint16_t> slots, std::chrono::milliseconds timeout);
   // Partition-scoped, the same way: slot `slot` (empty in every shard) takes a partition
   // restored from the aggregates topic while the pipeline runs (ADR 0024): its series (each
   // to the shard of its key) at its stream time, its shard counters (kept by shard 0's
-  // part) and its crash ids (each to the shard its crash routes to). False on timeout.
+  // part) and its crash ids (each to the shard its crash routes to). False on timeout: the
+  // shards that had not answered still do it, before any later request and any batch pushed
+  // after this call.
   bool AdoptSlot(uint16_t slot, MovedPartition partition, std::chrono::milliseconds timeout);
 
   // After Stop(): move every shard (every slot's state) to `t`, then read the states.
@@ -167,8 +174,11 @@ class ShardSet {
     std::vector<ShardCrashIds> adopt_crash_ids;          // per shard
   };
   bool RequestSlots(std::shared_ptr<SlotRequest> request, std::chrono::milliseconds timeout);
+  void ApplySlotRequest(Shard& shard, SlotRequest& request);
   Mutex drop_mu_;
-  std::shared_ptr<SlotRequest> slot_request_ GUARDED_BY(drop_mu_);  // of drop_epoch_
+  // Requests by drop epoch, each done by every shard in order: one that timed out is still
+  // done, before any later one (kept until every shard has done it).
+  std::map<uint64_t, std::shared_ptr<SlotRequest>> slot_requests_ GUARDED_BY(drop_mu_);
   Symbols* symbols_;
   std::atomic<uint64_t> batches_pushed_{0};   // by producers
   std::atomic<uint64_t> batches_applied_{0};  // by shard threads
@@ -176,6 +186,7 @@ class ShardSet {
   std::atomic<bool> stopping_{false};
   bool running_ = false;
   std::chrono::milliseconds apply_delay_for_testing_{0};
+  std::atomic<bool> hold_slot_requests_for_testing_{false};
 };
 
 }  // namespace seismo

@@ -303,61 +303,89 @@ TEST(PartitionScope, ARestoredCheckpointKeepsEveryPartitionsOwnState) {
   ExpectSameTotals(*after.pipeline->FinalSnapshot(), *whole.snapshot);
 }
 
-// A partition moves between running instances (ADR 0024, restore on assignment): the first
-// drops it at a barrier, the second adopts its state while running and reads the rest of
-// its documents, among them copies of crashes the first counted. The partition's state
-// there equals its documents run alone (each crash counted once), and the second
-// instance's own partition is untouched.
-TEST(PartitionScope, APartitionAdoptedWhileRunningContinuesAsIfItHadNotMoved) {
+// Partitions move between running instances (ADR 0024, restore on assignment): the first
+// drops them at a barrier, the second adopts their states while running (each within
+// `timeout`) and reads the rest of their documents, among them copies of crashes the first
+// counted. Each partition's state there equals its documents run alone (each crash counted
+// once), and the second instance's own partition is untouched.
+void MovePartitions(const std::vector<int32_t>& moving, bool shards_slow_to_answer) {
   auto [first, rest] = Halves(GeneratedCorpus());
   for (size_t i = 2; i < first.docs.size(); i += 3) rest.docs.push_back(first.docs[i]);  // crashes again
   Input input = first;
   input.docs.insert(input.docs.end(), rest.docs.begin(), rest.docs.end());
   auto symbols = std::make_unique<Symbols>();  // both instances' (records carry texts across processes)
 
-  // Instance A: the first half of every partition; then partition 1 leaves it.
+  // Instance A: the first half of every partition; then the moving partitions leave it.
   std::unique_ptr<Pipeline> a = MakePipeline(symbols.get(), true, 365 * kDay, 200'000);
   a->Start();
   Feed(*a, first);
   ASSERT_TRUE(Barrier(*a));
   std::vector<ShardImage> images = a->shards().CollectImages(std::chrono::seconds(60));
   const auto partitions = a->PartitionsOf(images);
-  MovedPartition moved;  // as the aggregates topic carries it
-  moved.counts.records = a->SourceCounts().at({"telemetry", 1});
-  for (size_t i = 0; i < images.size(); ++i) {
-    if (partitions[i] != Pipeline::PartitionName{"telemetry", 1}) continue;
-    for (SeriesImage& series : images[i].series) moved.series.push_back(std::move(series));
-    moved.stream_time_ms = std::max(moved.stream_time_ms, images[i].stream_time_ms);
-    AddCounts(moved.counts.shards, images[i].counters);
-    AddCrashIds(moved.crash_ids, images[i]);
+  std::map<int32_t, MovedPartition> moved;  // as the aggregates topic carries them
+  for (int32_t partition : moving) {
+    MovedPartition& m = moved[partition];
+    m.counts.records = a->SourceCounts().at({"telemetry", partition});
+    for (size_t i = 0; i < images.size(); ++i) {
+      if (partitions[i] != Pipeline::PartitionName{"telemetry", partition}) continue;
+      for (const SeriesImage& series : images[i].series) m.series.push_back(series);
+      m.stream_time_ms = std::max(m.stream_time_ms, images[i].stream_time_ms);
+      AddCounts(m.counts.shards, images[i].counters);
+      AddCrashIds(m.crash_ids, images[i]);
+    }
+    ASSERT_FALSE(m.series.empty());
+    ASSERT_FALSE(m.crash_ids.empty());
+    ASSERT_TRUE(a->DropSources({{0, partition}}, std::chrono::seconds(60)));
   }
-  ASSERT_FALSE(moved.series.empty());
-  ASSERT_FALSE(moved.crash_ids.empty());
-  ASSERT_TRUE(a->DropSources({{0, 1}}, std::chrono::seconds(60)));
   a->Finish();
 
-  // Instance B: partition 0's first half, then partition 1 arrives with its state.
+  // Instance B: partition 0's first half, then the moving partitions arrive with their state.
   PipelineRun b;
   b.symbols = std::move(symbols);
   b.pipeline = MakePipeline(b.symbols.get(), true, 365 * kDay, 200'000, /*shards=*/3);
   b.pipeline->Start();
   Feed(*b.pipeline, Alone(first, 0));
-  ASSERT_TRUE(b.pipeline->AdoptSource({0, 1}, std::move(moved), std::chrono::seconds(60)));
-  Feed(*b.pipeline, Alone(rest, 1));
+  b.pipeline->shards().HoldSlotRequestsForTesting(shards_slow_to_answer);
+  for (auto& [partition, m] : moved) {
+    ASSERT_EQ(b.pipeline->AdoptSource(
+                  {0, partition}, std::move(m),
+                  shards_slow_to_answer ? std::chrono::milliseconds(20) : std::chrono::seconds(60)),
+              shards_slow_to_answer ? Pipeline::Adoption::kQueued : Pipeline::Adoption::kDone);
+  }
+  b.pipeline->shards().HoldSlotRequestsForTesting(false);
+  Input after;
+  for (const Doc& d : rest.docs) {
+    if (moved.contains(d.partition)) after.docs.push_back(d);
+  }
+  Feed(*b.pipeline, after);
   b.pipeline->Finish();
 
-  for (int32_t partition : {0, 1}) {
+  std::vector<int32_t> checked = moving;
+  checked.push_back(0);
+  for (int32_t partition : checked) {
     SCOPED_TRACE(testing::Message() << "partition " << partition);
     const std::optional<uint16_t> slot = b.pipeline->SlotOfSource({0, partition});
     ASSERT_TRUE(slot);
-    PipelineRun alone = RunPipeline(partition == 0 ? Alone(first, 0) : Alone(input, 1), false, 365 * kDay);
+    PipelineRun alone =
+        RunPipeline(partition == 0 ? Alone(first, 0) : Alone(input, partition), false, 365 * kDay);
     ExpectSameTotals(*b.pipeline->FinalSlotSnapshot(*slot), *alone.snapshot);
     ExpectSameCounts(b.pipeline->SourceCounts().at({"telemetry", partition}),
                      CountsOf(alone.pipeline->counters()));
     EXPECT_EQ(b.pipeline->FinalSlotSnapshot(*slot)->counters.deltas, alone.snapshot->counters.deltas);
     EXPECT_EQ(b.pipeline->FinalSlotSnapshot(*slot)->counters.duplicates, alone.snapshot->counters.duplicates);
-    if (partition == 1) EXPECT_GT(alone.snapshot->counters.duplicates, 0u) << "no crash came again";
+    if (partition != 0) EXPECT_GT(alone.snapshot->counters.duplicates, 0u) << "no crash came again";
   }
+}
+
+TEST(PartitionScope, APartitionAdoptedWhileRunningContinuesAsIfItHadNotMoved) {
+  MovePartitions({1}, /*shards_slow_to_answer=*/false);
+}
+
+// Adoptions whose caller gave up waiting for the shards are queued: every shard takes each,
+// in order, before the documents submitted after it, so nothing is lost or counted twice
+// (before, a second request replaced a first that a shard had not done yet).
+TEST(PartitionScope, AdoptionsThatTimedOutAreTakenInOrderBeforeTheDocumentsAfterThem) {
+  MovePartitions({1, 2}, /*shards_slow_to_answer=*/true);
 }
 
 // A revoked partition leaves (DropSources): its state is gone from every shard, and its
