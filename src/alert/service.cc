@@ -45,6 +45,16 @@ void AlertService::Deliver() {
     const std::string json = AlertEventJson(e);
     for (const auto& sink : sinks_) sink->Publish(e, json);
   }
+  // Out of this process's memory before they count as delivered: a webhook's queue or a
+  // producer's, lost with the process, would otherwise lose them to a kill after the commit.
+  const auto deadline = std::chrono::steady_clock::now() + kFlushTimeout;
+  for (const auto& sink : sinks_) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::max(deadline - std::chrono::steady_clock::now(), std::chrono::steady_clock::duration(0)));
+    if (!sink->Flush(left))
+      spdlog::warn("alerts: the {} sink still holds transitions after {} s; they count as delivered",
+                   sink->name(), kFlushTimeout.count());
+  }
   engine_.Delivered(outbox.size());
   if (commit_) (void)commit_();  // a failure here: the next holder may send them again
 }

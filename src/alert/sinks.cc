@@ -1,19 +1,35 @@
 #include "seismo/alert/sinks.h"
 
 #include <curl/curl.h>
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
 
+#include "seismo/core/hash.h"
+
 namespace seismo {
+
+std::string AlertEventId(const AlertEvent& event) {
+  std::string identity = AlertKeyString(event.alert.key);
+  identity += '|';
+  identity += AlertStateName(event.from);
+  identity += '|';
+  identity += AlertStateName(event.alert.state);
+  identity += '|';
+  identity += std::to_string(event.alert.since_ms);
+  return fmt::format("{:016x}", Hash64(identity));
+}
 
 std::string AlertEventJson(const AlertEvent& event) {
   std::string json = AlertJson(event.alert);
   json.pop_back();  // the closing brace
   json += ",\"previous_state\":\"";
   json += AlertStateName(event.from);
+  json += "\",\"event_id\":\"";
+  json += AlertEventId(event);
   json += "\"}";
   return json;
 }

@@ -117,9 +117,11 @@ Status Daemon::Start() {
     auto producer = KafkaProducer::Create(kp);
     if (!producer) return producer.error();
     alert_producer_ = std::move(*producer);
-    alerts_->AddSink(std::make_unique<KafkaSink>([this](std::string_view key, std::string_view value) {
-      return alert_producer_->Produce(config_.alerts.kafka_topic, key, value);
-    }));
+    alerts_->AddSink(std::make_unique<KafkaSink>(
+        [this](std::string_view key, std::string_view value) {
+          return alert_producer_->Produce(config_.alerts.kafka_topic, key, value);
+        },
+        [this](std::chrono::milliseconds timeout) { return alert_producer_->Flush(timeout); }));
   }
 
   if (!restored_alert_state_.empty()) {

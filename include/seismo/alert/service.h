@@ -1,11 +1,13 @@
 // AlertService: the alert thread of the daemon.
 //
 //   every `interval`: snapshot() ──> AlertEngine::Evaluate ──transitions──> outbox
-//                     [commit()] ──> the outbox to the sinks (in order) ──> [commit()]
+//                     [commit()] ──> the outbox to the sinks (in order) ──> Flush ──> [commit()]
 //
 // With a commit function (a cluster's alert holder, ADR 0024 "Alerts"), whenever the outbox
 // holds transitions the state, outbox included, is made durable before they are sent and
-// again after: a holder killed in between leaves them to the next one, which sends them.
+// again after the sinks have them out of this process (each sink's Flush, up to
+// kFlushTimeout in all): a holder killed in between leaves them to the next one, which sends
+// them again (under the same event_id).
 // When the commit fails nothing is sent; the outbox waits for the next round.
 //
 // Start order: sinks are added before Start(); Stop() joins the thread, runs one last
@@ -17,6 +19,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <thread>
@@ -37,6 +40,7 @@ class AlertService {
   void AddSink(std::unique_ptr<AlertSink> sink);  // before Start()
   // Before Start(): makes the engine's state durable (true when it is); called in rounds.
   using CommitFn = std::function<bool()>;
+  static constexpr std::chrono::seconds kFlushTimeout{5};
   void SetCommit(CommitFn commit) { commit_ = std::move(commit); }
   void Start();
   // Stops the thread; with `final_round`, evaluates the latest snapshot once more; then

@@ -4,14 +4,14 @@
 //                                      ├──> WebhookSink  (bounded queue ─> own thread ─> libcurl POST)
 //                                      └──> KafkaSink    (librdkafka's own queue, never waits)
 //
-// Contract: Publish() never blocks evaluation for long. The webhook queue holds at most
-// `queue_capacity` events; when full the oldest is dropped and counted. Each webhook event
-// is POSTed (Content-Type: application/json) with a per-attempt timeout and up to
-// `retries` more attempts, backing off 100 ms, 200 ms, 400 ms ... (at most 5 s); a 2xx
-// answer is a delivery, anything else (refused, timeout, 4xx/5xx) a failed attempt.
-// Stop() ends the worker promptly (a backoff wait is cut short); events still queued are
-// counted as dropped. The worker keeps one libcurl handle for its life, so its connection
-// is reused and posting opens no descriptor or thread per event.
+// Contract: Publish() never blocks evaluation for long; Flush() waits, boundedly, until what
+// was published has left the process (AlertService calls it once per round with transitions). The webhook
+// queue holds at most `queue_capacity` events; when full the oldest is dropped and counted. Each webhook
+// event is POSTed (Content-Type: application/json) with a per-attempt timeout and up to `retries` more
+// attempts, backing off 100 ms, 200 ms, 400 ms ... (at most 5 s); a 2xx answer is a delivery, anything else
+// (refused, timeout, 4xx/5xx) a failed attempt. Stop() ends the worker promptly (a backoff wait is cut
+// short); events still queued are counted as dropped. The worker keeps one libcurl handle for its life, so
+// its connection is reused and posting opens no descriptor or thread per event.
 //
 // Only aggregates leave the process: the payload is the alert JSON (numbers, keys, a
 // dashboard path), never a document.
@@ -37,8 +37,12 @@
 
 namespace seismo {
 
-// The JSON a sink carries for one transition: the alert object plus "previous_state".
+// The JSON a sink carries for one transition: the alert object plus "previous_state" and
+// "event_id", 16 hex digits of a hash of the alert key, both states and the transition's
+// stream time: the same transition has the same id whoever sends it, so a receiver can drop
+// the repeat a holder killed between a send and its commit leaves (ADR 0024, "Alerts").
 std::string AlertEventJson(const AlertEvent& event);
+std::string AlertEventId(const AlertEvent& event);
 
 // What a sink did with the transitions it was given, since it was made (for /metrics and
 // /api/v1/status). A transition is sent, failed or dropped once it has left the sink.
@@ -55,6 +59,10 @@ class AlertSink {
   virtual std::string_view name() const = 0;
   virtual void Publish(const AlertEvent& event, const std::string& json) = 0;
   virtual void Stop() {}
+  // Waits up to `timeout` until every transition published so far has left the sink (sent,
+  // failed or dropped: no longer only in this process's memory); false on timeout. The
+  // service calls it before it marks transitions delivered (ADR 0024, "Alerts").
+  virtual bool Flush(std::chrono::milliseconds /*timeout*/) { return true; }
   virtual SinkDelivery delivery() const = 0;  // any thread
 };
 
@@ -102,6 +110,7 @@ class WebhookSink final : public AlertSink {
   std::string_view name() const override { return "webhook"; }
   void Publish(const AlertEvent& event, const std::string& json) override;
   void Stop() override;
+  bool Flush(std::chrono::milliseconds timeout) override { return WaitIdle(timeout); }
   SinkDelivery delivery() const override;
   WebhookStats stats() const;
   // Waits until the queue is empty and no POST is in flight (tests); false on timeout.
@@ -126,15 +135,20 @@ class WebhookSink final : public AlertSink {
 class KafkaSink final : public AlertSink {
  public:
   using ProduceFn = std::function<Status(std::string_view key, std::string_view value)>;
-  explicit KafkaSink(ProduceFn produce) : produce_(std::move(produce)) {}
+  // Waits for the producer's deliveries (KafkaProducer::Flush); null: nothing to wait for.
+  using FlushFn = std::function<Status(std::chrono::milliseconds timeout)>;
+  explicit KafkaSink(ProduceFn produce, FlushFn flush = nullptr)
+      : produce_(std::move(produce)), flush_(std::move(flush)) {}
   std::string_view name() const override { return "kafka"; }
   void Publish(const AlertEvent& event, const std::string& json) override;
+  bool Flush(std::chrono::milliseconds timeout) override { return !flush_ || flush_(timeout).ok(); }
   SinkDelivery delivery() const override;
   uint64_t produced() const { return produced_.load(std::memory_order_relaxed); }
   uint64_t failed() const { return failed_.load(std::memory_order_relaxed); }
 
  private:
   ProduceFn produce_;
+  FlushFn flush_;
   // Written by the alert thread, read by any: plain counters, relaxed.
   std::atomic<uint64_t> produced_{0};
   std::atomic<uint64_t> failed_{0};

@@ -181,7 +181,7 @@ TEST(AlertJson, CarriesKeyNumbersAndDashboardPath) {
                                                        "&signature=mozilla%3A%3Ascenario%3A%3ACrash05");
 }
 
-TEST(AlertJson, EventJsonAddsThePreviousState) {
+TEST(AlertJson, EventJsonAddsThePreviousStateAndAnIdOfTheTransition) {
   AlertEngine engine(AlertOptions{});
   std::vector<AlertEvent> events = engine.Evaluate(*Bad());
   ASSERT_EQ(events.size(), 1u);
@@ -189,6 +189,16 @@ TEST(AlertJson, EventJsonAddsThePreviousState) {
   simdjson::dom::object o = parser.parse(AlertEventJson(events[0])).get_object();
   EXPECT_EQ(std::string_view(o["previous_state"]), "inactive");
   EXPECT_EQ(std::string_view(o["state"]), "pending");
+  const std::string id = std::string(std::string_view(o["event_id"]));
+  EXPECT_EQ(id.size(), 16u);
+  EXPECT_EQ(id.find_first_not_of("0123456789abcdef"), std::string::npos) << id;
+  // The same transition decided by another engine (the next holder) has the same id; the
+  // key's next transition another.
+  AlertEngine other(AlertOptions{});
+  EXPECT_EQ(AlertEventId(other.Evaluate(*Bad()).at(0)), id);
+  const std::vector<AlertEvent> next = engine.Evaluate(*Bad());  // pending -> firing
+  ASSERT_EQ(next.size(), 1u);
+  EXPECT_NE(AlertEventId(next[0]), id);
 }
 
 // The alert outbox (ADR 0024, "Alerts"): with a commit function, a round's transitions are
@@ -234,6 +244,37 @@ TEST(AlertOutbox, TransitionsAreCommittedBeforeAnySinkSeesThemAndClearedAfter) {
   EXPECT_EQ(sent, V{"inactive->pending"});
   EXPECT_EQ(OutboxOf(commits[1].first), 0u) << "and again, delivered, after";
   EXPECT_TRUE(a.engine().Outbox().empty());
+}
+
+// A sink whose transitions leave the process only when flushed (a webhook's queue, a
+// producer's), logging each step in a list the test keeps.
+class Queued : public AlertSink {
+ public:
+  explicit Queued(std::vector<std::string>* log) : log_(log) {}
+  std::string_view name() const override { return "queued"; }
+  void Publish(const AlertEvent& event, const std::string&) override {
+    log_->push_back(std::string("queue ") + std::string(AlertStateName(event.alert.state)));
+  }
+  bool Flush(std::chrono::milliseconds) override {
+    log_->push_back("flush");
+    return true;
+  }
+  SinkDelivery delivery() const override { return {}; }
+
+ private:
+  std::vector<std::string>* log_;
+};
+
+TEST(AlertOutbox, TransitionsCountAsDeliveredOnlyOnceTheSinksHaveThemOutOfTheProcess) {
+  std::vector<std::string> log;
+  AlertService a(AlertOptions{}, nullptr);
+  a.AddSink(std::make_unique<Queued>(&log));
+  a.SetCommit([&] {
+    log.push_back("commit outbox " + std::to_string(OutboxOf(a.engine().Serialize())));
+    return true;
+  });
+  (void)a.EvaluateNow(*Bad());
+  EXPECT_EQ(log, (V{"commit outbox 1", "queue pending", "flush", "commit outbox 0"}));
 }
 
 TEST(AlertOutbox, AHolderKilledBetweenCommitAndSendLeavesTheTransitionsToTheNext) {
