@@ -608,10 +608,29 @@ void ShardState::RestoreBegin(const ShardImage& image, bool with_dedup, bool wit
   owner_.Check("ShardState::RestoreBegin");
   if (image.stream_time_ms != INT64_MIN) AdvanceTo(EventTime{image.stream_time_ms});
   if (with_counters) AddCounts(counters_, image.counters);
-  if (with_dedup) {
-    dedup_epoch_ = image.dedup_epoch;
-    seen_crash_docs_.insert(image.seen_docs.begin(), image.seen_docs.end());
-    seen_previous_.insert(image.seen_previous.begin(), image.seen_previous.end());
+  // Several images may restore into one state (another shard count; a partition's shards):
+  // their generations line up by epoch, as SeenBefore moves them when time advances. An image
+  // that never remembered an id (INT64_MIN) holds none and changes nothing.
+  if (with_dedup && image.dedup_epoch != INT64_MIN) {
+    if (dedup_epoch_ != INT64_MIN && image.dedup_epoch > dedup_epoch_) {
+      // The image is newer: what this state holds ages to its epoch first.
+      if (image.dedup_epoch == dedup_epoch_ + 1) {
+        seen_previous_ = std::move(seen_crash_docs_);
+      } else {
+        seen_previous_ = {};
+      }
+      seen_crash_docs_ = {};
+      dedup_epoch_ = image.dedup_epoch;
+    }
+    if (dedup_epoch_ == INT64_MIN || image.dedup_epoch == dedup_epoch_) {
+      dedup_epoch_ = image.dedup_epoch;
+      seen_crash_docs_.insert(image.seen_docs.begin(), image.seen_docs.end());
+      seen_previous_.insert(image.seen_previous.begin(), image.seen_previous.end());
+    } else if (image.dedup_epoch + 1 == dedup_epoch_) {
+      // The image is one epoch older: its current generation is this state's previous one,
+      // its previous one has expired.
+      seen_previous_.insert(image.seen_docs.begin(), image.seen_docs.end());
+    }
   }
 }
 

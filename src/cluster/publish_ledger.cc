@@ -60,14 +60,31 @@ void PublishLedger::DiffCrashIds(const std::string& topic, int32_t partition, co
   for (const std::string& key : before.stale) out.push_back({key, std::nullopt});
   int64_t newest = crash_ids.empty() ? INT64_MIN : crash_ids.rbegin()->first;
   if (!before.crash_ids.empty()) newest = std::max(newest, before.crash_ids.rbegin()->first);
-  // An epoch older than the one before the newest has expired: its chunks go.
-  for (const auto& [epoch, sent] : before.crash_ids) {
-    if (epoch >= newest - 1) {
-      now.crash_ids.emplace(epoch, sent);
-      continue;
-    }
+  auto tombstone = [&](int64_t epoch, const Sent::EpochIds& sent) {
     for (uint32_t chunk : sent.chunks)
       out.push_back({CrashIdsKey(topic, partition, epoch, chunk), std::nullopt});
+  };
+  auto has = [&](int64_t epoch, uint64_t id) {
+    auto it = crash_ids.find(epoch);
+    return it != crash_ids.end() && Holds(it->second, id);
+  };
+  for (const auto& [epoch, sent] : before.crash_ids) {
+    // An epoch older than the one before the newest has expired: its chunks go.
+    if (epoch < newest - 1) {
+      tombstone(epoch, sent);
+      continue;
+    }
+    // Ids the state no longer remembers under this epoch's label or a neighbour's (a full id
+    // memory moves a generation down a label early, and drops the older one: shard_state.h):
+    // the epoch is sent again as the state holds it, so a restore remembers what it did.
+    const bool forgotten = std::any_of(sent.ids->begin(), sent.ids->end(), [&](uint64_t id) {
+      return !has(epoch - 1, id) && !has(epoch, id) && !has(epoch + 1, id);
+    });
+    if (forgotten) {
+      tombstone(epoch, sent);
+      continue;
+    }
+    now.crash_ids.emplace(epoch, sent);  // shares the ids (copied only when new ones come)
   }
   for (const auto& [epoch, ids] : crash_ids) {
     if (epoch < newest - 1) continue;
@@ -77,8 +94,8 @@ void PublishLedger::DiffCrashIds(const std::string& topic, int32_t partition, co
     auto next = now.crash_ids.find(epoch + 1);
     std::vector<uint64_t> fresh;
     for (uint64_t id : ids) {
-      if ((same == now.crash_ids.end() || !Holds(same->second.ids, id)) &&
-          (next == now.crash_ids.end() || !Holds(next->second.ids, id)))
+      if ((same == now.crash_ids.end() || !Holds(*same->second.ids, id)) &&
+          (next == now.crash_ids.end() || !Holds(*next->second.ids, id)))
         fresh.push_back(id);
     }
     if (fresh.empty()) continue;
@@ -91,9 +108,13 @@ void PublishLedger::DiffCrashIds(const std::string& topic, int32_t partition, co
       sent.chunks.push_back(record.chunk);
       out.push_back({CrashIdsKey(topic, partition, epoch, record.chunk), EncodeCrashIds(record)});
     }
-    const auto middle = static_cast<ptrdiff_t>(sent.ids.size());
-    sent.ids.insert(sent.ids.end(), fresh.begin(), fresh.end());
-    std::inplace_merge(sent.ids.begin(), sent.ids.begin() + middle, sent.ids.end());
+    auto merged = std::make_shared<std::vector<uint64_t>>();
+    merged->reserve((sent.ids ? sent.ids->size() : 0) + fresh.size());
+    if (sent.ids) merged->assign(sent.ids->begin(), sent.ids->end());
+    const auto middle = static_cast<ptrdiff_t>(merged->size());
+    merged->insert(merged->end(), fresh.begin(), fresh.end());
+    std::inplace_merge(merged->begin(), merged->begin() + middle, merged->end());
+    sent.ids = std::move(merged);
   }
 }
 
@@ -162,13 +183,15 @@ void PublishLedger::Seed(const std::string& topic, int32_t partition, const Topi
   sent.crash_ids.clear();
   for (const auto& [epoch, by_chunk] : chunks) {
     Sent::EpochIds& e = sent.crash_ids[epoch];
+    auto all = std::make_shared<std::vector<uint64_t>>();
     for (const auto& [chunk, ids] : by_chunk) {
       e.chunks.push_back(chunk);
-      e.ids.insert(e.ids.end(), ids.begin(), ids.end());
-      sent.next_chunk = std::max(sent.next_chunk, chunk + 1);
+      all->insert(all->end(), ids.begin(), ids.end());
+      sent.next_chunk = std::max(sent.next_chunk, chunk + 1);  // chunks are below UINT32_MAX (record.h)
     }
-    std::sort(e.ids.begin(), e.ids.end());
-    e.ids.erase(std::unique(e.ids.begin(), e.ids.end()), e.ids.end());
+    std::sort(all->begin(), all->end());
+    all->erase(std::unique(all->begin(), all->end()), all->end());
+    e.ids = std::move(all);
   }
 }
 

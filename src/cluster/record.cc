@@ -124,7 +124,9 @@ RecordResult DecodeCrashIdsPayload(std::string_view payload, const PartitionBuck
   const uint64_t chunk = r.U64();
   c.owner = std::string(r.Str());
   const uint64_t n = r.Count(8);  // checked against the bytes left: a forged count reserves nothing
-  if (!r.ok() || partition < 0 || partition > INT32_MAX || chunk > UINT32_MAX || n > kMaxCrashIdsPerRecord) {
+  // Epochs and chunks at their types' ends are refused: readers add and subtract one.
+  if (!r.ok() || partition < 0 || partition > INT32_MAX || chunk >= UINT32_MAX || n > kMaxCrashIdsPerRecord ||
+      c.epoch <= INT64_MIN + 1 || c.epoch >= INT64_MAX - 1) {
     return Reject(RecordReject::kCorrupt, "undecodable crash ids header");
   }
   c.ids.reserve(n);

@@ -326,7 +326,11 @@ Pipeline::Adoption Pipeline::AdoptSource(SourceKey source, MovedPartition partit
   // Idle: the turn's members are the source thread's until the next submission (as in
   // DropSources). A drop that timed out has still taken the source out of its slot (the
   // shards drop it before the adoption below): only a source still in its slot is refused.
-  if (slot_of_.contains(source) && !DropSources({source}, timeout) && slot_of_.contains(source))
+  if (slot_of_.contains(source) &&
+      !DropSources({source}, std::chrono::duration_cast<std::chrono::milliseconds>(
+                                 std::max(deadline - std::chrono::steady_clock::now(),
+                                          std::chrono::steady_clock::duration(0)))) &&
+      slot_of_.contains(source))
     return Adoption::kRefused;
   const uint16_t slot = SlotOf(source);
   watermarks_.RestoreSource(source, partition.stream_time_ms);

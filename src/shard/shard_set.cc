@@ -157,29 +157,34 @@ void ShardSet::Run(Shard& shard) {
   // Until Stop() joins this thread (states made later are made here).
   shard.ForEachState([](ShardState& state) { state.BindToCurrentThread(); });
   ShardState* unscoped = shard.states[0].get();  // slot 0 is never null (DropSlots renews it)
+  // Does the slot requests made since this shard's last (acquire: pairs with RequestSlots()'
+  // release). Before every batch too: a request is made while the pipeline is idle, so a
+  // batch popped after it was made was pushed after it, and one whose caller timed out (it
+  // went on to push that partition's documents) must still come first.
+  auto take_requests = [&] {
+    const uint64_t drop_requested = drop_epoch_.load(std::memory_order_acquire);
+    if (drop_requested == shard.drop_epoch || hold_slot_requests_for_testing_.load()) return false;
+    std::vector<std::shared_ptr<SlotRequest>> requests;
+    {
+      MutexLock lock(drop_mu_);
+      for (auto it = slot_requests_.upper_bound(shard.drop_epoch);
+           it != slot_requests_.end() && it->first <= drop_requested; ++it)
+        requests.push_back(it->second);
+    }
+    for (const auto& request : requests) ApplySlotRequest(shard, *request);
+    unscoped = shard.states[0].get();
+    shard.drop_epoch = drop_requested;
+    // release: pairs with RequestSlots()' acquire; the states are changed first.
+    shard.dropped_epoch.store(drop_requested, std::memory_order_release);
+    return true;
+  };
   Backoff backoff;
   for (;;) {
-    bool any = false;
-    // Slot requests first (acquire: pairs with RequestSlots()' release): one that was still
-    // queued when the batches after it were pushed (its caller timed out) comes before them.
-    uint64_t drop_requested = drop_epoch_.load(std::memory_order_acquire);
-    if (drop_requested != shard.drop_epoch && !hold_slot_requests_for_testing_.load()) {
-      std::vector<std::shared_ptr<SlotRequest>> requests;  // every one since this shard's last
-      {
-        MutexLock lock(drop_mu_);
-        for (auto it = slot_requests_.upper_bound(shard.drop_epoch);
-             it != slot_requests_.end() && it->first <= drop_requested; ++it)
-          requests.push_back(it->second);
-      }
-      for (const auto& request : requests) ApplySlotRequest(shard, *request);
-      unscoped = shard.states[0].get();
-      shard.drop_epoch = drop_requested;
-      // release: pairs with DropSlots()' acquire; the states are gone first.
-      shard.dropped_epoch.store(drop_requested, std::memory_order_release);
-      any = true;
-    }
+    bool any = take_requests();
     for (auto& ring : shard.rings) {
       while (std::optional<DeltaBatchPtr> batch = ring->TryPop()) {
+        // (acquire of the ring's pop: a request made before the push is visible here.)
+        (void)take_requests();
         if (apply_delay_for_testing_.count() > 0) std::this_thread::sleep_for(apply_delay_for_testing_);
         // Late data is judged against the stream time the batch's chunk left: a shard that
         // received nothing for a while must not judge against its own stale stream time, nor
@@ -261,6 +266,8 @@ void ShardSet::ApplySlotRequest(Shard& shard, SlotRequest& request) {
   begin.seen_previous = std::move(ids.previous);
   state.RestoreBegin(begin, /*with_dedup=*/true, /*with_counters=*/shard.index == 0);
   for (const SeriesImage& series : request.adopt_series[shard.index]) state.RestoreSeries(series);
+  // This shard's copy is done with (the request lives until every shard has answered).
+  std::vector<SeriesImage>().swap(request.adopt_series[shard.index]);
 }
 
 void ShardSet::Push(size_t p, size_t s, DeltaBatchPtr batch) {
@@ -400,7 +407,11 @@ bool ShardSet::RequestSlots(std::shared_ptr<SlotRequest> request, std::chrono::m
       // acquire: pairs with the shard thread's release after it dropped the states.
       all = all && shard->dropped_epoch.load(std::memory_order_acquire) >= epoch;
     }
-    if (all) return true;
+    if (all) {
+      MutexLock lock(drop_mu_);
+      slot_requests_.erase(slot_requests_.begin(), slot_requests_.upper_bound(epoch));  // done by all
+      return true;
+    }
     if (std::chrono::steady_clock::now() > deadline) return false;
     backoff.Idle();
   }

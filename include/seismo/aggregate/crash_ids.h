@@ -8,7 +8,8 @@
 // the epoch before. A state that adopts ids takes the newest label as its current
 // generation and the one before as its previous; older labels have expired. Ids route
 // to shards as their crash deltas do (delta.h: a crash's route hash is its id), so each
-// shard takes back exactly the ids it would have remembered.
+// shard takes back exactly the ids it would have remembered (a partition's shards share its
+// stream time: a shard one label behind would drop the same generation at its next crash).
 #pragma once
 
 #include <cstdint>

@@ -20,7 +20,9 @@
 //   * the partition's crash ids that no record holds yet, as new chunks of the epoch they
 //     were remembered in (d/ keys, numbered on from the partition's highest chunk), and a
 //     tombstone for each chunk of an epoch older than the one before the newest: ids are
-//     sent once, not with every publish, and expire with their epoch (ADR 0024, "Crash ids").
+//     sent once, not with every publish, and expire with their epoch; an epoch some of whose
+//     ids the state forgot early (its id memory full) is tombstoned and sent again as the
+//     state holds it (ADR 0024, "Crash ids").
 // Every record of a changed bucket is complete, so the newest record of each key, read
 // back together, is the partition's state as of the latest publish: unchanged buckets have
 // not changed since they were sent.
@@ -35,6 +37,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -86,7 +89,9 @@ class PublishLedger {
     absl::flat_hash_map<SeriesKey, uint64_t> series;
     uint64_t counts = 0;  // hash of the counts record (0: none sent)
     struct EpochIds {
-      std::vector<uint64_t> ids;     // ascending: every id a chunk of the epoch holds
+      // Ascending: every id a chunk of the epoch holds. Shared between the committed and the
+      // pending ledger (a publish copies the pointer; new ids make a new vector).
+      std::shared_ptr<const std::vector<uint64_t>> ids = std::make_shared<const std::vector<uint64_t>>();
       std::vector<uint32_t> chunks;  // the epoch's chunks in the topic
     };
     std::map<int64_t, EpochIds> crash_ids;

@@ -127,8 +127,8 @@ struct CountsRecord {
 struct CrashIdsRecord {
   std::string topic;
   int32_t partition = 0;
-  int64_t epoch = 0;
-  uint32_t chunk = 0;  // numbered per partition by its owners, never reused while it lives
+  int64_t epoch = 0;   // never at int64's ends (readers add and subtract one)
+  uint32_t chunk = 0;  // numbered per partition by its owners, never reused while it lives; < UINT32_MAX
   std::string owner;
   std::vector<uint64_t> ids;  // strictly ascending
 };

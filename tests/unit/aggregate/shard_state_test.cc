@@ -8,6 +8,7 @@
 
 #include "seismo/aggregate/delta.h"
 #include "seismo/aggregate/series_data.h"
+#include "seismo/aggregate/shard_image.h"
 #include "seismo/aggregate/snapshot.h"
 #include "seismo/core/hash.h"
 #include "support/keys.h"
@@ -53,6 +54,31 @@ TEST(ShardState, DuplicateCrashDocumentsCountOnce) {
   const auto v = Totals(s, Table::kCrashes, sym).begin()->second;
   EXPECT_EQ(v.total[0], 4);
   EXPECT_NEAR(v.installs.Estimate(), 2.0, 0.01);
+}
+
+// Images restored into one state (another shard count, a partition's shards) line their id
+// generations up by epoch, in any order, as time would have moved them; an image that never
+// remembered an id changes nothing.
+TEST(ShardState, RestoredCrashIdsLineUpByEpochInAnyOrder) {
+  ShardImage newer, older, none;
+  newer.dedup_epoch = 10;
+  newer.seen_docs = {1};
+  newer.seen_previous = {2};
+  older.dedup_epoch = 9;
+  older.seen_docs = {3};
+  older.seen_previous = {4};  // expired by epoch 10
+  for (const std::vector<const ShardImage*>& order :
+       {std::vector<const ShardImage*>{&older, &newer, &none},
+        std::vector<const ShardImage*>{&newer, &none, &older}}) {
+    Symbols sym;
+    ShardState s({}, &sym);
+    for (const ShardImage* image : order)
+      s.RestoreBegin(*image, /*with_dedup=*/true, /*with_counters=*/false);
+    const ShardImage out = s.Image();
+    EXPECT_EQ(out.dedup_epoch, 10);
+    EXPECT_EQ(out.seen_docs, (std::vector<uint64_t>{1}));
+    EXPECT_EQ(out.seen_previous, (std::vector<uint64_t>{2, 3}));
+  }
 }
 
 // Local state -> combine: two shards' snapshots merge to what one shard holds.

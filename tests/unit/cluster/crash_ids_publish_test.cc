@@ -99,6 +99,25 @@ TEST(CrashIdsPublish, AnIdAStateRemembersInAnOlderGenerationThanItWasSentIsNotSe
   EXPECT_EQ(p.Publish({{9, {1, 2}}, {10, {3}}}).size(), 1u);
 }
 
+// A state whose id memory filled drops its older generation early: the ledger sends the
+// epochs that lost ids again as the state holds them, so a restore remembers what the state
+// did (no more: a copy the state had forgotten counts again, moved or not).
+TEST(CrashIdsPublish, IdsTheStateForgotEarlyLeaveTheTopic) {
+  Publisher p;
+  p.Publish({{9, {1, 2}}, {10, {3, 4}}});
+  // Memory full in epoch 10: 9's generation is dropped, 10's moves down a label; then 5.
+  std::vector<OutgoingRecord> out = p.Publish({{9, {3, 4}}, {10, {5}}});
+  std::map<std::string, bool> sent;
+  for (const OutgoingRecord& r : out) sent[r.key] = r.value.has_value();
+  EXPECT_EQ(sent, (std::map<std::string, bool>{{"d/telemetry.main/0/9/0", false},
+                                               {"d/telemetry.main/0/10/2", true}}));
+  EXPECT_EQ(ReadBack(p).crash_ids, (CrashIds{{10, {3, 4, 5}}}))
+      << "3 and 4 stay in the chunk that holds them";
+  // Full again: 3 and 4 go, 5 moves down.
+  out = p.Publish({{9, {5}}, {10, {}}});
+  EXPECT_EQ(ReadBack(p).crash_ids, (CrashIds{{9, {5}}}));
+}
+
 TEST(CrashIdsPublish, ManyIdsGoInChunksOfAtMostTheRecordLimit) {
   Publisher p;
   std::vector<uint64_t> ids;

@@ -405,6 +405,14 @@ TEST_F(Rejected, CrashIdsOfAnotherChunkUnsortedForgedOrOfAVersionWithoutThem) {
     unsorted.ids = bad;
     ExpectRejected(key, EncodeCrashIds(unsorted), RecordReject::kCorrupt);
   }
+  // Epochs and chunks at their types' ends (readers add and subtract one).
+  for (auto [epoch, chunk] :
+       {std::pair<int64_t, uint32_t>{INT64_MIN + 1, 0}, {INT64_MAX - 1, 0}, {5, UINT32_MAX}}) {
+    CrashIdsRecord extreme = c;
+    extreme.epoch = epoch;
+    extreme.chunk = chunk;
+    ExpectRejected(CrashIdsKey(c.topic, 3, epoch, chunk), EncodeCrashIds(extreme), RecordReject::kCorrupt);
+  }
   // A count the bytes cannot hold (here 2^40 ids) reserves nothing and is rejected.
   ByteWriter w;
   w.Str(c.topic);
