@@ -345,6 +345,9 @@ void MovePartitions(const std::vector<int32_t>& moving, bool shards_slow_to_answ
   b.pipeline = MakePipeline(b.symbols.get(), true, 365 * kDay, 200'000, /*shards=*/3);
   b.pipeline->Start();
   Feed(*b.pipeline, Alone(first, 0));
+  // Drained first: the short wait below is the shards' to answer, not the pipeline's to drain
+  // (a sanitizer build takes longer than that to apply a feed).
+  ASSERT_TRUE(b.pipeline->WaitIdle(std::chrono::seconds(60)));
   b.pipeline->shards().HoldSlotRequestsForTesting(shards_slow_to_answer);
   for (auto& [partition, m] : moved) {
     ASSERT_EQ(b.pipeline->AdoptSource(
