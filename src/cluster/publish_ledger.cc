@@ -68,7 +68,9 @@ void PublishLedger::DiffCrashIds(const std::string& topic, int32_t partition, co
     auto it = crash_ids.find(epoch);
     return it != crash_ids.end() && Holds(it->second, id);
   };
-  for (const auto& [epoch, sent] : before.crash_ids) {
+  for (const auto& entry : before.crash_ids) {
+    const int64_t epoch = entry.first;  // (not a structured binding: the lambda below uses it)
+    const Sent::EpochIds& sent = entry.second;
     // An epoch older than the one before the newest has expired: its chunks go.
     if (epoch < newest - 1) {
       tombstone(epoch, sent);
