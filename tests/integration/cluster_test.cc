@@ -310,6 +310,17 @@ class ClusterTest : public ::testing::Test {
     return std::make_unique<testing::DaemonProcess>(dir);
   }
 
+  // The source offsets a `seismo run` process's /api/v1/status lists, summed: the documents
+  // its global view includes.
+  static int64_t StatusOffsets(int port) {
+    const testing::HttpResponse r = testing::HttpGet(port, "/api/v1/status");
+    int64_t n = 0;
+    for (size_t at = r.body.find("\"offset\":"); at != std::string::npos;
+         at = r.body.find("\"offset\":", at + 1))
+      n += std::stoll(r.body.substr(at + 9));
+    return n;
+  }
+
   static std::string Tail(const std::string& log) {
     return log.substr(log.size() - std::min<size_t>(log.size(), 4000));
   }
@@ -484,14 +495,7 @@ class ClusterTest : public ::testing::Test {
     EXPECT_EQ(d[1]->Signal(SIGKILL, seconds(10)), -SIGKILL);
     Produce(10, 400, 120, 80, /*again=*/120);  // among them crashes b counted
     const int port = d[0]->http_port();
-    auto view_offsets = [&] {
-      const testing::HttpResponse r = testing::HttpGet(port, "/api/v1/status");
-      int64_t n = 0;
-      for (size_t at = r.body.find("\"offset\":"); at != std::string::npos;
-           at = r.body.find("\"offset\":", at + 1))
-        n += std::stoll(r.body.substr(at + 9));
-      return n;
-    };
+    auto view_offsets = [&] { return StatusOffsets(port); };
     EXPECT_TRUE(
         test::WaitFor([&] { return view_offsets() == static_cast<int64_t>(produced_); }, seconds(120)))
         << view_offsets() << " of " << produced_
@@ -531,14 +535,7 @@ class ClusterTest : public ::testing::Test {
         << "b did not read its partitions to their end";
     ASSERT_EQ(::kill(d[1]->pid(), SIGSTOP), 0);
     Produce(15, 300, 90, 60, /*again=*/60);
-    auto view_offsets = [&](size_t i) {
-      const testing::HttpResponse r = testing::HttpGet(d[i]->http_port(), "/api/v1/status");
-      int64_t n = 0;
-      for (size_t at = r.body.find("\"offset\":"); at != std::string::npos;
-           at = r.body.find("\"offset\":", at + 1))
-        n += std::stoll(r.body.substr(at + 9));
-      return n;
-    };
+    auto view_offsets = [&](size_t i) { return StatusOffsets(d[i]->http_port()); };
     // a and c took b's partitions over and read them to the end.
     EXPECT_TRUE(
         test::WaitFor([&] { return view_offsets(0) == static_cast<int64_t>(produced_); }, seconds(120)))
