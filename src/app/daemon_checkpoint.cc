@@ -97,6 +97,11 @@ bool Daemon::WaitForPipeline() {
 
 bool Daemon::Checkpoint() {
   if (config_.checkpoint.dir.empty() && !cluster_) return true;
+  if (cluster_ && stall_guard_.Holding(std::chrono::steady_clock::now())) {
+    spdlog::info(
+        "checkpoint: held after a stall of the source loop (the group may have moved its partitions)");
+    return false;
+  }
   const bool alerts_changed = save_alert_state_ && save_alert_state_() != alerts_at_checkpoint_;
   const bool republish = cluster_ && rebalance_ && cluster_->HasRejectedRecordsOf(rebalance_->handed.next());
   if (handed_docs_ == handed_docs_at_checkpoint_ && !alerts_changed && !republish &&

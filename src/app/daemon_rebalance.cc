@@ -13,6 +13,7 @@ namespace seismo {
 std::map<TopicPartition, int64_t> Daemon::Rebalance::OnAssigned(
     const std::vector<TopicPartition>& partitions) {
   spdlog::info("kafka: assigned {} partition(s)", partitions.size());
+  daemon_.stall_guard_.MembershipKnown();
   // Offsets in the checkpoint are the truth for what this instance counted.
   // Another instance may have counted further since (it commits what it
   // checkpointed before giving a partition up): take the later of the two.
@@ -55,6 +56,7 @@ std::map<TopicPartition, int64_t> Daemon::Rebalance::OnAssigned(
 }
 
 void Daemon::Rebalance::OnRevoking(const std::vector<TopicPartition>& partitions) {
+  daemon_.stall_guard_.MembershipKnown();
   if (daemon_.cluster_) daemon_.StopClusterAlertsIfLeaving(partitions, /*publish_last=*/true);
   // Everything handed so far is aggregated and saved first. A failure is counted and logged
   // by Checkpoint(); the commit below then holds only what the last good checkpoint holds.
@@ -85,6 +87,7 @@ void Daemon::Rebalance::OnRevoking(const std::vector<TopicPartition>& partitions
 }
 
 void Daemon::Rebalance::OnLost(const std::vector<TopicPartition>& partitions) {
+  daemon_.stall_guard_.MembershipKnown();
   // In a cluster another member may own them already and have published them since: they
   // are not published again from here.
   if (daemon_.cluster_) {

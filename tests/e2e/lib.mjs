@@ -21,6 +21,9 @@ export async function launch() {
     executablePath: CHROMIUM,
     headless: true,
     viewport: {width: 1366, height: 768},  // a laptop screen
+    // Scrollbars that take room, as a desktop browser's do (Playwright hides them when headless):
+    // a layout that depends on whether a scrollbar shows is tested as users see it.
+    ignoreDefaultArgs: ['--hide-scrollbars'],
     args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
       '--disable-component-update', '--disable-sync'],
   });

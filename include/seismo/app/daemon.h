@@ -33,6 +33,7 @@
 #include "seismo/aggregate/snapshot.h"
 #include "seismo/alert/service.h"
 #include "seismo/app/config.h"
+#include "seismo/app/stall_guard.h"
 #include "seismo/core/mutex.h"
 #include "seismo/core/status.h"
 #include "seismo/core/symbols.h"
@@ -183,6 +184,9 @@ class Daemon final : public StateProvider {
   std::map<std::pair<std::string, int32_t>, int64_t> checkpoint_offsets_;  // as of the last checkpoint
   std::map<std::string, int64_t> file_lines_;  // lines handed to the pipeline, per [sources] file
   std::vector<SourceKey> gone_partitions_;     // revoked or lost since the last chunk
+  // In a cluster: after a loop turn longer than the group's session, nothing is published
+  // until the consumer knows what it owns (ADR 0024, "Zombies").
+  StallGuard stall_guard_{SessionTimeoutOf(config_.kafka.properties)};
   uint64_t handed_docs_ = 0;
   uint64_t handed_docs_at_checkpoint_ = 0;
   std::string alerts_at_checkpoint_;  // the alert state the last checkpoint holds

@@ -123,6 +123,29 @@ test('the flame graph draws narrow frames as one (other) bar, finds frames, and 
     assert.ok(narrow.length > 0, 'at 800 px some frames are too narrow to draw');
     for (const b of narrow) assert.match(b.label, /^\(other\) — \d+ frames too narrow to draw: [\d,]+ ms/);
     assert.ok(svgWidth <= 800, `drawn at the narrower width (${svgWidth})`);
+    // The graph's box and the page keep their width whether they scroll or not: a drawing whose
+    // height brought a scrollbar that narrowed the box it was drawn to, redrawn narrower and
+    // shorter without it, was redrawn at every frame for as long as the page was open.
+    const widths = await page.evaluate(() => {
+      const canvas = document.querySelector('[data-testid="flamegraph"] .flame-canvas');
+      const tall = document.createElement('div');
+      tall.style.height = '5000px';
+      // Each box without content that overflows it, then with.
+      const across = (box, width) => {
+        const kids = [...box.children].map((c) => [c, c.style.display]);
+        kids.forEach(([c]) => { c.style.display = 'none'; });
+        const short = width();
+        box.append(tall);
+        const long = width();
+        tall.remove();
+        kids.forEach(([c, display]) => { c.style.display = display; });
+        return [short, long];
+      };
+      return {canvas: across(canvas, () => canvas.clientWidth),
+        page: across(document.body, () => document.documentElement.clientWidth)};
+    });
+    assert.equal(widths.canvas[1], widths.canvas[0], "the graph's box, overflowing or not");
+    assert.equal(widths.page[1], widths.page[0], 'the page, overflowing or not');
 
     // Search: the frames whose name holds the text, and their share of the selection (each
     // stack once), as computed from the tree.
@@ -290,10 +313,7 @@ test('the differential flame graph shows a build date against its baselines', as
   // E2E_FLAMEDIFF_SCREENSHOT=docs/flame-diff.png tests/e2e/run specs/hangs.test.mjs refreshes the README's image.
   await readmeScreenshot(page, 'E2E_FLAMEDIFF_SCREENSHOT', {selector: '[data-testid="flame"]:has(svg)'});
   // Width by the baselines: a path the build no longer takes gets its width back.
-  // force: the click skips Playwright's wait for the link to hold still. After the screenshots'
-  // viewport changes the view sometimes keeps re-laying out for over 30 s (1 run in 4 here;
-  // a suspected resize loop, noted on issue 19); the link and where it leads are checked all the same.
-  await page.click('[data-testid="flame-diff-legend"] a:has-text("Baselines")', {force: true});
+  await page.click('[data-testid="flame-diff-legend"] a:has-text("Baselines")');
   await settled(page);
   assert.match(page.url(), /flame_width=baseline/);
   const rootLabel = await fig.locator('g.frame').first().getAttribute('aria-label');
