@@ -313,7 +313,11 @@ test('the differential flame graph shows a build date against its baselines', as
   // E2E_FLAMEDIFF_SCREENSHOT=docs/flame-diff.png tests/e2e/run specs/hangs.test.mjs refreshes the README's image.
   await readmeScreenshot(page, 'E2E_FLAMEDIFF_SCREENSHOT', {selector: '[data-testid="flame"]:has(svg)'});
   // Width by the baselines: a path the build no longer takes gets its width back.
-  await page.click('[data-testid="flame-diff-legend"] a:has-text("Baselines")');
+  // force: the click skips Playwright's wait for the link to hold still. After the screenshots'
+  // viewport changes the view sometimes kept re-laying out for over 30 s (1 run in 4, with the
+  // scrollbars hidden, so not the scrollbar loop the flame graph's box now avoids; cause not
+  // found, noted on issue 19); the link and where it leads are checked all the same.
+  await page.click('[data-testid="flame-diff-legend"] a:has-text("Baselines")', {force: true});
   await settled(page);
   assert.match(page.url(), /flame_width=baseline/);
   const rootLabel = await fig.locator('g.frame').first().getAttribute('aria-label');
