@@ -132,7 +132,10 @@ Status Daemon::Start() {
   save_alert_state_ = [this] { return alerts_->engine().Serialize(); };
 
   pipeline_->Start();
-  if (cluster_) cluster_->Start();
+  if (cluster_) {
+    cluster_->Start();
+    stall_guard_.StartWatch();
+  }
   publisher_thread_ = std::thread([this] { RunPublisher(); });
   alerts_->Start();
   source_thread_ = std::thread([this] { RunSource(); });
@@ -159,6 +162,7 @@ Status Daemon::Shutdown(std::chrono::steady_clock::time_point deadline) {
     return shutdown_status_;
   }
   source_thread_.join();
+  stall_guard_.StopWatch();
   stop_publisher_.store(true);
   if (publisher_thread_.joinable()) publisher_thread_.join();
   if (!drained_) {

@@ -78,6 +78,8 @@ void Daemon::MaybeCheckpoint() {
   if (config_.checkpoint.dir.empty() && !cluster_) return;
   auto now = std::chrono::steady_clock::now();
   if (now < next_checkpoint_) return;
+  // Held after the process stood still: the barrier is taken as soon as the hold ends.
+  if (cluster_ && stall_guard_.Check(now)) return;
   // A cluster publishes at each barrier: barriers come every publish interval at the latest.
   auto interval = config_.checkpoint.interval;
   if (cluster_ && (config_.checkpoint.dir.empty() || config_.cluster.publish_interval < interval))
@@ -97,16 +99,12 @@ bool Daemon::WaitForPipeline() {
 
 bool Daemon::Checkpoint() {
   if (config_.checkpoint.dir.empty() && !cluster_) return true;
-  if (cluster_ && stall_guard_.Holding(std::chrono::steady_clock::now())) {
-    spdlog::info(
-        "checkpoint: held after a stall of the source loop (the group may have moved its partitions)");
-    return false;
-  }
   const bool alerts_changed = save_alert_state_ && save_alert_state_() != alerts_at_checkpoint_;
   const bool republish = cluster_ && rebalance_ && cluster_->HasRejectedRecordsOf(rebalance_->handed.next());
   if (handed_docs_ == handed_docs_at_checkpoint_ && !alerts_changed && !republish &&
       last_checkpoint_ms_.load() != 0)
     return true;
+  if (BarrierHeld()) return false;
   // Documents a [sources] file still holds for the documents after them (ADR 0017) are
   // decided now, so the file positions saved cover exactly what was counted or rejected.
   // (Not through SubmitWithBackpressure: this may run inside a rebalance callback, where
@@ -140,6 +138,7 @@ bool Daemon::Checkpoint() {
   }
   // The aggregates topic first: the local checkpoint is written once what it holds is
   // published (ADR 0024), so a restart's fast path never gets ahead of the topic.
+  if (BarrierHeld()) return false;  // the process may have stood still while it drained
   if (cluster_ && !PublishToCluster(shards)) {
     checkpoint_failures_.fetch_add(1);
     return false;
@@ -148,6 +147,12 @@ bool Daemon::Checkpoint() {
   // The pipeline is idle here: a good moment to free the ids no series holds any more.
   if (!SweepInternTables(wait)) spdlog::warn("intern tables: the shards did not answer; sweep skipped");
   return written;
+}
+
+bool Daemon::BarrierHeld() {
+  if (!cluster_ || !stall_guard_.Check(std::chrono::steady_clock::now())) return false;
+  spdlog::debug("checkpoint: held: the process stood still past the group's session (ADR 0024, \"Zombies\")");
+  return true;
 }
 
 bool Daemon::SweepInternTables(std::chrono::milliseconds timeout) {

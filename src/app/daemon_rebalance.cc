@@ -56,7 +56,9 @@ std::map<TopicPartition, int64_t> Daemon::Rebalance::OnAssigned(
 }
 
 void Daemon::Rebalance::OnRevoking(const std::vector<TopicPartition>& partitions) {
-  daemon_.stall_guard_.MembershipKnown();
+  // Not the revoke of Close(): librdkafka makes it whether or not the group still counts this
+  // instance as a member, so it says nothing of what this instance owns.
+  if (!daemon_.closing_) daemon_.stall_guard_.MembershipKnown();
   if (daemon_.cluster_) daemon_.StopClusterAlertsIfLeaving(partitions, /*publish_last=*/true);
   // Everything handed so far is aggregated and saved first. A failure is counted and logged
   // by Checkpoint(); the commit below then holds only what the last good checkpoint holds.

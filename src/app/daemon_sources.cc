@@ -136,17 +136,12 @@ void Daemon::RunSource() {
     }
     gone_partitions_.clear();
     if (!chunks.empty()) chunks.Flush();
-    if (cluster_ && stall_guard_.Turn(std::chrono::steady_clock::now())) {
-      spdlog::warn(
-          "kafka: the source loop stalled for {} ms, longer than the group's session: nothing is published "
-          "until the consumer knows which partitions it still owns",
-          stall_guard_.last_stall().count());
-    }
     MaybeCheckpoint();
   }
   drained_ = WaitForPipeline();
   // A failure is logged and counted; the previous checkpoint stays.
   if (drained_) static_cast<void>(Checkpoint());
+  closing_ = true;                     // the revoke Close() makes does not end a hold (StallGuard)
   Status closed = consumer_->Close();  // commits the checkpointed offsets through OnRevoking
   if (!closed.ok()) spdlog::warn("kafka: close: {}", closed.message());
 }

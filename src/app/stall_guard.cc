@@ -1,17 +1,63 @@
 #include "seismo/app/stall_guard.h"
 
+#include <spdlog/spdlog.h>
+
 #include <charconv>
-#include <cstdint>
 
 namespace seismo {
 
-bool StallGuard::Turn(Clock::time_point now) {
-  const Clock::time_point last = last_turn_;
-  last_turn_ = now;
-  if (last == Clock::time_point{} || now - last <= session_) return false;
-  last_stall_ = std::chrono::duration_cast<std::chrono::milliseconds>(now - last);
-  hold_until_ = now + session_;
-  return true;
+void StallGuard::StartWatch() {
+  if (watch_.joinable()) return;
+  {
+    MutexLock lock(mu_);
+    stop_ = false;
+  }
+  Tick(Clock::now());
+  watch_ = std::thread([this] {
+    MutexLock lock(mu_);
+    while (!stop_) {
+      cv_.WaitUntil(mu_, Clock::now() + kTick);
+      if (stop_) break;
+      if (Tick(Clock::now())) {
+        spdlog::warn(
+            "cluster: this process did not run for {} ms, longer than the group's session: nothing is "
+            "published "
+            "until the consumer knows which partitions it still owns",
+            last_stall().count());
+      }
+    }
+  });
+}
+
+void StallGuard::StopWatch() {
+  {
+    MutexLock lock(mu_);
+    stop_ = true;
+  }
+  cv_.NotifyAll();
+  if (watch_.joinable()) watch_.join();
+  last_reading_.store(0, std::memory_order_release);  // no watch, no reading to be late
+}
+
+bool StallGuard::Tick(Clock::time_point now) {
+  const int64_t last = last_reading_.load(std::memory_order_acquire);
+  const bool stalled = last != 0 && Ticks(now) - last > session_ticks_;
+  if (stalled) Hold(now, Ticks(now) - last);
+  last_reading_.store(Ticks(now), std::memory_order_release);
+  return stalled;
+}
+
+bool StallGuard::Check(Clock::time_point now) {
+  const int64_t last = last_reading_.load(std::memory_order_acquire);
+  if (last != 0 && Ticks(now) - last > session_ticks_) Hold(now, Ticks(now) - last);
+  return Ticks(now) < hold_until_.load(std::memory_order_acquire);
+}
+
+void StallGuard::Hold(Clock::time_point now, int64_t gap_ticks) {
+  last_stall_ms_.store(
+      std::chrono::duration_cast<std::chrono::milliseconds>(Clock::duration(gap_ticks)).count(),
+      std::memory_order_relaxed);
+  hold_until_.store(Ticks(now + session_), std::memory_order_release);
 }
 
 std::chrono::milliseconds SessionTimeoutOf(const std::map<std::string, std::string>& properties) {

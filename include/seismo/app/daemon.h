@@ -121,7 +121,8 @@ class Daemon final : public StateProvider {
   Status RestoreCheckpoint();
   // Barrier checkpoint on the source thread; no-op without [checkpoint] dir or
   // when nothing was handed to the pipeline since the last one. False when a
-  // checkpoint was due and could not be taken (counted, logged).
+  // checkpoint was due and could not be taken (counted, logged), or was held because the
+  // process stood still past the group's session (StallGuard; not a failure).
   [[nodiscard]] bool Checkpoint();
   // Writes a checkpoint of `shards` with the current offsets and alert state, after
   // setting an unusable checkpoint aside (never over it).
@@ -136,6 +137,8 @@ class Daemon final : public StateProvider {
   // Source thread, between chunks: sweeps the intern tables once past their floor, and
   // checkpoints once an interval has passed.
   void MaybeCheckpoint();
+  // In a cluster, while the stall guard holds barriers (ADR 0024, "Zombies").
+  bool BarrierHeld();
   // Source thread: Pipeline::MaybeSweep, with a cluster's view and ledger marked too.
   bool SweepInternTables(std::chrono::milliseconds timeout);
   // The pipeline source of a Kafka partition: [sources] files first, then the topics.
@@ -184,8 +187,10 @@ class Daemon final : public StateProvider {
   std::map<std::pair<std::string, int32_t>, int64_t> checkpoint_offsets_;  // as of the last checkpoint
   std::map<std::string, int64_t> file_lines_;  // lines handed to the pipeline, per [sources] file
   std::vector<SourceKey> gone_partitions_;     // revoked or lost since the last chunk
-  // In a cluster: after a loop turn longer than the group's session, nothing is published
-  // until the consumer knows what it owns (ADR 0024, "Zombies").
+  bool closing_ = false;                       // the consumer is being closed
+  // In a cluster: after the process stood still past the group's session, nothing is
+  // published until the consumer knows what it owns (ADR 0024, "Zombies"). Its watch runs
+  // from Start() until the source thread has ended.
   StallGuard stall_guard_{SessionTimeoutOf(config_.kafka.properties)};
   uint64_t handed_docs_ = 0;
   uint64_t handed_docs_at_checkpoint_ = 0;
