@@ -4,22 +4,28 @@
 //   BM_RouteEnqueue    DeltaEncoder::Encode + shard routing + batch push through an SPSC ring
 //   BM_AggregateAdd    ShardState::Apply of one delta (hang series, realistic keys)
 //   BM_Signature       SignatureGenerator::Generate of one crash (CrashData prepared)
+//   BM_FlameTree/N     BuildFlameTree of N distinct stacks under the API's 10 000-node bound:
+//                      the default flame graph's tree at N hang series (as bench/api.cc's
+//                      series: a shared prefix, then a leaf of their own)
 // Not a test: nothing here asserts a speed (SPEC §8).
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
 #include "seismo/aggregate/delta.h"
 #include "seismo/aggregate/shard_state.h"
-#include "seismo/sim/synth.h"
 #include "seismo/parse/crash_parser.h"
 #include "seismo/parse/parser.h"
+#include "seismo/query/flame_tree.h"
 #include "seismo/shard/shard_set.h"
 #include "seismo/shard/spsc_ring.h"
 #include "seismo/signature/generator.h"
+#include "seismo/sim/synth.h"
 
 namespace seismo {
 namespace {
@@ -165,6 +171,36 @@ void BM_Signature(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 
+void BM_FlameTree(benchmark::State& state) {
+  const auto n = static_cast<size_t>(state.range(0));
+  Symbols symbols;
+  std::vector<Sym> prefix;
+  for (const char* f :
+       {"RtlUserThreadStart", "BaseThreadInitThunk", "mozilla::BackgroundHangThread::Run",
+        "nsThread::ProcessNextEvent", "mozilla::TaskController::ExecuteNextTaskOnlyMainThread",
+        "mozilla::RunnableTask::Run", "nsTimerEvent::Run", "BenchCaller"}) {
+    prefix.push_back(symbols.Intern(f));
+  }
+  std::vector<std::vector<Sym>> frames(n, prefix);
+  std::vector<FlameStack> stacks;
+  stacks.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    frames[i].push_back(symbols.Intern("BenchSeries" + std::to_string(i)));
+    stacks.push_back({frames[i], static_cast<int64_t>(1000 + i % 977), 1});
+  }
+  // In a hash map's order, as the answer gathers them.
+  std::shuffle(stacks.begin(), stacks.end(), std::mt19937_64(kSeed));
+  const AnswerLimits limits;  // the API's defaults
+  for (auto _ : state) {
+    state.PauseTiming();
+    std::vector<FlameStack> given = stacks;
+    state.ResumeTiming();
+    FlameTree t = BuildFlameTree(given, symbols, limits);
+    benchmark::DoNotOptimize(t);
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(n));
+}
+
 BENCHMARK(BM_ParseMain);
 BENCHMARK(BM_ParseBhr);
 BENCHMARK(BM_ParseCrashPing);
@@ -172,6 +208,7 @@ BENCHMARK(BM_ParseProcessedCrash);
 BENCHMARK(BM_RouteEnqueue)->Arg(1)->Arg(2);
 BENCHMARK(BM_AggregateAdd);
 BENCHMARK(BM_Signature);
+BENCHMARK(BM_FlameTree)->Arg(100'000)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
 
 // One JSON line per benchmark on stdout, like seismo_bench's measures:
 // {"measure":"micro","name":...,"ns_per_op":...,"items_per_s":...,"mb_per_s":...}

@@ -8,8 +8,8 @@ namespace {
 
 constexpr std::string_view kOtherName = "(other)";
 
-// A node not taken yet: the stacks [lo, hi) (sorted) share their first `depth` frames,
-// the last of which is `frame`.
+// A node not taken yet: the stacks order[lo, hi) share their first `depth` frames, the
+// last of which is `frame`; they are grouped by their next frame only if it is taken.
 struct Candidate {
   uint32_t parent = 0;
   size_t lo = 0, hi = 0, depth = 0;
@@ -17,6 +17,13 @@ struct Candidate {
   int64_t hang_us = 0, hang_count = 0;
   int64_t baseline_us = 0, baseline_count = 0;
   double weight = 0;
+  bool has_kids = false;  // some stack goes on below it
+  // A chain: every stack of the run goes on with the frames ref[depth, depth + chain), so
+  // the next `chain` nodes down have one child each, known without looking at the stacks
+  // again; `tail_has_kids` is has_kids of the chain's last node.
+  size_t chain = 0;
+  std::span<const Sym> ref{};
+  bool tail_has_kids = false;
 };
 
 // What a kept node still leaves out: its children not kept and their sums.
@@ -33,22 +40,15 @@ std::string_view FlameNodeName(const FlameNode& n, const Symbols& symbols, bool 
   return n.other ? kOtherName : symbols.Text(n.frame);
 }
 
-FlameTree BuildFlameTree(std::vector<FlameStack>& stacks, const Symbols& symbols, const AnswerLimits& limits,
-                         const FlameTreeOptions& options) {
-  // Sorted by frame ids: the stacks below any node are one run, and the ones that end at
-  // the node come first.
-  std::sort(stacks.begin(), stacks.end(), [](const FlameStack& a, const FlameStack& b) {
-    return std::lexicographical_compare(a.frames.begin(), a.frames.end(), b.frames.begin(), b.frames.end());
-  });
-  const size_t n_stacks = stacks.size();
-  std::vector<int64_t> us(n_stacks + 1, 0), count(n_stacks + 1, 0);  // prefix sums
-  std::vector<int64_t> base_us(n_stacks + 1, 0), base_count(n_stacks + 1, 0);
-  for (size_t i = 0; i < n_stacks; ++i) {
-    us[i + 1] = us[i] + stacks[i].hang_us;
-    count[i + 1] = count[i] + stacks[i].hang_count;
-    base_us[i + 1] = base_us[i] + stacks[i].baseline_us;
-    base_count[i + 1] = base_count[i] + stacks[i].baseline_count;
-  }
+FlameTree BuildFlameTree(const std::vector<FlameStack>& stacks, const Symbols& symbols,
+                         const AnswerLimits& limits, const FlameTreeOptions& options) {
+  // The stacks below a node are one run of `order`. A node taken groups its run by the
+  // stacks' next frame (those that end at the node first, then by frame id): a radix sort
+  // done one digit at a time, and only below the nodes kept, so a node never taken costs
+  // nothing below it. The runs come out where a sort of whole stacks by frame ids would put
+  // them.
+  std::vector<uint32_t> order(stacks.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<uint32_t>(i);
   auto weight = [&options](int64_t hang_us, int64_t baseline_us) {
     return static_cast<double>(hang_us) * options.build_weight +
            static_cast<double>(baseline_us) * options.baseline_weight;
@@ -56,53 +56,135 @@ FlameTree BuildFlameTree(std::vector<FlameStack>& stacks, const Symbols& symbols
 
   FlameTree t;
   std::vector<Left> left;
-  // Makes the node of the stacks [lo, hi) at `depth` and lists its children in `kids`.
-  std::vector<Candidate> kids;
-  auto make = [&](Sym frame, size_t lo, size_t hi, size_t depth) {
-    const auto index = static_cast<uint32_t>(t.nodes.size());
-    FlameNode& n = t.nodes.emplace_back();
-    n.frame = frame;
-    n.hang_us = us[hi] - us[lo];
-    n.hang_count = count[hi] - count[lo];
-    n.baseline_us = base_us[hi] - base_us[lo];
-    n.baseline_count = base_count[hi] - base_count[lo];
-    size_t i = lo;
-    while (i < hi && stacks[i].frames.size() == depth) ++i;
-    n.ends_here = i > lo;
-    n.self_us = us[i] - us[lo];
-    n.self_count = count[i] - count[lo];
-    const int64_t self_base_us = base_us[i] - base_us[lo], self_base_count = base_count[i] - base_count[lo];
-    kids.clear();
-    while (i < hi) {
-      const Sym f = stacks[i].frames[depth];
-      size_t j = i + 1;
-      while (j < hi && stacks[j].frames[depth] == f) ++j;
-      const int64_t kid_us = us[j] - us[i], kid_base_us = base_us[j] - base_us[i];
-      kids.push_back({index, i, j, depth + 1, f, kid_us, count[j] - count[i], kid_base_us,
-                      base_count[j] - base_count[i], weight(kid_us, kid_base_us)});
-      i = j;
-    }
-    left.push_back({kids.size(), n.hang_us - n.self_us, n.hang_count - n.self_count,
-                    n.baseline_us - self_base_us, n.baseline_count - self_base_count});
-  };
+  std::vector<std::pair<uint64_t, uint32_t>> keyed;  // (next frame + 1, or 0 where it ends; stack)
   auto lighter = [&symbols](const Candidate& a, const Candidate& b) {  // the queue's top is the heaviest
     if (a.weight != b.weight) return a.weight < b.weight;
     if (a.hang_count != b.hang_count) return a.hang_count < b.hang_count;
     if (a.frame != b.frame) return symbols.Text(a.frame) > symbols.Text(b.frame);
     return a.lo > b.lo;
   };
+  // A node's children wait for a place; only the heaviest few can ever get one. Siblings
+  // leave the queue heaviest first and every node taken uses a place of the bound, so a
+  // child with as many heavier siblings as places are left never leaves it: it is not even
+  // listed (a node with a million children lists as many as the bound has places, kept as a
+  // heap whose top is the lightest).
+  std::vector<Candidate> kids;
+  size_t places = 0;
+  bool dropped = false;
+  auto heavier = [&lighter](const Candidate& a, const Candidate& b) { return lighter(b, a); };
+  auto offer = [&](const Candidate& kid) {
+    if (kids.size() < places) {
+      kids.push_back(kid);
+      std::push_heap(kids.begin(), kids.end(), heavier);
+      return;
+    }
+    dropped = true;
+    if (kids.empty() || !heavier(kid, kids.front())) return;
+    std::pop_heap(kids.begin(), kids.end(), heavier);
+    kids.back() = kid;
+    std::push_heap(kids.begin(), kids.end(), heavier);
+  };
+  // Makes the node of the candidate `c` and lists in `kids` those of its children that may
+  // get a place.
+  auto make = [&](const Candidate& c) {
+    const auto index = static_cast<uint32_t>(t.nodes.size());
+    FlameNode& n = t.nodes.emplace_back();
+    n.frame = c.frame;
+    n.hang_us = c.hang_us;
+    n.hang_count = c.hang_count;
+    n.baseline_us = c.baseline_us;
+    n.baseline_count = c.baseline_count;
+    kids.clear();
+    places = limits.max_nodes > t.nodes.size() ? limits.max_nodes - t.nodes.size() : 0;
+    if (c.chain > 0) {  // one child, the run's next shared frame
+      Candidate kid = c;
+      kid.parent = index;
+      kid.depth = c.depth + 1;
+      kid.frame = c.ref[c.depth];
+      kid.chain = c.chain - 1;
+      kid.has_kids = kid.chain > 0 || c.tail_has_kids;
+      offer(kid);
+      left.push_back({1, n.hang_us, n.hang_count, n.baseline_us, n.baseline_count});
+      return;
+    }
+    keyed.clear();
+    bool grouped = true;  // already in key order
+    // How far every stack goes on with the first one's frames (when they all share the next).
+    const std::span<const Sym> ref = c.lo < c.hi ? stacks[order[c.lo]].frames : std::span<const Sym>();
+    size_t shared = ref.size() - std::min(ref.size(), c.depth);
+    size_t deepest = 0;  // the longest stack's frames
+    for (size_t i = c.lo; i < c.hi; ++i) {
+      const std::span<const Sym> f = stacks[order[i]].frames;
+      const uint64_t key = c.depth < f.size() ? uint64_t{f[c.depth]} + 1 : 0;
+      if (!keyed.empty() && key < keyed.back().first) grouped = false;
+      keyed.emplace_back(key, order[i]);
+      if (shared > 0) {
+        size_t m = 0;
+        while (m < shared && c.depth + m < f.size() && f[c.depth + m] == ref[c.depth + m]) ++m;
+        shared = m;
+      }
+      deepest = std::max(deepest, f.size());
+    }
+    const bool longer = deepest > c.depth + shared;  // some stack goes on past what they all share
+    if (!grouped) {
+      std::sort(keyed.begin(), keyed.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+      for (size_t k = 0; k < keyed.size(); ++k) order[c.lo + k] = keyed[k].second;
+    }
+    int64_t self_base_us = 0, self_base_count = 0;
+    size_t children = 0;
+    for (size_t i = 0; i < keyed.size();) {
+      Candidate kid{index, c.lo + i, 0, c.depth + 1, kNoId};
+      const uint64_t key = keyed[i].first;
+      for (; i < keyed.size() && keyed[i].first == key; ++i) {
+        const FlameStack& st = stacks[keyed[i].second];
+        kid.hang_us += st.hang_us;
+        kid.hang_count += st.hang_count;
+        kid.baseline_us += st.baseline_us;
+        kid.baseline_count += st.baseline_count;
+        kid.has_kids = kid.has_kids || st.frames.size() > c.depth + 1;
+      }
+      kid.hi = c.lo + i;
+      if (key == 0) {  // the stacks that end here
+        n.ends_here = true;
+        n.self_us = kid.hang_us;
+        n.self_count = kid.hang_count;
+        self_base_us = kid.baseline_us;
+        self_base_count = kid.baseline_count;
+        continue;
+      }
+      kid.frame = static_cast<Sym>(key - 1);
+      kid.weight = weight(kid.hang_us, kid.baseline_us);
+      if (kid.lo == c.lo && kid.hi == c.hi && shared > 1) {
+        // Every stack goes on with ref[depth, depth + shared): a chain of single children.
+        kid.chain = shared - 1;
+        kid.ref = ref;
+        kid.tail_has_kids = longer;
+      }
+      offer(kid);
+      ++children;
+    }
+    left.push_back({children, n.hang_us - n.self_us, n.hang_count - n.self_count,
+                    n.baseline_us - self_base_us, n.baseline_count - self_base_count});
+  };
   std::priority_queue<Candidate, std::vector<Candidate>, decltype(lighter)> waiting(lighter);
 
   const size_t node_bytes = options.node_json_bytes;
   const size_t other_bytes = node_bytes + JsonTextBound(kOtherName);
-  make(kNoId, 0, stacks.size(), 0);
-  size_t others = kids.empty() ? 0 : 1;  // kept nodes that need an "(other)" child
+  Candidate root{0, 0, stacks.size(), 0, kNoId};
+  for (const FlameStack& st : stacks) {
+    root.hang_us += st.hang_us;
+    root.hang_count += st.hang_count;
+    root.baseline_us += st.baseline_us;
+    root.baseline_count += st.baseline_count;
+  }
+  make(root);
+  size_t others = left[0].children > 0 ? 1 : 0;  // kept nodes that need an "(other)" child
   size_t bytes = ByteBound::kTail + node_bytes + JsonTextBound("(root)") + (others ? other_bytes : 0);
-  for (const Candidate& c : kids) waiting.push(c);
+  for (const Candidate& k : kids) waiting.push(k);
   while (!waiting.empty()) {
     const Candidate c = waiting.top();
     // Taking c: its parent may no longer need an "(other)", c may need one.
-    const size_t has_kids = stacks[c.hi - 1].frames.size() > c.depth ? 1 : 0;  // the longest come last
+    const size_t has_kids = c.has_kids ? 1 : 0;
     const size_t parent_done = left[c.parent].children == 1 ? 1 : 0;
     const size_t next_others = others - parent_done + has_kids;
     const size_t next_bytes = bytes + node_bytes + JsonTextBound(symbols.Text(c.frame)) +
@@ -116,12 +198,12 @@ FlameTree BuildFlameTree(std::vector<FlameStack>& stacks, const Symbols& symbols
     p.baseline_us -= c.baseline_us;
     p.baseline_count -= c.baseline_count;
     t.nodes[c.parent].children.push_back(static_cast<uint32_t>(t.nodes.size()));
-    make(c.frame, c.lo, c.hi, c.depth);
+    make(c);
     for (const Candidate& k : kids) waiting.push(k);
     others = next_others;
     bytes = next_bytes;
   }
-  t.truncated = !waiting.empty();
+  t.truncated = !waiting.empty() || dropped;
 
   const size_t kept = t.nodes.size();
   for (size_t i = 0; i < kept; ++i) {

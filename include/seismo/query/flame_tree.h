@@ -14,9 +14,11 @@
 // Taking stops before the first node that would pass a bound, counting the "(other)"
 // nodes the tree then needs and each node's JSON text (ApiSettings' limits).
 //
-// Cost: the stacks are sorted once; a kept node costs the stacks below it. Memory is
-// the stack list, the kept nodes and the candidates waiting, never the full tree: a
-// stack of a million frames under a 10 000-node bound allocates 10 000 nodes.
+// Cost: a kept node costs the stacks below it, grouped by their next frame when it is
+// taken (a radix sort by frame ids, one frame at a time); below a node never taken nothing
+// is sorted. Memory is the stack list, an order of it, the kept nodes and the candidates
+// waiting, never the full tree: a stack of a million frames under a 10 000-node bound
+// allocates 10 000 nodes.
 //
 // Threading: a pure function of its arguments.
 #pragma once
@@ -72,9 +74,9 @@ struct FlameTreeOptions {
   size_t node_json_bytes = 100;  // at most, besides the name: {"name":,"hang_ms":..,"children":[]},
 };
 
-// `stacks` in any order (it is sorted in place); equal stacks may repeat.
-FlameTree BuildFlameTree(std::vector<FlameStack>& stacks, const Symbols& symbols, const AnswerLimits& limits,
-                         const FlameTreeOptions& options = {});
+// `stacks` in any order (left in it); equal stacks may repeat.
+FlameTree BuildFlameTree(const std::vector<FlameStack>& stacks, const Symbols& symbols,
+                         const AnswerLimits& limits, const FlameTreeOptions& options = {});
 
 // Writes the tree as nested JSON objects, children heaviest first: each node's "name",
 // then what `fields(writer, node)` writes, then "children". The root says "truncated"
