@@ -79,7 +79,7 @@ void Daemon::MaybeCheckpoint() {
   auto now = std::chrono::steady_clock::now();
   if (now < next_checkpoint_) return;
   // Held after the process stood still: the barrier is taken as soon as the hold ends.
-  if (cluster_ && stall_guard_.Check(now)) return;
+  if (BarrierHeld()) return;
   // A cluster publishes at each barrier: barriers come every publish interval at the latest.
   auto interval = config_.checkpoint.interval;
   if (cluster_ && (config_.checkpoint.dir.empty() || config_.cluster.publish_interval < interval))

@@ -21,8 +21,7 @@ void StallGuard::StartWatch() {
       if (Tick(Clock::now())) {
         spdlog::warn(
             "cluster: this process did not run for {} ms, longer than the group's session: nothing is "
-            "published "
-            "until the consumer knows which partitions it still owns",
+            "published until the consumer knows which partitions it still owns",
             last_stall().count());
       }
     }
@@ -40,24 +39,24 @@ void StallGuard::StopWatch() {
 }
 
 bool StallGuard::Tick(Clock::time_point now) {
-  const int64_t last = last_reading_.load(std::memory_order_acquire);
-  const bool stalled = last != 0 && Ticks(now) - last > session_ticks_;
-  if (stalled) Hold(now, Ticks(now) - last);
+  const bool stalled = HoldIfLate(now);
   last_reading_.store(Ticks(now), std::memory_order_release);
   return stalled;
 }
 
 bool StallGuard::Check(Clock::time_point now) {
-  const int64_t last = last_reading_.load(std::memory_order_acquire);
-  if (last != 0 && Ticks(now) - last > session_ticks_) Hold(now, Ticks(now) - last);
+  HoldIfLate(now);
   return Ticks(now) < hold_until_.load(std::memory_order_acquire);
 }
 
-void StallGuard::Hold(Clock::time_point now, int64_t gap_ticks) {
-  last_stall_ms_.store(
-      std::chrono::duration_cast<std::chrono::milliseconds>(Clock::duration(gap_ticks)).count(),
-      std::memory_order_relaxed);
+bool StallGuard::HoldIfLate(Clock::time_point now) {
+  const int64_t last = last_reading_.load(std::memory_order_acquire);
+  const int64_t gap = Ticks(now) - last;
+  if (last == 0 || gap <= session_ticks_) return false;
+  last_stall_ms_.store(std::chrono::duration_cast<std::chrono::milliseconds>(Clock::duration(gap)).count(),
+                       std::memory_order_relaxed);
   hold_until_.store(Ticks(now + session_), std::memory_order_release);
+  return true;
 }
 
 std::chrono::milliseconds SessionTimeoutOf(const std::map<std::string, std::string>& properties) {

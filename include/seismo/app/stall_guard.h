@@ -59,7 +59,8 @@ class StallGuard {
 
  private:
   static int64_t Ticks(Clock::time_point t) { return t.time_since_epoch().count(); }
-  void Hold(Clock::time_point now, int64_t gap_ticks);
+  // Starts a hold when the last reading is older than the session; true when it did.
+  bool HoldIfLate(Clock::time_point now);
 
   const std::chrono::milliseconds session_;
   const int64_t session_ticks_;
