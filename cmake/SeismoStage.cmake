@@ -1,3 +1,13 @@
+# seismo_unity(TARGET): a unity build of TARGET when SEISMO_UNITY is on (the top CMakeLists.txt).
+function(seismo_unity target)
+  if(SEISMO_UNITY)
+    set_target_properties(${target} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE 8)
+    # g++ takes the batched .cc files for headers, and warns of a class there whose member's
+    # type is in an anonymous namespace (true of a .cc file's own classes, and harmless).
+    target_compile_options(${target} PRIVATE $<$<CXX_COMPILER_ID:GNU>:-Wno-subobject-linkage>)
+  endif()
+endfunction()
+
 # seismo_stage(NAME DEPS ...): one static library per pipeline stage, built from
 # src/NAME/*.cc, public headers under include/seismo/NAME/. Stages that have no
 # sources yet are skipped, and so are dependencies on them.
@@ -13,6 +23,7 @@ function(seismo_stage name)
                                              PRIVATE ${PROJECT_SOURCE_DIR}/src)
   target_compile_options(seismo_${name} PRIVATE ${SEISMO_WARNINGS})
   target_compile_definitions(seismo_${name} PRIVATE SEISMO_VERSION="${PROJECT_VERSION}")
+  seismo_unity(seismo_${name})
   foreach(dep IN LISTS ARG_DEPS)
     if(dep MATCHES "^seismo_" AND NOT TARGET ${dep})
       continue()

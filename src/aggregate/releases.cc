@@ -53,10 +53,6 @@ class BuildsOf {
 
 }  // namespace
 
-int64_t FloorDiv(int64_t value, int64_t divisor) {
-  return value / divisor - ((value % divisor != 0) && ((value < 0) != (divisor < 0)));
-}
-
 int64_t Sum(const SeriesData& series, size_t value, const HourRange& range) {
   if (range.all) return series.total[value];
   // Whole hours: their sums (the hours are ascending).

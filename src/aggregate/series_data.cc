@@ -3,14 +3,6 @@
 #include <algorithm>
 
 namespace seismo {
-namespace {
-
-void Add(Values& to, const Values& from) {
-  for (size_t i = 0; i < kMaxValues; ++i) to[i] += from[i];
-}
-
-}  // namespace
-
 Values SumBuckets(const SeriesData& s, int64_t from, int64_t to, int64_t bucket_ms) {
   Values out{};
   if (from > to) return out;
@@ -18,16 +10,16 @@ Values SumBuckets(const SeriesData& s, int64_t from, int64_t to, int64_t bucket_
   const int64_t last_full = HourOfBucket(to, bucket_ms) - 1;
   for (const auto& c : s.hours) {
     if (c->hour >= first_full && c->hour <= last_full) {
-      Add(out, c->sum);
+      AddValues(out, c->sum);
       continue;
     }
     if (c->buckets.empty() || c->buckets.back() < from || c->buckets.front() > to) continue;
     if (c->buckets.front() >= from && c->buckets.back() <= to) {  // every bucket inside: the sum
-      Add(out, c->sum);
+      AddValues(out, c->sum);
       continue;
     }
     for (size_t i = 0; i < c->buckets.size(); ++i) {
-      if (c->buckets[i] >= from && c->buckets[i] <= to) Add(out, c->values[i]);
+      if (c->buckets[i] >= from && c->buckets[i] <= to) AddValues(out, c->values[i]);
     }
   }
   return out;

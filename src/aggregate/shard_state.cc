@@ -24,13 +24,6 @@ constexpr size_t kSnapshotsAlive = 3;
 constexpr size_t kReaderBytes = kSnapshotsAlive * 2 * sizeof(void*);
 constexpr size_t kIndexedReaderBytes = kReaderBytes + kSnapshotsAlive * 2 * 16;
 
-void AddValues(Values& to, const Values& from) {
-  for (size_t i = 0; i < kMaxValues; ++i) to[i] += from[i];
-}
-void SubtractValues(Values& to, const Values& from) {
-  for (size_t i = 0; i < kMaxValues; ++i) to[i] -= from[i];
-}
-
 // A flat_hash_map slot of (K, V) and its control byte.
 template <typename K, typename V>
 constexpr size_t SlotBytes() {

@@ -110,10 +110,6 @@ std::span<const SeriesData* const> Snapshot::RowsWithTextHash(Table t, size_t fi
 
 namespace {
 
-void AddValues(Values& to, const Values& from) {
-  for (size_t i = 0; i < kMaxValues; ++i) to[i] += from[i];
-}
-
 // Sums two hours of one key.
 std::shared_ptr<HourChunk> MergeHours(const HourChunk& a, const HourChunk& b) {
   auto out = std::make_shared<HourChunk>();

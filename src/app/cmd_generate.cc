@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "seismo/app/command.h"
+#include "seismo/core/time.h"
 #include "seismo/sim/scenario.h"
 #include "seismo/sim/synth.h"
 
@@ -84,10 +85,9 @@ int RunScenario(const GenerateArgs& a) {
   }
   if (!a.end.empty()) {
     // Shift the whole timeline so it ends at --end (starting on a whole hour).
-    constexpr int64_t kHour = 3'600'000;
     const int64_t length = Scenario(o).end_ms() - o.start_ms;
     o.start_ms = ParseTimestamp(a.end)->ms - length;
-    o.start_ms -= ((o.start_ms % kHour) + kHour) % kHour;
+    o.start_ms = FloorDiv(o.start_ms, kHourMs) * kHourMs;
   }
   const Scenario scenario(o);
   const ScenarioTruth& t = scenario.truth();

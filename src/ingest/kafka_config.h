@@ -9,7 +9,9 @@
 
 #include <librdkafka/rdkafka.h>
 
+#include <algorithm>
 #include <chrono>
+#include <climits>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -22,6 +24,12 @@
 #include "seismo/ingest/log_rate_limiter.h"
 
 namespace seismo {
+
+// A duration as the int milliseconds librdkafka's calls take: negative counts as 0 (librdkafka
+// reads -1 as "wait forever", which no seismo caller means), the top clamped to INT32_MAX.
+inline int KafkaTimeoutMs(std::chrono::milliseconds d) {
+  return static_cast<int>(std::clamp<int64_t>(d.count(), 0, INT32_MAX));
+}
 
 // Owners for librdkafka objects. A configuration handed to rd_kafka_new()
 // successfully belongs to the handle: call release() on the ConfPtr then.

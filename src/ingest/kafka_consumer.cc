@@ -26,10 +26,6 @@ namespace {
 
 constexpr auto kStatsRefreshInterval = std::chrono::milliseconds(200);
 
-int ToMs(std::chrono::milliseconds d) {
-  return static_cast<int>(std::clamp<int64_t>(d.count(), 0, INT32_MAX));
-}
-
 std::vector<TopicPartition> ToVector(const rd_kafka_topic_partition_list_t* list) {
   std::vector<TopicPartition> out;
   if (list == nullptr) return out;
@@ -254,8 +250,8 @@ KafkaMessageBatch KafkaConsumer::Poll(size_t max_messages, std::chrono::millisec
   while (batch.size() < max_messages) {
     int wait_ms = 0;
     if (batch.empty()) {
-      wait_ms = ToMs(std::chrono::duration_cast<std::chrono::milliseconds>(
-          deadline - std::chrono::steady_clock::now()));
+      wait_ms = KafkaTimeoutMs(
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()));
     }
     rd_kafka_message_t* msg = rd_kafka_consumer_poll(rk_, wait_ms);
     if (msg == nullptr) {
@@ -383,7 +379,7 @@ Result<std::map<TopicPartition, int64_t>> KafkaConsumer::Committed(
   std::map<TopicPartition, int64_t> out;
   if (partitions.empty()) return out;
   KafkaPartitionListPtr list = ToList(partitions);
-  const rd_kafka_resp_err_t err = rd_kafka_committed(rk_, list.get(), ToMs(timeout));
+  const rd_kafka_resp_err_t err = rd_kafka_committed(rk_, list.get(), KafkaTimeoutMs(timeout));
   if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
     return Status::Unavailable(std::string("committed offsets: ") + rd_kafka_err2str(err));
   }
@@ -429,8 +425,8 @@ Result<std::pair<int64_t, int64_t>> KafkaConsumer::QueryWatermarks(
     const TopicPartition& tp, std::chrono::milliseconds timeout) const {
   int64_t low = -1;
   int64_t high = -1;
-  const rd_kafka_resp_err_t err = rd_kafka_query_watermark_offsets(
-      rk_, tp.topic.c_str(), tp.partition, &low, &high, ToMs(timeout));
+  const rd_kafka_resp_err_t err = rd_kafka_query_watermark_offsets(rk_, tp.topic.c_str(), tp.partition, &low,
+                                                                   &high, KafkaTimeoutMs(timeout));
   if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
     return Status::Unavailable("watermarks of " + ToString(tp) + ": " + rd_kafka_err2str(err));
   }

@@ -11,10 +11,6 @@ namespace seismo {
 
 namespace {
 
-int ToMs(std::chrono::milliseconds d) {
-  return static_cast<int>(std::min<int64_t>(d.count(), INT32_MAX));
-}
-
 // A transaction call's outcome: ok, fatal (kFailedPrecondition), or failed (kUnavailable).
 // Takes ownership of `error`.
 Status TxnStatus(std::string_view what, rd_kafka_error_t* error) {
@@ -61,7 +57,7 @@ Result<std::unique_ptr<KafkaProducer>> KafkaProducer::Create(const KafkaProducer
 
 KafkaProducer::~KafkaProducer() {
   if (rk_ == nullptr) return;
-  rd_kafka_flush(rk_, ToMs(options_.close_timeout));
+  rd_kafka_flush(rk_, KafkaTimeoutMs(options_.close_timeout));
   const int left = rd_kafka_outq_len(rk_);
   if (left > 0) {
     spdlog::warn("kafka producer: closing with {} messages still undelivered after {} ms", left,
@@ -132,10 +128,10 @@ Status KafkaProducer::Enqueue(const std::string& topic, std::string_view key,
   return Status::Ok();
 }
 
-void KafkaProducer::Poll(std::chrono::milliseconds timeout) { rd_kafka_poll(rk_, ToMs(timeout)); }
+void KafkaProducer::Poll(std::chrono::milliseconds timeout) { rd_kafka_poll(rk_, KafkaTimeoutMs(timeout)); }
 
 Status KafkaProducer::Flush(std::chrono::milliseconds timeout) {
-  const rd_kafka_resp_err_t err = rd_kafka_flush(rk_, ToMs(timeout));
+  const rd_kafka_resp_err_t err = rd_kafka_flush(rk_, KafkaTimeoutMs(timeout));
   if (err == RD_KAFKA_RESP_ERR_NO_ERROR) return Status::Ok();
   return Status::Unavailable(std::to_string(rd_kafka_outq_len(rk_)) +
                              " messages still in flight after " +
@@ -155,7 +151,7 @@ KafkaProducerStats KafkaProducer::stats() const {
 }
 
 Status KafkaProducer::InitTransactions(std::chrono::milliseconds timeout) {
-  return TxnStatus("init transactions", rd_kafka_init_transactions(rk_, ToMs(timeout)));
+  return TxnStatus("init transactions", rd_kafka_init_transactions(rk_, KafkaTimeoutMs(timeout)));
 }
 
 Status KafkaProducer::BeginTransaction() {
@@ -169,13 +165,14 @@ Status KafkaProducer::SendOffsetsToTransaction(const std::map<TopicPartition, in
       rd_kafka_topic_partition_list_new(static_cast<int>(next_offsets.size()));
   for (const auto& [tp, offset] : next_offsets)
     rd_kafka_topic_partition_list_add(list, tp.topic.c_str(), tp.partition)->offset = offset;
-  rd_kafka_error_t* error = rd_kafka_send_offsets_to_transaction(rk_, list, group.get(), ToMs(timeout));
+  rd_kafka_error_t* error =
+      rd_kafka_send_offsets_to_transaction(rk_, list, group.get(), KafkaTimeoutMs(timeout));
   rd_kafka_topic_partition_list_destroy(list);
   return TxnStatus("send offsets to transaction", error);
 }
 
 Status KafkaProducer::CommitTransaction(std::chrono::milliseconds timeout) {
-  rd_kafka_error_t* error = rd_kafka_commit_transaction(rk_, ToMs(timeout));
+  rd_kafka_error_t* error = rd_kafka_commit_transaction(rk_, KafkaTimeoutMs(timeout));
   if (error == nullptr) return Status::Ok();
   // A commit that must be aborted is aborted here, so the next Begin can start; a
   // retriable one (a time-out) is aborted too: the caller publishes again from scratch.
@@ -188,7 +185,7 @@ Status KafkaProducer::CommitTransaction(std::chrono::milliseconds timeout) {
 }
 
 Status KafkaProducer::AbortTransaction(std::chrono::milliseconds timeout) {
-  return TxnStatus("abort transaction", rd_kafka_abort_transaction(rk_, ToMs(timeout)));
+  return TxnStatus("abort transaction", rd_kafka_abort_transaction(rk_, KafkaTimeoutMs(timeout)));
 }
 
 void KafkaProducer::DeliveryReport(rd_kafka_t* /*rk*/, const rd_kafka_message_t* msg,

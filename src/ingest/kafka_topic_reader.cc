@@ -10,10 +10,6 @@
 namespace seismo {
 namespace {
 
-int ToMs(std::chrono::milliseconds d) {
-  return static_cast<int>(std::clamp<int64_t>(d.count(), 0, INT32_MAX));
-}
-
 struct MetadataDeleter {
   void operator()(const rd_kafka_metadata_t* m) const { rd_kafka_metadata_destroy(m); }
 };
@@ -58,7 +54,7 @@ Result<int32_t> KafkaTopicReader::PartitionCount(const std::string& topic,
                                                  std::chrono::milliseconds timeout) {
   // Every topic's metadata: a request naming the topic may create it (auto.create.topics).
   const rd_kafka_metadata_t* raw = nullptr;
-  const rd_kafka_resp_err_t err = rd_kafka_metadata(rk_, 1, nullptr, &raw, ToMs(timeout));
+  const rd_kafka_resp_err_t err = rd_kafka_metadata(rk_, 1, nullptr, &raw, KafkaTimeoutMs(timeout));
   if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
     return Status::Unavailable("metadata of '" + topic + "': " + rd_kafka_err2str(err));
   }
@@ -104,7 +100,7 @@ Result<size_t> KafkaTopicReader::Poll(std::chrono::milliseconds timeout, const R
         std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     // Records keep coming: return at the deadline all the same, so the caller gets its turn.
     if (handed > 0 && left.count() <= 0) return handed;
-    rd_kafka_message_t* msg = rd_kafka_consumer_poll(rk_, handed > 0 ? 0 : ToMs(left));
+    rd_kafka_message_t* msg = rd_kafka_consumer_poll(rk_, handed > 0 ? 0 : KafkaTimeoutMs(left));
     if (msg == nullptr) return handed;
     const rd_kafka_resp_err_t err = msg->err;
     if (err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {

@@ -253,12 +253,12 @@ std::string CrashesTimeseriesJson(const Snapshot& snap, const Query& q) {
 
 std::string CrashSignatureJson(const Snapshot& snap, const Query& q) {
   const WindowSel win = ResolveWindow(snap, q.window_ms);
-  using BuildKey = std::array<Sym, 4>;      // build_id, version, channel, product
+  using IdBuildKey = std::array<Sym, 4>;    // build_id, version, channel, product
   auto build_of = [](const SeriesKey& k) {  // of a crash or build usage key (selection.h)
-    return BuildKey{k[crash_field::kBuildId], k[crash_field::kVersion], k[crash_field::kChannel],
-                    k[crash_field::kProduct]};
+    return IdBuildKey{k[crash_field::kBuildId], k[crash_field::kVersion], k[crash_field::kChannel],
+                      k[crash_field::kProduct]};
   };
-  absl::flat_hash_map<BuildKey, int64_t> by_build;
+  absl::flat_hash_map<IdBuildKey, int64_t> by_build;
   absl::flat_hash_map<std::array<Sym, 1>, int64_t> by_os;
   absl::flat_hash_map<std::array<Sym, 2>, int64_t> by_process;  // (process, class)
   int64_t count = 0;
@@ -276,14 +276,14 @@ std::string CrashSignatureJson(const Snapshot& snap, const Query& q) {
     AddInstallsIn(snap, *s, win, installs);
   }
   // Usage per build (over the os filter) for the by_build rates.
-  absl::flat_hash_map<BuildKey, int64_t> build_usage;
+  absl::flat_hash_map<IdBuildKey, int64_t> build_usage;
   RowFilter usage_filter(snap, Table::kBuildUsage, q.filters);
   for (const SeriesData* s : snap.table(Table::kBuildUsage)) {
     if (!usage_filter.Matches(s->key)) continue;
-    const BuildKey k = build_of(s->key);
+    const IdBuildKey k = build_of(s->key);
     if (by_build.contains(k)) build_usage[k] += ValuesIn(snap, *s, win)[0];
   }
-  std::vector<std::pair<BuildKey, int64_t>> builds(by_build.begin(), by_build.end());
+  std::vector<std::pair<IdBuildKey, int64_t>> builds(by_build.begin(), by_build.end());
   SortByCount(snap, builds);
   std::vector<std::pair<std::array<Sym, 1>, int64_t>> oses(by_os.begin(), by_os.end());
   SortByCount(snap, oses);

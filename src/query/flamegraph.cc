@@ -14,24 +14,17 @@
 namespace seismo {
 namespace {
 
-struct Sums {
-  int64_t hang_us = 0;
-  int64_t hang_count = 0;
-};
-
 // Distinct stacks of the selection (merged over every other dimension), in no order.
-std::vector<std::pair<StackId, Sums>> SelectedStacks(const Snapshot& snap, const Query& q) {
+std::vector<std::pair<StackId, HangSums>> SelectedStacks(const Snapshot& snap, const Query& q) {
   const WindowSel win = ResolveWindow(snap, q.window_ms);
-  absl::flat_hash_map<StackId, Sums> stacks;
+  absl::flat_hash_map<StackId, HangSums> stacks;
   const Filters filters = HangFilters(q, HangSource(snap, q));
   RowFilter filter(snap, Table::kHangs, filters);
   for (const SeriesData* s : CandidateRows(snap, Table::kHangs, filters)) {
     if (!filter.Matches(s->key)) continue;
     const Values v = ValuesIn(snap, *s, win);
     if (v[0] == 0 && v[1] == 0) continue;
-    Sums& st = stacks[s->key[hang_field::kStack]];
-    st.hang_us += v[0];
-    st.hang_count += v[1];
+    stacks[s->key[hang_field::kStack]].Add(v);
   }
   return {stacks.begin(), stacks.end()};
 }

@@ -15,16 +15,11 @@ namespace {
 
 constexpr size_t kTopStacks = 5;
 
-struct Sums {
-  int64_t hang_us = 0;
-  int64_t hang_count = 0;
-};
-
 // A row's grouping fields: (process, thread, signature), (process, thread) or (build_date,
 // channel): a build date's builds differ by channel, and so do their hang rates.
 using GroupKey = std::array<Sym, 3>;
 
-using StackSums = absl::flat_hash_map<StackId, Sums>;
+using StackSums = absl::flat_hash_map<StackId, HangSums>;
 
 using DateKey = std::array<Sym, 2>;  // build_date, channel
 
@@ -40,7 +35,7 @@ absl::flat_hash_map<DateKey, int64_t> UsageByDate(const Snapshot& snap, const Qu
   return out;
 }
 
-void WriteRates(JsonWriter& w, const Sums& s, int64_t usage_ms) {
+void WriteRates(JsonWriter& w, const HangSums& s, int64_t usage_ms) {
   w.Key("hang_ms").Double(static_cast<double>(s.hang_us) / 1000.0);
   w.Key("hang_count").Int(s.hang_count);
   w.Key("hang_ms_per_hour").OptDouble(PerUsageHour(s.hang_us, usage_ms));
@@ -83,7 +78,7 @@ std::string HangsJson(const Snapshot& snap, const Query& q, const AnswerLimits& 
   };
   // Two passes: the groups' sums, then the stacks of the rows shown only (a group per
   // series at most, and a stack table per group would cost a hash map per series).
-  absl::flat_hash_map<GroupKey, Sums> groups;
+  absl::flat_hash_map<GroupKey, HangSums> groups;
   const Filters filters = HangFilters(q, source);
   RowFilter filter(snap, Table::kHangs, filters);
   const std::span<const SeriesData* const> candidates = CandidateRows(snap, Table::kHangs, filters);
@@ -91,14 +86,12 @@ std::string HangsJson(const Snapshot& snap, const Query& q, const AnswerLimits& 
     if (!filter.Matches(s->key)) continue;
     const Values v = ValuesIn(snap, *s, win);
     if (v[0] == 0 && v[1] == 0) continue;
-    Sums& g = groups[group_of(s->key)];
-    g.hang_us += v[0];
-    g.hang_count += v[1];
+    groups[group_of(s->key)].Add(v);
   }
 
   struct Row {
     const GroupKey* key;
-    const Sums* sums;
+    const HangSums* sums;
     int64_t usage_ms;
     std::optional<double> rate;
   };
@@ -133,9 +126,7 @@ std::string HangsJson(const Snapshot& snap, const Query& q, const AnswerLimits& 
     if (row == row_of.end() || !filter.Matches(s->key)) continue;
     const Values v = ValuesIn(snap, *s, win);
     if (v[0] == 0 && v[1] == 0) continue;  // as in the first pass: no stack of its own
-    Sums& st = row_stacks[row->second][s->key[hang_field::kStack]];
-    st.hang_us += v[0];
-    st.hang_count += v[1];
+    row_stacks[row->second][s->key[hang_field::kStack]].Add(v);
   }
 
   JsonWriter w;
@@ -166,7 +157,7 @@ std::string HangsJson(const Snapshot& snap, const Query& q, const AnswerLimits& 
     }
     WriteRates(w, *r.sums, r.usage_ms);
     // Top stacks by hang ms, ties in stack order: the hash map's order never shows.
-    std::vector<std::pair<StackId, Sums>> stacks(row_stacks[i].begin(), row_stacks[i].end());
+    std::vector<std::pair<StackId, HangSums>> stacks(row_stacks[i].begin(), row_stacks[i].end());
     const size_t top = std::min(kTopStacks, stacks.size());
     std::partial_sort(stacks.begin(), stacks.begin() + static_cast<std::ptrdiff_t>(top), stacks.end(),
                       [&snap](const auto& a, const auto& b) {

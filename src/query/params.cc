@@ -32,8 +32,6 @@ constexpr std::array<EndpointEntry, 11> kEndpoints = {{
 constexpr std::array<std::string_view, kDimCount> kDimNames = {
     "source", "channel", "os", "build_date", "build_id", "product", "version", "process", "thread", "signature"};
 
-constexpr int64_t kHourMs = 3'600'000;
-constexpr int64_t kDayMs = 86'400'000;
 constexpr size_t kMaxLimit = 1000;
 
 int HexValue(char c) {

@@ -27,8 +27,6 @@ constexpr size_t kBuildIdField = build_field::kBuildId;  // in kBuildUsage and k
 
 int FieldOf(Table t, Dim d) { return kFieldOf[static_cast<size_t>(t)][static_cast<size_t>(d)]; }
 
-int64_t FloorDiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
-
 }  // namespace
 
 WindowSel ResolveWindow(const Snapshot& snap, int64_t window_ms) {
@@ -133,7 +131,6 @@ int64_t TimeAxis::PointStartMs(size_t i) const {
 }
 
 TimeAxis AxisFor(const Snapshot& snap, int64_t window_ms) {
-  constexpr int64_t kDayMs = 86'400'000;
   TimeAxis axis;
   axis.bucket_ms = snap.bucket_ms > 0 ? snap.bucket_ms : 60'000;
   int64_t longest = 0;

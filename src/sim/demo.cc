@@ -4,12 +4,12 @@
 #include <chrono>
 #include <cmath>
 
+#include "seismo/core/time.h"
 #include "seismo/ingest/kafka_producer.h"
 
 namespace seismo {
 namespace {
 
-constexpr int64_t kHour = 3'600'000;
 constexpr int64_t kBaselineBuilds = 3;
 constexpr int64_t kSpacingHours = 24;
 // Hours from a scenario's start to its first build (Scenario releases B1 at start + 9 h)
@@ -37,8 +37,8 @@ constexpr ChannelPlan kChannels[] = {
 }  // namespace
 
 DemoPopulation::DemoPopulation(const DemoOptions& options) {
-  const int64_t hour_now = options.now_ms - ((options.now_ms % kHour) + kHour) % kHour;
-  bad_release_ms_ = hour_now - options.compressed_after_hours * kHour;
+  const int64_t hour_now = options.now_ms - ((options.now_ms % kHourMs) + kHourMs) % kHourMs;
+  bad_release_ms_ = hour_now - options.compressed_after_hours * kHourMs;
   uint64_t k = 0;
   start_ms_ = bad_release_ms_;
   for (const ChannelPlan& plan : kChannels) {
@@ -47,8 +47,8 @@ DemoPopulation::DemoPopulation(const DemoOptions& options) {
     o.channel = plan.channel;
     o.baseline_builds = static_cast<int>(kBaselineBuilds);
     o.build_spacing_hours = kSpacingHours;
-    const int64_t new_release_ms = bad_release_ms_ - plan.new_build_before_bad_hours * kHour;
-    o.start_ms = new_release_ms - kNewBuildHours * kHour;
+    const int64_t new_release_ms = bad_release_ms_ - plan.new_build_before_bad_hours * kHourMs;
+    o.start_ms = new_release_ms - kNewBuildHours * kHourMs;
     o.new_build_age_hours =
         plan.new_build_before_bad_hours + options.compressed_after_hours + options.live_hours;
     o.usage_per_hour = plan.usage_per_hour;
@@ -57,7 +57,7 @@ DemoPopulation::DemoPopulation(const DemoOptions& options) {
     // A tripled hang rate, not a doubled one: a doubling sits on min_ratio = 2 (ADR 0006).
     o.hang_factor = 3.0;
     auto s = std::make_unique<Scenario>(o);
-    start_ms_ = std::min(start_ms_, o.start_ms + kFirstBuildHours * kHour);
+    start_ms_ = std::min(start_ms_, o.start_ms + kFirstBuildHours * kHourMs);
     end_ms_ = std::max(end_ms_, s->end_ms());
     if (plan.plants != 0) {
       truth_.channel = plan.channel;

@@ -14,8 +14,6 @@
 namespace seismo {
 namespace {
 
-constexpr int64_t kHour = 3'600'000;
-
 struct OsShare {
   const char* name;
   double share;
@@ -120,7 +118,7 @@ constexpr double kUsagePerPing = 20;  // usage hours one ping reports at most
 
 std::string ClientId(uint64_t install) { return fmt::format("5ce0a11d-0000-4000-8000-{:012x}", install); }
 
-int64_t FloorHour(int64_t ms) { return ms - ((ms % kHour) + kHour) % kHour; }
+int64_t FloorHour(int64_t ms) { return FloorDiv(ms, kHourMs) * kHourMs; }
 
 // Part `p` of `total` split over `parts`: equal shares, the remainder on part 0.
 int64_t ShareOf(int64_t total, size_t parts, size_t p) {
@@ -160,16 +158,16 @@ Build MakeBuild(int64_t release_ms, std::string build_id, int major) {
 // and kPlantEarlyBuild's build released at the start of the last hour.
 Timeline MakeTimeline(const ScenarioOptions& o) {
   Timeline t;
-  t.start_ms = o.start_ms - o.start_ms % kHour;
+  t.start_ms = o.start_ms - o.start_ms % kHourMs;
   for (int i = 0; i <= o.baseline_builds; ++i) {
-    const int64_t release_ms = t.start_ms + (i * o.build_spacing_hours + 9) * kHour;
+    const int64_t release_ms = t.start_ms + (i * o.build_spacing_hours + 9) * kHourMs;
     Build b = MakeBuild(release_ms, BuildIdAt(release_ms), 140 + i);
     b.is_new = i == o.baseline_builds;
     t.builds.push_back(b);
   }
   t.new_index = static_cast<size_t>(o.baseline_builds);
-  t.last_hour_ms = t.builds.back().release_ms + (o.new_build_age_hours - 1) * kHour;
-  t.end_ms = t.last_hour_ms + kHour - 1;
+  t.last_hour_ms = t.builds.back().release_ms + (o.new_build_age_hours - 1) * kHourMs;
+  t.end_ms = t.last_hour_ms + kHourMs - 1;
   if (o.plants & kPlantEarlyBuild) {
     Build e = MakeBuild(t.last_hour_ms, BuildIdAt(t.last_hour_ms + 60'000), 141 + o.baseline_builds);
     e.early = true;
@@ -297,7 +295,7 @@ class RecordGenerator {
 
   void Run() {
     const int64_t last_hour = FloorHour(timeline_.end_ms);
-    for (int64_t hour = FloorHour(timeline_.start_ms); hour <= last_hour; hour += kHour) Hour(hour);
+    for (int64_t hour = FloorHour(timeline_.start_ms); hour <= last_hour; hour += kHourMs) Hour(hour);
   }
 
  private:
@@ -314,7 +312,7 @@ class RecordGenerator {
 
   void BuildHour(size_t bi, int64_t hour) {
     const Build& b = timeline_.builds[bi];
-    const double age_h = static_cast<double>(hour - b.release_ms) / kHour;
+    const double age_h = static_cast<double>(hour - b.release_ms) / kHourMs;
     const double early = age_h < static_cast<double>(o_.early_hours) ? o_.early_adopter_factor : 1.0;
     for (const OsShare& os : kOs) {
       const double usage = o_.usage_per_hour * (b.early ? 0.05 : 1.0) * os.share * (0.9 + 0.2 * r_.Uniform());
@@ -354,7 +352,7 @@ class RecordGenerator {
   // bhr pings: bhr usage, and the hour's hangs spread over them.
   void BhrPings(const Cell& c) {
     const Build& b = timeline_.builds[c.build];
-    const auto ms = static_cast<int64_t>(std::llround(c.usage * kHour));
+    const auto ms = static_cast<int64_t>(std::llround(c.usage * kHourMs));
     std::vector<ScenarioRecord> bhr;
     for (size_t p = 0; p < c.pings; ++p) {
       bhr.push_back(Ping(DocKind::kBhr, b, c.os, c.hour, ShareOf(ms, c.pings, p), Client()));
@@ -413,7 +411,7 @@ class RecordGenerator {
   // kPlantHangStorm: one install's bhr ping each hour (an hour of usage), full of one
   // stack's hangs.
   void HangStorm(const Build& b, int64_t hour) {
-    ScenarioRecord storm = Ping(DocKind::kBhr, b, "Linux", hour, kHour, ClientId(0xffffffffffULL));
+    ScenarioRecord storm = Ping(DocKind::kBhr, b, "Linux", hour, kHourMs, ClientId(0xffffffffffULL));
     for (int64_t k = 0; k < storm_per_hour_; ++k) AddHang(storm, truth_.hang_storm_signature, HangUs());
     records_.push_back(std::move(storm));
   }
@@ -435,7 +433,7 @@ class RecordGenerator {
     return d;
   }
 
-  EventTime At(int64_t hour_start) { return EventTime{hour_start + static_cast<int64_t>(r_.Below(kHour))}; }
+  EventTime At(int64_t hour_start) { return EventTime{hour_start + static_cast<int64_t>(r_.Below(kHourMs))}; }
   std::string Client() {
     return ClientId(r_.Below(static_cast<uint64_t>(std::max<int64_t>(1, o_.installs))));
   }

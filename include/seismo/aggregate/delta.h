@@ -29,6 +29,14 @@ namespace seismo {
 inline constexpr size_t kMaxValues = 5;
 using Values = std::array<int64_t, kMaxValues>;
 
+// Element-wise sums of two series' values.
+inline void AddValues(Values& to, const Values& from) {
+  for (size_t i = 0; i < kMaxValues; ++i) to[i] += from[i];
+}
+inline void SubtractValues(Values& to, const Values& from) {
+  for (size_t i = 0; i < kMaxValues; ++i) to[i] -= from[i];
+}
+
 // Per-table event times, all "none yet".
 inline std::array<int64_t, kTableCount> MakeTableTimes() {
   std::array<int64_t, kTableCount> t;

@@ -31,8 +31,6 @@
 
 namespace seismo {
 
-int64_t FloorDiv(int64_t value, int64_t divisor);
-
 // Hour indices [from, to] (inclusive), or the whole retained life.
 struct HourRange {
   bool all = true;

@@ -37,8 +37,6 @@
 
 namespace seismo {
 
-inline constexpr int64_t kHourMs = 3'600'000;
-
 struct HourChunk {
   int64_t hour = 0;   // hour index: start = hour * kHourMs
   Values sum{};

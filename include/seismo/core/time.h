@@ -18,6 +18,15 @@ struct EventTime {
   auto operator<=>(const EventTime&) const = default;
 };
 
+inline constexpr int64_t kMinuteMs = 60'000;
+inline constexpr int64_t kHourMs = 3'600'000;
+inline constexpr int64_t kDayMs = 86'400'000;
+
+// value / divisor rounded down (toward negative infinity), for times before the epoch.
+constexpr int64_t FloorDiv(int64_t value, int64_t divisor) {
+  return value / divisor - ((value % divisor != 0) && ((value < 0) != (divisor < 0)));
+}
+
 // Parses an ISO-8601 / RFC-3339 timestamp ("2026-11-20T12:34:56.789Z",
 // "2026-09-18T12:34:56.123456+00:00", "2026-11-20 12:34:56", "2026-11-20").
 // Returns nullopt when the text is not such a timestamp.

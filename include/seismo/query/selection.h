@@ -42,6 +42,16 @@ struct WindowSel {
 
 WindowSel ResolveWindow(const Snapshot& snap, int64_t window_ms);
 
+// Totals of hang series within a window: hang time (µs) and hang count (values 0 and 1).
+struct HangSums {
+  int64_t hang_us = 0;
+  int64_t hang_count = 0;
+  void Add(const Values& v) {
+    hang_us += v[0];
+    hang_count += v[1];
+  }
+};
+
 // Sums of `s` within the window (zeros when the window is unknown).
 Values ValuesIn(const Snapshot& snap, const SeriesData& s, const WindowSel& w);
 // Sums of `s` in the previous window of equal length (zeros when there is none), given
