@@ -138,11 +138,11 @@ std::optional<std::chrono::milliseconds> ParseDuration(std::string_view s) {
   } else if (unit == "s") {
     mult = 1000;
   } else if (unit == "m") {
-    mult = 60'000;
+    mult = kMinuteMs;
   } else if (unit == "h") {
-    mult = 3'600'000;
+    mult = kHourMs;
   } else if (unit == "d") {
-    mult = 86'400'000;
+    mult = kDayMs;
   } else {
     return std::nullopt;
   }
@@ -151,9 +151,9 @@ std::optional<std::chrono::milliseconds> ParseDuration(std::string_view s) {
 
 std::string FormatDuration(std::chrono::milliseconds d) {
   int64_t ms = d.count();
-  if (ms != 0 && ms % 86'400'000 == 0) return fmt::format("{}d", ms / 86'400'000);
-  if (ms != 0 && ms % 3'600'000 == 0) return fmt::format("{}h", ms / 3'600'000);
-  if (ms != 0 && ms % 60'000 == 0) return fmt::format("{}m", ms / 60'000);
+  if (ms != 0 && ms % kDayMs == 0) return fmt::format("{}d", ms / kDayMs);
+  if (ms != 0 && ms % kHourMs == 0) return fmt::format("{}h", ms / kHourMs);
+  if (ms != 0 && ms % kMinuteMs == 0) return fmt::format("{}m", ms / kMinuteMs);
   if (ms % 1000 == 0) return fmt::format("{}s", ms / 1000);
   return fmt::format("{}ms", ms);
 }
