@@ -151,15 +151,10 @@ Status ClusterNode::Publish(const std::vector<ShardImage>& images,
     if (counted != source_counts.end()) counts.counts.records = counted->second;
     counts.counts.shards = part.counters;
     std::vector<OutgoingRecord> records;
-    ledger_.Diff(counts, partials, part.crash_ids, *symbols_, records);
-    if (bad_it != bad.end()) {
-      // A bad key the partition no longer has is deleted.
-      std::set<std::string> sent;
-      for (const OutgoingRecord& r : records) sent.insert(r.key);
-      for (const std::string& key : bad_it->second) {
-        if (!sent.contains(key)) records.push_back({key, std::nullopt});
-      }
-    }
+    static const std::vector<std::string> kNoBadKeys;
+    // A bad key the partition no longer has is deleted.
+    ledger_.Diff(counts, partials, part.crash_ids, *symbols_, records,
+                 bad_it != bad.end() ? bad_it->second : kNoBadKeys);
     const int32_t to = AggregatesPartitionOf(tp.topic, tp.partition);
     for (OutgoingRecord& r : records) out.emplace_back(to, std::move(r));
   }

@@ -61,7 +61,10 @@ void GlobalView::Reject(RecordReject reason, std::string_view key) {
   if (!k || k->kind == RecordKind::kAlertState) return;
   Partition& p = PartitionOf(k->where);
   ++p.status.rejected;
+  // A held record of the same key is older than this one: it never counts.
+  std::erase_if(p.held, [&](const Held& h) { return h.key == key; });
   if (k->kind == RecordKind::kCounts) {
+    TakeHeld(p);  // the publish it closes is whole but for its counts
     p.bad_counts = true;
     p.counts.reset();
   } else if (k->kind == RecordKind::kCrashIds) {
@@ -75,6 +78,19 @@ void GlobalView::Reject(RecordReject reason, std::string_view key) {
   p.dirty = true;
 }
 
+namespace {
+
+// The source partition a partition-scoped record (not an alert state) is of.
+PartitionBucket WhereOf(const AggregatesRecord& record) {
+  if (const auto* partial = std::get_if<PartialRecord>(&record)) return partial->where;
+  if (const auto* tombstone = std::get_if<Tombstone>(&record)) return tombstone->where;
+  if (const auto* ids = std::get_if<CrashIdsRecord>(&record)) return {ids->topic, ids->partition, 0, 0};
+  const auto& counts = std::get<CountsRecord>(record);
+  return {counts.topic, counts.partition, 0, 0};
+}
+
+}  // namespace
+
 std::optional<std::string> GlobalView::Apply(std::string_view key, std::optional<std::string_view> value,
                                              int64_t record_time_ms) {
   RecordResult r = DecodeRecord(key, value, *symbols_);
@@ -86,8 +102,17 @@ std::optional<std::string> GlobalView::Apply(std::string_view key, std::optional
     alert_state_ = std::move(*alerts);
     return std::nullopt;
   }
+  if (const auto* partial = std::get_if<PartialRecord>(&r.value());
+      partial && partial->bucket_ms != options_.bucket_ms) {
+    const int64_t width = partial->bucket_ms;
+    Reject(RecordReject::kKeyMismatch, key);
+    return fmt::format("{}: {}: a bucket of {} ms, this view's are {} ms", key,
+                       RecordRejectName(RecordReject::kKeyMismatch), width, options_.bucket_ms);
+  }
+  Partition& p = PartitionOf(WhereOf(r.value()));
   if (auto* counts = std::get_if<CountsRecord>(&r.value())) {
-    Partition& p = PartitionOf({counts->topic, counts->partition, 0, 0});
+    // The record that closes a publish: what the publish sent before it is now whole.
+    TakeHeld(p);
     p.bad_counts = false;
     p.status.owner = counts->owner;
     p.status.source_offset = std::max(p.status.source_offset, counts->source_offset);
@@ -96,33 +121,34 @@ std::optional<std::string> GlobalView::Apply(std::string_view key, std::optional
     p.dirty = true;
     return std::nullopt;
   }
-  if (auto* ids = std::get_if<CrashIdsRecord>(&r.value())) {
-    Partition& p = PartitionOf({ids->topic, ids->partition, 0, 0});
+  p.held.push_back({std::string(key), std::move(r.value()), record_time_ms});
+  return std::nullopt;
+}
+
+void GlobalView::TakeHeld(Partition& p) {
+  for (Held& h : p.held) Take(p, std::move(h.record), h.record_time_ms);
+  p.held.clear();
+}
+
+void GlobalView::Take(Partition& p, AggregatesRecord&& record, int64_t record_time_ms) {
+  if (auto* ids = std::get_if<CrashIdsRecord>(&record)) {
     p.bad_crash_ids.erase({ids->epoch, ids->chunk});
     if (keep_crash_ids_) p.crash_ids[ids->epoch].insert_or_assign(ids->chunk, std::move(ids->ids));
-    return std::nullopt;
+    return;
   }
-  if (auto* tombstone = std::get_if<Tombstone>(&r.value());
-      tombstone && tombstone->kind == RecordKind::kCrashIds) {
-    Partition& p = PartitionOf(tombstone->where);
-    p.bad_crash_ids.erase({tombstone->where.bucket, tombstone->where.part});
-    EraseChunk(p.crash_ids, tombstone->where.bucket, tombstone->where.part);
-    return std::nullopt;
-  }
-  if (auto* tombstone = std::get_if<Tombstone>(&r.value())) {
-    Partition& p = PartitionOf(tombstone->where);
-    p.bad.erase({tombstone->where.bucket, tombstone->where.part});
-    ErasePart(p.buckets, tombstone->where.bucket, tombstone->where.part);
+  if (auto* tombstone = std::get_if<Tombstone>(&record)) {
+    const PartitionBucket& where = tombstone->where;
+    if (tombstone->kind == RecordKind::kCrashIds) {
+      p.bad_crash_ids.erase({where.bucket, where.part});
+      EraseChunk(p.crash_ids, where.bucket, where.part);
+      return;
+    }
+    p.bad.erase({where.bucket, where.part});
+    ErasePart(p.buckets, where.bucket, where.part);
     p.dirty = true;
-    return std::nullopt;
+    return;
   }
-  PartialRecord& partial = std::get<PartialRecord>(r.value());
-  if (partial.bucket_ms != options_.bucket_ms) {
-    Reject(RecordReject::kKeyMismatch, key);
-    return fmt::format("{}: {}: a bucket of {} ms, this view's are {} ms", key,
-                       RecordRejectName(RecordReject::kKeyMismatch), partial.bucket_ms, options_.bucket_ms);
-  }
-  Partition& p = PartitionOf(partial.where);
+  PartialRecord& partial = std::get<PartialRecord>(record);
   p.bad.erase({partial.where.bucket, partial.where.part});
   PartitionStatus& s = p.status;
   s.owner = partial.owner;
@@ -136,7 +162,6 @@ std::optional<std::string> GlobalView::Apply(std::string_view key, std::optional
   const uint32_t part = partial.where.part;
   b.by_part.insert_or_assign(part, std::move(partial));
   p.dirty = true;
-  return std::nullopt;
 }
 
 std::shared_ptr<const Snapshot> GlobalView::Build() {
@@ -170,6 +195,11 @@ void GlobalView::MarkIds(std::vector<uint64_t>& text, std::vector<uint64_t>& sta
     for (const auto& [bucket, b] : p.buckets) {
       for (const auto& [part, partial] : b.by_part) {
         for (const SeriesImage& s : partial.series) MarkKeyIds(s.key, text, stacks);
+      }
+    }
+    for (const Held& h : p.held) {
+      if (const auto* partial = std::get_if<PartialRecord>(&h.record)) {
+        for (const SeriesImage& s : partial->series) MarkKeyIds(s.key, text, stacks);
       }
     }
   }

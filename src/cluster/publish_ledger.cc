@@ -1,6 +1,7 @@
 #include "seismo/cluster/publish_ledger.h"
 
 #include <absl/container/flat_hash_map.h>
+#include <absl/container/flat_hash_set.h>
 
 #include <algorithm>
 #include <utility>
@@ -121,9 +122,10 @@ void PublishLedger::DiffCrashIds(const std::string& topic, int32_t partition, co
 }
 
 void PublishLedger::Diff(const CountsRecord& counts, const std::vector<PartialRecord>& partials,
-                         const CrashIds& crash_ids, const Symbols& symbols,
-                         std::vector<OutgoingRecord>& out) {
+                         const CrashIds& crash_ids, const Symbols& symbols, std::vector<OutgoingRecord>& out,
+                         const std::vector<std::string>& bad_keys) {
   const PartitionId id{counts.topic, counts.partition};
+  const size_t first = out.size();
   auto before_it = committed_.find(id);
   static const Sent kNothing;
   const Sent& before = before_it == committed_.end() ? kNothing : before_it->second;
@@ -148,10 +150,19 @@ void PublishLedger::Diff(const CountsRecord& counts, const std::vector<PartialRe
     if (!now.hashes.contains(key)) out.push_back({key, std::nullopt});
   }
   DiffCrashIds(counts.topic, counts.partition, counts.owner, crash_ids, before, now, out);
+  std::string counts_key = CountsKey(counts.topic, counts.partition);
+  if (!bad_keys.empty()) {
+    absl::flat_hash_set<std::string_view> sent;
+    for (size_t i = first; i < out.size(); ++i) sent.insert(out[i].key);
+    for (const std::string& key : bad_keys) {
+      if (key != counts_key && !sent.contains(key)) out.push_back({key, std::nullopt});
+    }
+  }
   std::string encoded = EncodeCounts(counts);
   now.counts = Hash64(encoded);
-  if (now.counts != before.counts)
-    out.push_back({CountsKey(counts.topic, counts.partition), std::move(encoded)});
+  // Last, and whenever anything else was sent: the record that closes the publish.
+  if (out.size() > first || now.counts != before.counts)
+    out.push_back({std::move(counts_key), std::move(encoded)});
   pending_[id] = std::move(now);
 }
 

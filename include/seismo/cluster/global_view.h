@@ -17,6 +17,13 @@
 //   * a partial of another bucket width is not this view's: rejected as key_mismatch;
 //   * a partition's counts are its newest counts record's (c/ key); the snapshot's
 //     counters and counts() are their sum, so the header counts are the whole input's;
+//   * a publish is taken whole: its counts record is its last (PublishLedger), so a
+//     partition's partials, tombstones and crash-ids chunks are held until the counts
+//     record after them is read, and a view never shows the series of a publish beside the
+//     counts of the one before it. A reader that sees records before their transaction
+//     commits (a read_uncommitted consumer; the mock cluster, whose fetches end at the log's
+//     end, not at the last stable offset) therefore never builds half a publish, and a
+//     partition's source_offset is always the offset its series and counts both reach;
 //   * crash-ids chunks (d/ keys) change nothing in the view; a view that restores
 //     partitions keeps them (`keep_crash_ids`), one that serves does not. A rejected
 //     chunk degrades its partition as a rejected partial does.
@@ -111,8 +118,14 @@ class GlobalView {
     uint32_t parts = 1;                         // of the newest record read for the bucket
     std::map<uint32_t, PartialRecord> by_part;  // only parts of that count
   };
+  struct Held {  // a record read before the counts record that closes its publish
+    std::string key;
+    AggregatesRecord record;
+    int64_t record_time_ms = 0;
+  };
   struct Partition {
     PartitionStatus status;
+    std::vector<Held> held;  // in the order read
     std::map<int64_t, Bucket> buckets;
     std::set<std::pair<int64_t, uint32_t>> bad;  // (bucket, part) whose latest record was rejected
     std::optional<PartitionCounts> counts;       // of the newest counts record
@@ -124,6 +137,10 @@ class GlobalView {
     bool dirty = true;
   };
   Partition& PartitionOf(const PartitionBucket& where);
+  // Applies a partial, a tombstone or a crash-ids chunk to its partition.
+  void Take(Partition& p, AggregatesRecord&& record, int64_t record_time_ms);
+  // Applies the records the partition holds (their publish's counts record was read).
+  void TakeHeld(Partition& p);
   // The partition's stream time: the latest of the partials it holds.
   static int64_t StreamTimeOf(const Partition& p);
   static PartitionStatus StatusOf(const Partition& p);

@@ -13,10 +13,13 @@
 //     Without this rule each new install of a series would send every bucket it has;
 //   * a tombstone for each key published before that the partition no longer has (a
 //     bucket that expired, a part that a smaller part count left behind);
-//   * the partition's counts record (c/ key) whenever its counts or its source offset
-//     changed, so the largest source offset among the partition's records, which a
-//     restore seeks to, is current even when its documents changed no partial (all
-//     rejected, late or repeated);
+//   * a tombstone for each of `bad_keys` (the partition's keys whose records a reader
+//     rejected) that it does not send again;
+//   * last, the partition's counts record (c/ key) whenever its counts or its source
+//     offset changed or anything else of it is sent: the record that closes a publish, up
+//     to which a reader takes the publish whole (GlobalView). So the largest source offset
+//     among the partition's records, which a restore seeks to, is current even when its
+//     documents changed no partial (all rejected, late or repeated);
 //   * the partition's crash ids that no record holds yet, as new chunks of the epoch they
 //     were remembered in (d/ keys, numbered on from the partition's highest chunk), and a
 //     tombstone for each chunk of an epoch older than the one before the newest: ids are
@@ -59,7 +62,8 @@ class PublishLedger {
   // is every partial the partition has now, and `counts` its counts, both with its
   // current source offset; `crash_ids` the ids its states remember now.
   void Diff(const CountsRecord& counts, const std::vector<PartialRecord>& partials, const CrashIds& crash_ids,
-            const Symbols& symbols, std::vector<OutgoingRecord>& out);
+            const Symbols& symbols, std::vector<OutgoingRecord>& out,
+            const std::vector<std::string>& bad_keys = {});
   void Commit();
   void Abort();
   // The partition is no longer this instance's: its keys are forgotten (its new owner

@@ -20,19 +20,19 @@ const std::string kTopic = "telemetry.main";
 struct Publisher {
   Symbols symbols;
   PublishLedger ledger;
-  std::vector<std::vector<OutgoingRecord>> batches;  // committed
+  std::vector<std::vector<OutgoingRecord>> batches;  // committed, whole
 
   // One publish of partition 0 with these ids; its crash-ids records.
   std::vector<OutgoingRecord> Publish(const CrashIds& ids, bool commit = true) {
     std::vector<OutgoingRecord> out;
     ledger.Diff(CountsRecord{kTopic, 0, 0, "node-a:8080", {}}, {}, ids, symbols, out);
-    std::erase_if(out, [](const OutgoingRecord& r) { return !r.key.starts_with("d/"); });
     if (commit) {
       ledger.Commit();
       batches.push_back(out);
     } else {
       ledger.Abort();
     }
+    std::erase_if(out, [](const OutgoingRecord& r) { return !r.key.starts_with("d/"); });
     return out;
   }
 };
@@ -176,7 +176,10 @@ TEST(CrashIdsPublish, TheServingViewKeepsNoIdsAndARejectedChunkDegradesItsPartit
   Symbols reader;
   GlobalView view(partitioned::Options(), &reader);
   const OutgoingRecord& r = p.batches[0][0];
+  const OutgoingRecord& closing = p.batches[0].back();  // the publish's counts record
+  ASSERT_EQ(closing.key, CountsKey(kTopic, 0));
   ASSERT_EQ(view.Apply(r.key, r.value, 1), std::nullopt);
+  ASSERT_EQ(view.Apply(closing.key, closing.value, 1), std::nullopt);
   EXPECT_TRUE(view.StateOf(kTopic, 0)->crash_ids.empty());
   EXPECT_FALSE(view.Partitions()[0].degraded());
 
@@ -186,6 +189,8 @@ TEST(CrashIdsPublish, TheServingViewKeepsNoIdsAndARejectedChunkDegradesItsPartit
   EXPECT_TRUE(view.Partitions()[0].degraded());
   EXPECT_EQ(view.BadKeys().at({kTopic, 0}), (std::vector<std::string>{r.key}));
   ASSERT_EQ(view.Apply(r.key, std::nullopt, 3), std::nullopt);
+  EXPECT_TRUE(view.Partitions()[0].degraded()) << "a tombstone counts when its publish is whole";
+  ASSERT_EQ(view.Apply(closing.key, closing.value, 3), std::nullopt);
   EXPECT_FALSE(view.Partitions()[0].degraded());
 }
 

@@ -45,11 +45,18 @@ struct Fixture {
   Symbols reader;       // another process's, which reads them
 };
 
-// Every record into the view, each one taken.
+// Partition p's counts record into the view: what it read of p's publish is taken.
+void Close(GlobalView& view, const Published& published, int32_t p, int64_t record_time_ms) {
+  const auto& [key, value] = published.closing.at(static_cast<size_t>(p));
+  EXPECT_EQ(view.Apply(key, value, record_time_ms), std::nullopt) << key;
+}
+
+// Every record into the view, each one taken, then every partition's counts record.
 void ReadAll(GlobalView& view, const Published& published, int64_t record_time_ms) {
   for (const auto& [key, value] : published.records) {
     EXPECT_EQ(view.Apply(key, value, record_time_ms), std::nullopt) << key;
   }
+  for (int32_t p = 0; p < kPartitions; ++p) Close(view, published, p, record_time_ms);
 }
 
 TEST(GlobalView, RecordsOfEveryPartitionReadBackEqualTheWholeCorpus) {
@@ -61,6 +68,10 @@ TEST(GlobalView, RecordsOfEveryPartitionReadBackEqualTheWholeCorpus) {
   GlobalView view(Options(), &reader);
   for (const auto& [key, value] : published.records)
     EXPECT_EQ(view.Apply(key, value, 7), std::nullopt) << key;
+  for (size_t t = 0; t < kTableCount; ++t)
+    EXPECT_TRUE(test::Totals(*view.Build(), static_cast<Table>(t)).empty())
+        << "no publish is whole before its counts record";
+  for (int32_t p = 0; p < kPartitions; ++p) Close(view, published, p, 7);
   auto snapshot = view.Build();
   // The reader's texts name the same keys: compare by text.
   ExpectTotals(*snapshot, *f.whole, f.symbols);
@@ -115,8 +126,49 @@ TEST(GlobalView, ABadRecordIsCountedTakesItsKeysPartialOutAndDegradesItsPartitio
 
   // The owner publishes the bucket again: the view is whole and the partition healthy.
   EXPECT_EQ(view.Apply(key, good, 3), std::nullopt);
+  Close(view, published, named->where.partition, 3);
   ExpectTotals(*view.Build(), *f.whole, f.symbols);
   for (const auto& s : view.Partitions()) EXPECT_FALSE(s.degraded()) << s.partition;
+}
+
+// A reader that sees a publish before its transaction commits (the mock cluster's fetches
+// end at the log's end): what it read of the publish is held until the counts record that
+// closes it, so a view never has one publish's series beside the counts and offset of the
+// one before.
+TEST(GlobalView, AHalfReadPublishIsHeldUntilItsCountsRecord) {
+  Fixture f;
+  GlobalView view(Options(), &f.reader);
+  ReadAll(view, f.published, 1);
+  // The next publish of partition 0: every bucket of it gone, at offset 2000.
+  for (const auto& [key, value] : f.published.records) {
+    if (DecodeRecordKey(key)->where.partition == 0) ASSERT_EQ(view.Apply(key, std::nullopt, 2), std::nullopt);
+  }
+  auto offset_of_0 = [&] {
+    for (const auto& s : view.Partitions())
+      if (s.partition == 0) return std::pair{s.source_offset, s.buckets};
+    return std::pair{int64_t{-1}, size_t{0}};
+  };
+  ExpectTotals(*view.Build(), *f.whole, f.symbols);
+  EXPECT_EQ(offset_of_0().first, 1000);
+  EXPECT_GT(offset_of_0().second, 0u);
+
+  // A rejected record under a held key: the held one never counts, the partial goes.
+  const std::string& first = f.published.records.front().first;
+  ASSERT_EQ(DecodeRecordKey(first)->where.partition, 0);
+  EXPECT_NE(view.Apply(first, std::string("not a record"), 2), std::nullopt);
+  EXPECT_TRUE(view.Partitions().front().degraded());
+
+  const CountsRecord closing{"telemetry.main", 0, 2000, "node-a:8080", {}};
+  ASSERT_EQ(view.Apply(CountsKey("telemetry.main", 0), EncodeCounts(closing), 2), std::nullopt);
+  EXPECT_EQ(offset_of_0(), (std::pair{int64_t{2000}, size_t{0}}));
+  EXPECT_TRUE(view.Partitions().front().degraded()) << "its bad key stays bad until it is sent again";
+  ShardState others(Options(), &f.symbols);
+  for (const auto& [key, value] : f.published.records) {
+    if (DecodeRecordKey(key)->where.partition == 0) continue;
+    RecordResult r = DecodeRecord(key, value, f.symbols);
+    MergePartial(std::get<PartialRecord>(r.value()), others);
+  }
+  ExpectTotals(*view.Build(), others, f.symbols);
 }
 
 TEST(GlobalView, ABucketRepublishedInFewerPartsCountsOnceAndATombstoneDeletesIt) {
@@ -144,6 +196,7 @@ TEST(GlobalView, ABucketRepublishedInFewerPartsCountsOnceAndATombstoneDeletesIt)
       MergePartial(std::get<PartialRecord>(r.value()), others);
     }
   }
+  Close(view, one, 0, 3);
   ExpectTotals(*view.Build(), others, f.symbols);
   for (const auto& s : view.Partitions()) EXPECT_EQ(s.buckets == 0, s.partition == 0) << s.partition;
 }
@@ -161,7 +214,10 @@ TEST(GlobalView, AReplacedPartialsStreamTimeNoLongerCounts) {
   PartialRecord ahead = std::get<PartialRecord>(r.value());
   ahead.stream_time_ms += 10 * 365 * 86'400'000LL;
   ASSERT_EQ(view.Apply(key, EncodePartial(ahead, f.symbols), 2), std::nullopt);
+  Close(view, published, ahead.where.partition, 2);
+  (void)view.Build();
   EXPECT_EQ(view.Apply(key, good, 3), std::nullopt);
+  Close(view, published, ahead.where.partition, 3);
   ExpectTotals(*view.Build(), *f.whole, f.symbols);
 }
 
@@ -265,6 +321,7 @@ TEST(GlobalView, ItsMarksKeepEveryIdItHoldsThroughAnInternSweep) {
   for (int i = 0; i < 1000; ++i) (void)f.reader.Intern("after the sweep " + std::to_string(i));
   for (int32_t p = 0; p < kPartitions; ++p)
     ASSERT_EQ(view.Apply(PartialKey({"telemetry.main", p, 1, 0}), std::nullopt, 8), std::nullopt);
+  for (int32_t p = 0; p < kPartitions; ++p) Close(view, f.published, p, 8);
   ExpectTotals(*view.Build(), *f.whole, f.symbols);
 }
 

@@ -73,11 +73,14 @@ inline std::map<std::string, Values> Buckets(const ShardState& state, const Symb
 }
 
 struct Published {
-  std::vector<std::pair<std::string, std::string>> records;  // key, value
+  std::vector<std::pair<std::string, std::string>> records;  // key, value: the partials
+  // Per partition, its counts record, which a publish sends last and a reader takes the
+  // publish whole at (GlobalView).
+  std::vector<std::pair<std::string, std::string>> closing;
   size_t buckets = 0;
 };
 
-// Each partition's state split into per-bucket partials and encoded.
+// Each partition's state split into per-bucket partials and encoded, and its counts record.
 inline Published Publish(const std::vector<std::unique_ptr<ShardState>>& partitions, const Symbols& symbols,
                          size_t max_value_bytes = kMaxPartialBytes) {
   Published out;
@@ -89,6 +92,9 @@ inline Published Publish(const std::vector<std::unique_ptr<ShardState>>& partiti
       out.records.emplace_back(PartialKey(partial.where), EncodePartial(partial, symbols));
       out.buckets += partial.where.part == 0;
     }
+    CountsRecord counts{"telemetry.main", p, /*source_offset=*/1000 + p, "node-a:8080", {}};
+    counts.counts.shards = image.counters;
+    out.closing.emplace_back(CountsKey("telemetry.main", p), EncodeCounts(counts));
   }
   return out;
 }

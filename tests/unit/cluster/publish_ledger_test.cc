@@ -90,6 +90,8 @@ TEST(PublishLedger, SendsWhatChangedAndTheNewestRecordsReadBackAreTheStateNow) {
   EXPECT_FALSE(second.empty());
   EXPECT_TRUE(Keys(second, false).contains(CountsKey(kTopic, 0))) << "the offset moved";
   EXPECT_LT(second.size() - 1, now.size()) << "unchanged buckets are not sent again";
+  for (const auto* batch : {&first, &second})
+    EXPECT_EQ(batch->back().key, CountsKey(kTopic, 0)) << "the counts record closes each publish";
 
   // Read back in order, the newest record of each key wins: the whole corpus.
   Symbols reader;
@@ -239,6 +241,41 @@ TEST(PublishLedger, ChangedCountsAreSentAndTheViewSumsEachPartitionsNewest) {
   EXPECT_EQ(snap->counters.duplicates, 2u);
   EXPECT_EQ(snap->counters.late_dropped, 9u);  // 5 + 4
   ExpectTotals(*snap, c.state, c.symbols);
+}
+
+// Anything sent for a partition ends with its counts record, even when neither its counts
+// nor its offset moved (a reader takes a publish whole at that record: GlobalView), and the
+// keys a reader rejected that the publish does not send again are tombstoned before it.
+TEST(PublishLedger, EveryPublishThatSendsAnythingEndsWithItsCountsRecord) {
+  Corpus2 c;
+  c.Add(0, c.docs.size());
+  PublishLedger ledger;
+  const std::vector<PartialRecord> partials = PartialsOf(c.state, 100, c.symbols);
+  std::vector<OutgoingRecord> first;
+  Diff(ledger, partials, c.symbols, first);
+  ledger.Commit();
+
+  // Same counts, same offset: a resend.
+  ledger.Resend(kTopic, 0);
+  std::vector<OutgoingRecord> resent;
+  Diff(ledger, partials, c.symbols, resent);
+  ledger.Commit();
+  ASSERT_EQ(resent.size(), partials.size() + 1);
+  EXPECT_EQ(resent.back().key, CountsKey(kTopic, 0));
+
+  // Rejected keys (the publisher resends the partition whole first, as ClusterNode does):
+  // the one it no longer has is tombstoned, the others are sent again, the counts last.
+  const std::string gone = PartialKey({kTopic, 0, 999 * kMinute, 0});
+  ledger.Resend(kTopic, 0);
+  std::vector<OutgoingRecord> healed;
+  ledger.Diff(CountsAt(partials), partials, {}, c.symbols, healed,
+              {gone, PartialKey(partials.front().where), CountsKey(kTopic, 0)});
+  ledger.Commit();
+  ASSERT_EQ(healed.size(), partials.size() + 2);
+  EXPECT_EQ(Keys(healed, true), std::set<std::string>{gone});
+  EXPECT_EQ(healed[healed.size() - 2].key, gone);
+  EXPECT_EQ(healed.back().key, CountsKey(kTopic, 0));
+  EXPECT_TRUE(healed.back().value) << "the counts key is sent, never tombstoned";
 }
 
 }  // namespace
