@@ -7,11 +7,14 @@
 //   BM_FlameTree/N     BuildFlameTree of N distinct stacks under the API's 10 000-node bound:
 //                      the default flame graph's tree at N hang series (as bench/api.cc's
 //                      series: a shared prefix, then a leaf of their own)
+//   BM_WarmDefaultAnswers/N  WarmDefaultAnswers of a snapshot of N hang series (bench/api.cc's
+//                      series documents): what the warm-up thread builds after each publish
 // Not a test: nothing here asserts a speed (SPEC §8).
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <random>
 #include <string>
@@ -19,13 +22,17 @@
 
 #include "seismo/aggregate/delta.h"
 #include "seismo/aggregate/shard_state.h"
+#include "seismo/aggregate/snapshot.h"
 #include "seismo/parse/crash_parser.h"
 #include "seismo/parse/parser.h"
+#include "seismo/query/answer_cache.h"
+#include "seismo/query/api.h"
 #include "seismo/query/flame_tree.h"
 #include "seismo/shard/shard_set.h"
 #include "seismo/shard/spsc_ring.h"
 #include "seismo/signature/generator.h"
 #include "seismo/sim/synth.h"
+#include "series_docs.h"
 
 namespace seismo {
 namespace {
@@ -201,6 +208,47 @@ void BM_FlameTree(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(n));
 }
 
+// One snapshot of N hang series, made once per N and kept for every run of it.
+std::shared_ptr<const Snapshot> SeriesSnapshot(size_t n) {
+  static std::map<size_t, std::shared_ptr<const Snapshot>> made;
+  auto& snap = made[n];
+  if (snap) return snap;
+  auto symbols = std::make_shared<Symbols>();
+  AggregateOptions options;
+  options.max_series = n + 1000;
+  options.memory_limit = 64ull << 30;  // no series folds into "(other)"
+  ShardState state(options, symbols.get());
+  Parser parser(ParseOptions{}, &Signatures());
+  DeltaEncoder encoder(symbols.get());
+  std::vector<Delta> deltas;
+  for (const std::string& doc : bench::SeriesDocs(n, "2026-11-17T12:00:00.000Z")) {
+    auto parsed = parser.Parse(doc);
+    const std::optional<EventTime> t =
+        parsed.ok() ? ResolveEventTime(parsed.value(), std::nullopt) : std::nullopt;
+    if (!t) std::abort();
+    deltas.clear();
+    encoder.Encode(parsed.value(), *t, deltas);
+    for (const Delta& d : deltas) state.Apply(d);
+  }
+  snap = MergeSnapshots({state.Snapshot()}, *symbols, options.bucket_ms, options.windows_ms,
+                        options.retention_ms,
+                        /*routed_by_key=*/true, symbols);
+  return snap;
+}
+
+void BM_WarmDefaultAnswers(benchmark::State& state) {
+  const auto n = static_cast<size_t>(state.range(0));
+  const std::shared_ptr<const Snapshot> snap = SeriesSnapshot(n);
+  if (snap->table(Table::kHangs).size() < n) state.SkipWithError("fewer hang series than asked for");
+  const ApiSettings settings;
+  for (auto _ : state) {
+    AnswerCache<ApiAnswer> cache(size_t{1} << 30);  // every answer of the round kept, as the warm-up's
+    WarmDefaultAnswers(snap, settings, cache, nullptr);
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(n));
+}
+
 BENCHMARK(BM_ParseMain);
 BENCHMARK(BM_ParseBhr);
 BENCHMARK(BM_ParseCrashPing);
@@ -209,6 +257,7 @@ BENCHMARK(BM_RouteEnqueue)->Arg(1)->Arg(2);
 BENCHMARK(BM_AggregateAdd);
 BENCHMARK(BM_Signature);
 BENCHMARK(BM_FlameTree)->Arg(100'000)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_WarmDefaultAnswers)->Arg(100'000)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
 
 // One JSON line per benchmark on stdout, like seismo_bench's measures:
 // {"measure":"micro","name":...,"ns_per_op":...,"items_per_s":...,"mb_per_s":...}

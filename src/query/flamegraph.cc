@@ -1,7 +1,5 @@
 #include "seismo/query/flamegraph.h"
 
-#include <absl/container/flat_hash_map.h>
-
 #include <algorithm>
 #include <cmath>
 #include <vector>
@@ -9,24 +7,27 @@
 #include "seismo/core/json_writer.h"
 #include "seismo/query/flame_tree.h"
 #include "seismo/query/hangs_json.h"
+#include "seismo/query/id_sums.h"
 #include "seismo/query/selection.h"
 
 namespace seismo {
 namespace {
 
-// Distinct stacks of the selection (merged over every other dimension), in no order.
+// Distinct stacks of the selection (merged over every other dimension), by stack id.
 std::vector<std::pair<StackId, HangSums>> SelectedStacks(const Snapshot& snap, const Query& q) {
   const WindowSel win = ResolveWindow(snap, q.window_ms);
-  absl::flat_hash_map<StackId, HangSums> stacks;
+  IdSums stacks;
   const Filters filters = HangFilters(q, HangSource(snap, q));
   RowFilter filter(snap, Table::kHangs, filters);
   for (const SeriesData* s : CandidateRows(snap, Table::kHangs, filters)) {
     if (!filter.Matches(s->key)) continue;
     const Values v = ValuesIn(snap, *s, win);
     if (v[0] == 0 && v[1] == 0) continue;
-    stacks[s->key[hang_field::kStack]].Add(v);
+    stacks.Add(0, s->key[hang_field::kStack], v);
   }
-  return {stacks.begin(), stacks.end()};
+  std::vector<std::pair<StackId, HangSums>> out;
+  for (const IdSums::Entry& e : stacks.Reduce()) out.emplace_back(e.id, e.sums);
+  return out;
 }
 
 // The snapshot's symbols; an empty snapshot (before the first publish) has none.

@@ -7,6 +7,7 @@
 #include "seismo/core/json_writer.h"
 #include "seismo/core/time.h"
 #include "seismo/query/answer_bound.h"
+#include "seismo/query/id_sums.h"
 #include "seismo/query/replay_output.h"
 #include "seismo/query/selection.h"
 
@@ -18,8 +19,6 @@ constexpr size_t kTopStacks = 5;
 // A row's grouping fields: (process, thread, signature), (process, thread) or (build_date,
 // channel): a build date's builds differ by channel, and so do their hang rates.
 using GroupKey = std::array<Sym, 3>;
-
-using StackSums = absl::flat_hash_map<StackId, HangSums>;
 
 using DateKey = std::array<Sym, 2>;  // build_date, channel
 
@@ -78,15 +77,38 @@ std::string HangsJson(const Snapshot& snap, const Query& q, const AnswerLimits& 
   };
   // Two passes: the groups' sums, then the stacks of the rows shown only (a group per
   // series at most, and a stack table per group would cost a hash map per series).
-  absl::flat_hash_map<GroupKey, HangSums> groups;
+  // By signature the groups can be as many as the series: summed by (process and thread,
+  // signature id) through IdSums; the other groupings have few groups, in a hash map.
+  std::vector<std::pair<GroupKey, HangSums>> groups;
   const Filters filters = HangFilters(q, source);
   RowFilter filter(snap, Table::kHangs, filters);
   const std::span<const SeriesData* const> candidates = CandidateRows(snap, Table::kHangs, filters);
-  for (const SeriesData* s : candidates) {
-    if (!filter.Matches(s->key)) continue;
-    const Values v = ValuesIn(snap, *s, win);
-    if (v[0] == 0 && v[1] == 0) continue;
-    groups[group_of(s->key)].Add(v);
+  if (q.by == HangsBy::kSignature) {
+    absl::flat_hash_map<std::array<Sym, 2>, uint32_t> thread_of;  // (process, thread) -> group
+    std::vector<std::array<Sym, 2>> threads;
+    IdSums sums;
+    for (const SeriesData* s : candidates) {
+      if (!filter.Matches(s->key)) continue;
+      const Values v = ValuesIn(snap, *s, win);
+      if (v[0] == 0 && v[1] == 0) continue;
+      const std::array<Sym, 2> thread{s->key[hang_field::kProcess], s->key[hang_field::kThread]};
+      const auto [it, added] = thread_of.try_emplace(thread, static_cast<uint32_t>(threads.size()));
+      if (added) threads.push_back(thread);
+      sums.Add(it->second, s->key[hang_field::kSignature], v);
+    }
+    const std::span<const IdSums::Entry> reduced = sums.Reduce();
+    groups.reserve(reduced.size());
+    for (const IdSums::Entry& e : reduced)
+      groups.push_back({{threads[e.group][0], threads[e.group][1], e.id}, e.sums});
+  } else {
+    absl::flat_hash_map<GroupKey, HangSums> few;
+    for (const SeriesData* s : candidates) {
+      if (!filter.Matches(s->key)) continue;
+      const Values v = ValuesIn(snap, *s, win);
+      if (v[0] == 0 && v[1] == 0) continue;
+      few[group_of(s->key)].Add(v);
+    }
+    groups.assign(few.begin(), few.end());
   }
 
   struct Row {
@@ -120,13 +142,21 @@ std::string HangsJson(const Snapshot& snap, const Query& q, const AnswerLimits& 
   // The second pass: each shown row's stacks.
   absl::flat_hash_map<GroupKey, size_t> row_of;
   for (size_t i = 0; i < rows.size(); ++i) row_of[*rows[i].key] = i;
-  std::vector<StackSums> row_stacks(rows.size());
+  IdSums by_row;
   for (const SeriesData* s : candidates) {
     const auto row = row_of.find(group_of(s->key));
     if (row == row_of.end() || !filter.Matches(s->key)) continue;
     const Values v = ValuesIn(snap, *s, win);
     if (v[0] == 0 && v[1] == 0) continue;  // as in the first pass: no stack of its own
-    row_stacks[row->second][s->key[hang_field::kStack]].Add(v);
+    by_row.Add(static_cast<uint32_t>(row->second), s->key[hang_field::kStack], v);
+  }
+  // Each row's stacks: a run of the reduced entries (sorted by row first).
+  const std::span<const IdSums::Entry> stack_entries = by_row.Reduce();
+  std::vector<std::span<const IdSums::Entry>> row_stacks(rows.size());
+  for (size_t begin = 0, end = 0; begin < stack_entries.size(); begin = end) {
+    end = begin;
+    while (end < stack_entries.size() && stack_entries[end].group == stack_entries[begin].group) ++end;
+    row_stacks[stack_entries[begin].group] = stack_entries.subspan(begin, end - begin);
   }
 
   JsonWriter w;
@@ -156,18 +186,18 @@ std::string HangsJson(const Snapshot& snap, const Query& q, const AnswerLimits& 
       w.Key("process").String(snap.Text(k[0]));
     }
     WriteRates(w, *r.sums, r.usage_ms);
-    // Top stacks by hang ms, ties in stack order: the hash map's order never shows.
-    std::vector<std::pair<StackId, HangSums>> stacks(row_stacks[i].begin(), row_stacks[i].end());
-    const size_t top = std::min(kTopStacks, stacks.size());
-    std::partial_sort(stacks.begin(), stacks.begin() + static_cast<std::ptrdiff_t>(top), stacks.end(),
-                      [&snap](const auto& a, const auto& b) {
-                        return a.second.hang_us != b.second.hang_us
-                                   ? a.second.hang_us > b.second.hang_us
-                                   : CompareStacks(a.first, b.first, *snap.symbols) < 0;
-                      });
-    stacks.resize(top);
+    // Top stacks by hang ms, ties in stack order (by text: ids' order never shows).
+    std::vector<IdSums::Entry> stacks(std::min(kTopStacks, row_stacks[i].size()));
+    std::partial_sort_copy(row_stacks[i].begin(), row_stacks[i].end(), stacks.begin(), stacks.end(),
+                           [&snap](const IdSums::Entry& a, const IdSums::Entry& b) {
+                             return a.sums.hang_us != b.sums.hang_us
+                                        ? a.sums.hang_us > b.sums.hang_us
+                                        : CompareStacks(a.id, b.id, *snap.symbols) < 0;
+                           });
     w.Key("stacks").BeginArray();
-    for (const auto& [stack, sums] : stacks) {
+    for (const IdSums::Entry& e : stacks) {
+      const StackId stack = e.id;
+      const HangSums& sums = e.sums;
       w.BeginObject();
       w.Key("stack").BeginArray();
       const std::span<const Sym> frames = snap.symbols->Frames(stack);

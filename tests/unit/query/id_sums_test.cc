@@ -1,0 +1,71 @@
+// IdSums (the /hangs answers' and the flame graph's sums by (group, id)): after Reduce, one
+// entry per key, sorted by (group, id), each with the sums of every Add of that key, checked
+// against a std::map over random keys of every width the radix sort takes passes for.
+#include "seismo/query/id_sums.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <random>
+#include <utility>
+
+namespace seismo {
+namespace {
+
+using Model = std::map<std::pair<uint32_t, InternId>, HangSums>;
+
+void ExpectEqualsModel(IdSums& sums, const Model& model) {
+  const std::span<const IdSums::Entry> reduced = sums.Reduce();
+  ASSERT_EQ(reduced.size(), model.size());
+  auto m = model.begin();
+  for (const IdSums::Entry& e : reduced) {
+    EXPECT_EQ(std::pair(e.group, e.id), m->first);
+    EXPECT_EQ(e.sums.hang_us, m->second.hang_us);
+    EXPECT_EQ(e.sums.hang_count, m->second.hang_count);
+    ++m;
+  }
+}
+
+TEST(IdSums, EqualKeysAreSummedAndEntriesSortedByGroupThenId) {
+  IdSums sums;
+  sums.Add(1, 7, {10, 1});
+  sums.Add(0, 9, {5, 2});
+  sums.Add(1, 7, {20, 3});
+  sums.Add(0, 2, {1, 1});
+  sums.Add(1, 3, {4, 4});
+  Model model{{{0, 2}, {1, 1}}, {{0, 9}, {5, 2}}, {{1, 3}, {4, 4}}, {{1, 7}, {30, 4}}};
+  ExpectEqualsModel(sums, model);
+}
+
+TEST(IdSums, NothingAddedReducesToNothing) {
+  IdSums sums;
+  EXPECT_TRUE(sums.Reduce().empty());
+}
+
+// Ids up to 2^k and groups up to 2^g: keys of 1 to 40 bits, so from no pass to four, with
+// passes skipped where every key has the same digit (one group, small ids).
+TEST(IdSums, RandomKeysOfEveryWidthEqualAMapsSums) {
+  std::mt19937_64 rng(19);
+  for (int id_bits : {1, 5, 11, 12, 20, 32}) {
+    for (int group_bits : {0, 1, 6}) {
+      SCOPED_TRACE(testing::Message() << id_bits << " id bits, " << group_bits << " group bits");
+      IdSums sums;
+      Model model;
+      const uint64_t id_max = (uint64_t{1} << id_bits) - 1;
+      const uint64_t group_max = (uint64_t{1} << group_bits) - 1;
+      for (int i = 0; i < 20'000; ++i) {
+        // Few distinct ids for some rows: repeated keys.
+        const uint64_t id_range = i % 3 == 0 ? std::min<uint64_t>(id_max, 40) : id_max;
+        const auto id = static_cast<InternId>(1 + rng() % id_range);
+        const auto group = static_cast<uint32_t>(rng() % (group_max + 1));
+        const Values v{static_cast<int64_t>(rng() % 100'000), static_cast<int64_t>(rng() % 5)};
+        sums.Add(group, id, v);
+        model[{group, id}].Add(v);
+      }
+      ExpectEqualsModel(sums, model);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace seismo
