@@ -41,14 +41,29 @@ class BuildsOf {
     build.build = key[build_];
     build.first_ms = std::min(build.first_ms, series.first_ms);
     (build.*list).push_back(&series);
-    build.os_names.push_back(key[os_]);
+    AddOs(it->second, key[os_]);
     return it->second;
   }
 
  private:
+  // A build's OS names stay few however many series it has (a million hang series of one
+  // build: a million names to sort by text in Order): a repeat of the last one is not
+  // added, and past twice the distinct count, the list is deduplicated by id.
+  void AddOs(size_t at, Sym os) {
+    std::vector<Sym>& names = builds_[at].os_names;
+    if (!names.empty() && names.back() == os) return;
+    names.push_back(os);
+    if (distinct_.size() <= at) distinct_.resize(at + 1, 0);
+    if (names.size() <= 2 * distinct_[at] + 8) return;
+    std::sort(names.begin(), names.end());
+    names.erase(std::unique(names.begin(), names.end()), names.end());
+    distinct_[at] = names.size();
+  }
+
   std::vector<Build>& builds_;
   const size_t channel_, build_, os_;
   absl::flat_hash_map<std::array<Sym, 2>, size_t> at_;
+  std::vector<size_t> distinct_;  // per build, its OS names' count at their last deduplication
 };
 
 }  // namespace

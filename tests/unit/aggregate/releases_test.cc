@@ -187,5 +187,34 @@ TEST(ReleasesHangs, HangRatesAreComparedAtEqualAgeBySource) {
   EXPECT_EQ(by_age[5].hang_count, 9);
 }
 
+// A build's OS names: each once, in text order, however many series name them and in
+// whatever order (they are kept few as the series are added, not sorted by text at the end).
+TEST(ReleasesOsNames, EachOsOnceInTextOrderOverManySeries) {
+  Symbols symbols;
+  ShardState state({}, &symbols);
+  const int64_t t0 = ParseTimestamp("2026-11-10T00:00:00Z")->ms;
+  const std::vector<std::string> os = {"Windows_NT", "Linux", "Darwin", "Linux", "Android", "Windows_NT"};
+  for (int i = 0; i < 3000; ++i) {
+    const std::string& name = os[static_cast<size_t>(i * 7 + i / 11) % os.size()];
+    state.Apply(
+        test::MakeDelta(symbols, Table::kHangs,
+                        {"bhr", "nightly", name, "20261110", "parent", "Gecko", "f" + std::to_string(i),
+                         "root\x1e"
+                         "f" +
+                             std::to_string(i)},
+                        t0 + 60'000, {1000, 1}));
+    state.Apply(test::MakeDelta(symbols, Table::kBuildUsage, {"beta", "Firefox", "1", "20261110000000", name},
+                                t0 + 60'000, {kH, 1, 0, 0, 0}));
+  }
+  const auto snap = MergeSnapshots({state.Snapshot()}, symbols, 60'000, {kH}, 14 * 24 * kH);
+  const BuildIndex index = IndexSnapshot(*snap);
+  const std::vector<std::string> want = {"Android", "Darwin", "Linux", "Windows_NT"};
+  for (const auto* names : {&index.hang_builds.at(0).os_names, &index.crash_builds.at(0).os_names}) {
+    std::vector<std::string> got;
+    for (Sym s : *names) got.emplace_back(snap->Text(s));
+    EXPECT_EQ(got, want);
+  }
+}
+
 }  // namespace
 }  // namespace seismo
