@@ -131,6 +131,12 @@ BuildIndex IndexSnapshot(const Snapshot& snap) {
   return index;
 }
 
+const BuildIndex& Snapshot::Builds() const {
+  std::call_once(builds_->once,
+                 [this] { builds_->index = std::make_shared<const BuildIndex>(IndexSnapshot(*this)); });
+  return *builds_->index;
+}
+
 int64_t CrashWorldTime(const Snapshot& snap) {
   int64_t end = snap.stream_time_ms;
   for (Table table : {Table::kBuildUsage, Table::kCrashes}) {

@@ -19,10 +19,13 @@ constexpr size_t kIdBytes = 9;
 // published, the one whose default answers are being built, and the newest with its default
 // answers built, which those are served from: ADR 0025): its pointer in the table's row
 // list and in its key-ordered list, and for hang and crash series two entries of 16 bytes
-// in the text indexes filters read (snapshot.h RowsWithTextHash).
+// in the text indexes filters read (snapshot.h RowsWithTextHash); for the series of the
+// tables a snapshot's build index lists (snapshot.h Builds: build usage, crashes, usage and
+// hangs), a pointer there too.
 constexpr size_t kSnapshotsAlive = 3;
 constexpr size_t kReaderBytes = kSnapshotsAlive * 2 * sizeof(void*);
 constexpr size_t kIndexedReaderBytes = kReaderBytes + kSnapshotsAlive * 2 * 16;
+constexpr size_t kBuildListedBytes = kSnapshotsAlive * sizeof(void*);
 
 // A flat_hash_map slot of (K, V) and its control byte.
 template <typename K, typename V>
@@ -63,7 +66,9 @@ const HyperLogLog* EntryInstalls(const HourChunk& c, size_t i) {
 // ------------------------------------------------------------ memory
 
 size_t ShardState::ReaderBytes(Table t) {
-  return t == Table::kHangs || t == Table::kCrashes ? kIndexedReaderBytes : kReaderBytes;
+  const bool indexed = t == Table::kHangs || t == Table::kCrashes;
+  const bool build_listed = indexed || t == Table::kUsage || t == Table::kBuildUsage;
+  return (indexed ? kIndexedReaderBytes : kReaderBytes) + (build_listed ? kBuildListedBytes : 0);
 }
 
 size_t ShardState::SeriesBytes(const SeriesData& s) {

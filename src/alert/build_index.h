@@ -19,7 +19,6 @@ using ::seismo::CrashBuild;
 using ::seismo::FloorDiv;
 using ::seismo::HangBuild;
 using ::seismo::HourRange;
-using ::seismo::IndexSnapshot;
 using ::seismo::SelectBaselines;
 using ::seismo::Sum;
 

@@ -4,7 +4,7 @@ namespace seismo {
 
 std::vector<AlertCandidate> EvaluateRules(const Snapshot& snap, const AlertOptions& options) {
   alert_detail::Round round(snap, options);
-  const alert_detail::BuildIndex index = alert_detail::IndexSnapshot(snap);
+  const alert_detail::BuildIndex& index = snap.Builds();
   alert_detail::CrashRules(round, index);
   alert_detail::HangRules(round, index);
   alert_detail::BurstRule(round, index);

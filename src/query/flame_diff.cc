@@ -62,7 +62,7 @@ void WriteSide(JsonWriter& w, int64_t usage_ms, int64_t us, int64_t count) {
 
 std::string FlamegraphDiffJson(const Snapshot& snap, const Query& q, const BaselinePolicy& policy,
                                const AnswerLimits& limits) {
-  const BuildIndex index = IndexSnapshot(snap);
+  const BuildIndex& index = snap.Builds();
   const std::string& channel = *q.filters[Dim::kChannel];
   const std::optional<std::string>& date = q.filters[Dim::kBuildDate];
   const std::optional<size_t> at = FindHangBuild(snap, index, channel, date ? *date : std::string_view());

@@ -234,7 +234,7 @@ void WriteHangs(JsonWriter& w, const Snapshot& snap, const BuildIndex& index, si
 }  // namespace
 
 std::string ReleasesJson(const Snapshot& snap, const Query& q, const BaselinePolicy& policy) {
-  const BuildIndex index = IndexSnapshot(snap);
+  const BuildIndex& index = snap.Builds();
   const std::string& channel = *q.filters[Dim::kChannel];
   const std::optional<std::string>& build_id = q.filters[Dim::kBuildId];
   const std::optional<std::string>& build_date = q.filters[Dim::kBuildDate];
@@ -291,7 +291,7 @@ std::string ReleasesJson(const Snapshot& snap, const Query& q, const BaselinePol
 // ------------------------------------------------------------------ BuildComparisons
 
 BuildComparisons::BuildComparisons(const Snapshot& snap, const BaselinePolicy& policy)
-    : snap_(snap), policy_(policy), index_(IndexSnapshot(snap)) {
+    : snap_(snap), policy_(policy), index_(snap.Builds()) {
   for (size_t i = 0; i < index_.crash_builds.size(); ++i) {
     crash_at_[{index_.crash_builds[i].channel, index_.crash_builds[i].build}] = i;
   }

@@ -123,8 +123,8 @@ class ShardState {
   size_t KeyTextBytes() const { return static_cast<size_t>(key_text_bytes_); }
   // The same, recounted from scratch (tests check the running estimate against it).
   size_t RecountMemoryBytes() const;
-  // What the estimate counts per series of table t for the snapshots' readers (row lists
-  // and text indexes, held outside the state: ADR 0025).
+  // What the estimate counts per series of table t for the snapshots' readers (row lists,
+  // text indexes and build index, held outside the state: ADR 0025).
   static size_t ReaderBytes(Table t);
 
   // Every live series of table t (tests and the stopped state's readers).

@@ -32,6 +32,8 @@
 
 namespace seismo {
 
+struct BuildIndex;  // aggregate/releases.h
+
 class Snapshot {
  public:
   int64_t stream_time_ms = INT64_MIN;
@@ -58,6 +60,10 @@ class Snapshot {
   // and any other whose text collides (a RowFilter drops those). An index per (table,
   // field), built once on first use: the rows sorted by that hash, 16 bytes a row.
   std::span<const SeriesData* const> RowsWithTextHash(Table t, size_t field, uint64_t text_hash) const;
+  // The snapshot's builds (releases.h IndexSnapshot), made once on first use and shared by
+  // every reader of the snapshot and its copies: the alert rules' round and the API's
+  // release answers of one snapshot walk its tables for them once, not once each.
+  const BuildIndex& Builds() const;
 
   // Index into spans_ms of a span length; nullopt when not kept.
   std::optional<size_t> SpanIndex(int64_t span_ms) const;
@@ -101,6 +107,12 @@ class Snapshot {
     std::map<std::pair<Table, size_t>, std::unique_ptr<TextIndex>> by_field GUARDED_BY(mu);
   };
   std::shared_ptr<TextIndexes> text_indexes_ = std::make_shared<TextIndexes>();
+  // Builds()'s index, shared by copies as sorted_ is.
+  struct BuildsOnce {
+    std::once_flag once;
+    std::shared_ptr<const BuildIndex> index;
+  };
+  std::shared_ptr<BuildsOnce> builds_ = std::make_shared<BuildsOnce>();
 };
 
 // Sorts (hash, row) pairs by hash, then row: the order of a text index (exposed for its test).

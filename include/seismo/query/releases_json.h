@@ -22,7 +22,7 @@ namespace seismo {
 
 std::string ReleasesJson(const Snapshot& snap, const Query& q, const BaselinePolicy& policy);
 
-// The comparisons of a snapshot's builds, for /builds rows (one index per answer).
+// The comparisons of a snapshot's builds, for /builds rows (over the snapshot's Builds()).
 class BuildComparisons {
  public:
   BuildComparisons(const Snapshot& snap, const BaselinePolicy& policy);
@@ -35,7 +35,7 @@ class BuildComparisons {
  private:
   const Snapshot& snap_;
   const BaselinePolicy& policy_;
-  BuildIndex index_;
+  const BuildIndex& index_;                                           // the snapshot's (Snapshot::Builds)
   absl::flat_hash_map<std::pair<Sym, Sym>, size_t> crash_at_;         // (channel, build id)
   absl::flat_hash_map<std::pair<Sym, std::string>, size_t> hang_at_;  // (channel, build date)
 };
