@@ -14,14 +14,22 @@ std::span<const IdSums::Entry> IdSums::Reduce() {
   auto key_of = [id_bits](const Entry& e) { return (uint64_t{e.group} << id_bits) | e.id; };
   constexpr int kDigitBits = 11;
   constexpr size_t kBuckets = size_t{1} << kDigitBits;
+  const int passes = (key_bits + kDigitBits - 1) / kDigitBits;
+  // Every pass's digit counts in one read of the entries.
+  std::vector<std::array<size_t, kBuckets>> counts(static_cast<size_t>(passes));
+  for (const Entry& e : entries_) {
+    const uint64_t key = key_of(e);
+    for (int p = 0; p < passes; ++p)
+      ++counts[static_cast<size_t>(p)][(key >> (p * kDigitBits)) & (kBuckets - 1)];
+  }
   std::vector<Entry> scratch(entries_.size());
-  for (int shift = 0; shift < key_bits; shift += kDigitBits) {
-    std::array<size_t, kBuckets> count{};
-    for (const Entry& e : entries_) ++count[(key_of(e) >> shift) & (kBuckets - 1)];
+  for (int p = 0; p < passes; ++p) {
+    std::array<size_t, kBuckets>& count = counts[static_cast<size_t>(p)];
     if (std::find(count.begin(), count.end(), entries_.size()) != count.end())
       continue;  // one digit: in order
     size_t at = 0;
     for (size_t& c : count) at += std::exchange(c, at);
+    const int shift = p * kDigitBits;
     for (const Entry& e : entries_) scratch[count[(key_of(e) >> shift) & (kBuckets - 1)]++] = e;
     entries_.swap(scratch);
   }

@@ -76,6 +76,10 @@ struct HourPoint {
 // The hour of a bucket (floor; any bucket index, no overflow).
 __extension__ using Int128 = __int128;  // gcc and clang; __extension__: not ISO C++
 inline int64_t HourOfBucket(int64_t bucket, int64_t bucket_ms) {
+  // The product fits in 64 bits but for buckets ~10^11 years out: a 64-bit division by a
+  // constant then, where a 128-bit one is a library call (a window's sum of every series
+  // makes two).
+  if (int64_t ms64 = 0; !__builtin_mul_overflow(bucket, bucket_ms, &ms64)) return FloorDiv(ms64, kHourMs);
   const Int128 ms = static_cast<Int128>(bucket) * bucket_ms;
   const Int128 q = ms / kHourMs;
   return static_cast<int64_t>(ms % kHourMs != 0 && ms < 0 ? q - 1 : q);

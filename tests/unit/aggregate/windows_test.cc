@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <map>
+#include <random>
 
 #include "seismo/aggregate/shard_state.h"
 #include "seismo/aggregate/snapshot.h"
@@ -91,6 +92,32 @@ std::vector<Event> RandomArrivals(uint64_t seed, int64_t start, int64_t length, 
                   {start - r.Between(0, 3) * kDay, static_cast<int>(r.Below(20)), 7});
   }
   return events;
+}
+
+// The hour of a bucket: a 64-bit division where bucket × width fits in 64 bits, 128-bit
+// beyond; the same floor either way, on both sides of the epoch and at the overflow's edge.
+TEST(Windows, HourOfBucketIsTheFloorOfTheBucketsStartEverywhere) {
+  auto reference = [](int64_t bucket, int64_t width) {
+    const Int128 ms = static_cast<Int128>(bucket) * width;
+    Int128 q = ms / kHour;
+    if (ms % kHour != 0 && ms < 0) --q;
+    return static_cast<int64_t>(q);
+  };
+  std::mt19937_64 rng(7);
+  for (int64_t width : {int64_t{1}, int64_t{1000}, kMinute, 5 * kMinute, kHour, 7 * kDay}) {
+    const int64_t edge = INT64_MAX / width;  // the largest bucket whose start fits in 64 bits
+    const int64_t past = edge == INT64_MAX ? edge : edge + 1;
+    for (int64_t b : {int64_t{0}, int64_t{1}, int64_t{-1}, int64_t{59}, int64_t{60}, int64_t{-60},
+                      int64_t{-61}, edge, past, -edge, -past, INT64_MAX, INT64_MIN}) {
+      EXPECT_EQ(HourOfBucket(b, width), reference(b, width)) << b << " x " << width;
+    }
+    for (int i = 0; i < 10'000; ++i) {
+      const auto b = static_cast<int64_t>(rng());
+      const int64_t near = static_cast<int64_t>(rng() % 2'000'000) - 1'000'000;
+      EXPECT_EQ(HourOfBucket(b, width), reference(b, width)) << b << " x " << width;
+      EXPECT_EQ(HourOfBucket(near, width), reference(near, width)) << near << " x " << width;
+    }
+  }
 }
 
 TEST(Windows, RollingSumsAreExactWithDisorderAndLateEvents) {
