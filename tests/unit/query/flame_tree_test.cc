@@ -116,11 +116,12 @@ void ExpectMatches(const FlameTree& t, uint32_t at, const NaiveNode& naive, cons
     ExpectMatches(t, k, it->second, path + "/" + std::to_string(kid.frame), ranks);
   }
   if (ranks != nullptr) {
-    for (const auto& [frame, kid] : naive.kids) {
+    for (const auto& entry : naive.kids) {
+      const auto frame = entry.first;  // a lambda below captures it (clang 14: no bindings)
       const bool kept_kid = std::any_of(n.children.begin(), n.children.end(), [&](uint32_t k) {
         return !t.nodes[k].other && t.nodes[k].frame == frame;
       });
-      if (!kept_kid) ranks->left_out.push_back(ranks->Of(frame, kid, naive));
+      if (!kept_kid) ranks->left_out.push_back(ranks->Of(frame, entry.second, naive));
     }
   }
   const size_t kept = n.children.size() - others;
