@@ -83,31 +83,39 @@ std::string HangsJson(const Snapshot& snap, const Query& q, const AnswerLimits& 
   const Filters filters = HangFilters(q, source);
   RowFilter filter(snap, Table::kHangs, filters);
   const std::span<const SeriesData* const> candidates = CandidateRows(snap, Table::kHangs, filters);
+  // Each selected row with a value in the window (a row without one has no stack of its own),
+  // those of the shown groups only when `shown` is given: both passes' rows.
+  auto for_each_row = [&](const absl::flat_hash_map<GroupKey, size_t>* shown, auto&& add) {
+    for (const SeriesData* s : candidates) {
+      size_t row = 0;
+      if (shown != nullptr) {
+        const auto it = shown->find(group_of(s->key));
+        if (it == shown->end()) continue;
+        row = it->second;
+      }
+      if (!filter.Matches(s->key)) continue;
+      const Values v = ValuesIn(snap, *s, win);
+      if (v[0] == 0 && v[1] == 0) continue;
+      add(s->key, v, row);
+    }
+  };
   if (q.by == HangsBy::kSignature) {
     absl::flat_hash_map<std::array<Sym, 2>, uint32_t> thread_of;  // (process, thread) -> group
     std::vector<std::array<Sym, 2>> threads;
     IdSums sums;
-    for (const SeriesData* s : candidates) {
-      if (!filter.Matches(s->key)) continue;
-      const Values v = ValuesIn(snap, *s, win);
-      if (v[0] == 0 && v[1] == 0) continue;
-      const std::array<Sym, 2> thread{s->key[hang_field::kProcess], s->key[hang_field::kThread]};
+    for_each_row(nullptr, [&](const SeriesKey& k, const Values& v, size_t) {
+      const std::array<Sym, 2> thread{k[hang_field::kProcess], k[hang_field::kThread]};
       const auto [it, added] = thread_of.try_emplace(thread, static_cast<uint32_t>(threads.size()));
       if (added) threads.push_back(thread);
-      sums.Add(it->second, s->key[hang_field::kSignature], v);
-    }
+      sums.Add(it->second, k[hang_field::kSignature], v);
+    });
     const std::span<const IdSums::Entry> reduced = sums.Reduce();
     groups.reserve(reduced.size());
     for (const IdSums::Entry& e : reduced)
       groups.push_back({{threads[e.group][0], threads[e.group][1], e.id}, e.sums});
   } else {
     absl::flat_hash_map<GroupKey, HangSums> few;
-    for (const SeriesData* s : candidates) {
-      if (!filter.Matches(s->key)) continue;
-      const Values v = ValuesIn(snap, *s, win);
-      if (v[0] == 0 && v[1] == 0) continue;
-      few[group_of(s->key)].Add(v);
-    }
+    for_each_row(nullptr, [&](const SeriesKey& k, const Values& v, size_t) { few[group_of(k)].Add(v); });
     groups.assign(few.begin(), few.end());
   }
 
@@ -143,13 +151,9 @@ std::string HangsJson(const Snapshot& snap, const Query& q, const AnswerLimits& 
   absl::flat_hash_map<GroupKey, size_t> row_of;
   for (size_t i = 0; i < rows.size(); ++i) row_of[*rows[i].key] = i;
   IdSums by_row;
-  for (const SeriesData* s : candidates) {
-    const auto row = row_of.find(group_of(s->key));
-    if (row == row_of.end() || !filter.Matches(s->key)) continue;
-    const Values v = ValuesIn(snap, *s, win);
-    if (v[0] == 0 && v[1] == 0) continue;  // as in the first pass: no stack of its own
-    by_row.Add(static_cast<uint32_t>(row->second), s->key[hang_field::kStack], v);
-  }
+  for_each_row(&row_of, [&](const SeriesKey& k, const Values& v, size_t row) {
+    by_row.Add(static_cast<uint32_t>(row), k[hang_field::kStack], v);
+  });
   // Each row's stacks: a run of the reduced entries (sorted by row first).
   const std::span<const IdSums::Entry> stack_entries = by_row.Reduce();
   std::vector<std::span<const IdSums::Entry>> row_stacks(rows.size());
