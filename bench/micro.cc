@@ -1,6 +1,7 @@
 // Google Benchmark micro-benchmarks of the hot paths, on documents from the
 // same generator (and seed) as scripts/bench's corpus:
-//   BM_ParseMain / BM_ParseBhr / BM_ParseCrashPing   Parser::Parse of one document
+//   BM_ParseMain / BM_ParseBhr / BM_ParseCrashPing   Parser::Parse of one document (a crash as
+//                      a crash source gives it; ...Detected: from a source that names no kind)
 //   BM_RouteEnqueue    DeltaEncoder::Encode + shard routing + batch push through an SPSC ring
 //   BM_AggregateAdd    ShardState::Apply of one delta (hang series, realistic keys)
 //   BM_Signature       SignatureGenerator::Generate of one crash (CrashData prepared)
@@ -66,13 +67,14 @@ std::vector<std::string> MakeDocs(DocKind kind, bool crash_ping = false) {
   return docs;
 }
 
-void RunParse(benchmark::State& state, const std::vector<std::string>& docs) {
+// `hints` as the source gives them: a crash source names its kind.
+void RunParse(benchmark::State& state, const std::vector<std::string>& docs, DocHints hints = {}) {
   Parser parser(ParseOptions{}, &Signatures());
   size_t i = 0;
   uint64_t bytes = 0;
   for (auto _ : state) {
     const std::string& d = docs[i++ % docs.size()];
-    auto r = parser.Parse(d);
+    auto r = parser.Parse(d, hints);
     if (!r.ok()) state.SkipWithError("document rejected");
     benchmark::DoNotOptimize(r);
     bytes += d.size();
@@ -83,8 +85,16 @@ void RunParse(benchmark::State& state, const std::vector<std::string>& docs) {
 
 void BM_ParseMain(benchmark::State& state) { RunParse(state, MakeDocs(DocKind::kMain)); }
 void BM_ParseBhr(benchmark::State& state) { RunParse(state, MakeDocs(DocKind::kBhr)); }
-void BM_ParseCrashPing(benchmark::State& state) { RunParse(state, MakeDocs(DocKind::kCrash, true)); }
-void BM_ParseProcessedCrash(benchmark::State& state) { RunParse(state, MakeDocs(DocKind::kCrash)); }
+void BM_ParseCrashPing(benchmark::State& state) {
+  RunParse(state, MakeDocs(DocKind::kCrash, true), DocHints{DocKind::kCrash});
+}
+void BM_ParseProcessedCrash(benchmark::State& state) {
+  RunParse(state, MakeDocs(DocKind::kCrash), DocHints{DocKind::kCrash});
+}
+// The same crashes from a source that does not name its kind: read On-Demand to find it, then
+// by the crash reader.
+void BM_ParseCrashPingDetected(benchmark::State& state) { RunParse(state, MakeDocs(DocKind::kCrash, true)); }
+void BM_ParseProcessedCrashDetected(benchmark::State& state) { RunParse(state, MakeDocs(DocKind::kCrash)); }
 
 std::vector<ParsedDocument> ParsedMix() {
   Parser parser(ParseOptions{}, &Signatures());
@@ -253,6 +263,8 @@ BENCHMARK(BM_ParseMain);
 BENCHMARK(BM_ParseBhr);
 BENCHMARK(BM_ParseCrashPing);
 BENCHMARK(BM_ParseProcessedCrash);
+BENCHMARK(BM_ParseCrashPingDetected);
+BENCHMARK(BM_ParseProcessedCrashDetected);
 BENCHMARK(BM_RouteEnqueue)->Arg(1)->Arg(2);
 BENCHMARK(BM_AggregateAdd);
 BENCHMARK(BM_Signature);

@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "seismo/core/reject.h"
+#include "seismo/parse/crash_parser.h"
 #include "seismo/parse/document.h"
 #include "seismo/signature/crash_data.h"
 
@@ -38,5 +39,14 @@ std::optional<dom::element> Path(dom::object o, std::initializer_list<std::strin
 
 // Parses `json` with this thread's DOM parser into its root element.
 ParseResult<dom::element> ParseDom(std::string_view json);
+// The reason for a DOM parse error (SPEC §7 names).
+RejectReason FromDomError(simdjson::error_code e);
+
+// A crash ping when `type` is the string "crash", else a processed crash.
+CrashFormat FormatOf(dom::object root);
+// The crash document of a parsed root (ParseCrashDocument after the parse): dimensions, ids,
+// times and the CrashRecord with its signature; nullopt when accepted.
+std::optional<RejectReason> ReadCrashDocument(dom::object root, CrashFormat format,
+                                              const SignatureGenerator& gen, ParsedDocument& doc);
 
 }  // namespace seismo::crash_internal

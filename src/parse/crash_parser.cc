@@ -31,10 +31,13 @@ ParseResult<dom::element> ParseDom(std::string_view json) {
   if (!json.empty()) std::memcpy(buffer.data(), json.data(), json.size());
   std::memset(buffer.data() + json.size(), 0, simdjson::SIMDJSON_PADDING);
   dom::element root;
-  simdjson::error_code e = parser.parse(buffer.data(), json.size(), false).get(root);
+  if (simdjson::error_code e = parser.parse(buffer.data(), json.size(), false).get(root))
+    return FromDomError(e);
+  return root;
+}
+
+RejectReason FromDomError(simdjson::error_code e) {
   switch (e) {
-    case simdjson::SUCCESS:
-      return root;
     case simdjson::UTF8_ERROR:
       return RejectReason::kInvalidUtf8;
     case simdjson::DEPTH_ERROR:
@@ -209,6 +212,43 @@ bool IsProcessedCrashDataDict(dom::object root) {
 
 }  // namespace
 
+namespace crash_internal {
+
+CrashFormat FormatOf(dom::object root) {
+  std::optional<dom::element> type = Field(root, "type");
+  return type && type->type() == dom::element_type::STRING && std::string_view(*type) == "crash"
+             ? CrashFormat::kTelemetryPing
+             : CrashFormat::kProcessed;
+}
+
+std::optional<RejectReason> ReadCrashDocument(dom::object root, CrashFormat format,
+                                              const SignatureGenerator& gen, ParsedDocument& doc) {
+  doc.kind = DocKind::kCrash;
+  CrashRecord crash;
+  std::string ipc_error;
+  std::optional<RejectReason> reject = format == CrashFormat::kTelemetryPing
+                                           ? PingDocument(root, doc, crash, ipc_error)
+                                           : ProcessedDocument(root, doc, crash, ipc_error);
+  if (reject) return *reject;
+
+  CrashData data;
+  if (format == CrashFormat::kTelemetryPing) {
+    ParseResult<CrashData> d = CrashDataFromPing(root);
+    if (!d.ok()) return d.reason();
+    data = std::move(d.value());
+  } else {
+    data = IsProcessedCrashDataDict(root) ? CrashDataFromObject(root) : CrashDataFromProcessed(root);
+  }
+  SignatureResult sig = gen.Generate(data);
+  crash.signature = std::move(sig.signature);
+  crash.proto_signature = std::move(sig.proto_signature);
+  crash.crash_class = ClassifyCrash(crash.process, ipc_error);
+  doc.crash = std::move(crash);
+  return std::nullopt;
+}
+
+}  // namespace crash_internal
+
 ParseResult<CrashData> CrashDataFromJson(std::string_view json) {
   ParseResult<dom::object> root = ParseObject(json);
   if (!root.ok()) return root.reason();
@@ -269,32 +309,9 @@ CrashClass ClassifyCrash(std::string_view process, std::string_view ipc_channel_
 
 std::optional<RejectReason> ParseCrashDocument(std::string_view json, CrashFormat format,
                                                const SignatureGenerator& gen, ParsedDocument& doc) {
-  ParseResult<dom::object> root_r = ParseObject(json);
-  if (!root_r.ok()) return root_r.reason();
-  dom::object root = root_r.value();
-
-  doc.kind = DocKind::kCrash;
-  CrashRecord crash;
-  std::string ipc_error;
-  std::optional<RejectReason> reject = format == CrashFormat::kTelemetryPing
-                                           ? PingDocument(root, doc, crash, ipc_error)
-                                           : ProcessedDocument(root, doc, crash, ipc_error);
-  if (reject) return *reject;
-
-  CrashData data;
-  if (format == CrashFormat::kTelemetryPing) {
-    ParseResult<CrashData> d = CrashDataFromPing(root);
-    if (!d.ok()) return d.reason();
-    data = std::move(d.value());
-  } else {
-    data = IsProcessedCrashDataDict(root) ? CrashDataFromObject(root) : CrashDataFromProcessed(root);
-  }
-  SignatureResult sig = gen.Generate(data);
-  crash.signature = std::move(sig.signature);
-  crash.proto_signature = std::move(sig.proto_signature);
-  crash.crash_class = ClassifyCrash(crash.process, ipc_error);
-  doc.crash = std::move(crash);
-  return std::nullopt;
+  ParseResult<dom::object> root = ParseObject(json);
+  if (!root.ok()) return root.reason();
+  return crash_internal::ReadCrashDocument(root.value(), format, gen, doc);
 }
 
 ParseResult<ParsedDocument> ParseCrashDocument(std::string_view json, CrashFormat format,

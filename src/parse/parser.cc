@@ -4,6 +4,7 @@
 #include <cstring>
 #include <vector>
 
+#include "crash_json.h"
 #include "json_util.h"
 #include "ping_fields.h"
 #include "scrub_document.h"
@@ -123,6 +124,7 @@ void FinishBhr(PingFields& f, const HangOptions& o, std::vector<bool>& native, P
 
 struct Parser::Impl {
   od::parser parser;
+  simdjson::dom::parser dom;  // crash documents: the signature reads them at random
   std::vector<char> buffer;  // the document followed by SIMDJSON_PADDING bytes
   // Reused from one document to the next.
   PingFields fields;
@@ -161,6 +163,9 @@ std::optional<RejectReason> Parser::ParseInto(std::string_view json, DocHints hi
     padded = simdjson::padded_string_view(buf.data(), json.size(), buf.size());
   }
 
+  // A document of a crash source is parsed once, by the crash reader (ADR 0021).
+  if (hints.kind == DocKind::kCrash) return ParseCrash(json, padded.data(), out);
+
   if (impl_->parser.capacity() < json.size() || impl_->parser.max_depth() != options_.max_depth) {
     size_t capacity = std::max<size_t>(json.size(), 64 * 1024);
     if (auto e = impl_->parser.allocate(capacity, options_.max_depth)) return FromSimdjson(e);
@@ -197,18 +202,8 @@ std::optional<RejectReason> Parser::ParseInto(std::string_view json, DocHints hi
   if (!kind && f.has_crash_keys) kind = DocKind::kCrash;
   if (!kind) return RejectReason::kUnknownKind;
 
+  if (*kind == DocKind::kCrash) return ParseCrash(json, padded.data(), out);
   const HangOptions& o = options_.hangs;
-  if (*kind == DocKind::kCrash) {
-    if (signatures_ == nullptr) return RejectReason::kBadCrash;
-    CrashFormat format = f.type == "crash" ? CrashFormat::kTelemetryPing : CrashFormat::kProcessed;
-    if (std::optional<RejectReason> r = ParseCrashDocument(json, format, *signatures_, out)) return r;
-    if ((!o.channels.empty() && !Contains(o.channels, out.dims.channel)) ||
-        (!o.os_names.empty() && !Contains(o.os_names, out.dims.os))) {
-      return RejectReason::kFiltered;
-    }
-    parse_internal::ScrubDocument(out, Scrubber::Default(), impl_->scrub_scratch);
-    return std::nullopt;
-  }
 
   // Everything was read: the document must end here (catches trailing garbage
   // and unbalanced structure).
@@ -237,6 +232,34 @@ std::optional<RejectReason> Parser::ParseInto(std::string_view json, DocHints hi
     if (!f.time_since_last_ping.valid) return RejectReason::kBadUsage;
     if (f.time_since_last_ping.value > kMaxBhrUsageMs) return RejectReason::kUsageTooLarge;
     FinishBhr(f, o, impl_->native, out);
+  }
+  parse_internal::ScrubDocument(out, Scrubber::Default(), impl_->scrub_scratch);
+  return std::nullopt;
+}
+
+// The crash reader's DOM, in place. On an error the reasons are decided as for the other
+// kinds: invalid UTF-8 first, then too deep, then what simdjson said.
+std::optional<RejectReason> Parser::ParseCrash(std::string_view json, const char* padded,
+                                               ParsedDocument& out) {
+  simdjson::dom::parser& dom = impl_->dom;
+  if (dom.capacity() < json.size() || dom.max_depth() != options_.max_depth) {
+    if (auto e = dom.allocate(std::max<size_t>(json.size(), 64 * 1024), options_.max_depth))
+      return FromSimdjson(e);
+  }
+  simdjson::dom::element root;
+  if (auto e = dom.parse(padded, json.size(), false).get(root)) {
+    if (!simdjson::validate_utf8(json.data(), json.size())) return RejectReason::kInvalidUtf8;
+    if (parse_internal::NestsDeeperThan(json, options_.max_depth)) return RejectReason::kTooDeep;
+    return crash_internal::FromDomError(e);
+  }
+  if (root.type() != simdjson::dom::element_type::OBJECT) return RejectReason::kNotObject;
+  if (signatures_ == nullptr) return RejectReason::kBadCrash;
+  const simdjson::dom::object o(root);
+  if (auto r = crash_internal::ReadCrashDocument(o, crash_internal::FormatOf(o), *signatures_, out)) return r;
+  const HangOptions& h = options_.hangs;
+  if ((!h.channels.empty() && !Contains(h.channels, out.dims.channel)) ||
+      (!h.os_names.empty() && !Contains(h.os_names, out.dims.os))) {
+    return RejectReason::kFiltered;
   }
   parse_internal::ScrubDocument(out, Scrubber::Default(), impl_->scrub_scratch);
   return std::nullopt;

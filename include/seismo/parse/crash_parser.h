@@ -13,8 +13,8 @@
 //                     annotations right-stripped.
 //
 // Input need not be padded or NUL-terminated: it is copied into a per-thread
-// padded buffer (crash documents are low volume; the DOM API is used for its
-// random access).
+// padded buffer (the DOM API is used for its random access). Parser reads a
+// crash document in place with its own DOM parser and the same reader.
 //
 // Threading: every function is thread-safe (per-thread simdjson parser); the
 // SignatureGenerator must be too (it is).

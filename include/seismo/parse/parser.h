@@ -1,8 +1,9 @@
 // Parser: one JSON document -> ParsedDocument, or the reason it was rejected.
 //
 // Uses simdjson On-Demand and reads only the fields seismo needs. Crash
-// documents are handed to the crash parser (crash_parser.h), which computes the
-// Socorro signature.
+// documents are read by the crash parser's DOM reader (crash_parser.h), which
+// computes the Socorro signature; a crash source's documents (DocHints{kCrash})
+// are parsed by it alone, once (ADR 0021).
 //
 // Ownership: one Parser per thread (it owns simdjson buffers). Threading: not
 // thread-safe; the SignatureGenerator it borrows must outlive it and is
@@ -56,6 +57,9 @@ class Parser {
 
  private:
   struct Impl;
+  // A crash document, `json` as `padded` holds it (kParsePadding bytes after it): parsed
+  // once, by the crash reader.
+  std::optional<RejectReason> ParseCrash(std::string_view json, const char* padded, ParsedDocument& out);
   ParseOptions options_;
   const SignatureGenerator* signatures_;
   std::unique_ptr<Impl> impl_;
