@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <utility>
 
 namespace seismo {
 namespace {
@@ -12,6 +13,46 @@ constexpr size_t kSparseLimit = HyperLogLog::kRegisters / 4;
 
 }  // namespace
 
+HyperLogLog::HyperLogLog(const HyperLogLog& o)
+    : size_(o.size_), capacity_(o.size_ == kDense ? kDenseWords : o.size_) {
+  if (capacity_ == 0) return;
+  words_ = std::make_unique_for_overwrite<uint32_t[]>(capacity_);
+  std::copy_n(o.words_.get(), capacity_, words_.get());
+}
+
+HyperLogLog& HyperLogLog::operator=(const HyperLogLog& o) {
+  if (this != &o) *this = HyperLogLog(o);
+  return *this;
+}
+
+HyperLogLog::HyperLogLog(HyperLogLog&& o) noexcept
+    : words_(std::move(o.words_)),
+      size_(std::exchange(o.size_, 0)),
+      capacity_(std::exchange(o.capacity_, 0)) {}
+
+HyperLogLog& HyperLogLog::operator=(HyperLogLog&& o) noexcept {
+  words_ = std::move(o.words_);
+  size_ = std::exchange(o.size_, 0);
+  capacity_ = std::exchange(o.capacity_, 0);
+  return *this;
+}
+
+std::span<const uint8_t> HyperLogLog::dense() const {
+  return is_dense() ? std::span<const uint8_t>(registers(), kRegisters) : std::span<const uint8_t>();
+}
+
+std::span<const uint32_t> HyperLogLog::sparse() const {
+  return is_dense() ? std::span<const uint32_t>() : std::span<const uint32_t>(words_.get(), size_);
+}
+
+void HyperLogLog::Reserve(uint32_t words) {
+  if (words <= capacity_) return;
+  auto grown = std::make_unique_for_overwrite<uint32_t[]>(words);
+  if (size_ != 0) std::copy_n(words_.get(), size_, grown.get());
+  words_ = std::move(grown);
+  capacity_ = words;
+}
+
 void HyperLogLog::Add(uint64_t hash) {
   auto index = static_cast<uint32_t>(hash >> (64 - kPrecision));
   uint64_t rest = hash << kPrecision;
@@ -20,52 +61,62 @@ void HyperLogLog::Add(uint64_t hash) {
 }
 
 void HyperLogLog::Set(uint32_t index, uint8_t rank) {
-  if (!dense_.empty()) {
-    dense_[index] = std::max(dense_[index], rank);
+  if (is_dense()) {
+    registers()[index] = std::max(registers()[index], rank);
     return;
   }
-  auto it = std::lower_bound(sparse_.begin(), sparse_.end(), index << 8,
-                             [](uint32_t a, uint32_t b) { return (a >> 8) < (b >> 8); });
-  if (it != sparse_.end() && (*it >> 8) == index) {
+  uint32_t* begin = words_.get();
+  uint32_t* end = begin + size_;
+  uint32_t* it =
+      std::lower_bound(begin, end, index << 8, [](uint32_t a, uint32_t b) { return (a >> 8) < (b >> 8); });
+  if (it != end && (*it >> 8) == index) {
     if ((*it & 0xff) < rank) *it = index << 8 | rank;
     return;
   }
-  sparse_.insert(it, index << 8 | rank);
-  if (sparse_.size() > kSparseLimit) Densify();
+  if (size_ + 1 > kSparseLimit) {
+    Densify();
+    registers()[index] = std::max(registers()[index], rank);
+    return;
+  }
+  const auto at = static_cast<size_t>(it - begin);
+  if (size_ == capacity_) Reserve(capacity_ == 0 ? 1 : capacity_ * 2);
+  begin = words_.get();
+  std::copy_backward(begin + at, begin + size_, begin + size_ + 1);
+  begin[at] = index << 8 | rank;
+  ++size_;
 }
 
 void HyperLogLog::Densify() {
-  dense_.assign(kRegisters, 0);
-  for (uint32_t e : sparse_) dense_[e >> 8] = static_cast<uint8_t>(e & 0xff);
-  sparse_.clear();
-  sparse_.shrink_to_fit();
+  auto registers = std::make_unique<uint32_t[]>(kDenseWords);  // zeroed
+  auto* bytes = reinterpret_cast<uint8_t*>(registers.get());
+  for (uint32_t i = 0; i < size_; ++i) bytes[words_[i] >> 8] = static_cast<uint8_t>(words_[i] & 0xff);
+  words_ = std::move(registers);
+  size_ = kDense;
+  capacity_ = kDenseWords;
 }
 
 void HyperLogLog::Merge(const HyperLogLog& other) {
-  if (!other.dense_.empty()) {
-    if (dense_.empty()) Densify();
-    for (uint32_t i = 0; i < kRegisters; ++i) dense_[i] = std::max(dense_[i], other.dense_[i]);
+  if (other.is_dense()) {
+    if (!is_dense()) Densify();
+    const uint8_t* from = other.registers();
+    uint8_t* to = registers();
+    for (uint32_t i = 0; i < kRegisters; ++i) to[i] = std::max(to[i], from[i]);
     return;
   }
-  for (uint32_t e : other.sparse_) Set(e >> 8, static_cast<uint8_t>(e & 0xff));
+  for (uint32_t e : other.sparse()) Set(e >> 8, static_cast<uint8_t>(e & 0xff));
 }
 
 double HyperLogLog::Estimate() const {
   constexpr double m = kRegisters;
   double sum = 0;
   uint32_t zeros = 0;
-  auto reg = [&](uint32_t i) -> uint8_t {
-    if (!dense_.empty()) return dense_[i];
-    return 0;
-  };
-  if (dense_.empty()) {
+  if (!is_dense()) {
     // Sparse: registers not listed are zero.
-    zeros = kRegisters - static_cast<uint32_t>(sparse_.size());
+    zeros = kRegisters - size_;
     sum = zeros;
-    for (uint32_t e : sparse_) sum += std::ldexp(1.0, -static_cast<int>(e & 0xff));
+    for (uint32_t e : sparse()) sum += std::ldexp(1.0, -static_cast<int>(e & 0xff));
   } else {
-    for (uint32_t i = 0; i < kRegisters; ++i) {
-      uint8_t r = reg(i);
+    for (uint8_t r : dense()) {
       if (r == 0) ++zeros;
       sum += std::ldexp(1.0, -static_cast<int>(r));
     }
@@ -78,10 +129,18 @@ double HyperLogLog::Estimate() const {
   return estimate;
 }
 
-HyperLogLog HyperLogLog::FromParts(std::vector<uint32_t> sparse, std::vector<uint8_t> dense) {
+HyperLogLog HyperLogLog::FromParts(std::span<const uint32_t> sparse, std::span<const uint8_t> dense) {
   HyperLogLog h;
-  h.sparse_ = std::move(sparse);
-  h.dense_ = std::move(dense);
+  if (dense.size() == kRegisters) {
+    h.words_ = std::make_unique<uint32_t[]>(kDenseWords);
+    std::copy(dense.begin(), dense.end(), h.registers());
+    h.size_ = kDense;
+    h.capacity_ = kDenseWords;
+  } else if (!sparse.empty()) {
+    h.Reserve(static_cast<uint32_t>(sparse.size()));
+    std::copy(sparse.begin(), sparse.end(), h.words_.get());
+    h.size_ = static_cast<uint32_t>(sparse.size());
+  }
   return h;
 }
 

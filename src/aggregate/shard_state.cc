@@ -11,6 +11,11 @@ namespace {
 
 // Heap cost estimates (glibc: 16-byte granules, 8 bytes of header per chunk).
 constexpr size_t HeapChunk(size_t n) { return n == 0 ? 0 : (n + 8 + 15) / 16 * 16; }
+// Elements an inlined vector keeps on the heap (none while they fit inside it).
+template <typename T, size_t N>
+size_t OnHeap(const absl::InlinedVector<T, N>& v) {
+  return v.capacity() > N ? v.capacity() : 0;
+}
 // make_shared puts the object after a 16-byte control block.
 constexpr size_t kShared = 16;
 // A remembered crash id: a flat_hash_set slot (8 bytes and a control byte).
@@ -77,8 +82,8 @@ size_t ShardState::SeriesBytes(const SeriesData& s) {
 }
 
 size_t ShardState::HourBytes(const HourChunk& c) {
-  size_t n = HeapChunk(kShared + sizeof(HourChunk)) + HeapChunk(c.buckets.capacity() * sizeof(int64_t)) +
-             HeapChunk(c.values.capacity() * sizeof(Values)) +
+  size_t n = HeapChunk(kShared + sizeof(HourChunk)) + HeapChunk(OnHeap(c.buckets) * sizeof(int64_t)) +
+             HeapChunk(OnHeap(c.values) * sizeof(Values)) +
              HeapChunk(c.installs.capacity() * sizeof(HyperLogLog));
   for (const HyperLogLog& h : c.installs) n += h.MemoryBytes();
   return n + c.hour_installs.MemoryBytes();

@@ -26,6 +26,8 @@
 // Threading: readers see only const objects reached from a snapshot (any thread).
 #pragma once
 
+#include <absl/container/inlined_vector.h>
+
 #include <array>
 #include <cstdint>
 #include <memory>
@@ -37,13 +39,17 @@
 
 namespace seismo {
 
+// Most hours of most series hold one bucket (a long tail of stacks seen once): an hour's
+// first bucket is kept inside it, and only an hour with more allocates its lists.
+inline constexpr size_t kInlineBuckets = 1;
+
 struct HourChunk {
   int64_t hour = 0;   // hour index: start = hour * kHourMs
   Values sum{};
   HyperLogLog hour_installs;          // crashes: the buckets' merged (windows read whole hours);
                                       // build usage: sub-process crash reporters' (the only one)
-  std::vector<int64_t> buckets;       // ascending bucket indices
-  std::vector<Values> values;         // per bucket
+  absl::InlinedVector<int64_t, kInlineBuckets> buckets;  // ascending bucket indices
+  absl::InlinedVector<Values, kInlineBuckets> values;    // per bucket
   std::vector<HyperLogLog> installs;  // per bucket (crashes only, else empty)
 };
 
