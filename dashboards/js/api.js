@@ -9,6 +9,11 @@ const BASE = 'api/v1/';
 const TIMEOUT_MS = 10000;
 const TOKEN_KEY = 'seismo.token';
 const STREAM_RETRY_MS = 2000;
+// A 503 with Retry-After is seismo saying "busy: retry in a moment" (its answer memory is
+// held by the answers in flight, docs/api.md): asked again after the time it names (at
+// most BUSY_WAIT_MAX_MS), up to BUSY_RETRIES times, before the view says so.
+const BUSY_RETRIES = 3;
+const BUSY_WAIT_MAX_MS = 3000;
 let memoryToken = '';  // when sessionStorage is unavailable
 
 export function token() {
@@ -50,8 +55,25 @@ export function query(params) {
   return s ? '?' + s : '';
 }
 
+// How long a busy answer asks the client to wait (its Retry-After in seconds), or null
+// when the answer is not a busy one.
+function busyWait(res) {
+  if (res.status !== 503) return null;
+  const after = Number(res.headers.get('Retry-After'));
+  return Number.isFinite(after) && after >= 0 ? Math.min(after * 1000, BUSY_WAIT_MAX_MS) : null;
+}
+
 // GET api/v1/<path>?<params> as JSON.
 export async function get(path, params) {
+  for (let attempt = 0; ; ++attempt) {
+    const answer = await getOnce(path, params);
+    const wait = attempt < BUSY_RETRIES ? busyWait(answer.res) : null;
+    if (wait === null) return answer.json();
+    await new Promise((resolve) => setTimeout(resolve, wait));
+  }
+}
+
+async function getOnce(path, params) {
   const url = BASE + path + query(params);
   const ctl = new AbortController();
   const timer = setTimeout(() => ctl.abort(), TIMEOUT_MS);
@@ -64,18 +86,23 @@ export async function get(path, params) {
   } finally {
     clearTimeout(timer);
   }
-  let body = null;
-  try {
-    body = await res.json();
-  } catch {
-    body = null;
-  }
-  if (!res.ok) {
-    const why = body && body.error ? body.error : `HTTP ${res.status}`;
-    throw new ApiError(`/api/v1/${path}: ${why}`, {status: res.status, unreachable: res.status >= 500, path});
-  }
-  if (body === null) throw new ApiError(`/api/v1/${path}: answer is not JSON`, {status: res.status, path});
-  return body;
+  return {
+    res,
+    async json() {
+      let body = null;
+      try {
+        body = await res.json();
+      } catch {
+        body = null;
+      }
+      if (!res.ok) {
+        const why = body && body.error ? body.error : `HTTP ${res.status}`;
+        throw new ApiError(`/api/v1/${path}: ${why}`, {status: res.status, unreachable: res.status >= 500, path});
+      }
+      if (body === null) throw new ApiError(`/api/v1/${path}: answer is not JSON`, {status: res.status, path});
+      return body;
+    },
+  };
 }
 
 // Runs `fn` over `items` with at most `limit` calls in flight.
