@@ -77,7 +77,7 @@ size_t ShardState::ReaderBytes(Table t) {
 }
 
 size_t ShardState::SeriesBytes(const SeriesData& s) {
-  return HeapChunk(kShared + sizeof(SeriesData)) + HeapChunk(s.hours.capacity() * sizeof(s.hours[0])) +
+  return HeapChunk(kShared + sizeof(SeriesData)) + HeapChunk(OnHeap(s.hours) * sizeof(s.hours[0])) +
          s.installs.MemoryBytes() + ReaderBytes(s.key.table);
 }
 

@@ -148,7 +148,7 @@ void AddSeries(SeriesData& into, const SeriesData& from) {
   AddValues(into.total, from.total);
   if (!from.installs.empty()) into.installs.Merge(from.installs);
   into.first_ms = std::min(into.first_ms, from.first_ms);
-  std::vector<std::shared_ptr<HourChunk>> hours;
+  HourList hours;
   hours.reserve(into.hours.size() + from.hours.size());
   size_t i = 0, j = 0;
   while (i < into.hours.size() || j < from.hours.size()) {

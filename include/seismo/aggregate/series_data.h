@@ -53,6 +53,9 @@ struct HourChunk {
   std::vector<HyperLogLog> installs;  // per bucket (crashes only, else empty)
 };
 
+// A series' hours; one of them (most series' only one) without a heap block of its own.
+using HourList = absl::InlinedVector<std::shared_ptr<HourChunk>, 1>;
+
 struct SeriesData {
   SeriesKey key;
   uint64_t hash = 0;   // KeyContentHash(key)
@@ -60,7 +63,7 @@ struct SeriesData {
   Values total{};      // within the retention
   HyperLogLog installs;  // distinct installs ever applied; empty when none known
   int64_t first_ms = INT64_MAX;  // earliest event time still retained
-  std::vector<std::shared_ptr<HourChunk>> hours;  // ascending hour
+  HourList hours;                // ascending hour
 
   Table table() const { return key.table; }
 };
