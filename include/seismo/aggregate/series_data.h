@@ -58,8 +58,8 @@ using HourList = absl::InlinedVector<std::shared_ptr<HourChunk>, 1>;
 
 struct SeriesData {
   SeriesKey key;
+  int level = 0;       // fold level (fold.h); beside the 36-byte key, in its padding
   uint64_t hash = 0;   // KeyContentHash(key)
-  int level = 0;       // fold level (fold.h)
   Values total{};      // within the retention
   HyperLogLog installs;  // distinct installs ever applied; empty when none known
   int64_t first_ms = INT64_MAX;  // earliest event time still retained
@@ -67,6 +67,8 @@ struct SeriesData {
 
   Table table() const { return key.table; }
 };
+static_assert(sizeof(SeriesData) == 136,
+              "a series' size: see ShardState::SeriesBytes and seismo_bench memory");
 
 // One point of a series' time series: its first two values.
 struct BucketPoint {
