@@ -66,43 +66,41 @@ function busyWait(res) {
 // GET api/v1/<path>?<params> as JSON.
 export async function get(path, params) {
   for (let attempt = 0; ; ++attempt) {
-    const answer = await getOnce(path, params);
-    const wait = attempt < BUSY_RETRIES ? busyWait(answer.res) : null;
-    if (wait === null) return answer.json();
+    const res = await fetchAnswer(path, params);
+    const wait = attempt < BUSY_RETRIES ? busyWait(res) : null;
+    if (wait === null) return readAnswer(path, res);
     await new Promise((resolve) => setTimeout(resolve, wait));
   }
 }
 
-async function getOnce(path, params) {
+async function fetchAnswer(path, params) {
   const url = BASE + path + query(params);
   const ctl = new AbortController();
   const timer = setTimeout(() => ctl.abort(), TIMEOUT_MS);
-  let res;
   try {
-    res = await fetch(url, {cache: 'no-store', signal: ctl.signal, headers: {Accept: 'application/json', ...authHeaders()}});
+    return await fetch(url, {cache: 'no-store', signal: ctl.signal, headers: {Accept: 'application/json', ...authHeaders()}});
   } catch (e) {
     throw new ApiError(`/api/v1/${path}: no answer (${e.name === 'AbortError' ? 'timed out' : e.message})`,
       {unreachable: true, path});
   } finally {
     clearTimeout(timer);
   }
-  return {
-    res,
-    async json() {
-      let body = null;
-      try {
-        body = await res.json();
-      } catch {
-        body = null;
-      }
-      if (!res.ok) {
-        const why = body && body.error ? body.error : `HTTP ${res.status}`;
-        throw new ApiError(`/api/v1/${path}: ${why}`, {status: res.status, unreachable: res.status >= 500, path});
-      }
-      if (body === null) throw new ApiError(`/api/v1/${path}: answer is not JSON`, {status: res.status, path});
-      return body;
-    },
-  };
+}
+
+// The answer's JSON, or the ApiError it stands for.
+async function readAnswer(path, res) {
+  let body = null;
+  try {
+    body = await res.json();
+  } catch {
+    body = null;
+  }
+  if (!res.ok) {
+    const why = body && body.error ? body.error : `HTTP ${res.status}`;
+    throw new ApiError(`/api/v1/${path}: ${why}`, {status: res.status, unreachable: res.status >= 500, path});
+  }
+  if (body === null) throw new ApiError(`/api/v1/${path}: answer is not JSON`, {status: res.status, path});
+  return body;
 }
 
 // Runs `fn` over `items` with at most `limit` calls in flight.

@@ -52,6 +52,12 @@ Outcome FillDimensions(const PingFields& f, Dimensions& d) {
   return std::nullopt;
 }
 
+// A document the [hangs] channel and OS filters leave out.
+bool FilteredOut(const Dimensions& d, const HangOptions& o) {
+  return (!o.channels.empty() && !Contains(o.channels, d.channel)) ||
+         (!o.os_names.empty() && !Contains(o.os_names, d.os));
+}
+
 bool KeepHang(std::string_view process, std::string_view thread, const HangOptions& o) {
   if (!o.threads.empty() && !Contains(o.threads, thread)) return false;
   if (!o.processes.empty() && !Contains(o.processes, process)) return false;
@@ -212,10 +218,7 @@ std::optional<RejectReason> Parser::ParseInto(std::string_view json, DocHints hi
 
   out.kind = *kind;
   if (Outcome r = FillDimensions(f, out.dims)) return *r;
-  if ((!o.channels.empty() && !Contains(o.channels, out.dims.channel)) ||
-      (!o.os_names.empty() && !Contains(o.os_names, out.dims.os))) {
-    return RejectReason::kFiltered;
-  }
+  if (FilteredOut(out.dims, o)) return RejectReason::kFiltered;
   if (f.id) out.doc_id = *f.id;
   if (f.client_id) out.install_id = *f.client_id;
   if (f.submission_timestamp) {
@@ -256,11 +259,7 @@ std::optional<RejectReason> Parser::ParseCrash(std::string_view json, const char
   if (signatures_ == nullptr) return RejectReason::kBadCrash;
   const simdjson::dom::object o(root);
   if (auto r = crash_internal::ReadCrashDocument(o, crash_internal::FormatOf(o), *signatures_, out)) return r;
-  const HangOptions& h = options_.hangs;
-  if ((!h.channels.empty() && !Contains(h.channels, out.dims.channel)) ||
-      (!h.os_names.empty() && !Contains(h.os_names, out.dims.os))) {
-    return RejectReason::kFiltered;
-  }
+  if (FilteredOut(out.dims, options_.hangs)) return RejectReason::kFiltered;
   parse_internal::ScrubDocument(out, Scrubber::Default(), impl_->scrub_scratch);
   return std::nullopt;
 }

@@ -81,18 +81,16 @@ function watch(page, errors) {
 export async function api(p, params = {}, {base = BASE_URL, token = ''} = {}) {
   const q = new URLSearchParams(Object.entries(params).filter(([, v]) => v !== undefined && v !== null && v !== ''));
   const url = `${base}/api/v1/${p}${q.size ? '?' + q : ''}`;
-  for (let attempt = 0; ; ++attempt) {
-    const res = await fetch(url, token ? {headers: {Authorization: `Bearer ${token}`}} : {});
-    // Busy (503 with Retry-After): asked again, as the dashboard does.
-    const after = res.headers.get('retry-after');
-    if (res.status === 503 && after !== null && attempt < 5) {
-      await res.arrayBuffer();
-      await sleep(Math.min(Number(after) * 1000, 3000));
-      continue;
-    }
-    assert.equal(res.status, 200, `${url} answered ${res.status}`);
-    return res.json();
-  }
+  // A busy answer (503 with Retry-After) is asked again until the daemon answers, as the
+  // dashboard does.
+  const res = await eventually(async () => {
+    const r = await fetch(url, token ? {headers: {Authorization: `Bearer ${token}`}} : {});
+    if (r.status !== 503 || !r.headers.has('retry-after')) return r;
+    await r.arrayBuffer();
+    return null;
+  }, 15000, `${url} answered, not busy`);
+  assert.equal(res.status, 200, `${url} answered ${res.status}`);
+  return res.json();
 }
 
 // Opens a view and waits until it has rendered from the API (not the loading notice).
