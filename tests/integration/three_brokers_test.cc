@@ -190,8 +190,16 @@ TEST_F(ThreeBrokers, LosingTheLeaderMovesItWhileTheDaemonConsumesAndItsAlertSink
     }
     return uint64_t{0};
   };
-  while (sent() == 0 && std::chrono::steady_clock::now() < deadline)
+  // Fired, not only pending: the sink sends every transition, and a pending alert can clear
+  // again (it did once in CI, while the lost leader's partitions were reassigned). The round
+  // that fires it hands the transition to the sink before its thread can stop.
+  bool fired = false;
+  while (std::chrono::steady_clock::now() < deadline) {
+    fired = fired || daemon.alerts_json().find("\"state\":\"firing\"") != std::string::npos;
+    if (fired && sent() > 0) break;
     std::this_thread::sleep_for(milliseconds(100));
+  }
+  EXPECT_TRUE(fired) << daemon.alerts_json();
   daemon.Stop();
   uint64_t sink_sent = 0, sink_failed = 0;
   for (const AlertSinkStatus& s : daemon.status().alert_sinks) {
