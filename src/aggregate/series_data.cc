@@ -3,13 +3,13 @@
 #include <algorithm>
 
 namespace seismo {
-Values SumBuckets(const SeriesData& s, int64_t from, int64_t to, int64_t bucket_ms) {
+Values SumBuckets(const SeriesData& s, const BucketRange& r) {
   Values out{};
+  const int64_t from = r.from;
+  const int64_t to = r.to;
   if (from > to) return out;
-  const int64_t first_full = HourOfBucket(from, bucket_ms) + 1;  // hours strictly inside
-  const int64_t last_full = HourOfBucket(to, bucket_ms) - 1;
   for (const auto& c : s.hours) {
-    if (c->hour >= first_full && c->hour <= last_full) {
+    if (c->hour >= r.first_full && c->hour <= r.last_full) {
       AddValues(out, c->sum);
       continue;
     }
@@ -25,14 +25,14 @@ Values SumBuckets(const SeriesData& s, int64_t from, int64_t to, int64_t bucket_
   return out;
 }
 
-HyperLogLog InstallsOfBuckets(const SeriesData& s, int64_t from, int64_t to, int64_t bucket_ms) {
+HyperLogLog InstallsOfBuckets(const SeriesData& s, const BucketRange& r) {
   HyperLogLog out;
+  const int64_t from = r.from;
+  const int64_t to = r.to;
   if (from > to) return out;
-  const int64_t first_full = HourOfBucket(from, bucket_ms) + 1;  // hours strictly inside
-  const int64_t last_full = HourOfBucket(to, bucket_ms) - 1;
   for (const auto& c : s.hours) {
     if (c->installs.empty() || c->buckets.back() < from || c->buckets.front() > to) continue;
-    if (c->hour >= first_full && c->hour <= last_full) {
+    if (c->hour >= r.first_full && c->hour <= r.last_full) {
       out.Merge(c->hour_installs);
       continue;
     }

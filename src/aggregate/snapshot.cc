@@ -53,12 +53,14 @@ int64_t Snapshot::StreamBucket() const {
 
 int64_t Snapshot::SpanFirstBucket(size_t span) const { return StreamBucket() - spans_ms[span] / bucket_ms + 1; }
 
-Values Snapshot::Span(const SeriesData& s, size_t span) const {
-  return SumBuckets(s, SpanFirstBucket(span), StreamBucket(), bucket_ms);
+BucketRange Snapshot::SpanRange(size_t span) const {
+  return BucketRange::Of(SpanFirstBucket(span), StreamBucket(), bucket_ms);
 }
 
+Values Snapshot::Span(const SeriesData& s, size_t span) const { return SumBuckets(s, SpanRange(span)); }
+
 HyperLogLog Snapshot::SpanInstalls(const SeriesData& s, size_t span) const {
-  return InstallsOfBuckets(s, SpanFirstBucket(span), StreamBucket(), bucket_ms);
+  return InstallsOfBuckets(s, SpanRange(span));
 }
 
 std::vector<BucketPoint> Snapshot::Points(const SeriesData& s) const {

@@ -93,7 +93,7 @@ std::string BuildsJson(const Snapshot& snap, const Query& q, const BaselinePolic
   RowFilter builds_filter(snap, Table::kBuildUsage, q.filters);
   for (const SeriesData* s : snap.table(Table::kBuildUsage)) {
     if (!builds_filter.Matches(s->key)) continue;
-    const Values v = ValuesIn(snap, *s, win);
+    const Values v = ValuesIn(*s, win);
     if (v[0] == 0 && v[1] == 0 && v[2] == 0 && v[3] == 0 && v[4] == 0) continue;
     BuildRow& r = rows[BuildOf(s->key)];
     r.first_ms = std::min(r.first_ms, s->first_ms);
@@ -106,7 +106,7 @@ std::string BuildsJson(const Snapshot& snap, const Query& q, const BaselinePolic
   RowFilter crashes_filter(snap, Table::kCrashes, q.filters);
   for (const SeriesData* s : snap.table(Table::kCrashes)) {
     if (!crashes_filter.Matches(s->key)) continue;
-    const Values v = ValuesIn(snap, *s, win);
+    const Values v = ValuesIn(*s, win);
     if (v[0] == 0) continue;
     BuildRow& r = rows[BuildOf(s->key)];
     r.first_ms = std::min(r.first_ms, s->first_ms);
@@ -126,12 +126,12 @@ std::string BuildsJson(const Snapshot& snap, const Query& q, const BaselinePolic
   RowFilter usage_filter(snap, Table::kUsage, q.filters);
   for (const SeriesData* s : snap.table(Table::kUsage)) {
     if (!usage_filter.Matches(s->key)) continue;
-    by_ids[date_of(s->key)][0] += ValuesIn(snap, *s, win)[0];
+    by_ids[date_of(s->key)][0] += ValuesIn(*s, win)[0];
   }
   RowFilter hangs_filter(snap, Table::kHangs, q.filters);
   for (const SeriesData* s : CandidateRows(snap, Table::kHangs, q.filters)) {
     if (!hangs_filter.Matches(s->key)) continue;
-    const Values v = ValuesIn(snap, *s, win);
+    const Values v = ValuesIn(*s, win);
     auto& d = by_ids[date_of(s->key)];
     d[1] += v[0];
     d[2] += v[1];

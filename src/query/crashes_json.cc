@@ -39,7 +39,7 @@ int64_t SelectedUsage(const Snapshot& snap, const Query& q, const WindowSel& win
   int64_t usage = 0;
   RowFilter filter(snap, Table::kBuildUsage, q.filters);
   for (const SeriesData* s : snap.table(Table::kBuildUsage)) {
-    if (filter.Matches(s->key)) usage += ValuesIn(snap, *s, win)[0];
+    if (filter.Matches(s->key)) usage += ValuesIn(*s, win)[0];
   }
   return usage;
 }
@@ -123,7 +123,7 @@ std::string CrashesTopJson(const Snapshot& snap, const Query& q) {
   for (const SeriesData* s : CandidateRows(snap, Table::kCrashes, q.filters)) {
     if (!filter.Matches(s->key)) continue;
     const Sym signature = s->key[crash_field::kSignature];
-    const Values in_window = ValuesIn(snap, *s, win);
+    const Values in_window = ValuesIn(*s, win);
     const int64_t count = in_window[0];
     if (q.exclude != 0) {
       auto [it, added] = excludes.try_emplace(signature, false);
@@ -143,14 +143,14 @@ std::string CrashesTopJson(const Snapshot& snap, const Query& q) {
       g.first_ms = s->first_ms;
       g.first_build = build;
     }
-    const int64_t previous = PreviousValuesIn(snap, *s, win, in_window)[0];
+    const int64_t previous = PreviousValuesIn(*s, win, in_window)[0];
     if (count == 0 && previous == 0) continue;
     g.count += count;
     g.startup += in_window[1];
     g.previous += previous;
     total += count;
     previous_total += previous;
-    if (count > 0) AddInstallsIn(snap, *s, win, g.installs);
+    if (count > 0) AddInstallsIn(*s, win, g.installs);
   }
   const int64_t usage_ms = SelectedUsage(snap, q, win);
   auto current = Ranked(snap, sigs, [](const SigSums& s) { return s.count; });
@@ -266,14 +266,14 @@ std::string CrashSignatureJson(const Snapshot& snap, const Query& q) {
   RowFilter crashes_filter(snap, Table::kCrashes, q.filters);
   for (const SeriesData* s : CandidateRows(snap, Table::kCrashes, q.filters)) {
     if (!crashes_filter.Matches(s->key)) continue;
-    const int64_t c = ValuesIn(snap, *s, win)[0];
+    const int64_t c = ValuesIn(*s, win)[0];
     if (c == 0) continue;
     const SeriesKey& k = s->key;
     count += c;
     by_build[build_of(k)] += c;
     by_os[{k[crash_field::kOs]}] += c;
     by_process[{k[crash_field::kProcess], k[crash_field::kClass]}] += c;
-    AddInstallsIn(snap, *s, win, installs);
+    AddInstallsIn(*s, win, installs);
   }
   // Usage per build (over the os filter) for the by_build rates.
   absl::flat_hash_map<IdBuildKey, int64_t> build_usage;
@@ -281,7 +281,7 @@ std::string CrashSignatureJson(const Snapshot& snap, const Query& q) {
   for (const SeriesData* s : snap.table(Table::kBuildUsage)) {
     if (!usage_filter.Matches(s->key)) continue;
     const IdBuildKey k = build_of(s->key);
-    if (by_build.contains(k)) build_usage[k] += ValuesIn(snap, *s, win)[0];
+    if (by_build.contains(k)) build_usage[k] += ValuesIn(*s, win)[0];
   }
   std::vector<std::pair<IdBuildKey, int64_t>> builds(by_build.begin(), by_build.end());
   SortByCount(snap, builds);

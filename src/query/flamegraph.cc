@@ -21,7 +21,7 @@ std::vector<std::pair<StackId, HangSums>> SelectedStacks(const Snapshot& snap, c
   RowFilter filter(snap, Table::kHangs, filters);
   for (const SeriesData* s : CandidateRows(snap, Table::kHangs, filters)) {
     if (!filter.Matches(s->key)) continue;
-    const Values v = ValuesIn(snap, *s, win);
+    const Values v = ValuesIn(*s, win);
     if (v[0] == 0 && v[1] == 0) continue;
     stacks.Add(0, s->key[hang_field::kStack], v);
   }

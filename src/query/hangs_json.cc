@@ -29,7 +29,7 @@ absl::flat_hash_map<DateKey, int64_t> UsageByDate(const Snapshot& snap, const Qu
   RowFilter filter(snap, Table::kUsage, HangFilters(q, source));
   for (const SeriesData* s : snap.table(Table::kUsage)) {
     if (!filter.Matches(s->key)) continue;
-    out[{s->key[usage_field::kBuildDate], s->key[usage_field::kChannel]}] += ValuesIn(snap, *s, win)[0];
+    out[{s->key[usage_field::kBuildDate], s->key[usage_field::kChannel]}] += ValuesIn(*s, win)[0];
   }
   return out;
 }
@@ -94,7 +94,7 @@ std::string HangsJson(const Snapshot& snap, const Query& q, const AnswerLimits& 
         row = it->second;
       }
       if (!filter.Matches(s->key)) continue;
-      const Values v = ValuesIn(snap, *s, win);
+      const Values v = ValuesIn(*s, win);
       if (v[0] == 0 && v[1] == 0) continue;
       add(s->key, v, row);
     }

@@ -46,29 +46,24 @@ WindowSel ResolveWindow(const Snapshot& snap, int64_t window_ms) {
       w.previous = i;
     }
   }
+  w.range = snap.SpanRange(*w.span);
+  if (w.previous) w.previous_range = snap.SpanRange(*w.previous);
   return w;
 }
 
-Values ValuesIn(const Snapshot& snap, const SeriesData& s, const WindowSel& w) {
-  if (w.window_ms == 0) return s.total;
-  if (!w.span) return Values{};
-  return snap.Span(s, *w.span);
-}
-
-Values PreviousValuesIn(const Snapshot& snap, const SeriesData& s, const WindowSel& w,
-                        const Values& in_window) {
+Values PreviousValuesIn(const SeriesData& s, const WindowSel& w, const Values& in_window) {
   Values out{};
   if (!w.span || !w.previous) return out;
-  const Values longer = snap.Span(s, *w.previous);
+  const Values longer = SumBuckets(s, w.previous_range);
   for (size_t i = 0; i < kMaxValues; ++i) out[i] = longer[i] - in_window[i];
   return out;
 }
 
-void AddInstallsIn(const Snapshot& snap, const SeriesData& s, const WindowSel& w, HyperLogLog& into) {
+void AddInstallsIn(const SeriesData& s, const WindowSel& w, HyperLogLog& into) {
   if (w.window_ms == 0) {
     into.Merge(s.installs);
   } else if (w.span) {
-    into.Merge(snap.SpanInstalls(s, *w.span));
+    into.Merge(InstallsOfBuckets(s, w.range));
   }
 }
 

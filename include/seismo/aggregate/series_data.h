@@ -95,10 +95,28 @@ inline int64_t HourOfBucket(int64_t bucket, int64_t bucket_ms) {
   const Int128 q = ms / kHourMs;
   return static_cast<int64_t>(ms % kHourMs != 0 && ms < 0 ? q - 1 : q);
 }
+// A range of buckets [from, to] (indices, inclusive) and the hours strictly inside it, whose
+// sums a window reads whole. Made once per window, not once per series: a window's sum over
+// every series of a table would otherwise divide again for each.
+struct BucketRange {
+  int64_t from = 0;
+  int64_t to = -1;
+  int64_t first_full = 0;  // hours strictly inside [from, to]
+  int64_t last_full = -1;
+
+  static BucketRange Of(int64_t from, int64_t to, int64_t bucket_ms) {
+    if (from > to) return {};
+    return {from, to, HourOfBucket(from, bucket_ms) + 1, HourOfBucket(to, bucket_ms) - 1};
+  }
+};
+// Sum of the buckets in a range.
+Values SumBuckets(const SeriesData& s, const BucketRange& r);
 // Sum of the buckets in [from, to] (bucket indices, inclusive).
-Values SumBuckets(const SeriesData& s, int64_t from, int64_t to, int64_t bucket_ms);
+inline Values SumBuckets(const SeriesData& s, int64_t from, int64_t to, int64_t bucket_ms) {
+  return SumBuckets(s, BucketRange::Of(from, to, bucket_ms));
+}
 // Distinct installs of the buckets in [from, to] (crash series; empty otherwise).
-HyperLogLog InstallsOfBuckets(const SeriesData& s, int64_t from, int64_t to, int64_t bucket_ms);
+HyperLogLog InstallsOfBuckets(const SeriesData& s, const BucketRange& r);
 // Every retained hour's sketch merged (build usage: the installs that reported sub-process
 // crashes).
 HyperLogLog InstallsOfHours(const SeriesData& s);

@@ -69,6 +69,8 @@ class Snapshot {
   std::optional<size_t> SpanIndex(int64_t span_ms) const;
   // First bucket of span i (the last is stream time's).
   int64_t SpanFirstBucket(size_t span) const;
+  // Span i's buckets (what Span reads): made once by a reader that sums many series.
+  BucketRange SpanRange(size_t span) const;
   Values Span(const SeriesData& s, size_t span) const;
   HyperLogLog SpanInstalls(const SeriesData& s, size_t span) const;  // crash series
   // The buckets of the longest window, ascending.

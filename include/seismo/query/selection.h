@@ -38,6 +38,8 @@ struct WindowSel {
   std::optional<size_t> span;          // index into spans_ms; nullopt with window_ms == 0 or unknown
   std::optional<size_t> previous;      // the span just longer than W (2W, or capped at retention)
   bool unknown = false;                // a window the snapshot does not keep: every sum reads 0
+  BucketRange range;                   // span's buckets (Snapshot::SpanRange), when span
+  BucketRange previous_range;          // previous's, when previous
 };
 
 WindowSel ResolveWindow(const Snapshot& snap, int64_t window_ms);
@@ -52,14 +54,18 @@ struct HangSums {
   }
 };
 
-// Sums of `s` within the window (zeros when the window is unknown).
-Values ValuesIn(const Snapshot& snap, const SeriesData& s, const WindowSel& w);
+// Sums of `s` within the window (zeros when the window is unknown). Inline: answers call it
+// for every row they walk.
+inline Values ValuesIn(const SeriesData& s, const WindowSel& w) {
+  if (w.window_ms == 0) return s.total;
+  if (!w.span) return Values{};
+  return SumBuckets(s, w.range);
+}
 // Sums of `s` in the previous window of equal length (zeros when there is none), given
 // its sums in the window (ValuesIn).
-Values PreviousValuesIn(const Snapshot& snap, const SeriesData& s, const WindowSel& w,
-                        const Values& in_window);
+Values PreviousValuesIn(const SeriesData& s, const WindowSel& w, const Values& in_window);
 // Merges the installs of `s` within the window into `into` (nothing when the window is unknown).
-void AddInstallsIn(const Snapshot& snap, const SeriesData& s, const WindowSel& w, HyperLogLog& into);
+void AddInstallsIn(const SeriesData& s, const WindowSel& w, HyperLogLog& into);
 
 // The text of dimension `d` in a key of table key.table: build_date of build and crash
 // rows is the first 8 characters of build_id; "" when the table lacks it.

@@ -120,6 +120,49 @@ TEST(Windows, HourOfBucketIsTheFloorOfTheBucketsStartEverywhere) {
   }
 }
 
+// A window's range is made once (BucketRange::Of) and read for every series: its sums are
+// those of a walk over every bucket, whatever the range's edges and the buckets' width.
+TEST(Windows, SumsOverARangeAreThoseOfEveryBucketInIt) {
+  std::mt19937_64 rng(11);
+  for (int64_t width : {int64_t{1000}, kMinute, 7 * kMinute, kHour, 2 * kHour}) {
+    for (int round = 0; round < 300; ++round) {
+      // A series of random buckets around bucket 0 (negative ones too), grouped by hour.
+      std::map<int64_t, Values> buckets;
+      const int64_t spread = 1 + static_cast<int64_t>(rng() % 20'000) * kMinute / width;
+      for (int i = static_cast<int>(rng() % 40); i > 0; --i) {
+        const int64_t b = static_cast<int64_t>(rng() % static_cast<uint64_t>(2 * spread + 1)) - spread;
+        for (int64_t& v : buckets[b]) v += static_cast<int64_t>(rng() % 1000);
+      }
+      SeriesData series;
+      for (const auto& [b, v] : buckets) {
+        const int64_t hour = HourOfBucket(b, width);
+        if (series.hours.empty() || series.hours.back()->hour != hour) {
+          series.hours.push_back(std::make_shared<HourChunk>());
+          series.hours.back()->hour = hour;
+        }
+        HourChunk& c = *series.hours.back();
+        c.buckets.push_back(b);
+        c.values.push_back(v);
+        for (size_t i = 0; i < kMaxValues; ++i) c.sum[i] += v[i];
+      }
+      for (int q = 0; q < 20; ++q) {
+        const int64_t from = static_cast<int64_t>(rng() % static_cast<uint64_t>(2 * spread + 3)) - spread - 1;
+        const int64_t to =
+            from + static_cast<int64_t>(rng() % static_cast<uint64_t>(spread + 1)) - spread / 8;
+        Values naive{};
+        for (const auto& [b, v] : buckets) {
+          if (b >= from && b <= to) {
+            for (size_t i = 0; i < kMaxValues; ++i) naive[i] += v[i];
+          }
+        }
+        EXPECT_EQ(SumBuckets(series, BucketRange::Of(from, to, width)), naive)
+            << "width " << width << " [" << from << ", " << to << "]";
+        EXPECT_EQ(SumBuckets(series, from, to, width), naive);
+      }
+    }
+  }
+}
+
 TEST(Windows, RollingSumsAreExactWithDisorderAndLateEvents) {
   AggregateOptions o;
   o.bucket_ms = kMinute;
