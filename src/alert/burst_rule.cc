@@ -22,6 +22,7 @@ struct BurstRanges {
   int64_t first_point = 0;                   // the first bucket a time series holds
   int64_t window_lo = 0, window_hi = 0;      // (lo, hi] in units
   int64_t baseline_lo = 0, baseline_hi = 0;  // (lo, hi] in units
+  BucketRange window_buckets, baseline_buckets;  // with use_points: what SumUnits reads
 };
 
 BurstRanges MakeBurstRanges(const Snapshot& snap, const AlertOptions& options) {
@@ -43,21 +44,27 @@ BurstRanges MakeBurstRanges(const Snapshot& snap, const AlertOptions& options) {
   ranges.window_lo = last_complete - window_units;
   ranges.baseline_hi = ranges.window_lo;
   ranges.baseline_lo = ranges.window_lo - baseline_units;
+  if (ranges.use_points) {
+    ranges.window_buckets =
+        BucketRange::Of(std::max(ranges.window_lo + 1, ranges.first_point), ranges.window_hi, snap.bucket_ms);
+    ranges.baseline_buckets = BucketRange::Of(std::max(ranges.baseline_lo + 1, ranges.first_point),
+                                              ranges.baseline_hi, snap.bucket_ms);
+  }
   return ranges;
 }
 
 // Value `value` of a series over the units (lo, hi]. Buckets are read within the longest
-// window only (the buckets a snapshot's time series hold: Snapshot::Points).
-int64_t SumUnits(const Snapshot& snap, const SeriesData& series, size_t value, const BurstRanges& ranges,
-                 int64_t lo, int64_t hi) {
+// window only (the buckets a snapshot's time series hold: Snapshot::Points), through the
+// range made once per round (`buckets`).
+int64_t SumUnits(const SeriesData& series, size_t value, const BurstRanges& ranges, int64_t lo, int64_t hi,
+                 const BucketRange& buckets) {
   if (!ranges.use_points) return Sum(series, value, HourRange{false, lo + 1, hi});
-  return SumBuckets(series, std::max(lo + 1, ranges.first_point), hi, snap.bucket_ms)[value];
+  return SumBuckets(series, buckets)[value];
 }
 
-std::pair<int64_t, int64_t> BurstSums(const Snapshot& snap, const SeriesData& series, size_t value,
-                                      const BurstRanges& ranges) {
-  return {SumUnits(snap, series, value, ranges, ranges.window_lo, ranges.window_hi),
-          SumUnits(snap, series, value, ranges, ranges.baseline_lo, ranges.baseline_hi)};
+std::pair<int64_t, int64_t> BurstSums(const SeriesData& series, size_t value, const BurstRanges& ranges) {
+  return {SumUnits(series, value, ranges, ranges.window_lo, ranges.window_hi, ranges.window_buckets),
+          SumUnits(series, value, ranges, ranges.baseline_lo, ranges.baseline_hi, ranges.baseline_buckets)};
 }
 
 struct Exposure {
@@ -76,6 +83,7 @@ void BurstRule(Round& round, const BuildIndex& index) {
   const AlertOptions& options = round.options();
   const BurstRanges ranges = MakeBurstRanges(snap, options);
   const std::optional<size_t> span = snap.SpanIndex(options.burst_window.count());
+  const BucketRange span_buckets = span ? snap.SpanRange(*span) : BucketRange{};
   using ChannelOs = std::array<Sym, 2>;
   // Usage hours are summed in build order, each build's rows in key order (the order of
   // the floating-point sums is part of the result).
@@ -83,14 +91,14 @@ void BurstRule(Round& round, const BuildIndex& index) {
   absl::flat_hash_map<std::array<Sym, 3>, SignatureSide> signatures;  // (channel, os, signature)
   for (const CrashBuild& build : index.crash_builds) {
     for (const SeriesData* series : build.usage) {
-      auto [window, baseline] = BurstSums(snap, *series, 0, ranges);
+      auto [window, baseline] = BurstSums(*series, 0, ranges);
       Exposure& exposure = usage[{build.channel, series->key[build_field::kOs]}];
       exposure.window += static_cast<double>(window) / kHourMs;
       exposure.baseline += static_cast<double>(baseline) / kHourMs;
     }
     for (const SeriesData* series : build.crashes) {
       const SeriesKey& key = series->key;
-      auto [window, baseline] = BurstSums(snap, *series, 0, ranges);
+      auto [window, baseline] = BurstSums(*series, 0, ranges);
       Exposure& exposure = crash_share[{build.channel, key[crash_field::kOs]}];
       exposure.window += static_cast<double>(window);
       exposure.baseline += static_cast<double>(baseline);
@@ -98,7 +106,7 @@ void BurstRule(Round& round, const BuildIndex& index) {
       SignatureSide& side = signatures[{build.channel, key[crash_field::kOs], key[crash_field::kSignature]}];
       side.window += window;
       side.baseline += baseline;
-      if (window > 0) side.installs.Merge(span ? snap.SpanInstalls(*series, *span) : series->installs);
+      if (window > 0) side.installs.Merge(span ? InstallsOfBuckets(*series, span_buckets) : series->installs);
     }
   }
   for (const auto& [channel_os_signature, side] : signatures) {
