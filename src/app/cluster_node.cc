@@ -197,7 +197,7 @@ Status ClusterNode::Transact(std::unique_ptr<KafkaProducer>& producer, const std
                              const std::map<TopicPartition, int64_t>& offsets,
                              const KafkaGroupMetadata* group) {
   const std::string& topic = config_.cluster.aggregates_topic;
-  Status s = producer->BeginTransaction();
+  Status s = producer->BeginTransaction(kTransactionTimeout);
   for (size_t i = 0; s.ok() && i < out.size(); ++i) {
     const auto& [partition, r] = out[i];
     s = r.value ? producer->Produce(topic, r.key, *r.value, partition)

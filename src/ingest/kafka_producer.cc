@@ -154,7 +154,16 @@ Status KafkaProducer::InitTransactions(std::chrono::milliseconds timeout) {
   return TxnStatus("init transactions", rd_kafka_init_transactions(rk_, KafkaTimeoutMs(timeout)));
 }
 
-Status KafkaProducer::BeginTransaction() {
+Status KafkaProducer::BeginTransaction(std::chrono::milliseconds timeout) {
+  if (unfinished_ != Ending::kNone) {
+    Status finished = Finish(unfinished_, std::chrono::steady_clock::now() + timeout);
+    // An earlier commit that had to be aborted after all leaves the producer ready: say so
+    // and begin; one still in progress, or a fatal error, is this call's failure too.
+    if (!finished.ok()) {
+      if (unfinished_ != Ending::kNone || finished.code() == StatusCode::kFailedPrecondition) return finished;
+      spdlog::warn("kafka: an earlier transaction: {}", finished.message());
+    }
+  }
   return TxnStatus("begin transaction", rd_kafka_begin_transaction(rk_));
 }
 
@@ -172,20 +181,51 @@ Status KafkaProducer::SendOffsetsToTransaction(const std::map<TopicPartition, in
 }
 
 Status KafkaProducer::CommitTransaction(std::chrono::milliseconds timeout) {
-  rd_kafka_error_t* error = rd_kafka_commit_transaction(rk_, KafkaTimeoutMs(timeout));
-  if (error == nullptr) return Status::Ok();
-  // A commit that must be aborted is aborted here, so the next Begin can start; a
-  // retriable one (a time-out) is aborted too: the caller publishes again from scratch.
-  const bool fatal = rd_kafka_error_is_fatal(error) != 0;
-  Status failed = TxnStatus("commit transaction", error);
-  if (!fatal) {
-    if (Status aborted = AbortTransaction(timeout); !aborted.ok()) return aborted;
-  }
-  return failed;
+  return Finish(Ending::kCommit, std::chrono::steady_clock::now() + timeout);
 }
 
 Status KafkaProducer::AbortTransaction(std::chrono::milliseconds timeout) {
-  return TxnStatus("abort transaction", rd_kafka_abort_transaction(rk_, KafkaTimeoutMs(timeout)));
+  if (unfinished_ == Ending::kCommit) {
+    return Status::Unavailable(
+        "abort transaction: the last commit is still in progress (the next begin finishes it)");
+  }
+  return Finish(Ending::kAbort, std::chrono::steady_clock::now() + timeout);
+}
+
+Status KafkaProducer::Finish(Ending ending, std::chrono::steady_clock::time_point deadline) {
+  const bool commit = ending == Ending::kCommit;
+  const char* what = commit ? "commit transaction" : "abort transaction";
+  for (;;) {
+    const auto left = std::max(
+        std::chrono::milliseconds(1),
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()));
+    rd_kafka_error_t* error = commit ? rd_kafka_commit_transaction(rk_, KafkaTimeoutMs(left))
+                                     : rd_kafka_abort_transaction(rk_, KafkaTimeoutMs(left));
+    if (error == nullptr) {
+      unfinished_ = Ending::kNone;
+      return Status::Ok();
+    }
+    const bool fatal = rd_kafka_error_is_fatal(error) != 0;
+    const bool must_abort = rd_kafka_error_txn_requires_abort(error) != 0;
+    if (!fatal && !must_abort && rd_kafka_error_is_retriable(error) != 0) {
+      // A time-out: the call goes on in the background and only the same call may finish it.
+      if (std::chrono::steady_clock::now() < deadline) {
+        rd_kafka_error_destroy(error);
+        rd_kafka_poll(rk_, 10);  // a retriable error that came back at once does not spin
+        continue;
+      }
+      unfinished_ = ending;
+      return Status::Unavailable(std::string(what) + ": " + rd_kafka_error_string(error) +
+                                 " (still in progress: the next begin finishes it)");
+    }
+    unfinished_ = Ending::kNone;
+    Status failed = TxnStatus(what, error);
+    if (commit && must_abort) {
+      // So that the next Begin can start: nothing of this transaction is seen.
+      if (Status aborted = Finish(Ending::kAbort, deadline); !aborted.ok()) return aborted;
+    }
+    return failed;
+  }
 }
 
 void KafkaProducer::DeliveryReport(rd_kafka_t* /*rk*/, const rd_kafka_message_t* msg,

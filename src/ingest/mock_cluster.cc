@@ -102,4 +102,14 @@ void MockCluster::InjectRequestErrors(int16_t api_key, int count, int error) {
   rd_kafka_mock_push_request_errors_array(cluster_, api_key, errors.size(), errors.data());
 }
 
+Status MockCluster::DelayRequests(int32_t broker_id, int16_t api_key, int count, int rtt_ms) {
+  for (int i = 0; i < count; ++i) {
+    Status s = FromErr(rd_kafka_mock_broker_push_request_error_rtts(cluster_, broker_id, api_key, 1,
+                                                                    RD_KAFKA_RESP_ERR_NO_ERROR, rtt_ms),
+                       "delay of broker " + std::to_string(broker_id) + "'s requests");
+    if (!s.ok()) return s;
+  }
+  return Status::Ok();
+}
+
 }  // namespace seismo

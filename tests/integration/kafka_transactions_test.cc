@@ -108,13 +108,13 @@ class MockTransactions : public TransactionsTest {
 void CommittedRecordsAreReadAndAbortedOnesAreNot(KafkaProducer& producer, const std::string& topic,
                                                  bool written_before_abort) {
   const auto t = test::Patience(seconds(60));
-  ASSERT_TRUE(producer.BeginTransaction().ok());
+  ASSERT_TRUE(producer.BeginTransaction(seconds(30)).ok());
   ASSERT_TRUE(producer.Produce(topic, "p/a", "one", 0).ok());
   ASSERT_TRUE(producer.Produce(topic, "p/b", "two", 1).ok());
   Status committed = producer.CommitTransaction(t);
   ASSERT_TRUE(committed.ok()) << committed.message();
 
-  ASSERT_TRUE(producer.BeginTransaction().ok());
+  ASSERT_TRUE(producer.BeginTransaction(seconds(30)).ok());
   ASSERT_TRUE(producer.Produce(topic, "p/a", "aborted", 0).ok());
   ASSERT_TRUE(producer.ProduceTombstone(topic, "p/b", 1).ok());
   // Written before the abort: librdkafka 2.0.2 against a Kafka 4 broker, aborting while the
@@ -123,7 +123,7 @@ void CommittedRecordsAreReadAndAbortedOnesAreNot(KafkaProducer& producer, const 
   Status aborted = producer.AbortTransaction(t);
   ASSERT_TRUE(aborted.ok()) << aborted.message();
 
-  ASSERT_TRUE(producer.BeginTransaction().ok());
+  ASSERT_TRUE(producer.BeginTransaction(seconds(30)).ok());
   ASSERT_TRUE(producer.ProduceTombstone(topic, "p/a", 0).ok());
   ASSERT_TRUE(producer.Produce(topic, "p/c", "", 1).ok());  // a value of no bytes is not a tombstone
   committed = producer.CommitTransaction(t);
@@ -157,7 +157,7 @@ TEST_F(MockTransactions, CommittedRecordsAreReadToTheEndAndAbortedOnesNever) {
 // A second producer with the same transactional id fences the first: the first can no
 // longer commit, and says so as a failed precondition (the publisher then makes a new one).
 TEST_F(KafkaTransactions, ASecondPublisherWithTheSameIdFencesTheFirst) {
-  ASSERT_TRUE(producer_->BeginTransaction().ok());
+  ASSERT_TRUE(producer_->BeginTransaction(seconds(30)).ok());
   ASSERT_TRUE(producer_->Produce(topic_, "p/a", "old", 0).ok());
   KafkaProducerOptions po;
   po.brokers = bootstrap_;
@@ -167,10 +167,35 @@ TEST_F(KafkaTransactions, ASecondPublisherWithTheSameIdFencesTheFirst) {
   ASSERT_TRUE((*second)->InitTransactions(test::Patience(seconds(60))).ok());
   Status late = producer_->CommitTransaction(test::Patience(seconds(60)));
   EXPECT_EQ(late.code(), StatusCode::kFailedPrecondition) << late.message();
-  ASSERT_TRUE((*second)->BeginTransaction().ok());
+  ASSERT_TRUE((*second)->BeginTransaction(seconds(30)).ok());
   ASSERT_TRUE((*second)->Produce(topic_, "p/a", "new", 0).ok());
   ASSERT_TRUE((*second)->CommitTransaction(test::Patience(seconds(60))).ok());
   EXPECT_EQ(Describe(ReadToEnd()), (std::map<int32_t, std::vector<std::string>>{{0, {"p/a='new'"}}}));
+}
+
+// A commit slower than its caller's patience goes on in the background; librdkafka then
+// refuses both an abort and a new transaction until the same commit is called again. The next
+// Begin finishes it: its records land, and the publisher goes on (it used to abort, fail, and
+// never publish again).
+TEST_F(MockTransactions, ACommitThatTimesOutIsFinishedByTheNextBegin) {
+  const auto t = test::Patience(seconds(60));
+  ASSERT_TRUE(producer_->BeginTransaction(t).ok());
+  ASSERT_TRUE(producer_->Produce(topic_, "p/a", "slow", 0).ok());
+  ASSERT_TRUE(producer_->Flush(t).ok());
+  constexpr int16_t kEndTxn = 26;
+  ASSERT_TRUE(cluster_->DelayRequests(1, kEndTxn, 1, 3000).ok());
+  Status late = producer_->CommitTransaction(milliseconds(300));
+  EXPECT_EQ(late.code(), StatusCode::kUnavailable) << late.message();
+  Status abort = producer_->AbortTransaction(t);
+  EXPECT_EQ(abort.code(), StatusCode::kUnavailable) << "an abort cannot undo a commit under way";
+
+  Status begun = producer_->BeginTransaction(t);
+  ASSERT_TRUE(begun.ok()) << begun.message();
+  ASSERT_TRUE(producer_->Produce(topic_, "p/b", "next", 1).ok());
+  Status committed = producer_->CommitTransaction(t);
+  ASSERT_TRUE(committed.ok()) << committed.message();
+  EXPECT_EQ(Describe(ReadToEnd()),
+            (std::map<int32_t, std::vector<std::string>>{{0, {"p/a='slow'"}}, {1, {"p/b='next'"}}}));
 }
 
 TEST_F(MockTransactions, AMissingTopicHasNoPartitions) {
@@ -236,7 +261,7 @@ TEST_F(KafkaTransactions, AnOffsetsCommitOfAnOlderGenerationFencesItsTransaction
   std::map<TopicPartition, int64_t> offsets;
   JoinTwoGenerations(bootstrap_, g, [&] {
     offsets = {{{g.source, 0}, 0}, {{g.source, 1}, 0}};
-    ASSERT_TRUE(producer_->BeginTransaction().ok());
+    ASSERT_TRUE(producer_->BeginTransaction(seconds(30)).ok());
     ASSERT_TRUE(producer_->Produce(topic_, "p/a", "first", 0).ok());
     Status sent = producer_->SendOffsetsToTransaction(offsets, *g.before, t);
     ASSERT_TRUE(sent.ok()) << sent.message();
@@ -244,7 +269,7 @@ TEST_F(KafkaTransactions, AnOffsetsCommitOfAnOlderGenerationFencesItsTransaction
   });
   if (HasFatalFailure()) return;
 
-  ASSERT_TRUE(producer_->BeginTransaction().ok());
+  ASSERT_TRUE(producer_->BeginTransaction(seconds(30)).ok());
   ASSERT_TRUE(producer_->Produce(topic_, "p/a", "zombie", 0).ok());
   Status zombie = producer_->SendOffsetsToTransaction(offsets, *g.before, t);
   if (zombie.ok()) {
@@ -255,7 +280,7 @@ TEST_F(KafkaTransactions, AnOffsetsCommitOfAnOlderGenerationFencesItsTransaction
   EXPECT_FALSE(zombie.ok()) << "a transaction with an older generation's offsets committed";
 
   const std::unique_ptr<KafkaGroupMetadata> now = g.a->GroupMetadata();
-  ASSERT_TRUE(producer_->BeginTransaction().ok());
+  ASSERT_TRUE(producer_->BeginTransaction(seconds(30)).ok());
   ASSERT_TRUE(producer_->Produce(topic_, "p/a", "fresh", 0).ok());
   Status sent = producer_->SendOffsetsToTransaction({{g.a->assignment()[0], 0}}, *now, t);
   ASSERT_TRUE(sent.ok()) << sent.message();

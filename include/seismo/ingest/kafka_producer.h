@@ -17,10 +17,15 @@
 //
 //  - Transactions (a producer made with a `transactional.id` property: the
 //    aggregates topic's publisher, ADR 0024): InitTransactions() once, then
-//    Begin, Produce..., optionally SendOffsetsToTransaction, Commit (or Abort). A failed Commit leaves the
-//    transaction aborted when it can (kUnavailable); a fatal error (another
-//    instance took over the transactional id: fenced) is kFailedPrecondition,
-//    after which only a new producer can publish.
+//    Begin, Produce..., optionally SendOffsetsToTransaction, Commit (or Abort).
+//    Commit retries what librdkafka says it may retry until its timeout. A
+//    failed Commit is kUnavailable and leaves the transaction either aborted
+//    (an abortable error) or still committing in the background (a time-out:
+//    librdkafka refuses both Abort and Begin until that commit is finished);
+//    the next Begin finishes it first, so a commit that outlives its caller
+//    still lands, and the caller sends its records again idempotently. A fatal
+//    error (another instance took over the transactional id: fenced) is
+//    kFailedPrecondition, after which only a new producer can publish.
 //
 // Ownership: Create() returns the owner. Threading: Produce(), Poll(),
 // Flush() and stats() may be called concurrently from any threads; the
@@ -103,7 +108,8 @@ class KafkaProducer {
 
   // Transactions (see the contract above). Each waits up to `timeout`.
   [[nodiscard]] Status InitTransactions(std::chrono::milliseconds timeout);
-  [[nodiscard]] Status BeginTransaction();
+  // Finishes first, within `timeout`, a commit or abort an earlier call left in progress.
+  [[nodiscard]] Status BeginTransaction(std::chrono::milliseconds timeout);
   // Within a transaction: the consumer group's next-offsets `next_offsets` commit with it,
   // checked against `group` (KIP-447): a member no longer of the group's generation gets an
   // error (kUnavailable) and its transaction must be aborted, so nothing of it is seen.
@@ -120,6 +126,10 @@ class KafkaProducer {
   static void DeliveryReport(rd_kafka_t* rk, const rd_kafka_message_t* msg, void* opaque);
   static void ErrorCallback(rd_kafka_t* rk, int err, const char* reason, void* opaque);
   static void LogCallback(const rd_kafka_t* rk, int level, const char* fac, const char* buf);
+  // Calls commit (or abort) until it succeeds, fails for another reason than a retriable one,
+  // or `deadline` passes; a time-out then leaves `unfinished_` set.
+  enum class Ending { kNone, kCommit, kAbort };
+  Status Finish(Ending ending, std::chrono::steady_clock::time_point deadline);
 
   const KafkaProducerOptions options_;
   rd_kafka_t* rk_ = nullptr;  // owned; destroyed last
@@ -132,6 +142,8 @@ class KafkaProducer {
   mutable Mutex error_mu_;
   std::string last_error_ GUARDED_BY(error_mu_);
   LogRateLimiter log_limiter_;
+  // Touched by the transaction calls only, which come from one thread.
+  Ending unfinished_ = Ending::kNone;
 };
 
 }  // namespace seismo

@@ -57,6 +57,9 @@ class MockCluster {
   // 8 = OffsetCommit, 14 = SyncGroup) fail with `error` (an
   // rd_kafka_resp_err_t value, e.g. 16 = NOT_COORDINATOR).
   void InjectRequestErrors(int16_t api_key, int count, int error);
+  // The next `count` requests of protocol API `api_key` that reach `broker_id` are answered
+  // (successfully) only after `rtt_ms` (e.g. 26 = EndTxn: a slow transaction commit).
+  [[nodiscard]] Status DelayRequests(int32_t broker_id, int16_t api_key, int count, int rtt_ms);
 
  private:
   MockCluster() = default;
