@@ -75,10 +75,11 @@ std::string HangsJson(const Snapshot& snap, const Query& q, const AnswerLimits& 
     }
     return {};
   };
-  // Two passes: the groups' sums, then the stacks of the rows shown only (a group per
-  // series at most, and a stack table per group would cost a hash map per series).
-  // By signature the groups can be as many as the series: summed by (process and thread,
-  // signature id) through IdSums; the other groupings have few groups, in a hash map.
+  // By signature the groups can be as many as the series: two passes, the groups' sums
+  // (summed by (process and thread, signature id) through IdSums), then the stacks of the
+  // rows shown only (a stack table per group would cost a hash map per series). The other
+  // groupings have few groups: one pass sums the groups (in a hash map) and their stacks at
+  // once, so the rows are walked and their windows summed once, not twice.
   std::vector<std::pair<GroupKey, HangSums>> groups;
   const Filters filters = HangFilters(q, source);
   RowFilter filter(snap, Table::kHangs, filters);
@@ -99,6 +100,8 @@ std::string HangsJson(const Snapshot& snap, const Query& q, const AnswerLimits& 
       add(s->key, v, row);
     }
   };
+  // The stacks by (group, stack): by signature a group is a shown row, else one of `groups`.
+  IdSums stack_sums;
   if (q.by == HangsBy::kSignature) {
     absl::flat_hash_map<std::array<Sym, 2>, uint32_t> thread_of;  // (process, thread) -> group
     std::vector<std::array<Sym, 2>> threads;
@@ -114,9 +117,13 @@ std::string HangsJson(const Snapshot& snap, const Query& q, const AnswerLimits& 
     for (const IdSums::Entry& e : reduced)
       groups.push_back({{threads[e.group][0], threads[e.group][1], e.id}, e.sums});
   } else {
-    absl::flat_hash_map<GroupKey, HangSums> few;
-    for_each_row(nullptr, [&](const SeriesKey& k, const Values& v, size_t) { few[group_of(k)].Add(v); });
-    groups.assign(few.begin(), few.end());
+    absl::flat_hash_map<GroupKey, uint32_t> group_at;  // index in `groups`
+    for_each_row(nullptr, [&](const SeriesKey& k, const Values& v, size_t) {
+      const auto [it, added] = group_at.try_emplace(group_of(k), static_cast<uint32_t>(groups.size()));
+      if (added) groups.push_back({it->first, HangSums{}});
+      groups[it->second].second.Add(v);
+      stack_sums.Add(it->second, k[hang_field::kStack], v);
+    });
   }
 
   struct Row {
@@ -124,16 +131,18 @@ std::string HangsJson(const Snapshot& snap, const Query& q, const AnswerLimits& 
     const HangSums* sums;
     int64_t usage_ms;
     std::optional<double> rate;
+    uint32_t group;  // index in `groups`
   };
   std::vector<Row> rows;
   rows.reserve(groups.size());
-  for (const auto& [k, g] : groups) {
+  for (size_t i = 0; i < groups.size(); ++i) {
+    const auto& [k, g] = groups[i];
     int64_t u = usage_ms;
     if (q.by == HangsBy::kBuildDate) {
       auto it = usage_by_date.find(DateKey{k[0], k[1]});
       u = it == usage_by_date.end() ? 0 : it->second;
     }
-    rows.push_back({&k, &g, u, PerUsageHour(g.hang_us, u)});
+    rows.push_back({&k, &g, u, PerUsageHour(g.hang_us, u), static_cast<uint32_t>(i)});
   }
   // By hang_ms_per_hour descending, rows without usage last, then by hang ms; ties in
   // the grouping fields' order.
@@ -147,20 +156,29 @@ std::string HangsJson(const Snapshot& snap, const Query& q, const AnswerLimits& 
                     });
   rows.resize(shown);
 
-  // The second pass: each shown row's stacks.
-  absl::flat_hash_map<GroupKey, size_t> row_of;
-  for (size_t i = 0; i < rows.size(); ++i) row_of[*rows[i].key] = i;
-  IdSums by_row;
-  for_each_row(&row_of, [&](const SeriesKey& k, const Values& v, size_t row) {
-    by_row.Add(static_cast<uint32_t>(row), k[hang_field::kStack], v);
-  });
-  // Each row's stacks: a run of the reduced entries (sorted by row first).
-  const std::span<const IdSums::Entry> stack_entries = by_row.Reduce();
-  std::vector<std::span<const IdSums::Entry>> row_stacks(rows.size());
+  // By signature, the second pass: the shown rows' stacks, a group per row.
+  if (q.by == HangsBy::kSignature) {
+    absl::flat_hash_map<GroupKey, size_t> row_of;
+    for (size_t i = 0; i < rows.size(); ++i) {
+      row_of[*rows[i].key] = i;
+      rows[i].group = static_cast<uint32_t>(i);
+    }
+    for_each_row(&row_of, [&](const SeriesKey& k, const Values& v, size_t row) {
+      stack_sums.Add(static_cast<uint32_t>(row), k[hang_field::kStack], v);
+    });
+  }
+  // Each group's stacks: a run of the reduced entries (sorted by group first).
+  const std::span<const IdSums::Entry> stack_entries = stack_sums.Reduce();
+  absl::flat_hash_map<uint32_t, std::span<const IdSums::Entry>> group_stacks;
   for (size_t begin = 0, end = 0; begin < stack_entries.size(); begin = end) {
     end = begin;
     while (end < stack_entries.size() && stack_entries[end].group == stack_entries[begin].group) ++end;
-    row_stacks[stack_entries[begin].group] = stack_entries.subspan(begin, end - begin);
+    group_stacks[stack_entries[begin].group] = stack_entries.subspan(begin, end - begin);
+  }
+  std::vector<std::span<const IdSums::Entry>> row_stacks(rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const auto it = group_stacks.find(rows[i].group);
+    if (it != group_stacks.end()) row_stacks[i] = it->second;
   }
 
   JsonWriter w;
