@@ -39,6 +39,25 @@ class BurstNumbers : public ::testing::Test {
     d.install_hash = InstallHash("usage-install");
     state_.Apply(d);
   }
+  // The window is [kEnd - 1 h, kEnd), the baseline the `baseline_ms` before it. Crashes and
+  // usage in the window's first and last units, the baseline's last and first, the unit before
+  // the baseline and the crash world's own (incomplete) one: 12 crashes and 2 usage hours in
+  // the window, 3 and 30 in the baseline.
+  void PlantAtTheEdges(int64_t baseline_ms) {
+    const int64_t start = kEnd - kHour - baseline_ms;
+    Crashes(kEnd - kHour, 5);
+    Crashes(kEnd - 1, 7);
+    Crashes(kEnd - kHour - 1, 2);
+    Crashes(start, 1);
+    Crashes(start - 1, 40);
+    Crashes(kEnd, 50);
+    Usage(kEnd - kHour, kHour);
+    Usage(kEnd - 1, kHour);
+    Usage(kEnd - kHour - 1, 10 * kHour);
+    Usage(start, 20 * kHour);
+    Usage(start - 1, 1000 * kHour);
+    Usage(kEnd, 500 * kHour);
+  }
   const AlertCandidate* Burst(const std::vector<AlertCandidate>& candidates) const {
     for (const AlertCandidate& c : candidates) {
       if (c.key.rule == AlertRule::kBurst && c.key.signature == "burst_sig") return &c;
@@ -59,22 +78,8 @@ class BurstNumbers : public ::testing::Test {
 
 TEST_F(BurstNumbers, TheLastCompleteHourAgainstTheDayBeforeItEdgeByEdge) {
   ASSERT_EQ(options_.bucket_ms, kMinute);
-  // The window: [kEnd - 1 h, kEnd). Its first and last buckets, and one inside.
-  Crashes(kEnd - kHour, 5);
-  Crashes(kEnd - 30 * kMinute, 3);
-  Crashes(kEnd - 1, 7);
-  // The baseline: [kEnd - 25 h, kEnd - 1 h). Its last and first buckets.
-  Crashes(kEnd - kHour - 1, 2);
-  Crashes(kEnd - 25 * kHour, 1);
-  // Outside both: the bucket before the baseline, and the crash world's own (incomplete) one.
-  Crashes(kEnd - 25 * kHour - 1, 40);
-  Crashes(kEnd, 50);
-  Usage(kEnd - kHour, kHour);
-  Usage(kEnd - 1, kHour);
-  Usage(kEnd - kHour - 1, 10 * kHour);
-  Usage(kEnd - 25 * kHour, 20 * kHour);
-  Usage(kEnd - 25 * kHour - 1, 1000 * kHour);
-  Usage(kEnd, 500 * kHour);
+  PlantAtTheEdges(24 * kHour);
+  Crashes(kEnd - 30 * kMinute, 3);  // and one inside the window
 
   const std::vector<AlertCandidate> candidates = EvaluateRules(*Snap(), AlertOptions{});
   const AlertCandidate* burst = Burst(candidates);
@@ -97,23 +102,13 @@ TEST_F(BurstNumbers, TheLastCompleteHourAgainstTheDayBeforeItEdgeByEdge) {
 TEST_F(BurstNumbers, ABaselineBeyondTheBucketsIsCountedInHours) {
   AlertOptions o;
   o.burst_baseline = std::chrono::hours(7 * 24);  // with the window, past the 7-day buckets
-  Crashes(kEnd - kHour, 5);
-  Crashes(kEnd - 1, 7);
-  Crashes(kEnd - kHour - 1, 2);
-  Crashes(kEnd - 169 * kHour, 1);
-  Crashes(kEnd - 169 * kHour - 1, 40);
-  Crashes(kEnd, 50);
-  Usage(kEnd - kHour, kHour);
-  Usage(kEnd - kHour - 1, 10 * kHour);
-  Usage(kEnd - 169 * kHour, 20 * kHour);
-  Usage(kEnd - 169 * kHour - 1, 1000 * kHour);
-  Usage(kEnd, 500 * kHour);
+  PlantAtTheEdges(7 * 24 * kHour);
   const std::vector<AlertCandidate> candidates = EvaluateRules(*Snap(), o);
   const AlertCandidate* burst = Burst(candidates);
   ASSERT_NE(burst, nullptr);
   EXPECT_EQ(burst->numbers.count_new, 5 + 7);
   EXPECT_EQ(burst->numbers.count_base, 2 + 1);
-  EXPECT_DOUBLE_EQ(burst->numbers.exposure_new, 1.0);
+  EXPECT_DOUBLE_EQ(burst->numbers.exposure_new, 2.0);
   EXPECT_DOUBLE_EQ(burst->numbers.exposure_base, 30.0);
 }
 
