@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <utility>
 
 #include "ingest/kafka_config.h"
 
@@ -215,8 +216,10 @@ Status KafkaProducer::Finish(Ending ending, std::chrono::steady_clock::time_poin
         continue;
       }
       unfinished_ = ending;
-      return Status::Unavailable(std::string(what) + ": " + rd_kafka_error_string(error) +
-                                 " (still in progress: the next begin finishes it)");
+      std::string message = std::string(what) + ": " + rd_kafka_error_string(error) +
+                            " (still in progress: the next begin finishes it)";
+      rd_kafka_error_destroy(error);
+      return Status::Unavailable(std::move(message));
     }
     unfinished_ = Ending::kNone;
     Status failed = TxnStatus(what, error);
