@@ -164,8 +164,16 @@ Status ClusterNode::Publish(const std::vector<ShardImage>& images,
   }
   std::map<TopicPartition, int64_t> offsets;
   for (const auto& [tp, part] : parts) offsets[tp] = next_offsets.at(tp);
-  if (Status s = Transact(producer_, "", out, offsets, group); !s.ok()) {
-    ledger_.Abort();  // the next publish sends it all again
+  bool commit_failed = false;
+  if (Status s = Transact(producer_, "", out, offsets, group, &commit_failed); !s.ok()) {
+    // The next publish sends again what differs from the last commit; after a failed commit,
+    // whose records may still land, what differs from either (ADR 0024, "A commit that
+    // times out").
+    if (commit_failed) {
+      ledger_.Uncertain();
+    } else {
+      ledger_.Abort();
+    }
     publish_failures_.fetch_add(1);
     return s;
   }
@@ -195,7 +203,7 @@ Status ClusterNode::CommitAlertState(const std::string& state) {
 Status ClusterNode::Transact(std::unique_ptr<KafkaProducer>& producer, const std::string& role,
                              const std::vector<std::pair<int32_t, OutgoingRecord>>& out,
                              const std::map<TopicPartition, int64_t>& offsets,
-                             const KafkaGroupMetadata* group) {
+                             const KafkaGroupMetadata* group, bool* commit_failed) {
   const std::string& topic = config_.cluster.aggregates_topic;
   Status s = producer->BeginTransaction(kTransactionTimeout);
   for (size_t i = 0; s.ok() && i < out.size(); ++i) {
@@ -209,6 +217,7 @@ Status ClusterNode::Transact(std::unique_ptr<KafkaProducer>& producer, const std
   }
   if (s.ok()) {
     s = producer->CommitTransaction(kTransactionTimeout);
+    if (!s.ok() && commit_failed != nullptr) *commit_failed = true;
   } else {
     Status aborted = producer->AbortTransaction(kTransactionTimeout);
     if (!aborted.ok()) spdlog::warn("cluster: {}", aborted.message());

@@ -126,10 +126,12 @@ class ClusterNode {
   // Commits `records` to the aggregates topic in one transaction of `producer` (made again
   // when it was fenced or broke for good).
   // With `group`, `offsets` commit to the consumer group in the transaction.
+  // A failure says in `commit_failed` (when given) whether it came from the commit itself:
+  // the transaction may then still land (a commit that timed out goes on in the background).
   Status Transact(std::unique_ptr<KafkaProducer>& producer, const std::string& role,
                   const std::vector<std::pair<int32_t, OutgoingRecord>>& records,
                   const std::map<TopicPartition, int64_t>& offsets = {},
-                  const KafkaGroupMetadata* group = nullptr);
+                  const KafkaGroupMetadata* group = nullptr, bool* commit_failed = nullptr);
   void RunView();
   // Reads aggregates partitions `partitions` (empty: all) to their end into a view of its
   // own, the records whose key `keep` takes (null: all); `keep_crash_ids` as GlobalView's.

@@ -135,12 +135,12 @@ void PublishLedger::Diff(const CountsRecord& counts, const std::vector<PartialRe
     std::string key = PartialKey(p.where);
     const uint64_t hash = ValuesHash(p, symbols);
     auto it = before.hashes.find(key);
-    bool send = it == before.hashes.end() || it->second != hash;
+    bool send = it == before.hashes.end() || it->second == kUnknownHash || it->second != hash;
     for (const SeriesImage& s : p.series) {
       if (newest.at(s.key) != p.where.bucket) continue;  // its newest bucket's record carries it
       const uint64_t sketch = SketchHash(s);
       auto was = before.series.find(s.key);
-      send = send || was == before.series.end() || was->second != sketch;
+      send = send || was == before.series.end() || was->second == kUnknownHash || was->second != sketch;
       now.series[s.key] = sketch;  // as sent now, or as sent before (unchanged)
     }
     if (send) out.push_back({key, EncodePartial(p, symbols)});
@@ -172,6 +172,27 @@ void PublishLedger::Commit() {
 }
 
 void PublishLedger::Abort() { pending_.clear(); }
+
+void PublishLedger::Uncertain() {
+  for (auto& [id, pending] : pending_) {
+    Sent& committed = committed_[id];
+    Sent unknown;
+    for (const Sent* side : {&committed, &pending}) {
+      for (const auto& entry : side->hashes) unknown.hashes.emplace(entry.first, kUnknownHash);
+      for (const auto& entry : side->series) unknown.series.emplace(entry.first, kUnknownHash);
+      unknown.next_chunk = std::max(unknown.next_chunk, side->next_chunk);
+      unknown.stale.insert(unknown.stale.end(), side->stale.begin(), side->stale.end());
+      for (const auto& [epoch, sent] : side->crash_ids) {
+        for (uint32_t chunk : sent.chunks)
+          unknown.stale.push_back(CrashIdsKey(id.first, id.second, epoch, chunk));
+      }
+    }
+    std::sort(unknown.stale.begin(), unknown.stale.end());
+    unknown.stale.erase(std::unique(unknown.stale.begin(), unknown.stale.end()), unknown.stale.end());
+    committed = std::move(unknown);  // counts 0: none known, so the next Diff sends them
+  }
+  pending_.clear();
+}
 
 void PublishLedger::Forget(const std::string& topic, int32_t partition) {
   committed_.erase({topic, partition});

@@ -157,7 +157,7 @@ Status KafkaProducer::InitTransactions(std::chrono::milliseconds timeout) {
 
 Status KafkaProducer::BeginTransaction(std::chrono::milliseconds timeout) {
   if (unfinished_ != Ending::kNone) {
-    Status finished = Finish(unfinished_, std::chrono::steady_clock::now() + timeout);
+    Status finished = Finish(unfinished_, timeout);
     // An earlier commit that had to be aborted after all leaves the producer ready: say so
     // and begin; one still in progress, or a fatal error, is this call's failure too.
     if (!finished.ok()) {
@@ -182,7 +182,11 @@ Status KafkaProducer::SendOffsetsToTransaction(const std::map<TopicPartition, in
 }
 
 Status KafkaProducer::CommitTransaction(std::chrono::milliseconds timeout) {
-  return Finish(Ending::kCommit, std::chrono::steady_clock::now() + timeout);
+  if (unfinished_ == Ending::kAbort) {
+    return Status::Unavailable(
+        "commit transaction: the last abort is still in progress (the next begin finishes it)");
+  }
+  return Finish(Ending::kCommit, timeout);
 }
 
 Status KafkaProducer::AbortTransaction(std::chrono::milliseconds timeout) {
@@ -190,12 +194,13 @@ Status KafkaProducer::AbortTransaction(std::chrono::milliseconds timeout) {
     return Status::Unavailable(
         "abort transaction: the last commit is still in progress (the next begin finishes it)");
   }
-  return Finish(Ending::kAbort, std::chrono::steady_clock::now() + timeout);
+  return Finish(Ending::kAbort, timeout);
 }
 
-Status KafkaProducer::Finish(Ending ending, std::chrono::steady_clock::time_point deadline) {
+Status KafkaProducer::Finish(Ending ending, std::chrono::milliseconds timeout) {
   const bool commit = ending == Ending::kCommit;
   const char* what = commit ? "commit transaction" : "abort transaction";
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
   for (;;) {
     const auto left = std::max(
         std::chrono::milliseconds(1),
@@ -206,28 +211,37 @@ Status KafkaProducer::Finish(Ending ending, std::chrono::steady_clock::time_poin
       unfinished_ = Ending::kNone;
       return Status::Ok();
     }
+    const rd_kafka_resp_err_t code = rd_kafka_error_code(error);
     const bool fatal = rd_kafka_error_is_fatal(error) != 0;
     const bool must_abort = rd_kafka_error_txn_requires_abort(error) != 0;
-    if (!fatal && !must_abort && rd_kafka_error_is_retriable(error) != 0) {
+    const bool retriable = rd_kafka_error_is_retriable(error) != 0;
+    std::string message = std::string(what) + ": " + rd_kafka_error_string(error);
+    rd_kafka_error_destroy(error);
+    if (!fatal && (code == RD_KAFKA_RESP_ERR__CONFLICT || code == RD_KAFKA_RESP_ERR__PREV_IN_PROGRESS)) {
+      // Another transaction call is under way: this one changed nothing (retriable, but
+      // retrying it could only conflict again).
+      return Status::Unavailable(std::move(message));
+    }
+    if (!fatal && !must_abort && retriable) {
       // A time-out: the call goes on in the background and only the same call may finish it.
       if (std::chrono::steady_clock::now() < deadline) {
-        rd_kafka_error_destroy(error);
         rd_kafka_poll(rk_, 10);  // a retriable error that came back at once does not spin
         continue;
       }
       unfinished_ = ending;
-      std::string message = std::string(what) + ": " + rd_kafka_error_string(error) +
-                            " (still in progress: the next begin finishes it)";
-      rd_kafka_error_destroy(error);
-      return Status::Unavailable(std::move(message));
+      return Status::Unavailable(message + " (still in progress: the next begin finishes it)");
     }
     unfinished_ = Ending::kNone;
-    Status failed = TxnStatus(what, error);
-    if (commit && must_abort) {
-      // So that the next Begin can start: nothing of this transaction is seen.
-      if (Status aborted = Finish(Ending::kAbort, deadline); !aborted.ok()) return aborted;
+    if (commit && must_abort && !fatal) {
+      // So that the next Begin can start: nothing of this transaction is seen. The abort has
+      // a time of its own (the commit may have used all of its).
+      Status aborted = Finish(Ending::kAbort, timeout);
+      if (aborted.ok()) return Status::Unavailable(std::move(message));
+      return Status(aborted.code(), message + "; then " + aborted.message());
     }
-    return failed;
+    // Fatal, or neither retriable nor abortable: librdkafka says to treat the producer as
+    // broken for good; only a new one goes on.
+    return Status::FailedPrecondition(std::move(message));
   }
 }
 

@@ -31,7 +31,9 @@
 // not changed since they were sent.
 //
 // Commit() when the publish's transaction committed; Abort() when it did not (the next
-// Diff then sends everything again that is still different from the last commit).
+// Diff then sends everything again that is still different from the last commit);
+// Uncertain() when nobody knows yet (its commit was still in progress when the publisher
+// gave up on it, and may land later): the next Diff then acts as if either had happened.
 //
 // Threading: one thread (the source thread's barrier).
 #pragma once
@@ -66,6 +68,11 @@ class PublishLedger {
             const std::vector<std::string>& bad_keys = {});
   void Commit();
   void Abort();
+  // The pending publish may or may not have committed: every key either side knows is
+  // remembered as unknown, so the next Diff sends each one the partition still has and
+  // tombstones each other one, sends the counts record, and sends every crash id again in
+  // new chunks after tombstoning the chunks either side numbered.
+  void Uncertain();
   // The partition is no longer this instance's: its keys are forgotten (its new owner
   // publishes them from now on), and nothing is tombstoned.
   void Forget(const std::string& topic, int32_t partition);
@@ -102,6 +109,8 @@ class PublishLedger {
     uint32_t next_chunk = 0;
     std::vector<std::string> stale;  // chunk keys to tombstone (Resend)
   };
+  // A hash no content has in practice: the key's record is not known (Uncertain).
+  static constexpr uint64_t kUnknownHash = 0;
   // The crash-ids part of Diff: from `before` into `now`.
   static void DiffCrashIds(const std::string& topic, int32_t partition, const std::string& owner,
                            const CrashIds& crash_ids, const Sent& before, Sent& now,

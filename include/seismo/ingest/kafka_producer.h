@@ -23,9 +23,10 @@
 //    (an abortable error) or still committing in the background (a time-out:
 //    librdkafka refuses both Abort and Begin until that commit is finished);
 //    the next Begin finishes it first, so a commit that outlives its caller
-//    still lands, and the caller sends its records again idempotently. A fatal
-//    error (another instance took over the transactional id: fenced) is
-//    kFailedPrecondition, after which only a new producer can publish.
+//    may still land (the caller must not assume either outcome). A fatal error
+//    (another instance took over the transactional id: fenced), and an error
+//    that is neither retriable nor abortable, is kFailedPrecondition, after
+//    which only a new producer can publish.
 //
 // Ownership: Create() returns the owner. Threading: Produce(), Poll(),
 // Flush() and stats() may be called concurrently from any threads; the
@@ -127,9 +128,9 @@ class KafkaProducer {
   static void ErrorCallback(rd_kafka_t* rk, int err, const char* reason, void* opaque);
   static void LogCallback(const rd_kafka_t* rk, int level, const char* fac, const char* buf);
   // Calls commit (or abort) until it succeeds, fails for another reason than a retriable one,
-  // or `deadline` passes; a time-out then leaves `unfinished_` set.
+  // or `timeout` passes; a time-out then leaves `unfinished_` set.
   enum class Ending { kNone, kCommit, kAbort };
-  Status Finish(Ending ending, std::chrono::steady_clock::time_point deadline);
+  Status Finish(Ending ending, std::chrono::milliseconds timeout);
 
   const KafkaProducerOptions options_;
   rd_kafka_t* rk_ = nullptr;  // owned; destroyed last

@@ -130,6 +130,7 @@ TEST_F(BurstNumbers, MinCountIsTheWindowsCountAtItsEdges) {
   ASSERT_NE(burst, nullptr);
   EXPECT_EQ(burst->numbers.count_new, 9);
   EXPECT_EQ(burst->numbers.count_base, 1);
+  EXPECT_TRUE(burst->holds);  // (9 / 1 h) / (1 / 24 h) = 216
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -148,6 +149,71 @@ TEST(PublishLedger, ExpiredBucketsAreTombstonedAndAnAbortedPublishIsSentAgain) {
   ASSERT_NO_FATAL_FAILURE(ReadBack(view, {&first, &retried}));
   ExpectTotals(*view.Build(), kept, c.symbols);
   EXPECT_EQ(view.Partitions()[0].source_offset, 150);
+}
+
+// The keys whose newest record in `batches`, read in order, is a value.
+std::set<std::string> LiveKeys(std::initializer_list<const std::vector<OutgoingRecord>*> batches) {
+  std::map<std::string, bool> newest;
+  for (const auto* batch : batches)
+    for (const OutgoingRecord& r : *batch) newest[r.key] = r.value.has_value();
+  std::set<std::string> out;
+  for (const auto& [key, live] : newest)
+    if (live) out.insert(key);
+  return out;
+}
+
+// A publish whose commit failed may still land: a commit that timed out goes on in the
+// background, and the next transaction's begin finishes it (ADR 0024, "A commit that times
+// out"). After Uncertain(), the next publish leaves the records read back as the state now,
+// whether that publish landed or not. After Abort() (the control), the keys only it wrote
+// would stay for good had it landed.
+TEST(PublishLedger, AfterAnUncertainPublishTheNextIsRightWhetherItLandedOrNot) {
+  Corpus2 c;
+  c.Add(0, c.docs.size());
+  // `kept`: the newest buckets only, so the whole state has keys `kept` has not.
+  AggregateOptions o = Options();
+  o.retention_ms = 3 * kMinute;
+  ShardState kept(o, &c.symbols);
+  const ShardImage image = c.state.Image();
+  kept.RestoreBegin(image, false, false);
+  for (const SeriesImage& s : image.series) kept.RestoreSeries(s);
+  kept.AdvanceTo(EventTime{(PartialsOf(c.state, 0, c.symbols).back().where.bucket + 1) * kMinute});
+  const std::vector<PartialRecord> now = PartialsOf(kept, 140, c.symbols);
+  std::set<std::string> expected = {CountsKey(kTopic, 0)};
+  for (const PartialRecord& p : now) expected.insert(PartialKey(p.where));
+
+  for (const bool uncertain : {true, false}) {
+    SCOPED_TRACE(uncertain ? "Uncertain()" : "Abort()");
+    PublishLedger ledger;
+    std::vector<OutgoingRecord> first, maybe, next;
+    Diff(ledger, PartialsOf(kept, 100, c.symbols), c.symbols, first);
+    ledger.Commit();
+    Diff(ledger, PartialsOf(c.state, 120, c.symbols), c.symbols, maybe);  // the old buckets again
+    if (uncertain) {
+      ledger.Uncertain();
+    } else {
+      ledger.Abort();
+    }
+    Diff(ledger, now, c.symbols, next);
+    ledger.Commit();
+    EXPECT_EQ(LiveKeys({&first, &next}), expected) << "the publish did not land";
+    if (uncertain) {
+      EXPECT_EQ(LiveKeys({&first, &maybe, &next}), expected) << "the publish landed";
+      for (const bool landed : {true, false}) {
+        Symbols reader;
+        GlobalView view(Options(), &reader);
+        if (landed) {
+          ASSERT_NO_FATAL_FAILURE(ReadBack(view, {&first, &maybe, &next}));
+        } else {
+          ASSERT_NO_FATAL_FAILURE(ReadBack(view, {&first, &next}));
+        }
+        ExpectTotals(*view.Build(), kept, c.symbols);
+        EXPECT_EQ(view.Partitions()[0].source_offset, 140);
+      }
+    } else {
+      EXPECT_NE(LiveKeys({&first, &maybe, &next}), expected) << "the control: keys left behind";
+    }
+  }
 }
 
 // Only tombstones to send, and the offset moved: the counts record carries the offset, so

@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <string>
 #include <tuple>
+#include <vector>
 
 #include "query_fixture.h"
 #include "seismo/query/flamegraph.h"
@@ -285,7 +287,7 @@ TEST(HangsRows, EqualANaiveRecomputationAtEveryLimit) {
     };
     for (int i = 0; i < 400; ++i) {
       const std::string process = next(3) == 0 ? "content" : "parent";
-      const std::string thread = next(2) == 0 ? "Gecko" : "Gecko_Child";
+      const std::string thread = std::vector<std::string>{"Gecko", "Gecko_Child", "Renderer"}[next(3)];
       const std::string signature = "Sig" + std::to_string(next(40));
       const std::vector<std::string> stack = {"root", "f" + std::to_string(next(6)), signature};
       const std::string os = next(2) == 0 ? "Linux" : "Windows";
