@@ -62,6 +62,17 @@ struct Corpus2 {
   void Add(size_t from, size_t to) {
     for (size_t i = from; i < to; ++i) Aggregate(docs[i], parser, encoder, state);
   }
+  // The state's newest buckets only (a 3-minute retention): everything before them expired.
+  std::unique_ptr<ShardState> NewestBuckets() {
+    AggregateOptions o = Options();
+    o.retention_ms = 3 * kMinute;
+    auto kept = std::make_unique<ShardState>(o, &symbols);
+    const ShardImage image = state.Image();
+    kept->RestoreBegin(image, false, false);
+    for (const SeriesImage& s : image.series) kept->RestoreSeries(s);
+    kept->AdvanceTo(EventTime{(PartialsOf(state, 0, symbols).back().where.bucket + 1) * kMinute});
+    return kept;
+  }
 };
 
 TEST(PublishLedger, SendsWhatChangedAndTheNewestRecordsReadBackAreTheStateNow) {
@@ -113,14 +124,8 @@ TEST(PublishLedger, ExpiredBucketsAreTombstonedAndAnAbortedPublishIsSentAgain) {
   ledger.Commit();
 
   // Keep only the newest buckets: everything before them expires.
-  const int64_t newest = before.back().where.bucket;
-  AggregateOptions o = Options();
-  o.retention_ms = 3 * kMinute;
-  ShardState kept(o, &c.symbols);
-  const ShardImage image = c.state.Image();
-  kept.RestoreBegin(image, false, false);
-  for (const SeriesImage& s : image.series) kept.RestoreSeries(s);
-  kept.AdvanceTo(EventTime{(newest + 1) * kMinute});
+  const std::unique_ptr<ShardState> newest = c.NewestBuckets();
+  const ShardState& kept = *newest;
   const std::vector<PartialRecord> after = PartialsOf(kept, 100, c.symbols);
   ASSERT_LT(after.size(), before.size());
 
@@ -171,13 +176,8 @@ TEST(PublishLedger, AfterAnUncertainPublishTheNextIsRightWhetherItLandedOrNot) {
   Corpus2 c;
   c.Add(0, c.docs.size());
   // `kept`: the newest buckets only, so the whole state has keys `kept` has not.
-  AggregateOptions o = Options();
-  o.retention_ms = 3 * kMinute;
-  ShardState kept(o, &c.symbols);
-  const ShardImage image = c.state.Image();
-  kept.RestoreBegin(image, false, false);
-  for (const SeriesImage& s : image.series) kept.RestoreSeries(s);
-  kept.AdvanceTo(EventTime{(PartialsOf(c.state, 0, c.symbols).back().where.bucket + 1) * kMinute});
+  const std::unique_ptr<ShardState> newest = c.NewestBuckets();
+  const ShardState& kept = *newest;
   const std::vector<PartialRecord> now = PartialsOf(kept, 140, c.symbols);
   std::set<std::string> expected = {CountsKey(kTopic, 0)};
   for (const PartialRecord& p : now) expected.insert(PartialKey(p.where));
