@@ -65,13 +65,16 @@ void Daemon::RunPublisher() {
       pause_until(started + kPublishInterval, std::chrono::milliseconds(20), [] { return false; });
       continue;
     }
-    const uint64_t epoch = shards.RequestSnapshots();
-    // Each shard takes its snapshot at its next loop turn: publish as soon as all have,
-    // so a document applied before the request is visible within milliseconds of it, not
-    // an interval later (issue 19's freshness). A shard that does not answer within the
-    // interval (stopped, or stuck) is published with its previous snapshot.
-    pause_until(started + kPublishInterval, std::chrono::milliseconds(2),
+    const uint64_t epoch = pipeline_->RequestSnapshots();
+    // Each shard takes its snapshot once it has applied the chunks before the request's cut:
+    // publish as soon as all have, so a document handed over before the request is visible
+    // within milliseconds of it, not an interval later (issue 19's freshness). Never some
+    // shards' new snapshots beside others' old ones: that is no cut through the input, and a
+    // ratio of two tables on different shards would be off (ADR 0032). A shard slower than
+    // the interval delays the publish; only stopping ends the wait.
+    pause_until(std::chrono::steady_clock::time_point::max(), std::chrono::milliseconds(2),
                 [&] { return shards.SnapshotsAnswered(epoch); });
+    if (!shards.SnapshotsAnswered(epoch)) break;  // stopping
     Publish();
     pause_until(started + kPublishInterval, std::chrono::milliseconds(20), [] { return false; });
   }

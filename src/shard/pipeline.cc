@@ -534,7 +534,12 @@ int64_t Pipeline::TakeTurn(Worker& worker, const DocChunk& c) {
   return stream_time;
 }
 
-void Pipeline::HandOver(size_t index, Worker& worker, const DocChunk& c, int64_t stream_time) {
+uint64_t Pipeline::RequestSnapshots() {
+  MutexLock lock(handover_mu_);
+  return shards_.RequestSnapshots(handed_.load(std::memory_order_acquire));
+}
+
+bool Pipeline::HandOver(size_t index, Worker& worker, const DocChunk& c, int64_t stream_time) {
   std::vector<DeltaBatchPtr>& batches = worker.batches;
   batches.resize(shards_.shard_count());
   auto route = [&](std::vector<Delta>::iterator begin, std::vector<Delta>::iterator end, int64_t t,
@@ -546,6 +551,7 @@ void Pipeline::HandOver(size_t index, Worker& worker, const DocChunk& c, int64_t
       if (!batches[s]) {
         batches[s] = std::make_unique<DeltaBatch>();
         batches[s]->stream_time_ms = stream_time;
+        batches[s]->chunk_seq = c.seq;
         if (options_.partition_scoped) batches[s]->slot_stream_time_ms = worker.slot_times;
       }
       batches[s]->deltas.push_back(std::move(*d));
@@ -574,10 +580,20 @@ void Pipeline::HandOver(size_t index, Worker& worker, const DocChunk& c, int64_t
     counters_.records[static_cast<size_t>(held.kind)].fetch_add(1, std::memory_order_relaxed);
     route(held.deltas.begin(), held.deltas.end(), decision.time_ms, held.slot);
   }
+  Backoff backoff;
+  // acquire: pairs with the previous chunk's release below.
+  while (handed_.load(std::memory_order_acquire) != c.seq) {
+    if (abandoned_.load(std::memory_order_relaxed)) return false;
+    backoff.Idle();
+  }
+  MutexLock lock(handover_mu_);
   for (size_t s = 0; s < batches.size(); ++s) {
     if (batches[s] && !batches[s]->deltas.empty()) shards_.Push(index, s, std::move(batches[s]));
     batches[s].reset();
   }
+  // release: the next chunk's pushes, and a snapshot request's cut, come after these.
+  handed_.store(c.seq + 1, std::memory_order_release);
+  return true;
 }
 
 void Pipeline::RunWorker(size_t index) {
@@ -609,7 +625,7 @@ void Pipeline::RunWorker(size_t index) {
     // release: pairs with WaitTurn()'s acquire in the next chunk's worker.
     turn_.store(c.seq + 1, std::memory_order_release);
 
-    HandOver(index, worker, c, stream_time);
+    if (!HandOver(index, worker, c, stream_time)) break;
     chunk_pool_.Give(std::move(*chunk));  // held documents keep copies of their bodies
     // release: the chunk's batches were pushed before it counts as done.
     chunks_done_.fetch_add(1, std::memory_order_release);

@@ -178,12 +178,34 @@ void ShardSet::Run(Shard& shard) {
     shard.dropped_epoch.store(drop_requested, std::memory_order_release);
     return true;
   };
+  // The latest snapshot request this shard has seen, and its cut (ADR 0032). Pending while
+  // seen_epoch != shard.snapshot_epoch (the one it answered last).
+  uint64_t seen_epoch = 0, through = kAllChunks;
+  auto see_request = [&] {
+    // acquire: pairs with RequestSnapshots()' release.
+    if (snapshot_epoch_.load(std::memory_order_acquire) == seen_epoch) return;
+    MutexLock lock(request_mu_);
+    seen_epoch = request_epoch_;
+    through = request_through_;
+  };
   Backoff backoff;
   for (;;) {
     bool any = take_requests();
+    // A snapshot is taken at the end of a pass that saw its request from the start. Every
+    // batch of a chunk before the cut was pushed before the request was made, so a ring
+    // found empty in such a pass, or at a batch of a later chunk, holds none of them; and
+    // since the request is looked at before every batch, none of a later chunk was applied.
+    see_request();
+    const uint64_t pass_epoch = seen_epoch;
     for (auto& ring : shard.rings) {
-      while (std::optional<DeltaBatchPtr> batch = ring->TryPop()) {
-        // (acquire of the ring's pop: a request made before the push is visible here.)
+      while (DeltaBatchPtr* front = ring->Front()) {
+        // (acquire of the ring's tail: a request made before the push is visible here.)
+        see_request();
+        // After the cut: left for after the snapshot (not when stopping: nobody may take it).
+        if (seen_epoch != shard.snapshot_epoch && (*front)->chunk_seq >= through &&
+            !stopping_.load(std::memory_order_relaxed))
+          break;
+        std::optional<DeltaBatchPtr> batch = ring->TryPop();
         (void)take_requests();
         if (apply_delay_for_testing_.count() > 0) std::this_thread::sleep_for(apply_delay_for_testing_);
         // Late data is judged against the stream time the batch's chunk left: a shard that
@@ -207,14 +229,14 @@ void ShardSet::Run(Shard& shard) {
       // relaxed: a monotonic hint; deltas carry their own times.
       unscoped->AdvanceTo(EventTime{stream_time_->load(std::memory_order_relaxed)});
     }
-    // acquire: pairs with RequestSnapshots()' release (nothing else is published through it).
-    uint64_t requested = snapshot_epoch_.load(std::memory_order_acquire);
-    if (requested != shard.snapshot_epoch) {
-      SlotSnapshots snap = shard.Snapshots();
-      if (shard.snapshots.TryPush(snap)) {  // full: retry next turn
-        shard.snapshot_epoch = requested;
-        // release: pairs with SnapshotsAnswered()' acquire; the snapshot is in the ring first.
-        shard.answered_epoch.store(requested, std::memory_order_release);
+    if (seen_epoch != shard.snapshot_epoch) {
+      if (seen_epoch == pass_epoch) {  // else a newer request came during the pass: one more
+        SlotSnapshots snap = shard.Snapshots();
+        if (shard.snapshots.TryPush(snap)) {  // full: retry next turn
+          shard.snapshot_epoch = seen_epoch;
+          // release: pairs with SnapshotsAnswered()' acquire; the snapshot is in the ring first.
+          shard.answered_epoch.store(seen_epoch, std::memory_order_release);
+        }
       }
       any = true;
     }
@@ -484,7 +506,14 @@ std::vector<uint64_t> ShardSet::FullPushes() const {
   return full;
 }
 
-uint64_t ShardSet::RequestSnapshots() { return snapshot_epoch_.fetch_add(1, std::memory_order_release) + 1; }
+uint64_t ShardSet::RequestSnapshots(uint64_t through) {
+  MutexLock lock(request_mu_);
+  request_through_ = through;
+  const uint64_t epoch = ++request_epoch_;
+  // release: pairs with the shard thread's acquire; it then reads the pair under the lock.
+  snapshot_epoch_.store(epoch, std::memory_order_release);
+  return epoch;
+}
 
 bool ShardSet::SnapshotsAnswered(uint64_t epoch) const {
   for (const auto& shard : shards_) {

@@ -250,6 +250,10 @@ class Pipeline {
   // Stream time (the watermark), ms; INT64_MIN before the first accepted document.
   EventTime stream_time() const { return EventTime{stream_time_.load(std::memory_order_relaxed)}; }
   ShardSet& shards() { return shards_; }
+  // Publisher thread: asks the shards for snapshots cut after the chunks handed to them so
+  // far, so that a snapshot holds every document of those chunks whole and none of a later
+  // one (ShardSet::RequestSnapshots, ADR 0032). Returns the request's epoch.
+  uint64_t RequestSnapshots();
 
   const PipelineCounters& counters() const { return counters_; }
   size_t QueuedChunks() const;
@@ -276,7 +280,8 @@ class Pipeline {
   // the stream time the chunk leaves.
   int64_t TakeTurn(Worker& worker, const DocChunk& chunk);
   // After the turn: decided documents' deltas to the shards, future_time ones rejected.
-  void HandOver(size_t index, Worker& worker, const DocChunk& chunk, int64_t stream_time);
+  // The batches are pushed in chunk order (false: the pipeline was abandoned first).
+  bool HandOver(size_t index, Worker& worker, const DocChunk& chunk, int64_t stream_time);
   void Reject(RejectReason reason, const DocRef& ref, std::string_view body);
   // The source a partition-scoped pipeline files restored images of no partition under.
   static constexpr SourceKey kUnscopedSource{UINT16_MAX, INT32_MIN};
@@ -315,6 +320,11 @@ class Pipeline {
   std::vector<RecordCounts> slot_counts_;       // turn only: per slot, its source's SourceCounts()
   uint64_t next_doc_id_ = 0;                    // turn only
   std::atomic<uint64_t> chunks_done_{0};  // parse workers: chunks parsed and handed to shards
+  // Chunks hand their batches to the shards in order, one at a time: chunk `handed_` is next
+  // (acquire/release, as turn_), and it pushes under handover_mu_, so RequestSnapshots sees
+  // every chunk before handed_ pushed whole and none after it begun.
+  std::atomic<uint64_t> handed_{0};
+  Mutex handover_mu_;
   std::atomic<bool> finishing_{false};
   std::atomic<bool> abandoned_{false};  // set by Abandon(); workers stop at the next chunk
   size_t swept_floor_bytes_;  // intern bytes that trigger the next sweep (source thread)

@@ -13,10 +13,11 @@
 // late depends on the input's order only, not on which chunks a shard happened
 // to apply first. Idle shards also follow a global stream time (an atomic the
 // producers raise), so their windows end at the same moment as the others'.
-// Snapshots: the publisher calls RequestSnapshots(); each shard thread, at its
-// next loop turn, takes an immutable ShardSnapshot of its state (sharing every
-// series unchanged since the last one: ADR 0021) and pushes it through its own
-// SPSC ring; LatestSnapshots() collects them. Shard threads never block on readers.
+// Snapshots: the publisher calls RequestSnapshots(through); each shard thread, once it
+// has applied every batch of the chunks before the cut and none after (ADR 0032), takes
+// an immutable ShardSnapshot of its state (sharing every series unchanged since the last
+// one: ADR 0021) and pushes it through its own SPSC ring; LatestSnapshots() collects
+// them. Shard threads never block on readers.
 // Marks: for a sweep of the intern tables, each shard thread reports the ids its
 // keys hold (CollectMarks), like images, at a quiescent point.
 // Partition scope (ADR 0024; `partition_scoped`): a shard thread keeps one ShardState
@@ -53,6 +54,7 @@ namespace seismo {
 
 struct DeltaBatch {
   std::vector<Delta> deltas;
+  uint64_t chunk_seq = 0;              // the chunk the deltas came from (DocChunk::seq): snapshot cuts
   int64_t stream_time_ms = INT64_MIN;  // the stream time after the chunk the deltas came from
   // Partition-scoped pipelines: (slot, that slot's stream time after the chunk) for every
   // slot of the deltas, ascending by slot.
@@ -125,7 +127,13 @@ class ShardSet {
   // Publisher thread only. RequestSnapshots returns the request's epoch; SnapshotsAnswered
   // says whether every shard has pushed its snapshot for it (or a later one), so that
   // LatestSnapshots now returns snapshots taken after the request.
-  uint64_t RequestSnapshots();
+  // The cut (ADR 0032): each shard's snapshot holds the batches of chunks before `through`
+  // (DeltaBatch::chunk_seq < through) and none of a later chunk, so the shards' parts of
+  // a snapshot are one cut through the input. The caller makes sure every batch of those
+  // chunks was pushed before the call (Pipeline::RequestSnapshots); kAllChunks: no cut,
+  // whatever each shard has applied at its next loop turn.
+  static constexpr uint64_t kAllChunks = UINT64_MAX;
+  uint64_t RequestSnapshots(uint64_t through = kAllChunks);
   bool SnapshotsAnswered(uint64_t epoch) const;
   std::vector<std::shared_ptr<const ShardSnapshot>> LatestSnapshots();
 
@@ -160,7 +168,12 @@ class ShardSet {
   std::vector<std::unique_ptr<Shard>> shards_;
   const bool partition_scoped_;
   const std::atomic<int64_t>* stream_time_;
-  std::atomic<uint64_t> snapshot_epoch_{0};
+  std::atomic<uint64_t> snapshot_epoch_{0};  // request_epoch_, for a shard's quick look
+  // The latest snapshot request, read as a pair (a shard must not take one's cut with
+  // another's epoch).
+  Mutex request_mu_;
+  uint64_t request_epoch_ GUARDED_BY(request_mu_) = 0;
+  uint64_t request_through_ GUARDED_BY(request_mu_) = kAllChunks;
   std::atomic<uint64_t> image_epoch_{0};
   std::atomic<uint64_t> mark_epoch_{0};
   std::atomic<uint64_t> drop_epoch_{0};

@@ -2,7 +2,7 @@
 //
 // Contract:
 //   - Exactly one thread (the producer) calls TryPush; exactly one thread (the
-//     consumer) calls TryPop. Which threads those are may not change while
+//     consumer) calls TryPop and Front. Which threads those are may not change while
 //     both are running. SizeApprox() may be called from any thread.
 //   - Capacity is fixed at construction (rounded up to a power of two); a full
 //     ring refuses TryPush (the caller decides: back off, or pause the source).
@@ -46,6 +46,16 @@ class SpscRing {
     slots_[tail & mask_] = std::move(value);
     tail_.store(tail + 1, std::memory_order_release);  // pairs with TryPop's acquire
     return true;
+  }
+
+  // Consumer only: the element TryPop would return next, left in place; null when empty.
+  T* Front() {
+    const size_t head = head_.load(std::memory_order_relaxed);  // own counter
+    if (head == cached_tail_) {
+      cached_tail_ = tail_.load(std::memory_order_acquire);  // pairs with TryPush's release
+      if (head == cached_tail_) return nullptr;
+    }
+    return &slots_[head & mask_];
   }
 
   // Consumer only.

@@ -1,6 +1,6 @@
 // ShardSet's checkpoint images: an image always answers the request it is
 // collected for, never an earlier one that timed out; restored states are
-// published whole before any shard thread answers.
+// published whole before any shard thread answers; a snapshot stops at its cut.
 #include "seismo/shard/shard_set.h"
 
 #include <gtest/gtest.h>
@@ -95,6 +95,30 @@ TEST(ShardSet, RestoredStatesArePublishedBeforeAnyShardAnswers) {
   second.Restore(images);
   // No shard thread runs yet, so none has answered: the restored states stand in.
   EXPECT_EQ(UsageIn(second.LatestSnapshots()), 40 * 41 / 2);
+}
+
+// ADR 0032: a request's snapshot holds the batches of the chunks before its cut and none
+// after, whatever else sits in the rings; the next request without a cut takes the rest.
+TEST(ShardSet, ASnapshotHoldsTheChunksBeforeItsCutAndNoneAfter) {
+  ShardSet set(2, 2, 16, AggregateOptions{}, nullptr, &Sym());
+  // Queued before the threads start, so the shards see the request before any batch.
+  for (uint64_t chunk = 0; chunk < 6; ++chunk) {
+    for (size_t shard = 0; shard < 2; ++shard) {
+      DeltaBatchPtr batch = UsageBatch(int64_t{1} << chunk, "2026110" + std::to_string(shard));
+      batch->chunk_seq = chunk;
+      set.Push(chunk % 2, shard, std::move(batch));  // chunks alternate between producers
+    }
+  }
+  const uint64_t epoch = set.RequestSnapshots(/*through=*/4);
+  set.Start();
+  for (int i = 0; i < 500 && !set.SnapshotsAnswered(epoch); ++i) std::this_thread::sleep_for(10ms);
+  ASSERT_TRUE(set.SnapshotsAnswered(epoch));
+  EXPECT_EQ(UsageIn(set.LatestSnapshots()), 2 * 0b1111) << "chunks 0-3 on both shards";
+  const uint64_t all = set.RequestSnapshots();
+  for (int i = 0; i < 500 && !set.SnapshotsAnswered(all); ++i) std::this_thread::sleep_for(10ms);
+  ASSERT_TRUE(set.SnapshotsAnswered(all));
+  EXPECT_EQ(UsageIn(set.LatestSnapshots()), 2 * 0b111111);
+  set.Stop();
 }
 
 }  // namespace
