@@ -182,10 +182,7 @@ void PublishLedger::Uncertain() {
       for (const auto& entry : side->series) unknown.series.emplace(entry.first, kUnknownHash);
       unknown.next_chunk = std::max(unknown.next_chunk, side->next_chunk);
       unknown.stale.insert(unknown.stale.end(), side->stale.begin(), side->stale.end());
-      for (const auto& [epoch, sent] : side->crash_ids) {
-        for (uint32_t chunk : sent.chunks)
-          unknown.stale.push_back(CrashIdsKey(id.first, id.second, epoch, chunk));
-      }
+      StaleChunkKeys(id.first, id.second, *side, unknown.stale);
     }
     std::sort(unknown.stale.begin(), unknown.stale.end());
     unknown.stale.erase(std::unique(unknown.stale.begin(), unknown.stale.end()), unknown.stale.end());
@@ -206,10 +203,15 @@ void PublishLedger::Resend(const std::string& topic, int32_t partition) {
   Sent again;
   again.next_chunk = it->second.next_chunk;
   again.stale = std::move(it->second.stale);
-  for (const auto& [epoch, sent] : it->second.crash_ids) {
-    for (uint32_t chunk : sent.chunks) again.stale.push_back(CrashIdsKey(topic, partition, epoch, chunk));
-  }
+  StaleChunkKeys(topic, partition, it->second, again.stale);
   it->second = std::move(again);
+}
+
+void PublishLedger::StaleChunkKeys(const std::string& topic, int32_t partition, const Sent& sent,
+                                   std::vector<std::string>& stale) {
+  for (const auto& [epoch, ids] : sent.crash_ids) {
+    for (uint32_t chunk : ids.chunks) stale.push_back(CrashIdsKey(topic, partition, epoch, chunk));
+  }
 }
 
 void PublishLedger::Seed(const std::string& topic, int32_t partition, const TopicCrashIds& chunks) {

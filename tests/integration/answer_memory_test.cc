@@ -77,11 +77,9 @@ TEST(AnswerMemory, SixteenLargestAnswersAtOnceStayInsideTheLimitAndHealthzAnswer
   const int port = daemon.http_port();
   ASSERT_GT(port, 0) << daemon.log();
 
-  // Both pings in the published snapshot, then the load. A ping's usage and its hangs are
-  // series of different shards, and the published snapshot merges each shard's latest one
-  // (docs/architecture.md): two usage hours alone can be published before the hangs are.
-  // So wait for all four series: the build's usage, the main-ping usage hangs are divided
-  // by, and the two stacks.
+  // Both pings in the published snapshot, then the load: wait for all four series (the
+  // build's usage, the main-ping usage hangs are divided by, and the two stacks). A published
+  // snapshot holds a document whole or not at all (ADR 0032).
   const bool counted = test::WaitFor(
       [&] {
         const auto builds = testing::HttpGet(port, "/api/v1/builds?window=all");

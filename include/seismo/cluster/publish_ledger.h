@@ -111,6 +111,9 @@ class PublishLedger {
   };
   // A hash no content has in practice: the key's record is not known (Uncertain).
   static constexpr uint64_t kUnknownHash = 0;
+  // The keys of every crash-id chunk `sent` records, appended to `stale` (to tombstone).
+  static void StaleChunkKeys(const std::string& topic, int32_t partition, const Sent& sent,
+                             std::vector<std::string>& stale);
   // The crash-ids part of Diff: from `before` into `now`.
   static void DiffCrashIds(const std::string& topic, int32_t partition, const std::string& owner,
                            const CrashIds& crash_ids, const Sent& before, Sent& now,

@@ -13,7 +13,9 @@
 // worker groups the accepted documents' deltas (and those of earlier documents
 // decided now) by owning shard and pushes one batch per shard, tagged with the
 // stream time the chunk left. What is late or future therefore depends on the
-// input's order only, never on thread timing or the thread count.
+// input's order only, never on thread timing or the thread count. The pushes, too,
+// go in chunk order, one chunk at a time (under a mutex), so that a snapshot request
+// can cut every shard after the same chunk (RequestSnapshots, ADR 0032).
 //
 // Partition scope (PipelineOptions::partition_scoped, ADR 0024): every source (a file,
 // or one partition of a topic) gets a slot in its first turn, and its deltas go to
@@ -252,7 +254,9 @@ class Pipeline {
   ShardSet& shards() { return shards_; }
   // Publisher thread: asks the shards for snapshots cut after the chunks handed to them so
   // far, so that a snapshot holds every document of those chunks whole and none of a later
-  // one (ShardSet::RequestSnapshots, ADR 0032). Returns the request's epoch.
+  // one (ShardSet::RequestSnapshots, ADR 0032). Returns the request's epoch. One request at
+  // a time: the next only once every shard answered this one. May wait for a chunk's pushes
+  // (a full ring: until its shard applies a batch).
   uint64_t RequestSnapshots();
 
   const PipelineCounters& counters() const { return counters_; }
@@ -322,7 +326,7 @@ class Pipeline {
   std::atomic<uint64_t> chunks_done_{0};  // parse workers: chunks parsed and handed to shards
   // Chunks hand their batches to the shards in order, one at a time: chunk `handed_` is next
   // (acquire/release, as turn_), and it pushes under handover_mu_, so RequestSnapshots sees
-  // every chunk before handed_ pushed whole and none after it begun.
+  // every chunk before handed_ pushed whole and none after it began.
   std::atomic<uint64_t> handed_{0};
   Mutex handover_mu_;
   std::atomic<bool> finishing_{false};

@@ -17,7 +17,9 @@
 // has applied every batch of the chunks before the cut and none after (ADR 0032), takes
 // an immutable ShardSnapshot of its state (sharing every series unchanged since the last
 // one: ADR 0021) and pushes it through its own SPSC ring; LatestSnapshots() collects
-// them. Shard threads never block on readers.
+// them. Shard threads never block on readers; but until a shard's snapshot is in its
+// ring, it holds back the batches after the cut, so the publisher must collect each
+// answer before it asks again (one request in flight, ring of 4: never full).
 // Marks: for a sweep of the intern tables, each shard thread reports the ids its
 // keys hold (CollectMarks), like images, at a quiescent point.
 // Partition scope (ADR 0024; `partition_scoped`): a shard thread keeps one ShardState
@@ -131,7 +133,9 @@ class ShardSet {
   // (DeltaBatch::chunk_seq < through) and none of a later chunk, so the shards' parts of
   // a snapshot are one cut through the input. The caller makes sure every batch of those
   // chunks was pushed before the call (Pipeline::RequestSnapshots); kAllChunks: no cut,
-  // whatever each shard has applied at its next loop turn.
+  // whatever each shard has applied at its next loop turn. One request in flight: a shard
+  // that sees a newer request mid-pass answers that one, with its cut, and
+  // SnapshotsAnswered(older) then says yes for shards cut at different chunks.
   static constexpr uint64_t kAllChunks = UINT64_MAX;
   uint64_t RequestSnapshots(uint64_t through = kAllChunks);
   bool SnapshotsAnswered(uint64_t epoch) const;

@@ -121,5 +121,32 @@ TEST(ShardSet, ASnapshotHoldsTheChunksBeforeItsCutAndNoneAfter) {
   set.Stop();
 }
 
+// The same with the shards running and slow: the request comes while they apply the first
+// chunks, and the chunks after its cut are pushed right after it.
+TEST(ShardSet, ARequestMadeWhileTheShardsRunStopsAtItsCut) {
+  ShardSet set(2, 2, 16, AggregateOptions{}, nullptr, &Sym());
+  set.SetApplyDelayForTesting(20ms);
+  set.Start();
+  auto push = [&](uint64_t chunk) {
+    for (size_t shard = 0; shard < 2; ++shard) {
+      DeltaBatchPtr batch = UsageBatch(int64_t{1} << chunk, "2026110" + std::to_string(shard));
+      batch->chunk_seq = chunk;
+      set.Push(chunk % 2, shard, std::move(batch));
+    }
+  };
+  for (uint64_t chunk = 0; chunk < 4; ++chunk) push(chunk);
+  const uint64_t epoch = set.RequestSnapshots(/*through=*/4);
+  push(4);
+  push(5);
+  for (int i = 0; i < 500 && !set.SnapshotsAnswered(epoch); ++i) std::this_thread::sleep_for(10ms);
+  ASSERT_TRUE(set.SnapshotsAnswered(epoch));
+  EXPECT_EQ(UsageIn(set.LatestSnapshots()), 2 * 0b1111) << "chunks 0-3 on both shards";
+  const uint64_t all = set.RequestSnapshots();
+  for (int i = 0; i < 500 && !set.SnapshotsAnswered(all); ++i) std::this_thread::sleep_for(10ms);
+  ASSERT_TRUE(set.SnapshotsAnswered(all));
+  EXPECT_EQ(UsageIn(set.LatestSnapshots()), 2 * 0b111111);
+  set.Stop();
+}
+
 }  // namespace
 }  // namespace seismo

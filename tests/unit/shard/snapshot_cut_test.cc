@@ -46,11 +46,11 @@ TEST(SnapshotCut, EverySnapshotCountsEachMainPingInBothUsageTablesOrInNeither) {
   int publishes = 0, uneven = 0;
   int64_t last_pings = 0;
   std::string first_uneven;
-  std::thread publisher([&] {
+  std::thread publisher_thread([&] {
     while (!done.load()) {
       const uint64_t epoch = p.RequestSnapshots();
       if (!test::WaitFor([&] { return p.shards().SnapshotsAnswered(epoch); }, std::chrono::seconds(30),
-                         std::chrono::milliseconds(0))) {
+                         std::chrono::milliseconds(1))) {
         ADD_FAILURE() << "the shards did not answer a snapshot request";
         return;
       }
@@ -65,6 +65,15 @@ TEST(SnapshotCut, EverySnapshotCountsEachMainPingInBothUsageTablesOrInNeither) {
       }
     }
   });
+  // Joined whatever way the test ends (a joinable thread destroyed would end the binary).
+  struct Joiner {
+    std::atomic<bool>& done;
+    std::thread& thread;
+    ~Joiner() {
+      done.store(true);
+      if (thread.joinable()) thread.join();
+    }
+  } publisher{done, publisher_thread};
 
   Synth synth(SynthOptions{});
   const size_t docs = test::Scaled(20'000);
@@ -85,7 +94,7 @@ TEST(SnapshotCut, EverySnapshotCountsEachMainPingInBothUsageTablesOrInNeither) {
   p.Submit(std::move(chunk));
   ASSERT_TRUE(p.WaitIdle(test::Patience(std::chrono::seconds(60))));
   done.store(true);
-  publisher.join();
+  publisher_thread.join();
   EXPECT_GT(publishes, 1);
   EXPECT_EQ(uneven, 0) << "of " << publishes << " snapshots; the first: " << first_uneven;
   // The last one was taken after the pipeline went idle... or before: at most all of them.
