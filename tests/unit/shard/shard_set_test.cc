@@ -97,27 +97,32 @@ TEST(ShardSet, RestoredStatesArePublishedBeforeAnyShardAnswers) {
   EXPECT_EQ(UsageIn(second.LatestSnapshots()), 40 * 41 / 2);
 }
 
-// ADR 0032: a request's snapshot holds the batches of the chunks before its cut and none
-// after, whatever else sits in the rings; the next request without a cut takes the rest.
+// ADR 0032's cut, on two shards fed by two producers. Chunk c adds 2^c of usage on each
+// shard; chunks alternate between the producers' rings.
+void PushChunk(ShardSet& set, uint64_t chunk) {
+  for (size_t shard = 0; shard < 2; ++shard) {
+    DeltaBatchPtr batch = UsageBatch(int64_t{1} << chunk, "2026110" + std::to_string(shard));
+    batch->chunk_seq = chunk;
+    set.Push(chunk % 2, shard, std::move(batch));
+  }
+}
+
+// The usage of the snapshots answering request `epoch`, once every shard has (-1: not in time).
+int64_t UsageAnswering(ShardSet& set, uint64_t epoch) {
+  for (int i = 0; i < 500 && !set.SnapshotsAnswered(epoch); ++i) std::this_thread::sleep_for(10ms);
+  return set.SnapshotsAnswered(epoch) ? UsageIn(set.LatestSnapshots()) : -1;
+}
+
+// A request's snapshot holds the batches of the chunks before its cut and none after,
+// whatever else sits in the rings; the next request without a cut takes the rest.
 TEST(ShardSet, ASnapshotHoldsTheChunksBeforeItsCutAndNoneAfter) {
   ShardSet set(2, 2, 16, AggregateOptions{}, nullptr, &Sym());
   // Queued before the threads start, so the shards see the request before any batch.
-  for (uint64_t chunk = 0; chunk < 6; ++chunk) {
-    for (size_t shard = 0; shard < 2; ++shard) {
-      DeltaBatchPtr batch = UsageBatch(int64_t{1} << chunk, "2026110" + std::to_string(shard));
-      batch->chunk_seq = chunk;
-      set.Push(chunk % 2, shard, std::move(batch));  // chunks alternate between producers
-    }
-  }
+  for (uint64_t chunk = 0; chunk < 6; ++chunk) PushChunk(set, chunk);
   const uint64_t epoch = set.RequestSnapshots(/*through=*/4);
   set.Start();
-  for (int i = 0; i < 500 && !set.SnapshotsAnswered(epoch); ++i) std::this_thread::sleep_for(10ms);
-  ASSERT_TRUE(set.SnapshotsAnswered(epoch));
-  EXPECT_EQ(UsageIn(set.LatestSnapshots()), 2 * 0b1111) << "chunks 0-3 on both shards";
-  const uint64_t all = set.RequestSnapshots();
-  for (int i = 0; i < 500 && !set.SnapshotsAnswered(all); ++i) std::this_thread::sleep_for(10ms);
-  ASSERT_TRUE(set.SnapshotsAnswered(all));
-  EXPECT_EQ(UsageIn(set.LatestSnapshots()), 2 * 0b111111);
+  EXPECT_EQ(UsageAnswering(set, epoch), 2 * 0b1111) << "chunks 0-3 on both shards";
+  EXPECT_EQ(UsageAnswering(set, set.RequestSnapshots()), 2 * 0b111111);
   set.Stop();
 }
 
@@ -127,24 +132,12 @@ TEST(ShardSet, ARequestMadeWhileTheShardsRunStopsAtItsCut) {
   ShardSet set(2, 2, 16, AggregateOptions{}, nullptr, &Sym());
   set.SetApplyDelayForTesting(20ms);
   set.Start();
-  auto push = [&](uint64_t chunk) {
-    for (size_t shard = 0; shard < 2; ++shard) {
-      DeltaBatchPtr batch = UsageBatch(int64_t{1} << chunk, "2026110" + std::to_string(shard));
-      batch->chunk_seq = chunk;
-      set.Push(chunk % 2, shard, std::move(batch));
-    }
-  };
-  for (uint64_t chunk = 0; chunk < 4; ++chunk) push(chunk);
+  for (uint64_t chunk = 0; chunk < 4; ++chunk) PushChunk(set, chunk);
   const uint64_t epoch = set.RequestSnapshots(/*through=*/4);
-  push(4);
-  push(5);
-  for (int i = 0; i < 500 && !set.SnapshotsAnswered(epoch); ++i) std::this_thread::sleep_for(10ms);
-  ASSERT_TRUE(set.SnapshotsAnswered(epoch));
-  EXPECT_EQ(UsageIn(set.LatestSnapshots()), 2 * 0b1111) << "chunks 0-3 on both shards";
-  const uint64_t all = set.RequestSnapshots();
-  for (int i = 0; i < 500 && !set.SnapshotsAnswered(all); ++i) std::this_thread::sleep_for(10ms);
-  ASSERT_TRUE(set.SnapshotsAnswered(all));
-  EXPECT_EQ(UsageIn(set.LatestSnapshots()), 2 * 0b111111);
+  PushChunk(set, 4);
+  PushChunk(set, 5);
+  EXPECT_EQ(UsageAnswering(set, epoch), 2 * 0b1111) << "chunks 0-3 on both shards";
+  EXPECT_EQ(UsageAnswering(set, set.RequestSnapshots()), 2 * 0b111111);
   set.Stop();
 }
 
