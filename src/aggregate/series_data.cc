@@ -3,6 +3,29 @@
 #include <algorithm>
 
 namespace seismo {
+
+HourChunk::HourChunk(const HourChunk& other)
+    : hour(other.hour),
+      sum(other.sum),
+      buckets(other.buckets),
+      values(other.values),
+      sketches_(other.sketches_ ? std::make_unique<HourSketches>(*other.sketches_) : nullptr) {}
+
+const HyperLogLog& HourChunk::hour_installs() const {
+  static const HyperLogLog* const kNone = new HyperLogLog();  // never freed: any thread, any time
+  return sketches_ ? sketches_->hour : *kNone;
+}
+
+const std::vector<HyperLogLog>& HourChunk::installs() const {
+  static const std::vector<HyperLogLog>* const kNone = new std::vector<HyperLogLog>();
+  return sketches_ ? sketches_->buckets : *kNone;
+}
+
+HourSketches& HourChunk::sketches() {
+  if (!sketches_) sketches_ = std::make_unique<HourSketches>();
+  return *sketches_;
+}
+
 Values SumBuckets(const SeriesData& s, const BucketRange& r) {
   Values out{};
   const int64_t from = r.from;
@@ -31,13 +54,14 @@ HyperLogLog InstallsOfBuckets(const SeriesData& s, const BucketRange& r) {
   const int64_t to = r.to;
   if (from > to) return out;
   for (const auto& c : s.hours) {
-    if (c->installs.empty() || c->buckets.back() < from || c->buckets.front() > to) continue;
+    if (c->installs().empty() || c->buckets.back() < from || c->buckets.front() > to) continue;
     if (c->hour >= r.first_full && c->hour <= r.last_full) {
-      out.Merge(c->hour_installs);
+      out.Merge(c->hour_installs());
       continue;
     }
     for (size_t i = 0; i < c->buckets.size(); ++i) {
-      if (c->buckets[i] >= from && c->buckets[i] <= to && !c->installs[i].empty()) out.Merge(c->installs[i]);
+      if (c->buckets[i] >= from && c->buckets[i] <= to && !c->installs()[i].empty())
+        out.Merge(c->installs()[i]);
     }
   }
   return out;
@@ -45,7 +69,7 @@ HyperLogLog InstallsOfBuckets(const SeriesData& s, const BucketRange& r) {
 
 HyperLogLog InstallsOfHours(const SeriesData& s) {
   HyperLogLog out;
-  for (const auto& c : s.hours) out.Merge(c->hour_installs);
+  for (const auto& c : s.hours) out.Merge(c->hour_installs());
   return out;
 }
 

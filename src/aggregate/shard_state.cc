@@ -61,8 +61,8 @@ namespace {
 // bucket's own; a build-usage hour's on its first bucket (restoring merges it into the
 // same hour); none otherwise.
 const HyperLogLog* EntryInstalls(const HourChunk& c, size_t i) {
-  if (!c.installs.empty()) return &c.installs[i];
-  if (i == 0 && !c.hour_installs.empty()) return &c.hour_installs;
+  if (!c.installs().empty()) return &c.installs()[i];
+  if (i == 0 && !c.hour_installs().empty()) return &c.hour_installs();
   return nullptr;
 }
 
@@ -84,9 +84,10 @@ size_t ShardState::SeriesBytes(const SeriesData& s) {
 size_t ShardState::HourBytes(const HourChunk& c) {
   size_t n = HeapChunk(kShared + sizeof(HourChunk)) + HeapChunk(OnHeap(c.buckets) * sizeof(int64_t)) +
              HeapChunk(OnHeap(c.values) * sizeof(Values)) +
-             HeapChunk(c.installs.capacity() * sizeof(HyperLogLog));
-  for (const HyperLogLog& h : c.installs) n += h.MemoryBytes();
-  return n + c.hour_installs.MemoryBytes();
+             (c.has_sketches() ? HeapChunk(sizeof(HourSketches)) : 0) +
+             HeapChunk(c.installs().capacity() * sizeof(HyperLogLog));
+  for (const HyperLogLog& h : c.installs()) n += h.MemoryBytes();
+  return n + c.hour_installs().MemoryBytes();
 }
 
 size_t ShardState::EntryBytes(Table t) const {
@@ -256,7 +257,10 @@ void ShardState::AddToEntry(Ref r, int64_t b, const Values& v, uint64_t install_
   if (bi == 0 || c.buckets[bi - 1] != b) {
     c.buckets.insert(c.buckets.begin() + static_cast<ptrdiff_t>(bi), b);
     c.values.insert(c.values.begin() + static_cast<ptrdiff_t>(bi), Values{});
-    if (crashes) c.installs.insert(c.installs.begin() + static_cast<ptrdiff_t>(bi), HyperLogLog());
+    if (crashes) {
+      std::vector<HyperLogLog>& installs_of = c.sketches().buckets;
+      installs_of.insert(installs_of.begin() + static_cast<ptrdiff_t>(bi), HyperLogLog());
+    }
     ++bi;
     Members& m = members_[b];
     const size_t capacity = m.refs.capacity();
@@ -271,17 +275,19 @@ void ShardState::AddToEntry(Ref r, int64_t b, const Values& v, uint64_t install_
   AddValues(c.sum, v);
   AddValues(s.total, v);
   if (crashes) {
+    HourSketches& sketches = c.sketches();
     if (install_hash != 0) {
-      c.installs[bi - 1].Add(install_hash);
-      c.hour_installs.Add(install_hash);
+      sketches.buckets[bi - 1].Add(install_hash);
+      sketches.hour.Add(install_hash);
     }
     if (installs != nullptr && !installs->empty()) {
-      c.installs[bi - 1].Merge(*installs);
-      c.hour_installs.Merge(*installs);
+      sketches.buckets[bi - 1].Merge(*installs);
+      sketches.hour.Merge(*installs);
     }
   } else if (reporters) {
-    if (install_hash != 0 && v[2] + v[3] + v[4] > 0) c.hour_installs.Add(install_hash);
-    if (installs != nullptr) c.hour_installs.Merge(*installs);
+    HourSketches& sketches = c.sketches();
+    if (install_hash != 0 && v[2] + v[3] + v[4] > 0) sketches.hour.Add(install_hash);
+    if (installs != nullptr) sketches.hour.Merge(*installs);
   }
   if (hour_before != 0) memory_bytes_ += static_cast<int64_t>(HourBytes(c)) - static_cast<int64_t>(hour_before);
   if (install_hash != 0) {
@@ -388,7 +394,7 @@ void ShardState::ExpireBucket(int64_t b) {
     SubtractValues(c.sum, c.values.front());
     c.buckets.erase(c.buckets.begin());
     c.values.erase(c.values.begin());
-    if (!c.installs.empty()) c.installs.erase(c.installs.begin());
+    if (!c.installs().empty()) c.sketches().buckets.erase(c.sketches().buckets.begin());
     memory_bytes_ += static_cast<int64_t>(HourBytes(c)) - static_cast<int64_t>(before);
     if (c.buckets.empty()) {
       memory_bytes_ -= static_cast<int64_t>(HourBytes(c));

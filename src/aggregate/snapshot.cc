@@ -118,7 +118,7 @@ std::shared_ptr<HourChunk> MergeHours(const HourChunk& a, const HourChunk& b) {
   out->hour = a.hour;
   out->sum = a.sum;
   AddValues(out->sum, b.sum);
-  const bool installs = !a.installs.empty() || !b.installs.empty();
+  const bool installs = !a.installs().empty() || !b.installs().empty();
   size_t i = 0, j = 0;
   while (i < a.buckets.size() || j < b.buckets.size()) {
     const bool take_a = j == b.buckets.size() || (i < a.buckets.size() && a.buckets[i] <= b.buckets[j]);
@@ -128,19 +128,22 @@ std::shared_ptr<HourChunk> MergeHours(const HourChunk& a, const HourChunk& b) {
     HyperLogLog h;
     if (take_a) {
       AddValues(v, a.values[i]);
-      if (!a.installs.empty()) h.Merge(a.installs[i]);
+      if (!a.installs().empty()) h.Merge(a.installs()[i]);
       ++i;
     }
     if (take_b) {
       AddValues(v, b.values[j]);
-      if (!b.installs.empty()) h.Merge(b.installs[j]);
+      if (!b.installs().empty()) h.Merge(b.installs()[j]);
       ++j;
     }
     out->values.push_back(v);
-    if (installs) out->installs.push_back(std::move(h));
+    if (installs) out->sketches().buckets.push_back(std::move(h));
   }
-  out->hour_installs = a.hour_installs;
-  out->hour_installs.Merge(b.hour_installs);
+  if (a.has_sketches() || b.has_sketches()) {
+    HourSketches& sketches = out->sketches();
+    sketches.hour = a.hour_installs();
+    sketches.hour.Merge(b.hour_installs());
+  }
   return out;
 }
 

@@ -2,7 +2,7 @@
 //
 //   SeriesData ── key, content hash, fold level
 //              ── total (within the retention), installs sketch, first event time
-//              ── hours: ascending ─┬─ HourChunk { hour, sum, buckets[], values[], installs[] }
+//              ── hours: ascending ─┬─ HourChunk { hour, sum, buckets[], values[], sketches? }
 //                                   ├─ HourChunk ...
 //                                   └─ HourChunk (usually the one being written)
 //
@@ -43,15 +43,37 @@ namespace seismo {
 // first bucket is kept inside it, and only an hour with more allocates its lists.
 inline constexpr size_t kInlineBuckets = 1;
 
+// An hour's installs sketches, where its table keeps them (above). Most hours (hangs, usage)
+// keep none, so they live beside the hour, made on first use: 32 bytes less per such hour.
+struct HourSketches {
+  HyperLogLog hour;                  // crashes: the buckets' merged (windows read whole hours);
+                                     // build usage: sub-process crash reporters' (the only one)
+  std::vector<HyperLogLog> buckets;  // per bucket (crashes only, else empty)
+};
+
 struct HourChunk {
   int64_t hour = 0;   // hour index: start = hour * kHourMs
   Values sum{};
-  HyperLogLog hour_installs;          // crashes: the buckets' merged (windows read whole hours);
-                                      // build usage: sub-process crash reporters' (the only one)
   absl::InlinedVector<int64_t, kInlineBuckets> buckets;  // ascending bucket indices
   absl::InlinedVector<Values, kInlineBuckets> values;    // per bucket
-  std::vector<HyperLogLog> installs;  // per bucket (crashes only, else empty)
+
+  HourChunk() = default;
+  HourChunk(const HourChunk& other);  // copies the sketches too (copy on write)
+  HourChunk& operator=(const HourChunk&) = delete;
+
+  // HourSketches::hour; empty when the hour keeps none.
+  const HyperLogLog& hour_installs() const;
+  // HourSketches::buckets; empty when the hour keeps none.
+  const std::vector<HyperLogLog>& installs() const;
+  bool has_sketches() const { return sketches_ != nullptr; }
+  // The writer's: the hour's sketches, made empty on first use.
+  HourSketches& sketches();
+
+ private:
+  std::unique_ptr<HourSketches> sketches_;
 };
+
+static_assert(sizeof(HourChunk) == 128, "an hour's size: see ShardState::HourBytes and seismo_bench memory");
 
 // A series' hours; one of them (most series' only one) without a heap block of its own.
 using HourList = absl::InlinedVector<std::shared_ptr<HourChunk>, 1>;

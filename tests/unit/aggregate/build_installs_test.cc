@@ -51,9 +51,31 @@ TEST(BuildInstalls, TheSeriesCountsEveryInstallItsHoursTheCrashReporters) {
   EXPECT_NEAR(s.installs.Estimate(), 10.0, 0.05);
   EXPECT_NEAR(InstallsOfHours(s).Estimate(), 2.0, 0.01);
   ASSERT_EQ(s.hours.size(), 2u);
-  EXPECT_NEAR(s.hours[0]->hour_installs.Estimate(), 1.0, 0.01) << "install-3, in the first hour";
-  EXPECT_TRUE(s.hours[0]->installs.empty()) << "no sketch per bucket";
+  EXPECT_NEAR(s.hours[0]->hour_installs().Estimate(), 1.0, 0.01) << "install-3, in the first hour";
+  EXPECT_TRUE(s.hours[0]->installs().empty()) << "no sketch per bucket";
   EXPECT_EQ(s.total[2], 3);
+}
+
+// An hour keeps its sketches beside it, and only where its table has one (series_data.h):
+// a build-usage hour without reporters keeps none. A published hour is copied before it
+// changes, sketches included, so what a reader holds never moves.
+TEST(BuildInstalls, AnHourKeepsSketchesOnlyForReportersAndItsCopyOwnsThem) {
+  Symbols sym;
+  ShardState state({}, &sym);
+  state.Apply(Ping(sym, "install-1", 0));
+  const auto none = state.Snapshot();
+  EXPECT_FALSE(OnlyUsageSeries(*none).hours[0]->has_sketches());
+  state.Apply(Ping(sym, "install-2", 1));
+  const auto one = state.Snapshot();
+  state.Apply(Ping(sym, "install-3", 1));
+  const auto two = state.Snapshot();
+  EXPECT_FALSE(OnlyUsageSeries(*none).hours[0]->has_sketches()) << "a published hour never changes";
+  EXPECT_NEAR(OnlyUsageSeries(*one).hours[0]->hour_installs().Estimate(), 1.0, 0.01);
+  EXPECT_NEAR(OnlyUsageSeries(*two).hours[0]->hour_installs().Estimate(), 2.0, 0.01);
+  const HourChunk& hour = *OnlyUsageSeries(*two).hours[0];
+  const HourChunk copy(hour);
+  EXPECT_NE(&copy.hour_installs(), &hour.hour_installs());
+  EXPECT_NEAR(copy.hour_installs().Estimate(), 2.0, 0.01);
 }
 
 TEST(BuildInstalls, BothSidesSurviveAnImage) {
@@ -72,8 +94,8 @@ TEST(BuildInstalls, BothSidesSurviveAnImage) {
   const SeriesData& s = OnlyUsageSeries(*snap);
   EXPECT_NEAR(s.installs.Estimate(), 10.0, 0.05);
   ASSERT_EQ(s.hours.size(), 2u);
-  EXPECT_NEAR(s.hours[0]->hour_installs.Estimate(), 1.0, 0.01);
-  EXPECT_NEAR(s.hours[1]->hour_installs.Estimate(), 1.0, 0.01);
+  EXPECT_NEAR(s.hours[0]->hour_installs().Estimate(), 1.0, 0.01);
+  EXPECT_NEAR(s.hours[1]->hour_installs().Estimate(), 1.0, 0.01);
 }
 
 // Checkpoint format 3 (aggregates records 1): a build-usage entry had no sketch, and the
