@@ -374,11 +374,11 @@ size_t Pipeline::QueuedChunks() const {
   return n;
 }
 
-bool Pipeline::WaitTurn(uint64_t seq) {
+bool Pipeline::WaitTurn(const std::atomic<uint64_t>& turn, uint64_t seq) {
   Backoff backoff;
   // acquire: pairs with the release that passed the turn on, so this turn sees what the
-  // previous one wrote (watermarks_, held_, next_doc_id_).
-  while (turn_.load(std::memory_order_acquire) != seq) {
+  // previous one wrote (turn_: watermarks_, held_, next_doc_id_; handed_: its pushes).
+  while (turn.load(std::memory_order_acquire) != seq) {
     if (abandoned_.load(std::memory_order_relaxed)) return false;
     backoff.Idle();
   }
@@ -580,12 +580,7 @@ bool Pipeline::HandOver(size_t index, Worker& worker, const DocChunk& c, int64_t
     counters_.records[static_cast<size_t>(held.kind)].fetch_add(1, std::memory_order_relaxed);
     route(held.deltas.begin(), held.deltas.end(), decision.time_ms, held.slot);
   }
-  Backoff backoff;
-  // acquire: pairs with the previous chunk's release below.
-  while (handed_.load(std::memory_order_acquire) != c.seq) {
-    if (abandoned_.load(std::memory_order_relaxed)) return false;
-    backoff.Idle();
-  }
+  if (!WaitTurn(handed_, c.seq)) return false;  // the previous chunk's release below
   MutexLock lock(handover_mu_);
   for (size_t s = 0; s < batches.size(); ++s) {
     if (batches[s] && !batches[s]->deltas.empty()) shards_.Push(index, s, std::move(batches[s]));
@@ -620,7 +615,7 @@ void Pipeline::RunWorker(size_t index) {
     const DocChunk& c = **chunk;
     worker.encoder.Revalidate();  // the tables may have been swept since the last chunk
     ParseChunk(worker, c);
-    if (!WaitTurn(c.seq)) break;
+    if (!WaitTurn(turn_, c.seq)) break;
     const int64_t stream_time = TakeTurn(worker, c);
     // release: pairs with WaitTurn()'s acquire in the next chunk's worker.
     turn_.store(c.seq + 1, std::memory_order_release);

@@ -278,8 +278,9 @@ class Pipeline {
   void RunWorker(size_t index);
   // Parses the chunk into the worker's staged documents and deltas (rejects counted).
   void ParseChunk(Worker& worker, const DocChunk& chunk);
-  // Waits for chunk `seq`'s turn; false when the pipeline was abandoned meanwhile.
-  bool WaitTurn(uint64_t seq);
+  // Waits until `turn` (turn_ or handed_) is chunk `seq`'s; false when the pipeline was
+  // abandoned meanwhile.
+  bool WaitTurn(const std::atomic<uint64_t>& turn, uint64_t seq);
   // In the chunk's turn: the Watermarks decide its documents (and held ones); returns
   // the stream time the chunk leaves.
   int64_t TakeTurn(Worker& worker, const DocChunk& chunk);

@@ -11,6 +11,7 @@
 
 #include "seismo/core/hash.h"
 #include "support/keys.h"
+#include "support/wait_for.h"
 
 namespace seismo {
 namespace {
@@ -109,8 +110,8 @@ void PushChunk(ShardSet& set, uint64_t chunk) {
 
 // The usage of the snapshots answering request `epoch`, once every shard has (-1: not in time).
 int64_t UsageAnswering(ShardSet& set, uint64_t epoch) {
-  for (int i = 0; i < 500 && !set.SnapshotsAnswered(epoch); ++i) std::this_thread::sleep_for(10ms);
-  return set.SnapshotsAnswered(epoch) ? UsageIn(set.LatestSnapshots()) : -1;
+  if (!test::WaitFor([&] { return set.SnapshotsAnswered(epoch); }, 5s, 1ms)) return -1;
+  return UsageIn(set.LatestSnapshots());
 }
 
 // A request's snapshot holds the batches of the chunks before its cut and none after,
