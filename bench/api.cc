@@ -320,12 +320,21 @@ int Api(const ApiArgs& a) {
   });
 
   // The series are live once a published snapshot holds them all, and (with the warm-up)
-  // once one whose default answers are built does: the steady state, not the start.
+  // once one whose default answers are built does: the steady state, not the start. That
+  // snapshot must hold the corpus' release channel too: the warm-up builds the Releases view
+  // of the channels a snapshot holds, and one made before the corpus' main pings counted
+  // has none, so its first requests would be built on request.
+  auto has_release_channel = [](const Snapshot& snap) {
+    for (const SeriesData* s : snap.table(Table::kBuildUsage)) {
+      if (snap.Text(s->key[build_field::kChannel]) == "release") return true;
+    }
+    return false;
+  };
   const auto t_preload = Clock::now();
   while (true) {
     auto snap = a.warm ? server.warmed() : daemon.snapshot();
     if (snap && snap->table(Table::kHangs).size() >= a.series &&
-        daemon.counts().documents >= series_docs.size() + 1) {
+        daemon.counts().documents >= series_docs.size() + 1 && has_release_channel(*snap)) {
       break;
     }
     if (Since(t_preload) > 900) Die("the series were not live after 900 s");
