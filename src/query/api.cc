@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <chrono>
 #include <exception>
+#include <optional>
+#include <utility>
 
 #include "seismo/core/json_writer.h"
 #include "seismo/query/alerts_json.h"
@@ -13,6 +15,7 @@
 #include "seismo/query/crashes_json.h"
 #include "seismo/query/flame_diff.h"
 #include "seismo/query/flamegraph.h"
+#include "seismo/query/hang_rows.h"
 #include "seismo/query/hangs_json.h"
 #include "seismo/query/params.h"
 #include "seismo/query/releases_json.h"
@@ -65,25 +68,27 @@ std::string CacheKey(Endpoint endpoint, const Query& q) {
   return key;
 }
 
-// The answers that are a function of (snapshot, endpoint, query).
-ApiAnswer Compute(Endpoint endpoint, const Snapshot& snap, const Query& q, const ApiSettings& settings) {
+// The answers that are a function of (snapshot, endpoint, query). `shared`: the hang rows a
+// warm-up round's answers read (hang_rows.h), or none.
+ApiAnswer Compute(Endpoint endpoint, const Snapshot& snap, const Query& q, const ApiSettings& settings,
+                  const HangRows* shared = nullptr) {
   const AnswerLimits& limits = settings.limits;
   switch (endpoint) {
     case Endpoint::kBuilds:
-      return {200, "application/json", BuildsJson(snap, q, settings.baselines)};
+      return {200, "application/json", BuildsJson(snap, q, settings.baselines, shared)};
     case Endpoint::kReleases:
       return {200, "application/json", ReleasesJson(snap, q, settings.baselines)};
     case Endpoint::kHangsFlameDiff:
       return {200, "application/json", FlamegraphDiffJson(snap, q, settings.baselines, limits)};
     case Endpoint::kHangs:
-      return {200, "application/json", HangsJson(snap, q, limits)};
+      return {200, "application/json", HangsJson(snap, q, limits, shared)};
     case Endpoint::kHangsTimeseries:
       return {200, "application/json", HangsTimeseriesJson(snap, q)};
     case Endpoint::kHangsFlamegraph:
       if (q.format == FlameFormat::kCollapsed) {
-        return {200, "text/plain; charset=utf-8", FlamegraphCollapsed(snap, q, limits)};
+        return {200, "text/plain; charset=utf-8", FlamegraphCollapsed(snap, q, limits, shared)};
       }
-      return {200, "application/json", FlamegraphTreeJson(snap, q, limits)};
+      return {200, "application/json", FlamegraphTreeJson(snap, q, limits, shared)};
     case Endpoint::kCrashesTop:
       return {200, "application/json", CrashesTopJson(snap, q)};
     case Endpoint::kCrashesTimeseries:
@@ -198,19 +203,43 @@ void WarmDefaultAnswers(const std::shared_ptr<const Snapshot>& snap, const ApiSe
   std::sort(names.begin(), names.end());
   for (std::string& name : names)
     answers.emplace_back(Endpoint::kReleases, Params{{"channel", std::move(name)}});
-  for (const auto& [answer_endpoint, params] : answers) {
-    const Endpoint endpoint = answer_endpoint;  // a lambda below captures it (clang 14: no bindings)
+  // The hang rows of the default window, every source: read by the /builds, /hangs and flame
+  // graph answers, where each walked the hang table and summed its windows (hang_rows.h). Made
+  // for the first of them when the budget has room (else each answer walks the table), and
+  // given back after the last: the answers after those hold what they held before.
+  auto reads_rows = [](Endpoint e) {
+    return e == Endpoint::kBuilds || e == Endpoint::kHangs || e == Endpoint::kHangsFlamegraph;
+  };
+  std::stable_partition(answers.begin(), answers.end(),
+                        [&reads_rows](const auto& answer) { return reads_rows(answer.first); });
+  std::optional<HangRows> shared;
+  std::shared_ptr<const AnswerBudget::Hold> shared_hold;
+  bool shared_tried = false;
+  auto build = [&](Endpoint endpoint, const Params& params) {
     auto query = ParseQuery(endpoint, params, windows);
-    if (!query) continue;
+    if (!query) return;
     const std::string key = CacheKey(endpoint, *query);
-    if (cache.Find(snap, key)) continue;
+    if (cache.Find(snap, key)) return;
     std::shared_ptr<const AnswerBudget::Hold> hold;
-    if (budget != nullptr && !(hold = budget->TryReserve(estimate, kAdmissionPatience))) continue;
+    if (budget != nullptr && !(hold = budget->TryReserve(estimate, kAdmissionPatience))) return;
     try {
-      cache.Get(snap, key, [&] { return Compute(endpoint, *snap, *query, settings); });
+      if (reads_rows(endpoint) && !std::exchange(shared_tried, true) &&
+          (budget == nullptr ||
+           (shared_hold = budget->TryReserve(HangRows::BytesFor(*snap), kAdmissionPatience)))) {
+        shared.emplace(*snap, DefaultWindow(windows), Filters{});
+      }
+      const HangRows* rows = reads_rows(endpoint) && shared ? &*shared : nullptr;
+      cache.Get(snap, key, [&] { return Compute(endpoint, *snap, *query, settings, rows); });
     } catch (const std::exception&) {
-      continue;  // on the warm-up thread: never let it end the process
+      // on the warm-up thread: never let it end the process
     }
+  };
+  for (const auto& [endpoint, params] : answers) {
+    if (!reads_rows(endpoint) && shared_tried) {
+      shared.reset();
+      shared_hold.reset();
+    }
+    build(endpoint, params);
   }
 }
 

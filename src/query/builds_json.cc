@@ -10,6 +10,7 @@
 #include "seismo/aggregate/subprocess_crashes.h"
 #include "seismo/core/json_writer.h"
 #include "seismo/core/time.h"
+#include "seismo/query/hang_rows.h"
 #include "seismo/query/releases_json.h"
 #include "seismo/query/replay_output.h"
 #include "seismo/query/selection.h"
@@ -86,7 +87,8 @@ void WriteRate(JsonWriter& w, std::string_view name, int64_t count, int64_t usag
 
 }  // namespace
 
-std::string BuildsJson(const Snapshot& snap, const Query& q, const BaselinePolicy& policy) {
+std::string BuildsJson(const Snapshot& snap, const Query& q, const BaselinePolicy& policy,
+                       const HangRows* shared) {
   const BuildComparisons comparisons(snap, policy);
   const WindowSel win = ResolveWindow(snap, q.window_ms);
   absl::flat_hash_map<BuildKey, BuildRow> rows;
@@ -128,14 +130,11 @@ std::string BuildsJson(const Snapshot& snap, const Query& q, const BaselinePolic
     if (!usage_filter.Matches(s->key)) continue;
     by_ids[date_of(s->key)][0] += ValuesIn(*s, win)[0];
   }
-  RowFilter hangs_filter(snap, Table::kHangs, q.filters);
-  for (const SeriesData* s : CandidateRows(snap, Table::kHangs, q.filters)) {
-    if (!hangs_filter.Matches(s->key)) continue;
-    const Values v = ValuesIn(*s, win);
-    auto& d = by_ids[date_of(s->key)];
-    d[1] += v[0];
-    d[2] += v[1];
-  }
+  ForEachHangRow(snap, win, q.filters, shared, [&](const SeriesKey& k, const HangSums& v) {
+    auto& d = by_ids[date_of(k)];
+    d[1] += v.hang_us;
+    d[2] += v.hang_count;
+  });
   absl::flat_hash_map<DateKey, std::array<int64_t, 3>> dates;
   for (const auto& [ids, sums] : by_ids) {
     auto& d = dates[DateKey{snap.Text(ids[0]), snap.Text(ids[1]), snap.Text(ids[2])}];

@@ -6,6 +6,7 @@
 
 #include "seismo/core/json_writer.h"
 #include "seismo/query/flame_tree.h"
+#include "seismo/query/hang_rows.h"
 #include "seismo/query/hangs_json.h"
 #include "seismo/query/id_sums.h"
 #include "seismo/query/selection.h"
@@ -14,17 +15,12 @@ namespace seismo {
 namespace {
 
 // Distinct stacks of the selection (merged over every other dimension), by stack id.
-std::vector<std::pair<StackId, HangSums>> SelectedStacks(const Snapshot& snap, const Query& q) {
-  const WindowSel win = ResolveWindow(snap, q.window_ms);
+std::vector<std::pair<StackId, HangSums>> SelectedStacks(const Snapshot& snap, const Query& q,
+                                                         const HangRows* shared) {
   IdSums stacks;
-  const Filters filters = HangFilters(q, HangSource(snap, q));
-  RowFilter filter(snap, Table::kHangs, filters);
-  for (const SeriesData* s : CandidateRows(snap, Table::kHangs, filters)) {
-    if (!filter.Matches(s->key)) continue;
-    const Values v = ValuesIn(*s, win);
-    if (v[0] == 0 && v[1] == 0) continue;
-    stacks.Add(0, s->key[hang_field::kStack], v);
-  }
+  ForEachHangRow(
+      snap, ResolveWindow(snap, q.window_ms), HangFilters(q, HangSource(snap, q)), shared,
+      [&stacks](const SeriesKey& k, const HangSums& v) { stacks.Add(0, k[hang_field::kStack], v); });
   std::vector<std::pair<StackId, HangSums>> out;
   for (const IdSums::Entry& e : stacks.Reduce()) out.emplace_back(e.id, e.sums);
   return out;
@@ -37,9 +33,10 @@ const Symbols& SymbolsOf(const Snapshot& snap) {
 }
 
 // The selection's call tree within the answer's bounds (query/flame_tree.h).
-FlameTree SelectedTree(const Snapshot& snap, const Query& q, const AnswerLimits& limits) {
+FlameTree SelectedTree(const Snapshot& snap, const Query& q, const AnswerLimits& limits,
+                       const HangRows* shared) {
   std::vector<FlameStack> stacks;
-  for (const auto& [stack, sums] : SelectedStacks(snap, q)) {
+  for (const auto& [stack, sums] : SelectedStacks(snap, q, shared)) {
     stacks.push_back({snap.symbols->Frames(stack), sums.hang_us, sums.hang_count});
   }
   return BuildFlameTree(stacks, SymbolsOf(snap), limits);
@@ -47,20 +44,23 @@ FlameTree SelectedTree(const Snapshot& snap, const Query& q, const AnswerLimits&
 
 }  // namespace
 
-std::string FlamegraphTreeJson(const Snapshot& snap, const Query& q, const AnswerLimits& limits) {
+std::string FlamegraphTreeJson(const Snapshot& snap, const Query& q, const AnswerLimits& limits,
+                               const HangRows* shared) {
   JsonWriter w;
-  WriteFlameTree(w, SelectedTree(snap, q, limits), SymbolsOf(snap), [](JsonWriter& out, const FlameNode& n) {
-    out.Key("hang_ms").Double(static_cast<double>(n.hang_us) / 1000.0);
-    out.Key("hang_count").Int(n.hang_count);
-  });
+  WriteFlameTree(w, SelectedTree(snap, q, limits, shared), SymbolsOf(snap),
+                 [](JsonWriter& out, const FlameNode& n) {
+                   out.Key("hang_ms").Double(static_cast<double>(n.hang_us) / 1000.0);
+                   out.Key("hang_count").Int(n.hang_count);
+                 });
   return w.Take();
 }
 
 // One line per node where stacks end (an "(other)" node is one), in stack order: the
 // tree is walked depth first with children in name order, a node's line before its
 // children's. Lines past max_bytes are summed into one "(truncated)" line.
-std::string FlamegraphCollapsed(const Snapshot& snap, const Query& q, const AnswerLimits& limits) {
-  const FlameTree t = SelectedTree(snap, q, limits);
+std::string FlamegraphCollapsed(const Snapshot& snap, const Query& q, const AnswerLimits& limits,
+                                const HangRows* shared) {
+  const FlameTree t = SelectedTree(snap, q, limits, shared);
   const Symbols& symbols = SymbolsOf(snap);
   std::vector<std::vector<uint32_t>> by_name(t.nodes.size());
   for (size_t i = 0; i < t.nodes.size(); ++i) {

@@ -7,6 +7,7 @@
 #include "seismo/core/json_writer.h"
 #include "seismo/core/time.h"
 #include "seismo/query/answer_bound.h"
+#include "seismo/query/hang_rows.h"
 #include "seismo/query/id_sums.h"
 #include "seismo/query/replay_output.h"
 #include "seismo/query/selection.h"
@@ -57,7 +58,8 @@ Filters HangFilters(const Query& q, const std::string& source) {
   return filters;
 }
 
-std::string HangsJson(const Snapshot& snap, const Query& q, const AnswerLimits& limits) {
+std::string HangsJson(const Snapshot& snap, const Query& q, const AnswerLimits& limits,
+                      const HangRows* shared) {
   const WindowSel win = ResolveWindow(snap, q.window_ms);
   const std::string source = HangSource(snap, q);
   const absl::flat_hash_map<DateKey, int64_t> usage_by_date = UsageByDate(snap, q, win, source);
@@ -82,23 +84,20 @@ std::string HangsJson(const Snapshot& snap, const Query& q, const AnswerLimits& 
   // once, so the rows are walked and their windows summed once, not twice.
   std::vector<std::pair<GroupKey, HangSums>> groups;
   const Filters filters = HangFilters(q, source);
-  RowFilter filter(snap, Table::kHangs, filters);
-  const std::span<const SeriesData* const> candidates = CandidateRows(snap, Table::kHangs, filters);
   // Each selected row with a value in the window (a row without one has no stack of its own),
   // those of the shown groups only when `shown` is given: both passes' rows.
   auto for_each_row = [&](const absl::flat_hash_map<GroupKey, size_t>* shown, auto&& add) {
-    for (const SeriesData* s : candidates) {
-      size_t row = 0;
-      if (shown != nullptr) {
-        const auto it = shown->find(group_of(s->key));
-        if (it == shown->end()) continue;
-        row = it->second;
-      }
-      if (!filter.Matches(s->key)) continue;
-      const Values v = ValuesIn(*s, win);
-      if (v[0] == 0 && v[1] == 0) continue;
-      add(s->key, v, row);
-    }
+    size_t row = 0;
+    ForEachHangRow(
+        snap, win, filters, shared,
+        [&](const SeriesKey& k) {
+          if (shown == nullptr) return true;
+          const auto it = shown->find(group_of(k));
+          if (it == shown->end()) return false;
+          row = it->second;
+          return true;
+        },
+        [&](const SeriesKey& k, const HangSums& v) { add(k, v, row); });
   };
   // The stacks by (group, stack): by signature a group is a shown row, else one of `groups`.
   IdSums stack_sums;
@@ -106,7 +105,7 @@ std::string HangsJson(const Snapshot& snap, const Query& q, const AnswerLimits& 
     absl::flat_hash_map<std::array<Sym, 2>, uint32_t> thread_of;  // (process, thread) -> group
     std::vector<std::array<Sym, 2>> threads;
     IdSums sums;
-    for_each_row(nullptr, [&](const SeriesKey& k, const Values& v, size_t) {
+    for_each_row(nullptr, [&](const SeriesKey& k, const HangSums& v, size_t) {
       const std::array<Sym, 2> thread{k[hang_field::kProcess], k[hang_field::kThread]};
       const auto [it, added] = thread_of.try_emplace(thread, static_cast<uint32_t>(threads.size()));
       if (added) threads.push_back(thread);
@@ -118,7 +117,7 @@ std::string HangsJson(const Snapshot& snap, const Query& q, const AnswerLimits& 
       groups.push_back({{threads[e.group][0], threads[e.group][1], e.id}, e.sums});
   } else {
     absl::flat_hash_map<GroupKey, uint32_t> group_at;  // index in `groups`
-    for_each_row(nullptr, [&](const SeriesKey& k, const Values& v, size_t) {
+    for_each_row(nullptr, [&](const SeriesKey& k, const HangSums& v, size_t) {
       const auto [it, added] = group_at.try_emplace(group_of(k), static_cast<uint32_t>(groups.size()));
       if (added) groups.push_back({it->first, HangSums{}});
       groups[it->second].second.Add(v);
@@ -163,7 +162,7 @@ std::string HangsJson(const Snapshot& snap, const Query& q, const AnswerLimits& 
       row_of[*rows[i].key] = i;
       rows[i].group = static_cast<uint32_t>(i);
     }
-    for_each_row(&row_of, [&](const SeriesKey& k, const Values& v, size_t row) {
+    for_each_row(&row_of, [&](const SeriesKey& k, const HangSums& v, size_t row) {
       stack_sums.Add(static_cast<uint32_t>(row), k[hang_field::kStack], v);
     });
   }

@@ -1,37 +1,20 @@
 #include "seismo/query/id_sums.h"
 
-#include <algorithm>
-#include <array>
 #include <bit>
-#include <utility>
+
+#include "seismo/query/radix_sort.h"
 
 namespace seismo {
 
 std::span<const IdSums::Entry> IdSums::Reduce() {
-  // The key: the group above the id's bits.
-  const int id_bits = std::bit_width(max_id_);
-  const int key_bits = id_bits + std::bit_width(max_group_);
-  auto key_of = [id_bits](const Entry& e) { return (uint64_t{e.group} << id_bits) | e.id; };
-  constexpr int kDigitBits = 11;
-  constexpr size_t kBuckets = size_t{1} << kDigitBits;
-  const int passes = (key_bits + kDigitBits - 1) / kDigitBits;
-  // Every pass's digit counts in one read of the entries.
-  std::vector<std::array<size_t, kBuckets>> counts(static_cast<size_t>(passes));
-  for (const Entry& e : entries_) {
-    const uint64_t key = key_of(e);
-    for (int p = 0; p < passes; ++p)
-      ++counts[static_cast<size_t>(p)][(key >> (p * kDigitBits)) & (kBuckets - 1)];
-  }
-  std::vector<Entry> scratch(entries_.size());
-  for (int p = 0; p < passes; ++p) {
-    std::array<size_t, kBuckets>& count = counts[static_cast<size_t>(p)];
-    if (std::find(count.begin(), count.end(), entries_.size()) != count.end())
-      continue;  // one digit: in order
-    size_t at = 0;
-    for (size_t& c : count) at += std::exchange(c, at);
-    const int shift = p * kDigitBits;
-    for (const Entry& e : entries_) scratch[count[(key_of(e) >> shift) & (kBuckets - 1)]++] = e;
-    entries_.swap(scratch);
+  if (ids_ascending_) {
+    // Within each group the ids are in order already: a stable sort by group keeps them so.
+    RadixSortBy(entries_, std::bit_width(max_group_), [](const Entry& e) { return uint64_t{e.group}; });
+  } else {
+    // The key: the group above the id's bits.
+    const int id_bits = std::bit_width(max_id_);
+    RadixSortBy(entries_, id_bits + std::bit_width(max_group_),
+                [id_bits](const Entry& e) { return (uint64_t{e.group} << id_bits) | e.id; });
   }
   // Equal keys are adjacent: summed into the first.
   size_t out = 0;
@@ -44,6 +27,7 @@ std::span<const IdSums::Entry> IdSums::Reduce() {
     }
   }
   entries_.resize(out);
+  ids_ascending_ = max_group_ == 0;  // sorted by (group, id): by id when there is one group
   return entries_;
 }
 

@@ -67,11 +67,12 @@ uint64_t EstimateAnswerBytes(const Snapshot& snap, const ApiSettings& settings);
 // for these answers are served from the previous snapshot that has them (AnswerApi's
 // `warmed`), so none is built on request (ADR 0025). One answer is
 // built at a time, each within `budget` (one that does not fit is left to its first
-// request). When one answer's estimate is over half the budget nothing is built ahead:
-// the warm-up would otherwise hold most of the budget after every publish and leave
-// the requests (cache hits among them) refused; a state that large wants a larger
-// [http] answer_memory. An answer that fails to build (out of memory) is left to its
-// first request, whose error is its own.
+// request), beside the hang rows the round's hang answers share (query/hang_rows.h, also
+// within `budget`; without room for them, each answer walks the table). When one answer's
+// estimate is over half the budget nothing is built ahead: the warm-up would otherwise
+// hold most of the budget after every publish and leave the requests (cache hits among
+// them) refused; a state that large wants a larger [http] answer_memory. An answer that
+// fails to build (out of memory) is left to its first request, whose error is its own.
 void WarmDefaultAnswers(const std::shared_ptr<const Snapshot>& snap, const ApiSettings& settings,
                         AnswerCache<ApiAnswer>& cache, AnswerBudget* budget);
 

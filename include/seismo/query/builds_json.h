@@ -14,7 +14,11 @@
 
 namespace seismo {
 
+class HangRows;  // query/hang_rows.h
+
 // `policy`: which earlier builds each row's `at_equal_age` compares it with (releases_json.h).
-std::string BuildsJson(const Snapshot& snap, const Query& q, const BaselinePolicy& policy = {});
+// `shared`: the hang rows of the round's answers (read when they serve the query, HangRows::Serves).
+std::string BuildsJson(const Snapshot& snap, const Query& q, const BaselinePolicy& policy = {},
+                       const HangRows* shared = nullptr);
 
 }  // namespace seismo

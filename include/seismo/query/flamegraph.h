@@ -27,7 +27,12 @@
 
 namespace seismo {
 
-std::string FlamegraphTreeJson(const Snapshot& snap, const Query& q, const AnswerLimits& limits = {});
-std::string FlamegraphCollapsed(const Snapshot& snap, const Query& q, const AnswerLimits& limits = {});
+class HangRows;  // query/hang_rows.h
+
+// `shared`: the hang rows of the round's answers (read when they serve the query, HangRows::Serves).
+std::string FlamegraphTreeJson(const Snapshot& snap, const Query& q, const AnswerLimits& limits = {},
+                               const HangRows* shared = nullptr);
+std::string FlamegraphCollapsed(const Snapshot& snap, const Query& q, const AnswerLimits& limits = {},
+                                const HangRows* shared = nullptr);
 
 }  // namespace seismo

@@ -21,7 +21,11 @@
 
 namespace seismo {
 
-std::string HangsJson(const Snapshot& snap, const Query& q, const AnswerLimits& limits = {});
+class HangRows;  // query/hang_rows.h
+
+// `shared`: the hang rows of the round's answers (read when they serve the query, HangRows::Serves).
+std::string HangsJson(const Snapshot& snap, const Query& q, const AnswerLimits& limits = {},
+                      const HangRows* shared = nullptr);
 std::string HangsTimeseriesJson(const Snapshot& snap, const Query& q);
 
 // The source a hang query reads: the filter, or bhr when any bhr usage exists, else main.

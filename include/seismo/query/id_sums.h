@@ -6,10 +6,11 @@
 //                                       one entry per key
 //
 // Ids are intern ids (Sym, StackId: dense, below the table's IdBound), so Reduce sorts by
-// an LSD radix sort on the bits the keys use (11 bits a pass: a million distinct stacks of
+// an LSD radix sort on the bits the keys use (radix_sort.h: a million distinct stacks of
 // one group take two passes over the array), where a hash map of a million keys cost an
 // insert with a cache miss each (issue 19: the default /hangs answers and the flame graph
-// at 10⁶ hang series).
+// at 10⁶ hang series). When the ids were added in ascending order (rows read in stack
+// order, HangRows), Reduce sorts by the group's bits only: none for one group.
 //
 // Threading: one thread at a time.
 #pragma once
@@ -31,8 +32,9 @@ class IdSums {
     HangSums sums;
   };
 
-  void Add(uint32_t group, InternId id, const Values& v) {
-    entries_.push_back({group, id, {v[0], v[1]}});
+  void Add(uint32_t group, InternId id, const HangSums& v) {
+    ids_ascending_ = ids_ascending_ && (entries_.empty() || id >= entries_.back().id);
+    entries_.push_back({group, id, v});
     max_group_ = group > max_group_ ? group : max_group_;
     max_id_ = id > max_id_ ? id : max_id_;
   }
@@ -44,6 +46,7 @@ class IdSums {
   std::vector<Entry> entries_;
   uint32_t max_group_ = 0;
   InternId max_id_ = 0;
+  bool ids_ascending_ = true;  // every entry's id >= the one before it
 };
 
 }  // namespace seismo

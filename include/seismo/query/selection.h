@@ -52,6 +52,10 @@ struct HangSums {
     hang_us += v[0];
     hang_count += v[1];
   }
+  void Add(const HangSums& s) {
+    hang_us += s.hang_us;
+    hang_count += s.hang_count;
+  }
 };
 
 // Sums of `s` within the window (zeros when the window is unknown). Inline: answers call it

@@ -16,6 +16,7 @@
 #include "seismo/query/answer_budget.h"
 #include "seismo/query/api.h"
 #include "seismo/query/flamegraph.h"
+#include "seismo/query/hang_rows.h"
 #include "seismo/query/hangs_json.h"
 #include "seismo/query/metrics.h"
 #include "test_scale.h"
@@ -267,12 +268,23 @@ TEST(WarmAnswers, TheReleasesViewOfEveryChannelIsBuiltAhead) {
 
 // A state whose answers would take over half the budget is not built ahead: the publisher
 // would hold most of the budget after every publish, and requests (cache hits too) would
-// be refused while it does. Requests still get their answers.
-TEST(WarmAnswers, NothingIsBuiltAheadWhenOneAnswerTakesOverHalfTheBudget) {
+// be refused while it does. Requests still get their answers. A round holds one answer
+// and the hang rows its answers share (hang_rows.h) at a time.
+class WarmAnswersBudget : public ::testing::Test {
+ protected:
+  WarmAnswersBudget() {
+    provider.SetSnapshot(FourStacks());
+    estimate = EstimateAnswerBytes(*provider.snapshot(), settings);
+    rows = HangRows::BytesFor(*provider.snapshot());
+  }
   FakeProvider provider;
-  provider.SetSnapshot(FourStacks());
   ApiSettings settings;
-  const uint64_t estimate = EstimateAnswerBytes(*provider.snapshot(), settings);
+  uint64_t estimate = 0;  // one answer's
+  uint64_t rows = 0;      // the hang rows the round's answers share
+};
+
+TEST_F(WarmAnswersBudget, NothingIsBuiltAheadWhenOneAnswerTakesOverHalfTheBudget) {
+  ASSERT_EQ(rows, 4 * (2 * sizeof(HangRow) + 16));
   AnswerCache<ApiAnswer> cache;
   AnswerBudget small(2 * estimate - 1);
   WarmDefaultAnswers(provider.snapshot(), settings, cache, &small);
@@ -285,7 +297,27 @@ TEST(WarmAnswers, NothingIsBuiltAheadWhenOneAnswerTakesOverHalfTheBudget) {
   AnswerBudget roomy(2 * estimate);
   AnswerCache<ApiAnswer> warmed;
   WarmDefaultAnswers(provider.snapshot(), settings, warmed, &roomy);
-  EXPECT_EQ(roomy.peak(), estimate) << "one answer at a time, within half the budget";
+  EXPECT_EQ(roomy.peak(), estimate + rows) << "one answer and the shared rows at a time";
+  EXPECT_EQ(roomy.in_use(), 0u) << "all given back";
+}
+
+// Without room in the budget for the hang rows a round's answers share (requests hold the
+// rest), the answers are built all the same, each walking the hang table.
+TEST_F(WarmAnswersBudget, WithoutRoomForTheSharedRowsEachAnswerWalksTheTable) {
+  AnswerBudget budget(2 * estimate);
+  const auto requests = budget.TryReserve(estimate - rows + 1);  // the rows do not fit beside an answer
+  ASSERT_TRUE(requests);
+  AnswerCache<ApiAnswer> cache;
+  WarmDefaultAnswers(provider.snapshot(), settings, cache, &budget);
+  EXPECT_EQ(budget.peak(), 2 * estimate - rows + 1) << "the requests' and one answer's, no rows";
+  const uint64_t hits = cache.hits();
+  for (const auto& [path, qs] : std::vector<std::pair<std::string, std::string>>{
+           {"/api/v1/builds", ""}, {"/api/v1/hangs", "by=thread"}, {"/api/v1/hangs/flamegraph", ""}}) {
+    EXPECT_EQ(AnswerApi(path, qs, provider, settings, kNow, &cache).body,
+              AnswerApi(path, qs, provider, settings, kNow).body)
+        << path << "?" << qs;
+  }
+  EXPECT_EQ(cache.hits(), hits + 3) << "built ahead";
 }
 
 TEST(AnswerCacheOrder, AnAnswerOfAnOlderSnapshotDoesNotEvictTheNewerOnes) {

@@ -58,9 +58,38 @@ TEST(IdSums, RandomKeysOfEveryWidthEqualAMapsSums) {
         const uint64_t id_range = i % 3 == 0 ? std::min<uint64_t>(id_max, 40) : id_max;
         const auto id = static_cast<InternId>(1 + rng() % id_range);
         const auto group = static_cast<uint32_t>(rng() % (group_max + 1));
-        const Values v{static_cast<int64_t>(rng() % 100'000), static_cast<int64_t>(rng() % 5)};
+        const HangSums v{static_cast<int64_t>(rng() % 100'000), static_cast<int64_t>(rng() % 5)};
         sums.Add(group, id, v);
         model[{group, id}].Add(v);
+      }
+      ExpectEqualsModel(sums, model);
+    }
+  }
+}
+
+// Ids added in ascending order (HangRows' rows, in stack order) are sorted by group alone;
+// an id below the one before it, or an Add after a Reduce, sorts by (group, id) again.
+TEST(IdSums, IdsAddedInOrderAreSortedByGroupAloneAndOutOfOrderOnesFully) {
+  std::mt19937_64 rng(23);
+  for (int group_bits : {0, 1, 6, 13}) {
+    for (const bool break_order : {false, true}) {
+      SCOPED_TRACE(testing::Message() << group_bits << " group bits, order broken: " << break_order);
+      IdSums sums;
+      Model model;
+      InternId id = 1;
+      for (int i = 0; i < 20'000; ++i) {
+        id += static_cast<InternId>(rng() % 3);  // repeats, then larger ids
+        const auto group = static_cast<uint32_t>(rng() % ((uint64_t{1} << group_bits)));
+        const HangSums v{static_cast<int64_t>(rng() % 100'000), static_cast<int64_t>(rng() % 5)};
+        const InternId added = break_order && i == 15'000 ? 1 : id;
+        sums.Add(group, added, v);
+        model[{group, added}].Add(v);
+      }
+      ExpectEqualsModel(sums, model);
+      // More after a Reduce: its entries are by (group, id), not by id, for several groups.
+      for (InternId more : {InternId{5}, InternId{3}, id + 1}) {
+        sums.Add(0, more, {1, 1});
+        model[{0, more}].Add(HangSums{1, 1});
       }
       ExpectEqualsModel(sums, model);
     }

@@ -1,0 +1,87 @@
+// HangRows: the hang table's rows with a value in one window, their window sums made once,
+// dense and in stack order: what the default answers of one snapshot share (issue 19).
+//
+//   WarmDefaultAnswers ── HangRows(snap, default window, no filter) ──┬─> /builds ×2
+//                         one walk of the table, window sums once      ├─> /hangs ×3
+//                                                                      └─> flame graph
+//
+// Each of those answers used to walk every hang series and sum its window again (a pointer
+// chase into the series' hours per row per answer): six walks of 10⁶ series a round. An
+// answer reads a HangRows it is given when the rows serve its query (Serves), else walks the
+// table as before (ForEachHangRow); both ways give the same rows, so the same bytes
+// (HangRows.* tests). Rows come in stack order, so IdSums sums their stacks without sorting
+// by stack (id_sums.h).
+//
+// Memory: Bytes() per round, reserved by the warm-up from the answer budget.
+//
+// Threading: immutable once made; read by one round's answers, one at a time.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "seismo/aggregate/snapshot.h"
+#include "seismo/query/params.h"
+#include "seismo/query/selection.h"
+
+namespace seismo {
+
+struct HangRow {
+  SeriesKey key;
+  HangSums sums;  // in the window
+};
+
+class HangRows {
+ public:
+  // The rows of `snap`'s hang table that pass `filters` with a value in window `window_ms`.
+  HangRows(const Snapshot& snap, int64_t window_ms, const Filters& filters);
+
+  // Whether every row a query of this window and these filters reads is here: the same
+  // window, and each filter of these rows the query has too, with the same value (the
+  // query's other filters are applied to these rows).
+  bool Serves(int64_t window_ms, const Filters& filters) const;
+  std::span<const HangRow> rows() const { return rows_; }
+  // Bytes the rows take, and the scratch of their sort (the rows as walked, and two arrays of
+  // 8 bytes a row): what the warm-up reserves.
+  static uint64_t BytesFor(const Snapshot& snap) {
+    return (2 * sizeof(HangRow) + 16) * snap.table(Table::kHangs).size();
+  }
+
+ private:
+  int64_t window_ms_;
+  Filters filters_;
+  std::vector<HangRow> rows_;
+};
+
+// Calls fn(const SeriesKey&, const HangSums&) for each hang row of `snap` that passes
+// `filters` and `keep(const SeriesKey&)` with a value in `win`: from `shared` when it serves
+// them (rows in stack order), else from the table (CandidateRows, in table order; `keep`
+// first, so a row it drops costs no window sum).
+template <typename Keep, typename Fn>
+void ForEachHangRow(const Snapshot& snap, const WindowSel& win, const Filters& filters,
+                    const HangRows* shared, Keep&& keep, Fn&& fn) {
+  RowFilter filter(snap, Table::kHangs, filters);
+  if (shared != nullptr && shared->Serves(win.window_ms, filters)) {
+    for (const HangRow& r : shared->rows()) {
+      if (keep(r.key) && filter.Matches(r.key)) fn(r.key, r.sums);
+    }
+    return;
+  }
+  for (const SeriesData* s : CandidateRows(snap, Table::kHangs, filters)) {
+    if (!keep(s->key) || !filter.Matches(s->key)) continue;
+    const Values v = ValuesIn(*s, win);
+    if (v[0] == 0 && v[1] == 0) continue;
+    fn(s->key, HangSums{v[0], v[1]});
+  }
+}
+template <typename Fn>
+void ForEachHangRow(const Snapshot& snap, const WindowSel& win, const Filters& filters,
+                    const HangRows* shared, Fn&& fn) {
+  ForEachHangRow(
+      snap, win, filters, shared, [](const SeriesKey&) { return true; }, std::forward<Fn>(fn));
+}
+
+}  // namespace seismo

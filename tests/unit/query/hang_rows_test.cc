@@ -1,0 +1,169 @@
+// HangRows (the hang rows a warm-up round's answers share, issue 19): the rows a walk of the
+// table selects, with their window sums, in stack order; shared only with queries of their
+// window whose filters include theirs; and every answer that reads them is byte for byte the
+// answer that walks the table.
+#include "seismo/query/hang_rows.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "query_fixture.h"
+#include "seismo/query/builds_json.h"
+#include "seismo/query/flamegraph.h"
+#include "seismo/query/hangs_json.h"
+
+namespace seismo {
+namespace {
+
+using testing::kDay;
+using testing::kHour;
+using testing::kMin;
+using testing::Q;
+using testing::World;
+
+// Hangs of two sources, three OSes, processes, threads, channels, build dates and shared
+// stacks; a third older than an hour, some older than a day; and usage of both sources.
+std::shared_ptr<const Snapshot> MixedWorld(uint64_t seed) {
+  World w;
+  uint64_t x = seed;
+  auto next = [&x](uint64_t n) {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    return (x >> 33) % n;
+  };
+  for (const char* source : {"bhr", "main"}) {
+    for (const char* os : {"Linux", "Windows"})
+      w.Usage(source, os, 2 * kHour, 10 * kMin, "release", "20261117");
+  }
+  w.Usage("bhr", "Linux", kHour, 5 * kMin, "beta", "20261118");
+  for (int i = 0; i < 600; ++i) {
+    const std::string source = next(3) == 0 ? "main" : "bhr";
+    const std::string os = std::vector<std::string>{"Linux", "Windows", "Darwin"}[next(3)];
+    const std::string process = next(3) == 0 ? "content" : "parent";
+    const std::string thread = std::vector<std::string>{"Gecko", "Gecko_Child", "Renderer"}[next(3)];
+    const std::string signature = "Sig" + std::to_string(next(30));
+    const std::vector<std::string> stack = {"root", "f" + std::to_string(next(8)), signature};
+    const std::string channel = next(2) == 0 ? "release" : "beta";
+    const std::string date = "202611" + std::to_string(10 + next(9));
+    const int64_t ago =
+        next(3) == 0 ? static_cast<int64_t>(70 + next(3000)) * kMin : static_cast<int64_t>(next(59)) * kMin;
+    w.Hang(source, os, process, thread, stack, static_cast<int64_t>(128'000 + next(90) * 1000),
+           static_cast<int64_t>(1 + next(3)), ago, channel, date);
+  }
+  return w.Build();
+}
+
+bool KeyBytesLess(const SeriesKey& a, const SeriesKey& b) { return std::memcmp(&a, &b, sizeof a) < 0; }
+
+TEST(HangRows, HoldTheRowsAWalkOfTheTableSelectsInStackOrder) {
+  const auto snap = MixedWorld(7);
+  for (int64_t window : {kHour, kDay, int64_t{0}}) {
+    for (const char* source : {"", "bhr", "main"}) {
+      SCOPED_TRACE(::testing::Message() << "window " << window << ", source '" << source << "'");
+      Filters filters;
+      if (*source != '\0') filters[Dim::kSource] = source;
+      const HangRows rows(*snap, window, filters);
+      // Naive: every series of the source with a value in the window, summed over its buckets.
+      const WindowSel win = ResolveWindow(*snap, window);
+      std::vector<std::tuple<StackId, SeriesKey, int64_t, int64_t>> naive, got;
+      for (const SeriesData* s : snap->table(Table::kHangs)) {
+        if (*source != '\0' && snap->Text(s->key[hang_field::kSource]) != source) continue;
+        Values v{};
+        if (window == 0) {
+          v = s->total;
+        } else {
+          for (const BucketPoint& p : snap->Points(*s)) {
+            if (p.bucket >= snap->SpanFirstBucket(*win.span)) {
+              v[0] += p.v[0];
+              v[1] += p.v[1];
+            }
+          }
+        }
+        if (v[0] == 0 && v[1] == 0) continue;
+        naive.emplace_back(s->key[hang_field::kStack], s->key, v[0], v[1]);
+      }
+      ASSERT_GT(naive.size(), 10u);
+      for (const HangRow& r : rows.rows()) {
+        got.emplace_back(r.key[hang_field::kStack], r.key, r.sums.hang_us, r.sums.hang_count);
+      }
+      EXPECT_TRUE(std::is_sorted(got.begin(), got.end(), [](const auto& a, const auto& b) {
+        return std::get<0>(a) < std::get<0>(b);
+      })) << "in stack order";
+      auto by_key = [](const auto& a, const auto& b) { return KeyBytesLess(std::get<1>(a), std::get<1>(b)); };
+      std::sort(naive.begin(), naive.end(), by_key);
+      std::sort(got.begin(), got.end(), by_key);
+      EXPECT_EQ(got, naive);
+    }
+  }
+}
+
+TEST(HangRows, ServeOnlyQueriesOfTheirWindowWhoseFiltersIncludeTheirs) {
+  const auto snap = MixedWorld(3);
+  Filters bhr;
+  bhr[Dim::kSource] = "bhr";
+  Filters bhr_linux = bhr;
+  bhr_linux[Dim::kOs] = "Linux";
+  Filters main_source;
+  main_source[Dim::kSource] = "main";
+  const HangRows all(*snap, kDay, Filters{});
+  EXPECT_TRUE(all.Serves(kDay, Filters{}));
+  EXPECT_TRUE(all.Serves(kDay, bhr_linux)) << "the query's filters are applied to the rows";
+  EXPECT_FALSE(all.Serves(kHour, Filters{})) << "another window";
+  EXPECT_FALSE(all.Serves(0, Filters{}));
+  const HangRows of_bhr(*snap, kDay, bhr);
+  EXPECT_TRUE(of_bhr.Serves(kDay, bhr));
+  EXPECT_TRUE(of_bhr.Serves(kDay, bhr_linux));
+  EXPECT_FALSE(of_bhr.Serves(kDay, Filters{})) << "rows of main are not there";
+  EXPECT_FALSE(of_bhr.Serves(kDay, main_source));
+}
+
+// Every answer that reads hang rows: given rows that serve it (all sources, or its own), and
+// rows that do not (another window or source), it is the answer that walks the table.
+TEST(HangRows, AnswersReadingThemAreThoseOfAWalkOfTheTable) {
+  for (uint64_t seed : {1, 2, 3}) {
+    const auto snap = MixedWorld(seed);
+    Filters main_source;
+    main_source[Dim::kSource] = "main";
+    const std::vector<HangRows> shared = {HangRows(*snap, kDay, Filters{}), HangRows(*snap, kHour, Filters{}),
+                                          HangRows(*snap, kDay, main_source), HangRows(*snap, 0, Filters{})};
+    const AnswerLimits small{.max_nodes = 12, .max_bytes = 1500};
+    size_t compared = 0;
+    for (const std::string window : {"", "window=1h", "window=all"}) {
+      for (const std::string filter : {"", "source=main", "os=linux", "thread=Gecko&process=parent",
+                                       "signature=Sig3", "build_date=20261112"}) {
+        const std::string qs = window + "&" + filter;
+        SCOPED_TRACE(::testing::Message() << "seed " << seed << ", " << qs);
+        for (const char* by : {"signature", "thread", "build_date"}) {
+          for (const char* limit : {"3", "100"}) {
+            const Query q = Q(Endpoint::kHangs, qs + "&by=" + by + "&limit=" + limit);
+            const std::string walked = HangsJson(*snap, q);
+            for (const HangRows& rows : shared)
+              EXPECT_EQ(HangsJson(*snap, q, {}, &rows), walked) << by << limit;
+            ++compared;
+          }
+        }
+        const Query flame = Q(Endpoint::kHangsFlamegraph, qs);
+        for (const AnswerLimits& limits : {AnswerLimits{}, small}) {
+          const std::string tree = FlamegraphTreeJson(*snap, flame, limits);
+          const std::string collapsed = FlamegraphCollapsed(*snap, flame, limits);
+          for (const HangRows& rows : shared) {
+            EXPECT_EQ(FlamegraphTreeJson(*snap, flame, limits, &rows), tree);
+            EXPECT_EQ(FlamegraphCollapsed(*snap, flame, limits, &rows), collapsed);
+          }
+        }
+        const Query builds = Q(Endpoint::kBuilds, qs);
+        const std::string walked = BuildsJson(*snap, builds);
+        for (const HangRows& rows : shared) EXPECT_EQ(BuildsJson(*snap, builds, {}, &rows), walked);
+        ++compared;
+      }
+    }
+    EXPECT_EQ(compared, 3u * 6u * 7u);
+  }
+}
+
+}  // namespace
+}  // namespace seismo
