@@ -337,7 +337,8 @@ int Api(const ApiArgs& a) {
         daemon.counts().documents >= series_docs.size() + 1 && has_release_channel(*snap)) {
       break;
     }
-    if (Since(t_preload) > 900) Die("the series were not live after 900 s");
+    if (Since(t_preload) > 900)
+      Die("the series, or the corpus' release channel, were not in a warmed snapshot after 900 s");
     std::this_thread::sleep_for(milliseconds(50));
   }
   const double preload_s = Since(t_preload);

@@ -38,6 +38,8 @@ namespace {
 // node (the node and the candidates waiting).
 constexpr uint64_t kBytesPerSeries = 128;
 constexpr uint64_t kBytesPerNode = 220;
+// The hang rows a warm-up round shares (hang_rows.h) take no more a series than an answer may.
+static_assert(2 * sizeof(HangRow) + 16 <= kBytesPerSeries);
 // How long a request waits for the answers in flight to be sent before it is refused.
 constexpr std::chrono::milliseconds kAdmissionPatience{200};
 
@@ -205,8 +207,9 @@ void WarmDefaultAnswers(const std::shared_ptr<const Snapshot>& snap, const ApiSe
     answers.emplace_back(Endpoint::kReleases, Params{{"channel", std::move(name)}});
   // The hang rows of the default window, every source: read by the /builds, /hangs and flame
   // graph answers, where each walked the hang table and summed its windows (hang_rows.h). Made
-  // for the first of them when the budget has room (else each answer walks the table), and
-  // given back after the last: the answers after those hold what they held before.
+  // for the first of them when the budget has room for them beside the round's answer and one
+  // request's (one that misses the cache still fits, as without them), else each answer walks
+  // the table; given back after the last: the answers after those hold what they held before.
   auto reads_rows = [](Endpoint e) {
     return e == Endpoint::kBuilds || e == Endpoint::kHangs || e == Endpoint::kHangsFlamegraph;
   };
@@ -215,6 +218,19 @@ void WarmDefaultAnswers(const std::shared_ptr<const Snapshot>& snap, const ApiSe
   std::optional<HangRows> shared;
   std::shared_ptr<const AnswerBudget::Hold> shared_hold;
   bool shared_tried = false;
+  auto make_rows = [&] {
+    const uint64_t bytes = HangRows::BytesFor(*snap);
+    if (budget != nullptr && (2 * estimate + bytes > budget->capacity() ||
+                              !(shared_hold = budget->TryReserve(bytes, std::chrono::milliseconds(0))))) {
+      return;
+    }
+    try {
+      shared.emplace(*snap, DefaultWindow(windows), Filters{});
+    } catch (const std::exception&) {
+      shared.reset();  // out of memory: the answers walk the table
+      shared_hold.reset();
+    }
+  };
   auto build = [&](Endpoint endpoint, const Params& params) {
     auto query = ParseQuery(endpoint, params, windows);
     if (!query) return;
@@ -222,12 +238,8 @@ void WarmDefaultAnswers(const std::shared_ptr<const Snapshot>& snap, const ApiSe
     if (cache.Find(snap, key)) return;
     std::shared_ptr<const AnswerBudget::Hold> hold;
     if (budget != nullptr && !(hold = budget->TryReserve(estimate, kAdmissionPatience))) return;
+    if (reads_rows(endpoint) && !std::exchange(shared_tried, true)) make_rows();
     try {
-      if (reads_rows(endpoint) && !std::exchange(shared_tried, true) &&
-          (budget == nullptr ||
-           (shared_hold = budget->TryReserve(HangRows::BytesFor(*snap), kAdmissionPatience)))) {
-        shared.emplace(*snap, DefaultWindow(windows), Filters{});
-      }
       const HangRows* rows = reads_rows(endpoint) && shared ? &*shared : nullptr;
       cache.Get(snap, key, [&] { return Compute(endpoint, *snap, *query, settings, rows); });
     } catch (const std::exception&) {

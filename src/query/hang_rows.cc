@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <bit>
+#include <cassert>
+#include <cstdint>
 
 #include "seismo/query/radix_sort.h"
 
@@ -23,6 +25,7 @@ HangRows::HangRows(const Snapshot& snap, int64_t window_ms, const Filters& filte
     StackId stack;
     uint32_t row;
   };
+  assert(walked.size() <= UINT32_MAX);
   std::vector<Place> order;
   order.reserve(walked.size());
   for (size_t i = 0; i < walked.size(); ++i) {

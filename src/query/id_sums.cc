@@ -20,8 +20,7 @@ std::span<const IdSums::Entry> IdSums::Reduce() {
   size_t out = 0;
   for (size_t i = 0; i < entries_.size(); ++i) {
     if (out > 0 && entries_[out - 1].group == entries_[i].group && entries_[out - 1].id == entries_[i].id) {
-      entries_[out - 1].sums.hang_us += entries_[i].sums.hang_us;
-      entries_[out - 1].sums.hang_count += entries_[i].sums.hang_count;
+      entries_[out - 1].sums.Add(entries_[i].sums);
     } else {
       entries_[out++] = entries_[i];
     }

@@ -68,7 +68,8 @@ uint64_t EstimateAnswerBytes(const Snapshot& snap, const ApiSettings& settings);
 // `warmed`), so none is built on request (ADR 0025). One answer is
 // built at a time, each within `budget` (one that does not fit is left to its first
 // request), beside the hang rows the round's hang answers share (query/hang_rows.h, also
-// within `budget`; without room for them, each answer walks the table). When one answer's
+// within `budget`, and only while a request that misses the cache still fits beside both;
+// else each answer walks the table). When one answer's
 // estimate is over half the budget nothing is built ahead: the warm-up would otherwise
 // hold most of the budget after every publish and leave the requests (cache hits among
 // them) refused; a state that large wants a larger [http] answer_memory. An answer that

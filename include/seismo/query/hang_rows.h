@@ -12,7 +12,7 @@
 // (HangRows.* tests). Rows come in stack order, so IdSums sums their stacks without sorting
 // by stack (id_sums.h).
 //
-// Memory: Bytes() per round, reserved by the warm-up from the answer budget.
+// Memory: BytesFor(snap) per round, reserved by the warm-up from the answer budget.
 //
 // Threading: immutable once made; read by one round's answers, one at a time.
 #pragma once
@@ -36,7 +36,8 @@ struct HangRow {
 
 class HangRows {
  public:
-  // The rows of `snap`'s hang table that pass `filters` with a value in window `window_ms`.
+  // The rows of `snap`'s hang table that pass `filters` with a value in window `window_ms`
+  // (fewer than 2³² rows: a hang series takes hundreds of bytes).
   HangRows(const Snapshot& snap, int64_t window_ms, const Filters& filters);
 
   // Whether every row a query of this window and these filters reads is here: the same
@@ -57,20 +58,23 @@ class HangRows {
 };
 
 // Calls fn(const SeriesKey&, const HangSums&) for each hang row of `snap` that passes
-// `filters` and `keep(const SeriesKey&)` with a value in `win`: from `shared` when it serves
-// them (rows in stack order), else from the table (CandidateRows, in table order; `keep`
-// first, so a row it drops costs no window sum).
+// `filters` and `keep(const SeriesKey&)` with a value in `win`: from `shared` (rows made from
+// `snap`: Serves cannot tell) when it serves them, in stack order; else from the table
+// (CandidateRows, in table order; `keep` first, so a row it drops costs no window sum).
 template <typename Keep, typename Fn>
 void ForEachHangRow(const Snapshot& snap, const WindowSel& win, const Filters& filters,
                     const HangRows* shared, Keep&& keep, Fn&& fn) {
   RowFilter filter(snap, Table::kHangs, filters);
-  if (shared != nullptr && shared->Serves(win.window_ms, filters)) {
+  const std::span<const SeriesData* const> candidates = CandidateRows(snap, Table::kHangs, filters);
+  // Not where an index narrows the walk (a signature or build date filter): that walk is shorter.
+  if (shared != nullptr && candidates.size() == snap.table(Table::kHangs).size() &&
+      shared->Serves(win.window_ms, filters)) {
     for (const HangRow& r : shared->rows()) {
-      if (keep(r.key) && filter.Matches(r.key)) fn(r.key, r.sums);
+      if (filter.Matches(r.key) && keep(r.key)) fn(r.key, r.sums);
     }
     return;
   }
-  for (const SeriesData* s : CandidateRows(snap, Table::kHangs, filters)) {
+  for (const SeriesData* s : candidates) {
     if (!keep(s->key) || !filter.Matches(s->key)) continue;
     const Values v = ValuesIn(*s, win);
     if (v[0] == 0 && v[1] == 0) continue;

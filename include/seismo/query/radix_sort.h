@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cassert>
 #include <cstddef>
 #include <cstdint>
 #include <utility>
@@ -24,8 +25,9 @@ template <typename T, typename KeyOf>
 void RadixSortBy(std::vector<T>& items, int key_bits, KeyOf key_of) {
   constexpr int kDigitBits = 11;
   constexpr size_t kBuckets = size_t{1} << kDigitBits;
+  assert(key_bits >= 0 && key_bits <= 64);
   const int passes = (key_bits + kDigitBits - 1) / kDigitBits;
-  if (passes == 0 || items.size() < 2) return;
+  if (passes <= 0 || items.size() < 2) return;
   // Every pass's digit counts in one read of the items.
   std::vector<std::array<size_t, kBuckets>> counts(static_cast<size_t>(passes));
   for (const T& item : items) {

@@ -266,10 +266,8 @@ TEST(WarmAnswers, TheReleasesViewOfEveryChannelIsBuiltAhead) {
   EXPECT_EQ(cache.hits(), hits + 1) << "no such channel: nothing built ahead for it";
 }
 
-// A state whose answers would take over half the budget is not built ahead: the publisher
-// would hold most of the budget after every publish, and requests (cache hits too) would
-// be refused while it does. Requests still get their answers. A round holds one answer
-// and the hang rows its answers share (hang_rows.h) at a time.
+// The memory a warm-up round holds (ADR 0025): one answer at a time, and the hang rows its
+// answers share (hang_rows.h) only while a request that misses the cache still fits beside both.
 class WarmAnswersBudget : public ::testing::Test {
  protected:
   WarmAnswersBudget() {
@@ -283,8 +281,10 @@ class WarmAnswersBudget : public ::testing::Test {
   uint64_t rows = 0;      // the hang rows the round's answers share
 };
 
+// A state whose answers would take over half the budget is not built ahead: the publisher
+// would hold most of the budget after every publish, and requests (cache hits too) would
+// be refused while it does. Requests still get their answers.
 TEST_F(WarmAnswersBudget, NothingIsBuiltAheadWhenOneAnswerTakesOverHalfTheBudget) {
-  ASSERT_EQ(rows, 4 * (2 * sizeof(HangRow) + 16));
   AnswerCache<ApiAnswer> cache;
   AnswerBudget small(2 * estimate - 1);
   WarmDefaultAnswers(provider.snapshot(), settings, cache, &small);
@@ -293,8 +293,17 @@ TEST_F(WarmAnswersBudget, NothingIsBuiltAheadWhenOneAnswerTakesOverHalfTheBudget
   const ApiAnswer a = AnswerApi("/api/v1/builds", "", provider, settings, kNow, &cache, &small);
   EXPECT_EQ(a.status, 200);
   EXPECT_EQ(cache.hits(), hits) << "computed by the request, not built ahead";
+}
 
-  AnswerBudget roomy(2 * estimate);
+// The rows are made when a request's estimate fits beside them and the round's answer, and
+// are given back with the rest.
+TEST_F(WarmAnswersBudget, TheSharedRowsAreMadeOnlyWhereARequestStillFitsBeside) {
+  AnswerBudget half(2 * estimate + rows - 1);
+  AnswerCache<ApiAnswer> cache;
+  WarmDefaultAnswers(provider.snapshot(), settings, cache, &half);
+  EXPECT_EQ(half.peak(), estimate) << "one answer at a time, no rows: a request would not fit beside them";
+
+  AnswerBudget roomy(2 * estimate + rows);
   AnswerCache<ApiAnswer> warmed;
   WarmDefaultAnswers(provider.snapshot(), settings, warmed, &roomy);
   EXPECT_EQ(roomy.peak(), estimate + rows) << "one answer and the shared rows at a time";
@@ -304,12 +313,12 @@ TEST_F(WarmAnswersBudget, NothingIsBuiltAheadWhenOneAnswerTakesOverHalfTheBudget
 // Without room in the budget for the hang rows a round's answers share (requests hold the
 // rest), the answers are built all the same, each walking the hang table.
 TEST_F(WarmAnswersBudget, WithoutRoomForTheSharedRowsEachAnswerWalksTheTable) {
-  AnswerBudget budget(2 * estimate);
-  const auto requests = budget.TryReserve(estimate - rows + 1);  // the rows do not fit beside an answer
+  AnswerBudget budget(2 * estimate + rows);
+  const auto requests = budget.TryReserve(estimate + 1);  // the rows do not fit beside an answer
   ASSERT_TRUE(requests);
   AnswerCache<ApiAnswer> cache;
   WarmDefaultAnswers(provider.snapshot(), settings, cache, &budget);
-  EXPECT_EQ(budget.peak(), 2 * estimate - rows + 1) << "the requests' and one answer's, no rows";
+  EXPECT_EQ(budget.peak(), 2 * estimate + 1) << "the requests' and one answer's, no rows";
   const uint64_t hits = cache.hits();
   for (const auto& [path, qs] : std::vector<std::pair<std::string, std::string>>{
            {"/api/v1/builds", ""}, {"/api/v1/hangs", "by=thread"}, {"/api/v1/hangs/flamegraph", ""}}) {

@@ -96,5 +96,27 @@ TEST(IdSums, IdsAddedInOrderAreSortedByGroupAloneAndOutOfOrderOnesFully) {
   }
 }
 
+// After a Reduce the entries are in (group, id) order, not in id order: an id added above the
+// last entry's is still out of order for its group, and the next Reduce sorts fully. With one
+// group they are in id order, and an id added above the last needs no sort.
+TEST(IdSums, AfterAReduceOnlyOneGroupsEntriesCountAsInOrder) {
+  IdSums sums;
+  sums.Add(0, 1, {1, 1});
+  sums.Add(1, 2, {1, 1});
+  sums.Add(1, 3, {1, 1});
+  sums.Add(0, 9, {1, 1});  // out of order: a full sort
+  ASSERT_EQ(sums.Reduce().size(), 4u);
+  sums.Add(0, 4, {2, 2});  // above the last entry's id (3), below group 0's 9
+  ExpectEqualsModel(
+      sums, {{{0, 1}, {1, 1}}, {{0, 4}, {2, 2}}, {{0, 9}, {1, 1}}, {{1, 2}, {1, 1}}, {{1, 3}, {1, 1}}});
+
+  IdSums one;
+  for (InternId id : {3, 1, 2}) one.Add(0, id, {1, 1});
+  ASSERT_EQ(one.Reduce().size(), 3u);
+  one.Add(0, 7, {1, 1});
+  one.Add(0, 3, {5, 5});  // below 7: out of order again
+  ExpectEqualsModel(one, {{{0, 1}, {1, 1}}, {{0, 2}, {1, 1}}, {{0, 3}, {6, 6}}, {{0, 7}, {1, 1}}});
+}
+
 }  // namespace
 }  // namespace seismo
