@@ -213,8 +213,8 @@ void WarmDefaultAnswers(const std::shared_ptr<const Snapshot>& snap, const ApiSe
   auto reads_rows = [](Endpoint e) {
     return e == Endpoint::kBuilds || e == Endpoint::kHangs || e == Endpoint::kHangsFlamegraph;
   };
-  std::stable_partition(answers.begin(), answers.end(),
-                        [&reads_rows](const auto& answer) { return reads_rows(answer.first); });
+  const auto readers_end = std::stable_partition(
+      answers.begin(), answers.end(), [&reads_rows](const auto& answer) { return reads_rows(answer.first); });
   std::optional<HangRows> shared;
   std::shared_ptr<const AnswerBudget::Hold> shared_hold;
   bool shared_tried = false;
@@ -231,28 +231,26 @@ void WarmDefaultAnswers(const std::shared_ptr<const Snapshot>& snap, const ApiSe
       shared_hold.reset();
     }
   };
-  auto build = [&](Endpoint endpoint, const Params& params) {
+  // `reader`: the answer reads the rows (made for the first reader that is built).
+  auto build = [&](Endpoint endpoint, const Params& params, bool reader) {
     auto query = ParseQuery(endpoint, params, windows);
     if (!query) return;
     const std::string key = CacheKey(endpoint, *query);
     if (cache.Find(snap, key)) return;
     std::shared_ptr<const AnswerBudget::Hold> hold;
     if (budget != nullptr && !(hold = budget->TryReserve(estimate, kAdmissionPatience))) return;
-    if (reads_rows(endpoint) && !std::exchange(shared_tried, true)) make_rows();
+    if (reader && !std::exchange(shared_tried, true)) make_rows();
     try {
-      const HangRows* rows = reads_rows(endpoint) && shared ? &*shared : nullptr;
+      const HangRows* rows = reader && shared ? &*shared : nullptr;
       cache.Get(snap, key, [&] { return Compute(endpoint, *snap, *query, settings, rows); });
     } catch (const std::exception&) {
       // on the warm-up thread: never let it end the process
     }
   };
-  for (const auto& [endpoint, params] : answers) {
-    if (!reads_rows(endpoint) && shared_tried) {
-      shared.reset();
-      shared_hold.reset();
-    }
-    build(endpoint, params);
-  }
+  for (auto it = answers.begin(); it != readers_end; ++it) build(it->first, it->second, true);
+  shared.reset();
+  shared_hold.reset();
+  for (auto it = readers_end; it != answers.end(); ++it) build(it->first, it->second, false);
 }
 
 }  // namespace seismo

@@ -48,10 +48,6 @@ WindowSel ResolveWindow(const Snapshot& snap, int64_t window_ms);
 struct HangSums {
   int64_t hang_us = 0;
   int64_t hang_count = 0;
-  void Add(const Values& v) {
-    hang_us += v[0];
-    hang_count += v[1];
-  }
   void Add(const HangSums& s) {
     hang_us += s.hang_us;
     hang_count += s.hang_count;
