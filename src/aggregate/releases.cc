@@ -69,12 +69,12 @@ class BuildsOf {
 }  // namespace
 
 int64_t Sum(const SeriesData& series, size_t value, const HourRange& range) {
-  if (range.all) return series.total[value];
+  if (range.all) return series.total()[value];
   // Whole hours: their sums (the hours are ascending).
   int64_t sum = 0;
   auto hour = std::lower_bound(series.hours.begin(), series.hours.end(), range.from,
                                [](const auto& chunk, int64_t from) { return chunk->hour < from; });
-  for (; hour != series.hours.end() && (*hour)->hour <= range.to; ++hour) sum += (*hour)->sum[value];
+  for (; hour != series.hours.end() && (*hour)->hour <= range.to; ++hour) sum += (*hour)->sum()[value];
   return sum;
 }
 
@@ -105,7 +105,7 @@ BuildIndex IndexSnapshot(const Snapshot& snap) {
   for (const SeriesData* series : snap.sorted(Table::kBuildUsage)) {
     CrashBuild& build = index.crash_builds[crash_builds.Add(*series, &CrashBuild::usage)];
     if (!has_version(build.version)) build.version = series->key[build_field::kVersion];
-    if (series->total[0] > 0) index.channels_with_usage.insert(build.channel);
+    if (series->total()[0] > 0) index.channels_with_usage.insert(build.channel);
   }
   for (const SeriesData* series : snap.table(Table::kCrashes)) {
     const size_t at = crash_builds.Add(*series, &CrashBuild::crashes);
@@ -224,7 +224,7 @@ template <typename Add>
 void EachHourOfAge(const SeriesData& series, int64_t first, int64_t hours, const Add& add) {
   for (const auto& chunk : series.hours) {
     const int64_t k = chunk->hour - first;
-    if (k >= 0 && k < hours) add(static_cast<size_t>(k), chunk->sum);
+    if (k >= 0 && k < hours) add(static_cast<size_t>(k), chunk->sum());
   }
 }
 

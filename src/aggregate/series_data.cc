@@ -6,24 +6,94 @@ namespace seismo {
 
 HourChunk::HourChunk(const HourChunk& other)
     : hour(other.hour),
-      sum(other.sum),
       buckets(other.buckets),
       values(other.values),
-      sketches_(other.sketches_ ? std::make_unique<HourSketches>(*other.sketches_) : nullptr) {}
+      spill_(other.spill_ ? std::make_unique<HourSpill>(*other.spill_) : nullptr) {}
+
+const Values& HourChunk::sum() const {
+  static const Values kZero{};
+  if (values.size() > 1) return spill_->sum;
+  return values.empty() ? kZero : values.front();
+}
+
+void HourChunk::InsertBucket(size_t i, int64_t bucket) {
+  // From one bucket to two, the sum moves beside the hour (the new bucket is zero).
+  if (values.size() == 1) spill().sum = values.front();
+  buckets.insert(buckets.begin() + static_cast<ptrdiff_t>(i), bucket);
+  values.insert(values.begin() + static_cast<ptrdiff_t>(i), Values{});
+}
+
+void HourChunk::AddToBucket(size_t i, const Values& v) {
+  AddValues(values[i], v);
+  if (values.size() > 1) AddValues(spill_->sum, v);
+}
+
+void HourChunk::PushBucket(int64_t bucket, const Values& v) {
+  InsertBucket(buckets.size(), bucket);
+  AddToBucket(buckets.size() - 1, v);
+}
+
+void HourChunk::EraseFirstBucket() {
+  if (values.size() > 1) SubtractValues(spill_->sum, values.front());
+  buckets.erase(buckets.begin());
+  values.erase(values.begin());
+  if (has_sketches() && !spill_->sketches.buckets.empty()) {
+    spill_->sketches.buckets.erase(spill_->sketches.buckets.begin());
+  }
+}
 
 const HyperLogLog& HourChunk::hour_installs() const {
   static const HyperLogLog* const kNone = new HyperLogLog();  // never freed: any thread, any time
-  return sketches_ ? sketches_->hour : *kNone;
+  return has_sketches() ? spill_->sketches.hour : *kNone;
 }
 
 const std::vector<HyperLogLog>& HourChunk::installs() const {
   static const std::vector<HyperLogLog>* const kNone = new std::vector<HyperLogLog>();
-  return sketches_ ? sketches_->buckets : *kNone;
+  return has_sketches() ? spill_->sketches.buckets : *kNone;
+}
+
+HourSpill& HourChunk::spill() {
+  if (!spill_) spill_ = std::make_unique<HourSpill>();
+  return *spill_;
 }
 
 HourSketches& HourChunk::sketches() {
-  if (!sketches_) sketches_ = std::make_unique<HourSketches>();
-  return *sketches_;
+  HourSpill& s = spill();
+  s.sketched = true;
+  return s.sketches;
+}
+
+SeriesData::SeriesData(const SeriesData& other)
+    : key(other.key),
+      level(other.level),
+      hash(other.hash),
+      installs(other.installs),
+      first_ms(other.first_ms),
+      hours(other.hours),
+      total_(other.total_ ? std::make_unique<Values>(*other.total_) : nullptr) {}
+
+const Values& SeriesData::total() const {
+  static const Values kZero{};
+  if (total_) return *total_;
+  return hours.empty() ? kZero : hours.front()->sum();
+}
+
+void SeriesData::AddToTotal(const Values& v) {
+  if (total_) AddValues(*total_, v);
+}
+
+void SeriesData::SubtractFromTotal(const Values& v) {
+  if (total_) SubtractValues(*total_, v);
+}
+
+void SeriesData::Retotal() {
+  if (hours.size() < 2) {
+    total_.reset();
+    return;
+  }
+  if (!total_) total_ = std::make_unique<Values>();
+  *total_ = Values{};
+  for (const auto& c : hours) AddValues(*total_, c->sum());
 }
 
 Values SumBuckets(const SeriesData& s, const BucketRange& r) {
@@ -33,12 +103,12 @@ Values SumBuckets(const SeriesData& s, const BucketRange& r) {
   if (from > to) return out;
   for (const auto& c : s.hours) {
     if (c->hour >= r.first_full && c->hour <= r.last_full) {
-      AddValues(out, c->sum);
+      AddValues(out, c->sum());
       continue;
     }
     if (c->buckets.empty() || c->buckets.back() < from || c->buckets.front() > to) continue;
     if (c->buckets.front() >= from && c->buckets.back() <= to) {  // every bucket inside: the sum
-      AddValues(out, c->sum);
+      AddValues(out, c->sum());
       continue;
     }
     for (size_t i = 0; i < c->buckets.size(); ++i) {
@@ -89,7 +159,7 @@ std::vector<BucketPoint> PointsOf(const SeriesData& s, int64_t from, int64_t to)
 std::vector<HourPoint> HourlyOf(const SeriesData& s) {
   std::vector<HourPoint> out;
   out.reserve(s.hours.size());
-  for (const auto& c : s.hours) out.push_back({c->hour, c->sum});
+  for (const auto& c : s.hours) out.push_back({c->hour, c->sum()});
   return out;
 }
 

@@ -78,13 +78,14 @@ size_t ShardState::ReaderBytes(Table t) {
 
 size_t ShardState::SeriesBytes(const SeriesData& s) {
   return HeapChunk(kShared + sizeof(SeriesData)) + HeapChunk(OnHeap(s.hours) * sizeof(s.hours[0])) +
-         s.installs.MemoryBytes() + ReaderBytes(s.key.table);
+         (s.keeps_total() ? HeapChunk(sizeof(Values)) : 0) + s.installs.MemoryBytes() +
+         ReaderBytes(s.key.table);
 }
 
 size_t ShardState::HourBytes(const HourChunk& c) {
   size_t n = HeapChunk(kShared + sizeof(HourChunk)) + HeapChunk(OnHeap(c.buckets) * sizeof(int64_t)) +
              HeapChunk(OnHeap(c.values) * sizeof(Values)) +
-             (c.has_sketches() ? HeapChunk(sizeof(HourSketches)) : 0) +
+             (c.has_spill() ? HeapChunk(sizeof(HourSpill)) : 0) +
              HeapChunk(c.installs().capacity() * sizeof(HyperLogLog));
   for (const HyperLogLog& h : c.installs()) n += h.MemoryBytes();
   return n + c.hour_installs().MemoryBytes();
@@ -95,7 +96,7 @@ size_t ShardState::EntryBytes(Table t) const {
 }
 
 size_t ShardState::TableBytes() const {
-  size_t bytes = index_.capacity() * SlotBytes<IndexKey, Ref>() +
+  size_t bytes = index_.capacity() * (sizeof(IndexEntry) + 1) +
                  (text_refs_.capacity() + stack_refs_.capacity()) * SlotBytes<InternId, uint32_t>() +
                  members_.capacity() * SlotBytes<int64_t, Members>() +
                  (seen_crash_docs_.capacity() + seen_previous_.capacity()) * kIdBytes;
@@ -180,29 +181,34 @@ void ShardState::KeyTexts(const SeriesKey& key, int delta) {
 }
 
 ShardState::Ref ShardState::SeriesFor(const SeriesKey& key, uint64_t hash) {
-  auto [it, inserted] = index_.try_emplace(IndexKey{key, hash}, Ref{key.table, 0});
-  if (!inserted) return it->second;
-  auto& table_slots = slots(key.table);
-  auto& free = free_slots_[static_cast<size_t>(key.table)];
-  uint32_t slot;
-  if (!free.empty()) {
-    slot = free.back();
-    free.pop_back();
-  } else {
-    slot = static_cast<uint32_t>(table_slots.size());
-    table_slots.emplace_back();
-  }
-  auto s = std::make_shared<SeriesData>();
-  s->key = key;
-  s->hash = hash;
-  s->level = FoldLevel(key, *symbols_);
-  memory_bytes_ += static_cast<int64_t>(SeriesBytes(*s));
+  bool inserted = false;
+  // One probe whether the series is there or not; a new one takes its slot first.
+  auto it = index_.lazy_emplace(IndexKey{&key, hash}, [&](const auto& construct) {
+    auto& table_slots = slots(key.table);
+    auto& free = free_slots_[static_cast<size_t>(key.table)];
+    uint32_t slot;
+    if (!free.empty()) {
+      slot = free.back();
+      free.pop_back();
+    } else {
+      slot = static_cast<uint32_t>(table_slots.size());
+      table_slots.emplace_back();
+    }
+    auto s = std::make_shared<SeriesData>();
+    s->key = key;
+    s->hash = hash;
+    s->level = FoldLevel(key, *symbols_);
+    table_slots[slot] = std::move(s);
+    construct(IndexEntry{IndexHash(hash), Ref{key.table, slot}});
+    inserted = true;
+  });
+  const Ref r = it->ref;
+  if (!inserted) return r;
+  memory_bytes_ += static_cast<int64_t>(SeriesBytes(*slots(r.table)[r.slot]));
   KeyTexts(key, +1);
-  table_slots[slot] = std::move(s);
-  it->second = Ref{key.table, slot};
   ++live_series_;
-  Touch(it->second);
-  return it->second;
+  Touch(r);
+  return r;
 }
 
 SeriesData& ShardState::Mutable(Ref r) {
@@ -239,6 +245,7 @@ void ShardState::AddToEntry(Ref r, int64_t b, const Values& v, uint64_t install_
     c->hour = hour;
     memory_bytes_ += static_cast<int64_t>(HourBytes(*c));
     s.hours.insert(s.hours.begin() + static_cast<ptrdiff_t>(hi), std::move(c));
+    s.Retotal();
     memory_bytes_ += static_cast<int64_t>(SeriesBytes(s)) - static_cast<int64_t>(before);
     ++hi;
     grew_since_check_ += 16;
@@ -255,8 +262,7 @@ void ShardState::AddToEntry(Ref r, int64_t b, const Values& v, uint64_t install_
   const size_t hour_before =
       crashes || reporters || bi == 0 || c.buckets[bi - 1] != b ? HourBytes(c) : 0;  // sketches may grow
   if (bi == 0 || c.buckets[bi - 1] != b) {
-    c.buckets.insert(c.buckets.begin() + static_cast<ptrdiff_t>(bi), b);
-    c.values.insert(c.values.begin() + static_cast<ptrdiff_t>(bi), Values{});
+    c.InsertBucket(bi, b);
     if (crashes) {
       std::vector<HyperLogLog>& installs_of = c.sketches().buckets;
       installs_of.insert(installs_of.begin() + static_cast<ptrdiff_t>(bi), HyperLogLog());
@@ -271,9 +277,8 @@ void ShardState::AddToEntry(Ref r, int64_t b, const Values& v, uint64_t install_
                      static_cast<int64_t>(HeapChunk(capacity * sizeof(Ref)));
     ++grew_since_check_;
   }
-  AddValues(c.values[bi - 1], v);
-  AddValues(c.sum, v);
-  AddValues(s.total, v);
+  c.AddToBucket(bi - 1, v);
+  s.AddToTotal(v);
   if (crashes) {
     HourSketches& sketches = c.sketches();
     if (install_hash != 0) {
@@ -390,15 +395,15 @@ void ShardState::ExpireBucket(int64_t b) {
     SeriesData& s = Mutable(r);
     HourChunk& c = MutableHour(s, 0);
     const size_t before = HourBytes(c);
-    SubtractValues(s.total, c.values.front());
-    SubtractValues(c.sum, c.values.front());
-    c.buckets.erase(c.buckets.begin());
-    c.values.erase(c.values.begin());
-    if (!c.installs().empty()) c.sketches().buckets.erase(c.sketches().buckets.begin());
+    s.SubtractFromTotal(c.values.front());
+    c.EraseFirstBucket();
     memory_bytes_ += static_cast<int64_t>(HourBytes(c)) - static_cast<int64_t>(before);
     if (c.buckets.empty()) {
       memory_bytes_ -= static_cast<int64_t>(HourBytes(c));
+      const size_t series_before = SeriesBytes(s);
       s.hours.erase(s.hours.begin());
+      s.Retotal();
+      memory_bytes_ += static_cast<int64_t>(SeriesBytes(s)) - static_cast<int64_t>(series_before);
     }
     if (!s.hours.empty()) {
       s.first_ms = std::max(s.first_ms, s.hours.front()->buckets.front() * options_.bucket_ms);
@@ -435,7 +440,7 @@ void ShardState::Release(Ref r) {
       if (auto it = members_.find(b); it != members_.end() && it->second.live > 0) --it->second.live;
     }
   }
-  index_.erase(IndexKey{p->key, p->hash});
+  index_.erase(IndexEntry{IndexHash(p->hash), r});
   KeyTexts(p->key, -1);
   memory_bytes_ -= static_cast<int64_t>(SeriesBytes(*p));
   for (const auto& c : p->hours) memory_bytes_ -= static_cast<int64_t>(HourBytes(*c));
@@ -505,7 +510,7 @@ void ShardState::FoldOnce(size_t target) {
       for (uint32_t slot = 0; slot < slots_[t].size(); ++slot) {
         const auto& s = slots_[t][slot];
         if (!s || s->level >= FoldLevels(s->key.table)) continue;
-        totals[t] += static_cast<double>(std::max<int64_t>(s->total[0], 0));
+        totals[t] += static_cast<double>(std::max<int64_t>(s->total()[0], 0));
         candidates.push_back({0, Ref{static_cast<Table>(t), slot}});
       }
     }
@@ -513,7 +518,7 @@ void ShardState::FoldOnce(size_t target) {
       const SeriesData& s = *slots(c.ref.table)[c.ref.slot];
       const double total = totals[static_cast<size_t>(c.ref.table)];
       const double weight = c.ref.table == Table::kUsage || c.ref.table == Table::kBuildUsage ? 10 : 1;
-      c.share = total > 0 ? weight * static_cast<double>(std::max<int64_t>(s.total[0], 0)) / total : 0;
+      c.share = total > 0 ? weight * static_cast<double>(std::max<int64_t>(s.total()[0], 0)) / total : 0;
     }
     const size_t to_fold = std::min(live_series_ - target, candidates.size());
     if (to_fold == 0) return;

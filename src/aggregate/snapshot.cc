@@ -116,14 +116,12 @@ namespace {
 std::shared_ptr<HourChunk> MergeHours(const HourChunk& a, const HourChunk& b) {
   auto out = std::make_shared<HourChunk>();
   out->hour = a.hour;
-  out->sum = a.sum;
-  AddValues(out->sum, b.sum);
   const bool installs = !a.installs().empty() || !b.installs().empty();
   size_t i = 0, j = 0;
   while (i < a.buckets.size() || j < b.buckets.size()) {
     const bool take_a = j == b.buckets.size() || (i < a.buckets.size() && a.buckets[i] <= b.buckets[j]);
     const bool take_b = i == a.buckets.size() || (j < b.buckets.size() && b.buckets[j] <= a.buckets[i]);
-    out->buckets.push_back(take_a ? a.buckets[i] : b.buckets[j]);
+    const int64_t bucket = take_a ? a.buckets[i] : b.buckets[j];
     Values v{};
     HyperLogLog h;
     if (take_a) {
@@ -136,7 +134,7 @@ std::shared_ptr<HourChunk> MergeHours(const HourChunk& a, const HourChunk& b) {
       if (!b.installs().empty()) h.Merge(b.installs()[j]);
       ++j;
     }
-    out->values.push_back(v);
+    out->PushBucket(bucket, v);
     if (installs) out->sketches().buckets.push_back(std::move(h));
   }
   if (a.has_sketches() || b.has_sketches()) {
@@ -150,7 +148,6 @@ std::shared_ptr<HourChunk> MergeHours(const HourChunk& a, const HourChunk& b) {
 }  // namespace
 
 void AddSeries(SeriesData& into, const SeriesData& from) {
-  AddValues(into.total, from.total);
   if (!from.installs.empty()) into.installs.Merge(from.installs);
   into.first_ms = std::min(into.first_ms, from.first_ms);
   HourList hours;
@@ -166,6 +163,7 @@ void AddSeries(SeriesData& into, const SeriesData& from) {
     }
   }
   into.hours = std::move(hours);
+  into.Retotal();
 }
 
 std::shared_ptr<Snapshot> MergeSnapshots(const std::vector<std::shared_ptr<const ShardSnapshot>>& shards,

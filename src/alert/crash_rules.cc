@@ -126,7 +126,7 @@ void CrashRulesForBuild(Round& round, const BuildIndex& index, size_t build_at, 
       std::vector<int64_t>& per_base = signature_by_base[signature];
       per_base.resize(baselines.builds.size());
       per_base[base_at] += count;
-      if (crash->total[0] > 0) signature_ever.insert(signature);
+      if (crash->total()[0] > 0) signature_ever.insert(signature);
       ForEachClassOf(snap.Text(key[crash_field::kClass]), [&](std::string_view name, size_t value) {
         const int64_t in_class = Sum(*crash, value, base.range);
         class_base[name] += in_class;
@@ -141,7 +141,7 @@ void CrashRulesForBuild(Round& round, const BuildIndex& index, size_t build_at, 
   int64_t gpu_main_pings = 0;
   bool gpu_in_main_pings = false;
   for (const SeriesData* usage : build.usage) {
-    if (!os.Matches(usage->key[build_field::kOs]) || usage->total[kSubprocessGpu] <= 0) continue;
+    if (!os.Matches(usage->key[build_field::kOs]) || usage->total()[kSubprocessGpu] <= 0) continue;
     gpu_main_pings += Sum(*usage, kSubprocessGpu, judged);
     gpu_in_main_pings = true;
     class_new["gpu"].installs.Merge(InstallsOfHours(*usage));  // its hours hold the reporters (ADR 0031)

@@ -50,8 +50,8 @@ void HangRuleForBuild(Round& round, const BuildIndex& index, size_t build_at, Sy
   for (const SeriesData* hang : build.hangs) {
     if (!in_scope(hang->key)) continue;
     HangSide& side = signature_new[hang->key[hang_field::kSignature]];
-    side.us += hang->total[0];
-    side.count += hang->total[1];
+    side.us += hang->total()[0];
+    side.count += hang->total()[1];
     side.installs.Merge(hang->installs);
   }
   for (size_t base_at = 0; base_at < baselines.builds.size(); ++base_at) {

@@ -45,7 +45,7 @@ std::string SummaryBody(const ReplayResult& r) {
   const Snapshot& snap = *r.snapshot;
   std::map<std::string, int64_t> usage_by_source;
   for (const SeriesData* s : snap.table(Table::kUsage)) {
-    usage_by_source[std::string(snap.Text(s->key[usage_field::kSource]))] += s->total[0];
+    usage_by_source[std::string(snap.Text(s->key[usage_field::kSource]))] += s->total()[0];
   }
   for (const auto& [source, ms] : usage_by_source) {
     out += fmt::format("  {} usage: {:.1f} hours\n", source, UsageHours(ms));
@@ -54,8 +54,8 @@ std::string SummaryBody(const ReplayResult& r) {
   for (const SeriesData* s : snap.table(Table::kHangs)) {
     auto& slot = by_sig[{std::string(snap.Text(s->key[hang_field::kSource])),
                          std::string(snap.Text(s->key[hang_field::kSignature]))}];
-    slot.first += s->total[0];
-    slot.second += s->total[1];
+    slot.first += s->total()[0];
+    slot.second += s->total()[1];
   }
   std::vector<std::pair<double, std::string>> top;
   for (const auto& [k, v] : by_sig) {
@@ -69,7 +69,7 @@ std::string SummaryBody(const ReplayResult& r) {
   }
   std::map<std::string, int64_t> crashes;
   for (const SeriesData* s : snap.table(Table::kCrashes)) {
-    crashes[std::string(snap.Text(s->key[crash_field::kSignature]))] += s->total[0];
+    crashes[std::string(snap.Text(s->key[crash_field::kSignature]))] += s->total()[0];
   }
   std::vector<std::pair<int64_t, std::string>> top_crashes;
   for (const auto& [sig, n] : crashes) top_crashes.push_back({n, sig});

@@ -1,6 +1,6 @@
 #include "seismo/core/intern.h"
 
-#include <absl/container/flat_hash_map.h>
+#include <absl/container/flat_hash_set.h>
 
 #include <algorithm>
 #include <bit>
@@ -33,9 +33,11 @@ struct InternTable::Entry {
   }
   static void Free(Entry* e) { ::operator delete(e); }
   // The entry's allocation (malloc rounds it up to 16) and its share of the index: a
-  // stripe's hash-map slot (key view, hash, id, control byte at a 7/8 load) and its page
-  // slot.
-  size_t Footprint() const { return ((offsetof(Entry, bytes) + std::max<size_t>(size, 1) + 15) & ~size_t{15}) + 48; }
+  // stripe's set slot (the id and a control byte, at a load between 7/16 and 7/8) and its
+  // page slot.
+  size_t Footprint() const {
+    return ((offsetof(Entry, bytes) + std::max<size_t>(size, 1) + 15) & ~size_t{15}) + 16;
+  }
 };
 
 namespace {
@@ -44,21 +46,44 @@ struct Key {
   std::string_view bytes;
   uint64_t hash;
 };
-struct KeyHash {
-  size_t operator()(const Key& k) const { return static_cast<size_t>(k.hash); }
-};
-struct KeyEq {
-  bool operator()(const Key& a, const Key& b) const { return a.hash == b.hash && a.bytes == b.bytes; }
-};
+
+// A stripe's hash of a string. The stripe was picked by the hash's low bits, so they are
+// dropped: the set's 7-bit tags come from the bits above them.
+constexpr size_t StripeHash(uint64_t hash) { return static_cast<size_t>(hash >> 6); }
 
 }  // namespace
 
-struct InternTable::Stripe {
-  mutable Mutex mutex;
-  absl::flat_hash_map<Key, InternId, KeyHash, KeyEq> ids GUARDED_BY(mutex);  // keys view entries
+// A stripe's set holds ids alone (5 bytes a slot where a (view, hash, id) slot took 33);
+// hashing and comparing an id reads its entry, which is live while the id is in a set
+// (Sweep takes it out before the entry is retired).
+struct InternTable::IdHash {
+  using is_transparent = void;
+  const InternTable* table;
+  size_t operator()(InternId id) const { return StripeHash(table->EntryOf(id)->hash); }
+  size_t operator()(const Key& k) const { return StripeHash(k.hash); }
+};
+struct InternTable::IdEq {
+  using is_transparent = void;
+  const InternTable* table;
+  bool operator()(InternId a, InternId b) const { return a == b; }
+  bool operator()(InternId id, const Key& k) const {
+    const Entry* e = table->EntryOf(id);
+    return e->hash == k.hash && e->view() == k.bytes;
+  }
+  bool operator()(const Key& k, InternId id) const { return (*this)(id, k); }
 };
 
-InternTable::InternTable() : stripes_(std::make_unique<Stripe[]>(kStripes)) {}
+struct InternTable::Stripe {
+  mutable Mutex mutex;
+  absl::flat_hash_set<InternId, IdHash, IdEq> ids GUARDED_BY(mutex);
+};
+
+InternTable::InternTable() : stripes_(std::make_unique<Stripe[]>(kStripes)) {
+  for (size_t i = 0; i < kStripes; ++i) {
+    MutexLock lock(stripes_[i].mutex);
+    stripes_[i].ids = absl::flat_hash_set<InternId, IdHash, IdEq>(0, IdHash{this}, IdEq{this});
+  }
+}
 
 InternTable::~InternTable() {
   // Retired entries are still in their slots until reclaimed: one pass frees all.
@@ -137,17 +162,17 @@ std::pair<InternId, const InternTable::Entry*> InternTable::Insert(std::string_v
     Entry* e = Entry::Make(bytes, hash, permanent);
     std::atomic<Entry*>* page = pages_[id >> kPageBits].load(std::memory_order_acquire);
     page[id & (kPageSize - 1)].store(e, std::memory_order_release);  // pairs with EntryOf
-    construct(Key{e->view(), hash}, id);
+    construct(id);
     made = e;
   });
   if (made != nullptr) {
     live_.fetch_add(1, std::memory_order_relaxed);
     bytes_.fetch_add(made->Footprint(), std::memory_order_relaxed);
-    return {it->second, made};
+    return {*it, made};
   }
-  Entry* e = EntryOf(it->second);
+  Entry* e = EntryOf(*it);
   if (permanent) e->permanent = true;
-  return {it->second, e};
+  return {*it, e};
 }
 
 InternId InternTable::Intern(std::string_view bytes, uint64_t hash) {
@@ -167,7 +192,7 @@ std::optional<InternId> InternTable::Find(std::string_view bytes) const {
   MutexLock lock(stripe.mutex);
   auto it = stripe.ids.find(Key{bytes, hash});
   if (it == stripe.ids.end()) return std::nullopt;
-  return it->second;
+  return *it;
 }
 
 std::shared_ptr<const InternPin> InternTable::Pin() {
@@ -220,7 +245,7 @@ size_t InternTable::Sweep(const std::vector<uint64_t>& live) {
     Stripe& stripe = stripes_[e->hash % kStripes];
     {
       MutexLock lock(stripe.mutex);
-      stripe.ids.erase(Key{e->view(), e->hash});
+      stripe.ids.erase(id);
     }
     batch.entries.emplace_back(id, e);
   }

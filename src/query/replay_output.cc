@@ -44,7 +44,7 @@ class PieceWriter {
 absl::flat_hash_map<SeriesKey, int64_t> UsageByKey(const Snapshot& snap, Table t) {
   absl::flat_hash_map<SeriesKey, int64_t> out;
   out.reserve(snap.table(t).size());
-  for (const SeriesData* s : snap.table(t)) out.emplace(s->key, s->total[0]);
+  for (const SeriesData* s : snap.table(t)) out.emplace(s->key, s->total()[0]);
   return out;
 }
 
@@ -93,8 +93,8 @@ void WriteUsage(PieceWriter& out, const Snapshot& snap) {
     w.Key("channel").String(snap.Text(k[usage_field::kChannel]));
     w.Key("os").String(snap.Text(k[usage_field::kOs]));
     w.Key("build_date").String(snap.Text(k[usage_field::kBuildDate]));
-    w.Key("usage_hours").Double(UsageHours(s->total[0]));
-    w.Key("pings").Int(s->total[1]);
+    w.Key("usage_hours").Double(UsageHours(s->total()[0]));
+    w.Key("pings").Int(s->total()[1]);
     w.EndObject();
     out.RowDone();
   }
@@ -106,7 +106,7 @@ void WriteBuilds(PieceWriter& out, const Snapshot& snap) {
   w.Key("builds").BeginArray();
   for (const SeriesData* s : snap.sorted(Table::kBuildUsage)) {
     const SeriesKey& k = s->key;
-    const Values& v = s->total;
+    const Values& v = s->total();
     w.BeginObject();
     w.Key("channel").String(snap.Text(k[build_field::kChannel]));
     w.Key("product").String(snap.Text(k[build_field::kProduct]));
@@ -133,7 +133,7 @@ void WriteHangs(PieceWriter& out, const Snapshot& snap) {
   w.Key("hangs").BeginArray();
   for (const SeriesData* s : snap.sorted(Table::kHangs)) {
     const SeriesKey& k = s->key;
-    const Values& v = s->total;
+    const Values& v = s->total();
     const int64_t usage_ms = Find(usage, Prefix(k, Table::kUsage));
     w.BeginObject();
     w.Key("source").String(snap.Text(k[hang_field::kSource]));
@@ -163,7 +163,7 @@ void WriteCrashes(PieceWriter& out, const Snapshot& snap) {
   w.Key("crashes").BeginArray();
   for (const SeriesData* s : snap.sorted(Table::kCrashes)) {
     const SeriesKey& k = s->key;
-    const Values& v = s->total;
+    const Values& v = s->total();
     const int64_t usage_ms = Find(builds, Prefix(k, Table::kBuildUsage));
     w.BeginObject();
     w.Key("channel").String(snap.Text(k[crash_field::kChannel]));

@@ -157,7 +157,7 @@ void AddPoints(const SeriesData& s, const TimeAxis& axis, std::vector<std::array
     if (chunk.buckets.empty()) continue;
     if (chunk.buckets.front() > axis.last) break;
     if (hourly && chunk.buckets.front() >= axis.first && chunk.buckets.back() <= axis.last) {
-      add(axis.IndexOf(chunk.buckets.front()), chunk.sum);
+      add(axis.IndexOf(chunk.buckets.front()), chunk.sum());
       continue;
     }
     for (size_t i = 0; i < chunk.buckets.size(); ++i) {

@@ -254,7 +254,7 @@ TEST(KafkaHostileInput, EveryBadDocumentIsRejectedCountedDeadLetteredAndTheDaemo
         pings = 0;
         if (auto snap = daemon.snapshot()) {
           for (const SeriesData* series : snap->table(Table::kUsage)) {
-            if (snap->Text(series->key[usage_field::kSource]) == "main") pings += series->total[1];
+            if (snap->Text(series->key[usage_field::kSource]) == "main") pings += series->total()[1];
           }
         }
         return pings == static_cast<int64_t>(hostile.size() + 1);

@@ -21,7 +21,7 @@ std::vector<std::string_view> Split(std::string_view s, char sep) {
 }
 
 void Add(TextTotal& into, const SeriesData& s) {
-  for (size_t i = 0; i < kMaxValues; ++i) into.total[i] += s.total[i];
+  for (size_t i = 0; i < kMaxValues; ++i) into.total[i] += s.total()[i];
   into.installs.Merge(s.installs);
   into.first_ms = std::min(into.first_ms, s.first_ms);
 }

@@ -43,37 +43,59 @@ namespace seismo {
 // first bucket is kept inside it, and only an hour with more allocates its lists.
 inline constexpr size_t kInlineBuckets = 1;
 
-// An hour's installs sketches, where its table keeps them (above). Most hours (hangs, usage)
-// keep none, so they live beside the hour, made on first use: 32 bytes less per such hour.
+// An hour's installs sketches, where its table keeps them (above).
 struct HourSketches {
   HyperLogLog hour;                  // crashes: the buckets' merged (windows read whole hours);
                                      // build usage: sub-process crash reporters' (the only one)
   std::vector<HyperLogLog> buckets;  // per bucket (crashes only, else empty)
 };
 
+// What an hour keeps beside it, made on first use: its sum once it has more than one
+// bucket, and its sketches where its table keeps them. Most hours (a long tail of stacks
+// seen once, in one bucket) need neither, and are 40 + 32 bytes smaller for it.
+struct HourSpill {
+  Values sum{};  // the buckets' sum, while the hour has more than one
+  bool sketched = false;
+  HourSketches sketches;
+};
+
 struct HourChunk {
-  int64_t hour = 0;   // hour index: start = hour * kHourMs
-  Values sum{};
-  absl::InlinedVector<int64_t, kInlineBuckets> buckets;  // ascending bucket indices
-  absl::InlinedVector<Values, kInlineBuckets> values;    // per bucket
+  int64_t hour = 0;  // hour index: start = hour * kHourMs
+  // Ascending bucket indices, and each one's values. Read them freely; change them only
+  // through InsertBucket, AddToBucket and EraseFirstBucket, which keep sum() true.
+  absl::InlinedVector<int64_t, kInlineBuckets> buckets;
+  absl::InlinedVector<Values, kInlineBuckets> values;
 
   HourChunk() = default;
-  HourChunk(const HourChunk& other);  // copies the sketches too (copy on write)
+  HourChunk(const HourChunk& other);  // copies what is beside it too (copy on write)
   HourChunk& operator=(const HourChunk&) = delete;
+
+  // The buckets' sum: windows read whole hours by it.
+  const Values& sum() const;
+  // A bucket of zeros at position i (ascending order is the caller's).
+  void InsertBucket(size_t i, int64_t bucket);
+  void AddToBucket(size_t i, const Values& v);
+  // InsertBucket at the end, then AddToBucket.
+  void PushBucket(int64_t bucket, const Values& v);
+  // Drops the first bucket, its values and its sketch.
+  void EraseFirstBucket();
 
   // HourSketches::hour; empty when the hour keeps none.
   const HyperLogLog& hour_installs() const;
   // HourSketches::buckets; empty when the hour keeps none.
   const std::vector<HyperLogLog>& installs() const;
-  bool has_sketches() const { return sketches_ != nullptr; }
+  bool has_sketches() const { return spill_ != nullptr && spill_->sketched; }
   // The writer's: the hour's sketches, made empty on first use.
   HourSketches& sketches();
+  // Whether anything is kept beside the hour (its memory is counted).
+  bool has_spill() const { return spill_ != nullptr; }
 
  private:
-  std::unique_ptr<HourSketches> sketches_;
+  HourSpill& spill();
+  std::unique_ptr<HourSpill> spill_;
 };
 
-static_assert(sizeof(HourChunk) == 128, "an hour's size: see ShardState::HourBytes and seismo_bench memory");
+static_assert(sizeof(HourChunk) == 88, "an hour's size: see ShardState::HourBytes and seismo_bench memory");
 
 // A series' hours; one of them (most series' only one) without a heap block of its own.
 using HourList = absl::InlinedVector<std::shared_ptr<HourChunk>, 1>;
@@ -82,14 +104,33 @@ struct SeriesData {
   SeriesKey key;
   int level = 0;       // fold level (fold.h); beside the 36-byte key, in its padding
   uint64_t hash = 0;   // KeyContentHash(key)
-  Values total{};      // within the retention
   HyperLogLog installs;  // distinct installs ever applied; empty when none known
   int64_t first_ms = INT64_MAX;  // earliest event time still retained
-  HourList hours;                // ascending hour
+  // Ascending hour. Change the list only through Retotal (after), and the values in it
+  // through AddToTotal and SubtractFromTotal (beside the hour's own), which keep total() true.
+  HourList hours;
+
+  SeriesData() = default;
+  SeriesData(const SeriesData& other);
+  SeriesData& operator=(const SeriesData&) = delete;
 
   Table table() const { return key.table; }
+  // Within the retention: the sum of the hours' sums.
+  const Values& total() const;
+  // The writer's, after values were added to or taken from one of the hours.
+  void AddToTotal(const Values& v);
+  void SubtractFromTotal(const Values& v);
+  // The writer's, after hours were added or dropped.
+  void Retotal();
+  // Whether the total is kept beside the series (its memory is counted).
+  bool keeps_total() const { return total_ != nullptr; }
+
+ private:
+  // The total while there are two hours or more (with one, it is that hour's sum): most
+  // series live in one hour, and are 32 bytes smaller for it.
+  std::unique_ptr<Values> total_;
 };
-static_assert(sizeof(SeriesData) == 136,
+static_assert(sizeof(SeriesData) == 104,
               "a series' size: see ShardState::SeriesBytes and seismo_bench memory");
 
 // One point of a series' time series: its first two values.

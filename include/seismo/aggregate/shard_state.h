@@ -158,13 +158,35 @@ class ShardState {
     Table table;
     uint32_t slot;
   };
+  // The index holds refs alone, with the upper half of their keys' content hashes (12 bytes
+  // a slot where a key, its hash and a ref took 56): a key is compared with the series its
+  // ref names, which is in its slot while the ref is in the index (Release takes it out
+  // first). The upper half: a shard's keys may share their low bits (the route).
+  struct IndexEntry {
+    uint32_t hash;
+    Ref ref;
+  };
   struct IndexKey {
-    SeriesKey key;
+    const SeriesKey* key;
     uint64_t hash;  // the key's content hash, carried from the parse worker
   };
-  struct KeyHashEq {
-    size_t operator()(const IndexKey& k) const { return static_cast<size_t>(k.hash); }
-    bool operator()(const IndexKey& a, const IndexKey& b) const { return a.key == b.key; }
+  static uint32_t IndexHash(uint64_t hash) { return static_cast<uint32_t>(hash >> 32); }
+  struct IndexHasher {
+    using is_transparent = void;
+    size_t operator()(const IndexEntry& e) const { return e.hash; }
+    size_t operator()(const IndexKey& k) const { return IndexHash(k.hash); }
+  };
+  struct IndexEq {
+    using is_transparent = void;
+    const ShardState* state;
+    bool operator()(const IndexEntry& a, const IndexEntry& b) const {
+      return a.ref.table == b.ref.table && a.ref.slot == b.ref.slot;
+    }
+    bool operator()(const IndexEntry& e, const IndexKey& k) const {
+      return e.hash == IndexHash(k.hash) && e.ref.table == k.key->table &&
+             state->slots_[static_cast<size_t>(e.ref.table)][e.ref.slot]->key == *k.key;
+    }
+    bool operator()(const IndexKey& k, const IndexEntry& e) const { return (*this)(e, k); }
   };
 
   Ref SeriesFor(const SeriesKey& key, uint64_t hash);
@@ -200,7 +222,7 @@ class ShardState {
   std::array<int64_t, kTableCount> table_time_ms_ = MakeTableTimes();
   int64_t expired_through_ = INT64_MIN;  // every bucket <= this has been expired
 
-  absl::flat_hash_map<IndexKey, Ref, KeyHashEq, KeyHashEq> index_;
+  absl::flat_hash_set<IndexEntry, IndexHasher, IndexEq> index_{0, IndexHasher{}, IndexEq{this}};
   std::array<std::vector<std::shared_ptr<SeriesData>>, kTableCount> slots_;
   std::array<std::vector<uint32_t>, kTableCount> free_slots_;
   // Bucket -> series with a value in it. A ref may name a series that has since lost

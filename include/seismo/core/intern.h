@@ -3,7 +3,8 @@
 // stack is the bytes of its frames' ids) are both InternTables (ADR 0021).
 //
 //   id ─> pages_[id >> 16][id & 0xffff] ─> Entry { hash, size, bytes }   immutable while live
-//   (hash, bytes) ─> stripes_[hash % kStripes] { mutex, hash map bytes -> id }
+//   (hash, bytes) ─> stripes_[hash % kStripes] { mutex, hash set of ids (hashed and compared by their
+//   entries) }
 //
 // Interning a string that is already in the caller's InternCache takes no lock: the
 // cache maps the string's hash to an id and the entry's bytes are compared. A miss
@@ -85,6 +86,8 @@ class InternTable {
  private:
   friend class InternPin;
   struct Entry;
+  struct IdHash;
+  struct IdEq;
   struct Stripe;
   static constexpr size_t kPageBits = 16;
   static constexpr size_t kPageSize = size_t{1} << kPageBits;

@@ -57,7 +57,7 @@ struct HangSums {
 // Sums of `s` within the window (zeros when the window is unknown). Inline: answers call it
 // for every row they walk.
 inline Values ValuesIn(const SeriesData& s, const WindowSel& w) {
-  if (w.window_ms == 0) return s.total;
+  if (w.window_ms == 0) return s.total();
   if (!w.span) return Values{};
   return SumBuckets(s, w.range);
 }

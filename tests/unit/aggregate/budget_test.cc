@@ -49,7 +49,7 @@ Delta Adversarial(Symbols& sym, Rng& r, Table table, int64_t t) {
 std::array<int64_t, kTableCount> Sums(const ShardState& s) {
   std::array<int64_t, kTableCount> out{};
   for (size_t t = 0; t < kTableCount; ++t) {
-    s.ForEach(static_cast<Table>(t), [&](const SeriesData& x) { out[t] += x.total[0]; });
+    s.ForEach(static_cast<Table>(t), [&](const SeriesData& x) { out[t] += x.total()[0]; });
   }
   return out;
 }

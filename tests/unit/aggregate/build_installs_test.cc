@@ -53,7 +53,7 @@ TEST(BuildInstalls, TheSeriesCountsEveryInstallItsHoursTheCrashReporters) {
   ASSERT_EQ(s.hours.size(), 2u);
   EXPECT_NEAR(s.hours[0]->hour_installs().Estimate(), 1.0, 0.01) << "install-3, in the first hour";
   EXPECT_TRUE(s.hours[0]->installs().empty()) << "no sketch per bucket";
-  EXPECT_EQ(s.total[2], 3);
+  EXPECT_EQ(s.total()[2], 3);
 }
 
 // An hour keeps its sketches beside it, and only where its table has one (series_data.h):

@@ -42,6 +42,59 @@ TEST(ShardState, SumsValuesPerSeries) {
   EXPECT_EQ(totals.begin()->second.total[1], 2);
 }
 
+// The index holds refs and half a hash, and compares keys through the series: keys whose
+// hashes are equal (forced here) stay apart, each is found again, and releasing one (its
+// only bucket expires) leaves the other where it was.
+TEST(ShardState, KeysWithOneHashStayApartThroughReleaseAndReuse) {
+  Symbols sym;
+  AggregateOptions o;
+  o.retention_ms = 3'600'000;
+  ShardState s(o, &sym);
+  constexpr uint64_t kHash = 0x1234'5678'9abc'def0;
+  auto usage = [&](std::string_view os, int64_t t_ms) {
+    Delta d = MakeDelta(sym, Table::kUsage, {"main", "release", os, "20261117"}, t_ms, {1000, 1});
+    d.hash = kHash;
+    return d;
+  };
+  constexpr int64_t kT0 = 1'795'000'000'000;
+  s.Apply(usage("Linux", kT0));
+  s.Apply(usage("Darwin", kT0 + 1'800'000));
+  s.Apply(usage("Linux", kT0 + 60'000));
+  auto totals = Totals(s, Table::kUsage, sym);
+  ASSERT_EQ(totals.size(), 2u);
+  EXPECT_EQ(totals
+                .at("main\x1frelease\x1fLinux\x1f"
+                    "20261117")
+                .total[1],
+            2);
+  EXPECT_EQ(totals
+                .at("main\x1frelease\x1f"
+                    "Darwin\x1f"
+                    "20261117")
+                .total[1],
+            1);
+
+  // Linux's buckets leave the retention, Darwin's does not.
+  s.AdvanceTo(EventTime{kT0 + 3'600'000 + 120'000});
+  EXPECT_EQ(s.series_count(), 1u);
+  s.Apply(usage("Darwin", kT0 + 3'600'000 + 130'000));
+  s.Apply(usage("Linux", kT0 + 3'600'000 + 130'000));  // a new series, maybe in the old slot
+  totals = Totals(s, Table::kUsage, sym);
+  ASSERT_EQ(totals.size(), 2u);
+  EXPECT_EQ(totals
+                .at("main\x1frelease\x1fLinux\x1f"
+                    "20261117")
+                .total[1],
+            1);
+  EXPECT_EQ(totals
+                .at("main\x1frelease\x1f"
+                    "Darwin\x1f"
+                    "20261117")
+                .total[1],
+            2);
+  EXPECT_EQ(s.MemoryBytes(), s.RecountMemoryBytes());
+}
+
 TEST(ShardState, DuplicateCrashDocumentsCountOnce) {
   Symbols sym;
   ShardState s({}, &sym);
@@ -180,8 +233,8 @@ TEST(ShardState, SnapshotsNeverChangeAndShareWhatDidNotChange) {
   int64_t before = 0, after = 0;
   for (size_t i = 0; i < a.size(); ++i) {
     shared += a[i] == b[i];
-    before += a[i]->total[0];
-    after += b[i]->total[0];
+    before += a[i]->total()[0];
+    after += b[i]->total()[0];
   }
   EXPECT_EQ(shared, 599u);  // only the changed series was copied
   EXPECT_EQ(before, 600);   // the first snapshot did not see the change

@@ -141,9 +141,7 @@ TEST(Windows, SumsOverARangeAreThoseOfEveryBucketInIt) {
           series.hours.back()->hour = hour;
         }
         HourChunk& c = *series.hours.back();
-        c.buckets.push_back(b);
-        c.values.push_back(v);
-        for (size_t i = 0; i < kMaxValues; ++i) c.sum[i] += v[i];
+        c.PushBucket(b, v);
       }
       for (int q = 0; q < 20; ++q) {
         const int64_t from = static_cast<int64_t>(rng() % static_cast<uint64_t>(2 * spread + 3)) - spread - 1;
@@ -182,7 +180,7 @@ TEST(Windows, RollingSumsAreExactWithDisorderAndLateEvents) {
     // Totals and every span (1h, 2h, 24h, 48h, 7d, 8d) for every series.
     for (const SeriesData* series : snap->table(Table::kHangs)) {
       const int id = SeriesId(*series);
-      EXPECT_EQ(series->total[0], expected.total[id]) << id;
+      EXPECT_EQ(series->total()[0], expected.total[id]) << id;
       for (size_t i = 0; i < snap->spans_ms.size(); ++i) {
         EXPECT_EQ(snap->Span(*series, i)[0], expected.spans[snap->spans_ms[i]][id]) << "span " << snap->spans_ms[i];
       }
@@ -205,7 +203,7 @@ TEST(Windows, AdvancingStreamTimeAloneExpiresWindowsAndRetention) {
     const auto& table = snap->table(Table::kHangs);
     if (table.empty()) return std::pair<int64_t, int64_t>{0, 0};
     const SeriesData& s = *table.front();
-    return std::pair<int64_t, int64_t>{snap->Span(s, *snap->SpanIndex(kHour))[0], s.total[0]};
+    return std::pair<int64_t, int64_t>{snap->Span(s, *snap->SpanIndex(kHour))[0], s.total()[0]};
   };
   EXPECT_EQ(at(t0 + 59 * kMinute), (std::pair<int64_t, int64_t>{15, 15}));  // both within the hour
   EXPECT_EQ(at(t0 + 60 * kMinute), (std::pair<int64_t, int64_t>{5, 15}));   // first bucket left the hour
@@ -279,11 +277,11 @@ TEST(Cardinality, MillionDistinctStacksStayExactInTotalAndTopWithinMemory) {
   const SeriesKey other = OtherKey(MakeDelta({t, 1, 1}).key, Sym());
   bool has_other = false;
   state.ForEach(Table::kHangs, [&](const SeriesData& s) {
-    seen += s.total[0];
+    seen += s.total()[0];
     if (s.key == other) {
       has_other = true;
     } else {
-      ranked.push_back({s.total[0], &s});
+      ranked.push_back({s.total()[0], &s});
     }
   });
   EXPECT_EQ(seen, sum);  // folding never loses a count

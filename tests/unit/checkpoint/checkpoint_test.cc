@@ -137,7 +137,7 @@ TEST_F(CheckpointFiles, RoundTripRestoresTheSameState) {
         const SeriesData& sa = *a->sorted(table)[k];
         const SeriesData& sb = *sorted_b[k];
         ASSERT_EQ(sa.key, sb.key);
-        EXPECT_EQ(sa.total, sb.total);
+        EXPECT_EQ(sa.total(), sb.total());
         EXPECT_EQ(sa.installs.Estimate(), sb.installs.Estimate());
         EXPECT_EQ(sa.first_ms, sb.first_ms);
         hang_installs += table == Table::kHangs && !sb.installs.empty();

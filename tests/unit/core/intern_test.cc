@@ -41,6 +41,26 @@ TEST(InternTable, EqualBytesGetOneIdAndReadBack) {
   EXPECT_EQ(t.size(), 4u);
 }
 
+// A stripe's set holds ids and compares through their entries: bytes that share a hash
+// (forced here) get ids of their own, are found again, and sweeping one keeps the other.
+TEST(InternTable, BytesWithOneHashGetIdsOfTheirOwn) {
+  InternTable t;
+  constexpr uint64_t kHash = 42;
+  const InternId a = t.Intern("alpha", kHash);
+  const InternId b = t.Intern("beta", kHash);
+  EXPECT_NE(a, b);
+  EXPECT_EQ(t.Intern("alpha", kHash), a);
+  EXPECT_EQ(t.Intern("beta", kHash), b);
+  EXPECT_EQ(t.Bytes(b), "beta");
+  EXPECT_EQ(t.Hash(b), kHash);
+  EXPECT_EQ(t.Sweep(Bits({b})), 1u);
+  EXPECT_EQ(t.Intern("beta", kHash), b);
+  const InternId again = t.Intern("alpha", kHash);
+  EXPECT_NE(again, kNoId);
+  EXPECT_EQ(t.Bytes(again), "alpha");
+  EXPECT_EQ(t.size(), 2u);
+}
+
 // Four threads intern overlapping sets through their own caches: every string gets
 // exactly one id, the same for every thread, and reads back as itself.
 TEST(InternTable, ThreadsAgreeOnEveryIdLikeAModel) {

@@ -87,7 +87,7 @@ TEST(CandidateRows, FilteredAnswersCountWhatTheWholeTableHolds) {
       for (const SeriesData* s : snap->table(Table::kHangs)) {
         if (snap->Text(s->key[hang_field::kSignature]) != sig) continue;
         if (!os.empty() && snap->Text(s->key[hang_field::kOs]) != os) continue;
-        want_us += s->total[0];
+        want_us += s->total()[0];
       }
       const std::string qs = "signature=" + sig + (os.empty() ? "" : "&os=" + os);
       Json hangs(HangsJson(*snap, Q(Endpoint::kHangs, qs + "&window=all")));

@@ -74,7 +74,7 @@ TEST(HangRows, HoldTheRowsAWalkOfTheTableSelectsInStackOrder) {
         if (*source != '\0' && snap->Text(s->key[hang_field::kSource]) != source) continue;
         Values v{};
         if (window == 0) {
-          v = s->total;
+          v = s->total();
         } else {
           for (const BucketPoint& p : snap->Points(*s)) {
             if (p.bucket >= snap->SpanFirstBucket(*win.span)) {

@@ -87,7 +87,7 @@ TEST(FutureTime, AnArchiveRejectsADocumentFarAheadOfItsWatermarkWhateverTheClock
     EXPECT_EQ(snap->stream_time_ms, last);
     ASSERT_EQ(snap->table(Table::kUsage).size(), 1u);
     const SeriesData& usage = *snap->table(Table::kUsage)[0];
-    EXPECT_EQ(usage.total[0], 11 * 60'000);  // the far one adds nothing
+    EXPECT_EQ(usage.total()[0], 11 * 60'000);  // the far one adds nothing
     EXPECT_EQ(snap->Span(usage, *snap->SpanIndex(3'600'000))[0], 11 * 60'000);
   }
 }
@@ -108,7 +108,7 @@ TEST(FutureTime, ALiveSourceRejectsADocumentAheadOfTheClock) {
   EXPECT_EQ(p.stream_time().ms, now + 600'000);
   auto snap = p.FinalSnapshot();
   ASSERT_EQ(snap->table(Table::kUsage).size(), 1u);
-  EXPECT_EQ(snap->table(Table::kUsage)[0]->total[0], 120'000);
+  EXPECT_EQ(snap->table(Table::kUsage)[0]->total()[0], 120'000);
 }
 
 }  // namespace

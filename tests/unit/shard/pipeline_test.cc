@@ -243,7 +243,7 @@ TEST(Pipeline, OneIdWithDifferentContentsCountsOnceWhateverTheThreads) {
     uint64_t accepted = 0, rejected = 0;
     Result a = RunSharded(docs, threads, nullptr, &accepted, &rejected);
     int64_t total = 0;
-    for (const SeriesData* s : a.snapshot->table(Table::kCrashes)) total += s->total[0];
+    for (const SeriesData* s : a.snapshot->table(Table::kCrashes)) total += s->total()[0];
     SCOPED_TRACE(testing::Message() << "threads " << threads);
     EXPECT_EQ(accepted, 800u);
     EXPECT_EQ(total, 400);

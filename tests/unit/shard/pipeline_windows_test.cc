@@ -267,7 +267,7 @@ void ExpectEqual(const Model& model, const Snapshot& snap, const PipelineCounter
       const std::string key = test::KeyText(merged->key, *snap.symbols);
       auto it = model.series.find({table, key});
       ASSERT_NE(it, model.series.end()) << "unexpected series in table " << t << ": " << key;
-      for (size_t v = 0; v < kMaxValues; ++v) EXPECT_EQ(merged->total[v], it->second.total[v]) << key;
+      for (size_t v = 0; v < kMaxValues; ++v) EXPECT_EQ(merged->total()[v], it->second.total[v]) << key;
       for (size_t i = 0; i < snap.spans_ms.size(); ++i) {
         const auto& span = it->second.spans.at(snap.spans_ms[i]);
         const Values got = snap.Span(*merged, i);

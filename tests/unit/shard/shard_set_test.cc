@@ -68,7 +68,7 @@ int64_t UsageIn(const std::vector<std::shared_ptr<const ShardSnapshot>>& snapsho
   int64_t sum = 0;
   for (const auto& snap : snapshots) {
     if (!snap) continue;
-    snap->ForEach(Table::kUsage, [&](const SeriesData& s) { sum += s.total[0]; });
+    snap->ForEach(Table::kUsage, [&](const SeriesData& s) { sum += s.total()[0]; });
   }
   return sum;
 }

@@ -23,7 +23,7 @@ const SignatureGenerator& Signatures() {
 
 int64_t PingsIn(const Snapshot& snap, Table table) {
   int64_t pings = 0;
-  for (const SeriesData* series : snap.table(table)) pings += series->total[1];
+  for (const SeriesData* series : snap.table(table)) pings += series->total()[1];
   return pings;
 }
 
