@@ -1,14 +1,15 @@
 // SeriesData: one series' values, laid out by hour (ADR 0021).
 //
 //   SeriesData ── key, content hash, fold level
-//              ── total (within the retention), installs sketch, first event time
-//              ── hours: ascending ─┬─ HourChunk { hour, sum, buckets[], values[], sketches? }
-//                                   ├─ HourChunk ...
-//                                   └─ HourChunk (usually the one being written)
+//              ── installs sketch, first event time, total? (from the second hour on)
+//              ── hours: ascending ─┬─ HourChunk { hour, buckets[], values[], spill? }
+//                                   ├─ HourChunk ...            spill: sum (from the second
+//                                   └─ HourChunk (usually the   bucket on), sketches
+//                                                 one being written)
 //
-// A bucket belongs to the hour its start falls in. An hour's `sum` is the sum of
+// A bucket belongs to the hour its start falls in. An hour's sum() is the sum of
 // its buckets, so a window of W reads whole hours by their sums and only its two
-// edge hours bucket by bucket. Crash series keep an installs sketch per bucket
+// edge hours bucket by bucket. A series' total() is the sum of its hours'. Crash series keep an installs sketch per bucket
 // (a window's distinct installs cannot be subtracted, only merged); the others do not.
 //
 // Installs sketches (ADR 0031):
