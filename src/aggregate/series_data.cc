@@ -37,19 +37,20 @@ void HourChunk::EraseFirstBucket() {
   if (values.size() > 1) SubtractValues(spill_->sum, values.front());
   buckets.erase(buckets.begin());
   values.erase(values.begin());
-  if (has_sketches() && !spill_->sketches.buckets.empty()) {
-    spill_->sketches.buckets.erase(spill_->sketches.buckets.begin());
+  if (has_sketches() && !spill_->sketches->buckets.empty()) {
+    spill_->sketches->buckets.erase(spill_->sketches->buckets.begin());
   }
+  if (values.size() <= 1 && !has_sketches()) spill_.reset();  // nothing left to keep beside
 }
 
 const HyperLogLog& HourChunk::hour_installs() const {
   static const HyperLogLog* const kNone = new HyperLogLog();  // never freed: any thread, any time
-  return has_sketches() ? spill_->sketches.hour : *kNone;
+  return has_sketches() ? spill_->sketches->hour : *kNone;
 }
 
 const std::vector<HyperLogLog>& HourChunk::installs() const {
   static const std::vector<HyperLogLog>* const kNone = new std::vector<HyperLogLog>();
-  return has_sketches() ? spill_->sketches.buckets : *kNone;
+  return has_sketches() ? spill_->sketches->buckets : *kNone;
 }
 
 HourSpill& HourChunk::spill() {
@@ -59,8 +60,8 @@ HourSpill& HourChunk::spill() {
 
 HourSketches& HourChunk::sketches() {
   HourSpill& s = spill();
-  s.sketched = true;
-  return s.sketches;
+  if (!s.sketches) s.sketches = std::make_unique<HourSketches>();
+  return *s.sketches;
 }
 
 SeriesData::SeriesData(const SeriesData& other)

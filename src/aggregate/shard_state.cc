@@ -86,6 +86,7 @@ size_t ShardState::HourBytes(const HourChunk& c) {
   size_t n = HeapChunk(kShared + sizeof(HourChunk)) + HeapChunk(OnHeap(c.buckets) * sizeof(int64_t)) +
              HeapChunk(OnHeap(c.values) * sizeof(Values)) +
              (c.has_spill() ? HeapChunk(sizeof(HourSpill)) : 0) +
+             (c.has_sketches() ? HeapChunk(sizeof(HourSketches)) : 0) +
              HeapChunk(c.installs().capacity() * sizeof(HyperLogLog));
   for (const HyperLogLog& h : c.installs()) n += h.MemoryBytes();
   return n + c.hour_installs().MemoryBytes();
@@ -181,30 +182,23 @@ void ShardState::KeyTexts(const SeriesKey& key, int delta) {
 }
 
 ShardState::Ref ShardState::SeriesFor(const SeriesKey& key, uint64_t hash) {
-  bool inserted = false;
-  // One probe whether the series is there or not; a new one takes its slot first.
-  auto it = index_.lazy_emplace(IndexKey{&key, hash}, [&](const auto& construct) {
-    auto& table_slots = slots(key.table);
-    auto& free = free_slots_[static_cast<size_t>(key.table)];
-    uint32_t slot;
-    if (!free.empty()) {
-      slot = free.back();
-      free.pop_back();
-    } else {
-      slot = static_cast<uint32_t>(table_slots.size());
-      table_slots.emplace_back();
-    }
-    auto s = std::make_shared<SeriesData>();
-    s->key = key;
-    s->hash = hash;
-    s->level = FoldLevel(key, *symbols_);
-    table_slots[slot] = std::move(s);
-    construct(IndexEntry{IndexHash(hash), Ref{key.table, slot}});
-    inserted = true;
-  });
-  const Ref r = it->ref;
-  if (!inserted) return r;
-  memory_bytes_ += static_cast<int64_t>(SeriesBytes(*slots(r.table)[r.slot]));
+  if (auto it = index_.find(IndexKey{&key, hash}); it != index_.end()) return it->ref;
+  // A new series (a second probe): its slot and object are made before the index holds a
+  // ref to them, so an allocation that throws leaves the index as it was.
+  auto s = std::make_shared<SeriesData>();
+  s->key = key;
+  s->hash = hash;
+  s->level = FoldLevel(key, *symbols_);
+  auto& table_slots = slots(key.table);
+  auto& free = free_slots_[static_cast<size_t>(key.table)];
+  const bool reuse = !free.empty();
+  const uint32_t slot = reuse ? free.back() : static_cast<uint32_t>(table_slots.size());
+  if (!reuse) table_slots.emplace_back();
+  const Ref r{key.table, slot};
+  index_.insert(IndexEntry{IndexHash(hash), r});  // hashes the entry alone: the slot may be empty
+  if (reuse) free.pop_back();
+  table_slots[slot] = std::move(s);
+  memory_bytes_ += static_cast<int64_t>(SeriesBytes(*table_slots[slot]));
   KeyTexts(key, +1);
   ++live_series_;
   Touch(r);

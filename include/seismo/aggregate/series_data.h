@@ -51,13 +51,19 @@ struct HourSketches {
   std::vector<HyperLogLog> buckets;  // per bucket (crashes only, else empty)
 };
 
-// What an hour keeps beside it, made on first use: its sum once it has more than one
+// What an hour keeps beside it, made on first use: its sum while it has more than one
 // bucket, and its sketches where its table keeps them. Most hours (a long tail of stacks
-// seen once, in one bucket) need neither, and are 40 + 32 bytes smaller for it.
+// seen once, in one bucket) need neither, and are 40 bytes smaller for it; an hour back to
+// one bucket without sketches gives it back.
 struct HourSpill {
   Values sum{};  // the buckets' sum, while the hour has more than one
-  bool sketched = false;
-  HourSketches sketches;
+  std::unique_ptr<HourSketches> sketches;
+
+  HourSpill() = default;
+  HourSpill(const HourSpill& other)
+      : sum(other.sum),
+        sketches(other.sketches ? std::make_unique<HourSketches>(*other.sketches) : nullptr) {}
+  HourSpill& operator=(const HourSpill&) = delete;
 };
 
 struct HourChunk {
@@ -85,7 +91,7 @@ struct HourChunk {
   const HyperLogLog& hour_installs() const;
   // HourSketches::buckets; empty when the hour keeps none.
   const std::vector<HyperLogLog>& installs() const;
-  bool has_sketches() const { return spill_ != nullptr && spill_->sketched; }
+  bool has_sketches() const { return spill_ != nullptr && spill_->sketches != nullptr; }
   // The writer's: the hour's sketches, made empty on first use.
   HourSketches& sketches();
   // Whether anything is kept beside the hour (its memory is counted).

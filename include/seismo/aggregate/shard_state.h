@@ -1,6 +1,7 @@
 // ShardState: windowed aggregates of the series routed to one shard (ADR 0021).
 //
-//   index_        SeriesKey ─> (table, slot)       open addressing, the key's carried hash
+//   index_        SeriesKey ─> (table, slot)       open addressing: (hash's upper half, ref)
+//                                                  entries, keys compared through the slot
 //   slots_[table] slot ─> shared_ptr<SeriesData>   series-major: each series holds its
 //                                                  own hours and buckets (series_data.h)
 //   members_      bucket ─> series with a value there, for the buckets within the

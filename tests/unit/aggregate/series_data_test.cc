@@ -80,6 +80,12 @@ TEST(HourChunk, AnHourKeepsNothingBesideItUntilItNeedsTo) {
   EXPECT_EQ(c.sum()[0], 7);
   c.EraseFirstBucket();
   EXPECT_EQ(c.sum()[0], 4);
+  EXPECT_FALSE(c.has_spill()) << "back to one bucket, nothing beside";
+  c.PushBucket(7, Values{5});
+  c.sketches().hour.Add(Hash64("install"));
+  c.EraseFirstBucket();
+  EXPECT_TRUE(c.has_spill()) << "the sketches stay";
+  EXPECT_EQ(c.sum()[0], 5);
 }
 
 TEST(SeriesData, TheTotalIsTheHoursSumThroughNewAndDroppedHoursLikeARecount) {

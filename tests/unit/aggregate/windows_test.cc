@@ -143,6 +143,7 @@ TEST(Windows, SumsOverARangeAreThoseOfEveryBucketInIt) {
         HourChunk& c = *series.hours.back();
         c.PushBucket(b, v);
       }
+      series.Retotal();
       for (int q = 0; q < 20; ++q) {
         const int64_t from = static_cast<int64_t>(rng() % static_cast<uint64_t>(2 * spread + 3)) - spread - 1;
         const int64_t to =
