@@ -3,6 +3,11 @@
 #include <algorithm>
 
 namespace seismo {
+namespace {
+
+const Values kZero{};
+
+}  // namespace
 
 HourChunk::HourChunk(const HourChunk& other)
     : hour(other.hour),
@@ -11,7 +16,6 @@ HourChunk::HourChunk(const HourChunk& other)
       spill_(other.spill_ ? std::make_unique<HourSpill>(*other.spill_) : nullptr) {}
 
 const Values& HourChunk::sum() const {
-  static const Values kZero{};
   if (values.size() > 1) return spill_->sum;
   return values.empty() ? kZero : values.front();
 }
@@ -74,7 +78,6 @@ SeriesData::SeriesData(const SeriesData& other)
       total_(other.total_ ? std::make_unique<Values>(*other.total_) : nullptr) {}
 
 const Values& SeriesData::total() const {
-  static const Values kZero{};
   if (total_) return *total_;
   return hours.empty() ? kZero : hours.front()->sum();
 }
@@ -85,6 +88,15 @@ void SeriesData::AddToTotal(const Values& v) {
 
 void SeriesData::SubtractFromTotal(const Values& v) {
   if (total_) SubtractValues(*total_, v);
+}
+
+void SeriesData::EmptyHourCameOrWent() {
+  // An empty hour changes no sum: only the step between one hour and two has work.
+  if (hours.size() < 2) {
+    total_.reset();
+  } else if (!total_) {
+    Retotal();
+  }
 }
 
 void SeriesData::Retotal() {

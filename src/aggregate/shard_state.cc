@@ -18,8 +18,13 @@ size_t OnHeap(const absl::InlinedVector<T, N>& v) {
 }
 // make_shared puts the object after a 16-byte control block.
 constexpr size_t kShared = 16;
-// A remembered crash id: a flat_hash_set slot (8 bytes and a control byte).
-constexpr size_t kIdBytes = 9;
+// A flat_hash_set slot of T and its control byte.
+template <typename T>
+constexpr size_t SetSlotBytes() {
+  return sizeof(T) + 1;
+}
+// A remembered crash id.
+constexpr size_t kIdBytes = SetSlotBytes<uint64_t>();
 // What readers hold per series, in each of the three snapshots alive at a time (the newest
 // published, the one whose default answers are being built, and the newest with its default
 // answers built, which those are served from: ADR 0025): its pointer in the table's row
@@ -97,7 +102,7 @@ size_t ShardState::EntryBytes(Table t) const {
 }
 
 size_t ShardState::TableBytes() const {
-  size_t bytes = index_.capacity() * (sizeof(IndexEntry) + 1) +
+  size_t bytes = index_.capacity() * SetSlotBytes<IndexEntry>() +
                  (text_refs_.capacity() + stack_refs_.capacity()) * SlotBytes<InternId, uint32_t>() +
                  members_.capacity() * SlotBytes<int64_t, Members>() +
                  (seen_crash_docs_.capacity() + seen_previous_.capacity()) * kIdBytes;
@@ -239,7 +244,7 @@ void ShardState::AddToEntry(Ref r, int64_t b, const Values& v, uint64_t install_
     c->hour = hour;
     memory_bytes_ += static_cast<int64_t>(HourBytes(*c));
     s.hours.insert(s.hours.begin() + static_cast<ptrdiff_t>(hi), std::move(c));
-    s.Retotal();
+    s.EmptyHourCameOrWent();
     memory_bytes_ += static_cast<int64_t>(SeriesBytes(s)) - static_cast<int64_t>(before);
     ++hi;
     grew_since_check_ += 16;
@@ -396,7 +401,7 @@ void ShardState::ExpireBucket(int64_t b) {
       memory_bytes_ -= static_cast<int64_t>(HourBytes(c));
       const size_t series_before = SeriesBytes(s);
       s.hours.erase(s.hours.begin());
-      s.Retotal();
+      s.EmptyHourCameOrWent();
       memory_bytes_ += static_cast<int64_t>(SeriesBytes(s)) - static_cast<int64_t>(series_before);
     }
     if (!s.hours.empty()) {

@@ -113,8 +113,9 @@ struct SeriesData {
   uint64_t hash = 0;   // KeyContentHash(key)
   HyperLogLog installs;  // distinct installs ever applied; empty when none known
   int64_t first_ms = INT64_MAX;  // earliest event time still retained
-  // Ascending hour. Change the list only through Retotal (after), and the values in it
-  // through AddToTotal and SubtractFromTotal (beside the hour's own), which keep total() true.
+  // Ascending hour. Change the list only through Retotal or EmptyHourCameOrWent (after), and
+  // the values in it through AddToTotal and SubtractFromTotal (beside the hour's own), which
+  // keep total() true.
   HourList hours;
 
   SeriesData() = default;
@@ -129,6 +130,8 @@ struct SeriesData {
   void SubtractFromTotal(const Values& v);
   // The writer's, after hours were added or dropped.
   void Retotal();
+  // The writer's, after one hour with no values was added or dropped (no walk of the hours).
+  void EmptyHourCameOrWent();
   // Whether the total is kept beside the series (its memory is counted).
   bool keeps_total() const { return total_ != nullptr; }
 

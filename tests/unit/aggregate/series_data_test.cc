@@ -95,13 +95,21 @@ TEST(SeriesData, TheTotalIsTheHoursSumThroughNewAndDroppedHoursLikeARecount) {
     EXPECT_EQ(s.total(), Values{});
     int64_t next_hour = 0;
     for (int step = 0; step < 40; ++step) {
-      const uint64_t op = rng() % 4;
-      if (op == 0 || s.hours.empty()) {
+      const uint64_t op = rng() % 5;
+      if (op == 0 || s.hours.empty()) {  // a new hour is empty, as the shard makes it
         auto c = std::make_shared<HourChunk>();
         c->hour = next_hour++;
         s.hours.push_back(std::move(c));
-        s.Retotal();
-      } else if (op == 1) {
+        s.EmptyHourCameOrWent();
+      } else if (op == 1) {  // expiry: bucket by bucket, then the empty hour
+        HourChunk& front = *s.hours.front();
+        while (!front.buckets.empty()) {
+          s.SubtractFromTotal(front.values.front());
+          front.EraseFirstBucket();
+        }
+        s.hours.erase(s.hours.begin());
+        s.EmptyHourCameOrWent();
+      } else if (op == 2) {  // a whole hour dropped (a merge's rebuilt list)
         s.hours.erase(s.hours.begin());
         s.Retotal();
       } else {
