@@ -101,6 +101,7 @@ int RunReplayCommand(const ReplayArgs& args) {
     config->ingest.threads = static_cast<size_t>(args.threads);
     config->aggregate.shards = static_cast<size_t>(args.threads);
   }
+  config->http.answer_memory = 0;  // a replay answers no requests: none of memory_limit is set aside for them
   auto signatures = LoadSignatures(*config);
   if (!signatures) {
     fmt::print(stderr, "seismo replay: {}\n", signatures.error().message());

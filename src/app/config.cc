@@ -371,6 +371,17 @@ uint64_t FixedMemoryReserve(const Config& c) {
   return kBaseline + ResolveThreads(c.ingest.threads) * per_thread + kafka + reader + answers;
 }
 
+int64_t DefaultAnswerMemory(const Config& c) {
+  // A quarter of what memory_limit leaves after the queues and buffers: API answers are
+  // about a quarter of the state they read (ADR 0025: 128 bytes a series against ~500-630),
+  // and building the default views ahead needs two answers and the hang rows at once. Never
+  // under 32 MiB, the old default; a limit that left room for that still does.
+  constexpr int64_t kFloor = 32 << 20;
+  const uint64_t others = FixedMemoryReserve(c) - static_cast<uint64_t>(c.http.answer_memory);
+  const uint64_t left = c.aggregate.memory_limit > others ? c.aggregate.memory_limit - others : 0;
+  return std::max(kFloor, static_cast<int64_t>(left / 4));
+}
+
 size_t ResolveThreads(size_t configured) {
   if (configured > 0) return configured;
   unsigned n = std::thread::hardware_concurrency();
@@ -460,6 +471,7 @@ Result<Config> ParseConfig(std::string_view text, const std::string& path) {
   }
   top.Finish();
   c.parse.max_document_bytes = c.ingest.max_document_bytes;
+  if (error.empty() && !root.at_path("http.answer_memory")) c.http.answer_memory = DefaultAnswerMemory(c);
   if (error.empty()) {
     const uint64_t reserve = FixedMemoryReserve(c);
     constexpr uint64_t kMinimum = 32 << 20;  // for the aggregates themselves

@@ -68,7 +68,7 @@ struct HttpConfig {
   // the memory all answers in flight may hold (part of aggregate.memory_limit's reserve).
   int64_t max_answer_bytes = 2 << 20;
   int64_t max_answer_nodes = 10'000;
-  int64_t answer_memory = 32 << 20;
+  int64_t answer_memory = 32 << 20;  // unset in a file: DefaultAnswerMemory
   // /healthz and /readyz on a listener of their own, which slow clients cannot starve
   // (ADR 0018): "" = the host of `listen` and the next port (a free port when `listen`
   // asks for port 0); "off" = none; else host:port.
@@ -145,5 +145,9 @@ uint64_t FixedMemoryReserve(const Config& config);
 
 // Threads to use for a setting of 0 (= cores).
 size_t ResolveThreads(size_t configured);
+
+// [http] answer_memory when the configuration does not set it: a quarter of what
+// aggregate.memory_limit leaves after the other reserves, at least 32 MiB (ADR 0025).
+int64_t DefaultAnswerMemory(const Config& config);
 
 }  // namespace seismo

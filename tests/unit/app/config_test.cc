@@ -117,11 +117,35 @@ TEST(Config, MemoryLimitMustLeaveRoomAfterTheFixedReserve) {
   auto kafka = Parse("[ingest]\nthreads = 1\nqueue_chunks = 4\nmax_document_bytes = 1048576\n"
                      "[kafka.properties]\n\"queued.max.messages.kbytes\" = \"1024\"\n");
   ASSERT_TRUE(kafka) << kafka.error().message();
-  EXPECT_EQ(FixedMemoryReserve(*kafka), (80ull + 10 + 7 + 1 + 32) << 20);
+  // (answer_memory unset: a quarter of the 2 GiB limit less the other 98 MiB)
+  EXPECT_EQ(FixedMemoryReserve(*kafka), ((80ull + 10 + 7 + 1) << 20) + ((2048ull - 98) << 20) / 4);
   // The memory of API answers in flight is part of the reserve (ADR 0025).
   auto answers = Parse(std::string(small) + "[http]\nanswer_memory = 8388608\n");
   ASSERT_TRUE(answers) << answers.error().message();
   EXPECT_EQ(FixedMemoryReserve(*answers), (80ull + 2 * 10 + 2 * 7 + 8) << 20);
+}
+
+// Unset, [http] answer_memory is a quarter of what memory_limit leaves after the other
+// reserves, never under 32 MiB (ADR 0025); set, it is what it says.
+TEST(Config, AnswerMemoryUnsetIsAQuarterOfWhatTheLimitLeaves) {
+  // Reserve without answers: 80 + 2 x (64 x 2.5 + 7 x 8) + 64 (Kafka) = 576 MiB; a quarter
+  // of the 1 472 MiB left of 2 GiB is 368 MiB.
+  auto d = Parse("[ingest]\nthreads = 2\n");
+  ASSERT_TRUE(d) << d.error().message();
+  EXPECT_EQ(d->http.answer_memory, int64_t{368} << 20);
+  EXPECT_EQ(FixedMemoryReserve(*d), (576ull + 368) << 20);
+  // A limit that leaves little gets the floor: 1 GiB - 576 MiB = 448 MiB, a quarter 112 MiB;
+  // 700 MiB leaves 124 MiB, a quarter 31 MiB, under the floor.
+  auto one = Parse("[ingest]\nthreads = 2\n[aggregate]\nmemory_limit = 1073741824\n");
+  ASSERT_TRUE(one) << one.error().message();
+  EXPECT_EQ(one->http.answer_memory, int64_t{112} << 20);
+  auto small = Parse("[ingest]\nthreads = 2\n[aggregate]\nmemory_limit = 734003200\n");
+  ASSERT_TRUE(small) << small.error().message();
+  EXPECT_EQ(small->http.answer_memory, int64_t{32} << 20);
+  // Set, whatever the limit.
+  auto set = Parse("[ingest]\nthreads = 2\n[http]\nanswer_memory = 8388608\n");
+  ASSERT_TRUE(set) << set.error().message();
+  EXPECT_EQ(set->http.answer_memory, int64_t{8} << 20);
 }
 
 TEST(Config, ReadsHttpLimits) {
@@ -140,7 +164,7 @@ TEST(Config, ReadsHttpLimits) {
   EXPECT_EQ(d->http.request_timeout, std::chrono::seconds(10));
   EXPECT_EQ(d->http.max_answer_bytes, 2 << 20);
   EXPECT_EQ(d->http.max_answer_nodes, 10'000);
-  EXPECT_EQ(d->http.answer_memory, 32 << 20);
+  EXPECT_EQ(d->http.answer_memory, DefaultAnswerMemory(*d));
   auto bounds = Parse("[http]\nmax_answer_bytes = 65536\nmax_answer_nodes = 16\nanswer_memory = 1048576\n");
   ASSERT_TRUE(bounds) << bounds.error().message();
   EXPECT_EQ(bounds->http.max_answer_bytes, 65536);
@@ -278,6 +302,7 @@ TEST(Config, ShippedExampleFilesAreValidAndDocumentTheDefaults) {
   for (const char* name : {"seismo.toml"}) {
     auto c = LoadConfig(std::string(SEISMO_SOURCE_DIR) + "/config/" + name);
     ASSERT_TRUE(c) << c.error().message();
+    EXPECT_EQ(c->http.answer_memory, DefaultAnswerMemory(*c)) << name << " leaves it unset";
   }
 }
 
