@@ -135,7 +135,7 @@ struct Parser::Impl {
   // Reused from one document to the next.
   PingFields fields;
   std::vector<bool> native;
-  std::string scrub_scratch;
+  parse_internal::ScrubCache scrub_cache;
 };
 
 static_assert(kParsePadding >= simdjson::SIMDJSON_PADDING);
@@ -236,7 +236,7 @@ std::optional<RejectReason> Parser::ParseInto(std::string_view json, DocHints hi
     if (f.time_since_last_ping.value > kMaxBhrUsageMs) return RejectReason::kUsageTooLarge;
     FinishBhr(f, o, impl_->native, out);
   }
-  parse_internal::ScrubDocument(out, Scrubber::Default(), impl_->scrub_scratch);
+  parse_internal::ScrubDocument(out, Scrubber::Default(), impl_->scrub_cache);
   return std::nullopt;
 }
 
@@ -260,7 +260,7 @@ std::optional<RejectReason> Parser::ParseCrash(std::string_view json, const char
   const simdjson::dom::object o(root);
   if (auto r = crash_internal::ReadCrashDocument(o, crash_internal::FormatOf(o), *signatures_, out)) return r;
   if (FilteredOut(out.dims, options_.hangs)) return RejectReason::kFiltered;
-  parse_internal::ScrubDocument(out, Scrubber::Default(), impl_->scrub_scratch);
+  parse_internal::ScrubDocument(out, Scrubber::Default(), impl_->scrub_cache);
   return std::nullopt;
 }
 

@@ -4,15 +4,49 @@
 // a URL, an e-mail address or a user name. Internal to src/parse.
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "seismo/parse/document.h"
 #include "seismo/signature/scrub.h"
 
 namespace seismo::parse_internal {
 
+// What one scrubber made of the frames it searched last, by their text. The frames that
+// hold a key byte (a script's URL, mostly) come back in document after document, and a
+// search runs every rule's pattern over them; a frame's result is a function of its text
+// alone, so a frame seen before takes its result from here. Direct-mapped, kSlots slots of
+// frames up to kMaxBytes (longer ones are searched every time): at most ~1 MiB. One per
+// parse thread, with one scrubber.
+class ScrubCache {
+ public:
+  static constexpr size_t kSlots = 1024;
+  static constexpr size_t kMaxBytes = 512;
+
+  // The scrubbed text of `frame`, or nullptr when scrubbing leaves it as it is. The text
+  // is valid until the next call.
+  const std::string* Scrub(std::string_view frame, const Scrubber& scrubber);
+
+  // Frames searched by the scrubber (not found here), for tests.
+  uint64_t searches() const { return searches_; }
+
+ private:
+  struct Slot {
+    uint64_t hash = 0;
+    bool used = false;
+    bool changed = false;
+    std::string from;
+    std::string to;
+  };
+  std::vector<Slot> slots_ = std::vector<Slot>(kSlots);
+  std::string scratch_;
+  uint64_t searches_ = 0;
+};
+
 // Hang stacks and signatures, crash signature and proto signature. A frame that changes
-// gets its new text in doc.text; `scratch` is reused from one frame to the next.
-void ScrubDocument(ParsedDocument& doc, const Scrubber& scrubber, std::string& scratch);
+// gets its new text in doc.text.
+void ScrubDocument(ParsedDocument& doc, const Scrubber& scrubber, ScrubCache& cache);
 
 }  // namespace seismo::parse_internal

@@ -1,0 +1,77 @@
+// ScrubCache gives every frame what the scrubber gives it, whether the frame was seen
+// before, pushed out by another, or too long to keep; a frame seen before is not searched
+// again.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "parse/scrub_document.h"
+
+namespace seismo::parse_internal {
+namespace {
+
+std::string Expected(std::string_view frame) {
+  std::string s(frame);
+  Scrubber::Default().Scrub(s);
+  return s;
+}
+
+std::vector<std::string> Frames(std::mt19937_64& rng, size_t n) {
+  const std::vector<std::string> shapes = {
+      "resource://gre/modules/Mod{}.jsm:{}",
+      "f (https://host{}.example.com/a?s=SECRET:{})",
+      "user{}@example{}.com",
+      "C:\\Users\\alice{}\\AppData\\x{}.dll",
+      "/home/bob{}/lib{}.so",
+      "chrome://browser/content/tab{}.js:{}",
+      "a/b/plain{}/path{}",
+  };
+  std::vector<std::string> out;
+  for (size_t i = 0; i < n; ++i) {
+    std::string f = shapes[rng() % shapes.size()];
+    for (int k = 0; k < 2; ++k) f.replace(f.find("{}"), 2, std::to_string(rng() % 3000));
+    if (rng() % 50 == 0) f += "/" + std::string(ScrubCache::kMaxBytes, 'x');  // too long to keep
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+TEST(ScrubCache, EveryFrameGetsWhatTheScrubberGivesItThroughCollisionsAndLongFrames) {
+  std::mt19937_64 rng(3);
+  const std::vector<std::string> pool = Frames(rng, 5000);  // more frames than slots
+  ScrubCache cache;
+  size_t changed = 0;
+  for (int i = 0; i < 40000; ++i) {
+    const std::string& frame = pool[rng() % pool.size()];
+    const std::string expected = Expected(frame);
+    const std::string* got = cache.Scrub(frame, Scrubber::Default());
+    if (expected == frame) {
+      ASSERT_EQ(got, nullptr) << frame;
+    } else {
+      ASSERT_NE(got, nullptr) << frame;
+      ASSERT_EQ(*got, expected) << frame;
+      ++changed;
+    }
+  }
+  EXPECT_GT(changed, 10000u) << "the pool should hold frames the rules change";
+}
+
+TEST(ScrubCache, AFrameSeenBeforeIsNotSearchedAgain) {
+  ScrubCache cache;
+  const std::string url = "f (https://bank.example.com/a?s=SECRET:42)";
+  const std::string plain_with_slash = "a/b/c";
+  ASSERT_NE(cache.Scrub(url, Scrubber::Default()), nullptr);
+  EXPECT_EQ(*cache.Scrub(url, Scrubber::Default()), "f (https://<host>/<path>:42)");
+  EXPECT_EQ(cache.Scrub(plain_with_slash, Scrubber::Default()), nullptr);
+  EXPECT_EQ(cache.Scrub(plain_with_slash, Scrubber::Default()), nullptr);
+  EXPECT_EQ(cache.searches(), 2u);
+  const std::string long_frame = "https://x.example.com/" + std::string(ScrubCache::kMaxBytes, 'p');
+  ASSERT_NE(cache.Scrub(long_frame, Scrubber::Default()), nullptr);
+  ASSERT_NE(cache.Scrub(long_frame, Scrubber::Default()), nullptr);
+  EXPECT_EQ(cache.searches(), 4u) << "a frame too long to keep is searched every time";
+}
+
+}  // namespace
+}  // namespace seismo::parse_internal
