@@ -3,6 +3,9 @@
 #include <charconv>
 #include <cstdint>
 #include <cstring>
+#if defined(__AVX2__) || defined(__PCLMUL__)
+#include <immintrin.h>
+#endif
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -70,32 +73,73 @@ bool ScanBytes(const char* p, const char* end, size_t max_depth, NestState& st) 
   return false;
 }
 
-#if defined(__SSE2__)
-// Bit i set where block[i] == c, for 64 bytes.
-uint64_t Mask64(const __m128i (&v)[4], char c) {
+#if defined(__AVX2__) || defined(__SSE2__)
+#define SEISMO_SIMD_DEPTH 1
+// 64 bytes in vector registers: two of 32 bytes (the parse stage is built for
+// x86-64-v3, ADR 0001), else four of 16.
+#if defined(__AVX2__)
+struct Block64 {
+  __m256i v[2];
+};
+Block64 Load64(const char* p) {
+  return {{_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)),
+           _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 32))}};
+}
+uint64_t Bits(__m256i lo, __m256i hi) {
+  return static_cast<uint32_t>(_mm256_movemask_epi8(lo)) |
+         (static_cast<uint64_t>(static_cast<uint32_t>(_mm256_movemask_epi8(hi))) << 32);
+}
+// Bit i set where byte i == c.
+uint64_t Mask64(const Block64& b, char c) {
+  const __m256i k = _mm256_set1_epi8(c);
+  return Bits(_mm256_cmpeq_epi8(b.v[0], k), _mm256_cmpeq_epi8(b.v[1], k));
+}
+// Bit i set where (byte i | 0x20) == c: '[' and '{' (0x5b, 0x7b) in one compare, and
+// ']' and '}' (0x5d, 0x7d); no other byte ORs to either.
+uint64_t MaskCaseless64(const Block64& b, char c) {
+  const __m256i k = _mm256_set1_epi8(c);
+  const __m256i bit = _mm256_set1_epi8(0x20);
+  return Bits(_mm256_cmpeq_epi8(_mm256_or_si256(b.v[0], bit), k),
+              _mm256_cmpeq_epi8(_mm256_or_si256(b.v[1], bit), k));
+}
+#else
+struct Block64 {
+  __m128i v[4];
+};
+Block64 Load64(const char* p) {
+  Block64 b;
+  for (int i = 0; i < 4; ++i) b.v[i] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * i));
+  return b;
+}
+uint64_t Mask64(const Block64& b, char c) {
   const __m128i k = _mm_set1_epi8(c);
   uint64_t m = 0;
   for (int i = 0; i < 4; ++i) {
-    m |= static_cast<uint64_t>(static_cast<uint16_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(v[i], k)))) << (16 * i);
+    m |= static_cast<uint64_t>(static_cast<uint16_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(b.v[i], k))))
+         << (16 * i);
   }
   return m;
 }
-
-// Bit i set where (block[i] | 0x20) == c: '[' and '{' (0x5b, 0x7b) in one compare, and
-// ']' and '}' (0x5d, 0x7d); no other byte ORs to either.
-uint64_t MaskCaseless64(const __m128i (&v)[4], char c) {
+uint64_t MaskCaseless64(const Block64& b, char c) {
   const __m128i k = _mm_set1_epi8(c);
   const __m128i bit = _mm_set1_epi8(0x20);
   uint64_t m = 0;
   for (int i = 0; i < 4; ++i) {
-    const __m128i eq = _mm_cmpeq_epi8(_mm_or_si128(v[i], bit), k);
+    const __m128i eq = _mm_cmpeq_epi8(_mm_or_si128(b.v[i], bit), k);
     m |= static_cast<uint64_t>(static_cast<uint16_t>(_mm_movemask_epi8(eq))) << (16 * i);
   }
   return m;
 }
+#endif
 
-// Bit i = XOR of bits 0..i: set inside a string (opening quote included).
+// Bit i = XOR of bits 0..i: set inside a string (opening quote included). A carry-less
+// multiply by all ones where the parse stage has one (-mpclmul), else six shifts.
 uint64_t PrefixXor(uint64_t x) {
+#if defined(__PCLMUL__)
+  const __m128i product =
+      _mm_clmulepi64_si128(_mm_set_epi64x(0, static_cast<int64_t>(x)), _mm_set1_epi8(-1), 0);
+  return static_cast<uint64_t>(_mm_cvtsi128_si64(product));
+#else
   x ^= x << 1;
   x ^= x << 2;
   x ^= x << 4;
@@ -103,6 +147,7 @@ uint64_t PrefixXor(uint64_t x) {
   x ^= x << 16;
   x ^= x << 32;
   return x;
+#endif
 }
 #endif
 
@@ -120,10 +165,9 @@ bool NestsDeeperThan(std::string_view json, size_t max_depth) {
   NestState st;
   const char* p = json.data();
   const char* end = p + json.size();
-#if defined(__SSE2__)
+#if defined(SEISMO_SIMD_DEPTH)
   for (; end - p >= 64; p += 64) {
-    __m128i v[4];
-    for (int i = 0; i < 4; ++i) v[i] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * i));
+    const Block64 v = Load64(p);
     const uint64_t backslash = Mask64(v, '\\');
     if (backslash != 0 || st.escaped) {
       if (ScanBytes(p, p + 64, max_depth, st)) return true;
