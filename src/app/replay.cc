@@ -1,15 +1,15 @@
 #include "seismo/app/replay.h"
 
-#include "seismo/app/dead_letters.h"
-
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <thread>
 
+#include "seismo/app/dead_letters.h"
 #include "seismo/app/phase_times.h"
 #include "seismo/ingest/line_reader.h"
 #include "seismo/shard/chunk_builder.h"
@@ -19,6 +19,9 @@
 namespace seismo {
 
 namespace {
+
+// Chunks a file's reader may run ahead of each parse worker (see RunReplay).
+constexpr size_t kReplayQueueChunks = 4;
 
 // Redraws one status line on stderr about four times a second.
 class ProgressBar {
@@ -74,6 +77,11 @@ Result<ReplayResult> RunReplay(const Config& config, const std::vector<std::stri
   std::optional<uint64_t> total = 0;
   PipelineOptions po = ToPipelineOptions(config);
   po.ingest_nice = 0;  // every thread of a replay is ingest: nothing to put first
+  // A file is read several times faster than it is parsed and never comes in bursts: a
+  // few chunks ahead of each worker keep it busy. [ingest] queue_chunks is sized for
+  // Kafka's bursts; with it the reader first filled 64 fresh 1 MiB chunks per worker,
+  // and the page faults took a third of a replay's system time (docs/benchmarks.md).
+  po.chunk_ring_capacity = std::min(po.chunk_ring_capacity, kReplayQueueChunks);
   for (const std::string& path : inputs) {
     auto reader = LineReader::Open(path, config.ingest.max_document_bytes);
     if (!reader) return reader.error();
