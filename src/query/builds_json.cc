@@ -14,6 +14,7 @@
 #include "seismo/query/releases_json.h"
 #include "seismo/query/replay_output.h"
 #include "seismo/query/selection.h"
+#include "seismo/query/syms_map.h"
 
 namespace seismo {
 namespace {
@@ -120,8 +121,8 @@ std::string BuildsJson(const Snapshot& snap, const Query& q, const BaselinePolic
   // filters (process, thread, signature) narrow the numerator only.
   // Summed by the fields' ids (equal texts have equal ids) while the rows are walked, a
   // million at 10⁶ hang series; by text after.
-  using DateIds = std::array<Sym, 3>;
-  absl::flat_hash_map<DateIds, std::array<int64_t, 3>> by_ids;  // usage_ms, hang_us, hang_count
+  using DateIds = Syms<3>;
+  SymsMap<3, std::array<int64_t, 3>> by_ids;                    // usage_ms, hang_us, hang_count
   auto date_of = [](const SeriesKey& k) {                       // of a usage or hang key (selection.h)
     return DateIds{k[usage_field::kSource], k[usage_field::kChannel], k[usage_field::kBuildDate]};
   };

@@ -10,6 +10,7 @@
 #include "seismo/core/time.h"
 #include "seismo/query/replay_output.h"
 #include "seismo/query/selection.h"
+#include "seismo/query/syms_map.h"
 
 namespace seismo {
 namespace {
@@ -259,8 +260,8 @@ std::string CrashSignatureJson(const Snapshot& snap, const Query& q) {
                       k[crash_field::kProduct]};
   };
   absl::flat_hash_map<IdBuildKey, int64_t> by_build;
-  absl::flat_hash_map<std::array<Sym, 1>, int64_t> by_os;
-  absl::flat_hash_map<std::array<Sym, 2>, int64_t> by_process;  // (process, class)
+  SymsMap<1, int64_t> by_os;
+  SymsMap<2, int64_t> by_process;  // (process, class)
   int64_t count = 0;
   HyperLogLog installs;
   RowFilter crashes_filter(snap, Table::kCrashes, q.filters);

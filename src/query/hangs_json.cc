@@ -11,6 +11,7 @@
 #include "seismo/query/id_sums.h"
 #include "seismo/query/replay_output.h"
 #include "seismo/query/selection.h"
+#include "seismo/query/syms_map.h"
 
 namespace seismo {
 namespace {
@@ -19,14 +20,14 @@ constexpr size_t kTopStacks = 5;
 
 // A row's grouping fields: (process, thread, signature), (process, thread) or (build_date,
 // channel): a build date's builds differ by channel, and so do their hang rates.
-using GroupKey = std::array<Sym, 3>;
+using GroupKey = Syms<3>;
 
-using DateKey = std::array<Sym, 2>;  // build_date, channel
+using DateKey = Syms<2>;  // build_date, channel
 
 // Usage (ms) of the selected (source, channel, os, build_date) groups, per (build date, channel).
-absl::flat_hash_map<DateKey, int64_t> UsageByDate(const Snapshot& snap, const Query& q, const WindowSel& win,
-                                                  const std::string& source) {
-  absl::flat_hash_map<DateKey, int64_t> out;
+SymsMap<2, int64_t> UsageByDate(const Snapshot& snap, const Query& q, const WindowSel& win,
+                                const std::string& source) {
+  SymsMap<2, int64_t> out;
   RowFilter filter(snap, Table::kUsage, HangFilters(q, source));
   for (const SeriesData* s : snap.table(Table::kUsage)) {
     if (!filter.Matches(s->key)) continue;
@@ -62,7 +63,7 @@ std::string HangsJson(const Snapshot& snap, const Query& q, const AnswerLimits& 
                       const HangRows* shared) {
   const WindowSel win = ResolveWindow(snap, q.window_ms);
   const std::string source = HangSource(snap, q);
-  const absl::flat_hash_map<DateKey, int64_t> usage_by_date = UsageByDate(snap, q, win, source);
+  const SymsMap<2, int64_t> usage_by_date = UsageByDate(snap, q, win, source);
   int64_t usage_ms = 0;
   for (const auto& [date, ms] : usage_by_date) usage_ms += ms;
 
@@ -86,7 +87,7 @@ std::string HangsJson(const Snapshot& snap, const Query& q, const AnswerLimits& 
   const Filters filters = HangFilters(q, source);
   // Each selected row with a value in the window (a row without one has no stack of its own),
   // those of the shown groups only when `shown` is given: both passes' rows.
-  auto for_each_row = [&](const absl::flat_hash_map<GroupKey, size_t>* shown, auto&& add) {
+  auto for_each_row = [&](const SymsMap<3, size_t>* shown, auto&& add) {
     size_t row = 0;
     ForEachHangRow(
         snap, win, filters, shared,
@@ -102,7 +103,7 @@ std::string HangsJson(const Snapshot& snap, const Query& q, const AnswerLimits& 
   // The stacks by (group, stack): by signature a group is a shown row, else one of `groups`.
   IdSums stack_sums;
   if (q.by == HangsBy::kSignature) {
-    absl::flat_hash_map<std::array<Sym, 2>, uint32_t> thread_of;  // (process, thread) -> group
+    SymsMap<2, uint32_t> thread_of;  // (process, thread) -> group
     std::vector<std::array<Sym, 2>> threads;
     IdSums sums;
     for_each_row(nullptr, [&](const SeriesKey& k, const HangSums& v, size_t) {
@@ -116,7 +117,7 @@ std::string HangsJson(const Snapshot& snap, const Query& q, const AnswerLimits& 
     for (const IdSums::Entry& e : reduced)
       groups.push_back({{threads[e.group][0], threads[e.group][1], e.id}, e.sums});
   } else {
-    absl::flat_hash_map<GroupKey, uint32_t> group_at;  // index in `groups`
+    SymsMap<3, uint32_t> group_at;  // index in `groups`
     for_each_row(nullptr, [&](const SeriesKey& k, const HangSums& v, size_t) {
       const auto [it, added] = group_at.try_emplace(group_of(k), static_cast<uint32_t>(groups.size()));
       if (added) groups.push_back({it->first, HangSums{}});
@@ -157,7 +158,7 @@ std::string HangsJson(const Snapshot& snap, const Query& q, const AnswerLimits& 
 
   // By signature, the second pass: the shown rows' stacks, a group per row.
   if (q.by == HangsBy::kSignature) {
-    absl::flat_hash_map<GroupKey, size_t> row_of;
+    SymsMap<3, size_t> row_of;
     for (size_t i = 0; i < rows.size(); ++i) {
       row_of[*rows[i].key] = i;
       rows[i].group = static_cast<uint32_t>(i);
