@@ -490,7 +490,12 @@ Result<Config> ParseConfig(std::string_view text, const std::string& path) {
 }
 
 Result<Config> LoadConfig(const std::string& path) {
-  if (path.empty()) return Config{};
+  if (path.empty()) {
+    // No file: every default, [http] answer_memory's too (unset, as in a file without it).
+    Config c;
+    c.http.answer_memory = DefaultAnswerMemory(c);
+    return c;
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) return Status::InvalidArgument(fmt::format("{}: cannot read the file", path));
   std::stringstream ss;

@@ -73,7 +73,7 @@ bool ScanBytes(const char* p, const char* end, size_t max_depth, NestState& st) 
   return false;
 }
 
-#if defined(__AVX2__) || defined(__SSE2__)
+#if defined(__SSE2__)  // AVX2 implies it
 #define SEISMO_SIMD_DEPTH 1
 // 64 bytes in vector registers: two of 32 bytes (the parse stage is built for
 // x86-64-v3, ADR 0001), else four of 16.
@@ -135,7 +135,7 @@ uint64_t MaskCaseless64(const Block64& b, char c) {
 // Bit i = XOR of bits 0..i: set inside a string (opening quote included). A carry-less
 // multiply by all ones where the parse stage has one (-mpclmul), else six shifts.
 uint64_t PrefixXor(uint64_t x) {
-#if defined(__PCLMUL__)
+#if defined(__PCLMUL__) && defined(__x86_64__)
   const __m128i product =
       _mm_clmulepi64_si128(_mm_set_epi64x(0, static_cast<int64_t>(x)), _mm_set1_epi8(-1), 0);
   return static_cast<uint64_t>(_mm_cvtsi128_si64(product));

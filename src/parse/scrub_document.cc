@@ -10,15 +10,20 @@ const std::string* ScrubCache::Scrub(std::string_view frame, const Scrubber& scr
     scratch_.assign(frame);
     return scrubber.Scrub(scratch_) ? &scratch_ : nullptr;
   }
+  if (&scrubber != owner_) {  // another scrubber's results: none of them holds
+    for (Slot& s : slots_) s.used = false;
+    owner_ = &scrubber;
+  }
   const uint64_t hash = Hash64(frame);
   Slot& slot = slots_[hash & (kSlots - 1)];
   if (!slot.used || slot.hash != hash || slot.from != frame) {
     ++searches_;
-    slot.used = true;
+    slot.used = false;  // until the search below has finished (it may throw)
     slot.hash = hash;
     slot.from.assign(frame);
     slot.to.assign(frame);
     slot.changed = scrubber.Scrub(slot.to);
+    slot.used = true;
   }
   return slot.changed ? &slot.to : nullptr;
 }

@@ -19,7 +19,7 @@ namespace seismo::parse_internal {
 // search runs every rule's pattern over them; a frame's result is a function of its text
 // alone, so a frame seen before takes its result from here. Direct-mapped, kSlots slots of
 // frames up to kMaxBytes (longer ones are searched every time): at most ~1 MiB. One per
-// parse thread, with one scrubber.
+// parse thread; a call with another scrubber than the last empties it first.
 class ScrubCache {
  public:
   static constexpr size_t kSlots = 1024;
@@ -41,6 +41,7 @@ class ScrubCache {
     std::string to;
   };
   std::vector<Slot> slots_ = std::vector<Slot>(kSlots);
+  const Scrubber* owner_ = nullptr;  // whose results the slots hold
   std::string scratch_;
   uint64_t searches_ = 0;
 };

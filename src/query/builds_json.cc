@@ -34,7 +34,7 @@ struct BuildRow {
   int64_t first_ms = INT64_MAX;  // the earliest event time its series still hold
 };
 
-using BuildKey = std::array<Sym, 4>;  // channel, product, version, build_id
+using BuildKey = Syms<4>;  // channel, product, version, build_id
 // (source, channel, build_date): build_date is a usage field and a prefix of a build id.
 using DateKey = std::tuple<std::string_view, std::string_view, std::string_view>;
 
@@ -92,7 +92,7 @@ std::string BuildsJson(const Snapshot& snap, const Query& q, const BaselinePolic
                        const HangRows* shared) {
   const BuildComparisons comparisons(snap, policy);
   const WindowSel win = ResolveWindow(snap, q.window_ms);
-  absl::flat_hash_map<BuildKey, BuildRow> rows;
+  SymsMap<4, BuildRow> rows;
   RowFilter builds_filter(snap, Table::kBuildUsage, q.filters);
   for (const SeriesData* s : snap.table(Table::kBuildUsage)) {
     if (!builds_filter.Matches(s->key)) continue;
@@ -154,7 +154,7 @@ std::string BuildsJson(const Snapshot& snap, const Query& q, const BaselinePolic
 
   // Installs, for the rows shown only (a sketch each per class): over the series' lives,
   // under the filters but not the window.
-  absl::flat_hash_map<BuildKey, Affected> affected;
+  SymsMap<4, Affected> affected;
   for (const auto* row : order) affected[row->first];
   for (const SeriesData* s : snap.table(Table::kBuildUsage)) {
     if (!builds_filter.Matches(s->key)) continue;

@@ -254,12 +254,12 @@ std::string CrashesTimeseriesJson(const Snapshot& snap, const Query& q) {
 
 std::string CrashSignatureJson(const Snapshot& snap, const Query& q) {
   const WindowSel win = ResolveWindow(snap, q.window_ms);
-  using IdBuildKey = std::array<Sym, 4>;    // build_id, version, channel, product
+  using IdBuildKey = Syms<4>;               // build_id, version, channel, product
   auto build_of = [](const SeriesKey& k) {  // of a crash or build usage key (selection.h)
     return IdBuildKey{k[crash_field::kBuildId], k[crash_field::kVersion], k[crash_field::kChannel],
                       k[crash_field::kProduct]};
   };
-  absl::flat_hash_map<IdBuildKey, int64_t> by_build;
+  SymsMap<4, int64_t> by_build;
   SymsMap<1, int64_t> by_os;
   SymsMap<2, int64_t> by_process;  // (process, class)
   int64_t count = 0;
@@ -277,7 +277,7 @@ std::string CrashSignatureJson(const Snapshot& snap, const Query& q) {
     AddInstallsIn(*s, win, installs);
   }
   // Usage per build (over the os filter) for the by_build rates.
-  absl::flat_hash_map<IdBuildKey, int64_t> build_usage;
+  SymsMap<4, int64_t> build_usage;
   RowFilter usage_filter(snap, Table::kBuildUsage, q.filters);
   for (const SeriesData* s : snap.table(Table::kBuildUsage)) {
     if (!usage_filter.Matches(s->key)) continue;

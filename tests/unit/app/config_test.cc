@@ -146,6 +146,14 @@ TEST(Config, AnswerMemoryUnsetIsAQuarterOfWhatTheLimitLeaves) {
   auto set = Parse("[ingest]\nthreads = 2\n[http]\nanswer_memory = 8388608\n");
   ASSERT_TRUE(set) << set.error().message();
   EXPECT_EQ(set->http.answer_memory, int64_t{8} << 20);
+  // No file at all (`seismo run` without --config): as a file that does not set it. On up to
+  // 7 cores the default is over the floor, so this tells the two apart where CI runs.
+  auto none = LoadConfig("");
+  ASSERT_TRUE(none) << none.error().message();
+  auto empty = Parse("");
+  ASSERT_TRUE(empty) << empty.error().message();
+  EXPECT_EQ(none->http.answer_memory, empty->http.answer_memory);
+  EXPECT_EQ(none->http.answer_memory, DefaultAnswerMemory(*none));
 }
 
 TEST(Config, ReadsHttpLimits) {

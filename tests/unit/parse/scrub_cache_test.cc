@@ -73,5 +73,19 @@ TEST(ScrubCache, AFrameSeenBeforeIsNotSearchedAgain) {
   EXPECT_EQ(cache.searches(), 4u) << "a frame too long to keep is searched every time";
 }
 
+TEST(ScrubCache, AnotherScrubberDoesNotTakeTheFirstOnesResults) {
+  auto other = Scrubber::Parse("rule mail\n  when @\n  match @\n  replace <at>\n", "t");
+  ASSERT_TRUE(other) << other.error().message();
+  ScrubCache cache;
+  const std::string mail = "user7@example7.com";
+  ASSERT_NE(cache.Scrub(mail, Scrubber::Default()), nullptr);
+  EXPECT_EQ(*cache.Scrub(mail, Scrubber::Default()), Expected(mail));
+  const std::string* got = cache.Scrub(mail, **other);
+  ASSERT_NE(got, nullptr);
+  EXPECT_EQ(*got, "user7<at>example7.com");
+  EXPECT_EQ(*cache.Scrub(mail, Scrubber::Default()), Expected(mail));
+  EXPECT_EQ(cache.searches(), 3u) << "each change of scrubber searches again";
+}
+
 }  // namespace
 }  // namespace seismo::parse_internal
