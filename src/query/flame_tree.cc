@@ -7,6 +7,7 @@ namespace seismo {
 namespace {
 
 constexpr std::string_view kOtherName = "(other)";
+constexpr size_t kAhead = 16;  // stacks a walk asks memory for before it reads them
 
 // A node not taken yet: the stacks order[lo, hi) share their first `depth` frames, the
 // last of which is `frame`; they are grouped by their next frame only if it is taken.
@@ -114,6 +115,12 @@ FlameTree BuildFlameTree(const std::vector<FlameStack>& stacks, const Symbols& s
     size_t shared = ref.size() - std::min(ref.size(), c.depth);
     size_t deepest = 0;  // the longest stack's frames
     for (size_t i = c.lo; i < c.hi; ++i) {
+      // Each stack's frames are somewhere else in memory (the stack table's): asked for a
+      // few stacks ahead, the walk waits on memory once per batch, not once per stack.
+      if (i + kAhead < c.hi) {
+        const std::span<const Sym> ahead = stacks[order[i + kAhead]].frames;
+        __builtin_prefetch(ahead.data() + std::min(c.depth, ahead.size()));
+      }
       const std::span<const Sym> f = stacks[order[i]].frames;
       const uint64_t key = c.depth < f.size() ? uint64_t{f[c.depth]} + 1 : 0;
       if (!keyed.empty() && key < keyed.back().first) grouped = false;
@@ -133,27 +140,42 @@ FlameTree BuildFlameTree(const std::vector<FlameStack>& stacks, const Symbols& s
     int64_t self_base_us = 0, self_base_count = 0;
     size_t children = 0;
     for (size_t i = 0; i < keyed.size();) {
-      Candidate kid{index, c.lo + i, 0, c.depth + 1, kNoId};
+      const size_t lo = i;
       const uint64_t key = keyed[i].first;
+      int64_t hang_us = 0, hang_count = 0, baseline_us = 0, baseline_count = 0;
+      bool has_kids = false;
       for (; i < keyed.size() && keyed[i].first == key; ++i) {
+        if (i + kAhead < keyed.size()) __builtin_prefetch(&stacks[keyed[i + kAhead].second]);
         const FlameStack& st = stacks[keyed[i].second];
-        kid.hang_us += st.hang_us;
-        kid.hang_count += st.hang_count;
-        kid.baseline_us += st.baseline_us;
-        kid.baseline_count += st.baseline_count;
-        kid.has_kids = kid.has_kids || st.frames.size() > c.depth + 1;
+        hang_us += st.hang_us;
+        hang_count += st.hang_count;
+        baseline_us += st.baseline_us;
+        baseline_count += st.baseline_count;
+        has_kids = has_kids || st.frames.size() > c.depth + 1;
       }
-      kid.hi = c.lo + i;
       if (key == 0) {  // the stacks that end here
         n.ends_here = true;
-        n.self_us = kid.hang_us;
-        n.self_count = kid.hang_count;
-        self_base_us = kid.baseline_us;
-        self_base_count = kid.baseline_count;
+        n.self_us = hang_us;
+        n.self_count = hang_count;
+        self_base_us = baseline_us;
+        self_base_count = baseline_count;
         continue;
       }
-      kid.frame = static_cast<Sym>(key - 1);
-      kid.weight = weight(kid.hang_us, kid.baseline_us);
+      ++children;
+      // A child lighter than the lightest listed one when no place is left is not listed
+      // (offer's test, before a candidate is made: a node may have a million children).
+      const double w = weight(hang_us, baseline_us);
+      if (kids.size() >= places && (kids.empty() || w < kids.front().weight)) {
+        dropped = true;
+        continue;
+      }
+      Candidate kid{index, c.lo + lo, c.lo + i, c.depth + 1, static_cast<Sym>(key - 1)};
+      kid.hang_us = hang_us;
+      kid.hang_count = hang_count;
+      kid.baseline_us = baseline_us;
+      kid.baseline_count = baseline_count;
+      kid.weight = w;
+      kid.has_kids = has_kids;
       if (kid.lo == c.lo && kid.hi == c.hi && shared > 1) {
         // Every stack goes on with ref[depth, depth + shared): a chain of single children.
         kid.chain = shared - 1;
@@ -161,7 +183,6 @@ FlameTree BuildFlameTree(const std::vector<FlameStack>& stacks, const Symbols& s
         kid.tail_has_kids = longer;
       }
       offer(kid);
-      ++children;
     }
     left.push_back({children, n.hang_us - n.self_us, n.hang_count - n.self_count,
                     n.baseline_us - self_base_us, n.baseline_count - self_base_count});
