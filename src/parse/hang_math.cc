@@ -1,6 +1,7 @@
 #include "seismo/parse/hang_math.h"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 
 namespace seismo {
@@ -36,33 +37,45 @@ std::optional<HangTotals> LegacyHangTotals(const std::vector<HistogramBucket>& b
   return t;
 }
 
+namespace {
+// A hex digit's lower-case form; 0 for any other byte.
+constexpr std::array<char, 256> kHexLower = [] {
+  std::array<char, 256> t{};
+  for (char c = '0'; c <= '9'; ++c) t[static_cast<unsigned char>(c)] = c;
+  for (char c = 'a'; c <= 'f'; ++c) t[static_cast<unsigned char>(c)] = c;
+  for (char c = 'A'; c <= 'F'; ++c) t[static_cast<unsigned char>(c)] = static_cast<char>(c - 'A' + 'a');
+  return t;
+}();
+}  // namespace
+
 std::optional<std::string_view> RenderNativeFrame(int64_t module_index, std::string_view offset_hex,
                                                   const std::vector<std::string_view>& module_names,
                                                   TextArena& out) {
   std::string_view hex = offset_hex;
   if (hex.size() >= 2 && hex[0] == '0' && (hex[1] == 'x' || hex[1] == 'X')) hex.remove_prefix(2);
   if (hex.empty()) return std::nullopt;
-  for (char c : hex) {
-    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'))) return std::nullopt;
-  }
-  const size_t nz = hex.find_first_not_of('0');
-  const std::string_view digits = nz == std::string_view::npos ? std::string_view("0") : hex.substr(nz);
+  size_t nz = 0;
+  while (nz < hex.size() && hex[nz] == '0') ++nz;
+  const std::string_view digits = nz == hex.size() ? std::string_view("0") : hex.substr(nz);
   std::string_view module;
   if (module_index >= 0 && static_cast<uint64_t>(module_index) < module_names.size()) {
     module = module_names[static_cast<size_t>(module_index)];
   }
+  // Checked and lower-cased in one pass, as they are written: an offset that is not hex
+  // leaves its few bytes unused in the document's arena (it is rejected whole).
   const size_t head = module.empty() ? 2 : module.size() + 3;  // "<module>+0x" or "0x"
   char* p = out.Allocate(head + digits.size());
+  for (size_t k = 0; k < digits.size(); ++k) {
+    const char lower = kHexLower[static_cast<unsigned char>(digits[k])];
+    if (lower == 0) return std::nullopt;
+    p[head + k] = lower;
+  }
   if (!module.empty()) {
     std::memcpy(p, module.data(), module.size());
     p[module.size()] = '+';
   }
   p[head - 2] = '0';
   p[head - 1] = 'x';
-  for (size_t k = 0; k < digits.size(); ++k) {
-    const char c = digits[k];
-    p[head + k] = (c >= 'A' && c <= 'F') ? static_cast<char>(c - 'A' + 'a') : c;
-  }
   return std::string_view(p, head + digits.size());
 }
 

@@ -195,6 +195,13 @@ Result<std::unique_ptr<Scrubber>> Scrubber::Parse(std::string_view text, std::st
     return fail(rule_line, fmt::format("rule {} needs a `replace` line", s->rules_.back().name));
   }
   if (Status st = finish(); !st.ok()) return st;
+  // What pads a text shorter than a word: a byte no rule looks for (at most 32 of 256 are).
+  for (unsigned b = 0; b < 256; ++b) {
+    if (!s->key_bytes_[b]) {
+      s->filler_word_ = 0x0101010101010101 * b;
+      break;
+    }
+  }
   return s;
 }
 

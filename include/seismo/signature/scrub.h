@@ -75,19 +75,29 @@ class Scrubber {
 
   // Whether `text` holds one of key_bytes_: the pre-check every frame goes through (inline:
   // most frames hold none), eight bytes at a time — a byte of `v` equals k's exactly where
-  // `v ^ k` has a zero byte.
+  // `v ^ k` has a zero byte. The last word overlaps the one before it, and a text shorter
+  // than a word is padded with filler_word_'s byte (no key byte): no byte-wise tail.
   bool HoldsKeyByte(std::string_view text) const {
-    constexpr uint64_t kOnes = 0x0101010101010101, kHighs = 0x8080808080808080;
-    size_t i = 0;
-    for (; i + 8 <= text.size(); i += 8) {
-      uint64_t v;
-      std::memcpy(&v, text.data() + i, 8);
-      for (uint64_t k : key_words_) {
-        if ((((v ^ k) - kOnes) & ~(v ^ k) & kHighs) != 0) return true;
-      }
+    const size_t n = text.size();
+    if (n < 8) {
+      if (n == 0) return false;
+      uint64_t v = filler_word_;
+      std::memcpy(&v, text.data(), n);
+      return WordHoldsKeyByte(v);
     }
-    for (; i < text.size(); ++i) {
-      if (key_bytes_[static_cast<unsigned char>(text[i])]) return true;
+    uint64_t v;
+    for (size_t i = 0; i + 8 <= n; i += 8) {
+      std::memcpy(&v, text.data() + i, 8);
+      if (WordHoldsKeyByte(v)) return true;
+    }
+    if (n % 8 == 0) return false;
+    std::memcpy(&v, text.data() + n - 8, 8);
+    return WordHoldsKeyByte(v);
+  }
+  bool WordHoldsKeyByte(uint64_t v) const {
+    constexpr uint64_t kOnes = 0x0101010101010101, kHighs = 0x8080808080808080;
+    for (uint64_t k : key_words_) {
+      if ((((v ^ k) - kOnes) & ~(v ^ k) & kHighs) != 0) return true;
     }
     return false;
   }
@@ -98,6 +108,7 @@ class Scrubber {
   std::vector<Literal> literals_;      // every distinct `when` literal
   std::array<bool, 256> key_bytes_{};  // one byte of each `when` literal (its rarest)
   std::vector<uint64_t> key_words_;    // each key byte repeated eight times
+  uint64_t filler_word_ = 0;           // a byte of no key, repeated eight times
 };
 
 }  // namespace seismo

@@ -103,6 +103,9 @@ TEST(RenderNativeFrame, NonHexOffsetIsNotAFrame) {
   TextArena arena;
   EXPECT_FALSE(RenderNativeFrame(0, "xyz", {"xul.pdb"}, arena));
   EXPECT_FALSE(RenderNativeFrame(0, "", {"xul.pdb"}, arena));
+  EXPECT_FALSE(RenderNativeFrame(0, "1234567g", {"xul.pdb"}, arena)) << "the last digit is not hex";
+  EXPECT_FALSE(RenderNativeFrame(0, "0x00G1", {"xul.pdb"}, arena)) << "past the leading zeros";
+  EXPECT_FALSE(RenderNativeFrame(-1, "00 ", {}, arena));
 }
 
 TEST(HangSignature, InnermostIsTheLastElement) {

@@ -80,6 +80,25 @@ TEST(Scrubber, RulesRunInFileOrderEachOnTheResultOfTheOnesBefore) {
   EXPECT_FALSE((*s)->Scrub(untouched));
 }
 
+TEST(Scrubber, TheKeyBytePreCheckFindsAKeyByteAtEveryPlaceOfEveryLength) {
+  // Words of eight bytes, the last overlapping, a short text padded: every length up to five
+  // words, a key byte at each place, and every other byte value, which must not count.
+  auto s = Scrubber::Parse("rule a\n  when @\n  match @\n  replace _\n", "t");
+  ASSERT_TRUE(s) << s.error().message();
+  EXPECT_FALSE((*s)->MayChange(""));
+  for (size_t n = 1; n <= 40; ++n) {
+    for (size_t at = 0; at < n; ++at) {
+      std::string text(n, 'a');
+      text[at] = '@';
+      EXPECT_TRUE((*s)->MayChange(text)) << n << " bytes, key at " << at;
+    }
+    std::string none(n, '\0');
+    for (size_t i = 0; i < n; ++i) none[i] = static_cast<char>((i * 37 + n) % 256);
+    for (char& c : none) c = c == '@' ? 'A' : c;
+    EXPECT_FALSE((*s)->MayChange(none)) << n << " bytes without '@'";
+  }
+}
+
 TEST(Scrubber, AMalformedRulesFileIsRefusedWithItsLine) {
   struct Bad {
     const char* text;
