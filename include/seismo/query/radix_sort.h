@@ -6,7 +6,8 @@
 //   items ──count every pass's digits (one read)──> per pass: scatter by digit into scratch,
 //                                                   swap (stable: equal digits keep order)
 //
-// Used by IdSums (sums by (group, id)) and HangRows (hang rows in stack order).
+// Used by IdSums (sums by (group, id)), HangRows (hang rows in stack order) and BuildFlameTree
+// (a wide node's stacks by their next frame).
 //
 // Threading: one thread at a time.
 #pragma once
