@@ -77,6 +77,11 @@ FlameTree BuildFlameTree(const std::vector<FlameStack>& stacks, const Symbols& s
   size_t places = 0;
   bool dropped = false;
   auto heavier = [&lighter](const Candidate& a, const Candidate& b) { return lighter(b, a); };
+  // A child of weight w can get no place: none is left and it is lighter than the lightest
+  // listed (asked before a candidate is made: a node may have a million children).
+  auto unlisted = [&](double w) {
+    return kids.size() >= places && (kids.empty() || w < kids.front().weight);
+  };
   auto offer = [&](const Candidate& kid) {
     if (kids.size() < places) {
       kids.push_back(kid);
@@ -84,7 +89,7 @@ FlameTree BuildFlameTree(const std::vector<FlameStack>& stacks, const Symbols& s
       return;
     }
     dropped = true;
-    if (kids.empty() || !heavier(kid, kids.front())) return;
+    if (unlisted(kid.weight) || !heavier(kid, kids.front())) return;
     std::pop_heap(kids.begin(), kids.end(), heavier);
     kids.back() = kid;
     std::push_heap(kids.begin(), kids.end(), heavier);
@@ -117,7 +122,8 @@ FlameTree BuildFlameTree(const std::vector<FlameStack>& stacks, const Symbols& s
     // How far every stack goes on with the first one's frames (when they all share the next).
     const std::span<const Sym> ref = c.lo < c.hi ? stacks[order[c.lo]].frames : std::span<const Sym>();
     size_t shared = ref.size() - std::min(ref.size(), c.depth);
-    size_t deepest = 0;  // the longest stack's frames
+    size_t deepest = 0;    // the longest stack's frames
+    uint64_t max_key = 0;  // the radix sort's bits
     for (size_t i = c.lo; i < c.hi; ++i) {
       // Each stack's frames are somewhere else in memory (the stack table's): asked for a
       // few stacks ahead, the walk waits on memory once per batch, not once per stack.
@@ -128,6 +134,7 @@ FlameTree BuildFlameTree(const std::vector<FlameStack>& stacks, const Symbols& s
       const std::span<const Sym> f = stacks[order[i]].frames;
       const uint64_t key = c.depth < f.size() ? uint64_t{f[c.depth]} + 1 : 0;
       if (!keyed.empty() && key < keyed.back().first) grouped = false;
+      max_key = std::max(max_key, key);
       keyed.emplace_back(key, order[i]);
       if (shared > 0) {
         size_t m = 0;
@@ -141,8 +148,6 @@ FlameTree BuildFlameTree(const std::vector<FlameStack>& stacks, const Symbols& s
       // Many children (a node of a million stacks): by a radix sort of the frame ids, a few
       // passes where a comparison sort took ~20 (radix_sort.h).
       if (keyed.size() >= kRadixFrom) {
-        uint64_t max_key = 0;
-        for (const auto& k : keyed) max_key = std::max(max_key, k.first);
         RadixSortBy(keyed, std::bit_width(max_key), [](const auto& k) { return k.first; });
       } else {
         std::sort(keyed.begin(), keyed.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
@@ -174,10 +179,8 @@ FlameTree BuildFlameTree(const std::vector<FlameStack>& stacks, const Symbols& s
         continue;
       }
       ++children;
-      // A child lighter than the lightest listed one when no place is left is not listed
-      // (offer's test, before a candidate is made: a node may have a million children).
       const double w = weight(hang_us, baseline_us);
-      if (kids.size() >= places && (kids.empty() || w < kids.front().weight)) {
+      if (unlisted(w)) {
         dropped = true;
         continue;
       }
