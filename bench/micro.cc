@@ -8,6 +8,8 @@
 //   BM_FlameTree/N     BuildFlameTree of N distinct stacks under the API's 10 000-node bound:
 //                      the default flame graph's tree at N hang series (as bench/api.cc's
 //                      series: a shared prefix, then a leaf of their own)
+//   BM_HangRows/N      HangRows of the default window over a snapshot of N hang series: one
+//                      walk of the hang table, as the warm-up makes it before its answers
 //   BM_WarmDefaultAnswers/N  WarmDefaultAnswers of a snapshot of N hang series (bench/api.cc's
 //                      series documents): what the warm-up thread builds after each publish
 // Not a test: nothing here asserts a speed (SPEC §8).
@@ -29,6 +31,7 @@
 #include "seismo/query/answer_cache.h"
 #include "seismo/query/api.h"
 #include "seismo/query/flame_tree.h"
+#include "seismo/query/hang_rows.h"
 #include "seismo/shard/shard_set.h"
 #include "seismo/shard/spsc_ring.h"
 #include "seismo/signature/generator.h"
@@ -246,6 +249,18 @@ std::shared_ptr<const Snapshot> SeriesSnapshot(size_t n) {
   return snap;
 }
 
+void BM_HangRows(benchmark::State& state) {
+  const auto n = static_cast<size_t>(state.range(0));
+  const std::shared_ptr<const Snapshot> snap = SeriesSnapshot(n);
+  if (snap->table(Table::kHangs).size() < n) state.SkipWithError("fewer hang series than asked for");
+  const ApiSettings settings;
+  for (auto _ : state) {
+    HangRows rows(*snap, DefaultWindow(settings.windows_ms), Filters{});
+    benchmark::DoNotOptimize(rows.rows().data());
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(n));
+}
+
 void BM_WarmDefaultAnswers(benchmark::State& state) {
   const auto n = static_cast<size_t>(state.range(0));
   const std::shared_ptr<const Snapshot> snap = SeriesSnapshot(n);
@@ -269,6 +284,7 @@ BENCHMARK(BM_RouteEnqueue)->Arg(1)->Arg(2);
 BENCHMARK(BM_AggregateAdd);
 BENCHMARK(BM_Signature);
 BENCHMARK(BM_FlameTree)->Arg(100'000)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_HangRows)->Arg(100'000)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_WarmDefaultAnswers)->Arg(100'000)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
 
 // One JSON line per benchmark on stdout, like seismo_bench's measures:

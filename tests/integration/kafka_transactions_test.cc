@@ -181,9 +181,12 @@ void ACommitThatTimesOutIsFinishedByTheNextBegin(KafkaProducer& producer, const 
                                                  milliseconds patience,
                                                  const std::function<void()>& hold_back) {
   const auto t = test::Patience(seconds(60));
-  ASSERT_TRUE(producer.BeginTransaction(t).ok());
-  ASSERT_TRUE(producer.Produce(topic, "p/a", "slow", 0).ok());
-  ASSERT_TRUE(producer.Flush(t).ok());
+  Status first = producer.BeginTransaction(t);
+  ASSERT_TRUE(first.ok()) << first.message();
+  Status slow = producer.Produce(topic, "p/a", "slow", 0);
+  ASSERT_TRUE(slow.ok()) << slow.message();
+  Status flushed = producer.Flush(t);
+  ASSERT_TRUE(flushed.ok()) << flushed.message();
   hold_back();
   Status late = producer.CommitTransaction(patience);
   if (!late.ok()) {
@@ -193,7 +196,9 @@ void ACommitThatTimesOutIsFinishedByTheNextBegin(KafkaProducer& producer, const 
   }
   Status begun = producer.BeginTransaction(t);
   ASSERT_TRUE(begun.ok()) << begun.message();
-  ASSERT_TRUE(producer.Produce(topic, "p/b", "next", 1).ok());
+  // What the commit that timed out said, for when the next produce fails (seen once).
+  Status next = producer.Produce(topic, "p/b", "next", 1);
+  ASSERT_TRUE(next.ok()) << next.message() << " (the timed-out commit said: " << late.message() << ")";
   Status committed = producer.CommitTransaction(t);
   ASSERT_TRUE(committed.ok()) << committed.message();
 }

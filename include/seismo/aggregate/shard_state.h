@@ -193,8 +193,6 @@ class ShardState {
   Ref SeriesFor(const SeriesKey& key, uint64_t hash);
   SeriesData& Mutable(Ref r);                      // copy on write; marks the page changed
   HourChunk& MutableHour(SeriesData& s, size_t i);  // copy on write
-  // The bucket entry of `b` in series `r`, created if absent (then `created`).
-  size_t EntryFor(Ref r, int64_t b, SeriesData*& s, HourChunk*& c, bool& created);
   void AddToEntry(Ref r, int64_t b, const Values& v, uint64_t install_hash, const HyperLogLog* installs);
   void Release(Ref r);
   void ReleaseIfEmpty(Ref r);

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <set>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -14,13 +16,16 @@
 namespace seismo {
 namespace {
 
-std::vector<uint64_t> Bits(std::initializer_list<InternId> ids) {
+std::vector<uint64_t> Bits(std::span<const InternId> ids) {
   std::vector<uint64_t> bits;
   for (InternId id : ids) {
     if (id / 64 >= bits.size()) bits.resize(id / 64 + 1, 0);
     bits[id / 64] |= uint64_t{1} << (id % 64);
   }
   return bits;
+}
+std::vector<uint64_t> Bits(std::initializer_list<InternId> ids) {
+  return Bits(std::span<const InternId>(ids.begin(), ids.size()));
 }
 
 TEST(InternTable, EqualBytesGetOneIdAndReadBack) {
@@ -59,6 +64,41 @@ TEST(InternTable, BytesWithOneHashGetIdsOfTheirOwn) {
   EXPECT_NE(again, kNoId);
   EXPECT_EQ(t.Bytes(again), "alpha");
   EXPECT_EQ(t.size(), 2u);
+}
+
+// A stripe's set hashes an id by its entry's hash without the stripe's bits: strings whose
+// hashes share the high half and the stripe (the low bits), the high half alone, or the
+// stripe alone all keep ids of their own through many growths of the sets, are found again,
+// and sweeping some keeps the rest findable.
+TEST(InternTable, SlotsFoundAgainAfterTheSetGrewWhateverTheirHashesShare) {
+  InternTable t;
+  constexpr size_t kEach = 4000;
+  std::vector<std::pair<std::string, uint64_t>> strings;
+  for (size_t i = 0; i < kEach; ++i) {
+    strings.emplace_back("same" + std::to_string(i), uint64_t{7} << 32 | 5);        // tag and stripe
+    strings.emplace_back("tag" + std::to_string(i), uint64_t{7} << 32 | (i << 6));  // tag, stripe 0
+    strings.emplace_back("stripe" + std::to_string(i), uint64_t{i} << 32 | 5);      // stripe 5
+  }
+  std::vector<InternId> ids;
+  for (const auto& [bytes, hash] : strings) ids.push_back(t.Intern(bytes, hash));
+  EXPECT_EQ(t.size(), strings.size());
+  EXPECT_EQ(std::set<InternId>(ids.begin(), ids.end()).size(), strings.size());
+  for (size_t i = 0; i < strings.size(); ++i) {
+    EXPECT_EQ(t.Intern(strings[i].first, strings[i].second), ids[i]) << strings[i].first;
+    EXPECT_EQ(t.Bytes(ids[i]), strings[i].first);
+  }
+  // Keep every other one; the swept ones come back as new ids.
+  std::vector<InternId> kept;
+  for (size_t i = 0; i < ids.size(); i += 2) kept.push_back(ids[i]);
+  EXPECT_EQ(t.Sweep(Bits(kept)), strings.size() / 2);
+  for (size_t i = 0; i < strings.size(); i += 2) {
+    EXPECT_EQ(t.Intern(strings[i].first, strings[i].second), ids[i]) << strings[i].first;
+  }
+  for (size_t i = 1; i < strings.size(); i += 2) {
+    const InternId again = t.Intern(strings[i].first, strings[i].second);
+    EXPECT_EQ(t.Bytes(again), strings[i].first);
+  }
+  EXPECT_EQ(t.size(), strings.size());
 }
 
 // Four threads intern overlapping sets through their own caches: every string gets
