@@ -249,29 +249,31 @@ std::shared_ptr<const Snapshot> SeriesSnapshot(size_t n) {
   return snap;
 }
 
-void BM_HangRows(benchmark::State& state) {
+// Runs `round(snap, settings)` once per iteration over the snapshot of state.range(0) hang
+// series, with the API's default settings.
+template <typename Round>
+void OverSeriesSnapshot(benchmark::State& state, Round&& round) {
   const auto n = static_cast<size_t>(state.range(0));
   const std::shared_ptr<const Snapshot> snap = SeriesSnapshot(n);
   if (snap->table(Table::kHangs).size() < n) state.SkipWithError("fewer hang series than asked for");
   const ApiSettings settings;
-  for (auto _ : state) {
-    HangRows rows(*snap, DefaultWindow(settings.windows_ms), Filters{});
-    benchmark::DoNotOptimize(rows.rows().data());
-  }
+  for (auto _ : state) round(snap, settings);
   state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(n));
 }
 
+void BM_HangRows(benchmark::State& state) {
+  OverSeriesSnapshot(state, [](const std::shared_ptr<const Snapshot>& snap, const ApiSettings& settings) {
+    HangRows rows(*snap, DefaultWindow(settings.windows_ms), Filters{});
+    benchmark::DoNotOptimize(rows.rows().data());
+  });
+}
+
 void BM_WarmDefaultAnswers(benchmark::State& state) {
-  const auto n = static_cast<size_t>(state.range(0));
-  const std::shared_ptr<const Snapshot> snap = SeriesSnapshot(n);
-  if (snap->table(Table::kHangs).size() < n) state.SkipWithError("fewer hang series than asked for");
-  const ApiSettings settings;
-  for (auto _ : state) {
+  OverSeriesSnapshot(state, [](const std::shared_ptr<const Snapshot>& snap, const ApiSettings& settings) {
     AnswerCache<ApiAnswer> cache(size_t{1} << 30);  // every answer of the round kept, as the warm-up's
     WarmDefaultAnswers(snap, settings, cache, nullptr);
     benchmark::ClobberMemory();
-  }
-  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(n));
+  });
 }
 
 BENCHMARK(BM_ParseMain);
