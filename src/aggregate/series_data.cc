@@ -1,6 +1,7 @@
 #include "seismo/aggregate/series_data.h"
 
 #include <algorithm>
+#include <cassert>
 
 namespace seismo {
 namespace {
@@ -97,6 +98,11 @@ void SeriesData::EmptyHourCameOrWent() {
   } else if (!total_) {
     Retotal();
   }
+#ifndef NDEBUG
+  Values sum{};
+  for (const auto& c : hours) AddValues(sum, c->sum());
+  assert(total() == sum && "the hour that came or went held values: Retotal, not EmptyHourCameOrWent");
+#endif
 }
 
 void SeriesData::Retotal() {
@@ -180,6 +186,12 @@ size_t BucketCount(const SeriesData& s) {
   size_t n = 0;
   for (const auto& c : s.hours) n += c->buckets.size();
   return n;
+}
+
+const HyperLogLog* BucketImageInstalls(const HourChunk& c, size_t i) {
+  if (!c.installs().empty()) return &c.installs()[i];
+  if (i == 0 && !c.hour_installs().empty()) return &c.hour_installs();
+  return nullptr;
 }
 
 }  // namespace seismo

@@ -60,19 +60,6 @@ int64_t ShardState::BucketOf(int64_t ms) const {
   return (ms % b != 0 && ms < 0) ? q - 1 : q;
 }
 
-namespace {
-
-// The sketch an image's entry (or a fold) carries for bucket `i` of an hour: a crash
-// bucket's own; a build-usage hour's on its first bucket (restoring merges it into the
-// same hour); none otherwise.
-const HyperLogLog* EntryInstalls(const HourChunk& c, size_t i) {
-  if (!c.installs().empty()) return &c.installs()[i];
-  if (i == 0 && !c.hour_installs().empty()) return &c.hour_installs();
-  return nullptr;
-}
-
-}  // namespace
-
 // ------------------------------------------------------------ memory
 
 size_t ShardState::ReaderBytes(Table t) {
@@ -461,7 +448,7 @@ void ShardState::Fold(Ref r) {
   const Ref o = SeriesFor(okey, KeyContentHash(okey, *symbols_));
   for (const auto& c : x->hours) {
     for (size_t i = 0; i < c->buckets.size(); ++i) {
-      AddToEntry(o, c->buckets[i], c->values[i], 0, EntryInstalls(*c, i));
+      AddToEntry(o, c->buckets[i], c->values[i], 0, BucketImageInstalls(*c, i));
     }
   }
   SeriesData& os = Mutable(o);
@@ -607,7 +594,7 @@ ShardImage ShardState::Image() const {
       out.installs = s->installs;
       for (const auto& c : s->hours) {
         for (size_t i = 0; i < c->buckets.size(); ++i) {
-          const HyperLogLog* h = EntryInstalls(*c, i);
+          const HyperLogLog* h = BucketImageInstalls(*c, i);
           out.entries.push_back({c->buckets[i], c->values[i], h != nullptr ? *h : HyperLogLog()});
         }
       }

@@ -118,8 +118,8 @@ std::shared_ptr<const Snapshot> Combine(const std::vector<std::shared_ptr<const 
         out.installs = s->installs;
         for (const auto& c : s->hours) {
           for (size_t i = 0; i < c->buckets.size(); ++i) {
-            out.entries.push_back(
-                {c->buckets[i], c->values[i], c->installs().empty() ? HyperLogLog() : c->installs()[i]});
+            const HyperLogLog* installs = BucketImageInstalls(*c, i);
+            out.entries.push_back({c->buckets[i], c->values[i], installs ? *installs : HyperLogLog()});
           }
         }
         state.RestoreSeries(out);

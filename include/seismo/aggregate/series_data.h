@@ -199,5 +199,9 @@ std::vector<BucketPoint> PointsOf(const SeriesData& s, int64_t from, int64_t to)
 std::vector<HourPoint> HourlyOf(const SeriesData& s);
 // Number of buckets holding a value.
 size_t BucketCount(const SeriesData& s);
+// The sketch an image's entry (shard_image.h) or a fold carries for bucket `i` of an hour:
+// a crash bucket's own; a build-usage hour's on its first bucket (restoring merges it into
+// the same hour); none otherwise.
+const HyperLogLog* BucketImageInstalls(const HourChunk& c, size_t i);
 
 }  // namespace seismo
