@@ -56,6 +56,24 @@ TEST(BuildInstalls, TheSeriesCountsEveryInstallItsHoursTheCrashReporters) {
   EXPECT_EQ(s.total()[2], 3);
 }
 
+// The tests' Combine (support/keys.h: two daemons' snapshots as one) carries both sides too:
+// it rebuilds each series from its image entries, where a build-usage hour's reporters ride
+// on its first bucket (BucketImageInstalls); it used to drop them.
+TEST(BuildInstalls, BothSidesSurviveTheTestsCombine) {
+  Symbols sym;
+  const AggregateOptions options;
+  ShardState state(options, &sym);
+  TenInstalls(sym, state);
+  const std::shared_ptr<const Snapshot> snap =
+      MergeSnapshots({state.Snapshot()}, sym, options.bucket_ms, options.windows_ms, options.retention_ms);
+  const std::shared_ptr<const Snapshot> combined = test::Combine({snap, snap}, options);
+  ASSERT_EQ(combined->table(Table::kBuildUsage).size(), 1u);
+  const SeriesData& s = *combined->table(Table::kBuildUsage)[0];
+  EXPECT_NEAR(s.installs.Estimate(), 10.0, 0.05) << "the same ten installs, twice";
+  EXPECT_NEAR(InstallsOfHours(s).Estimate(), 2.0, 0.01) << "install-3 and install-7";
+  EXPECT_EQ(s.total()[2], 6) << "three gpu crashes, twice";
+}
+
 // An hour keeps its sketches beside it, and only where its table has one (series_data.h):
 // a build-usage hour without reporters keeps none. A published hour is copied before it
 // changes, sketches included, so what a reader holds never moves.
