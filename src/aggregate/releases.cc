@@ -1,11 +1,10 @@
 #include "seismo/aggregate/releases.h"
 
-#include <absl/container/flat_hash_map.h>
-
 #include <algorithm>
 #include <array>
 
 #include "seismo/aggregate/subprocess_crashes.h"
+#include "seismo/core/syms_map.h"
 
 namespace seismo {
 namespace {
@@ -62,7 +61,7 @@ class BuildsOf {
 
   std::vector<Build>& builds_;
   const size_t channel_, build_, os_;
-  absl::flat_hash_map<std::array<Sym, 2>, size_t> at_;
+  SymsMap<2, size_t> at_;
   std::vector<size_t> distinct_;  // per build, its OS names' count at their last deduplication
 };
 

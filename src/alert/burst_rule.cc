@@ -6,13 +6,12 @@
 //
 // Units are buckets when the window and its baseline fit in the longest window (the
 // buckets a snapshot's time series hold), else hours.
-#include <absl/container/flat_hash_map.h>
-
 #include <algorithm>
 #include <cmath>
 
 #include "round.h"
 #include "seismo/alert/stats.h"
+#include "seismo/core/syms_map.h"
 
 namespace seismo::alert_detail {
 namespace {
@@ -84,11 +83,10 @@ void BurstRule(Round& round, const BuildIndex& index) {
   const BurstRanges ranges = MakeBurstRanges(snap, options);
   const std::optional<size_t> span = snap.SpanIndex(options.burst_window.count());
   const BucketRange span_buckets = span ? snap.SpanRange(*span) : BucketRange{};
-  using ChannelOs = std::array<Sym, 2>;
   // Usage hours are summed in build order, each build's rows in key order (the order of
   // the floating-point sums is part of the result).
-  absl::flat_hash_map<ChannelOs, Exposure> usage, crash_share;
-  absl::flat_hash_map<std::array<Sym, 3>, SignatureSide> signatures;  // (channel, os, signature)
+  SymsMap<2, Exposure> usage, crash_share;  // (channel, os)
+  SymsMap<3, SignatureSide> signatures;     // (channel, os, signature)
   for (const CrashBuild& build : index.crash_builds) {
     for (const SeriesData* series : build.usage) {
       auto [window, baseline] = BurstSums(*series, 0, ranges);

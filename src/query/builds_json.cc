@@ -9,12 +9,12 @@
 
 #include "seismo/aggregate/subprocess_crashes.h"
 #include "seismo/core/json_writer.h"
+#include "seismo/core/syms_map.h"
 #include "seismo/core/time.h"
 #include "seismo/query/hang_rows.h"
 #include "seismo/query/releases_json.h"
 #include "seismo/query/replay_output.h"
 #include "seismo/query/selection.h"
-#include "seismo/query/syms_map.h"
 
 namespace seismo {
 namespace {

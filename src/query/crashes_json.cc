@@ -7,10 +7,10 @@
 #include <cmath>
 
 #include "seismo/core/json_writer.h"
+#include "seismo/core/syms_map.h"
 #include "seismo/core/time.h"
 #include "seismo/query/replay_output.h"
 #include "seismo/query/selection.h"
-#include "seismo/query/syms_map.h"
 
 namespace seismo {
 namespace {

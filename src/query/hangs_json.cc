@@ -5,13 +5,13 @@
 #include <algorithm>
 
 #include "seismo/core/json_writer.h"
+#include "seismo/core/syms_map.h"
 #include "seismo/core/time.h"
 #include "seismo/query/answer_bound.h"
 #include "seismo/query/hang_rows.h"
 #include "seismo/query/id_sums.h"
 #include "seismo/query/replay_output.h"
 #include "seismo/query/selection.h"
-#include "seismo/query/syms_map.h"
 
 namespace seismo {
 namespace {

@@ -1,4 +1,4 @@
-// Hash maps keyed by a few text ids (a row's grouping fields), as the answers build them
+// Hash maps keyed by a few text ids (a row's grouping fields), as the answers and rules build them
 // once per selected series. std::array's == compares through memcmp, a call per probe that
 // was 7 % of a warm-up round at 10^6 series; SymsEq compares the ids one by one, inline.
 #pragma once
