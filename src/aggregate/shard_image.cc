@@ -8,6 +8,20 @@
 
 namespace seismo {
 
+SeriesImage ImageOf(const SeriesData& s) {
+  SeriesImage out;
+  out.key = s.key;
+  out.first_ms = s.first_ms;
+  out.installs = s.installs;
+  for (const auto& c : s.hours) {
+    for (size_t i = 0; i < c->buckets.size(); ++i) {
+      const HyperLogLog* h = BucketImageInstalls(*c, i);
+      out.entries.push_back({c->buckets[i], c->values[i], h != nullptr ? *h : HyperLogLog()});
+    }
+  }
+  return out;
+}
+
 void EncodeHll(const HyperLogLog& h, ByteWriter& w) {
   if (!h.dense().empty()) {
     w.U8(2);

@@ -587,18 +587,7 @@ ShardImage ShardState::Image() const {
   std::sort(image.seen_previous.begin(), image.seen_previous.end());
   for (size_t t = 0; t < kTableCount; ++t) {
     for (const auto& s : slots_[t]) {
-      if (!s) continue;
-      SeriesImage out;
-      out.key = s->key;
-      out.first_ms = s->first_ms;
-      out.installs = s->installs;
-      for (const auto& c : s->hours) {
-        for (size_t i = 0; i < c->buckets.size(); ++i) {
-          const HyperLogLog* h = BucketImageInstalls(*c, i);
-          out.entries.push_back({c->buckets[i], c->values[i], h != nullptr ? *h : HyperLogLog()});
-        }
-      }
-      image.series.push_back(std::move(out));
+      if (s) image.series.push_back(ImageOf(*s));
     }
   }
   return image;

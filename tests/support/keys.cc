@@ -103,7 +103,9 @@ std::shared_ptr<const Snapshot> Combine(const std::vector<std::shared_ptr<const 
     state.RestoreBegin(image, false, true);
     for (size_t t = 0; t < kTableCount; ++t) {
       for (const SeriesData* s : part->table(static_cast<Table>(t))) {
-        SeriesImage out;
+        // The series' image, its key re-interned into the combined Symbols.
+        SeriesImage out = ImageOf(*s);
+        out.key = SeriesKey{};
         out.key.table = s->key.table;
         for (size_t i = 0; i < FieldCount(s->key.table); ++i) {
           if (IsStackField(s->key.table, i)) {
@@ -112,14 +114,6 @@ std::shared_ptr<const Snapshot> Combine(const std::vector<std::shared_ptr<const 
             out.key.f[i] = symbols->InternStack(frames);
           } else {
             out.key.f[i] = symbols->Intern(part->symbols->Text(s->key[i]));
-          }
-        }
-        out.first_ms = s->first_ms;
-        out.installs = s->installs;
-        for (const auto& c : s->hours) {
-          for (size_t i = 0; i < c->buckets.size(); ++i) {
-            const HyperLogLog* installs = BucketImageInstalls(*c, i);
-            out.entries.push_back({c->buckets[i], c->values[i], installs ? *installs : HyperLogLog()});
           }
         }
         state.RestoreSeries(out);

@@ -39,6 +39,10 @@ struct SeriesImage {
   Table table() const { return key.table; }
 };
 
+// The image of one series: its key, first event time, installs, and an entry per bucket with
+// the sketch BucketImageInstalls gives it (series_data.h). The one maker of series images.
+SeriesImage ImageOf(const SeriesData& s);
+
 struct ShardImage {
   // Where the state was taken from: its shard, and its partition slot in that shard (a
   // partition-scoped ShardSet's, ADR 0024; 0 otherwise). Set by ShardSet and by the

@@ -75,8 +75,8 @@ TEST(InternTable, SlotsFoundAgainAfterTheSetGrewWhateverTheirHashesShare) {
   constexpr size_t kEach = 4000;
   std::vector<std::pair<std::string, uint64_t>> strings;
   for (size_t i = 0; i < kEach; ++i) {
-    strings.emplace_back("same" + std::to_string(i), uint64_t{7} << 32 | 5);        // tag and stripe
-    strings.emplace_back("tag" + std::to_string(i), uint64_t{7} << 32 | (i << 6));  // tag, stripe 0
+    strings.emplace_back("same" + std::to_string(i), uint64_t{7} << 32 | 5);        // high half and stripe
+    strings.emplace_back("tag" + std::to_string(i), uint64_t{7} << 32 | (i << 6));  // high half, stripe 0
     strings.emplace_back("stripe" + std::to_string(i), uint64_t{i} << 32 | 5);      // stripe 5
   }
   std::vector<InternId> ids;
