@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <functional>
+#include <iostream>
 #include <map>
 #include <memory>
 #include <optional>
@@ -196,9 +197,24 @@ void ACommitThatTimesOutIsFinishedByTheNextBegin(KafkaProducer& producer, const 
   }
   Status begun = producer.BeginTransaction(t);
   ASSERT_TRUE(begun.ok()) << begun.message();
-  // What the commit that timed out said, for when the next produce fails (seen once).
   Status next = producer.Produce(topic, "p/b", "next", 1);
-  ASSERT_TRUE(next.ok()) << next.message() << " (the timed-out commit said: " << late.message() << ")";
+  if (!next.ok()) {
+    // Seen in about one full real-broker run in two (librdkafka 2.0.2, never alone, never on
+    // the mock): the begin that finished the timed-out commit succeeded, yet the first produce
+    // is refused, "Local: Erroneous state". The daemon aborts such a publish and makes the
+    // next one (ClusterNode::Transact); so does this test, once, after printing what the
+    // producer says of its state (a commit of the empty transaction names it; one refused as
+    // abortable aborts it). What it tests, that the timed-out commit landed, is the read-back
+    // below either way.
+    Status state = producer.CommitTransaction(t);
+    std::cout << "the produce after the begin was refused: " << next.message()
+              << "; the timed-out commit had said: " << late.message()
+              << "; a commit then said: " << (state.ok() ? "ok" : state.message()) << "\n";
+    Status again = producer.BeginTransaction(t);
+    ASSERT_TRUE(again.ok()) << again.message();
+    next = producer.Produce(topic, "p/b", "next", 1);
+    ASSERT_TRUE(next.ok()) << next.message() << " (twice)";
+  }
   Status committed = producer.CommitTransaction(t);
   ASSERT_TRUE(committed.ok()) << committed.message();
 }
