@@ -70,8 +70,13 @@ test('a live update waits while a button is held on a chart', {skip}, async () =
   await eventually(async () => (await page.getAttribute('#conn', 'data-state')) === 'live', 10000, 'stream connected');
   const before = await showsApiTotal();
   const over = page.locator('[data-testid="crash-trend-chart"] .u-over');
-  await over.scrollIntoViewIfNeeded();
-  const box = await over.boundingBox();
+  // A live update can draw the chart anew between finding it and scrolling to it (CI saw
+  // "Element is not attached to the DOM" once): found again until it holds still. The button
+  // goes down at the same place of the page either way.
+  const box = await eventually(async () => {
+    await over.scrollIntoViewIfNeeded({timeout: 2000});
+    return over.boundingBox();
+  }, 10000, 'the crash trend chart in view');
   await page.mouse.move(box.x + box.width * 0.4, box.y + box.height / 2);
   await page.mouse.down();
   const documents = (await api('status')).documents;
