@@ -97,12 +97,6 @@ InternTable::~InternTable() {
   }
 }
 
-InternTable::Entry* InternTable::EntryOf(InternId id) const {
-  // acquire: pairs with the release stores of the page pointer and of the slot.
-  std::atomic<Entry*>* page = pages_[id >> kPageBits].load(std::memory_order_acquire);
-  return page == nullptr ? nullptr : page[id & (kPageSize - 1)].load(std::memory_order_acquire);
-}
-
 std::string_view InternTable::Bytes(InternId id) const {
   const Entry* e = EntryOf(id);
   return e == nullptr ? std::string_view() : e->view();

@@ -39,6 +39,53 @@ class PieceWriter {
   OutputSink* sink_;
 };
 
+// Asks memory ahead for what writing row i + ahead will read. Rows go out in key order,
+// which visits their series, hours, stacks, frames and texts in no order the hardware
+// foresees: without it, the output spent 40 % of its time waiting on those reads (ADR 0020).
+// Each step reads only what an earlier step (more rows ahead) asked for.
+class RowPrefetcher {
+ public:
+  RowPrefetcher(const std::vector<const SeriesData*>& rows, const Symbols& symbols)
+      : rows_(rows), text_(symbols.text()), stacks_(symbols.stacks()), symbols_(symbols) {}
+
+  void Ahead(size_t i) const {
+    if (const SeriesData* s = At(i + 20)) {  // the series
+      __builtin_prefetch(s);
+      __builtin_prefetch(reinterpret_cast<const char*>(s) + 64);
+    }
+    if (const SeriesData* s = At(i + 14)) {  // its total; its texts' and stack's slots
+      if (s->keeps_total()) {
+        __builtin_prefetch(&s->total());
+      } else if (!s->hours.empty()) {
+        __builtin_prefetch(s->hours.front().get());
+        __builtin_prefetch(reinterpret_cast<const char*>(s->hours.front().get()) + 64);
+      }
+      ForFields(*s, [&](InternId id, bool stack) { (stack ? stacks_ : text_).PrefetchSlot(id); });
+    }
+    if (const SeriesData* s = At(i + 9)) {  // its texts and its stack
+      ForFields(*s, [&](InternId id, bool stack) { (stack ? stacks_ : text_).PrefetchEntry(id); });
+    }
+    if (const SeriesData* s = At(i + 5); s != nullptr && s->table() == Table::kHangs) {  // frames' slots
+      for (Sym f : symbols_.Frames(s->key[hang_field::kStack])) text_.PrefetchSlot(f);
+    }
+    if (const SeriesData* s = At(i + 2); s != nullptr && s->table() == Table::kHangs) {  // frames
+      for (Sym f : symbols_.Frames(s->key[hang_field::kStack])) text_.PrefetchEntry(f);
+    }
+  }
+
+ private:
+  const SeriesData* At(size_t i) const { return i < rows_.size() ? rows_[i] : nullptr; }
+  template <class F>
+  static void ForFields(const SeriesData& s, F&& f) {
+    for (size_t k = 0; k < FieldCount(s.table()); ++k) f(s.key[k], IsStackField(s.table(), k));
+  }
+
+  const std::vector<const SeriesData*>& rows_;
+  const InternTable& text_;
+  const InternTable& stacks_;
+  const Symbols& symbols_;
+};
+
 // The usage (ms, the first value) of every series of `t`, by key: the denominators of
 // the hang and crash rows.
 absl::flat_hash_map<SeriesKey, int64_t> UsageByKey(const Snapshot& snap, Table t) {
@@ -86,7 +133,11 @@ void WriteRecords(JsonWriter& w, const Snapshot& snap, const RecordCounts& c) {
 void WriteUsage(PieceWriter& out, const Snapshot& snap) {
   JsonWriter& w = out.w();
   w.Key("usage").BeginArray();
-  for (const SeriesData* s : snap.sorted(Table::kUsage)) {
+  const auto& rows = snap.sorted(Table::kUsage);
+  const RowPrefetcher prefetch(rows, *snap.symbols);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    prefetch.Ahead(i);
+    const SeriesData* s = rows[i];
     const SeriesKey& k = s->key;
     w.BeginObject();
     w.Key("source").String(snap.Text(k[usage_field::kSource]));
@@ -104,7 +155,11 @@ void WriteUsage(PieceWriter& out, const Snapshot& snap) {
 void WriteBuilds(PieceWriter& out, const Snapshot& snap) {
   JsonWriter& w = out.w();
   w.Key("builds").BeginArray();
-  for (const SeriesData* s : snap.sorted(Table::kBuildUsage)) {
+  const auto& rows = snap.sorted(Table::kBuildUsage);
+  const RowPrefetcher prefetch(rows, *snap.symbols);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    prefetch.Ahead(i);
+    const SeriesData* s = rows[i];
     const SeriesKey& k = s->key;
     const Values& v = s->total();
     w.BeginObject();
@@ -131,7 +186,11 @@ void WriteHangs(PieceWriter& out, const Snapshot& snap) {
   const auto usage = UsageByKey(snap, Table::kUsage);
   JsonWriter& w = out.w();
   w.Key("hangs").BeginArray();
-  for (const SeriesData* s : snap.sorted(Table::kHangs)) {
+  const auto& rows = snap.sorted(Table::kHangs);
+  const RowPrefetcher prefetch(rows, *snap.symbols);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    prefetch.Ahead(i);
+    const SeriesData* s = rows[i];
     const SeriesKey& k = s->key;
     const Values& v = s->total();
     const int64_t usage_ms = Find(usage, Prefix(k, Table::kUsage));
@@ -161,7 +220,11 @@ void WriteCrashes(PieceWriter& out, const Snapshot& snap) {
   const auto builds = UsageByKey(snap, Table::kBuildUsage);
   JsonWriter& w = out.w();
   w.Key("crashes").BeginArray();
-  for (const SeriesData* s : snap.sorted(Table::kCrashes)) {
+  const auto& rows = snap.sorted(Table::kCrashes);
+  const RowPrefetcher prefetch(rows, *snap.symbols);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    prefetch.Ahead(i);
+    const SeriesData* s = rows[i];
     const SeriesKey& k = s->key;
     const Values& v = s->total();
     const int64_t usage_ms = Find(builds, Prefix(k, Table::kBuildUsage));
