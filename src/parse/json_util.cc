@@ -201,6 +201,20 @@ bool NestsDeeperThan(std::string_view json, size_t max_depth) {
   return ScanBytes(p, end, max_depth, st);
 }
 
+std::string_view DepthScanKernel() {
+#if !defined(SEISMO_SIMD_DEPTH)
+  return "bytes";
+#elif defined(__AVX2__) && defined(__PCLMUL__) && defined(__x86_64__)
+  return "avx2+pclmul";
+#elif defined(__AVX2__)
+  return "avx2+shifts";
+#elif defined(__PCLMUL__) && defined(__x86_64__)
+  return "sse2+pclmul";
+#else
+  return "sse2+shifts";
+#endif
+}
+
 std::optional<uint64_t> ParseUint(std::string_view text) {
   uint64_t v = 0;
   auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);

@@ -46,6 +46,17 @@ TEST(NestsDeeperThan, AgreesWithTheNaiveModelOnRandomDocuments) {
   }
 }
 
+// The parse stage is built for x86-64-v3 with PCLMUL (CMakeLists.txt); unit_parse_portable
+// builds json_util.cc again for baseline x86-64 (tests/CMakeLists.txt), so the tests above
+// also run over the SSE2 blocks and the shifted prefix XOR.
+TEST(NestsDeeperThan, RunsTheKernelItsBuildAskedFor) {
+#if defined(SEISMO_EXPECTED_DEPTH_KERNEL)
+  EXPECT_EQ(DepthScanKernel(), SEISMO_EXPECTED_DEPTH_KERNEL);
+#else
+  EXPECT_FALSE(DepthScanKernel().empty());
+#endif
+}
+
 TEST(NestsDeeperThan, BracketsInsideStringsDoNotCount) {
   std::string doc = "{\"k\":\"" + std::string(300, '[') + "\\\"" + std::string(300, '{') + "\"}";
   EXPECT_FALSE(NestsDeeperThan(doc, 2));
