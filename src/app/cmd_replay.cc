@@ -47,8 +47,9 @@ std::string SummaryBody(const ReplayResult& r) {
   // (equal texts have equal ids), turned into text once per group.
   const Snapshot& snap = *r.snapshot;
   SymsMap<1, int64_t> usage_ms;
-  for (const SeriesData* s : snap.table(Table::kUsage))
+  for (const SeriesData* s : snap.table(Table::kUsage)) {
     usage_ms[{s->key[usage_field::kSource]}] += s->total()[0];
+  }
   std::map<std::string_view, int64_t> usage_by_source;
   for (const auto& [source, ms] : usage_ms) usage_by_source[snap.Text(source[0])] += ms;
   for (const auto& [source, ms] : usage_by_source) {
@@ -75,8 +76,9 @@ std::string SummaryBody(const ReplayResult& r) {
     out += fmt::format("    {:>10.2f}  {}\n", top[i].first, top[i].second);
   }
   SymsMap<1, int64_t> crashes;
-  for (const SeriesData* s : snap.table(Table::kCrashes))
+  for (const SeriesData* s : snap.table(Table::kCrashes)) {
     crashes[{s->key[crash_field::kSignature]}] += s->total()[0];
+  }
   std::vector<std::pair<int64_t, std::string>> top_crashes;
   for (const auto& [sig, n] : crashes) top_crashes.push_back({n, std::string(snap.Text(sig[0]))});
   std::sort(top_crashes.begin(), top_crashes.end(), [](const auto& a, const auto& b) {
