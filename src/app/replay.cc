@@ -23,6 +23,13 @@ namespace {
 // Chunks a file's reader may run ahead of each parse worker (see RunReplay).
 constexpr size_t kReplayQueueChunks = 4;
 
+// About the most distinct texts and stacks a replay's input holds per byte (the dense
+// corpus: one text per 650 bytes, one stack per 2 600; padded pings far fewer). The intern
+// tables get room for them ahead, capped, and grow only past it (InternTable::Reserve).
+constexpr uint64_t kInputBytesPerText = 512;
+constexpr uint64_t kInputBytesPerStack = 2048;
+constexpr uint64_t kMaxReservedIds = uint64_t{1} << 22;
+
 // Redraws one status line on stderr about four times a second.
 class ProgressBar {
  public:
@@ -100,6 +107,10 @@ Result<ReplayResult> RunReplay(const Config& config, const std::vector<std::stri
 
   SystemClock system_clock;
   auto symbols = std::make_unique<Symbols>();
+  if (total) {  // files' sizes, compressed or not (stdin has none)
+    symbols->Reserve(std::min(*total / kInputBytesPerText, kMaxReservedIds),
+                     std::min(*total / kInputBytesPerStack, kMaxReservedIds));
+  }
   Pipeline pipeline(po, symbols.get(), signatures, dead_letters.get(),
                     options.clock ? options.clock : &system_clock);
   pipeline.Start();

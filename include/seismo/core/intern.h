@@ -75,6 +75,12 @@ class InternTable {
   }
   void PrefetchEntry(InternId id) const { __builtin_prefetch(EntryOf(id)); }
 
+  // Room for about `ids` ids in all, so that interning that many grows no index. Each
+  // growth rehashes every id of a stripe, reading its entry (a cache miss each): a caller
+  // that knows roughly how many strings are coming (a replay, by its input's size) saves it.
+  // The room is in no MemoryBytes() (which counts the ids themselves).
+  void Reserve(size_t ids);
+
   // Readers: entries swept after this call stay readable while the pin lives.
   std::shared_ptr<const InternPin> Pin();
 

@@ -40,6 +40,12 @@ class Symbols {
   // Content hash of a stack: a function of its frames' texts only.
   uint64_t StackHash(StackId id) const { return stacks_.Hash(id); }
 
+  // Room ahead for about `texts` texts and `stacks` stacks (InternTable::Reserve).
+  void Reserve(size_t texts, size_t stacks) {
+    text_.Reserve(texts);
+    stacks_.Reserve(stacks);
+  }
+
   // Interning without a cache (start-up, restore, tests). Frames of a stack must be live.
   Sym Intern(std::string_view text) { return text_.Intern(text); }
   StackId InternStack(std::span<const Sym> frames);

@@ -101,6 +101,28 @@ TEST(InternTable, SlotsFoundAgainAfterTheSetGrewWhateverTheirHashesShare) {
   EXPECT_EQ(t.size(), strings.size());
 }
 
+// Room reserved ahead changes no id and no count: two tables, one with room for all the
+// strings and one with none, give the same ids in the same order, find them again alike,
+// and count the same bytes (the room is in no MemoryBytes()).
+TEST(InternTable, ReservedRoomChangesNoIdAndNoCount) {
+  InternTable roomy;
+  InternTable plain;
+  roomy.Reserve(20000);
+  for (size_t i = 0; i < 20000; ++i) {
+    const std::string s = "frame" + std::to_string(i % 15000);
+    ASSERT_EQ(roomy.Intern(s), plain.Intern(s)) << s;
+  }
+  EXPECT_EQ(roomy.size(), 15000u);
+  EXPECT_EQ(roomy.size(), plain.size());
+  EXPECT_EQ(roomy.MemoryBytes(), plain.MemoryBytes());
+  for (size_t i = 0; i < 15000; i += 7) {
+    const std::string s = "frame" + std::to_string(i);
+    EXPECT_EQ(roomy.Find(s), plain.Find(s)) << s;
+  }
+  roomy.Reserve(0);  // less room than it holds: nothing shrinks, nothing is lost
+  EXPECT_EQ(roomy.Find("frame14999"), plain.Find("frame14999"));
+}
+
 // Four threads intern overlapping sets through their own caches: every string gets
 // exactly one id, the same for every thread, and reads back as itself.
 TEST(InternTable, ThreadsAgreeOnEveryIdLikeAModel) {
