@@ -46,7 +46,7 @@ class PieceWriter {
 class RowPrefetcher {
  public:
   RowPrefetcher(const std::vector<const SeriesData*>& rows, const Symbols& symbols)
-      : rows_(rows), text_(symbols.text()), stacks_(symbols.stacks()), symbols_(symbols) {}
+      : rows_(rows), symbols_(symbols) {}
 
   void Ahead(size_t i) const {
     if (const SeriesData* s = At(i + 20)) {  // the series
@@ -60,16 +60,16 @@ class RowPrefetcher {
         __builtin_prefetch(s->hours.front().get());
         __builtin_prefetch(reinterpret_cast<const char*>(s->hours.front().get()) + 64);
       }
-      ForFields(*s, [&](InternId id, bool stack) { (stack ? stacks_ : text_).PrefetchSlot(id); });
+      ForFields(*s, [&](InternId id, bool stack) { TableOf(stack).PrefetchSlot(id); });
     }
     if (const SeriesData* s = At(i + 9)) {  // its texts and its stack
-      ForFields(*s, [&](InternId id, bool stack) { (stack ? stacks_ : text_).PrefetchEntry(id); });
+      ForFields(*s, [&](InternId id, bool stack) { TableOf(stack).PrefetchEntry(id); });
     }
     if (const SeriesData* s = At(i + 5); s != nullptr && s->table() == Table::kHangs) {  // frames' slots
-      for (Sym f : symbols_.Frames(s->key[hang_field::kStack])) text_.PrefetchSlot(f);
+      for (Sym f : symbols_.Frames(s->key[hang_field::kStack])) symbols_.text().PrefetchSlot(f);
     }
     if (const SeriesData* s = At(i + 2); s != nullptr && s->table() == Table::kHangs) {  // frames
-      for (Sym f : symbols_.Frames(s->key[hang_field::kStack])) text_.PrefetchEntry(f);
+      for (Sym f : symbols_.Frames(s->key[hang_field::kStack])) symbols_.text().PrefetchEntry(f);
     }
   }
 
@@ -80,11 +80,23 @@ class RowPrefetcher {
     for (size_t k = 0; k < FieldCount(s.table()); ++k) f(s.key[k], IsStackField(s.table(), k));
   }
 
+  const InternTable& TableOf(bool stack) const { return stack ? symbols_.stacks() : symbols_.text(); }
+
   const std::vector<const SeriesData*>& rows_;
-  const InternTable& text_;
-  const InternTable& stacks_;
   const Symbols& symbols_;
 };
+
+// Calls f(series pointer) for every series of table `t` in key order, asking memory ahead for the rows
+// to come (RowPrefetcher).
+template <class F>
+void ForEachRow(const Snapshot& snap, Table t, F&& f) {
+  const auto& rows = snap.sorted(t);
+  const RowPrefetcher prefetch(rows, *snap.symbols);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    prefetch.Ahead(i);
+    f(rows[i]);
+  }
+}
 
 // The usage (ms, the first value) of every series of `t`, by key: the denominators of
 // the hang and crash rows.
@@ -133,11 +145,7 @@ void WriteRecords(JsonWriter& w, const Snapshot& snap, const RecordCounts& c) {
 void WriteUsage(PieceWriter& out, const Snapshot& snap) {
   JsonWriter& w = out.w();
   w.Key("usage").BeginArray();
-  const auto& rows = snap.sorted(Table::kUsage);
-  const RowPrefetcher prefetch(rows, *snap.symbols);
-  for (size_t i = 0; i < rows.size(); ++i) {
-    prefetch.Ahead(i);
-    const SeriesData* s = rows[i];
+  ForEachRow(snap, Table::kUsage, [&](const SeriesData* s) {
     const SeriesKey& k = s->key;
     w.BeginObject();
     w.Key("source").String(snap.Text(k[usage_field::kSource]));
@@ -148,18 +156,14 @@ void WriteUsage(PieceWriter& out, const Snapshot& snap) {
     w.Key("pings").Int(s->total()[1]);
     w.EndObject();
     out.RowDone();
-  }
+  });
   w.EndArray();
 }
 
 void WriteBuilds(PieceWriter& out, const Snapshot& snap) {
   JsonWriter& w = out.w();
   w.Key("builds").BeginArray();
-  const auto& rows = snap.sorted(Table::kBuildUsage);
-  const RowPrefetcher prefetch(rows, *snap.symbols);
-  for (size_t i = 0; i < rows.size(); ++i) {
-    prefetch.Ahead(i);
-    const SeriesData* s = rows[i];
+  ForEachRow(snap, Table::kBuildUsage, [&](const SeriesData* s) {
     const SeriesKey& k = s->key;
     const Values& v = s->total();
     w.BeginObject();
@@ -177,7 +181,7 @@ void WriteBuilds(PieceWriter& out, const Snapshot& snap) {
     w.EndObject();
     w.EndObject();
     out.RowDone();
-  }
+  });
   w.EndArray();
 }
 
@@ -186,11 +190,7 @@ void WriteHangs(PieceWriter& out, const Snapshot& snap) {
   const auto usage = UsageByKey(snap, Table::kUsage);
   JsonWriter& w = out.w();
   w.Key("hangs").BeginArray();
-  const auto& rows = snap.sorted(Table::kHangs);
-  const RowPrefetcher prefetch(rows, *snap.symbols);
-  for (size_t i = 0; i < rows.size(); ++i) {
-    prefetch.Ahead(i);
-    const SeriesData* s = rows[i];
+  ForEachRow(snap, Table::kHangs, [&](const SeriesData* s) {
     const SeriesKey& k = s->key;
     const Values& v = s->total();
     const int64_t usage_ms = Find(usage, Prefix(k, Table::kUsage));
@@ -211,7 +211,7 @@ void WriteHangs(PieceWriter& out, const Snapshot& snap) {
     w.Key("hang_count_per_hour").OptDouble(PerUsageHour(v[1] * 1000, usage_ms));
     w.EndObject();
     out.RowDone();
-  }
+  });
   w.EndArray();
 }
 
@@ -220,11 +220,7 @@ void WriteCrashes(PieceWriter& out, const Snapshot& snap) {
   const auto builds = UsageByKey(snap, Table::kBuildUsage);
   JsonWriter& w = out.w();
   w.Key("crashes").BeginArray();
-  const auto& rows = snap.sorted(Table::kCrashes);
-  const RowPrefetcher prefetch(rows, *snap.symbols);
-  for (size_t i = 0; i < rows.size(); ++i) {
-    prefetch.Ahead(i);
-    const SeriesData* s = rows[i];
+  ForEachRow(snap, Table::kCrashes, [&](const SeriesData* s) {
     const SeriesKey& k = s->key;
     const Values& v = s->total();
     const int64_t usage_ms = Find(builds, Prefix(k, Table::kBuildUsage));
@@ -244,7 +240,7 @@ void WriteCrashes(PieceWriter& out, const Snapshot& snap) {
     w.Key("rate_per_1000h").OptDouble(PerUsageHour(v[0] * 1000 * 1000, usage_ms));
     w.EndObject();
     out.RowDone();
-  }
+  });
   w.EndArray();
 }
 
