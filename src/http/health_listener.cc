@@ -94,7 +94,7 @@ Status HealthListener::Start(const HealthListenerOptions& options, const StatePr
   const int one = 1;
   ::setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
   if (::bind(listen_fd_, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) != 0 ||
-      ::listen(listen_fd_, 128) != 0) {
+      ::listen(listen_fd_, SOMAXCONN) != 0) {
     const std::string why = std::strerror(errno);
     ::close(listen_fd_);
     listen_fd_ = -1;
@@ -164,6 +164,25 @@ void HealthListener::Run() {
     }
     c.done = true;  // answered
   };
+  // What has come in, answered once the request is whole (or too large).
+  auto read_some = [&](Connection& c) {
+    char buf[2048];
+    const ssize_t n = ::recv(c.fd, buf, sizeof(buf), 0);
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+      c.done = true;
+      return;
+    }
+    if (n < 0) return;
+    c.in.append(buf, static_cast<size_t>(n));
+    if (c.in.size() > kMaxRequestBytes) {
+      c.out = Response(431, "Request Header Fields Too Large", "application/json",
+                       R"({"error":"request too large"})");
+      send_some(c);
+    } else if (c.in.find("\r\n\r\n") != std::string::npos) {
+      answer(c);
+      send_some(c);
+    }
+  };
   while (!stopping_.load()) {
     fds.clear();
     fds.push_back({wake_fd_, POLLIN, 0});
@@ -186,23 +205,8 @@ void HealthListener::Run() {
       if (ev == 0) continue;
       if (!c.out.empty()) {
         send_some(c);
-        continue;
-      }
-      char buf[2048];
-      const ssize_t n = ::recv(c.fd, buf, sizeof(buf), 0);
-      if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
-        c.done = true;
-        continue;
-      }
-      if (n < 0) continue;
-      c.in.append(buf, static_cast<size_t>(n));
-      if (c.in.size() > kMaxRequestBytes) {
-        c.out = Response(431, "Request Header Fields Too Large", "application/json",
-                         R"({"error":"request too large"})");
-        send_some(c);
-      } else if (c.in.find("\r\n\r\n") != std::string::npos) {
-        answer(c);
-        send_some(c);
+      } else {
+        read_some(c);
       }
     }
     // Answered, gone, or out of time: closed.
@@ -215,9 +219,13 @@ void HealthListener::Run() {
     }
     conns.erase(std::remove_if(conns.begin(), conns.end(), [](const Connection& c) { return c.fd < 0; }),
                 conns.end());
-    // New connections, the oldest making room: a new probe always gets a slot.
+    // New connections, the oldest making room: a new probe always gets a slot. Each is read
+    // as it is accepted (a probe's request is usually in by then, and is answered at once),
+    // and a turn accepts at most a quarter of the slots, so a connection has turns to be
+    // read before a flood behind it could push it out; the rest wait in the backlog.
     if (fds[1].revents != 0) {
-      for (;;) {
+      const size_t per_turn = std::max<size_t>(1, options_.max_connections / 4);
+      for (size_t accepted = 0; accepted < per_turn; ++accepted) {
         const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0) break;  // EAGAIN: none left (or out of descriptors: try again next turn)
         if (conns.size() >= options_.max_connections) {
@@ -225,6 +233,7 @@ void HealthListener::Run() {
           conns.pop_front();
         }
         conns.push_back({fd, SteadyClock::now() + options_.header_timeout, {}, {}, false});
+        read_some(conns.back());
       }
     }
   }

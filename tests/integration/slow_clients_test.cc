@@ -156,6 +156,40 @@ TEST(SlowClients, HealthProbesAreAnsweredPromptlyWhileSlowClientsHoldEveryWorker
   server.Stop();
 }
 
+// A probe that sends its request as soon as it is connected is answered even when a flood
+// of connections, many more than the listener has slots, arrives right behind it: a
+// connection is read as it is accepted, and a turn accepts only part of the slots, so the
+// newest cannot push out one whose request is already in.
+TEST(SlowClients, AProbeIsAnsweredThoughAFloodOfConnectionsFollowsIt) {
+  FakeProvider provider;
+  HealthListener health;
+  HealthListenerOptions o{"127.0.0.1:0", ""};
+  o.max_connections = 8;
+  ASSERT_TRUE(health.Start(o, provider).ok());
+  for (int round = 0; round < 20; ++round) {
+    const int probe = ConnectNonBlocking(health.port());
+    ASSERT_GE(probe, 0);
+    pollfd p{probe, POLLOUT, 0};
+    ASSERT_EQ(::poll(&p, 1, 10'000), 1);
+    const std::string req = RequestText("GET", "/healthz", {});
+    ASSERT_EQ(::send(probe, req.data(), req.size(), MSG_NOSIGNAL), static_cast<ssize_t>(req.size()));
+    std::vector<int> flood;
+    for (int i = 0; i < 200; ++i) flood.push_back(ConnectNonBlocking(health.port()));
+    std::string raw;
+    char buf[4096];
+    p = {probe, POLLIN, 0};
+    while (::poll(&p, 1, 10'000) == 1) {
+      const ssize_t n = ::recv(probe, buf, sizeof(buf), 0);
+      if (n <= 0) break;
+      raw.append(buf, static_cast<size_t>(n));
+    }
+    EXPECT_EQ(ParseResponse(raw).status, 200) << "round " << round;
+    ::close(probe);
+    for (int fd : flood) ::close(fd);
+  }
+  health.Stop();
+}
+
 // The health listener's own rules: the token guards /readyz (not /healthz), other paths and
 // methods are refused, a request that never ends is closed at the header timeout, and a
 // request over 8 KiB is refused.

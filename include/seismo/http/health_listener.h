@@ -7,13 +7,15 @@
 // workers — starve every endpoint of the main port, the health endpoints with
 // them, and an orchestrator restarts a healthy daemon. Here, instead:
 //
-//   accept ──> slot (at most max_connections; when full the oldest is closed)
+//   accept (at most max_connections/4 a turn) ──> slot (at most max_connections; when
+//     full the oldest is closed) ──> read at once
 //     poll() over all slots ──> bytes in ──> "GET <path> HTTP/1.x\r\n...\r\n\r\n"
 //     ──> answer in one write ──> close
 //   each slot closed at header_timeout after it was accepted, answered or not
 //
 // A silent client holds a slot, never the thread; a new probe always gets a
-// slot (the oldest goes) and is answered as soon as its request is in.
+// slot (the oldest goes) and is answered as soon as its request is in, and a flood
+// behind it cannot push it out before it has been read.
 //
 // Answers: GET /healthz -> 200 "ok\n"; GET /readyz -> ReadyzJson (200 when
 // IsReady, else 503), behind the bearer token when one is configured, as on
