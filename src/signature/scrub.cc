@@ -61,6 +61,15 @@ bool Contains(std::string_view text, const Scrubber::Literal& lit) {
   return false;
 }
 
+// `pattern` compiled (and JIT-compiled: an optimisation, the interpreter gives the same
+// answers), or nullptr with PCRE2's error code and offset.
+pcre2_code* Compile(std::string_view pattern, int& err, PCRE2_SIZE& offset) {
+  pcre2_code* code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(),
+                                   kCompileOptions, &err, &offset, nullptr);
+  if (code != nullptr) (void)pcre2_jit_compile(code, PCRE2_JIT_COMPLETE);
+  return code;
+}
+
 struct MatchDataDeleter {
   void operator()(pcre2_match_data* m) const { pcre2_match_data_free(m); }
 };
@@ -76,7 +85,11 @@ pcre2_match_data* ThreadMatchData() {
 struct Scrubber::Rule {
   Rule() = default;
   Rule(Rule&& o) noexcept
-      : name(std::move(o.name)), when(std::move(o.when)), replace(std::move(o.replace)), code(o.code) {
+      : name(std::move(o.name)),
+        when(std::move(o.when)),
+        guard(o.guard),
+        replace(std::move(o.replace)),
+        code(o.code) {
     o.code = nullptr;
   }
   Rule(const Rule&) = delete;
@@ -84,8 +97,17 @@ struct Scrubber::Rule {
 
   std::string name;
   std::vector<size_t> when;  // indices into literals_
+  int guard = -1;            // index into guards_, or none
   std::string replace;
   pcre2_code* code = nullptr;
+};
+
+struct Scrubber::Guard {
+  struct Free {
+    void operator()(pcre2_code* c) const { pcre2_code_free(c); }
+  };
+  std::string pattern;
+  std::unique_ptr<pcre2_code, Free> code;
 };
 
 Scrubber::Scrubber() = default;
@@ -121,8 +143,7 @@ Result<std::unique_ptr<Scrubber>> Scrubber::Parse(std::string_view text, std::st
     }
     int err = 0;
     PCRE2_SIZE offset = 0;
-    r.code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(), kCompileOptions,
-                           &err, &offset, nullptr);
+    r.code = Compile(pattern, err, offset);
     if (r.code == nullptr) {
       return fail(rule_line, fmt::format("rule {}: the pattern does not compile: {} at offset {}", r.name,
                                          Pcre2Message(err), offset));
@@ -130,8 +151,6 @@ Result<std::unique_ptr<Scrubber>> Scrubber::Parse(std::string_view text, std::st
     uint32_t groups = 0;
     pcre2_pattern_info(r.code, PCRE2_INFO_CAPTURECOUNT, &groups);
     if (groups >= 16) return fail(rule_line, fmt::format("rule {}: more than 15 groups", r.name));
-    // JIT is an optimisation: without it the interpreter gives the same answers.
-    (void)pcre2_jit_compile(r.code, PCRE2_JIT_COMPLETE);
     pattern.clear();
     return Status::Ok();
   };
@@ -179,6 +198,22 @@ Result<std::unique_ptr<Scrubber>> Scrubber::Parse(std::string_view text, std::st
       r.when.push_back(static_cast<size_t>(known - s->literals_.begin()));
       if (!s->key_bytes_[key]) s->key_words_.push_back(0x0101010101010101 * key);
       s->key_bytes_[key] = true;
+    } else if (keyword == "guard" && !value.empty() && r.guard < 0) {
+      auto known = std::find_if(s->guards_.begin(), s->guards_.end(),
+                                [&](const Guard& g) { return g.pattern == value; });
+      if (known == s->guards_.end()) {
+        if (s->guards_.size() == kMaxGuards) return fail(line_no, "too many distinct `guard` patterns");
+        int err = 0;
+        PCRE2_SIZE offset = 0;
+        Guard g{std::string(value), {Compile(value, err, offset), {}}};
+        if (g.code == nullptr) {
+          return fail(line_no, fmt::format("rule {}: the guard does not compile: {} at offset {}", r.name,
+                                           Pcre2Message(err), offset));
+        }
+        s->guards_.push_back(std::move(g));
+        known = s->guards_.end() - 1;
+      }
+      r.guard = static_cast<int>(known - s->guards_.begin());
     } else if (keyword == "match" && !value.empty() && pattern.empty()) {
       pattern = std::string(value);
     } else if (keyword == "replace" && !has_replace) {
@@ -186,8 +221,8 @@ Result<std::unique_ptr<Scrubber>> Scrubber::Parse(std::string_view text, std::st
       has_replace = true;
     } else {
       return fail(line_no,
-                  fmt::format("expected `when <literal>`, one `match <pattern>` or one `replace <text>`, "
-                              "not '{}'",
+                  fmt::format("expected `when <literal>`, one `guard <pattern>`, one `match <pattern>` "
+                              "or one `replace <text>`, not '{}'",
                               line));
     }
   }
@@ -216,8 +251,21 @@ bool Scrubber::ScrubMatches(std::string& text) const {
     if (holds[i] == 0) holds[i] = Contains(text, literals_[i]) ? 1 : -1;
     return holds[i] > 0;
   };
+  // Whether guard i matches the text as it is now: 0 not known yet, 1 yes, -1 no; forgotten
+  // when a rule changes the text.
+  std::array<int8_t, kMaxGuards> guarded{};
+  auto passes = [&](int i) {
+    if (guarded[i] == 0) {
+      const int rc = pcre2_match(guards_[i].code.get(), reinterpret_cast<PCRE2_SPTR>(text.data()),
+                                 text.size(), 0, 0, md, nullptr);
+      // A guard that cannot say (a match limit) lets its rules look.
+      guarded[i] = rc == PCRE2_ERROR_NOMATCH ? -1 : 1;
+    }
+    return guarded[i] > 0;
+  };
   for (const Rule& r : rules_) {
     if (std::none_of(r.when.begin(), r.when.end(), has)) continue;
+    if (r.guard >= 0 && !passes(r.guard)) continue;
     // Most text a rule looks at holds nothing to replace (chrome:// frames, addresses without
     // a domain): one match, no copy.
     int rc = pcre2_match(r.code, reinterpret_cast<PCRE2_SPTR>(text.data()), text.size(), 0, 0, md, nullptr);
@@ -241,6 +289,7 @@ bool Scrubber::ScrubMatches(std::string& text) const {
     if (out != text) {  // a placeholder may be matched again, and replaced by itself
       text.swap(out);
       changed = true;
+      guarded.fill(0);
     }
   }
   return changed;

@@ -17,6 +17,11 @@
 //   when <literal>      the rule looks only at text holding this literal (one or more lines);
 //                       it must hold a byte seldom in frames (not a letter, digit, space or
 //                       one of _:.,()<>[]*&-), such as '/', '@' or a backslash
+//   guard <pattern>     optional, PCRE2: the rule looks only at text this matches too. A
+//                       guard must match every text the rule's pattern matches (a necessary
+//                       condition, cheaper to test: tests/unit/signature/scrub_test.cc checks
+//                       the rules give the same answers without their guards); rules with
+//                       the same guard share one search of each text
 //   match <pattern>     PCRE2, unanchored; every match is replaced
 //   replace <text>      PCRE2 extended substitution: $1, ${1:+a:b} (group set ? a : b)
 //
@@ -68,9 +73,11 @@ class Scrubber {
     size_t key_at = 0;
   };
   static constexpr size_t kMaxLiterals = 32;  // distinct `when` literals
+  static constexpr size_t kMaxGuards = 8;     // distinct `guard` patterns
 
  private:
   struct Rule;
+  struct Guard;
   Scrubber();
 
   // Whether `text` holds one of key_bytes_: the pre-check every frame goes through (inline:
@@ -106,6 +113,7 @@ class Scrubber {
 
   std::vector<Rule> rules_;
   std::vector<Literal> literals_;      // every distinct `when` literal
+  std::vector<Guard> guards_;          // every distinct `guard` pattern
   std::array<bool, 256> key_bytes_{};  // one byte of each `when` literal (its rarest)
   std::vector<uint64_t> key_words_;    // each key byte repeated eight times
   uint64_t filler_word_ = 0;           // a byte of no key, repeated eight times
