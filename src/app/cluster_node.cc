@@ -344,8 +344,10 @@ void ClusterNode::RunView() {
     }
     std::map<TopicPartition, std::vector<std::string>> bad;
     for (auto& [id, keys] : view->BadKeys()) bad[{id.first, id.second}] = std::move(keys);
+    // The view this one replaces is freed after the lock (see Daemon::Publish).
+    std::shared_ptr<const Snapshot> replaced;
     MutexLock lock(mu_);
-    snapshot_ = std::move(built);
+    replaced = std::exchange(snapshot_, std::move(built));
     counts_ = view->counts();
     partitions_ = std::move(partitions);
     bad_keys_ = std::move(bad);

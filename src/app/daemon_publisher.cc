@@ -2,6 +2,7 @@
 // merged, made the one readers see, then handed to the publish hook.
 #include <chrono>
 #include <thread>
+#include <utility>
 
 #include "cluster_node.h"
 #include "seismo/app/daemon.h"
@@ -29,9 +30,12 @@ void Daemon::Publish() {
                                        : MergeSnapshots(shards.LatestSnapshots(), *symbols_, o.bucket_ms,
                                                         o.windows_ms, o.retention_ms, shards.routed_by_key());
   snap->built_at_ms = clock_->Now().ms;
+  // The snapshot this one replaces is freed after the lock (when this was its last hold):
+  // freeing one of 10^6 series took up to 3.3 ms, and every request takes snapshot_mu_.
+  std::shared_ptr<const Snapshot> replaced;
   {
     MutexLock lock(snapshot_mu_);
-    snapshot_ = snap;
+    replaced = std::exchange(snapshot_, snap);
     if (global) {
       published_partitions_ = std::move(view.partitions);
       view_counts_ = view.counts;
