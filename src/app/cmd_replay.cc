@@ -148,8 +148,10 @@ int RunReplayCommand(const ReplayArgs& args) {
     if (result->snapshot) (void)alerts.Evaluate(*result->snapshot);
     phases.Mark("alerts");
     const std::string alerts_json = alerts.AlertsJson();
+    // The parse threads are done: as many write the rows (the same bytes, ADR 0020).
+    const int writers = static_cast<int>(ResolveThreads(config->ingest.threads));
     Status s = WriteOutputFile(args.output, [&](OutputSink& sink) {
-      WriteReplayOutput(*result->snapshot, result->counts, alerts_json, args.pretty ? 2 : 0, sink);
+      WriteReplayOutput(*result->snapshot, result->counts, alerts_json, args.pretty ? 2 : 0, sink, writers);
     });
     if (!s.ok()) {
       fmt::print(stderr, "seismo replay: {}\n", s.message());

@@ -89,6 +89,12 @@ void AppendJsonEscaped(std::string& out, std::string_view s) {
 
 std::string FormatDouble(double v) { return fmt::format("{}", v); }
 
+JsonWriter JsonWriter::ContinuingAfter(const JsonWriter& w) {
+  JsonWriter next(w.indent_);
+  next.first_.assign(w.first_.size(), false);
+  return next;
+}
+
 void JsonWriter::Newline() {
   if (indent_ <= 0) return;
   out_ += '\n';

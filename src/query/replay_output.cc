@@ -2,9 +2,11 @@
 
 #include <absl/container/flat_hash_map.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "seismo/core/json_writer.h"
+#include "seismo/core/ordered_parts.h"
 #include "seismo/core/reject.h"
 
 namespace seismo {
@@ -32,6 +34,15 @@ class PieceWriter {
     if (sink_ == nullptr) return;
     sink_->Write(w_.text());
     w_.Clear();
+  }
+  // Text a JsonWriter::ContinuingAfter(w()) writer made: after what w() holds, as it is.
+  void Continued(std::string_view text) {
+    if (sink_ == nullptr) {
+      w_.AppendContinued(text);
+      return;
+    }
+    Flush();
+    sink_->Write(text);
   }
 
  private:
@@ -86,16 +97,41 @@ class RowPrefetcher {
   const Symbols& symbols_;
 };
 
-// Calls f(series pointer) for every series of table `t` in key order, asking memory ahead for the rows
-// to come (RowPrefetcher).
-template <class F>
-void ForEachRow(const Snapshot& snap, Table t, F&& f) {
+// Rows per part when several threads write a table: a part is 100-600 KB of text.
+constexpr size_t kRowsPerPart = 512;
+
+// Writes row(w, series) for every series of table `t` in key order into `out`'s open array,
+// asking memory ahead for the rows to come (RowPrefetcher). With several threads and more
+// than a part of rows, the first part is written by `out` itself and the others by writers
+// continuing after it, on `threads` threads, handed on in order (MakeInOrder): the same
+// bytes. `row` must only read the snapshot.
+template <class Row>
+void WriteRows(PieceWriter& out, const Snapshot& snap, Table t, int threads, const Row& row) {
   const auto& rows = snap.sorted(t);
   const RowPrefetcher prefetch(rows, *snap.symbols);
-  for (size_t i = 0; i < rows.size(); ++i) {
-    prefetch.Ahead(i);
-    f(rows[i]);
+  auto write = [&](JsonWriter& w, size_t begin, size_t end, PieceWriter* piece) {
+    for (size_t i = begin; i < end; ++i) {
+      prefetch.Ahead(i);
+      row(w, rows[i]);
+      if (piece != nullptr) piece->RowDone();
+    }
+  };
+  if (threads <= 1 || rows.size() <= kRowsPerPart) {
+    write(out.w(), 0, rows.size(), &out);
+    return;
   }
+  write(out.w(), 0, kRowsPerPart, &out);
+  const JsonWriter continuing = JsonWriter::ContinuingAfter(out.w());
+  const size_t parts = (rows.size() - 1) / kRowsPerPart;  // after the first
+  MakeInOrder(
+      parts, threads, 4 * static_cast<size_t>(threads),
+      [&](size_t part, std::string& text) {
+        JsonWriter w = continuing;
+        const size_t begin = (part + 1) * kRowsPerPart;
+        write(w, begin, std::min(rows.size(), begin + kRowsPerPart), nullptr);
+        text = w.Take();
+      },
+      [&](std::string& text) { out.Continued(text); });
 }
 
 // The usage (ms, the first value) of every series of `t`, by key: the denominators of
@@ -142,10 +178,10 @@ void WriteRecords(JsonWriter& w, const Snapshot& snap, const RecordCounts& c) {
   w.EndObject();
 }
 
-void WriteUsage(PieceWriter& out, const Snapshot& snap) {
-  JsonWriter& w = out.w();
-  w.Key("usage").BeginArray();
-  ForEachRow(snap, Table::kUsage, [&](const SeriesData* s) {
+void WriteUsage(PieceWriter& out, const Snapshot& snap, int threads) {
+  JsonWriter& doc = out.w();
+  doc.Key("usage").BeginArray();
+  WriteRows(out, snap, Table::kUsage, threads, [&](JsonWriter& w, const SeriesData* s) {
     const SeriesKey& k = s->key;
     w.BeginObject();
     w.Key("source").String(snap.Text(k[usage_field::kSource]));
@@ -155,15 +191,14 @@ void WriteUsage(PieceWriter& out, const Snapshot& snap) {
     w.Key("usage_hours").Double(UsageHours(s->total()[0]));
     w.Key("pings").Int(s->total()[1]);
     w.EndObject();
-    out.RowDone();
   });
-  w.EndArray();
+  doc.EndArray();
 }
 
-void WriteBuilds(PieceWriter& out, const Snapshot& snap) {
-  JsonWriter& w = out.w();
-  w.Key("builds").BeginArray();
-  ForEachRow(snap, Table::kBuildUsage, [&](const SeriesData* s) {
+void WriteBuilds(PieceWriter& out, const Snapshot& snap, int threads) {
+  JsonWriter& doc = out.w();
+  doc.Key("builds").BeginArray();
+  WriteRows(out, snap, Table::kBuildUsage, threads, [&](JsonWriter& w, const SeriesData* s) {
     const SeriesKey& k = s->key;
     const Values& v = s->total();
     w.BeginObject();
@@ -180,17 +215,16 @@ void WriteBuilds(PieceWriter& out, const Snapshot& snap) {
     w.Key("gmplugin").Int(v[4]);
     w.EndObject();
     w.EndObject();
-    out.RowDone();
   });
-  w.EndArray();
+  doc.EndArray();
 }
 
-void WriteHangs(PieceWriter& out, const Snapshot& snap) {
+void WriteHangs(PieceWriter& out, const Snapshot& snap, int threads) {
   // A hang's (source, channel, os, build_date) is its usage key (selection.h).
   const auto usage = UsageByKey(snap, Table::kUsage);
-  JsonWriter& w = out.w();
-  w.Key("hangs").BeginArray();
-  ForEachRow(snap, Table::kHangs, [&](const SeriesData* s) {
+  JsonWriter& doc = out.w();
+  doc.Key("hangs").BeginArray();
+  WriteRows(out, snap, Table::kHangs, threads, [&](JsonWriter& w, const SeriesData* s) {
     const SeriesKey& k = s->key;
     const Values& v = s->total();
     const int64_t usage_ms = Find(usage, Prefix(k, Table::kUsage));
@@ -210,17 +244,16 @@ void WriteHangs(PieceWriter& out, const Snapshot& snap) {
     w.Key("hang_ms_per_hour").OptDouble(PerUsageHour(v[0], usage_ms));
     w.Key("hang_count_per_hour").OptDouble(PerUsageHour(v[1] * 1000, usage_ms));
     w.EndObject();
-    out.RowDone();
   });
-  w.EndArray();
+  doc.EndArray();
 }
 
-void WriteCrashes(PieceWriter& out, const Snapshot& snap) {
+void WriteCrashes(PieceWriter& out, const Snapshot& snap, int threads) {
   // A crash's (channel, product, version, build_id, os) is its build usage key (selection.h).
   const auto builds = UsageByKey(snap, Table::kBuildUsage);
-  JsonWriter& w = out.w();
-  w.Key("crashes").BeginArray();
-  ForEachRow(snap, Table::kCrashes, [&](const SeriesData* s) {
+  JsonWriter& doc = out.w();
+  doc.Key("crashes").BeginArray();
+  WriteRows(out, snap, Table::kCrashes, threads, [&](JsonWriter& w, const SeriesData* s) {
     const SeriesKey& k = s->key;
     const Values& v = s->total();
     const int64_t usage_ms = Find(builds, Prefix(k, Table::kBuildUsage));
@@ -239,20 +272,19 @@ void WriteCrashes(PieceWriter& out, const Snapshot& snap) {
     // crashes per 1000 usage hours = count / (hours / 1000)
     w.Key("rate_per_1000h").OptDouble(PerUsageHour(v[0] * 1000 * 1000, usage_ms));
     w.EndObject();
-    out.RowDone();
   });
-  w.EndArray();
+  doc.EndArray();
 }
 
 void WriteDocument(PieceWriter& out, const Snapshot& snap, const RecordCounts& counts,
-                   std::string_view alerts_json) {
+                   std::string_view alerts_json, int threads) {
   JsonWriter& w = out.w();
   w.BeginObject();
   WriteRecords(w, snap, counts);
-  WriteUsage(out, snap);
-  WriteBuilds(out, snap);
-  WriteHangs(out, snap);
-  WriteCrashes(out, snap);
+  WriteUsage(out, snap, threads);
+  WriteBuilds(out, snap, threads);
+  WriteHangs(out, snap, threads);
+  WriteCrashes(out, snap, threads);
   w.Key("alerts").Raw(alerts_json);
   w.EndObject();
 }
@@ -260,16 +292,16 @@ void WriteDocument(PieceWriter& out, const Snapshot& snap, const RecordCounts& c
 }  // namespace
 
 void WriteReplayOutput(const Snapshot& snap, const RecordCounts& counts, std::string_view alerts_json,
-                       int indent, OutputSink& sink) {
+                       int indent, OutputSink& sink, int threads) {
   PieceWriter out(indent, &sink);
-  WriteDocument(out, snap, counts, alerts_json);
+  WriteDocument(out, snap, counts, alerts_json, threads);
   out.Flush();
 }
 
 std::string ReplayOutputJson(const Snapshot& snap, const RecordCounts& counts, const std::string& alerts_json,
-                             int indent) {
+                             int indent, int threads) {
   PieceWriter out(indent, nullptr);
-  WriteDocument(out, snap, counts, alerts_json);
+  WriteDocument(out, snap, counts, alerts_json, threads);
   return out.w().Take();
 }
 

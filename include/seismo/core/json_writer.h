@@ -41,6 +41,15 @@ class JsonWriter {
   std::string_view text() const { return out_; }
   void Clear() { out_.clear(); }
 
+  // A writer that goes on inside `w`'s open containers as if each already held an element:
+  // what it writes is what `w` would write next there after at least one element (a part of
+  // a long array made elsewhere, handed on in order after `w`'s text; SPEC's byte-identical
+  // replay output made by several threads).
+  static JsonWriter ContinuingAfter(const JsonWriter& w);
+  // Appends `text`, made by a ContinuingAfter(*this) writer, as it is (the innermost open
+  // container must already hold an element).
+  void AppendContinued(std::string_view text) { out_ += text; }
+
  private:
   void Separate();
   void Newline();

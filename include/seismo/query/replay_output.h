@@ -6,7 +6,8 @@
 // It is written from the final Snapshot as it is made: every row's numbers come
 // from the series (total within the retention, distinct installs), the counters
 // (duplicates, late_dropped, folded) from Snapshot::counters, and the text reaches
-// the sink in pieces of about kOutputPiece bytes, never as one string.
+// the sink in pieces of about kOutputPiece bytes (or of a part of rows each, with several
+// threads), never as one string.
 #pragma once
 
 #include <cstddef>
@@ -29,12 +30,14 @@ double UsageHours(int64_t usage_ms);
 inline constexpr size_t kOutputPiece = size_t{1} << 20;
 
 // Writes the document to `sink` (no trailing newline). `alerts_json` is a JSON array
-// (already rendered), "[]" when there are none; `indent` > 0 pretty-prints.
+// (already rendered), "[]" when there are none; `indent` > 0 pretty-prints. `threads` > 1
+// writes a table's rows in parts of 512 on that many threads (the caller's among them),
+// handed to the sink in order, one part per write: the same bytes.
 void WriteReplayOutput(const Snapshot& snap, const RecordCounts& counts, std::string_view alerts_json,
-                       int indent, OutputSink& sink);
+                       int indent, OutputSink& sink, int threads = 1);
 
 // The same document as one string (tests, small outputs; no sink, no pieces).
 std::string ReplayOutputJson(const Snapshot& snap, const RecordCounts& counts,
-                             const std::string& alerts_json = "[]", int indent = 0);
+                             const std::string& alerts_json = "[]", int indent = 0, int threads = 1);
 
 }  // namespace seismo

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 namespace seismo {
 namespace {
 
@@ -72,6 +74,34 @@ TEST(JsonWriter, PrettyPrintsWithIndent) {
   JsonWriter w(2);
   w.BeginObject().Key("a").BeginArray().Int(1).EndArray().EndObject();
   EXPECT_EQ(w.str(), "{\n  \"a\": [\n    1\n  ]\n}");
+}
+
+// An array written in parts: the first element by the writer itself, the rest by writers
+// continuing after it, their texts appended in order, gives the bytes of one writer, compact
+// and pretty, at any depth.
+TEST(JsonWriter, PartsWrittenByContinuingWritersJoinToTheBytesOfOneWriter) {
+  auto element = [](JsonWriter& w, int i) {
+    w.BeginObject().Key("i").Int(i).Key("v").BeginArray().String("a").Int(i).EndArray().EndObject();
+  };
+  for (int indent : {0, 2}) {
+    for (int n : {1, 2, 5}) {
+      JsonWriter one(indent);
+      one.BeginObject().Key("rows").BeginArray();
+      for (int i = 0; i < n; ++i) element(one, i);
+      one.EndArray().Key("after").Int(7).EndObject();
+
+      JsonWriter parts(indent);
+      parts.BeginObject().Key("rows").BeginArray();
+      element(parts, 0);
+      for (int i = 1; i < n; i += 2) {  // parts of two elements (the last may hold one)
+        JsonWriter part = JsonWriter::ContinuingAfter(parts);
+        for (int k = i; k < std::min(n, i + 2); ++k) element(part, k);
+        parts.AppendContinued(part.str());
+      }
+      parts.EndArray().Key("after").Int(7).EndObject();
+      EXPECT_EQ(parts.str(), one.str()) << "indent " << indent << ", " << n << " elements";
+    }
+  }
 }
 
 }  // namespace

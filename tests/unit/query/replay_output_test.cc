@@ -1,9 +1,11 @@
 // Replay output streams: the text reaches the sink in pieces of about a MiB (never as
-// one string), and the pieces are the document ReplayOutputJson returns, byte for byte.
+// one string), and the pieces are the document ReplayOutputJson returns, byte for byte,
+// written by one thread or several.
 #include "seismo/query/replay_output.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -60,6 +62,34 @@ TEST(ReplayOutput, StreamsPiecesOfAboutAMiBThatMakeTheWholeDocument) {
   joined.clear();
   for (const std::string& piece : pretty.pieces) joined += piece;
   EXPECT_EQ(joined, ReplayOutputJson(*snap, counts, "[]", 2));
+}
+
+// Several threads write a table's rows in parts, handed on in order: the same bytes as
+// one thread, compact and pretty, through a sink and as one string.
+TEST(ReplayOutput, SeveralThreadsWriteTheSameBytesAsOne) {
+  auto snap = ManyHangs();  // 12 000 hang rows: 24 parts of 512
+  RecordCounts counts;
+  counts.by_kind = {1, 12'000, 1};
+  // Where two documents of megabytes first differ (gtest's diff of them would take minutes).
+  auto first_difference = [](const std::string& a, const std::string& b) -> std::string {
+    const auto at = std::mismatch(a.begin(), a.end(), b.begin(), b.end());
+    if (at.first == a.end() && at.second == b.end()) return "none";
+    const size_t i = static_cast<size_t>(at.first - a.begin());
+    return "at byte " + std::to_string(i) + ": '" + a.substr(i, 60) + "' against '" + b.substr(i, 60) + "'";
+  };
+  for (int indent : {0, 2}) {
+    const std::string one = ReplayOutputJson(*snap, counts, "[]", indent, 1);
+    for (int threads : {2, 3, 8}) {
+      EXPECT_EQ(first_difference(ReplayOutputJson(*snap, counts, "[]", indent, threads), one), "none")
+          << threads << " threads";
+      PiecesSink sink;
+      WriteReplayOutput(*snap, counts, "[]", indent, sink, threads);
+      std::string joined;
+      for (const std::string& piece : sink.pieces) joined += piece;
+      EXPECT_EQ(first_difference(joined, one), "none") << threads << " threads, through a sink";
+      EXPECT_GE(sink.pieces.size(), 12'000u / 512) << "the parts reach the sink one by one";
+    }
+  }
 }
 
 TEST(ReplayOutput, FileSinkWritesTheDocumentAndReportsAShortWrite) {
