@@ -61,12 +61,18 @@ bool Contains(std::string_view text, const Scrubber::Literal& lit) {
   return false;
 }
 
+struct CodeDeleter {
+  void operator()(pcre2_code* c) const { pcre2_code_free(c); }
+};
+// A compiled pattern of a rule or a guard, owned.
+using Compiled = std::unique_ptr<pcre2_code, CodeDeleter>;
+
 // `pattern` compiled (and JIT-compiled: an optimisation, the interpreter gives the same
-// answers), or nullptr with PCRE2's error code and offset.
-pcre2_code* Compile(std::string_view pattern, int& err, PCRE2_SIZE& offset) {
-  pcre2_code* code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(),
-                                   kCompileOptions, &err, &offset, nullptr);
-  if (code != nullptr) (void)pcre2_jit_compile(code, PCRE2_JIT_COMPLETE);
+// answers), or null with PCRE2's error code and offset.
+Compiled Compile(std::string_view pattern, int& err, PCRE2_SIZE& offset) {
+  Compiled code(pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(), kCompileOptions,
+                              &err, &offset, nullptr));
+  if (code != nullptr) (void)pcre2_jit_compile(code.get(), PCRE2_JIT_COMPLETE);
   return code;
 }
 
@@ -83,31 +89,16 @@ pcre2_match_data* ThreadMatchData() {
 }  // namespace
 
 struct Scrubber::Rule {
-  Rule() = default;
-  Rule(Rule&& o) noexcept
-      : name(std::move(o.name)),
-        when(std::move(o.when)),
-        guard(o.guard),
-        replace(std::move(o.replace)),
-        code(o.code) {
-    o.code = nullptr;
-  }
-  Rule(const Rule&) = delete;
-  ~Rule() { pcre2_code_free(code); }
-
   std::string name;
   std::vector<size_t> when;  // indices into literals_
   int guard = -1;            // index into guards_, or none
   std::string replace;
-  pcre2_code* code = nullptr;
+  Compiled code;
 };
 
 struct Scrubber::Guard {
-  struct Free {
-    void operator()(pcre2_code* c) const { pcre2_code_free(c); }
-  };
   std::string pattern;
-  std::unique_ptr<pcre2_code, Free> code;
+  Compiled code;
 };
 
 Scrubber::Scrubber() = default;
@@ -149,7 +140,7 @@ Result<std::unique_ptr<Scrubber>> Scrubber::Parse(std::string_view text, std::st
                                          Pcre2Message(err), offset));
     }
     uint32_t groups = 0;
-    pcre2_pattern_info(r.code, PCRE2_INFO_CAPTURECOUNT, &groups);
+    pcre2_pattern_info(r.code.get(), PCRE2_INFO_CAPTURECOUNT, &groups);
     if (groups >= 16) return fail(rule_line, fmt::format("rule {}: more than 15 groups", r.name));
     pattern.clear();
     return Status::Ok();
@@ -205,7 +196,7 @@ Result<std::unique_ptr<Scrubber>> Scrubber::Parse(std::string_view text, std::st
         if (s->guards_.size() == kMaxGuards) return fail(line_no, "too many distinct `guard` patterns");
         int err = 0;
         PCRE2_SIZE offset = 0;
-        Guard g{std::string(value), {Compile(value, err, offset), {}}};
+        Guard g{std::string(value), Compile(value, err, offset)};
         if (g.code == nullptr) {
           return fail(line_no, fmt::format("rule {}: the guard does not compile: {} at offset {}", r.name,
                                            Pcre2Message(err), offset));
@@ -268,13 +259,14 @@ bool Scrubber::ScrubMatches(std::string& text) const {
     if (r.guard >= 0 && !passes(r.guard)) continue;
     // Most text a rule looks at holds nothing to replace (chrome:// frames, addresses without
     // a domain): one match, no copy.
-    int rc = pcre2_match(r.code, reinterpret_cast<PCRE2_SPTR>(text.data()), text.size(), 0, 0, md, nullptr);
+    int rc =
+        pcre2_match(r.code.get(), reinterpret_cast<PCRE2_SPTR>(text.data()), text.size(), 0, 0, md, nullptr);
     if (rc == PCRE2_ERROR_NOMATCH) continue;
     PCRE2_SIZE size = text.size() + 64;
     std::string out;
     for (int attempt = 0; rc >= 0 && attempt < 2; ++attempt) {
       out.resize(size);
-      rc = pcre2_substitute(r.code, reinterpret_cast<PCRE2_SPTR>(text.data()), text.size(), 0,
+      rc = pcre2_substitute(r.code.get(), reinterpret_cast<PCRE2_SPTR>(text.data()), text.size(), 0,
                             kSubstituteOptions, md, nullptr, reinterpret_cast<PCRE2_SPTR>(r.replace.data()),
                             r.replace.size(), reinterpret_cast<PCRE2_UCHAR*>(out.data()), &size);
       if (rc != PCRE2_ERROR_NOMEMORY || attempt > 0) break;
