@@ -26,6 +26,7 @@
 #include "seismo/aggregate/delta.h"
 #include "seismo/aggregate/shard_state.h"
 #include "seismo/aggregate/snapshot.h"
+#include "seismo/core/huge_pages.h"
 #include "seismo/parse/crash_parser.h"
 #include "seismo/parse/parser.h"
 #include "seismo/query/answer_cache.h"
@@ -213,7 +214,7 @@ void BM_FlameTree(benchmark::State& state) {
   const AnswerLimits limits;  // the API's defaults
   for (auto _ : state) {
     state.PauseTiming();
-    std::vector<FlameStack> given = stacks;
+    std::vector<FlameStack, HugePageAllocator<FlameStack>> given(stacks.begin(), stacks.end());
     state.ResumeTiming();
     FlameTree t = BuildFlameTree(given, symbols, limits);
     benchmark::DoNotOptimize(t);

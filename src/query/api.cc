@@ -9,6 +9,7 @@
 #include <optional>
 #include <utility>
 
+#include "seismo/core/huge_pages.h"
 #include "seismo/core/json_writer.h"
 #include "seismo/query/alerts_json.h"
 #include "seismo/query/builds_json.h"
@@ -40,6 +41,10 @@ constexpr uint64_t kBytesPerSeries = 128;
 constexpr uint64_t kBytesPerNode = 220;
 // The hang rows a warm-up round shares (hang_rows.h) take no more a series than an answer may.
 static_assert(2 * sizeof(HangRow) + 16 <= kBytesPerSeries);
+// An answer's large arrays (a flame graph's stacks, sort keys and their scratch, IdSums'
+// entries) are whole huge pages each (core/huge_pages.h): up to this many, each with at most
+// a huge page more than its bytes.
+constexpr uint64_t kLargeArrays = 8;
 // How long a request waits for the answers in flight to be sent before it is refused.
 constexpr std::chrono::milliseconds kAdmissionPatience{200};
 
@@ -129,7 +134,9 @@ constexpr std::pair<std::string_view, std::string_view> kDefaultAnswers[] = {
 uint64_t EstimateAnswerBytes(const Snapshot& snap, const ApiSettings& settings) {
   uint64_t series = 0;
   for (size_t t = 0; t < kTableCount; ++t) series += snap.table(static_cast<Table>(t)).size();
-  return series * kBytesPerSeries + settings.limits.max_nodes * kBytesPerNode + 4 * settings.limits.max_bytes;
+  const uint64_t arrays = series * kBytesPerSeries;
+  const uint64_t pages = arrays < kHugePageBlockFrom ? 0 : kLargeArrays * kHugePageBytes;
+  return arrays + pages + settings.limits.max_nodes * kBytesPerNode + 4 * settings.limits.max_bytes;
 }
 
 ApiAnswer AnswerApi(std::string_view path, std::string_view raw_query, const StateProvider& provider,

@@ -5,6 +5,7 @@
 #include <optional>
 #include <vector>
 
+#include "seismo/core/huge_pages.h"
 #include "seismo/core/json_writer.h"
 #include "seismo/core/time.h"
 #include "seismo/query/flame_tree.h"
@@ -101,7 +102,7 @@ std::string FlamegraphDiffJson(const Snapshot& snap, const Query& q, const Basel
   for (const Baseline<HangBuild>& base : cmp->baselines) {
     AddSide(snap, *base.build, base.range, source, q.filters, true, by_stack);
   }
-  std::vector<FlameStack> stacks;
+  std::vector<FlameStack, HugePageAllocator<FlameStack>> stacks;  // read out of order (huge_pages.h)
   stacks.reserve(by_stack.size());
   Sides total;
   for (const auto& [stack, x] : by_stack) {

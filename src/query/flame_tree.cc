@@ -4,6 +4,7 @@
 #include <bit>
 #include <queue>
 
+#include "seismo/core/huge_pages.h"
 #include "seismo/query/radix_sort.h"
 
 namespace seismo {
@@ -45,14 +46,14 @@ std::string_view FlameNodeName(const FlameNode& n, const Symbols& symbols, bool 
   return n.other ? kOtherName : symbols.Text(n.frame);
 }
 
-FlameTree BuildFlameTree(const std::vector<FlameStack>& stacks, const Symbols& symbols,
+FlameTree BuildFlameTree(std::span<const FlameStack> stacks, const Symbols& symbols,
                          const AnswerLimits& limits, const FlameTreeOptions& options) {
   // The stacks below a node are one run of `order`. A node taken groups its run by the
   // stacks' next frame (those that end at the node first, then by frame id): a radix sort
   // done one digit at a time, and only below the nodes kept, so a node never taken costs
   // nothing below it. The runs come out where a sort of whole stacks by frame ids would put
   // them.
-  std::vector<uint32_t> order(stacks.size());
+  std::vector<uint32_t, HugePageAllocator<uint32_t>> order(stacks.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<uint32_t>(i);
   auto weight = [&options](int64_t hang_us, int64_t baseline_us) {
     return static_cast<double>(hang_us) * options.build_weight +
@@ -61,7 +62,8 @@ FlameTree BuildFlameTree(const std::vector<FlameStack>& stacks, const Symbols& s
 
   FlameTree t;
   std::vector<Left> left;
-  std::vector<std::pair<uint64_t, uint32_t>> keyed;  // (next frame + 1, or 0 where it ends; stack)
+  std::vector<std::pair<uint64_t, uint32_t>, HugePageAllocator<std::pair<uint64_t, uint32_t>>>
+      keyed;  // (next frame + 1, or 0 where it ends; stack)
   auto lighter = [&symbols](const Candidate& a, const Candidate& b) {  // the queue's top is the heaviest
     if (a.weight != b.weight) return a.weight < b.weight;
     if (a.hang_count != b.hang_count) return a.hang_count < b.hang_count;

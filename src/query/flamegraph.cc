@@ -4,6 +4,7 @@
 #include <cmath>
 #include <vector>
 
+#include "seismo/core/huge_pages.h"
 #include "seismo/core/json_writer.h"
 #include "seismo/query/flame_tree.h"
 #include "seismo/query/hang_rows.h"
@@ -35,7 +36,7 @@ const Symbols& SymbolsOf(const Snapshot& snap) {
 // The selection's call tree within the answer's bounds (query/flame_tree.h).
 FlameTree SelectedTree(const Snapshot& snap, const Query& q, const AnswerLimits& limits,
                        const HangRows* shared) {
-  std::vector<FlameStack> stacks;
+  std::vector<FlameStack, HugePageAllocator<FlameStack>> stacks;  // read out of order (huge_pages.h)
   for (const auto& [stack, sums] : SelectedStacks(snap, q, shared)) {
     stacks.push_back({snap.symbols->Frames(stack), sums.hang_us, sums.hang_count});
   }

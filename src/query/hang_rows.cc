@@ -12,7 +12,7 @@ namespace seismo {
 HangRows::HangRows(const Snapshot& snap, int64_t window_ms, const Filters& filters)
     : window_ms_(window_ms), filters_(filters) {
   const WindowSel win = ResolveWindow(snap, window_ms);
-  std::vector<HangRow> walked;
+  std::vector<HangRow, HugePageAllocator<HangRow>> walked;  // gathered out of order below
   walked.reserve(CandidateRows(snap, Table::kHangs, filters).size());
   StackId max_stack = 0;
   ForEachHangRow(snap, win, filters, nullptr, [&](const SeriesKey& key, const HangSums& sums) {
@@ -26,7 +26,7 @@ HangRows::HangRows(const Snapshot& snap, int64_t window_ms, const Filters& filte
     uint32_t row;
   };
   assert(walked.size() <= UINT32_MAX);
-  std::vector<Place> order;
+  std::vector<Place, HugePageAllocator<Place>> order;
   order.reserve(walked.size());
   for (size_t i = 0; i < walked.size(); ++i) {
     order.push_back({walked[i].key[hang_field::kStack], static_cast<uint32_t>(i)});

@@ -75,7 +75,7 @@ struct FlameTreeOptions {
 };
 
 // `stacks` in any order (left in it); equal stacks may repeat.
-FlameTree BuildFlameTree(const std::vector<FlameStack>& stacks, const Symbols& symbols,
+FlameTree BuildFlameTree(std::span<const FlameStack> stacks, const Symbols& symbols,
                          const AnswerLimits& limits, const FlameTreeOptions& options = {});
 
 // Writes the tree as nested JSON objects, children heaviest first: each node's "name",

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "seismo/aggregate/snapshot.h"
+#include "seismo/core/huge_pages.h"
 #include "seismo/query/params.h"
 #include "seismo/query/selection.h"
 
@@ -46,15 +47,16 @@ class HangRows {
   bool Serves(int64_t window_ms, const Filters& filters) const;
   std::span<const HangRow> rows() const { return rows_; }
   // Bytes the rows take, and the scratch of their sort (the rows as walked, and two arrays of
-  // 8 bytes a row): what the warm-up reserves.
+  // 8 bytes a row), each a block of HugePageAllocator's: what the warm-up reserves.
   static uint64_t BytesFor(const Snapshot& snap) {
-    return (2 * sizeof(HangRow) + 16) * snap.table(Table::kHangs).size();
+    const size_t rows = snap.table(Table::kHangs).size();
+    return 2 * HugePageBlockBytes(sizeof(HangRow) * rows) + 2 * HugePageBlockBytes(8 * rows);
   }
 
  private:
   int64_t window_ms_;
   Filters filters_;
-  std::vector<HangRow> rows_;
+  std::vector<HangRow, HugePageAllocator<HangRow>> rows_;  // huge_pages.h
 };
 
 // Calls fn(const SeriesKey&, const HangSums&) for each hang row of `snap` that passes

@@ -19,6 +19,7 @@
 #include <span>
 #include <vector>
 
+#include "seismo/core/huge_pages.h"
 #include "seismo/core/symbols.h"
 #include "seismo/query/selection.h"
 
@@ -43,7 +44,7 @@ class IdSums {
   std::span<const Entry> Reduce();
 
  private:
-  std::vector<Entry> entries_;
+  std::vector<Entry, HugePageAllocator<Entry>> entries_;  // a million at 10⁶ series (huge_pages.h)
   uint32_t max_group_ = 0;
   InternId max_id_ = 0;
   bool ids_ascending_ = true;  // every entry's id >= the one before it

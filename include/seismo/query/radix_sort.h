@@ -22,8 +22,8 @@
 
 namespace seismo {
 
-template <typename T, typename KeyOf>
-void RadixSortBy(std::vector<T>& items, int key_bits, KeyOf key_of) {
+template <typename T, typename Alloc, typename KeyOf>
+void RadixSortBy(std::vector<T, Alloc>& items, int key_bits, KeyOf key_of) {
   constexpr int kDigitBits = 11;
   constexpr size_t kBuckets = size_t{1} << kDigitBits;
   assert(key_bits >= 0 && key_bits <= 64);
@@ -36,7 +36,7 @@ void RadixSortBy(std::vector<T>& items, int key_bits, KeyOf key_of) {
     for (int p = 0; p < passes; ++p)
       ++counts[static_cast<size_t>(p)][(key >> (p * kDigitBits)) & (kBuckets - 1)];
   }
-  std::vector<T> scratch;
+  std::vector<T, Alloc> scratch;  // the items' allocator (core/huge_pages.h for large ones)
   for (int p = 0; p < passes; ++p) {
     std::array<size_t, kBuckets>& count = counts[static_cast<size_t>(p)];
     if (std::find(count.begin(), count.end(), items.size()) != count.end()) continue;  // one digit: in order
