@@ -6,10 +6,11 @@
 // A fresh block costs a page fault per 4 KiB on first touch, and a walk in random order a TLB
 // miss per read; with 2 MiB pages both are 512 times rarer. ADR 0033 has the numbers.
 //
-// Blocks under kHugePageBlockFrom bytes come from operator new as with std::allocator; larger ones from
-// mmap, rounded up to whole pages (the last huge page of a block may be partly unused: at most
-// 2 MiB a block, and only blocks of kHugePageBlockFrom or more take this path). Where the kernel has no
-// THP, or it is "never", the advice is ignored and the block is plain anonymous memory.
+// Blocks under kHugePageBlockFrom bytes come from operator new, as with std::allocator;
+// larger ones from mmap, rounded up to whole huge pages (the last one may be partly unused:
+// at most 2 MiB a block, and only blocks of kHugePageBlockFrom or more take this path).
+// Where the kernel has no THP, or it is "never", the advice is ignored and the block is
+// plain anonymous memory.
 //
 // Throws std::bad_alloc as std::allocator does. Threading: stateless.
 #pragma once
