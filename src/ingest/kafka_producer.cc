@@ -114,6 +114,12 @@ Status KafkaProducer::Enqueue(const std::string& topic, std::string_view key,
       rd_kafka_error_destroy(error);
     }
     if (err == RD_KAFKA_RESP_ERR_NO_ERROR) break;
+    if (err == RD_KAFKA_RESP_ERR__STATE || err == RD_KAFKA_RESP_ERR__FATAL) {
+      // Refused in the producer's state: outside a transaction, fatally failed, or (seen with
+      // librdkafka 2.0.2 after a commit that timed out was finished by the next begin) refusing
+      // in every transaction it begins. Only a new producer is sure to go on.
+      return Status::FailedPrecondition("produce to '" + topic + "': " + rd_kafka_err2str(err));
+    }
     if (err != RD_KAFKA_RESP_ERR__QUEUE_FULL) {
       return Status::InvalidArgument("produce to '" + topic + "': " + rd_kafka_err2str(err));
     }

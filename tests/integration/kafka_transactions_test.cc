@@ -41,14 +41,22 @@ class TransactionsTest : public ::testing::Test {
   void SetUp() override {
     UseCluster();
     if (HasFatalFailure()) return;
+    producer_ = NewPublisher();
+    ASSERT_NE(producer_, nullptr);
+  }
+
+  // A transactional producer of the test's id with its transactions initialised (which fences
+  // any earlier one of the id), or null after a test failure.
+  std::unique_ptr<KafkaProducer> NewPublisher() {
     KafkaProducerOptions po;
     po.brokers = bootstrap_;
     po.properties["transactional.id"] = topic_ + ".publisher";
     auto producer = KafkaProducer::Create(po);
-    ASSERT_TRUE(producer) << producer.error().message();
-    producer_ = std::move(*producer);
-    Status init = producer_->InitTransactions(test::Patience(seconds(60)));
-    ASSERT_TRUE(init.ok()) << init.message();
+    EXPECT_TRUE(producer) << producer.error().message();
+    if (!producer) return nullptr;
+    Status init = (*producer)->InitTransactions(test::Patience(seconds(60)));
+    EXPECT_TRUE(init.ok()) << init.message();
+    return init.ok() ? std::move(*producer) : nullptr;
   }
 
   // Every committed record of the topic, read to its end.
@@ -178,46 +186,47 @@ TEST_F(KafkaTransactions, ASecondPublisherWithTheSameIdFencesTheFirst) {
 // refuses both an abort and a new transaction until the same commit is called again. The next
 // Begin finishes it: its records land, and the publisher goes on (it used to abort, fail, and
 // never publish again). `hold_back` makes the commit slow (or nothing: `patience` is short).
-void ACommitThatTimesOutIsFinishedByTheNextBegin(KafkaProducer& producer, const std::string& topic,
-                                                 milliseconds patience,
-                                                 const std::function<void()>& hold_back) {
+void ACommitThatTimesOutIsFinishedByTheNextBegin(
+    std::unique_ptr<KafkaProducer>& producer, const std::string& topic, milliseconds patience,
+    const std::function<void()>& hold_back, const std::function<std::unique_ptr<KafkaProducer>()>& replace) {
   const auto t = test::Patience(seconds(60));
-  Status first = producer.BeginTransaction(t);
+  Status first = producer->BeginTransaction(t);
   ASSERT_TRUE(first.ok()) << first.message();
-  Status slow = producer.Produce(topic, "p/a", "slow", 0);
+  Status slow = producer->Produce(topic, "p/a", "slow", 0);
   ASSERT_TRUE(slow.ok()) << slow.message();
-  Status flushed = producer.Flush(t);
+  Status flushed = producer->Flush(t);
   ASSERT_TRUE(flushed.ok()) << flushed.message();
   hold_back();
-  Status late = producer.CommitTransaction(patience);
+  Status late = producer->CommitTransaction(patience);
   if (!late.ok()) {
     EXPECT_EQ(late.code(), StatusCode::kUnavailable) << late.message();
-    Status abort = producer.AbortTransaction(t);
+    Status abort = producer->AbortTransaction(t);
     EXPECT_EQ(abort.code(), StatusCode::kUnavailable) << "an abort cannot undo a commit under way";
   }
-  Status begun = producer.BeginTransaction(t);
+  Status begun = producer->BeginTransaction(t);
   ASSERT_TRUE(begun.ok()) << begun.message();
-  Status next = producer.Produce(topic, "p/b", "next", 1);
-  // Seen in about one full real-broker run in two (librdkafka 2.0.2, never alone, never on
-  // the mock): the begin that finished the timed-out commit succeeded, yet the produce is
-  // refused, "Local: Erroneous state", and once (a TSan run) in the transaction after that
-  // too. The daemon aborts such a publish and makes the next one (ClusterNode::Transact), with
-  // a patience of 30 s, not this test's 1 ms; so does this test, a few times, after printing
-  // what the producer says of its state (a commit of the empty transaction names it; one
-  // refused as abortable aborts it). What it tests, that the timed-out commit landed, is the
-  // read-back below either way.
-  constexpr int kTries = 4;
-  for (int tried = 1; !next.ok() && tried < kTries; ++tried) {
-    Status state = producer.CommitTransaction(t);
-    std::cout << "the produce after begin " << tried << " was refused: " << next.message()
-              << "; the timed-out commit had said: " << late.message()
-              << "; a commit then said: " << (state.ok() ? "ok" : state.message()) << "\n";
-    Status again = producer.BeginTransaction(t);
+  Status next = producer->Produce(topic, "p/b", "next", 1);
+  if (!next.ok()) {
+    // Seen in about one full real-broker run in two (librdkafka 2.0.2, never alone, never on
+    // the mock): the begin that finished the timed-out commit succeeded, yet the produce is
+    // refused, "Local: Erroneous state", and so is every produce of the transactions this
+    // producer begins after it (4 tried in one CI run). Produce says kFailedPrecondition, and
+    // the daemon does what this test does: it aborts and makes a new producer of the same
+    // transactional id (ClusterNode::Transact). What the test is about, that the timed-out
+    // commit landed, is the read-back after it either way.
+    EXPECT_EQ(next.code(), StatusCode::kFailedPrecondition) << next.message();
+    std::cout << "the produce after the begin was refused: " << next.message()
+              << "; the timed-out commit had said: " << late.message() << "; a new producer goes on\n";
+    Status aborted = producer->AbortTransaction(t);
+    std::cout << "its abort said: " << (aborted.ok() ? "ok" : aborted.message()) << "\n";
+    producer = replace();
+    ASSERT_NE(producer, nullptr);
+    Status again = producer->BeginTransaction(t);
     ASSERT_TRUE(again.ok()) << again.message();
-    next = producer.Produce(topic, "p/b", "next", 1);
+    next = producer->Produce(topic, "p/b", "next", 1);
+    ASSERT_TRUE(next.ok()) << next.message() << " (a new producer)";
   }
-  ASSERT_TRUE(next.ok()) << next.message() << " (after " << kTries << " begins)";
-  Status committed = producer.CommitTransaction(t);
+  Status committed = producer->CommitTransaction(t);
   ASSERT_TRUE(committed.ok()) << committed.message();
 }
 
@@ -226,7 +235,8 @@ const std::map<int32_t, std::vector<std::string>> kBothCommitted = {{0, {"p/a='s
 // The real broker hides aborted records from read_committed readers: 'slow' read back is a
 // commit that landed. A 1 ms commit against it times out (or, rarely, commits at once).
 TEST_F(KafkaTransactions, ACommitThatTimesOutIsFinishedByTheNextBegin) {
-  ACommitThatTimesOutIsFinishedByTheNextBegin(*producer_, topic_, milliseconds(1), [] {});
+  ACommitThatTimesOutIsFinishedByTheNextBegin(
+      producer_, topic_, milliseconds(1), [] {}, [this] { return NewPublisher(); });
   if (HasFatalFailure()) return;
   EXPECT_EQ(Describe(ReadToEnd()), kBothCommitted);
 }
@@ -237,14 +247,28 @@ TEST_F(KafkaTransactions, ACommitThatTimesOutIsFinishedByTheNextBegin) {
 TEST_F(MockTransactions, ACommitThatTimesOutIsFinishedByTheNextBegin) {
   constexpr int16_t kEndTxn = 26;
   std::chrono::steady_clock::time_point committing;
-  ACommitThatTimesOutIsFinishedByTheNextBegin(*producer_, topic_, milliseconds(300), [&] {
-    ASSERT_TRUE(cluster_->DelayRequests(1, kEndTxn, 1, 3000).ok());
-    committing = std::chrono::steady_clock::now();
-  });
+  ACommitThatTimesOutIsFinishedByTheNextBegin(
+      producer_, topic_, milliseconds(300),
+      [&] {
+        ASSERT_TRUE(cluster_->DelayRequests(1, kEndTxn, 1, 3000).ok());
+        committing = std::chrono::steady_clock::now();
+      },
+      [this] { return NewPublisher(); });
   if (HasFatalFailure()) return;
   EXPECT_GE(std::chrono::steady_clock::now() - committing, milliseconds(2900))
       << "the held-back EndTxn was answered: the commit was finished, not dropped";
   EXPECT_EQ(Describe(ReadToEnd()), kBothCommitted);
+}
+
+// librdkafka refuses a produce outside a transaction in its own state: kFailedPrecondition, as
+// for a producer stuck refusing (the code ClusterNode::Transact replaces its producer on).
+TEST_F(MockTransactions, AProduceOutsideATransactionIsRefusedAsAFailedPrecondition) {
+  Status outside = producer_->Produce(topic_, "p/a", "outside", 0);
+  EXPECT_EQ(outside.code(), StatusCode::kFailedPrecondition) << outside.message();
+  ASSERT_TRUE(producer_->BeginTransaction(seconds(30)).ok());
+  Status inside = producer_->Produce(topic_, "p/a", "inside", 0);
+  EXPECT_TRUE(inside.ok()) << inside.message();
+  ASSERT_TRUE(producer_->CommitTransaction(test::Patience(seconds(60))).ok());
 }
 
 TEST_F(MockTransactions, AMissingTopicHasNoPartitions) {

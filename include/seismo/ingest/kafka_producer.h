@@ -26,7 +26,9 @@
 //    may still land (the caller must not assume either outcome). A fatal error
 //    (another instance took over the transactional id: fenced), and an error
 //    that is neither retriable nor abortable, is kFailedPrecondition, after
-//    which only a new producer can publish.
+//    which only a new producer can publish; so is a Produce that librdkafka
+//    refuses in the producer's state (outside a transaction, or stuck
+//    refusing after a begin that succeeded: librdkafka 2.0.2, seen in tests).
 //
 // Ownership: Create() returns the owner. Threading: Produce(), Poll(),
 // Flush() and stats() may be called concurrently from any threads; the
