@@ -37,11 +37,18 @@ std::string HostName() {
 }  // namespace
 
 Daemon::Daemon(Config config, const SignatureGenerator* signatures, const Clock* clock)
-    : config_(std::move(config)), signatures_(signatures), clock_(clock), symbols_(std::make_unique<Symbols>()) {
+    : config_(std::move(config)),
+      signatures_(signatures),
+      clock_(clock),
+      symbols_(std::make_unique<Symbols>()),
+      release_(DeferredRelease::Start(config_.ingest.nice)) {
   started_at_ms_ = clock_->Now().ms;
 }
 
-Daemon::~Daemon() { Stop(); }
+Daemon::~Daemon() {
+  Stop();
+  release_->Stop();
+}
 
 Status Daemon::Start() {
   auto dead_letters = OpenDeadLetters(config_);

@@ -34,6 +34,7 @@
 #include "seismo/alert/service.h"
 #include "seismo/app/config.h"
 #include "seismo/app/stall_guard.h"
+#include "seismo/core/deferred_release.h"
 #include "seismo/core/mutex.h"
 #include "seismo/core/status.h"
 #include "seismo/core/symbols.h"
@@ -154,6 +155,9 @@ class Daemon final : public StateProvider {
   const Clock* clock_;
   // Outlives everything below that holds ids: pipeline, snapshots, alert engine.
   std::unique_ptr<Symbols> symbols_;
+  // Frees replaced snapshots off the requests' threads (core/deferred_release.h); stopped by
+  // the destructor, so nothing it queued is freed after symbols_.
+  std::shared_ptr<DeferredRelease> release_;
   std::unique_ptr<DeadLetterSink> dead_letters_;
   std::unique_ptr<Pipeline> pipeline_;
   std::unique_ptr<Rebalance> rebalance_;
