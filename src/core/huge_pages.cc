@@ -5,11 +5,6 @@
 #include <cstdint>
 
 namespace seismo::huge_pages_internal {
-namespace {
-
-std::size_t RoundUp(std::size_t bytes, std::size_t to) { return (bytes + to - 1) / to * to; }
-
-}  // namespace
 
 // Mapped with a huge page of slack, then trimmed to start on a huge page's boundary: the
 // kernel backs only whole aligned 2 MiB ranges with huge pages.
@@ -20,7 +15,7 @@ void* Map(std::size_t bytes) {
       mmap(nullptr, length + kHugePageBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (raw == MAP_FAILED) throw std::bad_alloc();
   const auto start = reinterpret_cast<std::uintptr_t>(raw);
-  const std::uintptr_t aligned = RoundUp(start, kHugePageBytes);
+  const std::uintptr_t aligned = WholeHugePages(start);
   if (aligned > start) munmap(raw, aligned - start);
   const std::size_t tail = kHugePageBytes - (aligned - start);
   if (tail > 0) munmap(reinterpret_cast<void*>(aligned + length), tail);

@@ -30,10 +30,15 @@ void* Map(std::size_t bytes);  // throws std::bad_alloc
 void Unmap(void* p, std::size_t bytes) noexcept;
 }  // namespace huge_pages_internal
 
+// `n` (bytes, or an address) rounded up to a whole number of huge pages.
+constexpr std::size_t WholeHugePages(std::size_t n) {
+  return (n + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
+}
+
 // The memory a block of `bytes` takes from HugePageAllocator (a large one is whole huge
 // pages), for budgets that reserve it ahead.
 constexpr std::size_t HugePageBlockBytes(std::size_t bytes) {
-  return bytes < kHugePageBlockFrom ? bytes : (bytes + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
+  return bytes < kHugePageBlockFrom ? bytes : WholeHugePages(bytes);
 }
 
 template <typename T>
