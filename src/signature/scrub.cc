@@ -205,6 +205,15 @@ Result<std::unique_ptr<Scrubber>> Scrubber::Parse(std::string_view text, std::st
         known = s->guards_.end() - 1;
       }
       r.guard = static_cast<int>(known - s->guards_.begin());
+    } else if (keyword == "guard-like" && !value.empty() && r.guard < 0) {
+      const auto earlier = s->rules_.end() - 1;
+      const auto named =
+          std::find_if(s->rules_.begin(), earlier, [&value](const Rule& o) { return o.name == value; });
+      if (named == earlier || named->guard < 0) {
+        return fail(line_no, fmt::format("rule {}: `guard-like {}` names no earlier rule with a guard",
+                                         r.name, value));
+      }
+      r.guard = named->guard;
     } else if (keyword == "match" && !value.empty() && pattern.empty()) {
       pattern = std::string(value);
     } else if (keyword == "replace" && !has_replace) {
@@ -212,8 +221,8 @@ Result<std::unique_ptr<Scrubber>> Scrubber::Parse(std::string_view text, std::st
       has_replace = true;
     } else {
       return fail(line_no,
-                  fmt::format("expected `when <literal>`, one `guard <pattern>`, one `match <pattern>` "
-                              "or one `replace <text>`, not '{}'",
+                  fmt::format("expected `when <literal>`, one `guard <pattern>` or `guard-like <rule>`, "
+                              "one `match <pattern>` or one `replace <text>`, not '{}'",
                               line));
     }
   }

@@ -22,6 +22,7 @@
 //                       condition, cheaper to test: tests/unit/signature/scrub_test.cc checks
 //                       the rules give the same answers without their guards); rules with
 //                       the same guard share one search of each text
+//   guard-like <rule>   optional, instead of `guard`: the guard of the earlier rule named
 //   match <pattern>     PCRE2, unanchored; every match is replaced
 //   replace <text>      PCRE2 extended substitution: $1, ${1:+a:b} (group set ? a : b)
 //

@@ -81,7 +81,8 @@ TEST(Scrubber, TheRulesGiveTheSameAnswersWithoutTheirGuards) {
   size_t guards = 0;
   for (std::string line; std::getline(rules, line);) {
     const size_t at = line.find_first_not_of(' ');
-    if (at != std::string::npos && line.compare(at, 6, "guard ") == 0) {
+    if (at != std::string::npos &&
+        (line.compare(at, 6, "guard ") == 0 || line.compare(at, 11, "guard-like ") == 0)) {
       ++guards;
       continue;
     }
@@ -166,6 +167,21 @@ TEST(Scrubber, TheKeyBytePreCheckFindsAKeyByteAtEveryPlaceOfEveryLength) {
   }
 }
 
+TEST(Scrubber, GuardLikeGivesARuleTheGuardOfTheEarlierRuleItNames) {
+  // b's guard is a's: b looks only at text a's guard matches (made narrower than b's
+  // pattern here, so that the guard shows).
+  auto s = Scrubber::Parse(
+      "rule a\n  when @x\n  guard ZZZ\n  match @x\n  replace A\n"
+      "rule b\n  when @y\n  guard-like a\n  match @y\n  replace B\n",
+      "t");
+  ASSERT_TRUE(s) << s.error().message();
+  std::string outside = "f @y", inside = "ZZZ @y";
+  EXPECT_FALSE((*s)->Scrub(outside));
+  EXPECT_EQ(outside, "f @y");
+  EXPECT_TRUE((*s)->Scrub(inside));
+  EXPECT_EQ(inside, "ZZZ B");
+}
+
 TEST(Scrubber, AMalformedRulesFileIsRefusedWithItsLine) {
   struct Bad {
     const char* text;
@@ -185,6 +201,13 @@ TEST(Scrubber, AMalformedRulesFileIsRefusedWithItsLine) {
            Bad{"rule a\n  when data:\n", "t:2: `when data:`: a literal needs a byte seldom in frames"},
            Bad{"rule a\n  when @x\n  guard (x\n", "t:3: rule a: the guard does not compile"},
            Bad{"rule a\n  when @x\n  guard x\n  guard y\n", "t:4: expected"},
+           Bad{"rule a\n  when @x\n  guard x\n  guard-like a\n", "t:4: expected"},
+           Bad{"rule a\n  when @x\n  guard-like a\n",
+               "t:3: rule a: `guard-like a` names no earlier rule with a guard"},
+           Bad{"rule a\n  when @x\n  match x\n  replace y\nrule b\n  when @y\n  guard-like a\n",
+               "t:7: rule b: `guard-like a` names no earlier rule with a guard"},
+           Bad{"rule a\n  when @x\n  guard x\n  match x\n  replace y\nrule b\n  when @y\n  guard-like c\n",
+               "t:8: rule b: `guard-like c` names no earlier rule with a guard"},
        }) {
     auto s = Scrubber::Parse(b.text, "t");
     ASSERT_FALSE(s) << b.text;
