@@ -197,9 +197,9 @@ Status Daemon::Shutdown(std::chrono::steady_clock::time_point deadline) {
     }
     MutexLock lock(snapshot_mu_);
     if (view.snapshot) view_counts_ = view.counts;  // else those of the last view published, if any
-    snapshot_ = std::move(view.snapshot);
+    snapshot_ = release_->Wrap(std::move(view.snapshot));
   } else {
-    auto final_snapshot = pipeline_->FinalSnapshot();
+    std::shared_ptr<const Snapshot> final_snapshot = release_->Wrap(pipeline_->FinalSnapshot());
     MutexLock lock(snapshot_mu_);
     snapshot_ = std::move(final_snapshot);
   }

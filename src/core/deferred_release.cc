@@ -1,5 +1,6 @@
 #include "seismo/core/deferred_release.h"
 
+#include <new>
 #include <utility>
 
 #include "seismo/core/thread_priority.h"
@@ -28,16 +29,20 @@ uint64_t DeferredRelease::released() const {
   return released_;
 }
 
-void DeferredRelease::Take(std::shared_ptr<const void> object) {
+void DeferredRelease::Take(std::shared_ptr<const void> object) noexcept {
   {
     MutexLock lock(mu_);
     if (!stopping_) {
-      queued_.push_back(std::move(object));
-      cv_.NotifyOne();
-      return;
+      try {
+        queued_.push_back(std::move(object));
+        cv_.NotifyOne();
+        return;
+      } catch (const std::bad_alloc&) {
+        // No room in the queue: freed here (a deleter must not throw).
+      }
     }
   }
-  object.reset();  // stopped: freed here, outside the lock
+  object.reset();  // stopped, or no room: freed here, outside the lock
 }
 
 void DeferredRelease::Run(int nice_steps) {

@@ -163,6 +163,10 @@ Result<std::unique_ptr<Scrubber>> Scrubber::Parse(std::string_view text, std::st
       }
       if (Status st = finish(); !st.ok()) return st;
       if (value.empty()) return fail(line_no, "a rule needs a name");
+      if (std::any_of(s->rules_.begin(), s->rules_.end(),
+                      [&value](const Rule& o) { return o.name == value; })) {
+        return fail(line_no, fmt::format("a second rule named {}", value));
+      }
       s->rules_.emplace_back();
       s->rules_.back().name = std::string(value);
       rule_line = line_no;

@@ -244,6 +244,21 @@ TEST_F(HttpDaemon, DefaultAnswersAreAlwaysServedFromTheCache) {
   EXPECT_EQ(not_yet_visible.load(), 0) << "a snapshot waited for its answers before it was published";
 }
 
+// A snapshot the publisher replaced is freed on the daemon's release thread, whoever held it
+// last (core/deferred_release.h): here the test thread, as an HTTP request would.
+TEST_F(HttpDaemon, ReplacedSnapshotsAreFreedOnTheReleaseThread) {
+  SystemClock clock;
+  Daemon daemon(FilesOnly(), signatures_.get(), &clock);
+  ASSERT_TRUE(daemon.Start().ok());
+  std::shared_ptr<const Snapshot> held;
+  ASSERT_TRUE(test::WaitFor([&] { return (held = daemon.snapshot()) != nullptr; }, 60s, 5ms));
+  ASSERT_TRUE(test::WaitFor([&] { return daemon.snapshot() != held; }, 60s, 5ms));
+  const uint64_t before = daemon.ReleasedSnapshotsForTesting();
+  held.reset();  // the last hold, or the publisher's is (it lets go of it after the swap)
+  EXPECT_TRUE(test::WaitFor([&] { return daemon.ReleasedSnapshotsForTesting() > before; }, 60s, 5ms));
+  daemon.Stop();
+}
+
 TEST_F(HttpDaemon, NotReadyWhileTheCheckpointIsRestored) {
   Config config;
   config.kafka.topics.clear();  // files only

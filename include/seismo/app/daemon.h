@@ -103,6 +103,8 @@ class Daemon final : public StateProvider {
   }
   // Test seam: intern bytes the first sweep starts at (then twice what a sweep left). Before Start().
   void SetSweepFloorForTesting(size_t bytes) { sweep_floor_bytes_for_testing_ = bytes; }
+  // Published snapshots freed on the release thread so far (core/deferred_release.h).
+  uint64_t ReleasedSnapshotsForTesting() const { return release_->released(); }
   // Tests: intern sweeps the source thread made so far. After Start(), from the source
   // thread's point of view (read once it stopped, or as a hint).
   size_t SweepsForTesting() const { return pipeline_ ? pipeline_->sweeps() : 0; }

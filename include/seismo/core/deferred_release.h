@@ -11,13 +11,17 @@
 // 20 s run an HTTP request in flight when both let go of it, and that request's latency is
 // what the dashboard sees.
 //
-// Lifetime: every wrapped hold keeps the DeferredRelease alive (its deleter holds a
-// shared_ptr to it). Stop(), or the destructor, frees what is queued and joins the thread;
+// Lifetime: every wrapped object not freed yet keeps the DeferredRelease alive (its hold's
+// deleter holds a shared_ptr to it, let go of when the object is handed over; weak_ptrs to
+// the hold do not keep it). Stop(), or the destructor, frees what is queued and joins the thread;
 // after it a last hold frees its object on the spot. A wrapped object must hold no wrapped
 // hold itself: the release thread would then drop a hold, and could run the destructor
 // that joins it.
 //
-// Threading: Wrap and the holds' release from any thread.
+// Threading: Wrap and the holds' release from any thread; Stop() from one thread at a time.
+// What the release thread frees is what the object alone held: an object sharing its parts
+// with holds elsewhere (a cluster's published view is a copy of the global view's row lists,
+// sharing its series) leaves those parts to their last holder.
 #pragma once
 
 #include <cstdint>
@@ -45,17 +49,19 @@ class DeferredRelease : public std::enable_shared_from_this<DeferredRelease> {
     T* raw = object.get();
     if (raw == nullptr) return object;
     return std::shared_ptr<T>(raw, [self = shared_from_this(), held = std::move(object)](T*) mutable {
-      self->Take(std::move(held));
+      // Moved out first: the deleter itself lives on while weak_ptrs to the hold do.
+      const std::shared_ptr<DeferredRelease> release = std::move(self);
+      release->Take(std::move(held));
     });
   }
 
   void Stop();
-  // Objects freed on the release thread so far.
+  // Objects handed over and freed on the release thread so far.
   uint64_t released() const;
 
  private:
   explicit DeferredRelease(int nice_steps);
-  void Take(std::shared_ptr<const void> object);
+  void Take(std::shared_ptr<const void> object) noexcept;
   void Run(int nice_steps);
 
   mutable Mutex mu_;

@@ -31,7 +31,7 @@ TEST(DeferredRelease, TheLastHoldGoingAwayFreesTheObjectOnTheReleaseThread) {
   hold.reset();
   // A copy still holds it: nothing was handed over.
   EXPECT_EQ(freed.wait_for(std::chrono::seconds(0)), std::future_status::timeout);
-  EXPECT_NE(copy->freed_on, nullptr);
+  EXPECT_EQ(release->released(), 0u);
   copy.reset();
   ASSERT_EQ(freed.wait_for(kPatience), std::future_status::ready);
   EXPECT_NE(freed.get(), std::this_thread::get_id());
@@ -68,6 +68,22 @@ TEST(DeferredRelease, AHoldKeepsTheReleaseAliveAfterItsOwnerLetGo) {
   ASSERT_EQ(freed.wait_for(kPatience), std::future_status::ready);
   EXPECT_NE(freed.get(), std::this_thread::get_id());
   // The hold's deleter held the last reference: the release was destroyed (and joined) with it.
+  EXPECT_TRUE(watch.expired());
+}
+
+TEST(DeferredRelease, AWeakPointerToAHoldDoesNotKeepTheReleaseAlive) {
+  std::promise<std::thread::id> freed_on;
+  std::future<std::thread::id> freed = freed_on.get_future();
+  std::weak_ptr<DeferredRelease> watch;
+  std::weak_ptr<const Freed> watch_hold;
+  {
+    auto release = DeferredRelease::Start();
+    watch = release;
+    auto hold = release->Wrap<const Freed>(std::make_shared<const Freed>(&freed_on));
+    watch_hold = hold;
+  }
+  ASSERT_EQ(freed.wait_for(kPatience), std::future_status::ready);
+  EXPECT_TRUE(watch_hold.expired());
   EXPECT_TRUE(watch.expired());
 }
 

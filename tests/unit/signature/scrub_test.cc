@@ -198,6 +198,7 @@ TEST(Scrubber, AMalformedRulesFileIsRefusedWithItsLine) {
            Bad{"rule a\n  when @x\n  match x\n  match y\n", "t:4: expected"},
            Bad{"rule a\n  whence x\n", "t:2: expected"},
            Bad{"rule\n", "t:1: a rule needs a name"},
+           Bad{"rule a\n  when @x\n  match x\n  replace y\nrule a\n", "t:5: a second rule named a"},
            Bad{"rule a\n  when data:\n", "t:2: `when data:`: a literal needs a byte seldom in frames"},
            Bad{"rule a\n  when @x\n  guard (x\n", "t:3: rule a: the guard does not compile"},
            Bad{"rule a\n  when @x\n  guard x\n  guard y\n", "t:4: expected"},
