@@ -176,6 +176,7 @@ std::shared_ptr<Snapshot> MergeSnapshots(const std::vector<std::shared_ptr<const
   out->windows_ms = windows_ms;
   out->spans_ms = SpansOf(windows_ms, retention_ms);
   out->symbols = &symbols;
+  out->routed_by_key_ = routed_by_key;
   for (const auto& shard : shards) {
     if (!shard) continue;
     out->shards_.push_back(shard);
@@ -196,6 +197,7 @@ std::shared_ptr<Snapshot> MergeSnapshots(const std::vector<std::shared_ptr<const
     };
     absl::flat_hash_map<SeriesKey, Seen> seen;
     auto& rows = out->rows_[t];
+    std::vector<size_t> repeatable;  // places in `rows`
     for (const auto& shard : out->shards_) {
       shard->ForEach(table, [&](const SeriesData& s) {
         const bool may_repeat = !routed_by_key || table == Table::kCrashes || s.level > 0;
@@ -206,6 +208,7 @@ std::shared_ptr<Snapshot> MergeSnapshots(const std::vector<std::shared_ptr<const
         auto [it, inserted] = seen.try_emplace(s.key, Seen{rows.size(), nullptr});
         if (inserted) {
           rows.push_back(&s);
+          repeatable.push_back(rows.size() - 1);
           return;
         }
         Seen& x = it->second;
@@ -218,6 +221,9 @@ std::shared_ptr<Snapshot> MergeSnapshots(const std::vector<std::shared_ptr<const
         AddSeries(*x.merged, s);
       });
     }
+    auto& repeatable_rows = out->repeatable_rows_[t];
+    repeatable_rows.reserve(repeatable.size());
+    for (size_t row : repeatable) repeatable_rows.push_back(rows[row]);  // merged ones too
   }
   return out;
 }

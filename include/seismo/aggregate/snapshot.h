@@ -33,6 +33,9 @@
 namespace seismo {
 
 struct BuildIndex;  // aggregate/releases.h
+struct RowChanges;  // aggregate/row_changes.h
+class Snapshot;
+RowChanges ChangedRows(const Snapshot& before, const Snapshot& after, Table t);
 
 class Snapshot {
  public:
@@ -87,6 +90,7 @@ class Snapshot {
   friend std::shared_ptr<Snapshot> MergeSnapshots(
       const std::vector<std::shared_ptr<const ShardSnapshot>>&, const Symbols&, int64_t,
       const std::vector<int64_t>&, int64_t, bool, std::shared_ptr<const Symbols>);
+  friend RowChanges ChangedRows(const Snapshot&, const Snapshot&, Table);
   // Key order, computed once per table on first use; shared by copies of the snapshot
   // (a copy holds the same series).
   struct SortedRows {
@@ -97,6 +101,11 @@ class Snapshot {
   std::vector<std::shared_ptr<const ShardSnapshot>> shards_;
   std::vector<std::shared_ptr<const SeriesData>> merged_;
   std::array<std::vector<const SeriesData*>, kTableCount> rows_;
+  // The series MergeSnapshots may meet in several shards (a crash series, an "(other)"
+  // series, any series of a merge with routed_by_key false): the rows they gave, each its
+  // own or a merged one (what ChangedRows counts as changed every time).
+  bool routed_by_key_ = true;
+  std::array<std::vector<const SeriesData*>, kTableCount> repeatable_rows_;
   std::shared_ptr<SortedRows> sorted_ = std::make_shared<SortedRows>();
   // RowsWithTextHash's indexes, shared by copies as sorted_ is.
   struct TextIndex {

@@ -1,0 +1,181 @@
+// ChangedRows (ADR 0034): between two snapshots of one shard set, the rows removed and added
+// are exactly the difference of their row multisets, found from what changed; and between
+// snapshots that share nothing, every row.
+#include "seismo/aggregate/row_changes.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "seismo/aggregate/shard_state.h"
+#include "seismo/aggregate/snapshot.h"
+#include "support/keys.h"
+
+namespace seismo {
+namespace {
+
+constexpr int64_t kT0 = 1'795'000'000'000;
+constexpr int64_t kMinute = 60'000;
+
+using Counted = std::map<const SeriesData*, int>;
+
+Counted Count(const std::vector<const SeriesData*>& rows) {
+  Counted out;
+  for (const SeriesData* s : rows) ++out[s];
+  return out;
+}
+
+// Two shards as the daemon routes them: a hang or usage delta by its key, a crash by its
+// document (so one crash key lives in both); few series each, so the tail folds into
+// "(other)" series that both shards hold too.
+class TwoShards {
+ public:
+  TwoShards() {
+    AggregateOptions o;
+    o.bucket_ms = kMinute;
+    o.windows_ms = {60 * kMinute};
+    o.retention_ms = 24 * 60 * kMinute;
+    o.max_series = 120;
+    options_ = o;
+    for (auto& shard : shards_) shard = std::make_unique<ShardState>(o, &symbols_);
+  }
+
+  // `n` random deltas at stream time `t`: of `keys` distinct hang keys, 20 crash keys, 5 usage keys.
+  void Apply(int n, int keys, int64_t t) {
+    for (int i = 0; i < n; ++i) {
+      const uint64_t x = Next();
+      Delta d;
+      switch (x % 4) {
+        case 0: {
+          const std::string sig = "Sig" + std::to_string((x >> 8) % 20);
+          d = test::MakeDelta(
+              symbols_, Table::kCrashes,
+              {"release", "Firefox", "146.0", "20261117090501", "Linux", "parent", "parent", sig}, t, {1});
+          d.doc_hash = Next() | 1;
+          d.install_hash = Next() | 1;
+          shards_[Next() % 2]->Apply(d);
+          continue;
+        }
+        case 1:
+          d = test::MakeDelta(symbols_, Table::kUsage,
+                              {"bhr", "release", "Linux", "2026111" + std::to_string((x >> 8) % 5)}, t,
+                              {1000, 1});
+          break;
+        default: {
+          const std::string k = std::to_string((x >> 8) % static_cast<uint64_t>(keys));
+          d = test::MakeDelta(symbols_, Table::kHangs,
+                              {"bhr", "release", "Linux", "20261117", "parent", "T" + k, "S" + k,
+                               "root\x1e"
+                               "f" +
+                                   k},
+                              t, {static_cast<int64_t>(1000 + x % 5000), 1});
+          break;
+        }
+      }
+      shards_[d.hash % 2]->Apply(d);
+    }
+  }
+
+  std::shared_ptr<const Snapshot> Snap(bool swapped = false) {
+    std::vector<std::shared_ptr<const ShardSnapshot>> parts = {shards_[0]->Snapshot(),
+                                                               shards_[1]->Snapshot()};
+    if (swapped) std::swap(parts[0], parts[1]);
+    return MergeSnapshots(parts, symbols_, options_.bucket_ms, options_.windows_ms, options_.retention_ms);
+  }
+
+ private:
+  uint64_t Next() {
+    x_ = x_ * 6364136223846793005ull + 1442695040888963407ull;
+    return x_ >> 17;
+  }
+
+  uint64_t x_ = 11;
+  AggregateOptions options_;
+  Symbols symbols_;
+  std::unique_ptr<ShardState> shards_[2];
+};
+
+// rows(before) − removed + added = rows(after), with every removed row one of before's and
+// every added one of after's.
+void ExpectChangesAreTheDifference(const Snapshot& before, const Snapshot& after) {
+  for (size_t t = 0; t < kTableCount; ++t) {
+    SCOPED_TRACE(::testing::Message() << "table " << t);
+    const RowChanges changes = ChangedRows(before, after, static_cast<Table>(t));
+    Counted rows = Count(before.table(static_cast<Table>(t)));
+    for (const SeriesData* s : changes.removed) {
+      ASSERT_GT(rows[s], 0) << "removed a row before did not hold";
+      if (--rows[s] == 0) rows.erase(s);
+    }
+    for (const SeriesData* s : changes.added) ++rows[s];
+    EXPECT_EQ(rows, Count(after.table(static_cast<Table>(t))));
+  }
+}
+
+TEST(ChangedRows, AreTheDifferenceOfTheRowsOverRandomRounds) {
+  TwoShards world;
+  std::shared_ptr<const Snapshot> before = world.Snap();
+  for (int round = 0; round < 40; ++round) {
+    SCOPED_TRACE(::testing::Message() << "round " << round);
+    // Quiet rounds, a few changes, many new keys (folding), time moving on (expiry).
+    const int n = round % 5 == 0 ? 0 : round % 5 == 1 ? 3 : round % 5 == 2 ? 400 : 40;
+    world.Apply(n, round < 20 ? 80 : 400, kT0 + round * 7 * kMinute);
+    std::shared_ptr<const Snapshot> after = world.Snap();
+    ExpectChangesAreTheDifference(*before, *after);
+    before = std::move(after);
+  }
+}
+
+TEST(ChangedRows, CostWhatChangedPlusTheRepeatableRows) {
+  TwoShards world;
+  world.Apply(2000, 400, kT0);
+  const auto before = world.Snap();
+  const auto same = world.Snap();
+  // Nothing applied: only the rows that may repeat across shards (crash and "(other)"
+  // series) count as changed, removed and added again.
+  const RowChanges none = ChangedRows(*before, *same, Table::kHangs);
+  size_t repeatable = 0;
+  for (const SeriesData* s : same->table(Table::kHangs)) repeatable += s->level > 0 ? 1 : 0;
+  EXPECT_GT(repeatable, 0u) << "no series folded into \"(other)\"";
+  EXPECT_EQ(none.added.size(), repeatable);
+  EXPECT_EQ(none.removed.size(), repeatable);
+  EXPECT_EQ(ChangedRows(*before, *same, Table::kUsage).added.size(), 0u);
+  EXPECT_EQ(ChangedRows(*before, *same, Table::kCrashes).added.size(), same->table(Table::kCrashes).size());
+  // One usage delta: one usage row changes.
+  world.Apply(0, 100, kT0);
+  const auto one = [&] {
+    for (;;) {  // the next random delta that is a usage one
+      const size_t rows = same->table(Table::kUsage).size();
+      world.Apply(1, 100, kT0);
+      auto snap = world.Snap();
+      if (ChangedRows(*same, *snap, Table::kUsage).added.size() > 0 ||
+          snap->table(Table::kUsage).size() != rows)
+        return snap;
+    }
+  }();
+  const RowChanges usage = ChangedRows(*same, *one, Table::kUsage);
+  EXPECT_EQ(usage.added.size(), 1u);
+  EXPECT_LE(usage.removed.size(), 1u);
+  ExpectChangesAreTheDifference(*same, *one);
+}
+
+TEST(ChangedRows, SnapshotsThatShareNoPagesChangeEveryRow) {
+  TwoShards world;
+  world.Apply(1500, 100, kT0);
+  const auto before = world.Snap();
+  const auto swapped = world.Snap(/*swapped=*/true);
+  ExpectChangesAreTheDifference(*before, *swapped);
+  const RowChanges all = ChangedRows(*before, *swapped, Table::kHangs);
+  EXPECT_EQ(all.added.size(), swapped->table(Table::kHangs).size());
+  EXPECT_EQ(all.removed.size(), before->table(Table::kHangs).size());
+  // A snapshot of no shards: before's rows all leave.
+  Symbols symbols;
+  const auto empty = MergeSnapshots({}, symbols, kMinute, {60 * kMinute}, 24 * 60 * kMinute);
+  ExpectChangesAreTheDifference(*before, *empty);
+  ExpectChangesAreTheDifference(*empty, *before);
+}
+
+}  // namespace
+}  // namespace seismo
