@@ -12,6 +12,8 @@
 //                      walk of the hang table, as the warm-up makes it before its answers
 //   BM_WarmDefaultAnswers/N  WarmDefaultAnswers of a snapshot of N hang series (bench/api.cc's
 //                      series documents): what the warm-up thread builds after each publish
+//   BM_WarmDefaultAnswersAfterOnePercent/N  the same round after 1 % of the series changed,
+//                      given what the round before left (its hang rows, updated: ADR 0034)
 // Not a test: nothing here asserts a speed (SPEC §8).
 #include <benchmark/benchmark.h>
 
@@ -222,33 +224,45 @@ void BM_FlameTree(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(n));
 }
 
-// One snapshot of N hang series, made once per N and kept for every run of it.
-std::shared_ptr<const Snapshot> SeriesSnapshot(size_t n) {
-  static std::map<size_t, std::shared_ptr<const Snapshot>> made;
-  auto& snap = made[n];
-  if (snap) return snap;
-  auto symbols = std::make_shared<Symbols>();
+// The state of N hang series (bench/api.cc's series documents), made once per N and kept
+// for every run of it, with the deltas that made it; and its first snapshot.
+struct SeriesWorld {
+  std::shared_ptr<Symbols> symbols = std::make_shared<Symbols>();
   AggregateOptions options;
-  options.max_series = n + 1000;
-  options.memory_limit = 64ull << 30;  // no series folds into "(other)"
-  ShardState state(options, symbols.get());
+  std::unique_ptr<ShardState> state;
+  std::vector<Delta> deltas;  // every document's, in order
+  std::shared_ptr<const Snapshot> first;
+
+  std::shared_ptr<const Snapshot> Snap() const {
+    return MergeSnapshots({state->Snapshot()}, *symbols, options.bucket_ms, options.windows_ms,
+                          options.retention_ms,
+                          /*routed_by_key=*/true, symbols);
+  }
+};
+
+SeriesWorld& SeriesWorldOf(size_t n) {
+  static std::map<size_t, std::unique_ptr<SeriesWorld>> made;
+  auto& w = made[n];
+  if (w) return *w;
+  w = std::make_unique<SeriesWorld>();
+  w->options.max_series = n + 1000;
+  w->options.memory_limit = 64ull << 30;  // no series folds into "(other)"
+  w->state = std::make_unique<ShardState>(w->options, w->symbols.get());
   Parser parser(ParseOptions{}, &Signatures());
-  DeltaEncoder encoder(symbols.get());
-  std::vector<Delta> deltas;
+  DeltaEncoder encoder(w->symbols.get());
   for (const std::string& doc : bench::SeriesDocs(n, "2026-11-17T12:00:00.000Z")) {
     auto parsed = parser.Parse(doc);
     const std::optional<EventTime> t =
         parsed.ok() ? ResolveEventTime(parsed.value(), std::nullopt) : std::nullopt;
     if (!t) std::abort();
-    deltas.clear();
-    encoder.Encode(parsed.value(), *t, deltas);
-    for (const Delta& d : deltas) state.Apply(d);
+    encoder.Encode(parsed.value(), *t, w->deltas);
   }
-  snap = MergeSnapshots({state.Snapshot()}, *symbols, options.bucket_ms, options.windows_ms,
-                        options.retention_ms,
-                        /*routed_by_key=*/true, symbols);
-  return snap;
+  for (const Delta& d : w->deltas) w->state->Apply(d);
+  w->first = w->Snap();
+  return *w;
 }
+
+std::shared_ptr<const Snapshot> SeriesSnapshot(size_t n) { return SeriesWorldOf(n).first; }
 
 // Runs `round(snap, settings)` once per iteration over the snapshot of state.range(0) hang
 // series, with the API's default settings.
@@ -277,6 +291,39 @@ void BM_WarmDefaultAnswers(benchmark::State& state) {
   });
 }
 
+// A warm-up round after a publish that changed 1 % of the series (each 100th document's
+// deltas applied again: about what changes per publish at 10⁶ series under full ingest,
+// docs/benchmarks.md), given what the round over the snapshot before left (WarmCarry).
+void BM_WarmDefaultAnswersAfterOnePercent(benchmark::State& state) {
+  const auto n = static_cast<size_t>(state.range(0));
+  SeriesWorld& w = SeriesWorldOf(n);
+  const ApiSettings settings;
+  WarmCarry left;
+  {
+    AnswerCache<ApiAnswer> cache(size_t{1} << 30);
+    WarmDefaultAnswers(w.first, settings, cache, nullptr, &left);
+  }
+  const size_t per_doc = std::max<size_t>(1, w.deltas.size() / n);
+  for (size_t i = 0; i < w.deltas.size(); i += 100 * per_doc) {
+    for (size_t j = i; j < std::min(i + per_doc, w.deltas.size()); ++j) w.state->Apply(w.deltas[j]);
+  }
+  const std::shared_ptr<const Snapshot> after = w.Snap();
+  for (auto _ : state) {
+    state.PauseTiming();
+    WarmCarry carry{.snap = left.snap, .rows = left.rows, .hold = nullptr};
+    auto cache = std::make_unique<AnswerCache<ApiAnswer>>(size_t{1} << 30);
+    state.ResumeTiming();
+    WarmDefaultAnswers(after, settings, *cache, nullptr, &carry);
+    benchmark::ClobberMemory();
+    state.PauseTiming();
+    if (carry.rows_updated != 1) state.SkipWithError("the carried rows were not updated");
+    cache.reset();
+    carry = WarmCarry{};
+    state.ResumeTiming();
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(n));
+}
+
 BENCHMARK(BM_ParseMain);
 BENCHMARK(BM_ParseBhr);
 BENCHMARK(BM_ParseCrashPing);
@@ -289,6 +336,7 @@ BENCHMARK(BM_Signature);
 BENCHMARK(BM_FlameTree)->Arg(100'000)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_HangRows)->Arg(100'000)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_WarmDefaultAnswers)->Arg(100'000)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_WarmDefaultAnswersAfterOnePercent)->Arg(100'000)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
 
 // One JSON line per benchmark on stdout, like seismo_bench's measures:
 // {"measure":"micro","name":...,"ns_per_op":...,"items_per_s":...,"mb_per_s":...}

@@ -37,6 +37,11 @@ uint64_t AnswerWarmer::rounds() const {
   return rounds_;
 }
 
+uint64_t AnswerWarmer::rounds_with_rows_updated() const {
+  MutexLock lock(mu_);
+  return rows_updated_;
+}
+
 void AnswerWarmer::Stop() {
   {
     MutexLock lock(mu_);
@@ -53,21 +58,23 @@ void AnswerWarmer::Run() {
     {
       MutexLock lock(mu_);
       while (!stopping_ && !offered_) cv_.Wait(mu_);
-      if (stopping_) return;
+      if (stopping_) break;
       snap = std::move(offered_);
       offered_ = nullptr;
       serving = warmed_;
     }
     cache_.Protect(serving, snap);
-    WarmDefaultAnswers(snap, settings_, cache_, &budget_);
+    WarmDefaultAnswers(snap, settings_, cache_, &budget_, &carry_);
     {
       // Requests read warmed() first: the previous one gives up its place only after.
       MutexLock lock(mu_);
       warmed_ = snap;
       ++rounds_;
+      rows_updated_ = carry_.rows_updated;
     }
     cache_.Protect(snap, nullptr);
   }
+  carry_ = WarmCarry{};  // its hold goes back to the budget, which may not outlive this object
 }
 
 }  // namespace seismo

@@ -189,10 +189,17 @@ ApiAnswer AnswerApi(std::string_view path, std::string_view raw_query, const Sta
 }
 
 void WarmDefaultAnswers(const std::shared_ptr<const Snapshot>& snap, const ApiSettings& settings,
-                        AnswerCache<ApiAnswer>& cache, AnswerBudget* budget) {
+                        AnswerCache<ApiAnswer>& cache, AnswerBudget* budget, WarmCarry* carry) {
   if (!snap) return;
   const uint64_t estimate = EstimateAnswerBytes(*snap, settings);
-  if (budget != nullptr && estimate > budget->capacity() / 2) return;
+  if (budget != nullptr && estimate > budget->capacity() / 2) {
+    if (carry != nullptr) {  // nothing built ahead: nothing held for it either
+      carry->snap.reset();
+      carry->rows.reset();
+      carry->hold.reset();
+    }
+    return;
+  }
   // The indexes a signature's pages read (selection.h CandidateRows), built off the
   // request path too.
   snap->RowsWithTextHash(Table::kHangs, hang_field::kSignature, 0);
@@ -216,7 +223,8 @@ void WarmDefaultAnswers(const std::shared_ptr<const Snapshot>& snap, const ApiSe
   // graph answers, where each walked the hang table and summed its windows (hang_rows.h). Made
   // for the first of them when the budget has room for them beside the round's answer and one
   // request's (one that misses the cache still fits, as without them), else each answer walks
-  // the table; given back after the last: the answers after those hold what they held before.
+  // the table; given back after the last (kept for the next round with a `carry`): the answers
+  // after those hold what they held before.
   auto reads_rows = [](Endpoint e) {
     return e == Endpoint::kBuilds || e == Endpoint::kHangs || e == Endpoint::kHangsFlamegraph;
   };
@@ -226,13 +234,44 @@ void WarmDefaultAnswers(const std::shared_ptr<const Snapshot>& snap, const ApiSe
   std::shared_ptr<const AnswerBudget::Hold> shared_hold;
   bool shared_tried = false;
   auto make_rows = [&] {
-    const uint64_t bytes = HangRows::BytesFor(*snap);
+    // Carried rows first, updated while their hold covers the rows of this snapshot (a larger
+    // one taken in its place when the table grew) and a request that misses the cache still
+    // fits beside them.
+    const uint64_t needed = HangRows::BytesFor(*snap);
+    const uint64_t bytes = carry != nullptr ? needed + needed / 8 : needed;  // room to grow into
+    auto covered = [&] {
+      if (budget == nullptr) return true;
+      if (!carry->hold || 2 * estimate + bytes > budget->capacity()) return false;
+      if (carry->hold->bytes() < needed) {
+        if (auto larger = budget->TryReserve(bytes, std::chrono::milliseconds(0)))
+          carry->hold = std::move(larger);
+      }
+      return carry->hold->bytes() >= needed;
+    };
+    if (carry != nullptr && carry->rows && carry->snap &&
+        carry->rows->Serves(DefaultWindow(windows), Filters{}) && covered()) {
+      try {
+        if (carry->rows->Update(*carry->snap, *snap)) {
+          shared = std::move(carry->rows);
+          shared_hold = std::move(carry->hold);
+          ++carry->rows_updated;
+          return;
+        }
+      } catch (const std::exception&) {
+        // out of memory midway: the rows are neither before's nor after's; made anew below
+      }
+    }
+    if (carry != nullptr) {  // given back before new ones are reserved
+      carry->rows.reset();
+      carry->hold.reset();
+    }
     if (budget != nullptr && (2 * estimate + bytes > budget->capacity() ||
                               !(shared_hold = budget->TryReserve(bytes, std::chrono::milliseconds(0))))) {
       return;
     }
     try {
       shared.emplace(*snap, DefaultWindow(windows), Filters{});
+      if (carry != nullptr) ++carry->rows_made;
     } catch (const std::exception&) {
       shared.reset();  // out of memory: the answers walk the table
       shared_hold.reset();
@@ -255,6 +294,11 @@ void WarmDefaultAnswers(const std::shared_ptr<const Snapshot>& snap, const ApiSe
     }
   };
   for (auto it = answers.begin(); it != readers_end; ++it) build(it->first, it->second, true);
+  if (carry != nullptr) {
+    carry->snap = snap;
+    carry->rows = std::move(shared);
+    carry->hold = std::move(shared_hold);
+  }
   shared.reset();
   shared_hold.reset();
   for (auto it = readers_end; it != answers.end(); ++it) build(it->first, it->second, false);

@@ -1,10 +1,14 @@
 #include "seismo/query/hang_rows.h"
 
+#include <absl/container/flat_hash_map.h>
+#include <absl/container/flat_hash_set.h>
+
 #include <algorithm>
 #include <bit>
 #include <cassert>
 #include <cstdint>
 
+#include "seismo/aggregate/row_changes.h"
 #include "seismo/query/radix_sort.h"
 
 namespace seismo {
@@ -34,6 +38,86 @@ HangRows::HangRows(const Snapshot& snap, int64_t window_ms, const Filters& filte
   RadixSortBy(order, std::bit_width(max_stack), [](const Place& p) { return uint64_t{p.stack}; });
   rows_.reserve(walked.size());
   for (const Place& p : order) rows_.push_back(walked[p.row]);
+}
+
+bool HangRows::Update(const Snapshot& before, const Snapshot& after) {
+  const WindowSel was = ResolveWindow(before, window_ms_), now = ResolveWindow(after, window_ms_);
+  if (before.bucket_ms != after.bucket_ms || was.span != now.span || was.unknown != now.unknown ||
+      was.range.from != now.range.from || was.range.to != now.range.to) {
+    return false;
+  }
+  const RowChanges changes = ChangedRows(before, after, Table::kHangs);
+  if (changes.removed.size() + changes.added.size() > rows_.size() / 4 + 1024) return false;
+  auto by_stack = [](const HangRow& a, const HangRow& b) {
+    return a.key[hang_field::kStack] < b.key[hang_field::kStack];
+  };
+  // The rows after's changed series give, by key (a key is one row of a snapshot).
+  RowFilter filter(after, Table::kHangs, filters_);
+  std::vector<HangRow> added;
+  absl::flat_hash_map<SeriesKey, uint32_t> added_at;
+  for (const SeriesData* s : changes.added) {
+    if (!filter.Matches(s->key)) continue;
+    const Values v = ValuesIn(*s, now);
+    if (v[0] == 0 && v[1] == 0) continue;
+    added_at.emplace(s->key, static_cast<uint32_t>(added.size()));
+    added.push_back({s->key, HangSums{v[0], v[1]}});
+  }
+  // Where before's changed series stand, found in the runs of their stacks: a row whose key
+  // comes back takes its new sums in place; the others leave.
+  absl::flat_hash_set<SeriesKey> removed;
+  std::vector<StackId> stacks;
+  for (const SeriesData* s : changes.removed) {
+    if (removed.insert(s->key).second) stacks.push_back(s->key[hang_field::kStack]);
+  }
+  std::sort(stacks.begin(), stacks.end());
+  stacks.erase(std::unique(stacks.begin(), stacks.end()), stacks.end());
+  std::vector<bool> replaced(added.size(), false);
+  std::vector<size_t> leaving;  // ascending
+  for (StackId stack : stacks) {
+    auto it = std::lower_bound(rows_.begin(), rows_.end(), stack,
+                               [](const HangRow& r, StackId s) { return r.key[hang_field::kStack] < s; });
+    for (; it != rows_.end() && it->key[hang_field::kStack] == stack; ++it) {
+      if (!removed.contains(it->key)) continue;
+      if (const auto a = added_at.find(it->key); a != added_at.end()) {
+        it->sums = added[a->second].sums;
+        replaced[a->second] = true;
+      } else {
+        leaving.push_back(static_cast<size_t>(it - rows_.begin()));
+      }
+    }
+  }
+  if (!leaving.empty()) {
+    size_t out = leaving.front();
+    for (size_t i = leaving.front(), next = 0; i < rows_.size(); ++i) {
+      if (next < leaving.size() && leaving[next] == i) {
+        ++next;
+        continue;
+      }
+      rows_[out++] = rows_[i];
+    }
+    rows_.resize(out);
+  }
+  // The new rows, merged in from the back: each row moves once, and those before the first
+  // new stack not at all.
+  size_t kept = 0;
+  for (size_t a = 0; a < added.size(); ++a) {
+    if (!replaced[a]) added[kept++] = added[a];
+  }
+  added.resize(kept);
+  if (added.empty()) return true;
+  std::sort(added.begin(), added.end(), by_stack);
+  size_t old_end = rows_.size();
+  const size_t size = rows_.size() + added.size();
+  if (size > rows_.capacity()) rows_.reserve(size + size / 16);  // not twice: a row grows the table by one
+  rows_.resize(size);
+  for (size_t k = rows_.size(), a = added.size(); a > 0;) {
+    if (old_end > 0 && by_stack(added[a - 1], rows_[old_end - 1])) {
+      rows_[--k] = rows_[--old_end];
+    } else {
+      rows_[--k] = added[--a];
+    }
+  }
+  return true;
 }
 
 bool HangRows::Serves(int64_t window_ms, const Filters& filters) const {

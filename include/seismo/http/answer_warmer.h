@@ -42,6 +42,8 @@ class AnswerWarmer {
   std::shared_ptr<const Snapshot> warmed() const;
   // Rounds finished so far.
   uint64_t rounds() const;
+  // Of those, the rounds that updated the previous round's hang rows rather than make them.
+  uint64_t rounds_with_rows_updated() const;
   void Stop();
 
  private:
@@ -56,6 +58,8 @@ class AnswerWarmer {
   std::shared_ptr<const Snapshot> offered_ GUARDED_BY(mu_);
   std::shared_ptr<const Snapshot> warmed_ GUARDED_BY(mu_);
   uint64_t rounds_ GUARDED_BY(mu_) = 0;
+  uint64_t rows_updated_ GUARDED_BY(mu_) = 0;  // carry_.rows_updated after the last round
+  WarmCarry carry_;  // the warm-up thread's own: what one round leaves the next (ADR 0034)
   bool stopping_ GUARDED_BY(mu_) = false;
   std::thread thread_;  // last: starts once the members above exist
 };

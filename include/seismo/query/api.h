@@ -30,12 +30,14 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 
 #include "seismo/query/answer_budget.h"
 #include "seismo/query/answer_cache.h"
+#include "seismo/query/hang_rows.h"
 #include "seismo/query/provider.h"
 #include "seismo/query/status_json.h"
 
@@ -74,8 +76,21 @@ uint64_t EstimateAnswerBytes(const Snapshot& snap, const ApiSettings& settings);
 // hold most of the budget after every publish and leave the requests (cache hits among
 // them) refused; a state that large wants a larger [http] answer_memory. An answer that
 // fails to build (out of memory) is left to its first request, whose error is its own.
+//
+// `carry` (optional): what the previous round left (the warm-up thread keeps one). The round
+// updates the previous round's hang rows from what changed since its snapshot
+// (HangRows::Update, ADR 0034) instead of making them anew, and leaves its own for the next.
+// The rows and their reservation are held between rounds (with an eighth more for the table
+// to grow into), and the carried snapshot with them.
+struct WarmCarry {
+  std::shared_ptr<const Snapshot> snap;  // the rows' snapshot
+  std::optional<HangRows> rows;          // of the default window, every source
+  std::shared_ptr<const AnswerBudget::Hold> hold;
+  uint64_t rows_updated = 0;  // rounds whose rows were updated from the carried ones
+  uint64_t rows_made = 0;     // rounds whose rows were made anew
+};
 void WarmDefaultAnswers(const std::shared_ptr<const Snapshot>& snap, const ApiSettings& settings,
-                        AnswerCache<ApiAnswer>& cache, AnswerBudget* budget);
+                        AnswerCache<ApiAnswer>& cache, AnswerBudget* budget, WarmCarry* carry = nullptr);
 
 // {"error": message}
 std::string ErrorJson(std::string_view message);

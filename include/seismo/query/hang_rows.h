@@ -12,9 +12,14 @@
 // (HangRows.* tests). Rows come in stack order, so IdSums sums their stacks without sorting
 // by stack (id_sums.h).
 //
-// Memory: BytesFor(snap) per round, reserved by the warm-up from the answer budget.
+// The warm-up keeps its rows from round to round and updates them from what changed since
+// the snapshot they were made from (Update, ADR 0034): a round then costs the changed rows,
+// not a walk of 10⁶ series and a sort.
 //
-// Threading: immutable once made; read by one round's answers, one at a time.
+// Memory: BytesFor(snap), reserved by the warm-up from the answer budget and held between
+// rounds while it keeps the rows (api.h WarmCarry).
+//
+// Threading: one thread at a time (the warm-up's); read by one round's answers, one at a time.
 #pragma once
 
 #include <cstddef>
@@ -40,6 +45,17 @@ class HangRows {
   // The rows of `snap`'s hang table that pass `filters` with a value in window `window_ms`
   // (fewer than 2³² rows: a hang series takes hundreds of bytes).
   HangRows(const Snapshot& snap, int64_t window_ms, const Filters& filters);
+
+  // Makes these rows, made from `before` (or updated to it), the rows of `after`, from the
+  // rows the two differ by (aggregate/row_changes.h): a changed row's sums are replaced where
+  // it stands, a removed one leaves, an added one is merged in at its stack (ADR 0034). The
+  // cost is the changed rows and the rows moved to make room, not a walk of the table.
+  // Returns false, the rows untouched, where an update would not give the rows a walk of
+  // `after` gives: the window's buckets differ between the two snapshots (stream time
+  // crossed a bucket boundary and every series' window sum may have moved); or where it would
+  // not be cheaper: more than a quarter of the rows changed. Then make them anew.
+  // `before` must be the snapshot they were made from, still alive.
+  bool Update(const Snapshot& before, const Snapshot& after);
 
   // Whether every row a query of this window and these filters reads is here: the same
   // window, and each filter of these rows the query has too, with the same value (the

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "support/wait_for.h"
+#include "unit/query/query_fixture.h"
 
 namespace seismo {
 namespace {
@@ -51,7 +52,50 @@ TEST(AnswerWarmer, WarmsTheNewestOfferedSnapshot) {
   EXPECT_EQ(AnswerApi("/api/v1/builds", "", provider, settings, 0, &cache, &budget, warmer.warmed()).status,
             200);
   EXPECT_EQ(cache.hits(), hits + 1) << "built by the warm-up";
-  EXPECT_EQ(budget.in_use(), 0u) << "the warm-up gave back what it reserved";
+  EXPECT_EQ(budget.in_use(), 0u)
+      << "the warm-up gave back what it reserved (it keeps only hang rows: none here)";
+}
+
+// Each round after the first updates the hang rows the round before left from what changed
+// (ADR 0034) rather than making them anew, and the answers it builds from them are the
+// answers a request builds from the snapshot; the rows' memory is held between rounds and
+// given back by Stop.
+TEST(AnswerWarmer, UpdatesTheRowsTheRoundBeforeLeft) {
+  ApiSettings settings;
+  AnswerCache<ApiAnswer> cache;
+  AnswerBudget budget(256u << 20);
+  AnswerWarmer warmer(settings, cache, budget);
+  testing::World w;
+  w.Usage("bhr", "Linux", 2 * testing::kHour, 10 * testing::kMin);
+  for (int round = 0; round < 6; ++round) {
+    for (int i = 0; i < 40; ++i) {
+      const std::string k = std::to_string((round * 7 + i) % 60);
+      w.Hang("bhr", "Linux", "parent", "Gecko", {"root", "f" + k, "Sig" + k}, 1000 + i, 1,
+             i * testing::kMin / 2);
+    }
+    const std::shared_ptr<const Snapshot> snap = w.Build();
+    warmer.Offer(snap);
+    ASSERT_TRUE(test::WaitFor([&] { return warmer.warmed() == snap; }, 30s, 1ms));
+    EXPECT_EQ(warmer.rounds_with_rows_updated(), static_cast<uint64_t>(round)) << "round " << round;
+    OneSnapshot provider(snap);
+    for (const char* query : {"", "by=thread", "by=build_date&limit=25"}) {
+      const uint64_t hits = cache.hits();
+      const ApiAnswer warmed =
+          AnswerApi("/api/v1/hangs", query, provider, settings, 0, &cache, &budget, snap);
+      EXPECT_EQ(cache.hits(), hits + 1) << "built by the warm-up";
+      EXPECT_EQ(warmed.body,
+                AnswerApi("/api/v1/hangs", query, provider, settings, 0, nullptr, nullptr, nullptr).body)
+          << "round " << round << ", " << query;
+    }
+    const ApiAnswer flame =
+        AnswerApi("/api/v1/hangs/flamegraph", "", provider, settings, 0, &cache, &budget, snap);
+    EXPECT_EQ(
+        flame.body,
+        AnswerApi("/api/v1/hangs/flamegraph", "", provider, settings, 0, nullptr, nullptr, nullptr).body);
+  }
+  EXPECT_GT(budget.in_use(), 0u) << "the rows are held for the next round";
+  warmer.Stop();
+  EXPECT_EQ(budget.in_use(), 0u) << "and given back when the warm-up stops";
 }
 
 // Stop ends the thread; later offers are ignored and Stop may run again.

@@ -27,13 +27,21 @@ inline constexpr int64_t kDay = 86'400'000;
 class World {
  public:
   // Stream time ends at t0 (2026-11-20T12:00:00Z).
-  World() : symbols_(std::make_shared<Symbols>()), state_(Options(), symbols_.get()) {}
+  World() : World(Options().max_series) {}
+  // A world whose state folds its tail into "(other)" series past `max_series` (fold.h).
+  explicit World(size_t max_series)
+      : symbols_(std::make_shared<Symbols>()), state_(WithMaxSeries(max_series), symbols_.get()) {}
 
   static AggregateOptions Options() {
     AggregateOptions o;
     o.bucket_ms = kMin;
     o.windows_ms = {kHour, kDay, 7 * kDay};
     o.retention_ms = 14 * kDay;
+    return o;
+  }
+  static AggregateOptions WithMaxSeries(size_t max_series) {
+    AggregateOptions o = Options();
+    o.max_series = max_series;
     return o;
   }
   int64_t t0() const { return t0_; }
