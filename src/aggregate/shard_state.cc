@@ -557,8 +557,11 @@ std::shared_ptr<const ShardSnapshot> ShardState::Snapshot() {
     }
     changed_pages_[t].clear();
     snap->pages[t].reserve(pages.size());
-    for (const auto& page : pages) {
-      if (page) snap->pages[t].push_back(page);
+    snap->page_numbers[t].reserve(pages.size());
+    for (size_t p = 0; p < pages.size(); ++p) {
+      if (!pages[p]) continue;
+      snap->pages[t].push_back(pages[p]);
+      snap->page_numbers[t].push_back(static_cast<uint32_t>(p));
     }
   }
   return snap;

@@ -223,8 +223,8 @@ void WarmDefaultAnswers(const std::shared_ptr<const Snapshot>& snap, const ApiSe
   // graph answers, where each walked the hang table and summed its windows (hang_rows.h). Made
   // for the first of them when the budget has room for them beside the round's answer and one
   // request's (one that misses the cache still fits, as without them), else each answer walks
-  // the table; given back after the last (kept for the next round with a `carry`): the answers
-  // after those hold what they held before.
+  // the table; given back after the last, so the answers after those hold what they held
+  // before, unless a `carry` keeps them for the next round (then the budget holds them too).
   auto reads_rows = [](Endpoint e) {
     return e == Endpoint::kBuilds || e == Endpoint::kHangs || e == Endpoint::kHangsFlamegraph;
   };

@@ -73,6 +73,9 @@ struct ShardSnapshot {
   int64_t stream_time_ms = INT64_MIN;
   std::array<int64_t, kTableCount> table_time_ms = MakeTableTimes();  // latest event time applied per table
   std::array<std::vector<std::shared_ptr<const SeriesPage>>, kTableCount> pages;
+  // pages[t][i] holds the slots of page page_numbers[t][i] (empty pages are left out): what
+  // ChangedRows aligns the pages of two snapshots of one shard by.
+  std::array<std::vector<uint32_t>, kTableCount> page_numbers;
   ShardCounters counters;
   size_t memory_bytes = 0;
   // Taken when the snapshot was built: every id it holds stays readable.

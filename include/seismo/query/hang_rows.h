@@ -53,8 +53,10 @@ class HangRows {
   // Returns false, the rows untouched, where an update would not give the rows a walk of
   // `after` gives: the window's buckets differ between the two snapshots (stream time
   // crossed a bucket boundary and every series' window sum may have moved); or where it would
-  // not be cheaper: more than a quarter of the rows changed. Then make them anew.
-  // `before` must be the snapshot they were made from, still alive.
+  // not be cheaper: the rows removed and added together (a changed row is both) are more than
+  // a quarter of the rows and 1 024 more. Then make them anew.
+  // `before` must be the snapshot they were made from, still alive. A throw (out of memory)
+  // leaves rows that are neither before's nor after's: drop them.
   bool Update(const Snapshot& before, const Snapshot& after);
 
   // Whether every row a query of this window and these filters reads is here: the same

@@ -177,5 +177,46 @@ TEST(ChangedRows, SnapshotsThatShareNoPagesChangeEveryRow) {
   ExpectChangesAreTheDifference(*empty, *before);
 }
 
+// A page of the shard emptied (its series folded or expired) is left out of the shard's
+// snapshot: the pages after it are still compared with themselves, by page number, so the
+// change is that page's series and nothing else.
+TEST(ChangedRows, AnEmptiedPageChangesOnlyItsOwnRows) {
+  std::vector<std::shared_ptr<SeriesData>> series;
+  auto page_of = [&series](uint32_t first) {
+    auto page = std::make_shared<SeriesPage>();
+    for (uint32_t i = 0; i < 3; ++i) {
+      auto s = std::make_shared<SeriesData>();
+      s->key.table = Table::kHangs;
+      s->key.f[0] = first + i;
+      series.push_back(s);
+      page->series[i] = s;
+    }
+    return std::shared_ptr<const SeriesPage>(std::move(page));
+  };
+  const auto p0 = page_of(100), p1 = page_of(200), p2 = page_of(300);
+  const size_t hangs = static_cast<size_t>(Table::kHangs);
+  auto shard = [hangs](std::vector<std::shared_ptr<const SeriesPage>> pages, std::vector<uint32_t> numbers) {
+    auto s = std::make_shared<ShardSnapshot>();
+    s->pages[hangs] = std::move(pages);
+    s->page_numbers[hangs] = std::move(numbers);
+    return std::shared_ptr<const ShardSnapshot>(std::move(s));
+  };
+  Symbols symbols;
+  auto merge = [&symbols](std::shared_ptr<const ShardSnapshot> s) {
+    return MergeSnapshots({std::move(s)}, symbols, kMinute, {60 * kMinute}, 24 * 60 * kMinute);
+  };
+  const auto three = merge(shard({p0, p1, p2}, {0, 1, 2}));
+  const auto emptied = merge(shard({p0, p2}, {0, 2}));
+  const RowChanges out = ChangedRows(*three, *emptied, Table::kHangs);
+  EXPECT_TRUE(out.added.empty());
+  ASSERT_EQ(out.removed.size(), 3u) << "page 1's series only";
+  for (const SeriesData* s : out.removed) EXPECT_EQ(s->key[0] / 100, 2u);
+  const RowChanges back = ChangedRows(*emptied, *three, Table::kHangs);
+  EXPECT_TRUE(back.removed.empty());
+  EXPECT_EQ(back.added.size(), 3u) << "page 1's series again";
+  ExpectChangesAreTheDifference(*three, *emptied);
+  ExpectChangesAreTheDifference(*emptied, *three);
+}
+
 }  // namespace
 }  // namespace seismo
