@@ -13,10 +13,10 @@ RowChanges ChangedRows(const Snapshot& before, const Snapshot& after, Table t) {
     out.added = after.rows_[table];
     return out;
   }
-  // Whether MergeSnapshots may have met the series in several shards: then its row is
-  // in repeatable_rows_ (its own or merged), never compared by slot.
+  // A series MergeSnapshots may have met in several shards has its row in repeatable_rows_
+  // (its own or merged), never compared by slot.
   auto repeatable = [t](const Snapshot& snap, const SeriesData* s) {
-    return !snap.routed_by_key_ || t == Table::kCrashes || s->level > 0;
+    return MayRepeatAcrossShards(t, *s, snap.routed_by_key_);
   };
   // Compares the slots of one page in both (either may be null: not there).
   auto compare = [&](const SeriesPage* old_page, const SeriesPage* new_page) {

@@ -200,8 +200,7 @@ std::shared_ptr<Snapshot> MergeSnapshots(const std::vector<std::shared_ptr<const
     std::vector<size_t> repeatable;  // places in `rows`
     for (const auto& shard : out->shards_) {
       shard->ForEach(table, [&](const SeriesData& s) {
-        const bool may_repeat = !routed_by_key || table == Table::kCrashes || s.level > 0;
-        if (!may_repeat) {
+        if (!MayRepeatAcrossShards(table, s, routed_by_key)) {
           rows.push_back(&s);
           return;
         }

@@ -194,9 +194,8 @@ void WarmDefaultAnswers(const std::shared_ptr<const Snapshot>& snap, const ApiSe
   const uint64_t estimate = EstimateAnswerBytes(*snap, settings);
   if (budget != nullptr && estimate > budget->capacity() / 2) {
     if (carry != nullptr) {  // nothing built ahead: nothing held for it either
+      carry->DropRows();
       carry->snap.reset();
-      carry->rows.reset();
-      carry->hold.reset();
     }
     return;
   }
@@ -261,17 +260,13 @@ void WarmDefaultAnswers(const std::shared_ptr<const Snapshot>& snap, const ApiSe
         // out of memory midway: the rows are neither before's nor after's; made anew below
       }
     }
-    if (carry != nullptr) {  // given back before new ones are reserved
-      carry->rows.reset();
-      carry->hold.reset();
-    }
+    if (carry != nullptr) carry->DropRows();  // given back before new ones are reserved
     if (budget != nullptr && (2 * estimate + bytes > budget->capacity() ||
                               !(shared_hold = budget->TryReserve(bytes, std::chrono::milliseconds(0))))) {
       return;
     }
     try {
       shared.emplace(*snap, DefaultWindow(windows), Filters{});
-      if (carry != nullptr) ++carry->rows_made;
     } catch (const std::exception&) {
       shared.reset();  // out of memory: the answers walk the table
       shared_hold.reset();

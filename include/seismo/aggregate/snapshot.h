@@ -144,6 +144,15 @@ std::shared_ptr<Snapshot> MergeSnapshots(const std::vector<std::shared_ptr<const
                                          bool routed_by_key = true,
                                          std::shared_ptr<const Symbols> symbols_owner = nullptr);
 
+// Whether MergeSnapshots may meet series `s` of table `t` in several shards, and so sums
+// each of its keys into one series of its own when it does: every crash series (routed by
+// document), every "(other)" series (any shard may fold into it), and every series of a
+// merge of several instances (`routed_by_key` false). ChangedRows counts their rows as
+// changed every time.
+inline bool MayRepeatAcrossShards(Table t, const SeriesData& s, bool routed_by_key) {
+  return !routed_by_key || t == Table::kCrashes || s.level > 0;
+}
+
 // Sums `from` into `into` (totals, sketches, hours bucket by bucket): two partial
 // series of one key.
 void AddSeries(SeriesData& into, const SeriesData& from);

@@ -87,7 +87,11 @@ struct WarmCarry {
   std::optional<HangRows> rows;          // of the default window, every source
   std::shared_ptr<const AnswerBudget::Hold> hold;
   uint64_t rows_updated = 0;  // rounds whose rows were updated from the carried ones
-  uint64_t rows_made = 0;     // rounds whose rows were made anew
+
+  void DropRows() {  // and give their memory back to the budget
+    rows.reset();
+    hold.reset();
+  }
 };
 void WarmDefaultAnswers(const std::shared_ptr<const Snapshot>& snap, const ApiSettings& settings,
                         AnswerCache<ApiAnswer>& cache, AnswerBudget* budget, WarmCarry* carry = nullptr);
