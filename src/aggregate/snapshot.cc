@@ -20,19 +20,18 @@ std::vector<int64_t> SpansOf(const std::vector<int64_t>& windows_ms, int64_t ret
   return spans;
 }
 
-void SortByHashThenRow(std::vector<std::pair<uint64_t, uint32_t>>& keyed) {
+void SortByHashThenAddress(TextIndexKeys& keyed) {
   // Hashes are uniform: a counting sort on their top bits leaves buckets of about eight,
-  // each then sorted on its own. A tenth of one std::sort's time at a million rows, where
-  // the index is built once per published snapshot.
+  // each then sorted on its own. A tenth of one std::sort's time at a million rows.
   const size_t n = keyed.size();
   const int bits = std::clamp(static_cast<int>(std::bit_width(n)) - 3, 1, 20);
   const int shift = 64 - bits;
   std::vector<uint32_t> start((size_t{1} << bits) + 1, 0);
   for (const auto& k : keyed) ++start[(k.first >> shift) + 1];
   for (size_t b = 1; b < start.size(); ++b) start[b] += start[b - 1];
-  std::vector<std::pair<uint64_t, uint32_t>> out(n);
+  TextIndexKeys out(n);
   std::vector<uint32_t> next(start.begin(), start.end() - 1);
-  for (const auto& k : keyed) out[next[k.first >> shift]++] = k;  // stable: rows stay in order
+  for (const auto& k : keyed) out[next[k.first >> shift]++] = k;
   for (size_t b = 0; b + 1 < start.size(); ++b) {
     if (start[b + 1] - start[b] > 1) std::sort(out.begin() + start[b], out.begin() + start[b + 1]);
   }
@@ -81,33 +80,86 @@ const std::vector<const SeriesData*>& Snapshot::sorted(Table t) const {
   return sorted_->rows[i];
 }
 
+namespace {
+
+// A row's entry in the index of `field`: its text's hash (0 without the text), its address.
+std::pair<uint64_t, uintptr_t> TextIndexKey(const Symbols& symbols, const SeriesData* row, size_t field) {
+  const Sym text = row->key[field];
+  return {text == kNoId ? 0 : symbols.text().Hash(text), reinterpret_cast<uintptr_t>(row)};
+}
+
+}  // namespace
+
+Snapshot::TextIndex& Snapshot::TextIndexOf(Table t, size_t field) const {
+  MutexLock lock(text_indexes_->mu);
+  auto& slot = text_indexes_->by_field[{t, field}];
+  if (!slot) slot = std::make_unique<TextIndex>();
+  return *slot;  // stable: entries are never removed
+}
+
 std::span<const SeriesData* const> Snapshot::RowsWithTextHash(Table t, size_t field,
                                                               uint64_t text_hash) const {
   if (symbols == nullptr) return {};
-  TextIndex* index = nullptr;
-  {
-    MutexLock lock(text_indexes_->mu);
-    auto& slot = text_indexes_->by_field[{t, field}];
-    if (!slot) slot = std::make_unique<TextIndex>();
-    index = slot.get();  // stable: entries are never removed
-  }
-  std::call_once(index->once, [&] {
+  TextIndex& index = TextIndexOf(t, field);
+  std::call_once(index.once, [&] {
     const std::vector<const SeriesData*>& rows = rows_[static_cast<size_t>(t)];
-    std::vector<std::pair<uint64_t, uint32_t>> keyed(rows.size());
-    for (size_t i = 0; i < rows.size(); ++i) {
-      const Sym text = rows[i]->key[field];
-      keyed[i] = {text == kNoId ? 0 : symbols->text().Hash(text), static_cast<uint32_t>(i)};
+    TextIndexKeys keyed;
+    keyed.reserve(rows.size());
+    for (const SeriesData* row : rows) keyed.push_back(TextIndexKey(*symbols, row, field));
+    SortByHashThenAddress(keyed);
+    index.hashes.reserve(keyed.size());
+    index.rows.reserve(keyed.size());
+    for (const auto& [hash, row] : keyed) {
+      index.hashes.push_back(hash);
+      index.rows.push_back(reinterpret_cast<const SeriesData*>(row));
     }
-    SortByHashThenRow(keyed);
-    index->hashes.reserve(keyed.size());
-    index->rows.reserve(keyed.size());
-    for (const auto& [hash, i] : keyed) {
-      index->hashes.push_back(hash);
-      index->rows.push_back(rows[i]);
-    }
+    index.made.store(true, std::memory_order_release);
   });
-  const auto [lo, hi] = std::equal_range(index->hashes.begin(), index->hashes.end(), text_hash);
-  return {index->rows.data() + (lo - index->hashes.begin()), static_cast<size_t>(hi - lo)};
+  const auto [lo, hi] = std::equal_range(index.hashes.begin(), index.hashes.end(), text_hash);
+  return {index.rows.data() + (lo - index.hashes.begin()), static_cast<size_t>(hi - lo)};
+}
+
+bool Snapshot::IndexTextsFrom(const Snapshot& before, Table t, size_t field,
+                              std::span<const SeriesData* const> removed,
+                              std::span<const SeriesData* const> added) const {
+  if (symbols == nullptr || before.symbols == nullptr || &before == this) return false;
+  const TextIndex& was = before.TextIndexOf(t, field);
+  if (!was.made.load(std::memory_order_acquire)) return false;
+  TextIndex& index = TextIndexOf(t, field);
+  bool merged = false;
+  std::call_once(index.once, [&] {
+    // The removed rows' entries (each one of before's) and the added rows', in index order.
+    auto keys_of = [field](const Symbols& s, std::span<const SeriesData* const> rows) {
+      TextIndexKeys keys;
+      keys.reserve(rows.size());
+      for (const SeriesData* row : rows) keys.push_back(TextIndexKey(s, row, field));
+      std::sort(keys.begin(), keys.end());
+      return keys;
+    };
+    const TextIndexKeys gone = keys_of(*before.symbols, removed);
+    const TextIndexKeys come = keys_of(*symbols, added);
+    index.hashes.reserve(was.hashes.size() + come.size());
+    index.rows.reserve(was.hashes.size() + come.size());
+    size_t g = 0, c = 0;
+    auto take = [&index](const std::pair<uint64_t, uintptr_t>& e) {
+      index.hashes.push_back(e.first);
+      index.rows.push_back(reinterpret_cast<const SeriesData*>(e.second));
+    };
+    for (size_t i = 0; i < was.hashes.size(); ++i) {
+      const std::pair<uint64_t, uintptr_t> e{was.hashes[i], reinterpret_cast<uintptr_t>(was.rows[i])};
+      while (c < come.size() && come[c] < e) take(come[c++]);
+      while (g < gone.size() && gone[g] < e) ++g;  // not in before's index: nothing to remove
+      if (g < gone.size() && gone[g] == e) {
+        ++g;
+        continue;
+      }
+      take(e);
+    }
+    while (c < come.size()) take(come[c++]);
+    index.made.store(true, std::memory_order_release);
+    merged = true;
+  });
+  return merged;
 }
 
 namespace {

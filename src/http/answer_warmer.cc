@@ -42,6 +42,11 @@ uint64_t AnswerWarmer::rounds_with_rows_updated() const {
   return rows_updated_;
 }
 
+uint64_t AnswerWarmer::rounds_with_index_carried() const {
+  MutexLock lock(mu_);
+  return index_carried_;
+}
+
 void AnswerWarmer::Stop() {
   {
     MutexLock lock(mu_);
@@ -71,6 +76,7 @@ void AnswerWarmer::Run() {
       warmed_ = snap;
       ++rounds_;
       rows_updated_ = carry_.rows_updated;
+      index_carried_ = carry_.index_carried;
     }
     cache_.Protect(snap, nullptr);
   }

@@ -9,6 +9,7 @@
 #include <optional>
 #include <utility>
 
+#include "seismo/aggregate/row_changes.h"
 #include "seismo/core/huge_pages.h"
 #include "seismo/core/json_writer.h"
 #include "seismo/query/alerts_json.h"
@@ -199,8 +200,22 @@ void WarmDefaultAnswers(const std::shared_ptr<const Snapshot>& snap, const ApiSe
     }
     return;
   }
+  // What changed in the hang table since the previous round's snapshot (ADR 0034): this
+  // round's signature index is made from that round's with it, and the carried rows updated.
+  std::optional<RowChanges> hang_changes;
+  if (carry != nullptr && carry->snap) {
+    try {
+      hang_changes = ChangedRows(*carry->snap, *snap, Table::kHangs);
+      if (snap->IndexTextsFrom(*carry->snap, Table::kHangs, hang_field::kSignature, hang_changes->removed,
+                               hang_changes->added)) {
+        ++carry->index_carried;
+      }
+    } catch (const std::exception&) {
+      hang_changes.reset();  // out of memory: the index is made in full below, the rows anew
+    }
+  }
   // The indexes a signature's pages read (selection.h CandidateRows), built off the
-  // request path too.
+  // request path too (unless made above).
   snap->RowsWithTextHash(Table::kHangs, hang_field::kSignature, 0);
   snap->RowsWithTextHash(Table::kCrashes, crash_field::kSignature, 0);
   const std::vector<int64_t>& windows = snap->windows_ms.empty() ? settings.windows_ms : snap->windows_ms;
@@ -247,10 +262,10 @@ void WarmDefaultAnswers(const std::shared_ptr<const Snapshot>& snap, const ApiSe
       }
       return carry->hold->bytes() >= needed;
     };
-    if (carry != nullptr && carry->rows && carry->snap &&
+    if (carry != nullptr && carry->rows && carry->snap && hang_changes &&
         carry->rows->Serves(DefaultWindow(windows), Filters{}) && covered()) {
       try {
-        if (carry->rows->Update(*carry->snap, *snap)) {
+        if (carry->rows->Update(*carry->snap, *snap, *hang_changes)) {
           shared = std::move(carry->rows);
           shared_hold = std::move(carry->hold);
           ++carry->rows_updated;

@@ -40,13 +40,12 @@ HangRows::HangRows(const Snapshot& snap, int64_t window_ms, const Filters& filte
   for (const Place& p : order) rows_.push_back(walked[p.row]);
 }
 
-bool HangRows::Update(const Snapshot& before, const Snapshot& after) {
+bool HangRows::Update(const Snapshot& before, const Snapshot& after, const RowChanges& changes) {
   const WindowSel was = ResolveWindow(before, window_ms_), now = ResolveWindow(after, window_ms_);
   if (before.bucket_ms != after.bucket_ms || was.span != now.span || was.unknown != now.unknown ||
       was.range.from != now.range.from || was.range.to != now.range.to) {
     return false;
   }
-  const RowChanges changes = ChangedRows(before, after, Table::kHangs);
   if (changes.removed.size() + changes.added.size() > rows_.size() / 4 + 1024) return false;
   auto by_stack = [](const HangRow& a, const HangRow& b) {
     return a.key[hang_field::kStack] < b.key[hang_field::kStack];

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -28,6 +29,7 @@
 
 #include "seismo/aggregate/series_data.h"
 #include "seismo/aggregate/shard_state.h"
+#include "seismo/core/huge_pages.h"
 #include "seismo/core/mutex.h"
 
 namespace seismo {
@@ -59,10 +61,23 @@ class Snapshot {
   // The same in key order (KeyLess), sorted once on first use.
   const std::vector<const SeriesData*>& sorted(Table t) const;
   // The series of table t whose key field `field` holds a text of content hash
-  // `text_hash` (Hash64 of the text), in table order: every series holding that text,
-  // and any other whose text collides (a RowFilter drops those). An index per (table,
-  // field), built once on first use: the rows sorted by that hash, 16 bytes a row.
+  // `text_hash` (Hash64 of the text), in the order of their addresses: every series
+  // holding that text, and any other whose text collides (a RowFilter drops those). An
+  // index per (table, field), built once on first use: the rows sorted by (hash,
+  // address), 16 bytes a row. The order is the same however the index was made (below),
+  // and no reader depends on it beyond that: each sums what it reads.
   std::span<const SeriesData* const> RowsWithTextHash(Table t, size_t field, uint64_t text_hash) const;
+  // Makes this snapshot's (t, field) index from `before`'s, given the rows the two differ by
+  // in table t (aggregate/row_changes.h ChangedRows(before, *this, t)): before's entries
+  // without the removed rows', the added rows' merged in. It costs the changes and one pass
+  // over the index, where a first RowsWithTextHash reads every row and sorts (ADR 0034: the
+  // warm-up's round, issue 19). The index is the one RowsWithTextHash would make. Returns
+  // false, doing nothing, where before has not made that index or this snapshot already
+  // has (its first RowsWithTextHash then makes it as always). `before` and its rows must
+  // stay alive until it returns.
+  bool IndexTextsFrom(const Snapshot& before, Table t, size_t field,
+                      std::span<const SeriesData* const> removed,
+                      std::span<const SeriesData* const> added) const;
   // The snapshot's builds (releases.h IndexSnapshot), made once on first use and shared by
   // every reader of the snapshot and its copies: the alert rules' round and the API's
   // release answers of one snapshot walk its tables for them once, not once each.
@@ -110,13 +125,16 @@ class Snapshot {
   // RowsWithTextHash's indexes, shared by copies as sorted_ is.
   struct TextIndex {
     std::once_flag once;
-    std::vector<uint64_t> hashes;         // ascending
-    std::vector<const SeriesData*> rows;  // rows[i] holds a text of hash hashes[i]
+    std::vector<uint64_t, HugePageAllocator<uint64_t>> hashes;  // ascending (huge_pages.h)
+    // rows[i] holds a text of hash hashes[i]; ascending addresses where hashes are equal
+    std::vector<const SeriesData*, HugePageAllocator<const SeriesData*>> rows;
+    std::atomic<bool> made{false};  // hashes and rows are final (set last, inside `once`)
   };
   struct TextIndexes {
     Mutex mu;
     std::map<std::pair<Table, size_t>, std::unique_ptr<TextIndex>> by_field GUARDED_BY(mu);
   };
+  TextIndex& TextIndexOf(Table t, size_t field) const;  // made empty on first use
   std::shared_ptr<TextIndexes> text_indexes_ = std::make_shared<TextIndexes>();
   // Builds()'s index, shared by copies as sorted_ is.
   struct BuildsOnce {
@@ -126,8 +144,11 @@ class Snapshot {
   std::shared_ptr<BuildsOnce> builds_ = std::make_shared<BuildsOnce>();
 };
 
-// Sorts (hash, row) pairs by hash, then row: the order of a text index (exposed for its test).
-void SortByHashThenRow(std::vector<std::pair<uint64_t, uint32_t>>& keyed);
+// A text index's entries as it is made: (text hash, row address).
+using TextIndexKeys =
+    std::vector<std::pair<uint64_t, uintptr_t>, HugePageAllocator<std::pair<uint64_t, uintptr_t>>>;
+// Sorts them by hash, then address: the order of a text index (exposed for its test).
+void SortByHashThenAddress(TextIndexKeys& keyed);
 
 // Spans kept for `windows_ms`: each window and its double capped at the retention,
 // ascending, without repeats.

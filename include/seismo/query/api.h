@@ -77,16 +77,19 @@ uint64_t EstimateAnswerBytes(const Snapshot& snap, const ApiSettings& settings);
 // them) refused; a state that large wants a larger [http] answer_memory. An answer that
 // fails to build (out of memory) is left to its first request, whose error is its own.
 //
-// `carry` (optional): what the previous round left (the warm-up thread keeps one). The round
-// updates the previous round's hang rows from what changed since its snapshot
-// (HangRows::Update, ADR 0034) instead of making them anew, and leaves its own for the next.
+// `carry` (optional): what the previous round left (the warm-up thread keeps one). From what
+// changed in the hang table since that round's snapshot (aggregate/row_changes.h, ADR 0034),
+// the round makes its snapshot's signature index from that snapshot's
+// (Snapshot::IndexTextsFrom) and updates the previous round's hang rows (HangRows::Update)
+// instead of making either anew, and leaves its own for the next.
 // The rows and their reservation are held between rounds (with an eighth more for the table
 // to grow into), and the carried snapshot with them.
 struct WarmCarry {
   std::shared_ptr<const Snapshot> snap;  // the rows' snapshot
   std::optional<HangRows> rows;          // of the default window, every source
   std::shared_ptr<const AnswerBudget::Hold> hold;
-  uint64_t rows_updated = 0;  // rounds whose rows were updated from the carried ones
+  uint64_t rows_updated = 0;   // rounds whose rows were updated from the carried ones
+  uint64_t index_carried = 0;  // rounds whose signature index was made from the carried one's
 
   void DropRows() {  // and give their memory back to the budget
     rows.reset();

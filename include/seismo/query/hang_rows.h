@@ -28,6 +28,7 @@
 #include <utility>
 #include <vector>
 
+#include "seismo/aggregate/row_changes.h"
 #include "seismo/aggregate/snapshot.h"
 #include "seismo/core/huge_pages.h"
 #include "seismo/query/params.h"
@@ -47,9 +48,11 @@ class HangRows {
   HangRows(const Snapshot& snap, int64_t window_ms, const Filters& filters);
 
   // Makes these rows, made from `before` (or updated to it), the rows of `after`, from the
-  // rows the two differ by (aggregate/row_changes.h): a changed row's sums are replaced where
-  // it stands, a removed one leaves, an added one is merged in at its stack (ADR 0034). The
-  // cost is the changed rows and the rows moved to make room, not a walk of the table.
+  // rows the two differ by (`changes`: ChangedRows(before, after, Table::kHangs) of
+  // aggregate/row_changes.h, which the warm-up makes once for this and its text index): a
+  // changed row's sums are replaced where it stands, a removed one leaves, an added one is
+  // merged in at its stack (ADR 0034). The cost is the changed rows and the rows moved to
+  // make room, not a walk of the table.
   // Returns false, the rows untouched, where an update would not give the rows a walk of
   // `after` gives: the window's buckets differ between the two snapshots (stream time
   // crossed a bucket boundary and every series' window sum may have moved); or where it would
@@ -57,7 +60,7 @@ class HangRows {
   // a quarter of the rows and 1 024 more. Then make them anew.
   // `before` must be the snapshot they were made from, still alive. A throw (out of memory)
   // leaves rows that are neither before's nor after's: drop them.
-  bool Update(const Snapshot& before, const Snapshot& after);
+  bool Update(const Snapshot& before, const Snapshot& after, const RowChanges& changes);
 
   // Whether every row a query of this window and these filters reads is here: the same
   // window, and each filter of these rows the query has too, with the same value (the
@@ -80,7 +83,8 @@ class HangRows {
 // Calls fn(const SeriesKey&, const HangSums&) for each hang row of `snap` that passes
 // `filters` and `keep(const SeriesKey&)` with a value in `win`: from `shared` (rows made from
 // `snap`: Serves cannot tell) when it serves them, in stack order; else from the table
-// (CandidateRows, in table order; `keep` first, so a row it drops costs no window sum).
+// (CandidateRows: the table, or a text index's rows; `keep` first, so a row it drops costs no
+// window sum).
 template <typename Keep, typename Fn>
 void ForEachHangRow(const Snapshot& snap, const WindowSel& win, const Filters& filters,
                     const HangRows* shared, Keep&& keep, Fn&& fn) {

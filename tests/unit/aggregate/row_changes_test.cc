@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -12,6 +14,7 @@
 
 #include "seismo/aggregate/shard_state.h"
 #include "seismo/aggregate/snapshot.h"
+#include "seismo/core/hash.h"
 #include "support/keys.h"
 
 namespace seismo {
@@ -126,6 +129,62 @@ TEST(ChangedRows, AreTheDifferenceOfTheRowsOverRandomRounds) {
     ExpectChangesAreTheDifference(*before, *after);
     before = std::move(after);
   }
+}
+
+// The index of (t, field) as RowsWithTextHash must give it: for each text the table holds
+// (and one it does not), the rows holding it, in address order.
+void ExpectTextIndex(const Snapshot& snap, Table t, size_t field) {
+  std::map<uint64_t, std::vector<const SeriesData*>> expected;
+  for (const SeriesData* s : snap.table(t)) {
+    expected[s->key[field] == kNoId ? 0 : Hash64(snap.Text(s->key[field]))].push_back(s);
+  }
+  expected[Hash64("a text no row holds")];
+  size_t rows = 0;
+  for (auto& [hash, holding] : expected) {
+    std::sort(holding.begin(), holding.end(), std::less<const SeriesData*>());
+    const auto got = snap.RowsWithTextHash(t, field, hash);
+    EXPECT_EQ(std::vector<const SeriesData*>(got.begin(), got.end()), holding);
+    rows += got.size();
+  }
+  EXPECT_EQ(rows, snap.table(t).size());
+}
+
+// A snapshot's text index made from the previous snapshot's and the rows they differ by
+// (Snapshot::IndexTextsFrom, the warm-up's round) is the index RowsWithTextHash makes from
+// the table, round after round, each made from the one before.
+TEST(ChangedRows, MakeEachTextIndexFromThePreviousOne) {
+  TwoShards world;
+  world.Apply(300, 80, kT0);
+  std::shared_ptr<const Snapshot> before = world.Snap();
+  const std::pair<Table, size_t> indexes[] = {{Table::kHangs, hang_field::kSignature},
+                                              {Table::kCrashes, crash_field::kSignature}};
+  for (const auto& [t, field] : indexes) {
+    const auto next = world.Snap();
+    const RowChanges changes = ChangedRows(*before, *next, t);
+    EXPECT_FALSE(next->IndexTextsFrom(*before, t, field, changes.removed, changes.added))
+        << "made from an index before had not made";
+    ExpectTextIndex(*next, t, field);  // made in full by its first use
+    ExpectTextIndex(*before, t, field);
+  }
+  for (int round = 0; round < 40; ++round) {
+    SCOPED_TRACE(::testing::Message() << "round " << round);
+    const int n = round % 5 == 0 ? 0 : round % 5 == 1 ? 3 : round % 5 == 2 ? 400 : 40;
+    world.Apply(n, round < 20 ? 80 : 400, kT0 + round * 7 * kMinute);
+    std::shared_ptr<const Snapshot> after = world.Snap();
+    for (const auto& [t, field] : indexes) {
+      const RowChanges changes = ChangedRows(*before, *after, t);
+      EXPECT_TRUE(after->IndexTextsFrom(*before, t, field, changes.removed, changes.added));
+      EXPECT_FALSE(after->IndexTextsFrom(*before, t, field, changes.removed, changes.added)) << "made twice";
+      ExpectTextIndex(*after, t, field);
+    }
+    before = std::move(after);
+  }
+  // From a snapshot that shares no pages: every row changed, the same index.
+  const auto swapped = world.Snap(/*swapped=*/true);
+  const RowChanges all = ChangedRows(*before, *swapped, Table::kHangs);
+  EXPECT_TRUE(
+      swapped->IndexTextsFrom(*before, Table::kHangs, hang_field::kSignature, all.removed, all.added));
+  ExpectTextIndex(*swapped, Table::kHangs, hang_field::kSignature);
 }
 
 TEST(ChangedRows, CostWhatChangedPlusTheRepeatableRows) {

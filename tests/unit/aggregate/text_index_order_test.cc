@@ -1,4 +1,4 @@
-// A text index's order (Snapshot::RowsWithTextHash): (hash, row) ascending, as one
+// A text index's order (Snapshot::RowsWithTextHash): (hash, row address) ascending, as one
 // std::sort would leave it, from the counting sort on the hashes' top bits.
 #include <gtest/gtest.h>
 
@@ -21,7 +21,7 @@ TEST(TextIndexOrder, EqualsOneWholeSortAtEverySize) {
     return x;
   };
   for (size_t n : {0u, 1u, 2u, 3u, 17u, 100u, 4096u, 100'000u}) {
-    std::vector<std::pair<uint64_t, uint32_t>> keyed(n);
+    TextIndexKeys keyed(n);
     for (size_t i = 0; i < n; ++i) {
       const uint64_t r = next();
       // Rows without the text (hash 0), repeated texts, clustered and uniform hashes.
@@ -29,11 +29,11 @@ TEST(TextIndexOrder, EqualsOneWholeSortAtEverySize) {
                             : r % 5 == 1 ? keyed[r % (i + 1)].first
                             : r % 5 == 2 ? (r & 0xff)
                                          : r;
-      keyed[i] = {hash, static_cast<uint32_t>(i)};
+      keyed[i] = {hash, static_cast<uintptr_t>(next())};  // addresses in no order
     }
-    std::vector<std::pair<uint64_t, uint32_t>> expected = keyed;
+    TextIndexKeys expected = keyed;
     std::sort(expected.begin(), expected.end());
-    SortByHashThenRow(keyed);
+    SortByHashThenAddress(keyed);
     EXPECT_EQ(keyed, expected) << n << " rows";
   }
 }

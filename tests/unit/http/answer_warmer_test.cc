@@ -77,6 +77,7 @@ TEST(AnswerWarmer, UpdatesTheRowsTheRoundBeforeLeft) {
     warmer.Offer(snap);
     ASSERT_TRUE(test::WaitFor([&] { return warmer.warmed() == snap; }, 30s, 1ms));
     EXPECT_EQ(warmer.rounds_with_rows_updated(), static_cast<uint64_t>(round)) << "round " << round;
+    EXPECT_EQ(warmer.rounds_with_index_carried(), static_cast<uint64_t>(round)) << "round " << round;
     OneSnapshot provider(snap);
     for (const char* query : {"", "by=thread", "by=build_date&limit=25"}) {
       const uint64_t hits = cache.hits();
@@ -86,6 +87,20 @@ TEST(AnswerWarmer, UpdatesTheRowsTheRoundBeforeLeft) {
       EXPECT_EQ(warmed.body,
                 AnswerApi("/api/v1/hangs", query, provider, settings, 0, nullptr, nullptr, nullptr).body)
           << "round " << round << ", " << query;
+    }
+    // A signature's page reads the signature index, made from the previous round's: it
+    // answers as the index a snapshot of the same series makes in full.
+    OneSnapshot fresh(w.Build());
+    for (const std::string sig : {"Sig3", "Sig39", "NoSuchSignature"}) {
+      const std::string query = "signature=" + sig;
+      const ApiAnswer from_carried =
+          AnswerApi("/api/v1/hangs", query, provider, settings, 0, nullptr, nullptr, nullptr);
+      EXPECT_EQ(from_carried.body,
+                AnswerApi("/api/v1/hangs", query, fresh, settings, 0, nullptr, nullptr, nullptr).body)
+          << "round " << round << ", " << sig;
+      EXPECT_EQ(from_carried.body.find("\"signature\":\"" + sig + "\"") != std::string::npos,
+                sig != "NoSuchSignature")
+          << sig << " " << from_carried.body;
     }
     const ApiAnswer flame =
         AnswerApi("/api/v1/hangs/flamegraph", "", provider, settings, 0, &cache, &budget, snap);

@@ -232,7 +232,8 @@ TEST(HangRows, UpdatedFromWhatChangedAreTheRowsMadeAnew) {
     hangs(round % 4 == 0 ? 0 : round % 4 == 1 ? 2 : 60, round < 15 ? 200 : 600);
     const std::shared_ptr<const Snapshot> after = w.Build();
     for (size_t i = 0; i < kinds.size(); ++i) {
-      ASSERT_TRUE(carried[i].Update(*before, *after)) << "stream time did not move";
+      ASSERT_TRUE(carried[i].Update(*before, *after, ChangedRows(*before, *after, Table::kHangs)))
+          << "stream time did not move";
       bool sorted = false, fresh_sorted = false;
       EXPECT_EQ(ByKey(carried[i], &sorted),
                 ByKey(HangRows(*after, kinds[i].first, kinds[i].second), &fresh_sorted));
@@ -250,7 +251,7 @@ TEST(HangRows, UpdatedFromWhatChangedAreTheRowsMadeAnew) {
   w.Hang("bhr", "Linux", "parent", "T0", {"root", "later"}, 1000, 1, -2 * kMin);
   const std::shared_ptr<const Snapshot> later = w.Build();
   const size_t rows = carried[0].rows().size();
-  EXPECT_FALSE(carried[0].Update(*before, *later));
+  EXPECT_FALSE(carried[0].Update(*before, *later, ChangedRows(*before, *later, Table::kHangs)));
   EXPECT_EQ(carried[0].rows().size(), rows) << "left as they were";
 }
 
