@@ -15,30 +15,24 @@
 namespace seismo {
 namespace {
 
-// Distinct stacks of the selection (merged over every other dimension), by stack id.
-std::vector<std::pair<StackId, HangSums>> SelectedStacks(const Snapshot& snap, const Query& q,
-                                                         const HangRows* shared) {
-  IdSums stacks;
-  ForEachHangRow(
-      snap, ResolveWindow(snap, q.window_ms), HangFilters(q, HangSource(snap, q)), shared,
-      [&stacks](const SeriesKey& k, const HangSums& v) { stacks.Add(0, k[hang_field::kStack], v); });
-  std::vector<std::pair<StackId, HangSums>> out;
-  for (const IdSums::Entry& e : stacks.Reduce()) out.emplace_back(e.id, e.sums);
-  return out;
-}
-
 // The snapshot's symbols; an empty snapshot (before the first publish) has none.
 const Symbols& SymbolsOf(const Snapshot& snap) {
   static const Symbols kNoSymbols;
   return snap.symbols != nullptr ? *snap.symbols : kNoSymbols;
 }
 
-// The selection's call tree within the answer's bounds (query/flame_tree.h).
+// The selection's call tree within the answer's bounds (query/flame_tree.h): its distinct
+// stacks, merged over every other dimension.
 FlameTree SelectedTree(const Snapshot& snap, const Query& q, const AnswerLimits& limits,
                        const HangRows* shared) {
+  IdSums sums;
+  ForEachHangRow(snap, ResolveWindow(snap, q.window_ms), HangFilters(q, HangSource(snap, q)), shared,
+                 [&sums](const SeriesKey& k, const HangSums& v) { sums.Add(0, k[hang_field::kStack], v); });
+  const std::span<const IdSums::Entry> by_stack = sums.Reduce();
   std::vector<FlameStack, HugePageAllocator<FlameStack>> stacks;  // read out of order (huge_pages.h)
-  for (const auto& [stack, sums] : SelectedStacks(snap, q, shared)) {
-    stacks.push_back({snap.symbols->Frames(stack), sums.hang_us, sums.hang_count});
+  stacks.reserve(by_stack.size());
+  for (const IdSums::Entry& e : by_stack) {
+    stacks.push_back({snap.symbols->Frames(e.id), e.sums.hang_us, e.sums.hang_count});
   }
   return BuildFlameTree(stacks, SymbolsOf(snap), limits);
 }

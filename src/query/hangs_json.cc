@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "seismo/core/huge_pages.h"
 #include "seismo/core/json_writer.h"
 #include "seismo/core/syms_map.h"
 #include "seismo/core/time.h"
@@ -83,7 +84,8 @@ std::string HangsJson(const Snapshot& snap, const Query& q, const AnswerLimits& 
   // rows shown only (a stack table per group would cost a hash map per series). The other
   // groupings have few groups: one pass sums the groups (in a hash map) and their stacks at
   // once, so the rows are walked and their windows summed once, not twice.
-  std::vector<std::pair<GroupKey, HangSums>> groups;
+  // A million of each by signature at 10⁶ series: blocks of huge pages (huge_pages.h).
+  std::vector<std::pair<GroupKey, HangSums>, HugePageAllocator<std::pair<GroupKey, HangSums>>> groups;
   const Filters filters = HangFilters(q, source);
   // Each selected row with a value in the window (a row without one has no stack of its own),
   // those of the shown groups only when `shown` is given: both passes' rows.
@@ -133,7 +135,7 @@ std::string HangsJson(const Snapshot& snap, const Query& q, const AnswerLimits& 
     std::optional<double> rate;
     uint32_t group;  // index in `groups`
   };
-  std::vector<Row> rows;
+  std::vector<Row, HugePageAllocator<Row>> rows;
   rows.reserve(groups.size());
   for (size_t i = 0; i < groups.size(); ++i) {
     const auto& [k, g] = groups[i];
