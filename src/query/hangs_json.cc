@@ -3,6 +3,8 @@
 #include <absl/container/flat_hash_map.h>
 
 #include <algorithm>
+#include <iterator>
+#include <limits>
 
 #include "seismo/core/huge_pages.h"
 #include "seismo/core/json_writer.h"
@@ -10,6 +12,7 @@
 #include "seismo/core/time.h"
 #include "seismo/query/answer_bound.h"
 #include "seismo/query/hang_rows.h"
+#include "seismo/query/heaviest.h"
 #include "seismo/query/id_sums.h"
 #include "seismo/query/replay_output.h"
 #include "seismo/query/selection.h"
@@ -135,10 +138,19 @@ std::string HangsJson(const Snapshot& snap, const Query& q, const AnswerLimits& 
     std::optional<double> rate;
     uint32_t group;  // index in `groups`
   };
+  // The groups that can be shown. By signature and by thread every rate divides a group's
+  // hang time by one usage: a rate is monotone in the hang time, and without usage no group
+  // has one, so the order below ranks by hang time first and only the groups at or above the
+  // limit-th heaviest can be in its first `limit` (query/heaviest.h). By build date each
+  // group has a usage of its own: every group.
+  const int64_t least = q.by == HangsBy::kBuildDate
+                            ? std::numeric_limits<int64_t>::min()
+                            : NthHeaviest(groups.begin(), groups.end(), q.limit,
+                                          [](const auto& g) { return g.second.hang_us; });
   std::vector<Row, HugePageAllocator<Row>> rows;
-  rows.reserve(groups.size());
   for (size_t i = 0; i < groups.size(); ++i) {
     const auto& [k, g] = groups[i];
+    if (g.hang_us < least) continue;
     int64_t u = usage_ms;
     if (q.by == HangsBy::kBuildDate) {
       auto it = usage_by_date.find(DateKey{k[0], k[1]});
@@ -210,9 +222,16 @@ std::string HangsJson(const Snapshot& snap, const Query& q, const AnswerLimits& 
       w.Key("process").String(snap.Text(k[0]));
     }
     WriteRates(w, *r.sums, r.usage_ms);
-    // Top stacks by hang ms, ties in stack order (by text: ids' order never shows).
-    std::vector<IdSums::Entry> stacks(std::min(kTopStacks, row_stacks[i].size()));
-    std::partial_sort_copy(row_stacks[i].begin(), row_stacks[i].end(), stacks.begin(), stacks.end(),
+    // Top stacks by hang ms, ties in stack order (by text: ids' order never shows); the
+    // texts compared only among the stacks that can be in the top (query/heaviest.h).
+    const std::span<const IdSums::Entry> all = row_stacks[i];
+    const int64_t least_us = NthHeaviest(all.begin(), all.end(), kTopStacks,
+                                         [](const IdSums::Entry& e) { return e.sums.hang_us; });
+    std::vector<IdSums::Entry> contenders;
+    std::copy_if(all.begin(), all.end(), std::back_inserter(contenders),
+                 [least_us](const IdSums::Entry& e) { return e.sums.hang_us >= least_us; });
+    std::vector<IdSums::Entry> stacks(std::min(kTopStacks, contenders.size()));
+    std::partial_sort_copy(contenders.begin(), contenders.end(), stacks.begin(), stacks.end(),
                            [&snap](const IdSums::Entry& a, const IdSums::Entry& b) {
                              return a.sums.hang_us != b.sums.hang_us
                                         ? a.sums.hang_us > b.sums.hang_us

@@ -360,5 +360,43 @@ TEST(HangsRows, EqualANaiveRecomputationAtEveryLimit) {
   }
 }
 
+// Ties at the limit go by text, not by which group or stack came first: of 30 signatures of
+// equal hang time after 3 heavier ones, limit=5 shows the 3 and then the 2 first by text; the
+// thread's top 5 stacks are the 3 heavier ones and then the 2 first by text. Ids are given in
+// about the opposite order of the texts.
+TEST(HangsRows, TiesAtTheLimitGoByText) {
+  World w;
+  w.Usage("bhr", "Linux", 3 * kHour, 20 * kMin);
+  for (int i = 29; i >= 0; --i) {
+    const std::string sig = "Tie" + std::string(1, static_cast<char>('a' + i % 26)) + std::to_string(i);
+    w.Hang("bhr", "Linux", "parent", "Gecko", {"root", "g" + std::to_string(i), sig}, 100'000, 1, 10 * kMin);
+  }
+  for (const std::string heavy : {"Heavy3", "Heavy1", "Heavy2"}) {
+    w.Hang("bhr", "Linux", "parent", "Gecko", {"root", heavy}, 900'000, 1, 10 * kMin);
+  }
+  auto snap = w.Build();
+  Json some(HangsJson(*snap, Q(Endpoint::kHangs, "window=1h&limit=5")));
+  std::vector<std::string> sigs;
+  const auto rows = some.root["rows"].get_array().value();  // kept: the loop reads it
+  for (auto row : rows) sigs.emplace_back(row["signature"].get_string().value());
+  EXPECT_EQ(sigs, (std::vector<std::string>{"Heavy1", "Heavy2", "Heavy3", "Tiea0", "Tiea26"}));
+
+  Json by_thread(HangsJson(*snap, Q(Endpoint::kHangs, "window=1h&by=thread")));
+  std::vector<std::string> leaves;
+  const auto thread_rows = by_thread.root["rows"].get_array().value();
+  ASSERT_EQ(thread_rows.size(), 1u);
+  for (auto row : thread_rows) {
+    const auto stacks = row["stacks"].get_array().value();
+    for (auto st : stacks) {
+      std::string joined;
+      const auto frames = st["stack"].get_array().value();
+      for (auto f : frames) joined += (joined.empty() ? "" : ";") + std::string(f.get_string().value());
+      leaves.push_back(joined);
+    }
+  }
+  EXPECT_EQ(leaves, (std::vector<std::string>{"root;Heavy1", "root;Heavy2", "root;Heavy3", "root;g0;Tiea0",
+                                              "root;g1;Tieb1"}));
+}
+
 }  // namespace
 }  // namespace seismo
