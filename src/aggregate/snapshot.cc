@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cassert>
 
 #include "seismo/aggregate/partition_counts.h"
 
@@ -125,6 +126,9 @@ bool Snapshot::IndexTextsFrom(const Snapshot& before, Table t, size_t field,
   if (symbols == nullptr || before.symbols == nullptr || &before == this) return false;
   const TextIndex& was = before.TextIndexOf(t, field);
   if (!was.made.load(std::memory_order_acquire)) return false;
+  // Most rows changed (another shard set's snapshot, a cluster's merged view): the full
+  // build's sort is the cheaper one, and it holds no change lists beside the index.
+  if (removed.size() + added.size() > was.hashes.size() / 4 + 1024) return false;
   TextIndex& index = TextIndexOf(t, field);
   bool merged = false;
   std::call_once(index.once, [&] {
@@ -133,14 +137,14 @@ bool Snapshot::IndexTextsFrom(const Snapshot& before, Table t, size_t field,
       TextIndexKeys keys;
       keys.reserve(rows.size());
       for (const SeriesData* row : rows) keys.push_back(TextIndexKey(s, row, field));
-      std::sort(keys.begin(), keys.end());
+      SortByHashThenAddress(keys);
       return keys;
     };
     const TextIndexKeys gone = keys_of(*before.symbols, removed);
     const TextIndexKeys come = keys_of(*symbols, added);
     index.hashes.reserve(was.hashes.size() + come.size());
     index.rows.reserve(was.hashes.size() + come.size());
-    size_t g = 0, c = 0;
+    size_t g = 0, c = 0, matched = 0;
     auto take = [&index](const std::pair<uint64_t, uintptr_t>& e) {
       index.hashes.push_back(e.first);
       index.rows.push_back(reinterpret_cast<const SeriesData*>(e.second));
@@ -151,11 +155,13 @@ bool Snapshot::IndexTextsFrom(const Snapshot& before, Table t, size_t field,
       while (g < gone.size() && gone[g] < e) ++g;  // not in before's index: nothing to remove
       if (g < gone.size() && gone[g] == e) {
         ++g;
+        ++matched;
         continue;
       }
       take(e);
     }
     while (c < come.size()) take(come[c++]);
+    assert(matched == gone.size() && "a removed row before's index does not hold (ChangedRows' contract)");
     index.made.store(true, std::memory_order_release);
     merged = true;
   });

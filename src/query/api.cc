@@ -202,22 +202,32 @@ void WarmDefaultAnswers(const std::shared_ptr<const Snapshot>& snap, const ApiSe
   }
   // What changed in the hang table since the previous round's snapshot (ADR 0034): this
   // round's signature index is made from that round's with it, and the carried rows updated.
+  // Out of memory in any of these: what failed is made in full (the index by its first
+  // reader, the rows anew); on the warm-up thread, never let it end the process.
   std::optional<RowChanges> hang_changes;
   if (carry != nullptr && carry->snap) {
     try {
       hang_changes = ChangedRows(*carry->snap, *snap, Table::kHangs);
+    } catch (const std::exception&) {
+      hang_changes.reset();
+    }
+  }
+  if (hang_changes) {
+    try {
       if (snap->IndexTextsFrom(*carry->snap, Table::kHangs, hang_field::kSignature, hang_changes->removed,
                                hang_changes->added)) {
         ++carry->index_carried;
       }
     } catch (const std::exception&) {
-      hang_changes.reset();  // out of memory: the index is made in full below, the rows anew
     }
   }
   // The indexes a signature's pages read (selection.h CandidateRows), built off the
   // request path too (unless made above).
-  snap->RowsWithTextHash(Table::kHangs, hang_field::kSignature, 0);
-  snap->RowsWithTextHash(Table::kCrashes, crash_field::kSignature, 0);
+  try {
+    snap->RowsWithTextHash(Table::kHangs, hang_field::kSignature, 0);
+    snap->RowsWithTextHash(Table::kCrashes, crash_field::kSignature, 0);
+  } catch (const std::exception&) {
+  }
   const std::vector<int64_t>& windows = snap->windows_ms.empty() ? settings.windows_ms : snap->windows_ms;
   std::vector<std::pair<Endpoint, Params>> answers;
   for (const auto& [path, raw_query] : kDefaultAnswers) {
@@ -295,7 +305,10 @@ void WarmDefaultAnswers(const std::shared_ptr<const Snapshot>& snap, const ApiSe
     if (cache.Find(snap, key)) return;
     std::shared_ptr<const AnswerBudget::Hold> hold;
     if (budget != nullptr && !(hold = budget->TryReserve(estimate, kAdmissionPatience))) return;
-    if (reader && !std::exchange(shared_tried, true)) make_rows();
+    if (reader && !std::exchange(shared_tried, true)) {
+      make_rows();
+      hang_changes.reset();  // read by nothing after (and outside the budget)
+    }
     try {
       const HangRows* rows = reader && shared ? &*shared : nullptr;
       cache.Get(snap, key, [&] { return Compute(endpoint, *snap, *query, settings, rows); });

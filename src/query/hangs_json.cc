@@ -148,6 +148,7 @@ std::string HangsJson(const Snapshot& snap, const Query& q, const AnswerLimits& 
                             : NthHeaviest(groups.begin(), groups.end(), q.limit,
                                           [](const auto& g) { return g.second.hang_us; });
   std::vector<Row, HugePageAllocator<Row>> rows;
+  if (q.by == HangsBy::kBuildDate) rows.reserve(groups.size());  // every group
   for (size_t i = 0; i < groups.size(); ++i) {
     const auto& [k, g] = groups[i];
     if (g.hang_us < least) continue;
@@ -228,10 +229,13 @@ std::string HangsJson(const Snapshot& snap, const Query& q, const AnswerLimits& 
     const int64_t least_us = NthHeaviest(all.begin(), all.end(), kTopStacks,
                                          [](const IdSums::Entry& e) { return e.sums.hang_us; });
     std::vector<IdSums::Entry> contenders;
-    std::copy_if(all.begin(), all.end(), std::back_inserter(contenders),
-                 [least_us](const IdSums::Entry& e) { return e.sums.hang_us >= least_us; });
-    std::vector<IdSums::Entry> stacks(std::min(kTopStacks, contenders.size()));
-    std::partial_sort_copy(contenders.begin(), contenders.end(), stacks.begin(), stacks.end(),
+    if (least_us != std::numeric_limits<int64_t>::min()) {
+      std::copy_if(all.begin(), all.end(), std::back_inserter(contenders),
+                   [least_us](const IdSums::Entry& e) { return e.sums.hang_us >= least_us; });
+    }
+    const std::span<const IdSums::Entry> ranked = contenders.empty() ? all : std::span(contenders);
+    std::vector<IdSums::Entry> stacks(std::min(kTopStacks, ranked.size()));
+    std::partial_sort_copy(ranked.begin(), ranked.end(), stacks.begin(), stacks.end(),
                            [&snap](const IdSums::Entry& a, const IdSums::Entry& b) {
                              return a.sums.hang_us != b.sums.hang_us
                                         ? a.sums.hang_us > b.sums.hang_us

@@ -64,17 +64,20 @@ class Snapshot {
   // `text_hash` (Hash64 of the text), in the order of their addresses: every series
   // holding that text, and any other whose text collides (a RowFilter drops those). An
   // index per (table, field), built once on first use: the rows sorted by (hash,
-  // address), 16 bytes a row. The order is the same however the index was made (below),
-  // and no reader depends on it beyond that: each sums what it reads.
+  // address), 16 bytes a row. The order is the same however the index was made (below);
+  // addresses differ from run to run, so a reader must not depend on it (each sums what it
+  // reads, or sorts by a total order), or its output would too.
   std::span<const SeriesData* const> RowsWithTextHash(Table t, size_t field, uint64_t text_hash) const;
   // Makes this snapshot's (t, field) index from `before`'s, given the rows the two differ by
   // in table t (aggregate/row_changes.h ChangedRows(before, *this, t)): before's entries
   // without the removed rows', the added rows' merged in. It costs the changes and one pass
   // over the index, where a first RowsWithTextHash reads every row and sorts (ADR 0034: the
   // warm-up's round, issue 19). The index is the one RowsWithTextHash would make. Returns
-  // false, doing nothing, where before has not made that index or this snapshot already
-  // has (its first RowsWithTextHash then makes it as always). `before` and its rows must
-  // stay alive until it returns.
+  // false, doing nothing, where before has not made that index, this snapshot already has,
+  // or the changes are more than a quarter of before's rows and 1 024 more (a snapshot of
+  // another shard set, a cluster's merged view: the full build is then cheaper); its first
+  // RowsWithTextHash then makes it as always. `before` and its rows must stay alive until it
+  // returns.
   bool IndexTextsFrom(const Snapshot& before, Table t, size_t field,
                       std::span<const SeriesData* const> removed,
                       std::span<const SeriesData* const> added) const;

@@ -17,14 +17,16 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <iterator>
 #include <limits>
 #include <vector>
 
 namespace seismo {
 
 // The n-th largest of weight(e) over [first, last), or the least int64_t when there are n
-// or fewer entries (then every entry can be in the first n). One pass, keeping the n
-// largest weights in a heap: for a top-N of a few hundred, numbers only.
+// or fewer entries (then every entry can be in the first n); for n = 0 the largest int64_t
+// (no entry can, though one of that weight still passes `>=`: harmless to a top-0). One
+// pass, keeping the n largest weights in a heap: for a top-N of a few hundred, numbers only.
 template <typename It, typename Weight>
 int64_t NthHeaviest(It first, It last, size_t n, Weight&& weight) {
   if (n == 0) return std::numeric_limits<int64_t>::max();

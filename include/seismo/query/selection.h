@@ -144,6 +144,8 @@ void AddPoints(const SeriesData& s, const TimeAxis& axis, std::vector<std::array
 // text (Snapshot::RowsWithTextHash, the first of these in that order), else the whole
 // table. Only for a RowFilter built from the same `filters` with nothing ignored: it
 // still decides, and no row outside these can pass it (those dimensions compare exactly).
+// In no order a reader may keep (an index's is by address, which differs between runs): sum
+// the rows, or sort what they give by a total order.
 std::span<const SeriesData* const> CandidateRows(const Snapshot& snap, Table t, const Filters& filters);
 
 // The snapshot to read when none has been published yet: empty tables.

@@ -398,5 +398,24 @@ TEST(HangsRows, TiesAtTheLimitGoByText) {
                                               "root;g1;Tieb1"}));
 }
 
+// By build date each date divides by its own usage, so hang time does not rank the rows: a
+// light date with little usage has the highest rate, and limit=1 shows it.
+TEST(HangsRows, ByBuildDateRanksByEachDatesOwnRate) {
+  World w;
+  w.Usage("bhr", "Linux", 10 * kHour, 20 * kMin, "release", "20261110");
+  w.Usage("bhr", "Linux", kHour / 10, 20 * kMin, "release", "20261111");
+  w.Hang("bhr", "Linux", "parent", "Gecko", {"root", "A"}, 1'000'000, 1, 10 * kMin, "release", "20261110");
+  w.Hang("bhr", "Linux", "parent", "Gecko", {"root", "B"}, 100'000, 1, 10 * kMin, "release", "20261111");
+  auto snap = w.Build();
+  Json one(HangsJson(*snap, Q(Endpoint::kHangs, "window=1h&by=build_date&limit=1")));
+  const auto rows = one.root["rows"].get_array().value();  // kept: the loop reads it
+  std::vector<std::string> dates;
+  for (auto row : rows) {
+    dates.emplace_back(row["build_date"].get_string().value());
+    EXPECT_DOUBLE_EQ(row["hang_ms_per_hour"].get_double().value(), 1000.0);  // 100 ms in 0.1 h
+  }
+  EXPECT_EQ(dates, std::vector<std::string>{"20261111"});
+}
+
 }  // namespace
 }  // namespace seismo
