@@ -7,6 +7,7 @@
 #include <cassert>
 
 #include "seismo/aggregate/partition_counts.h"
+#include "seismo/aggregate/row_changes.h"
 
 namespace seismo {
 
@@ -83,10 +84,18 @@ const std::vector<const SeriesData*>& Snapshot::sorted(Table t) const {
 
 namespace {
 
-// A row's entry in the index of `field`: its text's hash (0 without the text), its address.
-std::pair<uint64_t, uintptr_t> TextIndexKey(const Symbols& symbols, const SeriesData* row, size_t field) {
-  const Sym text = row->key[field];
-  return {text == kNoId ? 0 : symbols.text().Hash(text), reinterpret_cast<uintptr_t>(row)};
+// The entries of `rows` in the index of `field`, in index order: each row's text's hash (0
+// without the text) and its address.
+TextIndexKeys SortedTextIndexKeys(const Symbols& symbols, std::span<const SeriesData* const> rows,
+                                  size_t field) {
+  TextIndexKeys keys;
+  keys.reserve(rows.size());
+  for (const SeriesData* row : rows) {
+    const Sym text = row->key[field];
+    keys.emplace_back(text == kNoId ? 0 : symbols.text().Hash(text), reinterpret_cast<uintptr_t>(row));
+  }
+  SortByHashThenAddress(keys);
+  return keys;
 }
 
 }  // namespace
@@ -103,17 +112,9 @@ std::span<const SeriesData* const> Snapshot::RowsWithTextHash(Table t, size_t fi
   if (symbols == nullptr) return {};
   TextIndex& index = TextIndexOf(t, field);
   std::call_once(index.once, [&] {
-    const std::vector<const SeriesData*>& rows = rows_[static_cast<size_t>(t)];
-    TextIndexKeys keyed;
-    keyed.reserve(rows.size());
-    for (const SeriesData* row : rows) keyed.push_back(TextIndexKey(*symbols, row, field));
-    SortByHashThenAddress(keyed);
-    index.hashes.reserve(keyed.size());
-    index.rows.reserve(keyed.size());
-    for (const auto& [hash, row] : keyed) {
-      index.hashes.push_back(hash);
-      index.rows.push_back(reinterpret_cast<const SeriesData*>(row));
-    }
+    const TextIndexKeys keyed = SortedTextIndexKeys(*symbols, rows_[static_cast<size_t>(t)], field);
+    index.Reserve(keyed.size());
+    for (const auto& e : keyed) index.Append(e);
     index.made.store(true, std::memory_order_release);
   });
   const auto [lo, hi] = std::equal_range(index.hashes.begin(), index.hashes.end(), text_hash);
@@ -128,39 +129,27 @@ bool Snapshot::IndexTextsFrom(const Snapshot& before, Table t, size_t field,
   if (!was.made.load(std::memory_order_acquire)) return false;
   // Most rows changed (another shard set's snapshot, a cluster's merged view): the full
   // build's sort is the cheaper one, and it holds no change lists beside the index.
-  if (removed.size() + added.size() > was.hashes.size() / 4 + 1024) return false;
+  if (!CheaperThanAWalk(removed.size() + added.size(), was.hashes.size())) return false;
   TextIndex& index = TextIndexOf(t, field);
   bool merged = false;
   std::call_once(index.once, [&] {
     // The removed rows' entries (each one of before's) and the added rows', in index order.
-    auto keys_of = [field](const Symbols& s, std::span<const SeriesData* const> rows) {
-      TextIndexKeys keys;
-      keys.reserve(rows.size());
-      for (const SeriesData* row : rows) keys.push_back(TextIndexKey(s, row, field));
-      SortByHashThenAddress(keys);
-      return keys;
-    };
-    const TextIndexKeys gone = keys_of(*before.symbols, removed);
-    const TextIndexKeys come = keys_of(*symbols, added);
-    index.hashes.reserve(was.hashes.size() + come.size());
-    index.rows.reserve(was.hashes.size() + come.size());
+    const TextIndexKeys gone = SortedTextIndexKeys(*before.symbols, removed, field);
+    const TextIndexKeys come = SortedTextIndexKeys(*symbols, added, field);
+    index.Reserve(was.hashes.size() + come.size());
     size_t g = 0, c = 0, matched = 0;
-    auto take = [&index](const std::pair<uint64_t, uintptr_t>& e) {
-      index.hashes.push_back(e.first);
-      index.rows.push_back(reinterpret_cast<const SeriesData*>(e.second));
-    };
     for (size_t i = 0; i < was.hashes.size(); ++i) {
       const std::pair<uint64_t, uintptr_t> e{was.hashes[i], reinterpret_cast<uintptr_t>(was.rows[i])};
-      while (c < come.size() && come[c] < e) take(come[c++]);
+      while (c < come.size() && come[c] < e) index.Append(come[c++]);
       while (g < gone.size() && gone[g] < e) ++g;  // not in before's index: nothing to remove
       if (g < gone.size() && gone[g] == e) {
         ++g;
         ++matched;
         continue;
       }
-      take(e);
+      index.Append(e);
     }
-    while (c < come.size()) take(come[c++]);
+    while (c < come.size()) index.Append(come[c++]);
     assert(matched == gone.size() && "a removed row before's index does not hold (ChangedRows' contract)");
     index.made.store(true, std::memory_order_release);
     merged = true;

@@ -209,7 +209,6 @@ void WarmDefaultAnswers(const std::shared_ptr<const Snapshot>& snap, const ApiSe
     try {
       hang_changes = ChangedRows(*carry->snap, *snap, Table::kHangs);
     } catch (const std::exception&) {
-      hang_changes.reset();
     }
   }
   if (hang_changes) {

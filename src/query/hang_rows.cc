@@ -46,7 +46,7 @@ bool HangRows::Update(const Snapshot& before, const Snapshot& after, const RowCh
       was.range.from != now.range.from || was.range.to != now.range.to) {
     return false;
   }
-  if (changes.removed.size() + changes.added.size() > rows_.size() / 4 + 1024) return false;
+  if (!CheaperThanAWalk(changes.removed.size() + changes.added.size(), rows_.size())) return false;
   auto by_stack = [](const HangRow& a, const HangRow& b) {
     return a.key[hang_field::kStack] < b.key[hang_field::kStack];
   };

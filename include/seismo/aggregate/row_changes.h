@@ -20,6 +20,7 @@
 // read (a reader that keeps it holds its series, and so the ids they hold).
 #pragma once
 
+#include <cstddef>
 #include <vector>
 
 #include "seismo/aggregate/snapshot.h"
@@ -32,5 +33,10 @@ struct RowChanges {
 };
 
 RowChanges ChangedRows(const Snapshot& before, const Snapshot& after, Table t);
+
+// Whether a structure over `rows` rows is cheaper to update by `changed` removed and added rows
+// (a changed row counts as both) than to make anew: up to a quarter of the rows, and 1 024
+// more. The rule of every reader of a change set (HangRows::Update, Snapshot::IndexTextsFrom).
+inline bool CheaperThanAWalk(size_t changed, size_t rows) { return changed <= rows / 4 + 1024; }
 
 }  // namespace seismo

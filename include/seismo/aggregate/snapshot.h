@@ -132,6 +132,15 @@ class Snapshot {
     // rows[i] holds a text of hash hashes[i]; ascending addresses where hashes are equal
     std::vector<const SeriesData*, HugePageAllocator<const SeriesData*>> rows;
     std::atomic<bool> made{false};  // hashes and rows are final (set last, inside `once`)
+
+    void Reserve(size_t n) {
+      hashes.reserve(n);
+      rows.reserve(n);
+    }
+    void Append(const std::pair<uint64_t, uintptr_t>& entry) {  // (hash, address), in order
+      hashes.push_back(entry.first);
+      rows.push_back(reinterpret_cast<const SeriesData*>(entry.second));
+    }
   };
   struct TextIndexes {
     Mutex mu;
