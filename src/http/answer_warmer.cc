@@ -47,6 +47,11 @@ uint64_t AnswerWarmer::rounds_with_index_carried() const {
   return index_carried_;
 }
 
+uint64_t AnswerWarmer::rounds_with_stacks_carried() const {
+  MutexLock lock(mu_);
+  return stacks_carried_;
+}
+
 void AnswerWarmer::Stop() {
   {
     MutexLock lock(mu_);
@@ -77,6 +82,7 @@ void AnswerWarmer::Run() {
       ++rounds_;
       rows_updated_ = carry_.rows_updated;
       index_carried_ = carry_.index_carried;
+      stacks_carried_ = carry_.stacks_carried;
     }
     cache_.Protect(snap, nullptr);
   }

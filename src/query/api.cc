@@ -79,7 +79,7 @@ std::string CacheKey(Endpoint endpoint, const Query& q) {
 // The answers that are a function of (snapshot, endpoint, query). `shared`: the hang rows a
 // warm-up round's answers read (hang_rows.h), or none.
 ApiAnswer Compute(Endpoint endpoint, const Snapshot& snap, const Query& q, const ApiSettings& settings,
-                  const HangRows* shared = nullptr) {
+                  const HangRows* shared = nullptr, FlameCarry* flame = nullptr) {
   const AnswerLimits& limits = settings.limits;
   switch (endpoint) {
     case Endpoint::kBuilds:
@@ -94,9 +94,9 @@ ApiAnswer Compute(Endpoint endpoint, const Snapshot& snap, const Query& q, const
       return {200, "application/json", HangsTimeseriesJson(snap, q)};
     case Endpoint::kHangsFlamegraph:
       if (q.format == FlameFormat::kCollapsed) {
-        return {200, "text/plain; charset=utf-8", FlamegraphCollapsed(snap, q, limits, shared)};
+        return {200, "text/plain; charset=utf-8", FlamegraphCollapsed(snap, q, limits, shared, flame)};
       }
-      return {200, "application/json", FlamegraphTreeJson(snap, q, limits, shared)};
+      return {200, "application/json", FlamegraphTreeJson(snap, q, limits, shared, flame)};
     case Endpoint::kCrashesTop:
       return {200, "application/json", CrashesTopJson(snap, q)};
     case Endpoint::kCrashesTimeseries:
@@ -196,6 +196,7 @@ void WarmDefaultAnswers(const std::shared_ptr<const Snapshot>& snap, const ApiSe
   if (budget != nullptr && estimate > budget->capacity() / 2) {
     if (carry != nullptr) {  // nothing built ahead: nothing held for it either
       carry->DropRows();
+      carry->DropStacks();
       carry->snap.reset();
     }
     return;
@@ -296,6 +297,35 @@ void WarmDefaultAnswers(const std::shared_ptr<const Snapshot>& snap, const ApiSe
       shared_hold.reset();
     }
   };
+  // The flame graph's stacks in frame order, kept from round to round (stack_order.h), while
+  // their hold covers this snapshot's (a larger one taken in its place when the table grew)
+  // and a request that misses the cache still fits beside them; else given back, and the
+  // flame graph sorts its stacks.
+  auto stacks_covered = [&] {
+    if (carry == nullptr) return false;
+    if (snap->table(Table::kHangs).empty()) {  // nothing to order: nothing held
+      carry->DropStacks();
+      return false;
+    }
+    if (budget == nullptr) return true;
+    const uint64_t needed = StackOrder::BytesFor(
+        snap->table(Table::kHangs).size(), snap->symbols != nullptr ? snap->symbols->stacks().IdBound() : 0);
+    if (carry->stacks_hold && carry->stacks_hold->bytes() >= needed) return true;
+    const uint64_t bytes = needed + needed / 8;  // room to grow into
+    auto fits = [&] { return budget->in_use() + bytes + estimate <= budget->capacity(); };
+    // A larger hold: taken beside the one held, keeping the order, when both fit; else after
+    // the order and its hold are given back, and the order is made anew.
+    if (carry->stacks_hold && fits()) {
+      if (auto larger = budget->TryReserve(bytes, std::chrono::milliseconds(0))) {
+        carry->stacks_hold = std::move(larger);
+        return true;
+      }
+    }
+    carry->DropStacks();
+    if (!fits()) return false;
+    carry->stacks_hold = budget->TryReserve(bytes, std::chrono::milliseconds(0));
+    return carry->stacks_hold != nullptr;
+  };
   // `reader`: the answer reads the rows (made for the first reader that is built).
   auto build = [&](Endpoint endpoint, const Params& params, bool reader) {
     auto query = ParseQuery(endpoint, params, windows);
@@ -310,9 +340,17 @@ void WarmDefaultAnswers(const std::shared_ptr<const Snapshot>& snap, const ApiSe
     }
     try {
       const HangRows* rows = reader && shared ? &*shared : nullptr;
-      cache.Get(snap, key, [&] { return Compute(endpoint, *snap, *query, settings, rows); });
+      FlameCarry flame;
+      if (endpoint == Endpoint::kHangsFlamegraph && stacks_covered()) {
+        flame.order = &carry->stacks;
+        flame.snap = snap;
+      }
+      cache.Get(snap, key, [&] {
+        return Compute(endpoint, *snap, *query, settings, rows, flame.order != nullptr ? &flame : nullptr);
+      });
+      if (flame.carried) ++carry->stacks_carried;
     } catch (const std::exception&) {
-      // on the warm-up thread: never let it end the process
+      // on the warm-up thread: never let it end the process (an order half updated is cleared)
     }
   };
   for (auto it = answers.begin(); it != readers_end; ++it) build(it->first, it->second, true);

@@ -6,6 +6,7 @@
 
 #include "seismo/core/huge_pages.h"
 #include "seismo/query/radix_sort.h"
+#include "seismo/query/stack_order.h"
 
 namespace seismo {
 namespace {
@@ -14,12 +15,14 @@ constexpr std::string_view kOtherName = "(other)";
 constexpr size_t kAhead = 16;        // stacks a walk asks memory for before it reads them
 constexpr size_t kRadixFrom = 4096;  // a node's stacks sorted by a radix sort from this many
 
-// A node not taken yet: the stacks order[lo, hi) share their first `depth` frames, the
-// last of which is `frame`; they are grouped by their next frame only if it is taken.
+// A node not taken yet: the stacks [lo, hi) of its runs (below) share their first `depth`
+// frames, the last of which is `frame`; they are grouped by their next frame only if it is
+// taken.
 struct Candidate {
   uint32_t parent = 0;
   size_t lo = 0, hi = 0, depth = 0;
   Sym frame = kNoId;
+  std::string_view text{};  // the frame's (read once: siblings of equal weight compare it)
   int64_t hang_us = 0, hang_count = 0;
   int64_t baseline_us = 0, baseline_count = 0;
   double weight = 0;
@@ -39,22 +42,172 @@ struct Left {
   int64_t baseline_us = 0, baseline_count = 0;
 };
 
-}  // namespace
+// A node's stacks grouped by their next frame (a node taken): the stacks that end at it, and
+// a group per child, in frame order, each a run [lo, hi) of the stacks.
+struct ChildGroup {
+  size_t lo = 0, hi = 0;
+  Sym frame = kNoId;
+  int64_t hang_us = 0, hang_count = 0;
+  int64_t baseline_us = 0, baseline_count = 0;
+  bool has_kids = false;  // some stack of the group goes on below the child
+};
+struct Grouping {
+  bool ends_here = false;
+  int64_t self_us = 0, self_count = 0, self_baseline_us = 0, self_baseline_count = 0;
+  std::span<const Sym> ref{};  // a stack of the run
+  size_t shared = 0;           // frames from `depth` on that every stack of the run has as ref has them
+  bool longer = false;         // some stack goes on past them
+};
 
-std::string_view FlameNodeName(const FlameNode& n, const Symbols& symbols, bool root) {
-  if (root) return "(root)";
-  return n.other ? kOtherName : symbols.Text(n.frame);
-}
+// Stacks in any order (BuildFlameTree's span): a node's run is grouped by its next frame when
+// the node is taken (those that end at it first, then by frame id): a radix sort done one
+// digit at a time, and only below the nodes kept, so a node never taken costs nothing below
+// it. The runs come out where a sort of whole stacks by frame ids would put them.
+class StackRuns {
+ public:
+  explicit StackRuns(std::span<const FlameStack> stacks) : stacks_(stacks), order_(stacks.size()) {
+    for (size_t i = 0; i < order_.size(); ++i) order_[i] = static_cast<uint32_t>(i);
+  }
+  size_t size() const { return stacks_.size(); }
+  void Total(Candidate& root) const {
+    for (const FlameStack& st : stacks_) {
+      root.hang_us += st.hang_us;
+      root.hang_count += st.hang_count;
+      root.baseline_us += st.baseline_us;
+      root.baseline_count += st.baseline_count;
+    }
+  }
+  template <typename Visit>
+  Grouping Group(const Candidate& c, const Visit& visit) {
+    keyed_.clear();
+    bool grouped = true;  // already in key order
+    Grouping s;
+    // How far every stack goes on with the first one's frames (when they all share the next).
+    s.ref = c.lo < c.hi ? stacks_[order_[c.lo]].frames : std::span<const Sym>();
+    s.shared = s.ref.size() - std::min(s.ref.size(), c.depth);
+    size_t deepest = 0;    // the longest stack's frames
+    uint64_t max_key = 0;  // the radix sort's bits
+    for (size_t i = c.lo; i < c.hi; ++i) {
+      // Each stack's frames are somewhere else in memory (the stack table's): asked for a
+      // few stacks ahead, the walk waits on memory once per batch, not once per stack.
+      if (i + kAhead < c.hi) {
+        const std::span<const Sym> ahead = stacks_[order_[i + kAhead]].frames;
+        __builtin_prefetch(ahead.data() + std::min(c.depth, ahead.size()));
+      }
+      const std::span<const Sym> f = stacks_[order_[i]].frames;
+      const uint64_t key = c.depth < f.size() ? uint64_t{f[c.depth]} + 1 : 0;
+      if (!keyed_.empty() && key < keyed_.back().first) grouped = false;
+      max_key = std::max(max_key, key);
+      keyed_.emplace_back(key, order_[i]);
+      if (s.shared > 0) {
+        size_t m = 0;
+        while (m < s.shared && c.depth + m < f.size() && f[c.depth + m] == s.ref[c.depth + m]) ++m;
+        s.shared = m;
+      }
+      deepest = std::max(deepest, f.size());
+    }
+    s.longer = deepest > c.depth + s.shared;
+    if (!grouped) {
+      // Many children (a node of a million stacks): by a radix sort of the frame ids, a few
+      // passes where a comparison sort took ~20 (radix_sort.h).
+      if (keyed_.size() >= kRadixFrom) {
+        RadixSortBy(keyed_, std::bit_width(max_key), [](const auto& k) { return k.first; });
+      } else {
+        std::sort(keyed_.begin(), keyed_.end(),
+                  [](const auto& a, const auto& b) { return a.first < b.first; });
+      }
+      for (size_t k = 0; k < keyed_.size(); ++k) order_[c.lo + k] = keyed_[k].second;
+    }
+    for (size_t i = 0; i < keyed_.size();) {
+      const size_t lo = i;
+      const uint64_t key = keyed_[i].first;
+      ChildGroup g{c.lo + lo, 0, static_cast<Sym>(key - 1)};
+      for (; i < keyed_.size() && keyed_[i].first == key; ++i) {
+        if (i + kAhead < keyed_.size()) __builtin_prefetch(&stacks_[keyed_[i + kAhead].second]);
+        const FlameStack& st = stacks_[keyed_[i].second];
+        g.hang_us += st.hang_us;
+        g.hang_count += st.hang_count;
+        g.baseline_us += st.baseline_us;
+        g.baseline_count += st.baseline_count;
+        g.has_kids = g.has_kids || st.frames.size() > c.depth + 1;
+      }
+      g.hi = c.lo + i;
+      if (key == 0) {  // the stacks that end here
+        s.ends_here = true;
+        s.self_us = g.hang_us;
+        s.self_count = g.hang_count;
+        s.self_baseline_us = g.baseline_us;
+        s.self_baseline_count = g.baseline_count;
+        continue;
+      }
+      visit(s, g);
+    }
+    return s;
+  }
+  Sym FrameOf(const ChildGroup& g, size_t /*depth*/) const { return g.frame; }
 
-FlameTree BuildFlameTree(std::span<const FlameStack> stacks, const Symbols& symbols,
-                         const AnswerLimits& limits, const FlameTreeOptions& options) {
-  // The stacks below a node are one run of `order`. A node taken groups its run by the
-  // stacks' next frame (those that end at the node first, then by frame id): a radix sort
-  // done one digit at a time, and only below the nodes kept, so a node never taken costs
-  // nothing below it. The runs come out where a sort of whole stacks by frame ids would put
-  // them.
-  std::vector<uint32_t, HugePageAllocator<uint32_t>> order(stacks.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<uint32_t>(i);
+ private:
+  std::span<const FlameStack> stacks_;
+  std::vector<uint32_t, HugePageAllocator<uint32_t>> order_;  // of stacks_: each run grouped when taken
+  std::vector<std::pair<uint64_t, uint32_t>, HugePageAllocator<std::pair<uint64_t, uint32_t>>>
+      keyed_;  // (next frame + 1, or 0 where it ends; stack)
+};
+
+// Stacks in frame order, distinct, with running sums and each one's common prefix with the
+// one before (stack_order.h): a node's run is grouped by a walk of those prefix lengths, its
+// children's sums are two reads each, and a child's frame is read only when it is listed. A
+// node costs its stacks' places in the order, read in order, and never their frames, which
+// are elsewhere in memory (a node with a million children lists as many as the bound has
+// places).
+class OrderRuns {
+ public:
+  explicit OrderRuns(const StackOrder& order) : order_(order), e_(order.entries()) {}
+  size_t size() const { return e_.size(); }
+  void Total(Candidate& root) const {
+    root.hang_us = order_.HangUs(0, e_.size());
+    root.hang_count = order_.HangCount(0, e_.size());
+  }
+  template <typename Visit>
+  Grouping Group(const Candidate& c, const Visit& visit) const {
+    Grouping s;
+    if (c.lo == c.hi) return s;
+    const size_t d = c.depth;
+    // In frame order, what every stack of a run shares is what each shares with the one before.
+    const StackOrder::Entry& first = e_[c.lo];
+    size_t common = first.size;
+    for (size_t i = c.lo + 1; i < c.hi; ++i) common = std::min<size_t>(common, e_[i].common);
+    s.ref = first.Frames();
+    s.shared = common - std::min(common, d);
+    // Two distinct stacks that share those frames cannot both end there.
+    s.longer = c.hi - c.lo > 1 || first.size > d + s.shared;
+    size_t i = c.lo;
+    if (first.size == d) {  // the stack that ends here comes first (before those it is a prefix of)
+      s.ends_here = true;
+      s.self_us = first.hang_us;
+      s.self_count = first.hang_count;
+      ++i;
+    }
+    while (i < c.hi) {
+      size_t j = i + 1;
+      while (j < c.hi && e_[j].common > d) ++j;  // the stacks that go on with e_[i]'s frame at d
+      ChildGroup g{i, j, kNoId, order_.HangUs(i, j), order_.HangCount(i, j)};
+      g.has_kids = j - i > 1 || e_[i].size > d + 1;
+      visit(s, g);
+      i = j;
+    }
+    return s;
+  }
+  Sym FrameOf(const ChildGroup& g, size_t depth) const { return e_[g.lo].frames[depth]; }
+
+ private:
+  const StackOrder& order_;
+  std::span<const StackOrder::Entry> e_;
+};
+
+// The tree of the stacks a Runs holds (StackRuns or OrderRuns).
+template <typename Runs>
+FlameTree BuildTree(Runs& runs, const Symbols& symbols, const AnswerLimits& limits,
+                    const FlameTreeOptions& options) {
   auto weight = [&options](int64_t hang_us, int64_t baseline_us) {
     return static_cast<double>(hang_us) * options.build_weight +
            static_cast<double>(baseline_us) * options.baseline_weight;
@@ -62,12 +215,10 @@ FlameTree BuildFlameTree(std::span<const FlameStack> stacks, const Symbols& symb
 
   FlameTree t;
   std::vector<Left> left;
-  std::vector<std::pair<uint64_t, uint32_t>, HugePageAllocator<std::pair<uint64_t, uint32_t>>>
-      keyed;  // (next frame + 1, or 0 where it ends; stack)
   auto lighter = [&symbols](const Candidate& a, const Candidate& b) {  // the queue's top is the heaviest
     if (a.weight != b.weight) return a.weight < b.weight;
     if (a.hang_count != b.hang_count) return a.hang_count < b.hang_count;
-    if (a.frame != b.frame) return symbols.Text(a.frame) > symbols.Text(b.frame);
+    if (a.frame != b.frame) return a.text > b.text;
     return a.lo > b.lo;
   };
   // A node's children wait for a place; only the heaviest few can ever get one. Siblings
@@ -79,10 +230,14 @@ FlameTree BuildFlameTree(std::span<const FlameStack> stacks, const Symbols& symb
   size_t places = 0;
   bool dropped = false;
   auto heavier = [&lighter](const Candidate& a, const Candidate& b) { return lighter(b, a); };
-  // A child of weight w can get no place: none is left and it is lighter than the lightest
-  // listed (asked before a candidate is made: a node may have a million children).
-  auto unlisted = [&](double w) {
-    return kids.size() >= places && (kids.empty() || w < kids.front().weight);
+  // A child of weight w and hang count `count` can get no place: none is left and it is
+  // lighter than the lightest listed (asked before a candidate is made, so before its frame's
+  // text is read: a node may have a million children).
+  auto unlisted = [&](double w, int64_t count) {
+    if (kids.size() < places) return false;
+    if (kids.empty()) return true;
+    const Candidate& lightest = kids.front();
+    return w < lightest.weight || (w == lightest.weight && count < lightest.hang_count);
   };
   auto offer = [&](const Candidate& kid) {
     if (kids.size() < places) {
@@ -91,7 +246,7 @@ FlameTree BuildFlameTree(std::span<const FlameStack> stacks, const Symbols& symb
       return;
     }
     dropped = true;
-    if (unlisted(kid.weight) || !heavier(kid, kids.front())) return;
+    if (unlisted(kid.weight, kid.hang_count) || !heavier(kid, kids.front())) return;
     std::pop_heap(kids.begin(), kids.end(), heavier);
     kids.back() = kid;
     std::push_heap(kids.begin(), kids.end(), heavier);
@@ -113,108 +268,49 @@ FlameTree BuildFlameTree(std::span<const FlameStack> stacks, const Symbols& symb
       kid.parent = index;
       kid.depth = c.depth + 1;
       kid.frame = c.ref[c.depth];
+      kid.text = symbols.Text(kid.frame);
       kid.chain = c.chain - 1;
       kid.has_kids = kid.chain > 0 || c.tail_has_kids;
       offer(kid);
       left.push_back({1, n.hang_us, n.hang_count, n.baseline_us, n.baseline_count});
       return;
     }
-    keyed.clear();
-    bool grouped = true;  // already in key order
-    // How far every stack goes on with the first one's frames (when they all share the next).
-    const std::span<const Sym> ref = c.lo < c.hi ? stacks[order[c.lo]].frames : std::span<const Sym>();
-    size_t shared = ref.size() - std::min(ref.size(), c.depth);
-    size_t deepest = 0;    // the longest stack's frames
-    uint64_t max_key = 0;  // the radix sort's bits
-    for (size_t i = c.lo; i < c.hi; ++i) {
-      // Each stack's frames are somewhere else in memory (the stack table's): asked for a
-      // few stacks ahead, the walk waits on memory once per batch, not once per stack.
-      if (i + kAhead < c.hi) {
-        const std::span<const Sym> ahead = stacks[order[i + kAhead]].frames;
-        __builtin_prefetch(ahead.data() + std::min(c.depth, ahead.size()));
-      }
-      const std::span<const Sym> f = stacks[order[i]].frames;
-      const uint64_t key = c.depth < f.size() ? uint64_t{f[c.depth]} + 1 : 0;
-      if (!keyed.empty() && key < keyed.back().first) grouped = false;
-      max_key = std::max(max_key, key);
-      keyed.emplace_back(key, order[i]);
-      if (shared > 0) {
-        size_t m = 0;
-        while (m < shared && c.depth + m < f.size() && f[c.depth + m] == ref[c.depth + m]) ++m;
-        shared = m;
-      }
-      deepest = std::max(deepest, f.size());
-    }
-    const bool longer = deepest > c.depth + shared;  // some stack goes on past what they all share
-    if (!grouped) {
-      // Many children (a node of a million stacks): by a radix sort of the frame ids, a few
-      // passes where a comparison sort took ~20 (radix_sort.h).
-      if (keyed.size() >= kRadixFrom) {
-        RadixSortBy(keyed, std::bit_width(max_key), [](const auto& k) { return k.first; });
-      } else {
-        std::sort(keyed.begin(), keyed.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-      }
-      for (size_t k = 0; k < keyed.size(); ++k) order[c.lo + k] = keyed[k].second;
-    }
-    int64_t self_base_us = 0, self_base_count = 0;
     size_t children = 0;
-    for (size_t i = 0; i < keyed.size();) {
-      const size_t lo = i;
-      const uint64_t key = keyed[i].first;
-      int64_t hang_us = 0, hang_count = 0, baseline_us = 0, baseline_count = 0;
-      bool has_kids = false;
-      for (; i < keyed.size() && keyed[i].first == key; ++i) {
-        if (i + kAhead < keyed.size()) __builtin_prefetch(&stacks[keyed[i + kAhead].second]);
-        const FlameStack& st = stacks[keyed[i].second];
-        hang_us += st.hang_us;
-        hang_count += st.hang_count;
-        baseline_us += st.baseline_us;
-        baseline_count += st.baseline_count;
-        has_kids = has_kids || st.frames.size() > c.depth + 1;
-      }
-      if (key == 0) {  // the stacks that end here
-        n.ends_here = true;
-        n.self_us = hang_us;
-        n.self_count = hang_count;
-        self_base_us = baseline_us;
-        self_base_count = baseline_count;
-        continue;
-      }
+    const Grouping s = runs.Group(c, [&](const Grouping& split, const ChildGroup& g) {
       ++children;
-      const double w = weight(hang_us, baseline_us);
-      if (unlisted(w)) {
+      const double w = weight(g.hang_us, g.baseline_us);
+      if (unlisted(w, g.hang_count)) {
         dropped = true;
-        continue;
+        return;
       }
-      Candidate kid{index, c.lo + lo, c.lo + i, c.depth + 1, static_cast<Sym>(key - 1)};
-      kid.hang_us = hang_us;
-      kid.hang_count = hang_count;
-      kid.baseline_us = baseline_us;
-      kid.baseline_count = baseline_count;
+      Candidate kid{index, g.lo, g.hi, c.depth + 1, runs.FrameOf(g, c.depth)};
+      kid.text = symbols.Text(kid.frame);
+      kid.hang_us = g.hang_us;
+      kid.hang_count = g.hang_count;
+      kid.baseline_us = g.baseline_us;
+      kid.baseline_count = g.baseline_count;
       kid.weight = w;
-      kid.has_kids = has_kids;
-      if (kid.lo == c.lo && kid.hi == c.hi && shared > 1) {
+      kid.has_kids = g.has_kids;
+      if (kid.lo == c.lo && kid.hi == c.hi && split.shared > 1) {
         // Every stack goes on with ref[depth, depth + shared): a chain of single children.
-        kid.chain = shared - 1;
-        kid.ref = ref;
-        kid.tail_has_kids = longer;
+        kid.chain = split.shared - 1;
+        kid.ref = split.ref;
+        kid.tail_has_kids = split.longer;
       }
       offer(kid);
-    }
+    });
+    n.ends_here = s.ends_here;  // nothing is added to t.nodes while grouping: `n` stands
+    n.self_us = s.self_us;
+    n.self_count = s.self_count;
     left.push_back({children, n.hang_us - n.self_us, n.hang_count - n.self_count,
-                    n.baseline_us - self_base_us, n.baseline_count - self_base_count});
+                    n.baseline_us - s.self_baseline_us, n.baseline_count - s.self_baseline_count});
   };
   std::priority_queue<Candidate, std::vector<Candidate>, decltype(lighter)> waiting(lighter);
 
   const size_t node_bytes = options.node_json_bytes;
   const size_t other_bytes = node_bytes + JsonTextBound(kOtherName);
-  Candidate root{0, 0, stacks.size(), 0, kNoId};
-  for (const FlameStack& st : stacks) {
-    root.hang_us += st.hang_us;
-    root.hang_count += st.hang_count;
-    root.baseline_us += st.baseline_us;
-    root.baseline_count += st.baseline_count;
-  }
+  Candidate root{0, 0, runs.size(), 0, kNoId};
+  runs.Total(root);
   make(root);
   size_t others = left[0].children > 0 ? 1 : 0;  // kept nodes that need an "(other)" child
   size_t bytes = ByteBound::kTail + node_bytes + JsonTextBound("(root)") + (others ? other_bytes : 0);
@@ -225,8 +321,8 @@ FlameTree BuildFlameTree(std::span<const FlameStack> stacks, const Symbols& symb
     const size_t has_kids = c.has_kids ? 1 : 0;
     const size_t parent_done = left[c.parent].children == 1 ? 1 : 0;
     const size_t next_others = others - parent_done + has_kids;
-    const size_t next_bytes = bytes + node_bytes + JsonTextBound(symbols.Text(c.frame)) +
-                              has_kids * other_bytes - parent_done * other_bytes;
+    const size_t next_bytes =
+        bytes + node_bytes + JsonTextBound(c.text) + has_kids * other_bytes - parent_done * other_bytes;
     if (t.nodes.size() + 1 + next_others > limits.max_nodes || next_bytes > limits.max_bytes) break;
     waiting.pop();
     Left& p = left[c.parent];
@@ -267,6 +363,24 @@ FlameTree BuildFlameTree(std::span<const FlameStack> stacks, const Symbols& symb
     });
   }
   return t;
+}
+
+}  // namespace
+
+std::string_view FlameNodeName(const FlameNode& n, const Symbols& symbols, bool root) {
+  if (root) return "(root)";
+  return n.other ? kOtherName : symbols.Text(n.frame);
+}
+
+FlameTree BuildFlameTree(std::span<const FlameStack> stacks, const Symbols& symbols,
+                         const AnswerLimits& limits, const FlameTreeOptions& options) {
+  StackRuns runs(stacks);
+  return BuildTree(runs, symbols, limits, options);
+}
+
+FlameTree BuildFlameTree(const StackOrder& order, const Symbols& symbols, const AnswerLimits& limits) {
+  OrderRuns runs(order);
+  return BuildTree(runs, symbols, limits, FlameTreeOptions{});
 }
 
 }  // namespace seismo

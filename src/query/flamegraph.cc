@@ -11,6 +11,7 @@
 #include "seismo/query/hangs_json.h"
 #include "seismo/query/id_sums.h"
 #include "seismo/query/selection.h"
+#include "seismo/query/stack_order.h"
 
 namespace seismo {
 namespace {
@@ -22,13 +23,17 @@ const Symbols& SymbolsOf(const Snapshot& snap) {
 }
 
 // The selection's call tree within the answer's bounds (query/flame_tree.h): its distinct
-// stacks, merged over every other dimension.
+// stacks, merged over every other dimension. From the carried order when there is one.
 FlameTree SelectedTree(const Snapshot& snap, const Query& q, const AnswerLimits& limits,
-                       const HangRows* shared) {
+                       const HangRows* shared, FlameCarry* carry) {
   IdSums sums;
   ForEachHangRow(snap, ResolveWindow(snap, q.window_ms), HangFilters(q, HangSource(snap, q)), shared,
                  [&sums](const SeriesKey& k, const HangSums& v) { sums.Add(0, k[hang_field::kStack], v); });
   const std::span<const IdSums::Entry> by_stack = sums.Reduce();
+  if (carry != nullptr && carry->order != nullptr) {
+    carry->carried = carry->order->Update(by_stack, SymbolsOf(snap), carry->snap);
+    return BuildFlameTree(*carry->order, SymbolsOf(snap), limits);
+  }
   std::vector<FlameStack, HugePageAllocator<FlameStack>> stacks;  // read out of order (huge_pages.h)
   stacks.reserve(by_stack.size());
   for (const IdSums::Entry& e : by_stack) {
@@ -40,9 +45,9 @@ FlameTree SelectedTree(const Snapshot& snap, const Query& q, const AnswerLimits&
 }  // namespace
 
 std::string FlamegraphTreeJson(const Snapshot& snap, const Query& q, const AnswerLimits& limits,
-                               const HangRows* shared) {
+                               const HangRows* shared, FlameCarry* carry) {
   JsonWriter w;
-  WriteFlameTree(w, SelectedTree(snap, q, limits, shared), SymbolsOf(snap),
+  WriteFlameTree(w, SelectedTree(snap, q, limits, shared, carry), SymbolsOf(snap),
                  [](JsonWriter& out, const FlameNode& n) {
                    out.Key("hang_ms").Double(static_cast<double>(n.hang_us) / 1000.0);
                    out.Key("hang_count").Int(n.hang_count);
@@ -54,8 +59,8 @@ std::string FlamegraphTreeJson(const Snapshot& snap, const Query& q, const Answe
 // tree is walked depth first with children in name order, a node's line before its
 // children's. Lines past max_bytes are summed into one "(truncated)" line.
 std::string FlamegraphCollapsed(const Snapshot& snap, const Query& q, const AnswerLimits& limits,
-                                const HangRows* shared) {
-  const FlameTree t = SelectedTree(snap, q, limits, shared);
+                                const HangRows* shared, FlameCarry* carry) {
+  const FlameTree t = SelectedTree(snap, q, limits, shared, carry);
   const Symbols& symbols = SymbolsOf(snap);
   std::vector<std::vector<uint32_t>> by_name(t.nodes.size());
   for (size_t i = 0; i < t.nodes.size(); ++i) {

@@ -46,6 +46,8 @@ class AnswerWarmer {
   uint64_t rounds_with_rows_updated() const;
   // And the rounds that made their snapshot's signature index from the previous round's.
   uint64_t rounds_with_index_carried() const;
+  // And the rounds whose flame graph brought the previous round's stack order up to date.
+  uint64_t rounds_with_stacks_carried() const;
   void Stop();
 
  private:
@@ -62,6 +64,7 @@ class AnswerWarmer {
   uint64_t rounds_ GUARDED_BY(mu_) = 0;
   uint64_t rows_updated_ GUARDED_BY(mu_) = 0;   // carry_.rows_updated after the last round
   uint64_t index_carried_ GUARDED_BY(mu_) = 0;  // carry_.index_carried after the last round
+  uint64_t stacks_carried_ GUARDED_BY(mu_) = 0;  // carry_.stacks_carried after the last round
   WarmCarry carry_;  // the warm-up thread's own: what one round leaves the next (ADR 0034)
   bool stopping_ GUARDED_BY(mu_) = false;
   std::thread thread_;  // last: starts once the members above exist

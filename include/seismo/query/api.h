@@ -39,6 +39,7 @@
 #include "seismo/query/answer_cache.h"
 #include "seismo/query/hang_rows.h"
 #include "seismo/query/provider.h"
+#include "seismo/query/stack_order.h"
 #include "seismo/query/status_json.h"
 
 namespace seismo {
@@ -88,12 +89,20 @@ struct WarmCarry {
   std::shared_ptr<const Snapshot> snap;  // the rows' snapshot
   std::optional<HangRows> rows;          // of the default window, every source
   std::shared_ptr<const AnswerBudget::Hold> hold;
-  uint64_t rows_updated = 0;   // rounds whose rows were updated from the carried ones
-  uint64_t index_carried = 0;  // rounds whose signature index was made from the carried one's
+  // The default flame graph's stacks in frame order, and the budget's hold for them.
+  StackOrder stacks;
+  std::shared_ptr<const AnswerBudget::Hold> stacks_hold;
+  uint64_t rows_updated = 0;    // rounds whose rows were updated from the carried ones
+  uint64_t index_carried = 0;   // rounds whose signature index was made from the carried one's
+  uint64_t stacks_carried = 0;  // rounds whose flame graph's stack order was brought from the carried one
 
   void DropRows() {  // and give their memory back to the budget
     rows.reset();
     hold.reset();
+  }
+  void DropStacks() {
+    stacks.Clear();
+    stacks_hold.reset();
   }
 };
 void WarmDefaultAnswers(const std::shared_ptr<const Snapshot>& snap, const ApiSettings& settings,

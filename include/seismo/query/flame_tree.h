@@ -18,7 +18,9 @@
 // taken (a radix sort by frame ids, one frame at a time); below a node never taken nothing
 // is sorted. Memory is the stack list, an order of it, the kept nodes and the candidates
 // waiting, never the full tree: a stack of a million frames under a 10 000-node bound
-// allocates 10 000 nodes.
+// allocates 10 000 nodes. From stacks kept in frame order (a StackOrder, the warm-up's), the
+// same tree costs a kept node its children: their runs are found by galloping, their sums
+// are running sums' differences.
 //
 // Threading: a pure function of its arguments.
 #pragma once
@@ -33,6 +35,8 @@
 #include "seismo/query/answer_bound.h"
 
 namespace seismo {
+
+class StackOrder;  // query/stack_order.h
 
 struct FlameStack {
   std::span<const Sym> frames;  // root first
@@ -77,6 +81,9 @@ struct FlameTreeOptions {
 // `stacks` in any order (left in it); equal stacks may repeat.
 FlameTree BuildFlameTree(std::span<const FlameStack> stacks, const Symbols& symbols,
                          const AnswerLimits& limits, const FlameTreeOptions& options = {});
+// The same tree (node for node, in the same order) as from the order's stacks in a span: a
+// plain tree, weighed by hang time. `symbols`: the order's.
+FlameTree BuildFlameTree(const StackOrder& order, const Symbols& symbols, const AnswerLimits& limits);
 
 // Writes the tree as nested JSON objects, children heaviest first: each node's "name",
 // then what `fields(writer, node)` writes, then "children". The root says "truncated"

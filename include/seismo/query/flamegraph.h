@@ -19,6 +19,7 @@
 // Threading: pure functions on an immutable Snapshot.
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include "seismo/aggregate/snapshot.h"
@@ -27,12 +28,23 @@
 
 namespace seismo {
 
-class HangRows;  // query/hang_rows.h
+class HangRows;    // query/hang_rows.h
+class StackOrder;  // query/stack_order.h
+
+// What a warm-up round gives its flame graph (ADR 0034): the order of the stacks the round
+// before selected, brought to this round's selected stacks (StackOrder::Update) and read
+// instead of sorting them; and the snapshot asked about, which the order keeps until the
+// next round.
+struct FlameCarry {
+  StackOrder* order = nullptr;
+  std::shared_ptr<const Snapshot> snap;
+  bool carried = false;  // set: the order was brought from the previous round's
+};
 
 // `shared`: the hang rows of the round's answers (read when they serve the query, HangRows::Serves).
 std::string FlamegraphTreeJson(const Snapshot& snap, const Query& q, const AnswerLimits& limits = {},
-                               const HangRows* shared = nullptr);
+                               const HangRows* shared = nullptr, FlameCarry* carry = nullptr);
 std::string FlamegraphCollapsed(const Snapshot& snap, const Query& q, const AnswerLimits& limits = {},
-                                const HangRows* shared = nullptr);
+                                const HangRows* shared = nullptr, FlameCarry* carry = nullptr);
 
 }  // namespace seismo

@@ -57,11 +57,12 @@ TEST(AnswerWarmer, WarmsTheNewestOfferedSnapshot) {
 }
 
 // Each round after the first updates the hang rows the round before left from what changed
-// (ADR 0034) rather than making them anew, and the answers it builds from them are the
-// answers a request builds from the snapshot; the rows' memory is held between rounds and
-// given back by Stop.
+// (ADR 0034) rather than making them anew, and the flame graph's stack order; the answers it
+// builds from them are the answers a request builds from the snapshot; their memory is held
+// between rounds and given back by Stop.
 TEST(AnswerWarmer, UpdatesTheRowsTheRoundBeforeLeft) {
   ApiSettings settings;
+  settings.limits.max_nodes = 12;  // a flame graph with "(other)" nodes, from the carried order too
   AnswerCache<ApiAnswer> cache;
   AnswerBudget budget(256u << 20);
   AnswerWarmer warmer(settings, cache, budget);
@@ -78,6 +79,7 @@ TEST(AnswerWarmer, UpdatesTheRowsTheRoundBeforeLeft) {
     ASSERT_TRUE(test::WaitFor([&] { return warmer.warmed() == snap; }, 30s, 1ms));
     EXPECT_EQ(warmer.rounds_with_rows_updated(), static_cast<uint64_t>(round)) << "round " << round;
     EXPECT_EQ(warmer.rounds_with_index_carried(), static_cast<uint64_t>(round)) << "round " << round;
+    EXPECT_EQ(warmer.rounds_with_stacks_carried(), static_cast<uint64_t>(round)) << "round " << round;
     OneSnapshot provider(snap);
     for (const char* query : {"", "by=thread", "by=build_date&limit=25"}) {
       const uint64_t hits = cache.hits();
@@ -102,11 +104,15 @@ TEST(AnswerWarmer, UpdatesTheRowsTheRoundBeforeLeft) {
                 sig != "NoSuchSignature")
           << sig << " " << from_carried.body;
     }
+    const uint64_t hits = cache.hits();
     const ApiAnswer flame =
         AnswerApi("/api/v1/hangs/flamegraph", "", provider, settings, 0, &cache, &budget, snap);
+    EXPECT_EQ(cache.hits(), hits + 1) << "built by the warm-up";
     EXPECT_EQ(
         flame.body,
-        AnswerApi("/api/v1/hangs/flamegraph", "", provider, settings, 0, nullptr, nullptr, nullptr).body);
+        AnswerApi("/api/v1/hangs/flamegraph", "", provider, settings, 0, nullptr, nullptr, nullptr).body)
+        << "round " << round;
+    EXPECT_NE(flame.body.find("(other)"), std::string::npos) << flame.body;
   }
   EXPECT_GT(budget.in_use(), 0u) << "the rows are held for the next round";
   warmer.Stop();

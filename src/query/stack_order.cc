@@ -1,0 +1,230 @@
+#include "seismo/query/stack_order.h"
+
+#include <algorithm>
+#include <bit>
+#include <utility>
+
+#include "seismo/aggregate/row_changes.h"
+#include "seismo/query/radix_sort.h"
+
+namespace seismo {
+namespace {
+
+using OrderEntry = StackOrder::Entry;
+using OrderEntries = std::vector<OrderEntry, HugePageAllocator<OrderEntry>>;
+
+constexpr uint32_t kNowhere = UINT32_MAX;
+constexpr size_t kCompareRunsBelow = 32;  // runs shorter than this are sorted by comparing their frames
+constexpr size_t kRadixRunsFrom = 4096;   // a run's keys sorted by a radix sort from this many
+constexpr size_t kReadAhead = 16;         // stacks a walk asks memory for before it reads them
+
+// Frame order, from `depth` on (a run's stacks share their first `depth` frames).
+bool FramesBefore(const OrderEntry& a, const OrderEntry& b, size_t depth = 0) {
+  return std::lexicographical_compare(a.frames + std::min<size_t>(depth, a.size), a.frames + a.size,
+                                      b.frames + std::min<size_t>(depth, b.size), b.frames + b.size);
+}
+
+constexpr uint32_t kUnknown = UINT32_MAX;  // an entry's `common` before it is compared
+
+OrderEntry OrderEntryOf(const IdSums::Entry& e, const Symbols& symbols) {
+  const std::span<const Sym> f = symbols.Frames(e.id);
+  return {f.data(), static_cast<uint32_t>(f.size()), e.id, kUnknown, e.sums.hang_us, e.sums.hang_count};
+}
+
+uint32_t Common(const OrderEntry& a, const OrderEntry& b) {
+  const uint32_t n = std::min(a.size, b.size);
+  uint32_t m = 0;
+  while (m < n && a.frames[m] == b.frames[m]) ++m;
+  return m;
+}
+
+// Sorts `entries` in frame order: runs of stacks that share their first `depth` frames are
+// grouped by the next one (0 where a stack ends, first), by a radix sort of the frame ids,
+// until each run is one stack or small enough to compare whole. A run whose stacks all go on
+// with the same frames skips them in one pass.
+void SortByFrames(OrderEntries& entries) {
+  struct Run {
+    size_t lo, hi, depth;
+  };
+  std::vector<Run> runs;
+  if (entries.size() > 1) runs.push_back({0, entries.size(), 0});
+  std::vector<std::pair<uint64_t, uint32_t>, HugePageAllocator<std::pair<uint64_t, uint32_t>>> keyed;
+  OrderEntries scratch;
+  while (!runs.empty()) {
+    const Run r = runs.back();
+    runs.pop_back();
+    if (r.hi - r.lo < kCompareRunsBelow) {
+      std::sort(entries.begin() + static_cast<ptrdiff_t>(r.lo),
+                entries.begin() + static_cast<ptrdiff_t>(r.hi),
+                [d = r.depth](const OrderEntry& a, const OrderEntry& b) { return FramesBefore(a, b, d); });
+      continue;
+    }
+    keyed.clear();
+    bool grouped = true;
+    uint64_t max_key = 0;
+    const OrderEntry& ref = entries[r.lo];
+    size_t shared = ref.size - std::min<size_t>(ref.size, r.depth);  // frames every stack shares with ref
+    for (size_t i = r.lo; i < r.hi; ++i) {
+      if (i + kReadAhead < r.hi) {
+        const OrderEntry& ahead = entries[i + kReadAhead];
+        __builtin_prefetch(ahead.frames + std::min<size_t>(r.depth, ahead.size));
+      }
+      const OrderEntry& e = entries[i];
+      const uint64_t key = r.depth < e.size ? uint64_t{e.frames[r.depth]} + 1 : 0;
+      if (!keyed.empty() && key < keyed.back().first) grouped = false;
+      max_key = std::max(max_key, key);
+      keyed.emplace_back(key, static_cast<uint32_t>(i - r.lo));
+      size_t m = 0;
+      while (m < shared && r.depth + m < e.size && e.frames[r.depth + m] == ref.frames[r.depth + m]) ++m;
+      shared = m;
+    }
+    if (shared > 0) {  // every stack goes on with the same `shared` frames: one run, deeper
+      runs.push_back({r.lo, r.hi, r.depth + shared});
+      continue;
+    }
+    if (!grouped) {
+      if (keyed.size() >= kRadixRunsFrom) {
+        RadixSortBy(keyed, std::bit_width(max_key), [](const auto& k) { return k.first; });
+      } else {
+        std::sort(keyed.begin(), keyed.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+      }
+      scratch.resize(keyed.size());
+      for (size_t k = 0; k < keyed.size(); ++k) scratch[k] = entries[r.lo + keyed[k].second];
+      std::copy(scratch.begin(), scratch.end(), entries.begin() + static_cast<ptrdiff_t>(r.lo));
+    }
+    for (size_t i = 0; i < keyed.size();) {
+      const size_t lo = i;
+      const uint64_t key = keyed[i].first;
+      while (i < keyed.size() && keyed[i].first == key) ++i;
+      if (key != 0 && i - lo > 1) runs.push_back({r.lo + lo, r.lo + i, r.depth + 1});
+    }
+  }
+}
+
+}  // namespace
+
+bool StackOrder::Update(std::span<const IdSums::Entry> by_stack, const Symbols& symbols,
+                        std::shared_ptr<const void> keep) {
+  try {
+    const bool carried = symbols_ == &symbols && !entries_.empty() && MergeIn(by_stack, symbols);
+    if (!carried) MakeAnew(by_stack, symbols);
+    symbols_ = &symbols;
+    keep_ = std::move(keep);  // the previous snapshot goes only now: the merge read its stacks
+    return carried;
+  } catch (...) {
+    Clear();  // half merged: made anew next time
+    throw;
+  }
+}
+
+void StackOrder::Clear() {
+  entries_ = {};
+  us_before_ = {};
+  count_before_ = {};
+  position_ = {};
+  symbols_ = nullptr;
+  keep_.reset();
+}
+
+uint64_t StackOrder::BytesFor(size_t stacks, size_t id_bound) {
+  // Kept: the entries and both running sums. While made: a run's keys and a copy of its
+  // entries (SortByFrames); while merged: the stacks that came, their places and a flag per
+  // entry, fewer.
+  constexpr uint64_t kKept = sizeof(OrderEntry) + 2 * sizeof(int64_t);
+  constexpr uint64_t kMaking = sizeof(std::pair<uint64_t, uint32_t>) + sizeof(OrderEntry);
+  return static_cast<uint64_t>(stacks) * (kKept + kMaking) +
+         static_cast<uint64_t>(id_bound) * sizeof(uint32_t);
+}
+
+void StackOrder::MakeAnew(std::span<const IdSums::Entry> by_stack, const Symbols& symbols) {
+  entries_.clear();
+  entries_.reserve(by_stack.size());
+  for (const IdSums::Entry& e : by_stack) entries_.push_back(OrderEntryOf(e, symbols));
+  SortByFrames(entries_);
+  if (!by_stack.empty())
+    position_.resize(std::max<size_t>(position_.size(), by_stack.back().id + 1), kNowhere);
+  Index(0);
+}
+
+bool StackOrder::MergeIn(std::span<const IdSums::Entry> by_stack, const Symbols& symbols) {
+  const size_t n = entries_.size();
+  if (!by_stack.empty())
+    position_.resize(std::max<size_t>(position_.size(), by_stack.back().id + 1), kNowhere);
+  // Each stack of this round: its new sums where the order has it, else it came.
+  std::vector<bool> stays(n, false);
+  OrderEntries came;
+  size_t kept = 0;
+  for (const IdSums::Entry& e : by_stack) {
+    const uint32_t p = position_[e.id];
+    if (p < n && entries_[p].id == e.id) {
+      entries_[p].hang_us = e.sums.hang_us;
+      entries_[p].hang_count = e.sums.hang_count;
+      stays[p] = true;
+      ++kept;
+    } else {
+      came.push_back(OrderEntryOf(e, symbols));
+    }
+  }
+  if (came.empty() && kept == n) {
+    Index(n);  // the running sums only
+    return true;
+  }
+  if (!CheaperThanAWalk(came.size() + (n - kept), n)) return false;
+  SortByFrames(came);
+  // Each stack that came: its place among the order's stacks, those leaving included (their
+  // frames are readable while keep_ lives). Ascending, as `came` is.
+  std::vector<size_t> place(came.size());
+  auto from = entries_.begin();
+  for (size_t k = 0; k < came.size(); ++k) {
+    from = std::lower_bound(from, entries_.end(), came[k],
+                            [](const OrderEntry& a, const OrderEntry& b) { return FramesBefore(a, b); });
+    place[k] = static_cast<size_t>(from - entries_.begin());
+  }
+  // The stacks leaving go, in place; the places move down with the stacks after them.
+  size_t out = 0, k = 0;
+  size_t first_moved = n;  // the first entry whose place changes
+  for (size_t i = 0; i < n; ++i) {
+    while (k < place.size() && place[k] == i) place[k++] = out;
+    if (!stays[i]) {
+      first_moved = std::min(first_moved, out);
+      continue;
+    }
+    entries_[out] = entries_[i];
+    if (i > 0 && !stays[i - 1]) entries_[out].common = kUnknown;  // its neighbour left
+    ++out;
+  }
+  while (k < place.size()) place[k++] = out;
+  // The stacks that came merge in from the back, each entry moved up once.
+  const size_t total = out + came.size();
+  entries_.resize(total);
+  size_t src = out, dst = total;
+  for (size_t a = came.size(); a-- > 0;) {
+    while (src > place[a]) entries_[--dst] = entries_[--src];
+    if (dst < total) entries_[dst].common = kUnknown;  // its neighbour came
+    entries_[--dst] = came[a];
+  }
+  if (!came.empty()) first_moved = std::min(first_moved, place[0]);
+  Index(first_moved);
+  return true;
+}
+
+void StackOrder::Index(size_t from) {
+  const size_t n = entries_.size();
+  for (size_t i = from; i < n; ++i) {
+    OrderEntry& e = entries_[i];
+    position_[e.id] = static_cast<uint32_t>(i);
+    if (e.common == kUnknown) {
+      if (i + kReadAhead < n) __builtin_prefetch(entries_[i + kReadAhead].frames);
+      e.common = i == 0 ? 0 : Common(entries_[i - 1], e);
+    }
+  }
+  us_before_.resize(n + 1);
+  count_before_.resize(n + 1);
+  us_before_[0] = count_before_[0] = 0;
+  for (size_t i = 0; i < n; ++i) {
+    us_before_[i + 1] = us_before_[i] + entries_[i].hang_us;
+    count_before_[i + 1] = count_before_[i] + entries_[i].hang_count;
+  }
+}
+
+}  // namespace seismo
