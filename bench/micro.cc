@@ -8,6 +8,8 @@
 //   BM_FlameTree/N     BuildFlameTree of N distinct stacks under the API's 10 000-node bound:
 //                      the default flame graph's tree at N hang series (as bench/api.cc's
 //                      series: a shared prefix, then a leaf of their own)
+//   BM_FlameTreeFromOrder/N  the same tree from the stacks kept in frame order (StackOrder,
+//                      the warm-up's), 1 % of them changed since the order was made
 //   BM_HangRows/N      HangRows of the default window over a snapshot of N hang series: one
 //                      walk of the hang table, as the warm-up makes it before its answers
 //   BM_WarmDefaultAnswers/N  WarmDefaultAnswers of a snapshot of N hang series (bench/api.cc's
@@ -35,6 +37,8 @@
 #include "seismo/query/api.h"
 #include "seismo/query/flame_tree.h"
 #include "seismo/query/hang_rows.h"
+#include "seismo/query/id_sums.h"
+#include "seismo/query/stack_order.h"
 #include "seismo/shard/shard_set.h"
 #include "seismo/shard/spsc_ring.h"
 #include "seismo/signature/generator.h"
@@ -194,9 +198,16 @@ void BM_Signature(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 
-void BM_FlameTree(benchmark::State& state) {
-  const auto n = static_cast<size_t>(state.range(0));
+// N distinct stacks as bench/api.cc's series make them: a shared prefix, then a leaf of their
+// own; hang times of 977 values.
+struct FlameStacks {
   Symbols symbols;
+  std::vector<std::vector<Sym>> frames;
+  std::vector<FlameStack> stacks;
+};
+std::unique_ptr<FlameStacks> MakeFlameStacks(size_t n) {
+  auto out = std::make_unique<FlameStacks>();
+  Symbols& symbols = out->symbols;
   std::vector<Sym> prefix;
   for (const char* f :
        {"RtlUserThreadStart", "BaseThreadInitThunk", "mozilla::BackgroundHangThread::Run",
@@ -204,21 +215,49 @@ void BM_FlameTree(benchmark::State& state) {
         "mozilla::RunnableTask::Run", "nsTimerEvent::Run", "BenchCaller"}) {
     prefix.push_back(symbols.Intern(f));
   }
-  std::vector<std::vector<Sym>> frames(n, prefix);
-  std::vector<FlameStack> stacks;
-  stacks.reserve(n);
+  out->frames.assign(n, prefix);
+  out->stacks.reserve(n);
   for (size_t i = 0; i < n; ++i) {
-    frames[i].push_back(symbols.Intern("BenchSeries" + std::to_string(i)));
-    stacks.push_back({frames[i], static_cast<int64_t>(1000 + i % 977), 1});
+    out->frames[i].push_back(symbols.Intern("BenchSeries" + std::to_string(i)));
+    out->stacks.push_back({out->frames[i], static_cast<int64_t>(1000 + i % 977), 1});
   }
+  return out;
+}
+
+void BM_FlameTree(benchmark::State& state) {
+  const auto n = static_cast<size_t>(state.range(0));
+  std::unique_ptr<FlameStacks> w = MakeFlameStacks(n);
   // In a hash map's order, as the answer gathers them.
-  std::shuffle(stacks.begin(), stacks.end(), std::mt19937_64(kSeed));
+  std::shuffle(w->stacks.begin(), w->stacks.end(), std::mt19937_64(kSeed));
   const AnswerLimits limits;  // the API's defaults
   for (auto _ : state) {
     state.PauseTiming();
-    std::vector<FlameStack, HugePageAllocator<FlameStack>> given(stacks.begin(), stacks.end());
+    std::vector<FlameStack, HugePageAllocator<FlameStack>> given(w->stacks.begin(), w->stacks.end());
     state.ResumeTiming();
-    FlameTree t = BuildFlameTree(given, symbols, limits);
+    FlameTree t = BuildFlameTree(given, w->symbols, limits);
+    benchmark::DoNotOptimize(t);
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(n));
+}
+
+// The same tree from the stacks kept in frame order (StackOrder, the warm-up's), after a
+// round in which 1 % of them changed sums.
+void BM_FlameTreeFromOrder(benchmark::State& state) {
+  const auto n = static_cast<size_t>(state.range(0));
+  std::unique_ptr<FlameStacks> w = MakeFlameStacks(n);
+  std::vector<IdSums::Entry> by_stack;
+  for (size_t i = 0; i < n; ++i) {
+    by_stack.push_back(
+        {0, w->symbols.InternStack(w->frames[i]), {w->stacks[i].hang_us, w->stacks[i].hang_count}});
+  }
+  std::sort(by_stack.begin(), by_stack.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
+  StackOrder order;
+  order.Update(by_stack, w->symbols, nullptr);
+  for (size_t i = 0; i < n; i += 100) by_stack[i].sums.hang_us *= 2;
+  order.Update(by_stack, w->symbols, nullptr);
+  const AnswerLimits limits;  // the API's defaults
+  for (auto _ : state) {
+    FlameTree t = BuildFlameTree(order, w->symbols, limits);
     benchmark::DoNotOptimize(t);
   }
   state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(n));
@@ -355,6 +394,7 @@ BENCHMARK(BM_RouteEnqueue)->Arg(1)->Arg(2);
 BENCHMARK(BM_AggregateAdd);
 BENCHMARK(BM_Signature);
 BENCHMARK(BM_FlameTree)->Arg(100'000)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_FlameTreeFromOrder)->Arg(100'000)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_HangRows)->Arg(100'000)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_WarmDefaultAnswers)->Arg(100'000)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_WarmDefaultAnswersAfterOnePercent)->Arg(100'000)->Arg(1'000'000)->Unit(benchmark::kMillisecond);

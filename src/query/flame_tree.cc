@@ -22,7 +22,10 @@ struct Candidate {
   uint32_t parent = 0;
   size_t lo = 0, hi = 0, depth = 0;
   Sym frame = kNoId;
-  std::string_view text{};  // the frame's (read once: siblings of equal weight compare it)
+  // The frame's text, read the first time a comparison needs it (siblings of equal weight and
+  // count compare it), then kept: a candidate in the heap is compared many times.
+  mutable std::string_view text{};
+  mutable bool text_read = false;
   int64_t hang_us = 0, hang_count = 0;
   int64_t baseline_us = 0, baseline_count = 0;
   double weight = 0;
@@ -41,6 +44,15 @@ struct Left {
   int64_t hang_us = 0, hang_count = 0;
   int64_t baseline_us = 0, baseline_count = 0;
 };
+
+// How a child ranks before its frame's text is read: by weight, then hang count.
+struct ChildRank {
+  double weight = 0;
+  int64_t hang_count = 0;
+};
+bool RanksBelow(const ChildRank& a, const ChildRank& b) {
+  return a.weight < b.weight || (a.weight == b.weight && a.hang_count < b.hang_count);
+}
 
 // A node's stacks grouped by their next frame (a node taken): the stacks that end at it, and
 // a group per child, in frame order, each a run [lo, hi) of the stacks.
@@ -87,18 +99,20 @@ class StackRuns {
     s.shared = s.ref.size() - std::min(s.ref.size(), c.depth);
     size_t deepest = 0;    // the longest stack's frames
     uint64_t max_key = 0;  // the radix sort's bits
+    const FlameStack* const stacks = stacks_.data();  // in registers through the walk
+    const uint32_t* const order = order_.data();
     for (size_t i = c.lo; i < c.hi; ++i) {
       // Each stack's frames are somewhere else in memory (the stack table's): asked for a
       // few stacks ahead, the walk waits on memory once per batch, not once per stack.
       if (i + kAhead < c.hi) {
-        const std::span<const Sym> ahead = stacks_[order_[i + kAhead]].frames;
+        const std::span<const Sym> ahead = stacks[order[i + kAhead]].frames;
         __builtin_prefetch(ahead.data() + std::min(c.depth, ahead.size()));
       }
-      const std::span<const Sym> f = stacks_[order_[i]].frames;
+      const std::span<const Sym> f = stacks[order[i]].frames;
       const uint64_t key = c.depth < f.size() ? uint64_t{f[c.depth]} + 1 : 0;
       if (!keyed_.empty() && key < keyed_.back().first) grouped = false;
       max_key = std::max(max_key, key);
-      keyed_.emplace_back(key, order_[i]);
+      keyed_.emplace_back(key, order[i]);
       if (s.shared > 0) {
         size_t m = 0;
         while (m < s.shared && c.depth + m < f.size() && f[c.depth + m] == s.ref[c.depth + m]) ++m;
@@ -145,6 +159,7 @@ class StackRuns {
     return s;
   }
   Sym FrameOf(const ChildGroup& g, size_t /*depth*/) const { return g.frame; }
+  static constexpr bool kGroupsTwiceCheaply = false;  // a second Group walks the stacks again
 
  private:
   std::span<const FlameStack> stacks_;
@@ -161,7 +176,7 @@ class StackRuns {
 // places).
 class OrderRuns {
  public:
-  explicit OrderRuns(const StackOrder& order) : order_(order), e_(order.entries()) {}
+  explicit OrderRuns(const StackOrder& order) : order_(order), e_(order.entries()), shape_(order.shapes()) {}
   size_t size() const { return e_.size(); }
   void Total(Candidate& root) const {
     root.hang_us = order_.HangUs(0, e_.size());
@@ -172,36 +187,39 @@ class OrderRuns {
     Grouping s;
     if (c.lo == c.hi) return s;
     const size_t d = c.depth;
-    // In frame order, what every stack of a run shares is what each shares with the one before.
-    const StackOrder::Entry& first = e_[c.lo];
-    size_t common = first.size;
-    for (size_t i = c.lo + 1; i < c.hi; ++i) common = std::min<size_t>(common, e_[i].common);
-    s.ref = first.Frames();
-    s.shared = common - std::min(common, d);
+    // In frame order, the frames every stack of a run shares are those its first and last share.
+    const std::span<const Sym> first = e_[c.lo].Frames(), last = e_[c.hi - 1].Frames();
+    s.ref = first;
+    while (d + s.shared < first.size() && d + s.shared < last.size() &&
+           first[d + s.shared] == last[d + s.shared]) {
+      ++s.shared;
+    }
     // Two distinct stacks that share those frames cannot both end there.
-    s.longer = c.hi - c.lo > 1 || first.size > d + s.shared;
+    s.longer = c.hi - c.lo > 1 || first.size() > d + s.shared;
     size_t i = c.lo;
-    if (first.size == d) {  // the stack that ends here comes first (before those it is a prefix of)
+    if (first.size() == d) {  // the stack that ends here comes first (before those it is a prefix of)
       s.ends_here = true;
-      s.self_us = first.hang_us;
-      s.self_count = first.hang_count;
+      s.self_us = order_.HangUs(i, i + 1);
+      s.self_count = order_.HangCount(i, i + 1);
       ++i;
     }
     while (i < c.hi) {
       size_t j = i + 1;
-      while (j < c.hi && e_[j].common > d) ++j;  // the stacks that go on with e_[i]'s frame at d
+      while (j < c.hi && shape_[j].common > d) ++j;  // the stacks that go on with stack i's frame at d
       ChildGroup g{i, j, kNoId, order_.HangUs(i, j), order_.HangCount(i, j)};
-      g.has_kids = j - i > 1 || e_[i].size > d + 1;
+      g.has_kids = j - i > 1 || shape_[i].size > d + 1;
       visit(s, g);
       i = j;
     }
     return s;
   }
   Sym FrameOf(const ChildGroup& g, size_t depth) const { return e_[g.lo].frames[depth]; }
+  static constexpr bool kGroupsTwiceCheaply = true;  // a second Group reads the same arrays in order
 
  private:
   const StackOrder& order_;
   std::span<const StackOrder::Entry> e_;
+  std::span<const StackOrder::Shape> shape_;
 };
 
 // The tree of the stacks a Runs holds (StackRuns or OrderRuns).
@@ -215,10 +233,17 @@ FlameTree BuildTree(Runs& runs, const Symbols& symbols, const AnswerLimits& limi
 
   FlameTree t;
   std::vector<Left> left;
-  auto lighter = [&symbols](const Candidate& a, const Candidate& b) {  // the queue's top is the heaviest
+  auto text_of = [&symbols](const Candidate& c) {
+    if (!c.text_read) {
+      c.text = symbols.Text(c.frame);
+      c.text_read = true;
+    }
+    return c.text;
+  };
+  auto lighter = [&text_of](const Candidate& a, const Candidate& b) {  // the queue's top is the heaviest
     if (a.weight != b.weight) return a.weight < b.weight;
     if (a.hang_count != b.hang_count) return a.hang_count < b.hang_count;
-    if (a.frame != b.frame) return a.text > b.text;
+    if (a.frame != b.frame) return text_of(a) > text_of(b);
     return a.lo > b.lo;
   };
   // A node's children wait for a place; only the heaviest few can ever get one. Siblings
@@ -227,6 +252,7 @@ FlameTree BuildTree(Runs& runs, const Symbols& symbols, const AnswerLimits& limi
   // listed (a node with a million children lists as many as the bound has places, kept as a
   // heap whose top is the lightest).
   std::vector<Candidate> kids;
+  std::vector<ChildRank, HugePageAllocator<ChildRank>> ranks;  // of a node's children (the first pass below)
   size_t places = 0;
   bool dropped = false;
   auto heavier = [&lighter](const Candidate& a, const Candidate& b) { return lighter(b, a); };
@@ -236,8 +262,7 @@ FlameTree BuildTree(Runs& runs, const Symbols& symbols, const AnswerLimits& limi
   auto unlisted = [&](double w, int64_t count) {
     if (kids.size() < places) return false;
     if (kids.empty()) return true;
-    const Candidate& lightest = kids.front();
-    return w < lightest.weight || (w == lightest.weight && count < lightest.hang_count);
+    return RanksBelow({w, count}, {kids.front().weight, kids.front().hang_count});
   };
   auto offer = [&](const Candidate& kid) {
     if (kids.size() < places) {
@@ -268,23 +293,41 @@ FlameTree BuildTree(Runs& runs, const Symbols& symbols, const AnswerLimits& limi
       kid.parent = index;
       kid.depth = c.depth + 1;
       kid.frame = c.ref[c.depth];
-      kid.text = symbols.Text(kid.frame);
+      kid.text_read = false;
       kid.chain = c.chain - 1;
       kid.has_kids = kid.chain > 0 || c.tail_has_kids;
       offer(kid);
       left.push_back({1, n.hang_us, n.hang_count, n.baseline_us, n.baseline_count});
       return;
     }
+    // Where grouping twice is cheap, a first pass finds the weight and count of the
+    // places-th heaviest child: a child below it has as many heavier siblings as places are
+    // left, so it can get none, and the second pass drops it on two integer compares, before
+    // its frame's text is read (a node with a million children of equal weight and a few
+    // heavier ones otherwise reads the text of most of them).
+    bool floored = false;
+    ChildRank floor{};
+    if constexpr (Runs::kGroupsTwiceCheaply) {
+      ranks.clear();
+      runs.Group(c, [&](const Grouping&, const ChildGroup& g) {
+        ranks.push_back({weight(g.hang_us, g.baseline_us), g.hang_count});
+      });
+      if (places > 0 && ranks.size() > places) {
+        std::nth_element(ranks.begin(), ranks.begin() + static_cast<ptrdiff_t>(places - 1), ranks.end(),
+                         [](const ChildRank& a, const ChildRank& b) { return RanksBelow(b, a); });
+        floor = ranks[places - 1];
+        floored = true;
+      }
+    }
     size_t children = 0;
     const Grouping s = runs.Group(c, [&](const Grouping& split, const ChildGroup& g) {
       ++children;
       const double w = weight(g.hang_us, g.baseline_us);
-      if (unlisted(w, g.hang_count)) {
+      if ((floored && RanksBelow({w, g.hang_count}, floor)) || unlisted(w, g.hang_count)) {
         dropped = true;
         return;
       }
       Candidate kid{index, g.lo, g.hi, c.depth + 1, runs.FrameOf(g, c.depth)};
-      kid.text = symbols.Text(kid.frame);
       kid.hang_us = g.hang_us;
       kid.hang_count = g.hang_count;
       kid.baseline_us = g.baseline_us;
@@ -322,7 +365,7 @@ FlameTree BuildTree(Runs& runs, const Symbols& symbols, const AnswerLimits& limi
     const size_t parent_done = left[c.parent].children == 1 ? 1 : 0;
     const size_t next_others = others - parent_done + has_kids;
     const size_t next_bytes =
-        bytes + node_bytes + JsonTextBound(c.text) + has_kids * other_bytes - parent_done * other_bytes;
+        bytes + node_bytes + JsonTextBound(text_of(c)) + has_kids * other_bytes - parent_done * other_bytes;
     if (t.nodes.size() + 1 + next_others > limits.max_nodes || next_bytes > limits.max_bytes) break;
     waiting.pop();
     Left& p = left[c.parent];

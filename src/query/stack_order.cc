@@ -119,8 +119,9 @@ bool StackOrder::Update(std::span<const IdSums::Entry> by_stack, const Symbols& 
 
 void StackOrder::Clear() {
   entries_ = {};
-  us_before_ = {};
-  count_before_ = {};
+  shapes_ = {};
+  us_before_ = {0};
+  count_before_ = {0};
   position_ = {};
   symbols_ = nullptr;
   keep_.reset();
@@ -130,7 +131,7 @@ uint64_t StackOrder::BytesFor(size_t stacks, size_t id_bound) {
   // Kept: the entries and both running sums. While made: a run's keys and a copy of its
   // entries (SortByFrames); while merged: the stacks that came, their places and a flag per
   // entry, fewer.
-  constexpr uint64_t kKept = sizeof(OrderEntry) + 2 * sizeof(int64_t);
+  constexpr uint64_t kKept = sizeof(OrderEntry) + sizeof(Shape) + 2 * sizeof(int64_t);
   constexpr uint64_t kMaking = sizeof(std::pair<uint64_t, uint32_t>) + sizeof(OrderEntry);
   return static_cast<uint64_t>(stacks) * (kKept + kMaking) +
          static_cast<uint64_t>(id_bound) * sizeof(uint32_t);
@@ -218,6 +219,8 @@ void StackOrder::Index(size_t from) {
       e.common = i == 0 ? 0 : Common(entries_[i - 1], e);
     }
   }
+  shapes_.resize(n);
+  for (size_t i = from; i < n; ++i) shapes_[i] = {entries_[i].common, entries_[i].size};
   us_before_.resize(n + 1);
   count_before_.resize(n + 1);
   us_before_[0] = count_before_[0] = 0;

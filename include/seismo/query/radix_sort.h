@@ -6,8 +6,9 @@
 //   items ──count every pass's digits (one read)──> per pass: scatter by digit into scratch,
 //                                                   swap (stable: equal digits keep order)
 //
-// Used by IdSums (sums by (group, id)), HangRows (hang rows in stack order) and BuildFlameTree
-// (a wide node's stacks by their next frame).
+// Used by IdSums (sums by (group, id)), HangRows (hang rows in stack order), BuildFlameTree
+// (a wide node's stacks by their next frame) and StackOrder (made anew: a run's stacks by
+// their next frame).
 //
 // Threading: one thread at a time.
 #pragma once

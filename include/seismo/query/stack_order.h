@@ -63,8 +63,15 @@ class StackOrder {
               std::shared_ptr<const void> keep);
   void Clear();
 
+  // An entry's shape, apart (what a walk of a node's stacks reads: 8 bytes of each).
+  struct Shape {
+    uint32_t common = 0;  // Entry::common
+    uint32_t size = 0;    // Entry::size
+  };
+
   // In frame order.
   std::span<const Entry> entries() const { return entries_; }
+  std::span<const Shape> shapes() const { return shapes_; }
   size_t size() const { return entries_.size(); }
   // Sums of the stacks [lo, hi) of the order.
   int64_t HangUs(size_t lo, size_t hi) const { return us_before_[hi] - us_before_[lo]; }
@@ -76,10 +83,12 @@ class StackOrder {
  private:
   void MakeAnew(std::span<const IdSums::Entry> by_stack, const Symbols& symbols);
   bool MergeIn(std::span<const IdSums::Entry> by_stack, const Symbols& symbols);
-  void Index(size_t from);  // position_ and the running sums, from entries_[from] on
+  void Index(size_t from);  // position_, `common` and shapes_ from entries_[from] on; the running sums
 
   std::vector<Entry, HugePageAllocator<Entry>> entries_;
-  std::vector<int64_t, HugePageAllocator<int64_t>> us_before_, count_before_;  // running sums, size() + 1
+  std::vector<Shape, HugePageAllocator<Shape>> shapes_;  // of each entry
+  std::vector<int64_t, HugePageAllocator<int64_t>> us_before_ = {0},
+                                                   count_before_ = {0};  // running sums, size() + 1
   std::vector<uint32_t, HugePageAllocator<uint32_t>>
       position_;  // by stack id: its place, if entries_ says so
   const Symbols* symbols_ = nullptr;

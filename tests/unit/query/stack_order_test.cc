@@ -188,6 +188,22 @@ TEST(StackOrder, ItsFlameTreeIsTheTreeOfItsStacks) {
   }
 }
 
+// An order never updated, or cleared, is no stacks: a tree of the root alone.
+TEST(StackOrder, WithNoStacksItsTreeIsTheRootAlone) {
+  Symbols symbols;
+  StackOrder order;
+  for (int i = 0; i < 2; ++i) {
+    const FlameTree t = BuildFlameTree(order, symbols, AnswerLimits{});
+    ASSERT_EQ(t.nodes.size(), 1u);
+    EXPECT_EQ(t.nodes[0].hang_us, 0);
+    EXPECT_TRUE(t.nodes[0].children.empty());
+    const std::vector<Sym> f{symbols.Intern("a")};
+    order.Update(BySum({{symbols.InternStack(f), {5, 1}}}), symbols, nullptr);
+    EXPECT_EQ(BuildFlameTree(order, symbols, AnswerLimits{}).nodes[0].hang_us, 5);
+    order.Clear();
+  }
+}
+
 // Siblings of equal hang time and count rank by their frame's text, not its id: interned
 // "b", "a", "c" (ids in that order), one place left under "x" goes to "a", either way.
 TEST(StackOrder, SiblingsThatTieRankByText) {
