@@ -310,7 +310,11 @@ void WarmDefaultAnswers(const std::shared_ptr<const Snapshot>& snap, const ApiSe
     if (budget == nullptr) return true;
     const uint64_t needed = StackOrder::BytesFor(
         snap->table(Table::kHangs).size(), snap->symbols != nullptr ? snap->symbols->stacks().IdBound() : 0);
-    if (carry->stacks_hold && carry->stacks_hold->bytes() >= needed) return true;
+    if (carry->stacks_hold && carry->stacks_hold->bytes() >= needed) {
+      if (budget->in_use() + estimate <= budget->capacity()) return true;
+      carry->DropStacks();  // a request that misses the cache would not fit beside it
+      return false;
+    }
     const uint64_t bytes = needed + needed / 8;  // room to grow into
     auto fits = [&] { return budget->in_use() + bytes + estimate <= budget->capacity(); };
     // A larger hold: taken beside the one held, keeping the order, when both fit; else after

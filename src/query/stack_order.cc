@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cassert>
 #include <utility>
 
 #include "seismo/aggregate/row_changes.h"
@@ -17,6 +18,13 @@ constexpr uint32_t kNowhere = UINT32_MAX;
 constexpr size_t kCompareRunsBelow = 32;  // runs shorter than this are sorted by comparing their frames
 constexpr size_t kRadixRunsFrom = 4096;   // a run's keys sorted by a radix sort from this many
 constexpr size_t kReadAhead = 16;         // stacks a walk asks memory for before it reads them
+
+// Room for `n` items, with an eighth more when it has to grow: a vector's own growth doubles,
+// past what BytesFor counts.
+template <typename V>
+void Room(V& v, size_t n) {
+  if (v.capacity() < n) v.reserve(n + n / 8);
+}
 
 // Frame order, from `depth` on (a run's stacks share their first `depth` frames).
 bool FramesBefore(const OrderEntry& a, const OrderEntry& b, size_t depth = 0) {
@@ -50,6 +58,8 @@ void SortByFrames(OrderEntries& entries) {
   if (entries.size() > 1) runs.push_back({0, entries.size(), 0});
   std::vector<std::pair<uint64_t, uint32_t>, HugePageAllocator<std::pair<uint64_t, uint32_t>>> keyed;
   OrderEntries scratch;
+  keyed.reserve(entries.size());  // the first run is every stack: no growth past it
+  scratch.reserve(entries.size());
   while (!runs.empty()) {
     const Run r = runs.back();
     runs.pop_back();
@@ -118,23 +128,33 @@ bool StackOrder::Update(std::span<const IdSums::Entry> by_stack, const Symbols& 
 }
 
 void StackOrder::Clear() {
-  entries_ = {};
-  shapes_ = {};
-  us_before_ = {0};
-  count_before_ = {0};
-  position_ = {};
+  // Swapped with empty ones: their memory goes back now (an assignment of {} keeps it).
+  decltype(entries_)().swap(entries_);
+  decltype(shapes_)().swap(shapes_);
+  decltype(us_before_)(1, 0).swap(us_before_);
+  decltype(count_before_)(1, 0).swap(count_before_);
+  decltype(position_)().swap(position_);
   symbols_ = nullptr;
   keep_.reset();
 }
 
+uint64_t StackOrder::MemoryBytes() const {
+  auto bytes = [](const auto& v) {
+    return static_cast<uint64_t>(HugePageBlockBytes(v.capacity() * sizeof(v[0])));
+  };
+  return bytes(entries_) + bytes(shapes_) + bytes(us_before_) + bytes(count_before_) + bytes(position_);
+}
+
 uint64_t StackOrder::BytesFor(size_t stacks, size_t id_bound) {
-  // Kept: the entries and both running sums. While made: a run's keys and a copy of its
-  // entries (SortByFrames); while merged: the stacks that came, their places and a flag per
-  // entry, fewer.
+  // Kept: the entries, their shapes and both running sums, with an eighth more room (Room).
+  // While made anew: the keys and a copy of the entries (SortByFrames). While merged: the
+  // entries' old block beside the new one when they grow, the stacks that came (at most a
+  // quarter and 1 024, CheaperThanAWalk), their places and a flag per entry: less.
   constexpr uint64_t kKept = sizeof(OrderEntry) + sizeof(Shape) + 2 * sizeof(int64_t);
   constexpr uint64_t kMaking = sizeof(std::pair<uint64_t, uint32_t>) + sizeof(OrderEntry);
-  return static_cast<uint64_t>(stacks) * (kKept + kMaking) +
-         static_cast<uint64_t>(id_bound) * sizeof(uint32_t);
+  constexpr uint64_t kBlocks = 7 * kHugePageBytes;  // each array's last huge page, partly used
+  return static_cast<uint64_t>(stacks) * (kKept + kKept / 8 + kMaking) +
+         static_cast<uint64_t>(id_bound) * (sizeof(uint32_t) + sizeof(uint32_t) / 2) + kBlocks;
 }
 
 void StackOrder::MakeAnew(std::span<const IdSums::Entry> by_stack, const Symbols& symbols) {
@@ -142,15 +162,20 @@ void StackOrder::MakeAnew(std::span<const IdSums::Entry> by_stack, const Symbols
   entries_.reserve(by_stack.size());
   for (const IdSums::Entry& e : by_stack) entries_.push_back(OrderEntryOf(e, symbols));
   SortByFrames(entries_);
-  if (!by_stack.empty())
-    position_.resize(std::max<size_t>(position_.size(), by_stack.back().id + 1), kNowhere);
+  Positions(by_stack);
   Index(0);
+}
+
+void StackOrder::Positions(std::span<const IdSums::Entry> by_stack) {
+  if (by_stack.empty()) return;
+  const size_t size = std::max<size_t>(position_.size(), by_stack.back().id + 1);
+  Room(position_, size);
+  position_.resize(size, kNowhere);
 }
 
 bool StackOrder::MergeIn(std::span<const IdSums::Entry> by_stack, const Symbols& symbols) {
   const size_t n = entries_.size();
-  if (!by_stack.empty())
-    position_.resize(std::max<size_t>(position_.size(), by_stack.back().id + 1), kNowhere);
+  Positions(by_stack);
   // Each stack of this round: its new sums where the order has it, else it came.
   std::vector<bool> stays(n, false);
   OrderEntries came;
@@ -197,6 +222,7 @@ bool StackOrder::MergeIn(std::span<const IdSums::Entry> by_stack, const Symbols&
   while (k < place.size()) place[k++] = out;
   // The stacks that came merge in from the back, each entry moved up once.
   const size_t total = out + came.size();
+  Room(entries_, total);
   entries_.resize(total);
   size_t src = out, dst = total;
   for (size_t a = came.size(); a-- > 0;) {
@@ -218,7 +244,13 @@ void StackOrder::Index(size_t from) {
       if (i + kReadAhead < n) __builtin_prefetch(entries_[i + kReadAhead].frames);
       e.common = i == 0 ? 0 : Common(entries_[i - 1], e);
     }
+    // Distinct stacks (distinct ids of one table): no entry repeats the one before it, which
+    // a node's grouping relies on (flame_tree.cc).
+    assert(i == 0 || e.common < e.size || e.common < entries_[i - 1].size);
   }
+  Room(shapes_, n);
+  Room(us_before_, n + 1);
+  Room(count_before_, n + 1);
   shapes_.resize(n);
   for (size_t i = from; i < n; ++i) shapes_[i] = {entries_[i].common, entries_[i].size};
   us_before_.resize(n + 1);

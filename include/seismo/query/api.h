@@ -82,9 +82,11 @@ uint64_t EstimateAnswerBytes(const Snapshot& snap, const ApiSettings& settings);
 // changed in the hang table since that round's snapshot (aggregate/row_changes.h, ADR 0034),
 // the round makes its snapshot's signature index from that snapshot's
 // (Snapshot::IndexTextsFrom) and updates the previous round's hang rows (HangRows::Update)
-// instead of making either anew, and leaves its own for the next.
-// The rows and their reservation are held between rounds (with an eighth more for the table
-// to grow into), and the carried snapshot with them.
+// instead of making either anew, and leaves its own for the next. Its flame graph brings the
+// previous round's stack order up to date (query/stack_order.h) instead of sorting its stacks.
+// The rows, the order and their reservations are held between rounds (with an eighth more for
+// the table to grow into), and the carried snapshot with them (the order keeps the snapshot of
+// its last update, an older one when a request built the flame graph first).
 struct WarmCarry {
   std::shared_ptr<const Snapshot> snap;  // the rows' snapshot
   std::optional<HangRows> rows;          // of the default window, every source

@@ -16,7 +16,8 @@
 // a line per node where stacks end ("...;(other) <ms>" for a fold), and sums the lines
 // past max_bytes into one last "(truncated) <ms>" line.
 //
-// Threading: pure functions on an immutable Snapshot.
+// Threading: pure functions on an immutable Snapshot, but for a FlameCarry's order, which the
+// call brings up to date (the warm-up thread's own).
 #pragma once
 
 #include <memory>

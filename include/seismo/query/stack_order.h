@@ -26,8 +26,10 @@
 //   where each stack is alone.
 //
 // Memory: BytesFor(stacks, id bound), held between rounds by the warm-up and counted in the
-// answer budget (api.h WarmCarry). If an Update throws (out of memory), the order is left
-// empty and the next Update makes it anew.
+// answer budget (api.h WarmCarry); Clear gives it back. If an Update throws (out of memory),
+// the order is cleared and the next Update makes it anew. The order also keeps the snapshot
+// of its last Update alive (`keep`): when the warm-up skips the flame graph (a request built
+// it first), that is an older snapshot than the warm-up's own, until the next Update.
 //
 // Threading: one thread at a time (the warm-up's).
 #pragma once
@@ -77,12 +79,15 @@ class StackOrder {
   int64_t HangUs(size_t lo, size_t hi) const { return us_before_[hi] - us_before_[lo]; }
   int64_t HangCount(size_t lo, size_t hi) const { return count_before_[hi] - count_before_[lo]; }
 
-  // Bytes an order of `stacks` stacks of a table whose ids are below `id_bound` holds.
+  // Bytes an order of `stacks` stacks of a table whose ids are below `id_bound` holds, at
+  // most, while it is updated and after; and what it holds now (its arrays' capacities).
   static uint64_t BytesFor(size_t stacks, size_t id_bound);
+  uint64_t MemoryBytes() const;
 
  private:
   void MakeAnew(std::span<const IdSums::Entry> by_stack, const Symbols& symbols);
   bool MergeIn(std::span<const IdSums::Entry> by_stack, const Symbols& symbols);
+  void Positions(std::span<const IdSums::Entry> by_stack);  // position_ covers their ids
   void Index(size_t from);  // position_, `common` and shapes_ from entries_[from] on; the running sums
 
   std::vector<Entry, HugePageAllocator<Entry>> entries_;

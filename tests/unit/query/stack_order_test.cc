@@ -22,8 +22,9 @@ namespace seismo {
 namespace {
 
 // Distinct stacks over a small vocabulary, so they share prefixes and some end where others
-// go on; and one wide node (a few hundred leaves under one caller).
-std::vector<StackId> MakeStacks(Symbols& symbols, uint64_t seed, size_t n) {
+// go on; and one wide node (`wide` leaves under one caller: past 4 096, the sorts by frame
+// take their radix paths).
+std::vector<StackId> MakeStacks(Symbols& symbols, uint64_t seed, size_t n, size_t wide = 300) {
   std::mt19937_64 rng(seed);
   std::vector<Sym> vocabulary;
   for (int i = 0; i < 12; ++i) vocabulary.push_back(symbols.Intern("frame" + std::to_string(i)));
@@ -34,7 +35,9 @@ std::vector<StackId> MakeStacks(Symbols& symbols, uint64_t seed, size_t n) {
     for (size_t d = 0; d < depth; ++d) f.push_back(vocabulary[rng() % (d < 2 ? 3 : vocabulary.size())]);
     ids.push_back(symbols.InternStack(f));
   }
-  for (size_t i = 0; i < 300; ++i) {
+  // The leaves' frame ids run against their stacks' ids, so stacks by id are not in frame order.
+  for (size_t i = wide; i-- > 0;) symbols.Intern("leaf" + std::to_string(i));
+  for (size_t i = 0; i < wide; ++i) {
     const std::vector<Sym> f{vocabulary[0], vocabulary[1], symbols.Intern("leaf" + std::to_string(i))};
     ids.push_back(symbols.InternStack(f));
   }
@@ -122,10 +125,14 @@ TEST(StackOrder, IsTheFrameOrderOfEachRoundsStacks) {
       EXPECT_EQ(from_previous, round > 0 && before > 0 && CheaperThanAWalk(moved, before)) << where;
       carried += from_previous ? 1 : 0;
       ExpectIsTheFrameOrder(order, selected, symbols, where);
+      // What the warm-up holds from the budget for it covers what it holds.
+      EXPECT_LE(order.MemoryBytes(), StackOrder::BytesFor(stacks.size(), symbols.stacks().IdBound()))
+          << where;
     }
     EXPECT_GE(carried, 30u) << seed;
     // No stacks, then some again: made anew from nothing.
-    EXPECT_TRUE(order.Update({}, symbols, nullptr));
+    const size_t n = order.size();
+    EXPECT_EQ(order.Update({}, symbols, nullptr), CheaperThanAWalk(n, n));
     ExpectIsTheFrameOrder(order, {}, symbols, "empty");
     EXPECT_FALSE(order.Update(BySum(selected), symbols, nullptr));
     ExpectIsTheFrameOrder(order, selected, symbols, "after empty");
@@ -136,6 +143,9 @@ TEST(StackOrder, IsTheFrameOrderOfEachRoundsStacks) {
     for (StackId id : theirs) their_selected[id] = RandomSums(rng, 1000);
     EXPECT_FALSE(order.Update(BySum(their_selected), other, nullptr));
     ExpectIsTheFrameOrder(order, their_selected, other, "other symbols");
+    // Cleared, it gives its memory back.
+    order.Clear();
+    EXPECT_LT(order.MemoryBytes(), 64u);
   }
 }
 
@@ -150,6 +160,33 @@ std::string Dump(const FlameTree& t) {
     out += '\n';
   }
   return out;
+}
+
+// A node of 6 000 children and 6 000 other stacks: the radix sorts of both builders.
+TEST(StackOrder, AWideNodesTreeIsTheTreeOfItsStacks) {
+  Symbols symbols;
+  const std::vector<StackId> stacks = MakeStacks(symbols, 3, 6000, 6000);
+  std::mt19937_64 rng(11);
+  Selected selected;
+  for (StackId id : stacks) selected[id] = RandomSums(rng, 5);
+  StackOrder order;
+  for (int round = 0; round < 3; ++round) {
+    for (StackId id : stacks) {
+      if (rng() % 100 < 3 && selected.erase(id) == 0) selected[id] = RandomSums(rng, 5);
+    }
+    const std::vector<IdSums::Entry> by_stack = BySum(selected);
+    order.Update(by_stack, symbols, nullptr);
+    ExpectIsTheFrameOrder(order, selected, symbols, "round " + std::to_string(round));
+    std::vector<FlameStack> spans;
+    for (const IdSums::Entry& e : by_stack)
+      spans.push_back({symbols.Frames(e.id), e.sums.hang_us, e.sums.hang_count});
+    std::shuffle(spans.begin(), spans.end(), rng);
+    for (size_t bound : {size_t{50}, size_t{5'000}, size_t{1'000'000}}) {
+      const AnswerLimits limits{.max_nodes = bound};
+      EXPECT_EQ(Dump(BuildFlameTree(order, symbols, limits)), Dump(BuildFlameTree(spans, symbols, limits)))
+          << "round " << round << " nodes " << bound;
+    }
+  }
 }
 
 TEST(StackOrder, ItsFlameTreeIsTheTreeOfItsStacks) {
