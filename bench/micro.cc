@@ -364,8 +364,13 @@ void BM_WarmDefaultAnswersAfterOnePercent(benchmark::State& state) {
     // A snapshot of its own each time, as each publish makes one: its indexes (text, builds)
     // are made by the round that reads it.
     after = w.Snap();
-    WarmCarry carry{
-        .snap = left.snap, .rows = left.rows, .hold = nullptr, .stacks = left.stacks, .stacks_hold = nullptr};
+    WarmCarry carry{.snap = left.snap,
+                    .rows = left.rows,
+                    .hold = nullptr,
+                    .stacks = left.stacks,
+                    .stacks_hold = nullptr,
+                    .groups = left.groups,
+                    .groups_hold = nullptr};
     auto cache = std::make_unique<AnswerCache<ApiAnswer>>(size_t{1} << 30);
     state.ResumeTiming();
     WarmDefaultAnswers(after, settings, *cache, nullptr, &carry);
@@ -376,6 +381,8 @@ void BM_WarmDefaultAnswersAfterOnePercent(benchmark::State& state) {
       state.SkipWithError("the signature index was not made from the carried one");
     if (carry.stacks_carried != 1)
       state.SkipWithError("the flame graph's stack order was not brought from the carried one");
+    if (carry.groups_updated != 1)
+      state.SkipWithError("the /hangs groups were not brought from the carried ones");
     cache.reset();
     carry = WarmCarry{};
     after.reset();

@@ -32,24 +32,9 @@ std::shared_ptr<const Snapshot> AnswerWarmer::warmed() const {
   return warmed_;
 }
 
-uint64_t AnswerWarmer::rounds() const {
+AnswerWarmer::Counts AnswerWarmer::counts() const {
   MutexLock lock(mu_);
-  return rounds_;
-}
-
-uint64_t AnswerWarmer::rounds_with_rows_updated() const {
-  MutexLock lock(mu_);
-  return rows_updated_;
-}
-
-uint64_t AnswerWarmer::rounds_with_index_carried() const {
-  MutexLock lock(mu_);
-  return index_carried_;
-}
-
-uint64_t AnswerWarmer::rounds_with_stacks_carried() const {
-  MutexLock lock(mu_);
-  return stacks_carried_;
+  return counts_;
 }
 
 void AnswerWarmer::Stop() {
@@ -79,10 +64,11 @@ void AnswerWarmer::Run() {
       // Requests read warmed() first: the previous one gives up its place only after.
       MutexLock lock(mu_);
       warmed_ = snap;
-      ++rounds_;
-      rows_updated_ = carry_.rows_updated;
-      index_carried_ = carry_.index_carried;
-      stacks_carried_ = carry_.stacks_carried;
+      ++counts_.rounds;
+      counts_.rows_updated = carry_.rows_updated;
+      counts_.index_carried = carry_.index_carried;
+      counts_.stacks_carried = carry_.stacks_carried;
+      counts_.groups_updated = carry_.groups_updated;
     }
     cache_.Protect(snap, nullptr);
   }

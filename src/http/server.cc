@@ -294,9 +294,9 @@ std::shared_ptr<const Snapshot> HttpServer::warmed() const {
   return w ? w->warmed() : nullptr;
 }
 
-uint64_t HttpServer::warm_rounds() const {
+AnswerWarmer::Counts HttpServer::warm_counts() const {
   AnswerWarmer* w = warmer_.load(std::memory_order_acquire);
-  return w ? w->rounds() : 0;
+  return w ? w->counts() : AnswerWarmer::Counts{};
 }
 
 std::shared_ptr<const Snapshot> HttpServer::ViewSnapshot() const {

@@ -4,9 +4,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <exception>
+#include <iterator>
 #include <optional>
+#include <tuple>
 #include <utility>
 
 #include "seismo/aggregate/row_changes.h"
@@ -79,7 +82,8 @@ std::string CacheKey(Endpoint endpoint, const Query& q) {
 // The answers that are a function of (snapshot, endpoint, query). `shared`: the hang rows a
 // warm-up round's answers read (hang_rows.h), or none.
 ApiAnswer Compute(Endpoint endpoint, const Snapshot& snap, const Query& q, const ApiSettings& settings,
-                  const HangRows* shared = nullptr, FlameCarry* flame = nullptr) {
+                  const HangRows* shared = nullptr, FlameCarry* flame = nullptr,
+                  const HangGroups* groups = nullptr) {
   const AnswerLimits& limits = settings.limits;
   switch (endpoint) {
     case Endpoint::kBuilds:
@@ -89,7 +93,7 @@ ApiAnswer Compute(Endpoint endpoint, const Snapshot& snap, const Query& q, const
     case Endpoint::kHangsFlameDiff:
       return {200, "application/json", FlamegraphDiffJson(snap, q, settings.baselines, limits)};
     case Endpoint::kHangs:
-      return {200, "application/json", HangsJson(snap, q, limits, shared)};
+      return {200, "application/json", HangsJson(snap, q, limits, shared, groups)};
     case Endpoint::kHangsTimeseries:
       return {200, "application/json", HangsTimeseriesJson(snap, q)};
     case Endpoint::kHangsFlamegraph:
@@ -197,6 +201,7 @@ void WarmDefaultAnswers(const std::shared_ptr<const Snapshot>& snap, const ApiSe
     if (carry != nullptr) {  // nothing built ahead: nothing held for it either
       carry->DropRows();
       carry->DropStacks();
+      carry->DropGroups();
       carry->snap.reset();
     }
     return;
@@ -257,6 +262,8 @@ void WarmDefaultAnswers(const std::shared_ptr<const Snapshot>& snap, const ApiSe
   std::optional<HangRows> shared;
   std::shared_ptr<const AnswerBudget::Hold> shared_hold;
   bool shared_tried = false;
+  RowDelta delta;             // what the rows' update changed, for the groups
+  bool rows_updated = false;  // the rows were updated (not made anew): `delta` is what changed
   auto make_rows = [&] {
     // Carried rows first, updated while their hold covers the rows of this snapshot (a larger
     // one taken in its place when the table grew) and a request that misses the cache still
@@ -275,10 +282,11 @@ void WarmDefaultAnswers(const std::shared_ptr<const Snapshot>& snap, const ApiSe
     if (carry != nullptr && carry->rows && carry->snap && hang_changes &&
         carry->rows->Serves(DefaultWindow(windows), Filters{}) && covered()) {
       try {
-        if (carry->rows->Update(*carry->snap, *snap, *hang_changes)) {
+        if (carry->rows->Update(*carry->snap, *snap, *hang_changes, &delta)) {
           shared = std::move(carry->rows);
           shared_hold = std::move(carry->hold);
           ++carry->rows_updated;
+          rows_updated = true;
           return;
         }
       } catch (const std::exception&) {
@@ -297,38 +305,90 @@ void WarmDefaultAnswers(const std::shared_ptr<const Snapshot>& snap, const ApiSe
       shared_hold.reset();
     }
   };
+  // A hold for what the carry keeps between rounds, `needed` bytes now: true while it covers
+  // them (a larger one taken in its place when they grew) and a request that misses the cache
+  // still fits beside it; else what it held is given back (`drop`).
+  auto carried_hold = [&](std::shared_ptr<const AnswerBudget::Hold>& hold, uint64_t needed, auto&& drop) {
+    if (budget == nullptr) return true;
+    if (hold && hold->bytes() >= needed) {
+      if (budget->in_use() + estimate <= budget->capacity()) return true;
+      drop();  // a request that misses the cache would not fit beside it
+      return false;
+    }
+    const uint64_t bytes = needed + needed / 8;  // room to grow into
+    auto fits = [&] { return budget->in_use() + bytes + estimate <= budget->capacity(); };
+    // A larger hold: taken beside the one held, keeping what it covers, when both fit; else
+    // after that is given back (and made anew).
+    if (hold && fits()) {
+      if (auto larger = budget->TryReserve(bytes, std::chrono::milliseconds(0))) {
+        hold = std::move(larger);
+        return true;
+      }
+    }
+    drop();
+    if (!fits()) return false;
+    hold = budget->TryReserve(bytes, std::chrono::milliseconds(0));
+    return hold != nullptr;
+  };
   // The flame graph's stacks in frame order, kept from round to round (stack_order.h), while
-  // their hold covers this snapshot's (a larger one taken in its place when the table grew)
-  // and a request that misses the cache still fits beside them; else given back, and the
-  // flame graph sorts its stacks.
+  // their hold covers this snapshot's and a request that misses the cache still fits beside
+  // them; else given back, and the flame graph sorts its stacks.
   auto stacks_covered = [&] {
     if (carry == nullptr) return false;
     if (snap->table(Table::kHangs).empty()) {  // nothing to order: nothing held
       carry->DropStacks();
       return false;
     }
-    if (budget == nullptr) return true;
     const uint64_t needed = StackOrder::BytesFor(
         snap->table(Table::kHangs).size(), snap->symbols != nullptr ? snap->symbols->stacks().IdBound() : 0);
-    if (carry->stacks_hold && carry->stacks_hold->bytes() >= needed) {
-      if (budget->in_use() + estimate <= budget->capacity()) return true;
-      carry->DropStacks();  // a request that misses the cache would not fit beside it
-      return false;
+    return carried_hold(carry->stacks_hold, needed, [&] { carry->DropStacks(); });
+  };
+  // The default /hangs answers' groups (hang_groups.h), of the rows' window and the default
+  // source: brought from the carried ones with what the rows' update changed, else made from
+  // the rows, while their hold covers them; else given back, and each answer sums the rows.
+  constexpr HangsBy kGroupings[] = {HangsBy::kSignature, HangsBy::kThread, HangsBy::kBuildDate};
+  static_assert(std::size(kGroupings) == std::tuple_size_v<decltype(WarmCarry::groups)>);
+  static_assert(static_cast<size_t>(HangsBy::kSignature) == 0 && static_cast<size_t>(HangsBy::kThread) == 1 &&
+                static_cast<size_t>(HangsBy::kBuildDate) == 2);  // carry->groups[by]
+  auto keep_groups = [&] {
+    if (carry == nullptr) return;
+    if (!shared) {
+      carry->DropGroups();
+      return;
     }
-    const uint64_t bytes = needed + needed / 8;  // room to grow into
-    auto fits = [&] { return budget->in_use() + bytes + estimate <= budget->capacity(); };
-    // A larger hold: taken beside the one held, keeping the order, when both fit; else after
-    // the order and its hold are given back, and the order is made anew.
-    if (carry->stacks_hold && fits()) {
-      if (auto larger = budget->TryReserve(bytes, std::chrono::milliseconds(0))) {
-        carry->stacks_hold = std::move(larger);
-        return true;
+    const size_t rows = shared->rows().size();
+    if (rows == 0) {  // no groups: nothing held
+      carry->DropGroups();
+      return;
+    }
+    // The three kept, and one made or updated at a time beside them.
+    const uint64_t needed = 3 * HangGroups::KeptBytesFor(rows) + HangGroups::ScratchBytesFor(rows);
+    if (!carried_hold(carry->groups_hold, needed, [&] { carry->DropGroups(); })) return;
+    Filters filters;
+    filters[Dim::kSource] = HangSource(*snap, Query{});
+    const Sym source =
+        snap->symbols != nullptr ? snap->symbols->text().Find(*filters[Dim::kSource]).value_or(kNoId) : kNoId;
+    const int64_t window = DefaultWindow(windows);
+    bool all_brought = true;
+    try {
+      for (size_t i = 0; i < std::size(kGroupings); ++i) {
+        std::optional<HangGroups>& g = carry->groups[i];
+        const HangsBy by = kGroupings[i];
+        // Brought, unless they were of other rows or outgrew their bound (a table that
+        // shrank): then made anew (or none, past their group numbers: each answer sums the rows).
+        if (rows_updated && g && g->Serves(by, window, filters, snap->symbols, source) && g->Apply(delta) &&
+            g->MemoryBytes() <= HangGroups::KeptBytesFor(rows)) {
+          continue;
+        }
+        all_brought = false;
+        g.reset();
+        g = HangGroups::Make(by, window, snap->symbols, source, shared->rows());
       }
+    } catch (const std::exception&) {
+      carry->DropGroups();  // out of memory: each answer sums the rows
+      return;
     }
-    carry->DropStacks();
-    if (!fits()) return false;
-    carry->stacks_hold = budget->TryReserve(bytes, std::chrono::milliseconds(0));
-    return carry->stacks_hold != nullptr;
+    if (all_brought) ++carry->groups_updated;
   };
   // `reader`: the answer reads the rows (made for the first reader that is built).
   auto build = [&](Endpoint endpoint, const Params& params, bool reader) {
@@ -341,16 +401,23 @@ void WarmDefaultAnswers(const std::shared_ptr<const Snapshot>& snap, const ApiSe
     if (reader && !std::exchange(shared_tried, true)) {
       make_rows();
       hang_changes.reset();  // read by nothing after (and outside the budget)
+      keep_groups();
+      delta = RowDelta{};  // read by nothing after
     }
     try {
       const HangRows* rows = reader && shared ? &*shared : nullptr;
+      const HangGroups* groups = nullptr;
+      if (endpoint == Endpoint::kHangs && carry != nullptr && carry->groups[static_cast<size_t>(query->by)]) {
+        groups = &*carry->groups[static_cast<size_t>(query->by)];
+      }
       FlameCarry flame;
       if (endpoint == Endpoint::kHangsFlamegraph && stacks_covered()) {
         flame.order = &carry->stacks;
         flame.snap = snap;
       }
       cache.Get(snap, key, [&] {
-        return Compute(endpoint, *snap, *query, settings, rows, flame.order != nullptr ? &flame : nullptr);
+        return Compute(endpoint, *snap, *query, settings, rows, flame.order != nullptr ? &flame : nullptr,
+                       groups);
       });
       if (flame.carried) ++carry->stacks_carried;
     } catch (const std::exception&) {
@@ -362,6 +429,7 @@ void WarmDefaultAnswers(const std::shared_ptr<const Snapshot>& snap, const ApiSe
     carry->snap = snap;
     carry->rows = std::move(shared);
     carry->hold = std::move(shared_hold);
+    if (!carry->rows) carry->DropGroups();  // groups are brought along with the rows only
   }
   shared.reset();
   shared_hold.reset();

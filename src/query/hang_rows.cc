@@ -40,13 +40,18 @@ HangRows::HangRows(const Snapshot& snap, int64_t window_ms, const Filters& filte
   for (const Place& p : order) rows_.push_back(walked[p.row]);
 }
 
-bool HangRows::Update(const Snapshot& before, const Snapshot& after, const RowChanges& changes) {
+bool HangRows::Update(const Snapshot& before, const Snapshot& after, const RowChanges& changes,
+                      RowDelta* delta) {
   const WindowSel was = ResolveWindow(before, window_ms_), now = ResolveWindow(after, window_ms_);
   if (before.bucket_ms != after.bucket_ms || was.span != now.span || was.unknown != now.unknown ||
       was.range.from != now.range.from || was.range.to != now.range.to) {
     return false;
   }
   if (!CheaperThanAWalk(changes.removed.size() + changes.added.size(), rows_.size())) return false;
+  if (delta != nullptr) {
+    delta->left.clear();
+    delta->came.clear();
+  }
   auto by_stack = [](const HangRow& a, const HangRow& b) {
     return a.key[hang_field::kStack] < b.key[hang_field::kStack];
   };
@@ -77,9 +82,11 @@ bool HangRows::Update(const Snapshot& before, const Snapshot& after, const RowCh
                                [](const HangRow& r, StackId s) { return r.key[hang_field::kStack] < s; });
     for (; it != rows_.end() && it->key[hang_field::kStack] == stack; ++it) {
       if (!removed.contains(it->key)) continue;
+      if (delta != nullptr) delta->left.push_back(*it);
       if (const auto a = added_at.find(it->key); a != added_at.end()) {
         it->sums = added[a->second].sums;
         replaced[a->second] = true;
+        if (delta != nullptr) delta->came.push_back(*it);
       } else {
         leaving.push_back(static_cast<size_t>(it - rows_.begin()));
       }
@@ -103,6 +110,7 @@ bool HangRows::Update(const Snapshot& before, const Snapshot& after, const RowCh
     if (!replaced[a]) added[kept++] = added[a];
   }
   added.resize(kept);
+  if (delta != nullptr) delta->came.insert(delta->came.end(), added.begin(), added.end());
   if (added.empty()) return true;
   std::sort(added.begin(), added.end(), by_stack);
   size_t old_end = rows_.size();

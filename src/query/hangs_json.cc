@@ -5,12 +5,15 @@
 #include <algorithm>
 #include <iterator>
 #include <limits>
+#include <span>
 
+#include "seismo/core/hash.h"
 #include "seismo/core/huge_pages.h"
 #include "seismo/core/json_writer.h"
 #include "seismo/core/syms_map.h"
 #include "seismo/core/time.h"
 #include "seismo/query/answer_bound.h"
+#include "seismo/query/hang_groups.h"
 #include "seismo/query/hang_rows.h"
 #include "seismo/query/heaviest.h"
 #include "seismo/query/id_sums.h"
@@ -22,9 +25,7 @@ namespace {
 
 constexpr size_t kTopStacks = 5;
 
-// A row's grouping fields: (process, thread, signature), (process, thread) or (build_date,
-// channel): a build date's builds differ by channel, and so do their hang rates.
-using GroupKey = Syms<3>;
+using GroupKey = HangGroupKey;  // a row's grouping fields (hang_groups.h HangGroupOf)
 
 using DateKey = Syms<2>;  // build_date, channel
 
@@ -64,54 +65,36 @@ Filters HangFilters(const Query& q, const std::string& source) {
 }
 
 std::string HangsJson(const Snapshot& snap, const Query& q, const AnswerLimits& limits,
-                      const HangRows* shared) {
+                      const HangRows* shared, const HangGroups* kept) {
   const WindowSel win = ResolveWindow(snap, q.window_ms);
   const std::string source = HangSource(snap, q);
   const SymsMap<2, int64_t> usage_by_date = UsageByDate(snap, q, win, source);
   int64_t usage_ms = 0;
   for (const auto& [date, ms] : usage_by_date) usage_ms += ms;
 
-  auto group_of = [by = q.by](const SeriesKey& k) -> GroupKey {
-    switch (by) {
-      case HangsBy::kSignature:
-        return {k[hang_field::kProcess], k[hang_field::kThread], k[hang_field::kSignature]};
-      case HangsBy::kThread:
-        return {k[hang_field::kProcess], k[hang_field::kThread], kNoId};
-      case HangsBy::kBuildDate:
-        return {k[hang_field::kBuildDate], k[hang_field::kChannel], kNoId};
-    }
-    return {};
-  };
-  // By signature the groups can be as many as the series: two passes, the groups' sums
-  // (summed by (process and thread, signature id) through IdSums), then the stacks of the
-  // rows shown only (a stack table per group would cost a hash map per series). The other
-  // groupings have few groups: one pass sums the groups (in a hash map) and their stacks at
-  // once, so the rows are walked and their windows summed once, not twice.
+  const Filters filters = HangFilters(q, source);
+  // The groups kept by the warm-up (hang_groups.h), when they are this query's.
+  const Sym source_id = snap.symbols != nullptr ? snap.symbols->text().Find(source).value_or(kNoId) : kNoId;
+  if (kept != nullptr && !kept->Serves(q.by, win.window_ms, filters, snap.symbols, source_id)) kept = nullptr;
+  // Else summed from the rows. By signature the groups can be as many as the series: two
+  // passes, the groups' sums (summed by (process and thread, signature id) through IdSums),
+  // then the stacks of the rows shown only, read through the signature index (a stack table
+  // per group would cost a hash map per series). The other groupings have few groups: one
+  // pass sums the groups (in a hash map) and their stacks at once, so the rows are walked and
+  // their windows summed once, not twice.
   // A million of each by signature at 10⁶ series: blocks of huge pages (huge_pages.h).
   std::vector<std::pair<GroupKey, HangSums>, HugePageAllocator<std::pair<GroupKey, HangSums>>> groups;
-  const Filters filters = HangFilters(q, source);
-  // Each selected row with a value in the window (a row without one has no stack of its own),
-  // those of the shown groups only when `shown` is given: both passes' rows.
-  auto for_each_row = [&](const SymsMap<3, size_t>* shown, auto&& add) {
-    size_t row = 0;
-    ForEachHangRow(
-        snap, win, filters, shared,
-        [&](const SeriesKey& k) {
-          if (shown == nullptr) return true;
-          const auto it = shown->find(group_of(k));
-          if (it == shown->end()) return false;
-          row = it->second;
-          return true;
-        },
-        [&](const SeriesKey& k, const HangSums& v) { add(k, v, row); });
-  };
+  // Each selected row with a value in the window (a row without one has no stack of its own).
+  auto for_each_row = [&](auto&& add) { ForEachHangRow(snap, win, filters, shared, add); };
   // The stacks by (group, stack): by signature a group is a shown row, else one of `groups`.
   IdSums stack_sums;
-  if (q.by == HangsBy::kSignature) {
+  if (kept != nullptr) {
+    // read in place below
+  } else if (q.by == HangsBy::kSignature) {
     SymsMap<2, uint32_t> thread_of;  // (process, thread) -> group
     std::vector<std::array<Sym, 2>> threads;
     IdSums sums;
-    for_each_row(nullptr, [&](const SeriesKey& k, const HangSums& v, size_t) {
+    for_each_row([&](const SeriesKey& k, const HangSums& v) {
       const std::array<Sym, 2> thread{k[hang_field::kProcess], k[hang_field::kThread]};
       const auto [it, added] = thread_of.try_emplace(thread, static_cast<uint32_t>(threads.size()));
       if (added) threads.push_back(thread);
@@ -123,16 +106,25 @@ std::string HangsJson(const Snapshot& snap, const Query& q, const AnswerLimits& 
       groups.push_back({{threads[e.group][0], threads[e.group][1], e.id}, e.sums});
   } else {
     SymsMap<3, uint32_t> group_at;  // index in `groups`
-    for_each_row(nullptr, [&](const SeriesKey& k, const HangSums& v, size_t) {
-      const auto [it, added] = group_at.try_emplace(group_of(k), static_cast<uint32_t>(groups.size()));
+    for_each_row([&](const SeriesKey& k, const HangSums& v) {
+      const auto [it, added] =
+          group_at.try_emplace(HangGroupOf(q.by, k), static_cast<uint32_t>(groups.size()));
       if (added) groups.push_back({it->first, HangSums{}});
       groups[it->second].second.Add(v);
       stack_sums.Add(it->second, k[hang_field::kStack], v);
     });
   }
+  // fn(key, sums, group) for each group, summed here or kept.
+  auto for_each_group = [&](auto&& fn) {
+    if (kept != nullptr) {
+      kept->ForEachGroup(fn);
+      return;
+    }
+    for (size_t i = 0; i < groups.size(); ++i) fn(groups[i].first, groups[i].second, i);
+  };
 
   struct Row {
-    const GroupKey* key;
+    GroupKey key;
     const HangSums* sums;
     int64_t usage_ms;
     std::optional<double> rate;
@@ -143,22 +135,21 @@ std::string HangsJson(const Snapshot& snap, const Query& q, const AnswerLimits& 
   // has one, so the order below ranks by hang time first and only the groups at or above the
   // limit-th heaviest can be in its first `limit` (query/heaviest.h). By build date each
   // group has a usage of its own: every group.
-  const int64_t least = q.by == HangsBy::kBuildDate
-                            ? std::numeric_limits<int64_t>::min()
-                            : NthHeaviest(groups.begin(), groups.end(), q.limit,
-                                          [](const auto& g) { return g.second.hang_us; });
+  const int64_t least = q.by == HangsBy::kBuildDate ? std::numeric_limits<int64_t>::min()
+                        : kept != nullptr           ? kept->NthHeaviest(q.limit)
+                                                    : NthHeaviest(groups.begin(), groups.end(), q.limit,
+                                                                  [](const auto& g) { return g.second.hang_us; });
   std::vector<Row, HugePageAllocator<Row>> rows;
-  if (q.by == HangsBy::kBuildDate) rows.reserve(groups.size());  // every group
-  for (size_t i = 0; i < groups.size(); ++i) {
-    const auto& [k, g] = groups[i];
-    if (g.hang_us < least) continue;
+  if (q.by == HangsBy::kBuildDate) rows.reserve(kept != nullptr ? 0 : groups.size());  // every group
+  for_each_group([&](const GroupKey& k, const HangSums& g, size_t i) {
+    if (g.hang_us < least) return;
     int64_t u = usage_ms;
     if (q.by == HangsBy::kBuildDate) {
       auto it = usage_by_date.find(DateKey{k[0], k[1]});
       u = it == usage_by_date.end() ? 0 : it->second;
     }
-    rows.push_back({&k, &g, u, PerUsageHour(g.hang_us, u), static_cast<uint32_t>(i)});
-  }
+    rows.push_back({k, &g, u, PerUsageHour(g.hang_us, u), static_cast<uint32_t>(i)});
+  });
   // By hang_ms_per_hour descending, rows without usage last, then by hang ms; ties in
   // the grouping fields' order.
   const size_t shown = std::min(rows.size(), q.limit);
@@ -167,22 +158,45 @@ std::string HangsJson(const Snapshot& snap, const Query& q, const AnswerLimits& 
                       if (a.rate.has_value() != b.rate.has_value()) return a.rate.has_value();
                       if (a.rate && *a.rate != *b.rate) return *a.rate > *b.rate;
                       if (a.sums->hang_us != b.sums->hang_us) return a.sums->hang_us > b.sums->hang_us;
-                      return TextsLess(snap, *a.key, *b.key);
+                      return TextsLess(snap, a.key, b.key);
                     });
   rows.resize(shown);
 
-  // By signature, the second pass: the shown rows' stacks, a group per row.
+  // By signature, the second pass: the shown rows' stacks, a group per row, read from the
+  // snapshot's signature index (the rows holding each shown signature), not a walk of every
+  // row: its cost is the shown signatures' rows. The same rows as the first pass read: those
+  // that pass the filters with a value in the window.
   if (q.by == HangsBy::kSignature) {
-    SymsMap<3, size_t> row_of;
-    for (size_t i = 0; i < rows.size(); ++i) {
-      row_of[*rows[i].key] = i;
-      rows[i].group = static_cast<uint32_t>(i);
+    for (size_t i = 0; i < rows.size(); ++i) rows[i].group = static_cast<uint32_t>(i);
+    std::vector<uint32_t> by_signature(rows.size());  // the shown rows, a signature's together
+    for (uint32_t i = 0; i < by_signature.size(); ++i) by_signature[i] = i;
+    std::sort(by_signature.begin(), by_signature.end(),
+              [&rows](uint32_t a, uint32_t b) { return rows[a].key[2] < rows[b].key[2]; });
+    RowFilter filter(snap, Table::kHangs, filters);
+    for (size_t begin = 0, end = 0; begin < by_signature.size(); begin = end) {
+      const Sym signature = rows[by_signature[begin]].key[2];
+      end = begin;
+      while (end < by_signature.size() && rows[by_signature[end]].key[2] == signature) ++end;
+      const std::span<const uint32_t> shown_here(by_signature.data() + begin, end - begin);
+      for (const SeriesData* s :
+           snap.RowsWithTextHash(Table::kHangs, hang_field::kSignature, Hash64(snap.Text(signature)))) {
+        const SeriesKey& k = s->key;
+        if (k[hang_field::kSignature] != signature) continue;  // another text of the same hash
+        const auto row = std::find_if(shown_here.begin(), shown_here.end(), [&](uint32_t r) {
+          return rows[r].key[0] == k[hang_field::kProcess] && rows[r].key[1] == k[hang_field::kThread];
+        });
+        if (row == shown_here.end() || !filter.Matches(k)) continue;
+        const Values v = ValuesIn(*s, win);
+        if (v[0] == 0 && v[1] == 0) continue;
+        stack_sums.Add(*row, k[hang_field::kStack], HangSums{v[0], v[1]});
+      }
     }
-    for_each_row(&row_of, [&](const SeriesKey& k, const HangSums& v, size_t row) {
-      stack_sums.Add(static_cast<uint32_t>(row), k[hang_field::kStack], v);
-    });
   }
-  // Each group's stacks: a run of the reduced entries (sorted by group first).
+  // Each group's stacks: kept, or a run of the reduced entries (sorted by group first).
+  std::vector<std::span<const IdSums::Entry>> row_stacks(rows.size());
+  if (kept != nullptr && q.by != HangsBy::kSignature) {
+    for (size_t i = 0; i < rows.size(); ++i) row_stacks[i] = kept->StacksOf(rows[i].group);
+  }
   const std::span<const IdSums::Entry> stack_entries = stack_sums.Reduce();
   absl::flat_hash_map<uint32_t, std::span<const IdSums::Entry>> group_stacks;
   for (size_t begin = 0, end = 0; begin < stack_entries.size(); begin = end) {
@@ -190,8 +204,7 @@ std::string HangsJson(const Snapshot& snap, const Query& q, const AnswerLimits& 
     while (end < stack_entries.size() && stack_entries[end].group == stack_entries[begin].group) ++end;
     group_stacks[stack_entries[begin].group] = stack_entries.subspan(begin, end - begin);
   }
-  std::vector<std::span<const IdSums::Entry>> row_stacks(rows.size());
-  for (size_t i = 0; i < rows.size(); ++i) {
+  for (size_t i = 0; i < rows.size() && !group_stacks.empty(); ++i) {
     const auto it = group_stacks.find(rows[i].group);
     if (it != group_stacks.end()) row_stacks[i] = it->second;
   }
@@ -207,7 +220,7 @@ std::string HangsJson(const Snapshot& snap, const Query& q, const AnswerLimits& 
   size_t rows_written = 0;
   for (size_t i = 0; i < rows.size(); ++i) {
     const Row& r = rows[i];
-    const GroupKey& k = *r.key;
+    const GroupKey& k = r.key;
     size_t head = 256;  // the row without its texts and stacks
     for (Sym text : k) head += text == kNoId ? 0 : JsonTextBound(snap.Text(text));
     if (!bound.Fits(head)) break;

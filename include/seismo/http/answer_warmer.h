@@ -40,14 +40,20 @@ class AnswerWarmer {
   void Offer(std::shared_ptr<const Snapshot> snap);
   // The newest snapshot whose round has finished; null before the first.
   std::shared_ptr<const Snapshot> warmed() const;
-  // Rounds finished so far.
-  uint64_t rounds() const;
-  // Of those, the rounds that updated the previous round's hang rows rather than make them.
-  uint64_t rounds_with_rows_updated() const;
-  // And the rounds that made their snapshot's signature index from the previous round's.
-  uint64_t rounds_with_index_carried() const;
-  // And the rounds whose flame graph brought the previous round's stack order up to date.
-  uint64_t rounds_with_stacks_carried() const;
+  // Rounds finished so far, and what they carried from the round before.
+  struct Counts {
+    uint64_t rounds = 0;
+    uint64_t rows_updated = 0;    // updated the previous round's hang rows rather than make them
+    uint64_t index_carried = 0;   // made their snapshot's signature index from the previous round's
+    uint64_t stacks_carried = 0;  // brought the previous round's flame graph stack order up to date
+    uint64_t groups_updated = 0;  // brought the previous round's /hangs groups up to date
+  };
+  Counts counts() const;
+  uint64_t rounds() const { return counts().rounds; }
+  uint64_t rounds_with_rows_updated() const { return counts().rows_updated; }
+  uint64_t rounds_with_index_carried() const { return counts().index_carried; }
+  uint64_t rounds_with_stacks_carried() const { return counts().stacks_carried; }
+  uint64_t rounds_with_groups_updated() const { return counts().groups_updated; }
   void Stop();
 
  private:
@@ -61,10 +67,7 @@ class AnswerWarmer {
   CondVar cv_;
   std::shared_ptr<const Snapshot> offered_ GUARDED_BY(mu_);
   std::shared_ptr<const Snapshot> warmed_ GUARDED_BY(mu_);
-  uint64_t rounds_ GUARDED_BY(mu_) = 0;
-  uint64_t rows_updated_ GUARDED_BY(mu_) = 0;   // carry_.rows_updated after the last round
-  uint64_t index_carried_ GUARDED_BY(mu_) = 0;  // carry_.index_carried after the last round
-  uint64_t stacks_carried_ GUARDED_BY(mu_) = 0;  // carry_.stacks_carried after the last round
+  Counts counts_ GUARDED_BY(mu_);  // carry_'s counters after the last round
   WarmCarry carry_;  // the warm-up thread's own: what one round leaves the next (ADR 0034)
   bool stopping_ GUARDED_BY(mu_) = false;
   std::thread thread_;  // last: starts once the members above exist

@@ -90,7 +90,8 @@ class HttpServer {
   // The newest snapshot whose default answers are built (null before the first), and how
   // many warm-up rounds have finished.
   std::shared_ptr<const Snapshot> warmed() const;
-  uint64_t warm_rounds() const;
+  uint64_t warm_rounds() const { return warm_counts().rounds; }
+  AnswerWarmer::Counts warm_counts() const;  // and what they carried from the round before
 
   int port() const { return port_; }  // the bound port (the real one when 0 was asked)
   std::string url() const;            // "http://127.0.0.1:<port>"

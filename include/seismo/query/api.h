@@ -28,6 +28,7 @@
 // (one snapshot for the whole answer).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -37,6 +38,7 @@
 
 #include "seismo/query/answer_budget.h"
 #include "seismo/query/answer_cache.h"
+#include "seismo/query/hang_groups.h"
 #include "seismo/query/hang_rows.h"
 #include "seismo/query/provider.h"
 #include "seismo/query/stack_order.h"
@@ -84,9 +86,12 @@ uint64_t EstimateAnswerBytes(const Snapshot& snap, const ApiSettings& settings);
 // (Snapshot::IndexTextsFrom) and updates the previous round's hang rows (HangRows::Update)
 // instead of making either anew, and leaves its own for the next. Its flame graph brings the
 // previous round's stack order up to date (query/stack_order.h) instead of sorting its stacks.
-// The rows, the order and their reservations are held between rounds (with an eighth more for
-// the table to grow into), and the carried snapshot with them (the order keeps the snapshot of
-// its last update, an older one when a request built the flame graph first).
+// Its /hangs answers read their groups (by signature, by thread, by build date), kept from
+// round to round and brought up to date with what the rows' update changed
+// (query/hang_groups.h), instead of summing every row into them.
+// The rows, the order, the groups and their reservations are held between rounds (with an
+// eighth more for the table to grow into), and the carried snapshot with them (the order keeps the snapshot
+// of its last update, an older one when a request built the flame graph first).
 struct WarmCarry {
   std::shared_ptr<const Snapshot> snap;  // the rows' snapshot
   std::optional<HangRows> rows;          // of the default window, every source
@@ -94,7 +99,12 @@ struct WarmCarry {
   // The default flame graph's stacks in frame order, and the budget's hold for them.
   StackOrder stacks;
   std::shared_ptr<const AnswerBudget::Hold> stacks_hold;
+  // The default /hangs answers' groups, by HangsBy (signature, thread, build date), and the
+  // budget's hold for them.
+  std::array<std::optional<HangGroups>, 3> groups;
+  std::shared_ptr<const AnswerBudget::Hold> groups_hold;
   uint64_t rows_updated = 0;    // rounds whose rows were updated from the carried ones
+  uint64_t groups_updated = 0;  // rounds whose groups, all three, were brought from the carried ones
   uint64_t index_carried = 0;   // rounds whose signature index was made from the carried one's
   uint64_t stacks_carried = 0;  // rounds whose flame graph's stack order was brought from the carried one
 
@@ -105,6 +115,10 @@ struct WarmCarry {
   void DropStacks() {
     stacks.Clear();
     stacks_hold.reset();
+  }
+  void DropGroups() {
+    for (std::optional<HangGroups>& g : groups) g.reset();
+    groups_hold.reset();
   }
 };
 void WarmDefaultAnswers(const std::shared_ptr<const Snapshot>& snap, const ApiSettings& settings,

@@ -41,6 +41,15 @@ struct HangRow {
   HangSums sums;  // in the window
 };
 
+// What an Update changed, row by row: the rows of `before` that changed or left, with their
+// sums as they were, and the rows of `after` that changed or came, with their sums now. The
+// rows before, without `left`, with `came`, are the rows after (a changed row is in both):
+// what the groups kept beside the rows are brought up to date with (hang_groups.h).
+struct RowDelta {
+  std::vector<HangRow> left;
+  std::vector<HangRow> came;
+};
+
 class HangRows {
  public:
   // The rows of `snap`'s hang table that pass `filters` with a value in window `window_ms`
@@ -59,8 +68,10 @@ class HangRows {
   // not be cheaper: the rows removed and added together (a changed row is both) are more than
   // a quarter of the rows and 1 024 more. Then make them anew.
   // `before` must be the snapshot they were made from, still alive. A throw (out of memory)
-  // leaves rows that are neither before's nor after's: drop them.
-  bool Update(const Snapshot& before, const Snapshot& after, const RowChanges& changes);
+  // leaves rows that are neither before's nor after's: drop them. With `delta`, what changed
+  // is written there (cleared first) when it returns true.
+  bool Update(const Snapshot& before, const Snapshot& after, const RowChanges& changes,
+              RowDelta* delta = nullptr);
 
   // Whether every row a query of this window and these filters reads is here: the same
   // window, and each filter of these rows the query has too, with the same value (the
@@ -68,7 +79,9 @@ class HangRows {
   bool Serves(int64_t window_ms, const Filters& filters) const;
   std::span<const HangRow> rows() const { return rows_; }
   // Bytes the rows take, and the scratch of their sort (the rows as walked, and two arrays of
-  // 8 bytes a row), each a block of HugePageAllocator's: what the warm-up reserves.
+  // 8 bytes a row), each a block of HugePageAllocator's: what the warm-up reserves. An Update
+  // needs less scratch than a sort: the rows that changed (at most a quarter), and its
+  // RowDelta, as many again.
   static uint64_t BytesFor(const Snapshot& snap) {
     const size_t rows = snap.table(Table::kHangs).size();
     return 2 * HugePageBlockBytes(sizeof(HangRow) * rows) + 2 * HugePageBlockBytes(8 * rows);

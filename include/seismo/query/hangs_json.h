@@ -21,11 +21,14 @@
 
 namespace seismo {
 
-class HangRows;  // query/hang_rows.h
+class HangGroups;  // query/hang_groups.h
+class HangRows;    // query/hang_rows.h
 
-// `shared`: the hang rows of the round's answers (read when they serve the query, HangRows::Serves).
+// `shared`: the hang rows of the round's answers (read when they serve the query,
+// HangRows::Serves); `kept`: the warm-up's groups (read when they are the query's,
+// HangGroups::Serves). Either way, the same bytes.
 std::string HangsJson(const Snapshot& snap, const Query& q, const AnswerLimits& limits = {},
-                      const HangRows* shared = nullptr);
+                      const HangRows* shared = nullptr, const HangGroups* kept = nullptr);
 std::string HangsTimeseriesJson(const Snapshot& snap, const Query& q);
 
 // The source a hang query reads: the filter, or bhr when any bhr usage exists, else main.
