@@ -47,8 +47,8 @@ constexpr uint64_t kBacklogBytes = 24u << 20;  // produced and not yet read by t
 constexpr const char* kFreshTopic = "bench.fresh";
 constexpr auto kRequestInterval = std::chrono::microseconds(5000);  // 200 requests/s
 constexpr double kFreshnessGiveUpS = 30;
-// At 10^6 series the warm-up keeps its hang rows (~160 MB), the flame graph's stack order
-// (~180 MB) and the /hangs groups (~150 MB) beside one answer and one request (~155 MB
+// At 10^6 series the warm-up keeps its hang rows (~145 MB), the flame graph's stack order
+// (~165 MB) and the /hangs groups (~210 MB) beside one answer and one request (~155 MB
 // each); with 512 MiB it could keep only the rows, and every round sorted its stacks.
 constexpr uint64_t kAnswerMemory = 1024ull << 20;
 

@@ -361,16 +361,19 @@ void WarmDefaultAnswers(const std::shared_ptr<const Snapshot>& snap, const ApiSe
       carry->DropGroups();
       return;
     }
-    // The three kept, and one made or updated at a time beside them.
-    const uint64_t needed = 3 * HangGroups::KeptBytesFor(rows) + HangGroups::ScratchBytesFor(rows);
-    if (!carried_hold(carry->groups_hold, needed, [&] { carry->DropGroups(); })) return;
-    Filters filters;
-    filters[Dim::kSource] = HangSource(*snap, Query{});
-    const Sym source =
-        snap->symbols != nullptr ? snap->symbols->text().Find(*filters[Dim::kSource]).value_or(kNoId) : kNoId;
-    const int64_t window = DefaultWindow(windows);
     bool all_brought = true;
+    // Out of memory anywhere here: given back, and each answer sums the rows (on the warm-up
+    // thread: never let it end the process).
     try {
+      // The three kept, and one made or updated at a time beside them.
+      const uint64_t needed = 3 * HangGroups::KeptBytesFor(rows) + HangGroups::ScratchBytesFor(rows);
+      if (!carried_hold(carry->groups_hold, needed, [&] { carry->DropGroups(); })) return;
+      Filters filters;
+      filters[Dim::kSource] = HangSource(*snap, Query{});
+      const Sym source = snap->symbols != nullptr
+                             ? snap->symbols->text().Find(*filters[Dim::kSource]).value_or(kNoId)
+                             : kNoId;
+      const int64_t window = DefaultWindow(windows);
       for (size_t i = 0; i < std::size(kGroupings); ++i) {
         std::optional<HangGroups>& g = carry->groups[i];
         const HangsBy by = kGroupings[i];
@@ -385,7 +388,7 @@ void WarmDefaultAnswers(const std::shared_ptr<const Snapshot>& snap, const ApiSe
         g = HangGroups::Make(by, window, snap->symbols, source, shared->rows());
       }
     } catch (const std::exception&) {
-      carry->DropGroups();  // out of memory: each answer sums the rows
+      carry->DropGroups();
       return;
     }
     if (all_brought) ++carry->groups_updated;

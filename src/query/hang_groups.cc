@@ -259,13 +259,13 @@ uint64_t HangGroups::MemoryBytes() const {
 }
 
 uint64_t HangGroups::KeptBytesFor(size_t rows) {
-  // Group numbers: the array doubles, the table to MaxSlots. Entries: one a row at most,
+  // Group numbers: one a row at most when made (more, met since: the warm-up makes them anew
+  // past this bound); the array doubles, the table to MaxSlots. Entries: one a row at most,
   // an eighth more when they grow (Apply).
-  constexpr uint64_t kNumbers = 2 * kMaxGroupNumbers * sizeof(Group) +
-                                MaxSlots(kMaxGroupNumbers) * (sizeof(SymsMap<3, uint32_t>::value_type) + 1) +
-                                32;
+  const uint64_t numbers = std::min<uint64_t>(uint64_t{rows} + 1, kMaxGroupNumbers);
   const uint64_t m = uint64_t{rows} + rows / 8 + 1;
-  return kNumbers + HugePageBlockBytes(m * sizeof(IdSums::Entry)) + HugePageBlockBytes(m * sizeof(uint32_t));
+  return 2 * numbers * sizeof(Group) + MaxSlots(numbers) * (sizeof(SymsMap<3, uint32_t>::value_type) + 1) +
+         32 + HugePageBlockBytes(m * sizeof(IdSums::Entry)) + HugePageBlockBytes(m * sizeof(uint32_t));
 }
 
 uint64_t HangGroups::ScratchBytesFor(size_t rows) {

@@ -7,7 +7,6 @@
 #include <limits>
 #include <span>
 
-#include "seismo/core/hash.h"
 #include "seismo/core/huge_pages.h"
 #include "seismo/core/json_writer.h"
 #include "seismo/core/syms_map.h"
@@ -74,8 +73,10 @@ std::string HangsJson(const Snapshot& snap, const Query& q, const AnswerLimits& 
 
   const Filters filters = HangFilters(q, source);
   // The groups kept by the warm-up (hang_groups.h), when they are this query's.
-  const Sym source_id = snap.symbols != nullptr ? snap.symbols->text().Find(source).value_or(kNoId) : kNoId;
-  if (kept != nullptr && !kept->Serves(q.by, win.window_ms, filters, snap.symbols, source_id)) kept = nullptr;
+  if (kept != nullptr) {
+    const Sym source_id = snap.symbols != nullptr ? snap.symbols->text().Find(source).value_or(kNoId) : kNoId;
+    if (!kept->Serves(q.by, win.window_ms, filters, snap.symbols, source_id)) kept = nullptr;
+  }
   // Else summed from the rows. By signature the groups can be as many as the series: two
   // passes, the groups' sums (summed by (process and thread, signature id) through IdSums),
   // then the stacks of the rows shown only, read through the signature index (a stack table
@@ -178,8 +179,9 @@ std::string HangsJson(const Snapshot& snap, const Query& q, const AnswerLimits& 
       end = begin;
       while (end < by_signature.size() && rows[by_signature[end]].key[2] == signature) ++end;
       const std::span<const uint32_t> shown_here(by_signature.data() + begin, end - begin);
-      for (const SeriesData* s :
-           snap.RowsWithTextHash(Table::kHangs, hang_field::kSignature, Hash64(snap.Text(signature)))) {
+      // The index's hash of the text: the intern table's (0 for a row without one).
+      const uint64_t hash = signature == kNoId ? 0 : snap.symbols->text().Hash(signature);
+      for (const SeriesData* s : snap.RowsWithTextHash(Table::kHangs, hang_field::kSignature, hash)) {
         const SeriesKey& k = s->key;
         if (k[hang_field::kSignature] != signature) continue;  // another text of the same hash
         const auto row = std::find_if(shown_here.begin(), shown_here.end(), [&](uint32_t r) {

@@ -24,8 +24,10 @@
 //
 // Bounded: at most kMaxGroupNumbers group numbers (more: Make and Apply refuse, and the
 // answers sum the rows as before). Memory: MemoryBytes() from the capacities, at most
-// KeptBytesFor(rows); making or updating them takes ScratchBytesFor(rows) more while it runs
-// (tested); the warm-up holds both from the answer budget (api.h WarmCarry).
+// KeptBytesFor(rows) (tested over random rounds; the warm-up makes them anew when they
+// outgrow it, as after the rows shrank); making or updating them takes at most
+// ScratchBytesFor(rows) more while it runs. The warm-up holds both from the answer budget
+// (api.h WarmCarry).
 //
 // Threading: one thread at a time (the warm-up's), read by one round's answers in turn.
 #pragma once

@@ -28,10 +28,10 @@ using GroupSums = std::map<HangGroupKey, std::pair<int64_t, int64_t>>;
 using StackSums = std::map<std::pair<HangGroupKey, StackId>, std::pair<int64_t, int64_t>>;
 
 // A walk of the rows: each group's sums, and each (group, stack)'s.
-std::pair<GroupSums, StackSums> Walk(const HangRows& rows, HangsBy by, Sym source) {
+std::pair<GroupSums, StackSums> Walk(std::span<const HangRow> rows, HangsBy by, Sym source) {
   GroupSums groups;
   StackSums stacks;
-  for (const HangRow& r : rows.rows()) {
+  for (const HangRow& r : rows) {
     if (r.key[hang_field::kSource] != source) continue;
     const HangGroupKey g = HangGroupOf(by, r.key);
     groups[g].first += r.sums.hang_us;
@@ -113,9 +113,9 @@ TEST(HangGroups, BroughtFromWhatChangedAreTheGroupsOfAWalk) {
   size_t entries_came_or_went = 0;          // rounds whose delta added or removed rows
   size_t groups_gone = 0, stacks_gone = 0;  // of the walk, from one round to the next
   std::pair<GroupSums, StackSums> walked =
-      Walk(rows, HangsBy::kThread, before->symbols->text().Find("bhr").value_or(kNoId));
+      Walk(rows.rows(), HangsBy::kThread, before->symbols->text().Find("bhr").value_or(kNoId));
   GroupSums signatures =
-      Walk(rows, HangsBy::kSignature, before->symbols->text().Find("bhr").value_or(kNoId)).first;
+      Walk(rows.rows(), HangsBy::kSignature, before->symbols->text().Find("bhr").value_or(kNoId)).first;
   for (int round = 0; round < 30; ++round) {
     SCOPED_TRACE(::testing::Message() << "round " << round);
     hangs(round % 4 == 0 ? 0 : round % 4 == 1 ? 2 : 70, round < 15 ? 200 : 700);
@@ -128,8 +128,8 @@ TEST(HangGroups, BroughtFromWhatChangedAreTheGroupsOfAWalk) {
     most_rows = std::max(most_rows, rows.rows().size());
     {
       const Sym bhr = after->symbols->text().Find("bhr").value_or(kNoId);
-      const std::pair<GroupSums, StackSums> now = Walk(rows, HangsBy::kThread, bhr);
-      const GroupSums now_signatures = Walk(rows, HangsBy::kSignature, bhr).first;
+      const std::pair<GroupSums, StackSums> now = Walk(rows.rows(), HangsBy::kThread, bhr);
+      const GroupSums now_signatures = Walk(rows.rows(), HangsBy::kSignature, bhr).first;
       for (const auto& [key, sums] : walked.second) stacks_gone += now.second.contains(key) ? 0 : 1;
       for (const auto& [key, sums] : signatures) groups_gone += now_signatures.contains(key) ? 0 : 1;
       walked = now;
@@ -143,7 +143,7 @@ TEST(HangGroups, BroughtFromWhatChangedAreTheGroupsOfAWalk) {
       ASSERT_TRUE(k.groups->Serves(k.by, kHour, filters, after->symbols, source));
       ASSERT_TRUE(k.groups->Apply(delta));
       bool in_order = false;
-      EXPECT_EQ(Held(*k.groups, k.by, &in_order), Walk(rows, k.by, source));
+      EXPECT_EQ(Held(*k.groups, k.by, &in_order), Walk(rows.rows(), k.by, source));
       EXPECT_TRUE(in_order) << "a group's stacks in id order";
       EXPECT_LE(k.groups->MemoryBytes(), HangGroups::KeptBytesFor(most_rows));
       for (const char* limit : {"2", "100"}) {
@@ -224,6 +224,35 @@ TEST(HangGroups, RefuseOtherRowsAndTooManyGroups) {
       << "by signature a number is a (process, thread): as many here";
   rows.pop_back();
   EXPECT_TRUE(HangGroups::Make(HangsBy::kSignature, kHour, nullptr, 1, rows).has_value());
+}
+
+}  // namespace
+}  // namespace seismo
+
+namespace seismo {
+namespace {
+
+// Rows in any order (not HangRows' stack order) are sorted by (group number, id) in full: the
+// same groups as from the rows in stack order, and those of a walk.
+TEST(HangGroups, MadeFromRowsInAnyOrder) {
+  std::vector<HangRow> rows;
+  for (uint32_t i = 0; i < 600; ++i) {
+    rows.push_back({HangKey(1 + i % 2, 100 + i % 7, 1000 + (i * 37) % 97), {static_cast<int64_t>(i % 5), 1}});
+  }
+  std::vector<HangRow> by_stack = rows;
+  std::stable_sort(by_stack.begin(), by_stack.end(), [](const HangRow& a, const HangRow& b) {
+    return a.key[hang_field::kStack] < b.key[hang_field::kStack];
+  });
+  for (HangsBy by : {HangsBy::kSignature, HangsBy::kThread}) {
+    const std::optional<HangGroups> any = HangGroups::Make(by, kHour, nullptr, 1, rows);
+    const std::optional<HangGroups> ordered = HangGroups::Make(by, kHour, nullptr, 1, by_stack);
+    ASSERT_TRUE(any && ordered);
+    bool in_order = false, also = false;
+    const auto held = Held(*any, by, &in_order);
+    EXPECT_EQ(held, Held(*ordered, by, &also)) << Name(by);
+    EXPECT_EQ(held, Walk(rows, by, 1)) << Name(by);
+    EXPECT_TRUE(in_order && also);
+  }
 }
 
 }  // namespace
