@@ -89,9 +89,7 @@ std::string HangsJson(const Snapshot& snap, const Query& q, const AnswerLimits& 
   auto for_each_row = [&](auto&& add) { ForEachHangRow(snap, win, filters, shared, add); };
   // The stacks by (group, stack): by signature a group is a shown row, else one of `groups`.
   IdSums stack_sums;
-  if (kept != nullptr) {
-    // read in place below
-  } else if (q.by == HangsBy::kSignature) {
+  if (kept == nullptr && q.by == HangsBy::kSignature) {
     SymsMap<2, uint32_t> thread_of;  // (process, thread) -> group
     std::vector<std::array<Sym, 2>> threads;
     IdSums sums;
@@ -105,7 +103,7 @@ std::string HangsJson(const Snapshot& snap, const Query& q, const AnswerLimits& 
     groups.reserve(reduced.size());
     for (const IdSums::Entry& e : reduced)
       groups.push_back({{threads[e.group][0], threads[e.group][1], e.id}, e.sums});
-  } else {
+  } else if (kept == nullptr) {
     SymsMap<3, uint32_t> group_at;  // index in `groups`
     for_each_row([&](const SeriesKey& k, const HangSums& v) {
       const auto [it, added] =

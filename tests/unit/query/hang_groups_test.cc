@@ -74,11 +74,7 @@ const char* Name(HangsBy by) {
 // /hangs answer reading them is the answer that walks the table.
 TEST(HangGroups, BroughtFromWhatChangedAreTheGroupsOfAWalk) {
   World w(/*max_series=*/300);
-  uint64_t x = 11;
-  auto next = [&x](uint64_t n) {
-    x = x * 6364136223846793005ull + 1442695040888963407ull;
-    return (x >> 33) % n;
-  };
+  testing::Lcg next(11);
   w.Usage("bhr", "Linux", 2 * kHour, 10 * kMin);
   w.Usage("main", "Linux", kHour, 10 * kMin, "beta", "20261118");
   auto hangs = [&](int n, uint64_t keys) {

@@ -30,11 +30,7 @@ using testing::World;
 // stacks; a third older than an hour, some older than a day; and usage of both sources.
 std::shared_ptr<const Snapshot> MixedWorld(uint64_t seed) {
   World w;
-  uint64_t x = seed;
-  auto next = [&x](uint64_t n) {
-    x = x * 6364136223846793005ull + 1442695040888963407ull;
-    return (x >> 33) % n;
-  };
+  testing::Lcg next(seed);
   for (const char* source : {"bhr", "main"}) {
     for (const char* os : {"Linux", "Windows"})
       w.Usage(source, os, 2 * kHour, 10 * kMin, "release", "20261117");
@@ -198,11 +194,7 @@ std::vector<RowTuple> ByKey(const HangRows& rows, bool* stack_order) {
 // outside the window, quiet rounds, and series folded into "(other)" (rows that leave).
 TEST(HangRows, UpdatedFromWhatChangedAreTheRowsMadeAnew) {
   World w(/*max_series=*/250);
-  uint64_t x = 5;
-  auto next = [&x](uint64_t n) {
-    x = x * 6364136223846793005ull + 1442695040888963407ull;
-    return (x >> 33) % n;
-  };
+  testing::Lcg next(5);
   w.Usage("bhr", "Linux", 2 * kHour, 10 * kMin);
   w.Usage("main", "Linux", kHour, 10 * kMin);
   auto hangs = [&](int n, uint64_t keys) {

@@ -280,11 +280,7 @@ TEST(HangsRows, EqualANaiveRecomputationAtEveryLimit) {
     using Key = std::tuple<std::string, std::string, std::string>;
     std::map<Key, std::pair<int64_t, int64_t>> groups;
     std::map<Key, std::map<std::string, int64_t>> stacks;
-    uint64_t x = 12345;
-    auto next = [&x](uint64_t n) {
-      x = x * 6364136223846793005ull + 1442695040888963407ull;
-      return (x >> 33) % n;
-    };
+    testing::Lcg next(12345);
     for (int i = 0; i < 400; ++i) {
       const std::string process = next(3) == 0 ? "content" : "parent";
       const std::string thread = std::vector<std::string>{"Gecko", "Gecko_Child", "Renderer"}[next(3)];

@@ -96,6 +96,19 @@ class World {
   ShardState state_;
 };
 
+// A small deterministic generator for random worlds: Next(n) is in [0, n).
+class Lcg {
+ public:
+  explicit Lcg(uint64_t seed) : x_(seed) {}
+  uint64_t operator()(uint64_t n) {
+    x_ = x_ * 6364136223846793005ull + 1442695040888963407ull;
+    return (x_ >> 33) % n;
+  }
+
+ private:
+  uint64_t x_;
+};
+
 inline Query Q(Endpoint e, std::string_view query_string) {
   auto params = ParseQueryString(query_string);
   EXPECT_TRUE(params.has_value());
