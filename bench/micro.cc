@@ -370,7 +370,9 @@ void BM_WarmDefaultAnswersAfterOnePercent(benchmark::State& state) {
                     .stacks = left.stacks,
                     .stacks_hold = nullptr,
                     .groups = left.groups,
-                    .groups_hold = nullptr};
+                    .groups_hold = nullptr,
+                    .buckets = left.buckets,
+                    .buckets_hold = nullptr};
     auto cache = std::make_unique<AnswerCache<ApiAnswer>>(size_t{1} << 30);
     state.ResumeTiming();
     WarmDefaultAnswers(after, settings, *cache, nullptr, &carry);
@@ -383,6 +385,8 @@ void BM_WarmDefaultAnswersAfterOnePercent(benchmark::State& state) {
       state.SkipWithError("the flame graph's stack order was not brought from the carried one");
     if (carry.groups_updated != 1)
       state.SkipWithError("the /hangs groups were not brought from the carried ones");
+    if (carry.buckets_carried != 1)
+      state.SkipWithError("the time series' sums were not brought from the carried ones");
     cache.reset();
     carry = WarmCarry{};
     after.reset();

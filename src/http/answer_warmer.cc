@@ -69,6 +69,7 @@ void AnswerWarmer::Run() {
       counts_.index_carried = carry_.index_carried;
       counts_.stacks_carried = carry_.stacks_carried;
       counts_.groups_updated = carry_.groups_updated;
+      counts_.buckets_carried = carry_.buckets_carried;
     }
     cache_.Protect(snap, nullptr);
   }

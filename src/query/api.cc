@@ -83,7 +83,7 @@ std::string CacheKey(Endpoint endpoint, const Query& q) {
 // warm-up round's answers read (hang_rows.h), or none.
 ApiAnswer Compute(Endpoint endpoint, const Snapshot& snap, const Query& q, const ApiSettings& settings,
                   const HangRows* shared = nullptr, FlameCarry* flame = nullptr,
-                  const HangGroups* groups = nullptr) {
+                  const HangGroups* groups = nullptr, const BucketSums* buckets = nullptr) {
   const AnswerLimits& limits = settings.limits;
   switch (endpoint) {
     case Endpoint::kBuilds:
@@ -95,7 +95,7 @@ ApiAnswer Compute(Endpoint endpoint, const Snapshot& snap, const Query& q, const
     case Endpoint::kHangs:
       return {200, "application/json", HangsJson(snap, q, limits, shared, groups)};
     case Endpoint::kHangsTimeseries:
-      return {200, "application/json", HangsTimeseriesJson(snap, q)};
+      return {200, "application/json", HangsTimeseriesJson(snap, q, buckets)};
     case Endpoint::kHangsFlamegraph:
       if (q.format == FlameFormat::kCollapsed) {
         return {200, "text/plain; charset=utf-8", FlamegraphCollapsed(snap, q, limits, shared, flame)};
@@ -202,6 +202,7 @@ void WarmDefaultAnswers(const std::shared_ptr<const Snapshot>& snap, const ApiSe
       carry->DropRows();
       carry->DropStacks();
       carry->DropGroups();
+      carry->DropBuckets();
       carry->snap.reset();
     }
     return;
@@ -370,9 +371,7 @@ void WarmDefaultAnswers(const std::shared_ptr<const Snapshot>& snap, const ApiSe
       if (!carried_hold(carry->groups_hold, needed, [&] { carry->DropGroups(); })) return;
       Filters filters;
       filters[Dim::kSource] = HangSource(*snap, Query{});
-      const Sym source = snap->symbols != nullptr
-                             ? snap->symbols->text().Find(*filters[Dim::kSource]).value_or(kNoId)
-                             : kNoId;
+      const Sym source = SourceId(*snap, *filters[Dim::kSource]);
       const int64_t window = DefaultWindow(windows);
       for (size_t i = 0; i < std::size(kGroupings); ++i) {
         std::optional<HangGroups>& g = carry->groups[i];
@@ -393,6 +392,55 @@ void WarmDefaultAnswers(const std::shared_ptr<const Snapshot>& snap, const ApiSe
     }
     if (all_brought) ++carry->groups_updated;
   };
+  // The default time series' sums by bucket (bucket_sums.h), of this snapshot: brought from
+  // the carried ones with the change set, else made from the table, while their hold covers
+  // them; else given back, and the time series walks the table.
+  auto keep_buckets = [&] {
+    if (carry == nullptr) return;
+    const Sym source = SourceId(*snap, HangSource(*snap, Query{}));
+    // What they may take while made or brought: their array, and its copy while it grows.
+    uint64_t room = uint64_t{3} * BucketSums::kBytesPerBucket * BucketSums::kMaxBuckets;
+    if (budget != nullptr) {
+      const uint64_t held = carry->buckets_hold ? carry->buckets_hold->bytes() : 0;
+      const uint64_t used = budget->in_use() + estimate;
+      room = std::min(room, held + (budget->capacity() > used ? budget->capacity() - used : 0));
+    }
+    const size_t max_buckets = room / (3 * BucketSums::kBytesPerBucket);
+    // Out of memory: given back, and the answer walks the table (never end the process here).
+    try {
+      if (carry->buckets && carry->snap && hang_changes &&
+          CheaperThanAWalk(hang_changes->removed.size() + hang_changes->added.size(),
+                           snap->table(Table::kHangs).size()) &&
+          carry->buckets->Serves(Filters{}, snap->symbols, snap->bucket_ms, source) &&
+          carry->buckets->Apply(*carry->snap, *snap, *hang_changes, max_buckets)) {
+        ++carry->buckets_carried;
+      } else {
+        carry->DropBuckets();
+        carry->buckets = BucketSums::Make(*snap, source, max_buckets);
+      }
+      const uint64_t bytes = carry->buckets ? carry->buckets->MemoryBytes() : 0;
+      if (bytes == 0) {
+        carry->buckets_hold.reset();  // nothing held
+        return;
+      }
+      // Held once made (their size is known then; what making them took was inside `room`):
+      // a larger hold in place of a smaller one, with an eighth more to grow into, while a
+      // request that misses the cache still fits beside it.
+      if (budget != nullptr && (!carry->buckets_hold || carry->buckets_hold->bytes() < bytes)) {
+        std::shared_ptr<const AnswerBudget::Hold> larger;
+        if (budget->in_use() + bytes + bytes / 8 + estimate <= budget->capacity())
+          larger = budget->TryReserve(bytes + bytes / 8, std::chrono::milliseconds(0));
+        if (!larger) {
+          carry->DropBuckets();
+          return;
+        }
+        carry->buckets_hold = std::move(larger);
+      }
+    } catch (const std::exception&) {
+      carry->DropBuckets();
+    }
+  };
+  keep_buckets();
   // `reader`: the answer reads the rows (made for the first reader that is built).
   auto build = [&](Endpoint endpoint, const Params& params, bool reader) {
     auto query = ParseQuery(endpoint, params, windows);
@@ -418,9 +466,12 @@ void WarmDefaultAnswers(const std::shared_ptr<const Snapshot>& snap, const ApiSe
         flame.order = &carry->stacks;
         flame.snap = snap;
       }
+      const BucketSums* buckets = endpoint == Endpoint::kHangsTimeseries && carry != nullptr && carry->buckets
+                                      ? &*carry->buckets
+                                      : nullptr;
       cache.Get(snap, key, [&] {
         return Compute(endpoint, *snap, *query, settings, rows, flame.order != nullptr ? &flame : nullptr,
-                       groups);
+                       groups, buckets);
       });
       if (flame.carried) ++carry->stacks_carried;
     } catch (const std::exception&) {

@@ -12,6 +12,7 @@
 #include "seismo/core/syms_map.h"
 #include "seismo/core/time.h"
 #include "seismo/query/answer_bound.h"
+#include "seismo/query/bucket_sums.h"
 #include "seismo/query/hang_groups.h"
 #include "seismo/query/hang_rows.h"
 #include "seismo/query/heaviest.h"
@@ -57,6 +58,10 @@ std::string HangSource(const Snapshot& snap, const Query& q) {
   return "main";
 }
 
+Sym SourceId(const Snapshot& snap, std::string_view source) {
+  return snap.symbols != nullptr ? snap.symbols->text().Find(source).value_or(kNoId) : kNoId;
+}
+
 Filters HangFilters(const Query& q, const std::string& source) {
   Filters filters = q.filters;
   filters[Dim::kSource] = source;
@@ -74,8 +79,7 @@ std::string HangsJson(const Snapshot& snap, const Query& q, const AnswerLimits& 
   const Filters filters = HangFilters(q, source);
   // The groups kept by the warm-up (hang_groups.h), when they are this query's.
   if (kept != nullptr) {
-    const Sym source_id = snap.symbols != nullptr ? snap.symbols->text().Find(source).value_or(kNoId) : kNoId;
-    if (!kept->Serves(q.by, win.window_ms, filters, snap.symbols, source_id)) kept = nullptr;
+    if (!kept->Serves(q.by, win.window_ms, filters, snap.symbols, SourceId(snap, source))) kept = nullptr;
   }
   // Else summed from the rows. By signature the groups can be as many as the series: two
   // passes, the groups' sums (summed by (process and thread, signature id) through IdSums),
@@ -283,15 +287,18 @@ std::string HangsJson(const Snapshot& snap, const Query& q, const AnswerLimits& 
   return w.Take();
 }
 
-std::string HangsTimeseriesJson(const Snapshot& snap, const Query& q) {
+std::string HangsTimeseriesJson(const Snapshot& snap, const Query& q, const BucketSums* kept) {
   const std::string source = HangSource(snap, q);
   const TimeAxis axis = AxisFor(snap, q.window_ms);
   std::vector<std::array<int64_t, 2>> hangs(axis.size()), usage(axis.size());
   const Filters filters = HangFilters(q, source);
-  RowFilter hangs_filter(snap, Table::kHangs, filters);
-  for (const SeriesData* s : CandidateRows(snap, Table::kHangs, filters)) {
-    if (!hangs_filter.Matches(s->key)) continue;
-    AddPoints(*s, axis, hangs);
+  if (kept != nullptr && kept->Serves(filters, snap.symbols, snap.bucket_ms, SourceId(snap, source))) {
+    kept->AddTo(axis, hangs);
+  } else {
+    RowFilter hangs_filter(snap, Table::kHangs, filters);
+    for (const SeriesData* s : CandidateRows(snap, Table::kHangs, filters)) {
+      if (hangs_filter.Matches(s->key)) AddPoints(*s, axis, hangs);
+    }
   }
   RowFilter usage_filter(snap, Table::kUsage, filters);
   for (const SeriesData* s : snap.table(Table::kUsage)) {

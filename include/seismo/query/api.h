@@ -38,6 +38,7 @@
 
 #include "seismo/query/answer_budget.h"
 #include "seismo/query/answer_cache.h"
+#include "seismo/query/bucket_sums.h"
 #include "seismo/query/hang_groups.h"
 #include "seismo/query/hang_rows.h"
 #include "seismo/query/provider.h"
@@ -88,7 +89,9 @@ uint64_t EstimateAnswerBytes(const Snapshot& snap, const ApiSettings& settings);
 // previous round's stack order up to date (query/stack_order.h) instead of sorting its stacks.
 // Its /hangs answers read their groups (by signature, by thread, by build date), kept from
 // round to round and brought up to date with what the rows' update changed
-// (query/hang_groups.h), instead of summing every row into them.
+// (query/hang_groups.h), instead of summing every row into them. Its time series reads the
+// hang table's sums by bucket, brought up to date from the same change set
+// (query/bucket_sums.h), instead of walking every series.
 // The rows, the order, the groups and their reservations are held between rounds (with an
 // eighth more for the table to grow into), and the carried snapshot with them (the order keeps the snapshot
 // of its last update, an older one when a request built the flame graph first).
@@ -103,10 +106,14 @@ struct WarmCarry {
   // budget's hold for them.
   std::array<std::optional<HangGroups>, 3> groups;
   std::shared_ptr<const AnswerBudget::Hold> groups_hold;
+  // The default /hangs/timeseries answer's sums by bucket (of `snap`), and the budget's hold.
+  std::optional<BucketSums> buckets;
+  std::shared_ptr<const AnswerBudget::Hold> buckets_hold;
   uint64_t rows_updated = 0;    // rounds whose rows were updated from the carried ones
   uint64_t groups_updated = 0;  // rounds whose groups, all three, were brought from the carried ones
   uint64_t index_carried = 0;   // rounds whose signature index was made from the carried one's
   uint64_t stacks_carried = 0;  // rounds whose flame graph's stack order was brought from the carried one
+  uint64_t buckets_carried = 0;  // rounds whose sums by bucket were brought from the carried ones
 
   void DropRows() {  // and give their memory back to the budget
     rows.reset();
@@ -115,6 +122,10 @@ struct WarmCarry {
   void DropStacks() {
     stacks.Clear();
     stacks_hold.reset();
+  }
+  void DropBuckets() {
+    buckets.reset();
+    buckets_hold.reset();
   }
   void DropGroups() {
     for (std::optional<HangGroups>& g : groups) g.reset();

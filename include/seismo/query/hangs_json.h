@@ -21,6 +21,7 @@
 
 namespace seismo {
 
+class BucketSums;  // query/bucket_sums.h
 class HangGroups;  // query/hang_groups.h
 class HangRows;    // query/hang_rows.h
 
@@ -29,11 +30,15 @@ class HangRows;    // query/hang_rows.h
 // HangGroups::Serves). Either way, the same bytes.
 std::string HangsJson(const Snapshot& snap, const Query& q, const AnswerLimits& limits = {},
                       const HangRows* shared = nullptr, const HangGroups* kept = nullptr);
-std::string HangsTimeseriesJson(const Snapshot& snap, const Query& q);
+// `kept`: the warm-up's sums by bucket (read when they are the query's, BucketSums::Serves),
+// else every hang series of the source is walked; the same bytes.
+std::string HangsTimeseriesJson(const Snapshot& snap, const Query& q, const BucketSums* kept = nullptr);
 
 // The source a hang query reads: the filter, or bhr when any bhr usage exists, else main.
 std::string HangSource(const Snapshot& snap, const Query& q);
 // The query's filters with the source filter set to `source` (rows of other sources never count).
 Filters HangFilters(const Query& q, const std::string& source);
+// The id of a source's text in `snap`'s symbols; kNoId when no key holds it.
+Sym SourceId(const Snapshot& snap, std::string_view source);
 
 }  // namespace seismo

@@ -81,6 +81,7 @@ TEST(AnswerWarmer, UpdatesTheRowsTheRoundBeforeLeft) {
     EXPECT_EQ(warmer.rounds_with_index_carried(), static_cast<uint64_t>(round)) << "round " << round;
     EXPECT_EQ(warmer.rounds_with_stacks_carried(), static_cast<uint64_t>(round)) << "round " << round;
     EXPECT_EQ(warmer.rounds_with_groups_updated(), static_cast<uint64_t>(round)) << "round " << round;
+    EXPECT_EQ(warmer.rounds_with_buckets_carried(), static_cast<uint64_t>(round)) << "round " << round;
     OneSnapshot provider(snap);
     for (const char* query : {"", "by=thread", "by=build_date&limit=25"}) {
       const uint64_t hits = cache.hits();
@@ -104,6 +105,16 @@ TEST(AnswerWarmer, UpdatesTheRowsTheRoundBeforeLeft) {
       EXPECT_EQ(from_carried.body.find("\"signature\":\"" + sig + "\"") != std::string::npos,
                 sig != "NoSuchSignature")
           << sig << " " << from_carried.body;
+    }
+    {
+      const uint64_t hits = cache.hits();
+      const ApiAnswer series =
+          AnswerApi("/api/v1/hangs/timeseries", "", provider, settings, 0, &cache, &budget, snap);
+      EXPECT_EQ(cache.hits(), hits + 1) << "built by the warm-up";
+      EXPECT_EQ(
+          series.body,
+          AnswerApi("/api/v1/hangs/timeseries", "", provider, settings, 0, nullptr, nullptr, nullptr).body)
+          << "round " << round;
     }
     const uint64_t hits = cache.hits();
     const ApiAnswer flame =

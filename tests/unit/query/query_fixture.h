@@ -45,6 +45,8 @@ class World {
     return o;
   }
   int64_t t0() const { return t0_; }
+  // Moves stream time (the end of the next Build) `ms` later; events are placed before it.
+  void Advance(int64_t ms) { t0_ += ms; }
 
   void Usage(std::string_view source, std::string_view os, int64_t usage_ms, int64_t ago_ms,
              std::string_view channel = "release", std::string_view date = "20261117") {

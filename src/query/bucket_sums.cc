@@ -1,0 +1,146 @@
+#include "seismo/query/bucket_sums.h"
+
+#include <absl/container/flat_hash_map.h>
+
+#include <algorithm>
+#include <utility>
+
+namespace seismo {
+
+std::optional<BucketSums> BucketSums::Make(const Snapshot& snap, Sym source, size_t max_buckets) {
+  BucketSums out(snap.symbols, snap.bucket_ms, source);
+  if (source == kNoId) return out;
+  // The span first (each series' first and last hours), so the array is made once.
+  int64_t first = INT64_MAX, last = INT64_MIN;
+  for (const SeriesData* s : snap.table(Table::kHangs)) {
+    if (s->key[hang_field::kSource] != source) continue;
+    for (const auto& hour : s->hours) {
+      if (hour->buckets.empty()) continue;
+      first = std::min(first, hour->buckets.front());
+      last = std::max(last, hour->buckets.back());
+    }
+  }
+  if (first > last) return out;
+  if (!out.Cover(first, last, max_buckets)) return std::nullopt;
+  for (const SeriesData* s : snap.table(Table::kHangs)) {
+    if (s->key[hang_field::kSource] != source) continue;
+    for (const auto& hour : s->hours) out.AddHour(*hour, 1, max_buckets);
+  }
+  return out;
+}
+
+bool BucketSums::Apply(const Snapshot& before, const Snapshot& after, const RowChanges& changes,
+                       size_t max_buckets) {
+  if (before.symbols != symbols_ || after.symbols != symbols_ || before.bucket_ms != bucket_ms_ ||
+      after.bucket_ms != bucket_ms_) {
+    return false;
+  }
+  if (source_ == kNoId) return true;  // no series is of it, in either
+  auto ours = [this](const SeriesData* s) { return s->key[hang_field::kSource] == source_; };
+  // A changed series is removed and added: its new copy shares the hours that did not change
+  // with the old one (copy on write). Paired by key, only the hours that differ are read.
+  // Pairing only saves reads: a removed series left unpaired has all its hours taken out.
+  absl::flat_hash_map<uint64_t, const SeriesData*> removed;  // by key hash
+  std::vector<const SeriesData*> unpaired;
+  removed.reserve(changes.removed.size());
+  for (const SeriesData* s : changes.removed) {
+    if (!ours(s)) continue;
+    if (!removed.try_emplace(s->hash, s).second) unpaired.push_back(s);
+  }
+  auto all = [&](const SeriesData& s, int64_t sign) {
+    for (const auto& hour : s.hours) {
+      if (!AddHour(*hour, sign, max_buckets)) return false;
+    }
+    return true;
+  };
+  for (const SeriesData* s : changes.added) {
+    if (!ours(s)) continue;
+    auto it = removed.find(s->hash);
+    if (it == removed.end() || it->second->key != s->key) {
+      if (!all(*s, 1)) return false;
+      continue;
+    }
+    const SeriesData& old = *it->second;
+    removed.erase(it);
+    // Both lists ascend by hour.
+    auto a = old.hours.begin(), b = s->hours.begin();
+    while (a != old.hours.end() || b != s->hours.end()) {
+      if (b == s->hours.end() || (a != old.hours.end() && (*a)->hour < (*b)->hour)) {
+        if (!AddHour(**a++, -1, max_buckets)) return false;
+      } else if (a == old.hours.end() || (*b)->hour < (*a)->hour) {
+        if (!AddHour(**b++, 1, max_buckets)) return false;
+      } else {
+        if (*a != *b && !(AddHour(**a, -1, max_buckets) && AddHour(**b, 1, max_buckets))) return false;
+        ++a;
+        ++b;
+      }
+    }
+  }
+  for (const auto& [hash, s] : removed) {
+    if (!all(*s, -1)) return false;
+  }
+  for (const SeriesData* s : unpaired) {
+    if (!all(*s, -1)) return false;
+  }
+  Trim();
+  return true;
+}
+
+bool BucketSums::Serves(const Filters& filters, const Symbols* symbols, int64_t bucket_ms, Sym source) const {
+  if (symbols != symbols_ || bucket_ms != bucket_ms_ || source != source_) return false;
+  for (size_t d = 0; d < kDimCount; ++d) {
+    if (d != static_cast<size_t>(Dim::kSource) && filters.value[d]) return false;
+  }
+  return true;
+}
+
+void BucketSums::AddTo(const TimeAxis& axis, std::vector<Sums>& into) const {
+  if (axis.last < axis.first || sums_.empty()) return;
+  const int64_t from = std::max(axis.first, first_);
+  const int64_t to = std::min(axis.last, first_ + static_cast<int64_t>(sums_.size()) - 1);
+  for (int64_t b = from; b <= to; ++b) {
+    const Sums& v = sums_[static_cast<size_t>(b - first_)];
+    Sums& point = into[static_cast<size_t>(axis.IndexOf(b))];
+    point[0] += v[0];
+    point[1] += v[1];
+  }
+}
+
+bool BucketSums::AddHour(const HourChunk& hour, int64_t sign, size_t max_buckets) {
+  if (hour.buckets.empty()) return true;
+  if (!Cover(hour.buckets.front(), hour.buckets.back(), max_buckets)) return false;
+  for (size_t i = 0; i < hour.buckets.size(); ++i) {
+    Sums& into = sums_[static_cast<size_t>(hour.buckets[i] - first_)];
+    into[0] += sign * hour.values[i][0];
+    into[1] += sign * hour.values[i][1];
+  }
+  return true;
+}
+
+bool BucketSums::Cover(int64_t first, int64_t last, size_t max_buckets) {
+  if (sums_.empty()) {
+    if (static_cast<uint64_t>(last - first) >= max_buckets) return false;
+    first_ = first;
+    sums_.resize(static_cast<size_t>(last - first + 1));
+    return true;
+  }
+  const int64_t from = std::min(first, first_);
+  const int64_t to = std::max(last, first_ + static_cast<int64_t>(sums_.size()) - 1);
+  if (static_cast<uint64_t>(to - from) >= max_buckets) return false;
+  if (from < first_) {
+    sums_.insert(sums_.begin(), static_cast<size_t>(first_ - from), Sums{});
+    first_ = from;
+  }
+  sums_.resize(static_cast<size_t>(to - first_ + 1));
+  return true;
+}
+
+void BucketSums::Trim() {
+  auto zero = [](const Sums& v) { return v[0] == 0 && v[1] == 0; };
+  while (!sums_.empty() && zero(sums_.back())) sums_.pop_back();
+  const auto kept = std::find_if_not(sums_.begin(), sums_.end(), zero);
+  first_ += kept - sums_.begin();
+  sums_.erase(sums_.begin(), kept);
+}
+
+}  // namespace seismo
