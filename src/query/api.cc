@@ -348,7 +348,8 @@ void WarmDefaultAnswers(const std::shared_ptr<const Snapshot>& snap, const ApiSe
   // source: brought from the carried ones with what the rows' update changed, else made from
   // the rows, while their hold covers them; else given back, and each answer sums the rows.
   constexpr HangsBy kGroupings[] = {HangsBy::kSignature, HangsBy::kThread, HangsBy::kBuildDate};
-  static_assert(std::size(kGroupings) == std::tuple_size_v<decltype(WarmCarry::groups)>);
+  constexpr size_t kByStack = std::size(kGroupings);  // carry->groups[kByStack]: the flame graph's
+  static_assert(kByStack + 1 == std::tuple_size_v<decltype(WarmCarry::groups)>);
   static_assert(static_cast<size_t>(HangsBy::kSignature) == 0 && static_cast<size_t>(HangsBy::kThread) == 1 &&
                 static_cast<size_t>(HangsBy::kBuildDate) == 2);  // carry->groups[by]
   auto keep_groups = [&] {
@@ -366,25 +367,29 @@ void WarmDefaultAnswers(const std::shared_ptr<const Snapshot>& snap, const ApiSe
     // Out of memory anywhere here: given back, and each answer sums the rows (on the warm-up
     // thread: never let it end the process).
     try {
-      // The three kept, and one made or updated at a time beside them.
-      const uint64_t needed = 3 * HangGroups::KeptBytesFor(rows) + HangGroups::ScratchBytesFor(rows);
+      // The four kept, and one made or updated at a time beside them.
+      const uint64_t needed =
+          carry->groups.size() * HangGroups::KeptBytesFor(rows) + HangGroups::ScratchBytesFor(rows);
       if (!carried_hold(carry->groups_hold, needed, [&] { carry->DropGroups(); })) return;
       Filters filters;
       filters[Dim::kSource] = HangSource(*snap, Query{});
       const Sym source = SourceId(*snap, *filters[Dim::kSource]);
       const int64_t window = DefaultWindow(windows);
-      for (size_t i = 0; i < std::size(kGroupings); ++i) {
+      for (size_t i = 0; i < carry->groups.size(); ++i) {
         std::optional<HangGroups>& g = carry->groups[i];
-        const HangsBy by = kGroupings[i];
+        const bool by_stack = i == kByStack;
+        const bool serves =
+            g && (by_stack ? g->ServesStacks(window, filters, snap->symbols, source)
+                           : g->Serves(kGroupings[i], window, filters, snap->symbols, source));
         // Brought, unless they were of other rows or outgrew their bound (a table that
         // shrank): then made anew (or none, past their group numbers: each answer sums the rows).
-        if (rows_updated && g && g->Serves(by, window, filters, snap->symbols, source) && g->Apply(delta) &&
-            g->MemoryBytes() <= HangGroups::KeptBytesFor(rows)) {
+        if (rows_updated && serves && g->Apply(delta) && g->MemoryBytes() <= HangGroups::KeptBytesFor(rows)) {
           continue;
         }
         all_brought = false;
         g.reset();
-        g = HangGroups::Make(by, window, snap->symbols, source, shared->rows());
+        g = by_stack ? HangGroups::MakeByStack(window, snap->symbols, source, shared->rows())
+                     : HangGroups::Make(kGroupings[i], window, snap->symbols, source, shared->rows());
       }
     } catch (const std::exception&) {
       carry->DropGroups();
@@ -466,12 +471,16 @@ void WarmDefaultAnswers(const std::shared_ptr<const Snapshot>& snap, const ApiSe
         flame.order = &carry->stacks;
         flame.snap = snap;
       }
+      if (endpoint == Endpoint::kHangsFlamegraph && carry != nullptr && carry->groups[kByStack]) {
+        flame.by_stack = &*carry->groups[kByStack];
+      }
       const BucketSums* buckets = endpoint == Endpoint::kHangsTimeseries && carry != nullptr && carry->buckets
                                       ? &*carry->buckets
                                       : nullptr;
       cache.Get(snap, key, [&] {
-        return Compute(endpoint, *snap, *query, settings, rows, flame.order != nullptr ? &flame : nullptr,
-                       groups, buckets);
+        return Compute(endpoint, *snap, *query, settings, rows,
+                       flame.order != nullptr || flame.by_stack != nullptr ? &flame : nullptr, groups,
+                       buckets);
       });
       if (flame.carried) ++carry->stacks_carried;
     } catch (const std::exception&) {

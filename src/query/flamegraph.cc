@@ -7,6 +7,7 @@
 #include "seismo/core/huge_pages.h"
 #include "seismo/core/json_writer.h"
 #include "seismo/query/flame_tree.h"
+#include "seismo/query/hang_groups.h"
 #include "seismo/query/hang_rows.h"
 #include "seismo/query/hangs_json.h"
 #include "seismo/query/id_sums.h"
@@ -26,10 +27,20 @@ const Symbols& SymbolsOf(const Snapshot& snap) {
 // stacks, merged over every other dimension. From the carried order when there is one.
 FlameTree SelectedTree(const Snapshot& snap, const Query& q, const AnswerLimits& limits,
                        const HangRows* shared, FlameCarry* carry) {
+  const WindowSel win = ResolveWindow(snap, q.window_ms);
+  const std::string source = HangSource(snap, q);
+  const Filters filters = HangFilters(q, source);
   IdSums sums;
-  ForEachHangRow(snap, ResolveWindow(snap, q.window_ms), HangFilters(q, HangSource(snap, q)), shared,
-                 [&sums](const SeriesKey& k, const HangSums& v) { sums.Add(0, k[hang_field::kStack], v); });
-  const std::span<const IdSums::Entry> by_stack = sums.Reduce();
+  std::span<const IdSums::Entry> by_stack;
+  if (carry != nullptr && carry->by_stack != nullptr &&
+      carry->by_stack->ServesStacks(win.window_ms, filters, snap.symbols, SourceId(snap, source))) {
+    by_stack = carry->by_stack->Stacks();
+    carry->by_stack_read = true;
+  } else {
+    ForEachHangRow(snap, win, filters, shared,
+                   [&sums](const SeriesKey& k, const HangSums& v) { sums.Add(0, k[hang_field::kStack], v); });
+    by_stack = sums.Reduce();
+  }
   if (carry != nullptr && carry->order != nullptr) {
     carry->carried = carry->order->Update(by_stack, SymbolsOf(snap), carry->snap);
     return BuildFlameTree(*carry->order, SymbolsOf(snap), limits);

@@ -56,7 +56,19 @@ void Negate(HangSums& s) {
 
 std::optional<HangGroups> HangGroups::Make(HangsBy by, int64_t window_ms, const Symbols* symbols, Sym source,
                                            std::span<const HangRow> rows) {
-  HangGroups out(by, window_ms, symbols, source);
+  return Fill(HangGroups(by, window_ms, symbols, source), rows);
+}
+
+std::optional<HangGroups> HangGroups::MakeByStack(int64_t window_ms, const Symbols* symbols, Sym source,
+                                                  std::span<const HangRow> rows) {
+  HangGroups out(HangsBy::kThread, window_ms, symbols, source);
+  out.by_stack_ = true;
+  return Fill(std::move(out), rows);
+}
+
+std::optional<HangGroups> HangGroups::Fill(HangGroups out, std::span<const HangRow> rows) {
+  const HangsBy by = out.by_;
+  const Sym source = out.source_;
   if (source == kNoId) return out;
   // An entry a row, sorted by (group number, id), then one entry a key with the rows it
   // took. Rows in stack order (HangRows) give stacks in order: then the sort is by group
@@ -107,7 +119,7 @@ std::optional<HangGroups> HangGroups::Make(HangsBy by, int64_t window_ms, const 
 }
 
 std::optional<uint32_t> HangGroups::NumberOf(const SeriesKey& key) {
-  HangGroupKey k = HangGroupOf(by_, key);
+  HangGroupKey k = by_stack_ ? HangGroupKey{} : HangGroupOf(by_, key);
   if (by_ == HangsBy::kSignature) k[2] = kNoId;  // numbered by (process, thread)
   const auto [at, added] = number_of_.try_emplace(k, static_cast<uint32_t>(groups_.size()));
   if (added) {
@@ -225,7 +237,17 @@ bool HangGroups::Apply(const RowDelta& delta) {
 
 bool HangGroups::Serves(HangsBy by, int64_t window_ms, const Filters& filters, const Symbols* symbols,
                         Sym source) const {
-  if (by != by_ || window_ms != window_ms_ || symbols != symbols_ || source != source_) return false;
+  return !by_stack_ && by == by_ && SameSelection(window_ms, filters, symbols, source);
+}
+
+bool HangGroups::ServesStacks(int64_t window_ms, const Filters& filters, const Symbols* symbols,
+                              Sym source) const {
+  return by_stack_ && SameSelection(window_ms, filters, symbols, source);
+}
+
+bool HangGroups::SameSelection(int64_t window_ms, const Filters& filters, const Symbols* symbols,
+                               Sym source) const {
+  if (window_ms != window_ms_ || symbols != symbols_ || source != source_) return false;
   for (size_t d = 0; d < kDimCount; ++d) {
     if (d != static_cast<size_t>(Dim::kSource) && filters.value[d]) return false;
   }

@@ -102,15 +102,15 @@ struct WarmCarry {
   // The default flame graph's stacks in frame order, and the budget's hold for them.
   StackOrder stacks;
   std::shared_ptr<const AnswerBudget::Hold> stacks_hold;
-  // The default /hangs answers' groups, by HangsBy (signature, thread, build date), and the
-  // budget's hold for them.
-  std::array<std::optional<HangGroups>, 3> groups;
+  // The default /hangs answers' groups, by HangsBy (signature, thread, build date), then the
+  // default flame graph's sums by stack (HangGroups::MakeByStack), and the budget's hold for them.
+  std::array<std::optional<HangGroups>, 4> groups;
   std::shared_ptr<const AnswerBudget::Hold> groups_hold;
   // The default /hangs/timeseries answer's sums by bucket (of `snap`), and the budget's hold.
   std::optional<BucketSums> buckets;
   std::shared_ptr<const AnswerBudget::Hold> buckets_hold;
   uint64_t rows_updated = 0;    // rounds whose rows were updated from the carried ones
-  uint64_t groups_updated = 0;  // rounds whose groups, all three, were brought from the carried ones
+  uint64_t groups_updated = 0;  // rounds whose groups, all four, were brought from the carried ones
   uint64_t index_carried = 0;   // rounds whose signature index was made from the carried one's
   uint64_t stacks_carried = 0;  // rounds whose flame graph's stack order was brought from the carried one
   uint64_t buckets_carried = 0;  // rounds whose sums by bucket were brought from the carried ones

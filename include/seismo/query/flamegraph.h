@@ -29,6 +29,7 @@
 
 namespace seismo {
 
+class HangGroups;  // query/hang_groups.h
 class HangRows;    // query/hang_rows.h
 class StackOrder;  // query/stack_order.h
 
@@ -38,6 +39,10 @@ class StackOrder;  // query/stack_order.h
 // next round.
 struct FlameCarry {
   StackOrder* order = nullptr;
+  // The rows' sums by stack kept from round to round (hang_groups.h MakeByStack), read when
+  // they serve the query instead of summing the rows; or none.
+  const HangGroups* by_stack = nullptr;
+  bool by_stack_read = false;  // set: they served it
   std::shared_ptr<const Snapshot> snap;
   bool carried = false;  // set: the order was brought from the previous round's
 };

@@ -1,7 +1,8 @@
 // HangGroups: the groups of one /hangs answer (by signature, by thread or by build date), with
-// their window sums, and by thread and by build date each group's sums by stack: kept by the
-// warm-up from round to round beside its hang rows, and brought up to date from the rows that
-// changed (ADR 0034 steps 2 and 4, issue 19).
+// their window sums, and by thread and by build date each group's sums by stack; or the flame
+// graph's sums by stack alone (MakeByStack: one group). Kept by the warm-up from round to round
+// beside its hang rows, and brought up to date from the rows that changed (ADR 0034 steps 2, 4
+// and 5, issue 19).
 //
 //   HangRows::Update ──RowDelta──> Apply: the rows that left taken out of their entries, the
 //                                  rows that came added; entries met by a galloping search
@@ -72,6 +73,10 @@ class HangGroups {
   // than kMaxGroupNumbers group numbers.
   static std::optional<HangGroups> Make(HangsBy by, int64_t window_ms, const Symbols* symbols, Sym source,
                                         std::span<const HangRow> rows);
+  // The rows' sums by stack alone (one group of every row of the source): what the flame graph
+  // of that window and source sums its rows into (IdSums), kept instead (Stacks()).
+  static std::optional<HangGroups> MakeByStack(int64_t window_ms, const Symbols* symbols, Sym source,
+                                               std::span<const HangRow> rows);
 
   // Brings the groups from the rows before an update of theirs to the rows after it. False
   // where a row that left is not here (a delta of other rows), or past kMaxGroupNumbers:
@@ -83,6 +88,11 @@ class HangGroups {
   // `symbols` and in which the source's text is `source`.
   bool Serves(HangsBy by, int64_t window_ms, const Filters& filters, const Symbols* symbols,
               Sym source) const;
+  // The same for groups made by MakeByStack and a flame graph's query (none else serves one).
+  bool ServesStacks(int64_t window_ms, const Filters& filters, const Symbols* symbols, Sym source) const;
+  // Made by MakeByStack: every stack of the rows with its sums, in stack id order, as
+  // IdSums::Reduce gives them for one group.
+  std::span<const IdSums::Entry> Stacks() const { return entries_; }
 
   // The n-th largest hang time of the groups (query/heaviest.h NthHeaviest): only groups at
   // or above it can be among the n first.
@@ -127,14 +137,18 @@ class HangGroups {
 
   HangGroups(HangsBy by, int64_t window_ms, const Symbols* symbols, Sym source)
       : by_(by), window_ms_(window_ms), symbols_(symbols), source_(source) {}
+  // The entries and groups of `rows` (Make and MakeByStack).
+  static std::optional<HangGroups> Fill(HangGroups out, std::span<const HangRow> rows);
+  bool SameSelection(int64_t window_ms, const Filters& filters, const Symbols* symbols, Sym source) const;
   // A key's group number (by signature, its (process, thread)'s), a new one for a key never
   // met; nullopt past kMaxGroupNumbers.
   std::optional<uint32_t> NumberOf(const SeriesKey& key);
   InternId IdOf(const SeriesKey& key) const {
-    return by_ == HangsBy::kSignature ? key[hang_field::kSignature] : key[hang_field::kStack];
+    return by_ == HangsBy::kSignature && !by_stack_ ? key[hang_field::kSignature] : key[hang_field::kStack];
   }
 
   HangsBy by_;
+  bool by_stack_ = false;  // MakeByStack's: one group (by_ is kThread, its key no thread)
   int64_t window_ms_;
   const Symbols* symbols_;
   Sym source_;

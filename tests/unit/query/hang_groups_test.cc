@@ -14,7 +14,9 @@
 
 #include "query_fixture.h"
 #include "seismo/aggregate/row_changes.h"
+#include "seismo/query/flamegraph.h"
 #include "seismo/query/hangs_json.h"
+#include "seismo/query/id_sums.h"
 
 namespace seismo {
 namespace {
@@ -105,6 +107,13 @@ TEST(HangGroups, BroughtFromWhatChangedAreTheGroupsOfAWalk) {
       ASSERT_TRUE(kept.back().groups.has_value());
     }
   }
+  // The flame graph's sums by stack, of each source.
+  std::vector<std::pair<std::string, std::optional<HangGroups>>> by_stack;
+  for (const char* source : {"bhr", "main"}) {
+    by_stack.emplace_back(
+        source, HangGroups::MakeByStack(kHour, before->symbols, SourceId(*before, source), rows.rows()));
+    ASSERT_TRUE(by_stack.back().second.has_value());
+  }
   size_t most_rows = rows.rows().size();
   size_t entries_came_or_went = 0;          // rounds whose delta added or removed rows
   size_t groups_gone = 0, stacks_gone = 0;  // of the walk, from one round to the next
@@ -148,6 +157,33 @@ TEST(HangGroups, BroughtFromWhatChangedAreTheGroupsOfAWalk) {
         EXPECT_EQ(HangsJson(*after, q, {}, &rows, &*k.groups), HangsJson(*after, q)) << limit;
       }
     }
+    for (auto& [source, kept] : by_stack) {
+      SCOPED_TRACE(::testing::Message() << "by stack, source " << source);
+      Filters filters;
+      filters[Dim::kSource] = source;
+      const Sym id = SourceId(*after, source);
+      ASSERT_TRUE(kept->ServesStacks(kHour, filters, after->symbols, id));
+      ASSERT_TRUE(kept->Apply(delta));
+      // A walk of the rows, summed by stack as the flame graph sums them.
+      IdSums walked;
+      for (const HangRow& r : rows.rows()) {
+        if (r.key[hang_field::kSource] == id) walked.Add(0, r.key[hang_field::kStack], r.sums);
+      }
+      const std::span<const IdSums::Entry> want = walked.Reduce();
+      const std::span<const IdSums::Entry> got = kept->Stacks();
+      ASSERT_EQ(got.size(), want.size());
+      for (size_t i = 0; i < want.size(); ++i) {
+        EXPECT_EQ(got[i].group, 0u);
+        EXPECT_EQ(got[i].id, want[i].id) << i;
+        EXPECT_EQ(got[i].sums.hang_us, want[i].sums.hang_us) << i;
+        EXPECT_EQ(got[i].sums.hang_count, want[i].sums.hang_count) << i;
+      }
+      EXPECT_LE(kept->MemoryBytes(), HangGroups::KeptBytesFor(most_rows));
+      const Query q = Q(Endpoint::kHangsFlamegraph, std::string("window=1h&source=") + source);
+      FlameCarry carry{.by_stack = &*kept};
+      EXPECT_EQ(FlamegraphTreeJson(*after, q, {}, &rows, &carry), FlamegraphTreeJson(*after, q));
+      EXPECT_TRUE(carry.by_stack_read);
+    }
     before = after;
   }
   EXPECT_GE(entries_came_or_went, 10u) << "rows came and went, not only changed";
@@ -178,9 +214,24 @@ TEST(HangGroups, ServeOnlyTheirGroupingWindowAndSource) {
   Filters os = filters;
   os[Dim::kOs] = "Linux";
   EXPECT_FALSE(g->Serves(HangsBy::kThread, kHour, os, snap->symbols, bhr)) << "another filter";
+  EXPECT_FALSE(g->ServesStacks(kHour, filters, snap->symbols, bhr)) << "not a flame graph's";
   // A query they do not serve is answered from the rows, as without them.
   const Query q = Q(Endpoint::kHangs, "window=1h&by=thread&source=bhr&os=linux");
   EXPECT_EQ(HangsJson(*snap, q, {}, &rows, &*g), HangsJson(*snap, q));
+  // Sums by stack serve only a flame graph of their window, source and symbols, without
+  // other filters.
+  const std::optional<HangGroups> s = HangGroups::MakeByStack(kHour, snap->symbols, bhr, rows.rows());
+  ASSERT_TRUE(s.has_value());
+  EXPECT_TRUE(s->ServesStacks(kHour, filters, snap->symbols, bhr));
+  for (HangsBy by : {HangsBy::kSignature, HangsBy::kThread, HangsBy::kBuildDate})
+    EXPECT_FALSE(s->Serves(by, kHour, filters, snap->symbols, bhr)) << "not a /hangs answer's";
+  EXPECT_FALSE(s->ServesStacks(0, filters, snap->symbols, bhr)) << "another window";
+  EXPECT_FALSE(s->ServesStacks(kHour, filters, snap->symbols, main_source)) << "another source";
+  EXPECT_FALSE(s->ServesStacks(kHour, os, snap->symbols, bhr)) << "another filter";
+  const Query flame = Q(Endpoint::kHangsFlamegraph, "window=1h&source=bhr&os=linux");
+  FlameCarry carry{.by_stack = &*s};
+  EXPECT_EQ(FlamegraphTreeJson(*snap, flame, {}, &rows, &carry), FlamegraphTreeJson(*snap, flame));
+  EXPECT_FALSE(carry.by_stack_read);
 }
 
 SeriesKey HangKey(Sym source, Sym thread, StackId stack) {
