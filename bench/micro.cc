@@ -385,6 +385,8 @@ void BM_WarmDefaultAnswersAfterOnePercent(benchmark::State& state) {
       state.SkipWithError("the flame graph's stack order was not brought from the carried one");
     if (carry.groups_updated != 1)
       state.SkipWithError("the /hangs groups were not brought from the carried ones");
+    if (carry.flame_sums_read != 1)
+      state.SkipWithError("the flame graph did not read the kept sums by stack");
     if (carry.buckets_carried != 1)
       state.SkipWithError("the time series' sums were not brought from the carried ones");
     cache.reset();

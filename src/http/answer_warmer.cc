@@ -70,6 +70,7 @@ void AnswerWarmer::Run() {
       counts_.stacks_carried = carry_.stacks_carried;
       counts_.groups_updated = carry_.groups_updated;
       counts_.buckets_carried = carry_.buckets_carried;
+      counts_.flame_sums_read = carry_.flame_sums_read;
     }
     cache_.Protect(snap, nullptr);
   }

@@ -368,8 +368,9 @@ void WarmDefaultAnswers(const std::shared_ptr<const Snapshot>& snap, const ApiSe
     // thread: never let it end the process).
     try {
       // The four kept, and one made or updated at a time beside them.
-      const uint64_t needed =
-          carry->groups.size() * HangGroups::KeptBytesFor(rows) + HangGroups::ScratchBytesFor(rows);
+      const uint64_t needed = std::size(kGroupings) * HangGroups::KeptBytesFor(rows) +
+                              HangGroups::KeptBytesFor(rows, /*by_stack=*/true) +
+                              HangGroups::ScratchBytesFor(rows);
       if (!carried_hold(carry->groups_hold, needed, [&] { carry->DropGroups(); })) return;
       Filters filters;
       filters[Dim::kSource] = HangSource(*snap, Query{});
@@ -383,7 +384,8 @@ void WarmDefaultAnswers(const std::shared_ptr<const Snapshot>& snap, const ApiSe
                            : g->Serves(kGroupings[i], window, filters, snap->symbols, source));
         // Brought, unless they were of other rows or outgrew their bound (a table that
         // shrank): then made anew (or none, past their group numbers: each answer sums the rows).
-        if (rows_updated && serves && g->Apply(delta) && g->MemoryBytes() <= HangGroups::KeptBytesFor(rows)) {
+        if (rows_updated && serves && g->Apply(delta) &&
+            g->MemoryBytes() <= HangGroups::KeptBytesFor(rows, by_stack)) {
           continue;
         }
         all_brought = false;
@@ -398,48 +400,32 @@ void WarmDefaultAnswers(const std::shared_ptr<const Snapshot>& snap, const ApiSe
     if (all_brought) ++carry->groups_updated;
   };
   // The default time series' sums by bucket (bucket_sums.h), of this snapshot: brought from
-  // the carried ones with the change set, else made from the table, while their hold covers
-  // them; else given back, and the time series walks the table.
+  // the carried ones with the change set, else made from the table, within a hold for their
+  // span taken first (carried_hold); else given back, and the time series walks the table.
   auto keep_buckets = [&] {
     if (carry == nullptr) return;
-    const Sym source = SourceId(*snap, HangSource(*snap, Query{}));
-    // What they may take while made or brought: their array, and its copy while it grows.
-    uint64_t room = uint64_t{3} * BucketSums::kBytesPerBucket * BucketSums::kMaxBuckets;
-    if (budget != nullptr) {
-      const uint64_t held = carry->buckets_hold ? carry->buckets_hold->bytes() : 0;
-      const uint64_t used = budget->in_use() + estimate;
-      room = std::min(room, held + (budget->capacity() > used ? budget->capacity() - used : 0));
-    }
-    const size_t max_buckets = room / (3 * BucketSums::kBytesPerBucket);
     // Out of memory: given back, and the answer walks the table (never end the process here).
     try {
-      if (carry->buckets && carry->snap && hang_changes &&
-          CheaperThanAWalk(hang_changes->removed.size() + hang_changes->added.size(),
-                           snap->table(Table::kHangs).size()) &&
-          carry->buckets->Serves(Filters{}, snap->symbols, snap->bucket_ms, source) &&
-          carry->buckets->Apply(*carry->snap, *snap, *hang_changes, max_buckets)) {
-        ++carry->buckets_carried;
-      } else {
-        carry->DropBuckets();
-        carry->buckets = BucketSums::Make(*snap, source, max_buckets);
-      }
-      const uint64_t bytes = carry->buckets ? carry->buckets->MemoryBytes() : 0;
-      if (bytes == 0) {
-        carry->buckets_hold.reset();  // nothing held
+      const Sym source = SourceId(*snap, HangSource(*snap, Query{}));
+      const bool bring = carry->buckets && carry->snap && hang_changes &&
+                         CheaperThanAWalk(hang_changes->removed.size() + hang_changes->added.size(),
+                                          snap->table(Table::kHangs).size()) &&
+                         carry->buckets->Serves(Filters{}, snap->symbols, snap->bucket_ms, source);
+      // Their span first, and the hold for it; then they are brought or made within it.
+      const BucketSums::Span span =
+          bring ? carry->buckets->SpanWith(*hang_changes) : BucketSums::SpanOf(*snap, source);
+      if (span.size() == 0 || span.size() > BucketSums::kMaxBuckets ||
+          !carried_hold(carry->buckets_hold, BucketSums::BytesFor(span.size()),
+                        [&] { carry->DropBuckets(); })) {
+        carry->DropBuckets();  // none, or too many: the answer walks the table
         return;
       }
-      // Held once made (their size is known then; what making them took was inside `room`):
-      // a larger hold in place of a smaller one, with an eighth more to grow into, while a
-      // request that misses the cache still fits beside it.
-      if (budget != nullptr && (!carry->buckets_hold || carry->buckets_hold->bytes() < bytes)) {
-        std::shared_ptr<const AnswerBudget::Hold> larger;
-        if (budget->in_use() + bytes + bytes / 8 + estimate <= budget->capacity())
-          larger = budget->TryReserve(bytes + bytes / 8, std::chrono::milliseconds(0));
-        if (!larger) {
-          carry->DropBuckets();
-          return;
-        }
-        carry->buckets_hold = std::move(larger);
+      if (!bring) {
+        carry->buckets = BucketSums::Make(*snap, source, span);
+      } else if (carry->buckets && carry->buckets->Apply(*carry->snap, *snap, *hang_changes, span.size())) {
+        ++carry->buckets_carried;
+      } else {
+        carry->DropBuckets();  // given back by carried_hold, or refused: made anew next round
       }
     } catch (const std::exception&) {
       carry->DropBuckets();
@@ -483,6 +469,7 @@ void WarmDefaultAnswers(const std::shared_ptr<const Snapshot>& snap, const ApiSe
                        buckets);
       });
       if (flame.carried) ++carry->stacks_carried;
+      if (flame.by_stack_read) ++carry->flame_sums_read;
     } catch (const std::exception&) {
       // on the warm-up thread: never let it end the process (an order half updated is cleared)
     }

@@ -7,26 +7,58 @@
 
 namespace seismo {
 
-std::optional<BucketSums> BucketSums::Make(const Snapshot& snap, Sym source, size_t max_buckets) {
-  BucketSums out(snap.symbols, snap.bucket_ms, source);
-  if (source == kNoId) return out;
-  // The span first (each series' first and last hours), so the array is made once.
-  int64_t first = INT64_MAX, last = INT64_MIN;
-  for (const SeriesData* s : snap.table(Table::kHangs)) {
-    if (s->key[hang_field::kSource] != source) continue;
-    for (const auto& hour : s->hours) {
-      if (hour->buckets.empty()) continue;
-      first = std::min(first, hour->buckets.front());
-      last = std::max(last, hour->buckets.back());
-    }
+namespace {
+
+// Adds the buckets a series' hours hold to `span`: its first hour's first, its last hour's last
+// (hours ascend, and so do their buckets; an hour may hold none).
+void AddSpan(const SeriesData& s, BucketSums::Span& span) {
+  for (const auto& hour : s.hours) {
+    if (hour->buckets.empty()) continue;
+    span.Add(hour->buckets.front());
+    break;
   }
-  if (first > last) return out;
-  if (!out.Cover(first, last, max_buckets)) return std::nullopt;
+  for (auto hour = s.hours.rbegin(); hour != s.hours.rend(); ++hour) {
+    if ((*hour)->buckets.empty()) continue;
+    span.Add((*hour)->buckets.back());
+    break;
+  }
+}
+
+}  // namespace
+
+BucketSums::Span BucketSums::SpanOf(const Snapshot& snap, Sym source) {
+  Span span;
+  if (source == kNoId) return span;
+  for (const SeriesData* s : snap.table(Table::kHangs)) {
+    if (s->key[hang_field::kSource] == source) AddSpan(*s, span);
+  }
+  return span;
+}
+
+BucketSums BucketSums::Make(const Snapshot& snap, Sym source, Span span) {
+  BucketSums out(snap.symbols, snap.bucket_ms, source);
+  if (source == kNoId || span.size() == 0) return out;
+  out.Cover(span.first, span.last, span.size());
   for (const SeriesData* s : snap.table(Table::kHangs)) {
     if (s->key[hang_field::kSource] != source) continue;
-    for (const auto& hour : s->hours) out.AddHour(*hour, 1, max_buckets);
+    for (const auto& hour : s->hours) out.AddHour(*hour, 1, span.size());
   }
   return out;
+}
+
+BucketSums::Span BucketSums::SpanWith(const RowChanges& changes) const {
+  Span span;
+  if (!sums_.empty()) {
+    span.Add(first_);
+    span.Add(first_ + static_cast<int64_t>(sums_.size()) - 1);
+  }
+  if (source_ == kNoId) return span;
+  for (const auto* rows : {&changes.removed, &changes.added}) {
+    for (const SeriesData* s : *rows) {
+      if (s->key[hang_field::kSource] == source_) AddSpan(*s, span);
+    }
+  }
+  return span;
 }
 
 bool BucketSums::Apply(const Snapshot& before, const Snapshot& after, const RowChanges& changes,
@@ -87,11 +119,7 @@ bool BucketSums::Apply(const Snapshot& before, const Snapshot& after, const RowC
 }
 
 bool BucketSums::Serves(const Filters& filters, const Symbols* symbols, int64_t bucket_ms, Sym source) const {
-  if (symbols != symbols_ || bucket_ms != bucket_ms_ || source != source_) return false;
-  for (size_t d = 0; d < kDimCount; ++d) {
-    if (d != static_cast<size_t>(Dim::kSource) && filters.value[d]) return false;
-  }
-  return true;
+  return symbols == symbols_ && bucket_ms == bucket_ms_ && source == source_ && filters.OnlySource();
 }
 
 void BucketSums::AddTo(const TimeAxis& axis, std::vector<Sums>& into) const {
@@ -118,20 +146,20 @@ bool BucketSums::AddHour(const HourChunk& hour, int64_t sign, size_t max_buckets
 }
 
 bool BucketSums::Cover(int64_t first, int64_t last, size_t max_buckets) {
-  if (sums_.empty()) {
-    if (static_cast<uint64_t>(last - first) >= max_buckets) return false;
-    first_ = first;
-    sums_.resize(static_cast<size_t>(last - first + 1));
-    return true;
-  }
-  const int64_t from = std::min(first, first_);
-  const int64_t to = std::max(last, first_ + static_cast<int64_t>(sums_.size()) - 1);
+  const bool empty = sums_.empty();
+  const int64_t from = empty ? first : std::min(first, first_);
+  const int64_t to = empty ? last : std::max(last, first_ + static_cast<int64_t>(sums_.size()) - 1);
   if (static_cast<uint64_t>(to - from) >= max_buckets) return false;
-  if (from < first_) {
+  const auto size = static_cast<size_t>(to - from + 1);
+  // Grown by an eighth at a time, never doubled (BytesFor): one bucket comes a round.
+  if (size > sums_.capacity()) sums_.reserve(size + size / 8);
+  if (empty) {
+    first_ = from;
+  } else if (from < first_) {
     sums_.insert(sums_.begin(), static_cast<size_t>(first_ - from), Sums{});
     first_ = from;
   }
-  sums_.resize(static_cast<size_t>(to - first_ + 1));
+  sums_.resize(size);
   return true;
 }
 
@@ -141,6 +169,7 @@ void BucketSums::Trim() {
   const auto kept = std::find_if_not(sums_.begin(), sums_.end(), zero);
   first_ += kept - sums_.begin();
   sums_.erase(sums_.begin(), kept);
+  if (sums_.capacity() > sums_.size() + sums_.size() / 4 + 64) sums_.shrink_to_fit();
 }
 
 }  // namespace seismo

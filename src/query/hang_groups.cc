@@ -247,11 +247,7 @@ bool HangGroups::ServesStacks(int64_t window_ms, const Filters& filters, const S
 
 bool HangGroups::SameSelection(int64_t window_ms, const Filters& filters, const Symbols* symbols,
                                Sym source) const {
-  if (window_ms != window_ms_ || symbols != symbols_ || source != source_) return false;
-  for (size_t d = 0; d < kDimCount; ++d) {
-    if (d != static_cast<size_t>(Dim::kSource) && filters.value[d]) return false;
-  }
-  return true;
+  return window_ms == window_ms_ && symbols == symbols_ && source == source_ && filters.OnlySource();
 }
 
 int64_t HangGroups::NthHeaviest(size_t n) const {
@@ -280,11 +276,11 @@ uint64_t HangGroups::MemoryBytes() const {
          HugePageBlockBytes(entry_rows_.capacity() * sizeof(uint32_t));
 }
 
-uint64_t HangGroups::KeptBytesFor(size_t rows) {
+uint64_t HangGroups::KeptBytesFor(size_t rows, bool by_stack) {
   // Group numbers: one a row at most when made (more, met since: the warm-up makes them anew
   // past this bound); the array doubles, the table to MaxSlots. Entries: one a row at most,
   // an eighth more when they grow (Apply).
-  const uint64_t numbers = std::min<uint64_t>(uint64_t{rows} + 1, kMaxGroupNumbers);
+  const uint64_t numbers = by_stack ? 1 : std::min<uint64_t>(uint64_t{rows} + 1, kMaxGroupNumbers);
   const uint64_t m = uint64_t{rows} + rows / 8 + 1;
   return 2 * numbers * sizeof(Group) + MaxSlots(numbers) * (sizeof(SymsMap<3, uint32_t>::value_type) + 1) +
          32 + HugePageBlockBytes(m * sizeof(IdSums::Entry)) + HugePageBlockBytes(m * sizeof(uint32_t));

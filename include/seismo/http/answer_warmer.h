@@ -46,8 +46,9 @@ class AnswerWarmer {
     uint64_t rows_updated = 0;    // updated the previous round's hang rows rather than make them
     uint64_t index_carried = 0;   // made their snapshot's signature index from the previous round's
     uint64_t stacks_carried = 0;  // brought the previous round's flame graph stack order up to date
-    uint64_t groups_updated = 0;  // brought the previous round's /hangs groups up to date
+    uint64_t groups_updated = 0;  // brought the previous round's /hangs groups and sums by stack up to date
     uint64_t buckets_carried = 0;  // brought the previous round's time series sums up to date
+    uint64_t flame_sums_read = 0;  // the flame graph read the kept sums by stack
   };
   Counts counts() const;
   uint64_t rounds() const { return counts().rounds; }
@@ -56,6 +57,7 @@ class AnswerWarmer {
   uint64_t rounds_with_stacks_carried() const { return counts().stacks_carried; }
   uint64_t rounds_with_groups_updated() const { return counts().groups_updated; }
   uint64_t rounds_with_buckets_carried() const { return counts().buckets_carried; }
+  uint64_t rounds_with_flame_sums_read() const { return counts().flame_sums_read; }
   void Stop();
 
  private:

@@ -87,16 +87,16 @@ uint64_t EstimateAnswerBytes(const Snapshot& snap, const ApiSettings& settings);
 // (Snapshot::IndexTextsFrom) and updates the previous round's hang rows (HangRows::Update)
 // instead of making either anew, and leaves its own for the next. Its flame graph brings the
 // previous round's stack order up to date (query/stack_order.h) instead of sorting its stacks.
-// Its /hangs answers read their groups (by signature, by thread, by build date), kept from
-// round to round and brought up to date with what the rows' update changed
-// (query/hang_groups.h), instead of summing every row into them. Its time series reads the
-// hang table's sums by bucket, brought up to date from the same change set
+// Its /hangs answers read their groups (by signature, by thread, by build date), and its flame
+// graph its sums by stack, kept from round to round and brought up to date with what the rows'
+// update changed (query/hang_groups.h), instead of summing every row into them. Its time
+// series reads the hang table's sums by bucket, brought up to date from the same change set
 // (query/bucket_sums.h), instead of walking every series.
-// The rows, the order, the groups and their reservations are held between rounds (with an
-// eighth more for the table to grow into), and the carried snapshot with them (the order keeps the snapshot
-// of its last update, an older one when a request built the flame graph first).
+// The rows, the order, the groups, the sums by bucket and their reservations are held between
+// rounds (with room for the table to grow into), and the carried snapshot with them (the order
+// keeps the snapshot of its last update, an older one when a request built the flame graph first).
 struct WarmCarry {
-  std::shared_ptr<const Snapshot> snap;  // the rows' snapshot
+  std::shared_ptr<const Snapshot> snap;  // the snapshot of the rows and the sums by bucket
   std::optional<HangRows> rows;          // of the default window, every source
   std::shared_ptr<const AnswerBudget::Hold> hold;
   // The default flame graph's stacks in frame order, and the budget's hold for them.
@@ -114,6 +114,7 @@ struct WarmCarry {
   uint64_t index_carried = 0;   // rounds whose signature index was made from the carried one's
   uint64_t stacks_carried = 0;  // rounds whose flame graph's stack order was brought from the carried one
   uint64_t buckets_carried = 0;  // rounds whose sums by bucket were brought from the carried ones
+  uint64_t flame_sums_read = 0;  // rounds whose flame graph read the kept sums by stack
 
   void DropRows() {  // and give their memory back to the budget
     rows.reset();

@@ -16,13 +16,15 @@
 // the same object in the series removed and the series added, whose buckets count the same
 // (BucketSums.* tests, against a walk, over random rounds with expiry and folding).
 //
-// Bounded: a dense array of the buckets from the first one any series holds to the last, at
-// most `max_buckets` (Make and Apply refuse past it; the warm-up passes at most kMaxBuckets, and
-// what its budget has room for); MemoryBytes() is what it takes.
+// Bounded: a dense array of the buckets from the first one any series holds to the last. Its
+// span is known before it is made or brought (SpanOf, SpanWith), and BytesFor(span) bounds
+// what it then takes, growing included; the warm-up holds that from its budget first, and
+// keeps none past kMaxBuckets.
 //
 // Threading: one thread at a time (the warm-up's), read by one round's answer.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -40,17 +42,38 @@ class BucketSums {
  public:
   using Sums = std::array<int64_t, 2>;  // a bucket's first two values: hang_us, hang_count
   static constexpr uint64_t kBytesPerBucket = sizeof(Sums);
-  // At most this many buckets (a year of one-minute buckets is 525 600): 16 MiB.
+  // The warm-up keeps none past this many buckets (a year of one-minute buckets is 525 600).
   static constexpr size_t kMaxBuckets = size_t{1} << 20;
 
-  // The sums of `snap`'s hang series whose source is `source` (an id of its symbols; kNoId:
-  // none), or nothing when their buckets span more than `max_buckets`.
-  static std::optional<BucketSums> Make(const Snapshot& snap, Sym source, size_t max_buckets);
+  // Buckets [first, last]; empty when last < first.
+  struct Span {
+    int64_t first = 0, last = -1;
+    size_t size() const { return last < first ? 0 : static_cast<size_t>(last - first + 1); }
+    void Add(int64_t b) {
+      if (size() == 0) {
+        first = last = b;
+      } else {
+        first = std::min(first, b);
+        last = std::max(last, b);
+      }
+    }
+  };
+  // The buckets `snap`'s hang series of `source` (an id of its symbols; kNoId: none) hold.
+  static Span SpanOf(const Snapshot& snap, Sym source);
+  // At most the bytes sums spanning `buckets` take, and their growth to it while it runs
+  // (MemoryBytes() stays within it; tested).
+  static uint64_t BytesFor(size_t buckets) { return 2 * kBytesPerBucket * (buckets + buckets / 4 + 64); }
 
+  // The sums of `snap`'s hang series of `source`; `span`: SpanOf(snap, source).
+  static BucketSums Make(const Snapshot& snap, Sym source, Span span);
+
+  // The span these sums can take while brought with `changes` (Apply's): theirs, and the
+  // buckets of the series removed and added, from each one's first and last hours.
+  Span SpanWith(const RowChanges& changes) const;
   // Brings the sums of `before` (made from it, or brought to it) to those of `after`, from
   // `changes` (ChangedRows(before, after, Table::kHangs)). False, the sums then neither
   // before's nor after's, where the two snapshots differ in symbols or bucket length, or where
-  // the buckets would span more than `max_buckets`: drop them.
+  // the buckets would span more than `max_buckets` (SpanWith(changes) never is): drop them.
   bool Apply(const Snapshot& before, const Snapshot& after, const RowChanges& changes, size_t max_buckets);
 
   // Whether these are the sums a /hangs/timeseries query with these filters (HangFilters:
@@ -61,6 +84,7 @@ class BucketSums {
   void AddTo(const TimeAxis& axis, std::vector<Sums>& into) const;
 
   uint64_t MemoryBytes() const { return sums_.capacity() * kBytesPerBucket; }
+  size_t buckets() const { return sums_.size(); }
 
  private:
   BucketSums(const Symbols* symbols, int64_t bucket_ms, Sym source)
@@ -69,7 +93,8 @@ class BucketSums {
   bool AddHour(const HourChunk& hour, int64_t sign, size_t max_buckets);
   // Room for buckets [first, last]; false past max_buckets.
   bool Cover(int64_t first, int64_t last, size_t max_buckets);
-  // Drops the buckets of zeros at both ends (those whose hours left every series).
+  // Drops the buckets of zeros at both ends (those whose hours left every series), and the
+  // array's room past a quarter more than it holds.
   void Trim();
 
   const Symbols* symbols_;

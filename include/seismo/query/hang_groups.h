@@ -8,16 +8,17 @@
 //                                  rows that came added; entries met by a galloping search
 //                                  in the sorted array, moved once when entries come or go
 //   HangsJson(q, kept) ──Serves(q)──> NthHeaviest, ForEachGroup, StacksOf(g)
+//   flame graph (FlameCarry::by_stack) ──ServesStacks(q)──> Stacks()
 //
 // A round's /hangs answers summed every row into their groups: a walk of 10⁶ rows, a hash
 // probe and an IdSums entry a row, and a sort, per answer. From the kept groups an answer
 // costs a pass over the groups' hang times (by signature, one per group) and the shown groups'
 // stacks; the round, the changed rows and one pass over each array when entries come or go.
 //
-// One sorted array for all three: entries (group number, id), the id a signature (by
+// One sorted array for every grouping: entries (group number, id), the id a signature (by
 // signature, whose group number is then a (process, thread)) or a stack (by thread, by build
-// date), each with its sums and the rows holding it. Made from the rows by a radix sort (no
-// hash probe a row: one was 400 ns at 10⁶, a TLB miss each).
+// date, and by stack alone, with one group number), each with its sums and the rows holding it. Made from the
+// rows by a radix sort (no hash probe a row: one was 400 ns at 10⁶, a TLB miss each).
 //
 // Exact: every sum is an integer, taken out and added back; an entry, and a group, is kept
 // while rows hold it (it counts them), so the groups and stacks are those a walk of the rows
@@ -33,6 +34,7 @@
 // Threading: one thread at a time (the warm-up's), read by one round's answers in turn.
 #pragma once
 
+#include <cassert>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -92,7 +94,10 @@ class HangGroups {
   bool ServesStacks(int64_t window_ms, const Filters& filters, const Symbols* symbols, Sym source) const;
   // Made by MakeByStack: every stack of the rows with its sums, in stack id order, as
   // IdSums::Reduce gives them for one group.
-  std::span<const IdSums::Entry> Stacks() const { return entries_; }
+  std::span<const IdSums::Entry> Stacks() const {
+    assert(by_stack_);
+    return entries_;
+  }
 
   // The n-th largest hang time of the groups (query/heaviest.h NthHeaviest): only groups at
   // or above it can be among the n first.
@@ -118,7 +123,8 @@ class HangGroups {
   uint64_t MemoryBytes() const;
   // At most what groups of at most `rows` rows keep (MemoryBytes), and what making or
   // updating them takes beside that while it runs.
-  static uint64_t KeptBytesFor(size_t rows);
+  // `by_stack`: groups made by MakeByStack (one group number).
+  static uint64_t KeptBytesFor(size_t rows, bool by_stack = false);
   static uint64_t ScratchBytesFor(size_t rows);
 
  private:

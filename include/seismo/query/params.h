@@ -53,6 +53,13 @@ struct Filters {
   std::array<std::optional<std::string>, kDimCount> value;  // nullopt = no filter
   const std::optional<std::string>& operator[](Dim d) const { return value[static_cast<size_t>(d)]; }
   std::optional<std::string>& operator[](Dim d) { return value[static_cast<size_t>(d)]; }
+  // Whether no dimension but the source is filtered (what the warm-up's kept sums serve).
+  bool OnlySource() const {
+    for (size_t d = 0; d < kDimCount; ++d) {
+      if (d != static_cast<size_t>(Dim::kSource) && value[d]) return false;
+    }
+    return true;
+  }
 };
 
 // Whether a row's `text` of dimension `d` passes a filter asking for `want`: exact, but OS

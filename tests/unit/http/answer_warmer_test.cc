@@ -82,6 +82,7 @@ TEST(AnswerWarmer, UpdatesTheRowsTheRoundBeforeLeft) {
     EXPECT_EQ(warmer.rounds_with_stacks_carried(), static_cast<uint64_t>(round)) << "round " << round;
     EXPECT_EQ(warmer.rounds_with_groups_updated(), static_cast<uint64_t>(round)) << "round " << round;
     EXPECT_EQ(warmer.rounds_with_buckets_carried(), static_cast<uint64_t>(round)) << "round " << round;
+    EXPECT_EQ(warmer.rounds_with_flame_sums_read(), static_cast<uint64_t>(round) + 1) << "round " << round;
     OneSnapshot provider(snap);
     for (const char* query : {"", "by=thread", "by=build_date&limit=25"}) {
       const uint64_t hits = cache.hits();

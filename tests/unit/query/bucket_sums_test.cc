@@ -76,8 +76,8 @@ TEST(BucketSums, BroughtFromWhatChangedAreTheSumsOfAWalk) {
   };
   std::vector<Kept> kept;
   for (const char* source : {"bhr", "main"}) {
-    kept.push_back({source, BucketSums::Make(*before, SourceId(*before, source), BucketSums::kMaxBuckets)});
-    ASSERT_TRUE(kept.back().sums.has_value());
+    const Sym id = SourceId(*before, source);
+    kept.push_back({source, BucketSums::Make(*before, id, BucketSums::SpanOf(*before, id))});
   }
   const uint64_t bound =
       2 * BucketSums::kBytesPerBucket * ((World::Options().retention_ms + 2 * kHour) / kMin);
@@ -96,12 +96,17 @@ TEST(BucketSums, BroughtFromWhatChangedAreTheSumsOfAWalk) {
       SCOPED_TRACE(::testing::Message() << "source " << k.source);
       const Sym source = SourceId(*after, k.source);
       ASSERT_TRUE(k.sums->Serves(HangFilters(Query{}, k.source), after->symbols, after->bucket_ms, source));
-      ASSERT_TRUE(k.sums->Apply(*before, *after, changes, BucketSums::kMaxBuckets));
+      // Brought within the span SpanWith gives (what the warm-up holds memory for).
+      const BucketSums::Span span = k.sums->SpanWith(changes);
+      ASSERT_TRUE(k.sums->Apply(*before, *after, changes, span.size()));
+      EXPECT_LE(k.sums->buckets(), span.size());
+      EXPECT_EQ(k.sums->buckets(), BucketSums::SpanOf(*after, source).size()) << "zeros at the ends dropped";
       for (bool hourly : {false, true}) {
         const TimeAxis axis = Everything(*after, hourly);
         ASSERT_EQ(Read(*k.sums, axis), Walk(*after, source, axis)) << (hourly ? "by hour" : "by bucket");
       }
       EXPECT_LE(k.sums->MemoryBytes(), bound) << "the buckets that left every series are dropped";
+      EXPECT_LE(k.sums->MemoryBytes(), BucketSums::BytesFor(k.sums->buckets()));
       for (const char* window : {"1h", "24h", "7d", "all"}) {
         const Query q =
             Q(Endpoint::kHangsTimeseries, std::string("window=") + window + "&source=" + k.source);
@@ -124,9 +129,10 @@ TEST(BucketSums, ServeOnlyTheirSourceAndRefuseWhatTheyCannotHold) {
   const std::shared_ptr<const Snapshot> snap = w.Build();
   const Sym bhr = SourceId(*snap, "bhr");
   ASSERT_NE(bhr, kNoId);
-  EXPECT_FALSE(BucketSums::Make(*snap, bhr, 100).has_value()) << "two hours of minutes: over 100 buckets";
-  std::optional<BucketSums> sums = BucketSums::Make(*snap, bhr, 200);
-  ASSERT_TRUE(sums.has_value());
+  EXPECT_EQ(BucketSums::SpanOf(*snap, bhr).size(), 116u) << "2 h to 5 min back, in minutes";
+  EXPECT_EQ(BucketSums::SpanOf(*snap, kNoId).size(), 0u);
+  std::optional<BucketSums> sums = BucketSums::Make(*snap, bhr, BucketSums::SpanOf(*snap, bhr));
+  EXPECT_EQ(sums->buckets(), 116u);
   EXPECT_TRUE(sums->Serves(HangFilters(Query{}, "bhr"), snap->symbols, snap->bucket_ms, bhr));
   Filters os = HangFilters(Query{}, "bhr");
   os[Dim::kOs] = "Linux";
@@ -150,9 +156,11 @@ TEST(BucketSums, ServeOnlyTheirSourceAndRefuseWhatTheyCannotHold) {
   // A hang a day back: its bucket is past 200 from the others.
   w.Hang("bhr", "Linux", "parent", "Gecko", {"root", "c"}, 1000, 1, kDay);
   const std::shared_ptr<const Snapshot> later = w.Build();
-  std::optional<BucketSums> copy = BucketSums::Make(*snap, bhr, 200);
-  EXPECT_FALSE(copy->Apply(*snap, *later, ChangedRows(*snap, *later, Table::kHangs), 200));
-  EXPECT_TRUE(sums->Apply(*snap, *later, ChangedRows(*snap, *later, Table::kHangs), 2000));
+  const RowChanges changes = ChangedRows(*snap, *later, Table::kHangs);
+  std::optional<BucketSums> copy = BucketSums::Make(*snap, bhr, BucketSums::SpanOf(*snap, bhr));
+  EXPECT_FALSE(copy->Apply(*snap, *later, changes, 200)) << "past the bound";
+  EXPECT_EQ(sums->SpanWith(changes).size(), 1436u) << "a day back to 5 min back, in minutes";
+  EXPECT_TRUE(sums->Apply(*snap, *later, changes, sums->SpanWith(changes).size()));
   const TimeAxis axis = Everything(*later, false);
   EXPECT_EQ(Read(*sums, axis), Walk(*later, bhr, axis));
 }

@@ -178,7 +178,7 @@ TEST(HangGroups, BroughtFromWhatChangedAreTheGroupsOfAWalk) {
         EXPECT_EQ(got[i].sums.hang_us, want[i].sums.hang_us) << i;
         EXPECT_EQ(got[i].sums.hang_count, want[i].sums.hang_count) << i;
       }
-      EXPECT_LE(kept->MemoryBytes(), HangGroups::KeptBytesFor(most_rows));
+      EXPECT_LE(kept->MemoryBytes(), HangGroups::KeptBytesFor(most_rows, /*by_stack=*/true));
       const Query q = Q(Endpoint::kHangsFlamegraph, std::string("window=1h&source=") + source);
       FlameCarry carry{.by_stack = &*kept};
       EXPECT_EQ(FlamegraphTreeJson(*after, q, {}, &rows, &carry), FlamegraphTreeJson(*after, q));
