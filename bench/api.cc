@@ -19,6 +19,7 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <functional>
@@ -442,6 +443,10 @@ int Api(const ApiArgs& a) {
       // The warm-up's rounds during the load, and how many carried each structure from the
       // round before (the rest made it anew: stream time crossed a bucket, or the budget).
       .Int("warm_rounds", warm1.rounds - warm0.rounds)
+      .Num("warm_round_cpu_ms",
+           (warm1.cpu_ms - warm0.cpu_ms) / std::max<double>(1, warm1.rounds - warm0.rounds), 1)
+      .Num("warm_round_wall_ms",
+           (warm1.wall_ms - warm0.wall_ms) / std::max<double>(1, warm1.rounds - warm0.rounds), 1)
       .Int("warm_rows_updated", warm1.rows_updated - warm0.rows_updated)
       .Int("warm_index_carried", warm1.index_carried - warm0.index_carried)
       .Int("warm_stacks_carried", warm1.stacks_carried - warm0.stacks_carried)

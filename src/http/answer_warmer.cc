@@ -1,10 +1,22 @@
 #include "seismo/http/answer_warmer.h"
 
+#include <time.h>
+
+#include <chrono>
 #include <utility>
 
 #include "seismo/core/thread_priority.h"
 
 namespace seismo {
+namespace {
+
+double ThreadCpuMs() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_nsec) / 1e6;
+}
+
+}  // namespace
 
 AnswerWarmer::AnswerWarmer(const ApiSettings& settings, AnswerCache<ApiAnswer>& cache, AnswerBudget& budget,
                            int nice_steps)
@@ -58,8 +70,11 @@ void AnswerWarmer::Run() {
       offered_ = nullptr;
       serving = warmed_;
     }
+    const auto started = std::chrono::steady_clock::now();
+    const double cpu_started = ThreadCpuMs();
     cache_.Protect(serving, snap);
     WarmDefaultAnswers(snap, settings_, cache_, &budget_, &carry_);
+    const double cpu_ms = ThreadCpuMs() - cpu_started;
     {
       // Requests read warmed() first: the previous one gives up its place only after.
       MutexLock lock(mu_);
@@ -71,6 +86,9 @@ void AnswerWarmer::Run() {
       counts_.groups_updated = carry_.groups_updated;
       counts_.buckets_carried = carry_.buckets_carried;
       counts_.flame_sums_read = carry_.flame_sums_read;
+      counts_.cpu_ms += cpu_ms;
+      counts_.wall_ms +=
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
     }
     cache_.Protect(snap, nullptr);
   }

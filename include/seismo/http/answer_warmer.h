@@ -49,6 +49,10 @@ class AnswerWarmer {
     uint64_t groups_updated = 0;  // brought the previous round's /hangs groups and sums by stack up to date
     uint64_t buckets_carried = 0;  // brought the previous round's time series sums up to date
     uint64_t flame_sums_read = 0;  // the flame graph read the kept sums by stack
+    // The rounds' time, in all: the warm-up thread's CPU, and from taking the snapshot to
+    // warmed() returning it (what a default view waits for after a publish).
+    double cpu_ms = 0;
+    double wall_ms = 0;
   };
   Counts counts() const;
   uint64_t rounds() const { return counts().rounds; }

@@ -128,6 +128,7 @@ TEST(AnswerWarmer, UpdatesTheRowsTheRoundBeforeLeft) {
     EXPECT_NE(flame.body.find("(other)"), std::string::npos) << flame.body;
   }
   EXPECT_GT(budget.in_use(), 0u) << "the rows are held for the next round";
+  EXPECT_GT(warmer.counts().wall_ms, 0) << "the rounds were timed";
   warmer.Stop();
   EXPECT_EQ(budget.in_use(), 0u) << "and given back when the warm-up stops";
 }
