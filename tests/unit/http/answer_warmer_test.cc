@@ -84,15 +84,16 @@ TEST(AnswerWarmer, UpdatesTheRowsTheRoundBeforeLeft) {
     EXPECT_EQ(warmer.rounds_with_buckets_carried(), static_cast<uint64_t>(round)) << "round " << round;
     EXPECT_EQ(warmer.rounds_with_flame_sums_read(), static_cast<uint64_t>(round) + 1) << "round " << round;
     OneSnapshot provider(snap);
-    for (const char* query : {"", "by=thread", "by=build_date&limit=25"}) {
+    // A default answer: served from what the warm-up built, and the answer a request builds.
+    auto warmed = [&](const char* path, const char* query) {
       const uint64_t hits = cache.hits();
-      const ApiAnswer warmed =
-          AnswerApi("/api/v1/hangs", query, provider, settings, 0, &cache, &budget, snap);
-      EXPECT_EQ(cache.hits(), hits + 1) << "built by the warm-up";
-      EXPECT_EQ(warmed.body,
-                AnswerApi("/api/v1/hangs", query, provider, settings, 0, nullptr, nullptr, nullptr).body)
-          << "round " << round << ", " << query;
-    }
+      const ApiAnswer answer = AnswerApi(path, query, provider, settings, 0, &cache, &budget, snap);
+      EXPECT_EQ(cache.hits(), hits + 1) << "built by the warm-up: " << path << "?" << query;
+      EXPECT_EQ(answer.body, AnswerApi(path, query, provider, settings, 0, nullptr, nullptr, nullptr).body)
+          << "round " << round << ", " << path << "?" << query;
+      return answer.body;
+    };
+    for (const char* query : {"", "by=thread", "by=build_date&limit=25"}) warmed("/api/v1/hangs", query);
     // A signature's page reads the signature index, made from the previous round's: it
     // answers as the index a snapshot of the same series makes in full.
     OneSnapshot fresh(w.Build());
@@ -107,25 +108,9 @@ TEST(AnswerWarmer, UpdatesTheRowsTheRoundBeforeLeft) {
                 sig != "NoSuchSignature")
           << sig << " " << from_carried.body;
     }
-    {
-      const uint64_t hits = cache.hits();
-      const ApiAnswer series =
-          AnswerApi("/api/v1/hangs/timeseries", "", provider, settings, 0, &cache, &budget, snap);
-      EXPECT_EQ(cache.hits(), hits + 1) << "built by the warm-up";
-      EXPECT_EQ(
-          series.body,
-          AnswerApi("/api/v1/hangs/timeseries", "", provider, settings, 0, nullptr, nullptr, nullptr).body)
-          << "round " << round;
-    }
-    const uint64_t hits = cache.hits();
-    const ApiAnswer flame =
-        AnswerApi("/api/v1/hangs/flamegraph", "", provider, settings, 0, &cache, &budget, snap);
-    EXPECT_EQ(cache.hits(), hits + 1) << "built by the warm-up";
-    EXPECT_EQ(
-        flame.body,
-        AnswerApi("/api/v1/hangs/flamegraph", "", provider, settings, 0, nullptr, nullptr, nullptr).body)
-        << "round " << round;
-    EXPECT_NE(flame.body.find("(other)"), std::string::npos) << flame.body;
+    const std::string flame = warmed("/api/v1/hangs/flamegraph", "");
+    warmed("/api/v1/hangs/timeseries", "");
+    EXPECT_NE(flame.find("(other)"), std::string::npos) << flame;
   }
   EXPECT_GT(budget.in_use(), 0u) << "the rows are held for the next round";
   EXPECT_GT(warmer.counts().wall_ms, 0) << "the rounds were timed";
