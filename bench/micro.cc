@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "seismo/aggregate/delta.h"
+#include "seismo/aggregate/releases.h"
 #include "seismo/aggregate/shard_state.h"
 #include "seismo/aggregate/snapshot.h"
 #include "seismo/core/huge_pages.h"
@@ -322,6 +323,15 @@ void BM_HangRows(benchmark::State& state) {
   });
 }
 
+// A snapshot's build index made in full (releases.h IndexSnapshot): what a first /builds
+// answer or alert round of each snapshot made before the warm-up carried it (ADR 0034).
+void BM_BuildIndex(benchmark::State& state) {
+  OverSeriesSnapshot(state, [](const std::shared_ptr<const Snapshot>& snap, const ApiSettings&) {
+    BuildIndex index = IndexSnapshot(*snap);
+    benchmark::DoNotOptimize(index.hang_builds.data());
+  });
+}
+
 void BM_WarmDefaultAnswers(benchmark::State& state) {
   SeriesWorld& w = SeriesWorldOf(static_cast<size_t>(state.range(0)));
   const ApiSettings settings;
@@ -379,6 +389,7 @@ void BM_WarmDefaultAnswersAfterOnePercent(benchmark::State& state) {
     benchmark::ClobberMemory();
     state.PauseTiming();
     if (carry.rows_updated != 1) state.SkipWithError("the carried rows were not updated");
+    if (carry.builds_carried != 1) state.SkipWithError("the build index was not made from the carried one");
     if (carry.index_carried != 1)
       state.SkipWithError("the signature index was not made from the carried one");
     if (carry.stacks_carried != 1)
@@ -409,6 +420,7 @@ BENCHMARK(BM_Signature);
 BENCHMARK(BM_FlameTree)->Arg(100'000)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_FlameTreeFromOrder)->Arg(100'000)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_HangRows)->Arg(100'000)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_BuildIndex)->Arg(100'000)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_WarmDefaultAnswers)->Arg(100'000)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_WarmDefaultAnswersAfterOnePercent)->Arg(100'000)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
 

@@ -1,8 +1,13 @@
 #include "seismo/aggregate/releases.h"
 
+#include <absl/container/flat_hash_set.h>
+
 #include <algorithm>
 #include <array>
+#include <cassert>
+#include <cstdint>
 
+#include "seismo/aggregate/row_changes.h"
 #include "seismo/aggregate/subprocess_crashes.h"
 #include "seismo/core/syms_map.h"
 
@@ -31,17 +36,33 @@ class BuildsOf {
   BuildsOf(std::vector<Build>& builds, size_t channel, size_t build, size_t os)
       : builds_(builds), channel_(channel), build_(build), os_(os) {}
 
+  // Where the build (channel, build) is, added (with no series) when new.
+  size_t At(Sym channel, Sym build) {
+    auto [it, added] = at_.try_emplace({channel, build}, builds_.size());
+    if (added) {
+      Build& b = builds_.emplace_back();
+      b.channel = channel;
+      b.build = build;
+    }
+    return it->second;
+  }
+
   // Adds `series` to its build's `list`; returns where the build is.
   size_t Add(const SeriesData& series, std::vector<const SeriesData*> Build::*list) {
     const SeriesKey& key = series.key;
-    auto [it, added] = at_.try_emplace({key[channel_], key[build_]}, builds_.size());
-    Build& build = added ? builds_.emplace_back() : builds_[it->second];
-    build.channel = key[channel_];
-    build.build = key[build_];
+    const size_t at = At(key[channel_], key[build_]);
+    Build& build = builds_[at];
     build.first_ms = std::min(build.first_ms, series.first_ms);
     (build.*list).push_back(&series);
-    AddOs(it->second, key[os_]);
-    return it->second;
+    AddOs(at, key[os_]);
+    return at;
+  }
+
+  // Adds a hang series to its build's hangs and their stats (HangBuild only).
+  void AddHang(const SeriesData& series) {
+    Build& build = builds_[At(series.key[channel_], series.key[build_])];
+    build.hangs.push_back(&series);
+    build.hang_stats.Add(series);
   }
 
  private:
@@ -77,8 +98,11 @@ int64_t Sum(const SeriesData& series, size_t value, const HourRange& range) {
   return sum;
 }
 
-BuildIndex IndexSnapshot(const Snapshot& snap) {
-  BuildIndex index;
+namespace {
+
+// Every build of the crash world, and the hang world's builds from their usage series (the
+// hang series are added by the caller).
+void IndexAllButHangs(const Snapshot& snap, BuildIndex& index, BuildsOf<HangBuild>& hang_builds) {
   // kCrashes keys start with their kBuildUsage key, kHangs keys with their kUsage key:
   // one field position serves both tables of a world.
   static_assert(int{crash_field::kChannel} == build_field::kChannel &&
@@ -89,8 +113,6 @@ BuildIndex IndexSnapshot(const Snapshot& snap) {
                 int{hang_field::kOs} == usage_field::kOs);
   BuildsOf<CrashBuild> crash_builds(index.crash_builds, build_field::kChannel, build_field::kBuildId,
                                     build_field::kOs);
-  BuildsOf<HangBuild> hang_builds(index.hang_builds, usage_field::kChannel, usage_field::kBuildDate,
-                                  usage_field::kOs);
   // A build's version is the first non-empty one of its rows in key order: build usage
   // rows first, then crash rows. Of one build's crash rows, the first in key order with a
   // version is the one with the least (product, version).
@@ -124,16 +146,149 @@ BuildIndex IndexSnapshot(const Snapshot& snap) {
     }
   }
   for (const SeriesData* series : snap.table(Table::kUsage)) hang_builds.Add(*series, &HangBuild::usage);
-  for (const SeriesData* series : snap.table(Table::kHangs)) hang_builds.Add(*series, &HangBuild::hangs);
+}
+
+// Each hang build's first time and OS names with its hang series', then both worlds in order.
+void FinishIndex(const Snapshot& snap, BuildIndex& index) {
+  for (HangBuild& build : index.hang_builds) {
+    build.first_ms = std::min(build.first_ms, build.hang_stats.first_ms);
+    for (const auto& [os, series] : build.hang_stats.os) build.os_names.push_back(os);
+  }
   Order(snap, index.crash_builds);
   Order(snap, index.hang_builds);
+}
+
+BuildsOf<HangBuild> HangBuildsOf(BuildIndex& index) {
+  return BuildsOf<HangBuild>(index.hang_builds, usage_field::kChannel, usage_field::kBuildDate,
+                             usage_field::kOs);
+}
+
+}  // namespace
+
+void HangListStats::Add(const SeriesData& series) {
+  if (series.first_ms < first_ms) {
+    first_ms = series.first_ms;
+    at_first = 0;
+  }
+  if (series.first_ms == first_ms) ++at_first;
+  const Sym name = series.key[hang_field::kOs];
+  // A build's series come in runs of one OS more often than not: the last one first.
+  if (!os.empty() && os.back().first == name) {
+    ++os.back().second;
+    return;
+  }
+  for (auto& [known, n] : os) {
+    if (known == name) {
+      ++n;
+      return;
+    }
+  }
+  os.emplace_back(name, 1);
+}
+
+bool HangListStats::Remove(const SeriesData& series) {
+  const Sym name = series.key[hang_field::kOs];
+  for (size_t i = 0; i < os.size(); ++i) {
+    if (os[i].first != name) continue;
+    if (--os[i].second == 0) {
+      os[i] = os.back();
+      os.pop_back();
+    }
+    break;
+  }
+  if (series.first_ms != first_ms) return true;
+  return --at_first > 0 || first_ms == INT64_MAX;
+}
+
+HangListStats HangListStats::Of(const BuildSeries& hangs) {
+  HangListStats stats;
+  for (const SeriesData* series : hangs) stats.Add(*series);
+  return stats;
+}
+
+BuildIndex IndexSnapshot(const Snapshot& snap) {
+  BuildIndex index;
+  BuildsOf<HangBuild> hang_builds = HangBuildsOf(index);
+  IndexAllButHangs(snap, index, hang_builds);
+  for (const SeriesData* series : snap.table(Table::kHangs)) hang_builds.AddHang(*series);
+  FinishIndex(snap, index);
+  return index;
+}
+
+BuildIndex IndexSnapshotFrom(const Snapshot& snap, const BuildIndex& before,
+                             std::span<const SeriesData* const> removed,
+                             std::span<const SeriesData* const> added) {
+  BuildIndex index;
+  BuildsOf<HangBuild> hang_builds = HangBuildsOf(index);
+  IndexAllButHangs(snap, index, hang_builds);
+  // Before's build of each removed and added series (added ones of a new build: none).
+  SymsMap<2, size_t> was;
+  for (size_t i = 0; i < before.hang_builds.size(); ++i) {
+    was.try_emplace({before.hang_builds[i].channel, before.hang_builds[i].build}, i);
+  }
+  constexpr size_t kNone = SIZE_MAX;
+  auto build_of = [&was](const SeriesData& series) {
+    auto it = was.find({series.key[hang_field::kChannel], series.key[hang_field::kBuildDate]});
+    return it == was.end() ? kNone : it->second;
+  };
+  std::vector<std::vector<const SeriesData*>> gone(before.hang_builds.size());
+  for (const SeriesData* series : removed) {
+    const size_t at = build_of(*series);
+    assert(at != kNone && "a removed series before's index does not hold (ChangedRows' contract)");
+    if (at != kNone) gone[at].push_back(series);
+  }
+  std::vector<size_t> come(before.hang_builds.size(), 0);
+  for (const SeriesData* series : added) {
+    if (const size_t at = build_of(*series); at != kNone) ++come[at];
+  }
+  for (size_t i = 0; i < before.hang_builds.size(); ++i) {
+    const HangBuild& was_build = before.hang_builds[i];
+    const std::vector<const SeriesData*>& out = gone[i];
+    if (was_build.hangs.size() <= out.size() && come[i] == 0) continue;  // no hang series left
+    HangBuild& build = index.hang_builds[hang_builds.At(was_build.channel, was_build.build)];
+    build.hangs.reserve(was_build.hangs.size() - std::min(out.size(), was_build.hangs.size()) + come[i]);
+    build.hang_stats = was_build.hang_stats;
+    if (out.empty()) {
+      build.hangs.assign(was_build.hangs.begin(), was_build.hangs.end());
+      continue;
+    }
+    const absl::flat_hash_set<const SeriesData*> left(out.begin(), out.end());
+    for (const SeriesData* series : was_build.hangs) {
+      if (!left.contains(series)) build.hangs.push_back(series);
+    }
+    assert(build.hangs.size() + out.size() == was_build.hangs.size() &&
+           "a removed series before's build does not hold, or holds twice");
+    bool known = true;
+    for (const SeriesData* series : out) known = build.hang_stats.Remove(*series) && known;
+    if (!known) build.hang_stats = HangListStats::Of(build.hangs);
+  }
+  for (const SeriesData* series : added) hang_builds.AddHang(*series);
+  FinishIndex(snap, index);
   return index;
 }
 
 const BuildIndex& Snapshot::Builds() const {
-  std::call_once(builds_->once,
-                 [this] { builds_->index = std::make_shared<const BuildIndex>(IndexSnapshot(*this)); });
+  std::call_once(builds_->once, [this] {
+    builds_->index = std::make_shared<const BuildIndex>(IndexSnapshot(*this));
+    builds_->made.store(true, std::memory_order_release);
+  });
   return *builds_->index;
+}
+
+bool Snapshot::BuildsFrom(const Snapshot& before, std::span<const SeriesData* const> removed,
+                          std::span<const SeriesData* const> added) const {
+  if (symbols == nullptr || before.symbols != symbols || &before == this) return false;
+  if (!before.builds_->made.load(std::memory_order_acquire)) return false;
+  // Most rows changed (another shard set's snapshot): the full index is the cheaper one.
+  if (!CheaperThanAWalk(removed.size() + added.size(), before.table(Table::kHangs).size())) return false;
+  bool made = false;
+  std::call_once(builds_->once, [&] {
+    builds_->index =
+        std::make_shared<const BuildIndex>(IndexSnapshotFrom(*this, *before.builds_->index, removed, added));
+    builds_->made.store(true, std::memory_order_release);
+    made = true;
+  });
+  return made;
 }
 
 int64_t CrashWorldTime(const Snapshot& snap) {

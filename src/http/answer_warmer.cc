@@ -82,6 +82,7 @@ void AnswerWarmer::Run() {
       ++counts_.rounds;
       counts_.rows_updated = carry_.rows_updated;
       counts_.index_carried = carry_.index_carried;
+      counts_.builds_carried = carry_.builds_carried;
       counts_.stacks_carried = carry_.stacks_carried;
       counts_.groups_updated = carry_.groups_updated;
       counts_.buckets_carried = carry_.buckets_carried;

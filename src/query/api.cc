@@ -226,6 +226,12 @@ void WarmDefaultAnswers(const std::shared_ptr<const Snapshot>& snap, const ApiSe
       }
     } catch (const std::exception&) {
     }
+    // The build index the /builds and Releases answers read, from the previous one's too
+    // (when that round's answers made it).
+    try {
+      if (snap->BuildsFrom(*carry->snap, hang_changes->removed, hang_changes->added)) ++carry->builds_carried;
+    } catch (const std::exception&) {
+    }
   }
   // The indexes a signature's pages read (selection.h CandidateRows), built off the
   // request path too (unless made above).

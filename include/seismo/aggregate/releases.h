@@ -22,11 +22,14 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "seismo/aggregate/snapshot.h"
+#include "seismo/core/huge_pages.h"
 #include "seismo/parse/document.h"
 
 namespace seismo {
@@ -50,12 +53,37 @@ struct CrashBuild {
   std::vector<Sym> os_names;               // in text order
 };
 
+// A build's hang series: a million at 10⁶ series, on huge pages (huge_pages.h). In no order
+// a reader may depend on: a full index lists them as it walks the table, one made from the
+// previous snapshot's (IndexSnapshotFrom) keeps that one's order without the removed series
+// and lists the added after them. Every reader sums what it reads (CountHangs,
+// HangCountsByAge, the hang rule, the flame-graph diff), so their answers are the same either
+// way (tests/unit/alert/rules_test.cc checks it).
+using BuildSeries = std::vector<const SeriesData*, HugePageAllocator<const SeriesData*>>;
+
+// What a build's hang series alone give its first_ms and os_names, kept beside them so that an
+// index made from the previous one updates both by the changed series instead of reading every
+// series of the build: the earliest first_ms and how many series hold it, and each OS's series.
+struct HangListStats {
+  int64_t first_ms = INT64_MAX;
+  uint64_t at_first = 0;                     // series whose first_ms is first_ms
+  std::vector<std::pair<Sym, uint64_t>> os;  // (OS, its series), none at 0, in no order
+
+  void Add(const SeriesData& series);
+  // Takes out one series that was added. False when it was the last at first_ms: the earliest
+  // of the others is not known without reading them (Of).
+  [[nodiscard]] bool Remove(const SeriesData& series);
+  static HangListStats Of(const BuildSeries& hangs);
+  friend bool operator==(const HangListStats&, const HangListStats&) = default;
+};
+
 struct HangBuild {
   Sym channel = kNoId, build = kNoId;  // build: the build date
-  int64_t first_ms = INT64_MAX;
+  int64_t first_ms = INT64_MAX;        // of its usage and hang series
   std::vector<const SeriesData*> usage;  // kUsage (every source)
-  std::vector<const SeriesData*> hangs;  // kHangs (every source)
-  std::vector<Sym> os_names;             // in text order
+  BuildSeries hangs;                     // kHangs (every source), in no order (above)
+  std::vector<Sym> os_names;             // of its usage and hang series, in text order
+  HangListStats hang_stats;              // of `hangs`
 };
 
 struct BuildIndex {
@@ -65,6 +93,16 @@ struct BuildIndex {
 };
 
 BuildIndex IndexSnapshot(const Snapshot& snap);
+// The index of `snap` made from `before`, the index of a snapshot of the same symbol table, and
+// the hang series the two snapshots differ by (row_changes.h ChangedRows(kHangs): `removed`
+// rows of before's snapshot, `added` rows of snap): before's hang lists without the removed
+// series, with the added ones, and the crash world and the hang world's usage read in full
+// (small tables). The same index IndexSnapshot(snap) makes, but for the order of each build's
+// hang series (BuildSeries); it costs the changed series and a copy of the lists, where the
+// full index reads every hang series (Snapshot::BuildsFrom, the warm-up's round, ADR 0034).
+BuildIndex IndexSnapshotFrom(const Snapshot& snap, const BuildIndex& before,
+                             std::span<const SeriesData* const> removed,
+                             std::span<const SeriesData* const> added);
 
 // Which earlier builds a build is compared with ([alerts] keys of the same names).
 struct BaselinePolicy {

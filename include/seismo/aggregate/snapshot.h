@@ -85,6 +85,14 @@ class Snapshot {
   // every reader of the snapshot and its copies: the alert rules' round and the API's
   // release answers of one snapshot walk its tables for them once, not once each.
   const BuildIndex& Builds() const;
+  // Makes this snapshot's Builds() from `before`'s, given the hang rows the two differ by
+  // (ChangedRows(before, *this, Table::kHangs)): releases.h IndexSnapshotFrom, the warm-up's
+  // round (ADR 0034). Returns false, doing nothing, where before has not made its index, this
+  // snapshot already has, the two have different symbol tables, or the changes are more than
+  // CheaperThanAWalk allows; its first Builds() then makes it in full. `before` and its rows
+  // must stay alive until it returns.
+  bool BuildsFrom(const Snapshot& before, std::span<const SeriesData* const> removed,
+                  std::span<const SeriesData* const> added) const;
 
   // Index into spans_ms of a span length; nullopt when not kept.
   std::optional<size_t> SpanIndex(int64_t span_ms) const;
@@ -152,6 +160,7 @@ class Snapshot {
   struct BuildsOnce {
     std::once_flag once;
     std::shared_ptr<const BuildIndex> index;
+    std::atomic<bool> made{false};  // index is final (set last, inside `once`)
   };
   std::shared_ptr<BuildsOnce> builds_ = std::make_shared<BuildsOnce>();
 };

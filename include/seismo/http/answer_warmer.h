@@ -45,6 +45,7 @@ class AnswerWarmer {
     uint64_t rounds = 0;
     uint64_t rows_updated = 0;    // updated the previous round's hang rows rather than make them
     uint64_t index_carried = 0;   // made their snapshot's signature index from the previous round's
+    uint64_t builds_carried = 0;  // made their snapshot's build index from the previous round's
     uint64_t stacks_carried = 0;  // brought the previous round's flame graph stack order up to date
     uint64_t groups_updated = 0;  // brought the previous round's /hangs groups and sums by stack up to date
     uint64_t buckets_carried = 0;  // brought the previous round's time series sums up to date
@@ -58,6 +59,7 @@ class AnswerWarmer {
   uint64_t rounds() const { return counts().rounds; }
   uint64_t rounds_with_rows_updated() const { return counts().rows_updated; }
   uint64_t rounds_with_index_carried() const { return counts().index_carried; }
+  uint64_t rounds_with_builds_carried() const { return counts().builds_carried; }
   uint64_t rounds_with_stacks_carried() const { return counts().stacks_carried; }
   uint64_t rounds_with_groups_updated() const { return counts().groups_updated; }
   uint64_t rounds_with_buckets_carried() const { return counts().buckets_carried; }

@@ -10,8 +10,10 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
+#include "seismo/aggregate/releases.h"
 #include "seismo/aggregate/shard_state.h"
 #include "seismo/aggregate/snapshot.h"
 #include "seismo/core/hash.h"
@@ -36,7 +38,8 @@ Counted Count(const std::vector<const SeriesData*>& rows) {
 // "(other)" series that both shards hold too.
 class TwoShards {
  public:
-  TwoShards() {
+  // `varied`: hang keys of six build dates (one without usage) and three OSes, not one of each.
+  explicit TwoShards(bool varied = false) : varied_(varied) {
     AggregateOptions o;
     o.bucket_ms = kMinute;
     o.windows_ms = {60 * kMinute};
@@ -69,12 +72,16 @@ class TwoShards {
           break;
         default: {
           const std::string k = std::to_string((x >> 8) % static_cast<uint64_t>(keys));
-          d = test::MakeDelta(symbols_, Table::kHangs,
-                              {"bhr", "release", "Linux", "20261117", "parent", "T" + k, "S" + k,
-                               "root\x1e"
-                               "f" +
-                                   k},
-                              t, {static_cast<int64_t>(1000 + x % 5000), 1});
+          const uint64_t h = (x >> 8) % static_cast<uint64_t>(keys);
+          const char* os[] = {"Linux", "Windows_NT", "Darwin"};
+          d = test::MakeDelta(
+              symbols_, Table::kHangs,
+              {"bhr", "release", varied_ ? os[(h / 6) % 3] : "Linux",
+               varied_ ? "2026111" + std::to_string(h % 6) : "20261117", "parent", "T" + k, "S" + k,
+               "root\x1e"
+               "f" +
+                   k},
+              t, {static_cast<int64_t>(1000 + x % 5000), 1});
           break;
         }
       }
@@ -96,6 +103,7 @@ class TwoShards {
   }
 
   uint64_t x_ = 11;
+  bool varied_;
   AggregateOptions options_;
   Symbols symbols_;
   std::unique_ptr<ShardState> shards_[2];
@@ -190,6 +198,75 @@ TEST(ChangedRows, MakeEachTextIndexFromThePreviousOne) {
   EXPECT_TRUE(
       swapped->IndexTextsFrom(*before, Table::kHangs, hang_field::kSignature, all.removed, all.added));
   ExpectTextIndex(*swapped, Table::kHangs, hang_field::kSignature, before.get(), all.removed);
+}
+
+// Two build indexes are the same but for the order of each build's hang series (BuildSeries).
+void ExpectSameBuilds(const BuildIndex& got, const BuildIndex& want) {
+  EXPECT_EQ(got.channels_with_usage, want.channels_with_usage);
+  ASSERT_EQ(got.crash_builds.size(), want.crash_builds.size());
+  for (size_t i = 0; i < want.crash_builds.size(); ++i) {
+    const CrashBuild &g = got.crash_builds[i], &w = want.crash_builds[i];
+    EXPECT_EQ(std::tie(g.channel, g.build, g.version, g.first_ms, g.usage, g.crashes, g.os_names),
+              std::tie(w.channel, w.build, w.version, w.first_ms, w.usage, w.crashes, w.os_names));
+  }
+  ASSERT_EQ(got.hang_builds.size(), want.hang_builds.size());
+  auto sorted = [](auto list) {
+    std::sort(list.begin(), list.end());
+    return list;
+  };
+  for (size_t i = 0; i < want.hang_builds.size(); ++i) {
+    SCOPED_TRACE(::testing::Message() << "hang build " << i);
+    const HangBuild &g = got.hang_builds[i], &w = want.hang_builds[i];
+    EXPECT_EQ(std::tie(g.channel, g.build, g.first_ms, g.usage, g.os_names),
+              std::tie(w.channel, w.build, w.first_ms, w.usage, w.os_names));
+    EXPECT_EQ(sorted(g.hangs), sorted(w.hangs));
+    EXPECT_EQ(std::tie(g.hang_stats.first_ms, g.hang_stats.at_first),
+              std::tie(w.hang_stats.first_ms, w.hang_stats.at_first));
+    EXPECT_EQ(sorted(g.hang_stats.os), sorted(w.hang_stats.os));
+  }
+}
+
+// A snapshot's build index made from the previous snapshot's and the hang rows they differ by
+// (Snapshot::BuildsFrom, the warm-up's round) is the index made in full, round after round,
+// each made from the one before: while builds come and go, series fold, and hours expire (the
+// earliest series of a build leaves, and its first time is found again).
+TEST(ChangedRows, MakeEachBuildIndexFromThePreviousOne) {
+  TwoShards world(/*varied=*/true);
+  world.Apply(300, 80, kT0);
+  std::shared_ptr<const Snapshot> before = world.Snap();
+  {
+    const auto next = world.Snap();
+    const RowChanges changes = ChangedRows(*before, *next, Table::kHangs);
+    EXPECT_FALSE(next->BuildsFrom(*before, changes.removed, changes.added)) << "before made no index";
+  }
+  before->Builds();
+  int recounted = 0;  // rounds where a build's earliest hang series left
+  for (int round = 0; round < 40; ++round) {
+    SCOPED_TRACE(::testing::Message() << "round " << round);
+    const int n = round % 5 == 0 ? 0 : round % 5 == 1 ? 3 : round % 5 == 2 ? 400 : 40;
+    // 97 minutes a round: past the 24 hours' retention from round 15 on.
+    world.Apply(n, round < 20 ? 80 : 400, kT0 + round * 97 * kMinute);
+    std::shared_ptr<const Snapshot> after = world.Snap();
+    const RowChanges changes = ChangedRows(*before, *after, Table::kHangs);
+    EXPECT_TRUE(after->BuildsFrom(*before, changes.removed, changes.added));
+    EXPECT_FALSE(after->BuildsFrom(*before, changes.removed, changes.added)) << "made twice";
+    const BuildIndex full = IndexSnapshot(*after);
+    ExpectSameBuilds(after->Builds(), full);
+    for (const HangBuild& b : before->Builds().hang_builds) {
+      for (const SeriesData* s : changes.removed) {
+        recounted += s->key[hang_field::kBuildDate] == b.build && s->first_ms == b.hang_stats.first_ms &&
+                     b.hang_stats.at_first == 1;
+      }
+    }
+    before = std::move(after);
+  }
+  EXPECT_GT(recounted, 0) << "no build lost its earliest hang series: the recount is untested";
+  // From a snapshot that shares no pages: every row changed, the same index.
+  const auto swapped = world.Snap(/*swapped=*/true);
+  const RowChanges all = ChangedRows(*before, *swapped, Table::kHangs);
+  ASSERT_LT(before->table(Table::kHangs).size(), 500u);
+  EXPECT_TRUE(swapped->BuildsFrom(*before, all.removed, all.added));
+  ExpectSameBuilds(swapped->Builds(), IndexSnapshot(*swapped));
 }
 
 TEST(ChangedRows, CostWhatChangedPlusTheRepeatableRows) {

@@ -2,6 +2,7 @@
 // default thresholds: each planted problem fires exactly its alert, guards hold back what
 // they should, and healthy builds with ordinary noise stay quiet across 50 seeds.
 // (The same plants go through the real `seismo replay` in tests/integration/alert_replay_test.cc.)
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <simdjson.h>
 
@@ -10,12 +11,16 @@
 #include <set>
 #include <tuple>
 
+#include "seismo/aggregate/releases.h"
+#include "seismo/aggregate/row_changes.h"
 #include "seismo/aggregate/shard_state.h"
 #include "seismo/aggregate/snapshot.h"
 #include "seismo/alert/engine.h"
-#include "seismo/sim/scenario.h"
 #include "seismo/query/builds_json.h"
+#include "seismo/query/flame_diff.h"
 #include "seismo/query/params.h"
+#include "seismo/query/releases_json.h"
+#include "seismo/sim/scenario.h"
 #include "test_scale.h"
 
 namespace seismo {
@@ -168,6 +173,86 @@ TEST(AlertRules, HangStackThatDoublesFiresHangSpikeAtTheDefaults) {
     EXPECT_GT(*h->numbers.installs, 100);
     EXPECT_GT(h->numbers.dispersion, 0);
   }
+}
+
+// Every candidate of a round, number for number (doubles by their bits).
+std::vector<std::string> Exactly(const std::vector<AlertCandidate>& candidates) {
+  std::vector<std::string> out;
+  for (const AlertCandidate& c : candidates) {
+    Alert a;
+    a.key = c.key;
+    a.numbers = c.numbers;
+    const AlertNumbers& n = c.numbers;
+    out.push_back(AlertJson(a) + (c.holds ? " holds " : " ") +
+                  fmt::format("{:a} {:a} {:a} {:a}", n.ratio.value_or(-1), n.p_value.value_or(-1),
+                              n.p_adjusted.value_or(-1), n.dispersion));
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// A build index made from the previous snapshot's (Snapshot::BuildsFrom, as the warm-up makes
+// it: each build's hang series in another order than a full index's) gives the alerts the full
+// index gives, number for number, and the same flame-graph diff, /builds and Releases view: no
+// reader of a build's hang series depends on their order (releases.h BuildSeries).
+TEST(AlertRules, ABuildIndexMadeFromThePreviousOneGivesWhatTheFullOneGives) {
+  Scenario s(Plant(kPlantHangSpike, 1));
+  AggregateOptions options;
+  auto symbols = std::make_shared<Symbols>();
+  ShardState state(options, symbols.get());
+  std::vector<Delta> deltas;
+  s.ForEachDelta(*symbols, [&](Delta&& d) { deltas.push_back(std::move(d)); });
+  auto merged = [&] {
+    return MergeSnapshots({state.Snapshot()}, *symbols, options.bucket_ms, options.windows_ms,
+                          options.retention_ms, true, symbols);
+  };
+  // All but every 50th of the last fifth of the deltas, then those: about 0.4 % of them.
+  const size_t late = deltas.size() * 4 / 5;
+  for (size_t i = 0; i < deltas.size(); ++i) {
+    if (i < late || i % 50 != 0) state.Apply(deltas[i]);
+  }
+  const std::shared_ptr<const Snapshot> before = merged();
+  before->Builds();
+  for (size_t i = late; i < deltas.size(); i += 50) state.Apply(deltas[i]);
+  state.AdvanceTo(EventTime{s.end_ms()});
+  const std::shared_ptr<const Snapshot> carried = merged();
+  const RowChanges changes = ChangedRows(*before, *carried, Table::kHangs);
+  ASSERT_FALSE(changes.added.empty());
+  ASSERT_TRUE(carried->BuildsFrom(*before, changes.removed, changes.added));
+  const std::shared_ptr<const Snapshot> full = merged();  // the same series, its index made in full
+  ASSERT_EQ(full->table(Table::kHangs), carried->table(Table::kHangs));
+  // Not vacuous: some build lists its hang series in another order.
+  bool reordered = false;
+  const BuildIndex &a = carried->Builds(), &b = full->Builds();
+  ASSERT_EQ(a.hang_builds.size(), b.hang_builds.size());
+  for (size_t i = 0; i < a.hang_builds.size(); ++i)
+    reordered |= a.hang_builds[i].hangs != b.hang_builds[i].hangs;
+  EXPECT_TRUE(reordered);
+
+  for (const AlertOptions& o : {AlertOptions{}, [] {
+                                  AlertOptions per_os;
+                                  per_os.per_os = true;
+                                  return per_os;
+                                }()}) {
+    const std::vector<AlertCandidate> got = EvaluateRules(*carried, o);
+    EXPECT_EQ(Exactly(got), Exactly(EvaluateRules(*full, o)));
+    EXPECT_NE(Find(got, AlertRule::kHangSpike, s.truth().new_build_date, s.truth().hang_signature), nullptr);
+  }
+  auto query = [&](Endpoint e, const std::string& raw) {
+    return ParseQuery(e, ParseQueryString(raw).value(), carried->windows_ms).value();
+  };
+  for (const std::string& raw : {"channel=" + s.truth().channel,
+                                 "channel=" + s.truth().channel + "&signature=" + s.truth().hang_signature}) {
+    const Query q = query(Endpoint::kHangsFlameDiff, raw);
+    EXPECT_EQ(FlamegraphDiffJson(*carried, q, BaselinePolicy{}),
+              FlamegraphDiffJson(*full, q, BaselinePolicy{}))
+        << raw;
+  }
+  const Query builds = query(Endpoint::kBuilds, "limit=200");
+  EXPECT_EQ(BuildsJson(*carried, builds), BuildsJson(*full, builds));
+  const Query releases = query(Endpoint::kReleases, "channel=" + s.truth().channel);
+  EXPECT_EQ(ReleasesJson(*carried, releases, BaselinePolicy{}),
+            ReleasesJson(*full, releases, BaselinePolicy{}));
 }
 
 TEST(AlertRules, HangStormFromOneInstallDoesNotFire) {
