@@ -332,6 +332,40 @@ void BM_BuildIndex(benchmark::State& state) {
   });
 }
 
+// A request the warm-up does not build ahead, over the snapshot of 10⁶ hang series: what a
+// filtered view costs on request (no cache).
+class SnapshotProvider : public StateProvider {
+ public:
+  explicit SnapshotProvider(std::shared_ptr<const Snapshot> snap) : snap_(std::move(snap)) {}
+  std::shared_ptr<const Snapshot> snapshot() const override { return snap_; }
+  RecordCounts counts() const override { return {}; }
+  ServiceStatus status() const override { return {}; }
+  std::string alerts_json() const override { return "[]"; }
+
+ private:
+  std::shared_ptr<const Snapshot> snap_;
+};
+void RunRequest(benchmark::State& state, const char* path, const char* query) {
+  SnapshotProvider provider(SeriesSnapshot(1'000'000));
+  const ApiSettings settings;
+  for (auto _ : state) {
+    ApiAnswer a = AnswerApi(path, query, provider, settings, 0, nullptr, nullptr, nullptr);
+    if (a.status != 200) state.SkipWithError(a.body.c_str());
+    benchmark::DoNotOptimize(a.body.data());
+  }
+}
+void BM_RequestHangsOneThread(benchmark::State& state) {
+  RunRequest(state, "/api/v1/hangs", "thread=NoSuchThread");
+}
+void BM_RequestHangsOneOs(benchmark::State& state) { RunRequest(state, "/api/v1/hangs", "os=Windows_NT"); }
+void BM_RequestFlameOneThread(benchmark::State& state) {
+  RunRequest(state, "/api/v1/hangs/flamegraph", "thread=NoSuchThread");
+}
+void BM_RequestFlameOneSignature(benchmark::State& state) {
+  RunRequest(state, "/api/v1/hangs/flamegraph", "signature=BenchSeries7");
+}
+void BM_RequestBuildsOneOs(benchmark::State& state) { RunRequest(state, "/api/v1/builds", "os=Linux"); }
+
 void BM_WarmDefaultAnswers(benchmark::State& state) {
   SeriesWorld& w = SeriesWorldOf(static_cast<size_t>(state.range(0)));
   const ApiSettings settings;
@@ -421,6 +455,11 @@ BENCHMARK(BM_FlameTree)->Arg(100'000)->Arg(1'000'000)->Unit(benchmark::kMillisec
 BENCHMARK(BM_FlameTreeFromOrder)->Arg(100'000)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_HangRows)->Arg(100'000)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_BuildIndex)->Arg(100'000)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_RequestHangsOneThread)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_RequestHangsOneOs)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_RequestFlameOneThread)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_RequestFlameOneSignature)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_RequestBuildsOneOs)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_WarmDefaultAnswers)->Arg(100'000)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_WarmDefaultAnswersAfterOnePercent)->Arg(100'000)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
 
