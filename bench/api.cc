@@ -450,7 +450,6 @@ int Api(const ApiArgs& a) {
       .Int("warm_rows_updated", warm1.rows_updated - warm0.rows_updated)
       .Int("warm_index_carried", warm1.index_carried - warm0.index_carried)
       .Int("warm_builds_carried", warm1.builds_carried - warm0.builds_carried)
-      .Int("warm_builds_carried", warm1.builds_carried - warm0.builds_carried)
       .Int("warm_stacks_carried", warm1.stacks_carried - warm0.stacks_carried)
       .Int("warm_groups_updated", warm1.groups_updated - warm0.groups_updated)
       .Int("warm_buckets_carried", warm1.buckets_carried - warm0.buckets_carried)

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cassert>
 #include <cstdint>
 
 #include "seismo/aggregate/row_changes.h"
@@ -231,38 +230,51 @@ BuildIndex IndexSnapshotFrom(const Snapshot& snap, const BuildIndex& before,
     auto it = was.find({series.key[hang_field::kChannel], series.key[hang_field::kBuildDate]});
     return it == was.end() ? kNone : it->second;
   };
+  // Each build's removed and added series (added ones of a build before did not have: by
+  // AddHang after). A removed series before's index does not hold, or holds less often than
+  // removed, breaks ChangedRows' contract: the index is then made in full, never made wrong.
   std::vector<std::vector<const SeriesData*>> gone(before.hang_builds.size());
+  std::vector<std::vector<const SeriesData*>> come(before.hang_builds.size());
+  std::vector<const SeriesData*> new_builds;
   for (const SeriesData* series : removed) {
     const size_t at = build_of(*series);
-    assert(at != kNone && "a removed series before's index does not hold (ChangedRows' contract)");
-    if (at != kNone) gone[at].push_back(series);
+    if (at == kNone) return IndexSnapshot(snap);
+    gone[at].push_back(series);
   }
-  std::vector<size_t> come(before.hang_builds.size(), 0);
   for (const SeriesData* series : added) {
-    if (const size_t at = build_of(*series); at != kNone) ++come[at];
+    const size_t at = build_of(*series);
+    (at == kNone ? new_builds : come[at]).push_back(series);
   }
   for (size_t i = 0; i < before.hang_builds.size(); ++i) {
     const HangBuild& was_build = before.hang_builds[i];
     const std::vector<const SeriesData*>& out = gone[i];
-    if (was_build.hangs.size() <= out.size() && come[i] == 0) continue;  // no hang series left
+    const std::vector<const SeriesData*>& in = come[i];
+    if (out.size() > was_build.hangs.size()) return IndexSnapshot(snap);
+    if (was_build.hangs.size() == out.size() && in.empty()) continue;  // no hang series left
     HangBuild& build = index.hang_builds[hang_builds.At(was_build.channel, was_build.build)];
-    build.hangs.reserve(was_build.hangs.size() - std::min(out.size(), was_build.hangs.size()) + come[i]);
-    build.hang_stats = was_build.hang_stats;
+    build.hangs.reserve(was_build.hangs.size() - out.size() + in.size());
     if (out.empty()) {
       build.hangs.assign(was_build.hangs.begin(), was_build.hangs.end());
-      continue;
+    } else {
+      const absl::flat_hash_set<const SeriesData*> left(out.begin(), out.end());
+      for (const SeriesData* series : was_build.hangs) {
+        if (!left.contains(series)) build.hangs.push_back(series);
+      }
+      if (build.hangs.size() + out.size() != was_build.hangs.size()) return IndexSnapshot(snap);
     }
-    const absl::flat_hash_set<const SeriesData*> left(out.begin(), out.end());
-    for (const SeriesData* series : was_build.hangs) {
-      if (!left.contains(series)) build.hangs.push_back(series);
+    // The added series first: a changed series is removed and added with the same first time,
+    // and taken out after its new copy is in, it does not leave its build's earliest time
+    // without a series (which would read the whole list again).
+    build.hang_stats = was_build.hang_stats;
+    for (const SeriesData* series : in) {
+      build.hangs.push_back(series);
+      build.hang_stats.Add(*series);
     }
-    assert(build.hangs.size() + out.size() == was_build.hangs.size() &&
-           "a removed series before's build does not hold, or holds twice");
     bool known = true;
     for (const SeriesData* series : out) known = build.hang_stats.Remove(*series) && known;
     if (!known) build.hang_stats = HangListStats::Of(build.hangs);
   }
-  for (const SeriesData* series : added) hang_builds.AddHang(*series);
+  for (const SeriesData* series : new_builds) hang_builds.AddHang(*series);
   FinishIndex(snap, index);
   return index;
 }

@@ -100,6 +100,8 @@ BuildIndex IndexSnapshot(const Snapshot& snap);
 // (small tables). The same index IndexSnapshot(snap) makes, but for the order of each build's
 // hang series (BuildSeries); it costs the changed series and a copy of the lists, where the
 // full index reads every hang series (Snapshot::BuildsFrom, the warm-up's round, ADR 0034).
+// Changes that are not before's rows (a removed series before's index does not hold) break
+// ChangedRows' contract: the index is then made in full.
 BuildIndex IndexSnapshotFrom(const Snapshot& snap, const BuildIndex& before,
                              std::span<const SeriesData* const> removed,
                              std::span<const SeriesData* const> added);

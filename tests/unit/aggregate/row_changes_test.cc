@@ -38,7 +38,8 @@ Counted Count(const std::vector<const SeriesData*>& rows) {
 // "(other)" series that both shards hold too.
 class TwoShards {
  public:
-  // `varied`: hang keys of six build dates (one without usage) and three OSes, not one of each.
+  // `varied`: hang keys of several build dates (keys under 80: six, one without usage; from 80
+  // on: three more, none with usage) and three OSes, not one of each.
   explicit TwoShards(bool varied = false) : varied_(varied) {
     AggregateOptions o;
     o.bucket_ms = kMinute;
@@ -49,8 +50,8 @@ class TwoShards {
     for (auto& shard : shards_) shard = std::make_unique<ShardState>(o, &symbols_);
   }
 
-  // `n` random deltas at stream time `t`: of `keys` distinct hang keys, 20 crash keys, 5 usage keys.
-  void Apply(int n, int keys, int64_t t) {
+  // `n` random deltas at stream time `t`: of the hang keys [from, keys), 20 crash keys, 5 usage keys.
+  void Apply(int n, int keys, int64_t t, int from = 0) {
     for (int i = 0; i < n; ++i) {
       const uint64_t x = Next();
       Delta d;
@@ -71,17 +72,18 @@ class TwoShards {
                               {1000, 1});
           break;
         default: {
-          const std::string k = std::to_string((x >> 8) % static_cast<uint64_t>(keys));
-          const uint64_t h = (x >> 8) % static_cast<uint64_t>(keys);
+          const uint64_t h = static_cast<uint64_t>(from) + (x >> 8) % static_cast<uint64_t>(keys - from);
+          const std::string k = std::to_string(h);
+          const std::string date =
+              h < 80 ? "2026111" + std::to_string(h % 6) : "2026112" + std::to_string(h % 3);
           const char* os[] = {"Linux", "Windows_NT", "Darwin"};
-          d = test::MakeDelta(
-              symbols_, Table::kHangs,
-              {"bhr", "release", varied_ ? os[(h / 6) % 3] : "Linux",
-               varied_ ? "2026111" + std::to_string(h % 6) : "20261117", "parent", "T" + k, "S" + k,
-               "root\x1e"
-               "f" +
-                   k},
-              t, {static_cast<int64_t>(1000 + x % 5000), 1});
+          d = test::MakeDelta(symbols_, Table::kHangs,
+                              {"bhr", "release", varied_ ? os[(h / 6) % 3] : "Linux",
+                               varied_ ? date : "20261117", "parent", "T" + k, "S" + k,
+                               "root\x1e"
+                               "f" +
+                                   k},
+                              t, {static_cast<int64_t>(1000 + x % 5000), 1});
           break;
         }
       }
@@ -228,8 +230,10 @@ void ExpectSameBuilds(const BuildIndex& got, const BuildIndex& want) {
 
 // A snapshot's build index made from the previous snapshot's and the hang rows they differ by
 // (Snapshot::BuildsFrom, the warm-up's round) is the index made in full, round after round,
-// each made from the one before: while builds come and go, series fold, and hours expire (the
-// earliest series of a build leaves, and its first time is found again).
+// each made from the one before: while series fold and hours expire (the earliest series of a
+// build leaves, and its first time is found again), and builds come (from round 20, the keys
+// from 80 on, of three new build dates) and go (the keys under 80 are no longer written from
+// round 20 on: a day later their hours have expired, and the build date without usage is gone).
 TEST(ChangedRows, MakeEachBuildIndexFromThePreviousOne) {
   TwoShards world(/*varied=*/true);
   world.Apply(300, 80, kT0);
@@ -241,17 +245,24 @@ TEST(ChangedRows, MakeEachBuildIndexFromThePreviousOne) {
   }
   before->Builds();
   int recounted = 0;  // rounds where a build's earliest hang series left
+  int came = 0, went = 0;  // builds that came and went
   for (int round = 0; round < 40; ++round) {
     SCOPED_TRACE(::testing::Message() << "round " << round);
     const int n = round % 5 == 0 ? 0 : round % 5 == 1 ? 3 : round % 5 == 2 ? 400 : 40;
     // 97 minutes a round: past the 24 hours' retention from round 15 on.
-    world.Apply(n, round < 20 ? 80 : 400, kT0 + round * 97 * kMinute);
+    world.Apply(n, round < 20 ? 80 : 400, kT0 + round * 97 * kMinute, round < 20 ? 0 : 80);
     std::shared_ptr<const Snapshot> after = world.Snap();
     const RowChanges changes = ChangedRows(*before, *after, Table::kHangs);
     EXPECT_TRUE(after->BuildsFrom(*before, changes.removed, changes.added));
     EXPECT_FALSE(after->BuildsFrom(*before, changes.removed, changes.added)) << "made twice";
     const BuildIndex full = IndexSnapshot(*after);
     ExpectSameBuilds(after->Builds(), full);
+    auto holds = [](const BuildIndex& index, Sym build) {
+      return std::any_of(index.hang_builds.begin(), index.hang_builds.end(),
+                         [build](const HangBuild& b) { return b.build == build; });
+    };
+    for (const HangBuild& b : full.hang_builds) came += !holds(before->Builds(), b.build);
+    for (const HangBuild& b : before->Builds().hang_builds) went += !holds(full, b.build);
     for (const HangBuild& b : before->Builds().hang_builds) {
       for (const SeriesData* s : changes.removed) {
         recounted += s->key[hang_field::kBuildDate] == b.build && s->first_ms == b.hang_stats.first_ms &&
@@ -261,6 +272,8 @@ TEST(ChangedRows, MakeEachBuildIndexFromThePreviousOne) {
     before = std::move(after);
   }
   EXPECT_GT(recounted, 0) << "no build lost its earliest hang series: the recount is untested";
+  EXPECT_GT(came, 0) << "no build came after the first round";
+  EXPECT_GT(went, 0) << "no build went";
   // From a snapshot that shares no pages: every row changed, the same index.
   const auto swapped = world.Snap(/*swapped=*/true);
   const RowChanges all = ChangedRows(*before, *swapped, Table::kHangs);
