@@ -53,7 +53,8 @@ constexpr double kFreshnessGiveUpS = 30;
 // each); with 512 MiB it could keep only the rows, and every round sorted its stacks.
 constexpr uint64_t kAnswerMemory = 1024ull << 20;
 
-// The dashboard's first requests with no filter set, and the endpoints it polls.
+// The dashboard's first requests with no filter set, the endpoints it polls, and two views
+// with a filter a user picked (an OS, a thread), which the warm-up does not build by default.
 const std::vector<std::string> kPaths = {"/api/v1/status",
                                          "/api/v1/builds?limit=200",
                                          "/api/v1/builds",
@@ -65,7 +66,9 @@ const std::vector<std::string> kPaths = {"/api/v1/status",
                                          "/api/v1/crashes/top",
                                          "/api/v1/crashes/timeseries",
                                          "/api/v1/releases?channel=release",
-                                         "/api/v1/alerts"};
+                                         "/api/v1/alerts",
+                                         "/api/v1/hangs?os=Windows_NT",
+                                         "/api/v1/hangs/flamegraph?thread=Gecko"};
 
 void PinThisThread(const std::vector<int>& cpus) {
   cpu_set_t set;
