@@ -2,6 +2,7 @@
 
 #include <time.h>
 
+#include <algorithm>
 #include <chrono>
 #include <utility>
 
@@ -39,14 +40,36 @@ void AnswerWarmer::Offer(std::shared_ptr<const Snapshot> snap) {
   cv_.NotifyAll();
 }
 
+void AnswerWarmer::Requested(std::string_view path, std::string_view query) {
+  const auto now = std::chrono::steady_clock::now();
+  MutexLock lock(mu_);
+  if (stopping_) return;
+  auto it = std::find_if(seen_.begin(), seen_.end(),
+                         [&](const SeenView& s) { return s.view.path == path && s.view.query == query; });
+  if (it != seen_.end()) {
+    std::rotate(it, it + 1, seen_.end());  // most recent last
+    seen_.back().last = now;
+    return;
+  }
+  if (seen_.size() == kMaxSeen) seen_.erase(seen_.begin());
+  seen_.push_back({ApiView{std::string(path), std::string(query)}, now});
+}
+
 std::shared_ptr<const Snapshot> AnswerWarmer::warmed() const {
   MutexLock lock(mu_);
   return warmed_;
 }
 
+std::shared_ptr<const Snapshot> AnswerWarmer::views_warmed() const {
+  MutexLock lock(mu_);
+  return views_warmed_;
+}
+
 AnswerWarmer::Counts AnswerWarmer::counts() const {
   MutexLock lock(mu_);
-  return counts_;
+  Counts c = counts_;
+  c.views_seen = seen_.size();
+  return c;
 }
 
 void AnswerWarmer::Stop() {
@@ -61,7 +84,7 @@ void AnswerWarmer::Stop() {
 void AnswerWarmer::Run() {
   if (nice_steps_ > 0) LowerThisThreadPriority(nice_steps_);
   for (;;) {
-    std::shared_ptr<const Snapshot> snap, serving;
+    std::shared_ptr<const Snapshot> snap, serving, views_serving;
     {
       MutexLock lock(mu_);
       while (!stopping_ && !offered_) cv_.Wait(mu_);
@@ -69,10 +92,11 @@ void AnswerWarmer::Run() {
       snap = std::move(offered_);
       offered_ = nullptr;
       serving = warmed_;
+      views_serving = views_warmed_;
     }
     const auto started = std::chrono::steady_clock::now();
     const double cpu_started = ThreadCpuMs();
-    cache_.Protect(serving, snap);
+    cache_.Protect(serving, snap, views_serving);
     WarmDefaultAnswers(snap, settings_, cache_, &budget_, &carry_);
     const double cpu_ms = ThreadCpuMs() - cpu_started;
     {
@@ -91,7 +115,37 @@ void AnswerWarmer::Run() {
       counts_.wall_ms +=
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
     }
-    cache_.Protect(snap, nullptr);
+    // The views in use, over the snapshot just made warmed(), most recent first. A newer
+    // snapshot waiting stops them (its default answers come first), unless they were not all
+    // built over the snapshot before either: then they are, so they are at most a round
+    // older than the default answers.
+    std::vector<ApiView> views;
+    {
+      MutexLock lock(mu_);
+      const auto now = std::chrono::steady_clock::now();
+      for (auto it = seen_.rbegin(); it != seen_.rend() && now - it->last <= kViewInUse; ++it) {
+        views.push_back(it->view);
+      }
+    }
+    // Until they are, requests for them are served from views_warmed() (the cache keeps its
+    // answers: Protect's third).
+    const double views_cpu_started = ThreadCpuMs();
+    const bool may_skip = views_serving == serving;
+    bool stopped = false;
+    const size_t built =
+        WarmViews(snap, settings_, cache_, &budget_, views, kMaxViews, [this, may_skip, &stopped] {
+          MutexLock lock(mu_);
+          stopped = stopping_ || (may_skip && offered_ != nullptr);
+          return stopped;
+        });
+    {
+      MutexLock lock(mu_);
+      counts_.views_built += built;
+      counts_.views_cpu_ms += ThreadCpuMs() - views_cpu_started;
+      if (!stopped) views_warmed_ = snap;
+      views_serving = views_warmed_;
+    }
+    cache_.Protect(snap, nullptr, views_serving);
   }
   carry_ = WarmCarry{};  // its hold goes back to the budget, which may not outlive this object
 }

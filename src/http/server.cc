@@ -273,9 +273,14 @@ int HttpServer::Handle(mg_connection* conn) {
     return HandleStream(conn, cors);
   } else {
     ApiAnswer a = AnswerApi(path, ri->query_string ? ri->query_string : "", *provider_, options_.api,
-                            WallMs(), &answers_, budget_.get(), warmed());
+                            WallMs(), &answers_, budget_.get(), warmed(), views_warmed());
     r = {a.status, std::move(a.content_type), std::move(a.body), a.status == 503 ? "Retry-After: 1\r\n" : ""};
     hold = std::move(a.hold);
+    // A view a client uses: built ahead over the next snapshots while it is in use (ADR 0035).
+    if (a.status == 200 && path != "/api/v1/status" && path != "/api/v1/alerts") {
+      if (AnswerWarmer* w = warmer_.load(std::memory_order_acquire))
+        w->Requested(path, ri->query_string ? ri->query_string : "");
+    }
   }
   Send(conn, r, cors);
   hold.reset();  // the answer is sent: its memory is free
@@ -287,6 +292,11 @@ int HttpServer::Handle(mg_connection* conn) {
 void HttpServer::Published(const std::shared_ptr<const Snapshot>& snap) {
   // acquire: pairs with Start()'s release.
   if (AnswerWarmer* w = warmer_.load(std::memory_order_acquire)) w->Offer(snap);
+}
+
+std::shared_ptr<const Snapshot> HttpServer::views_warmed() const {
+  AnswerWarmer* w = warmer_.load(std::memory_order_acquire);
+  return w ? w->views_warmed() : nullptr;
 }
 
 std::shared_ptr<const Snapshot> HttpServer::warmed() const {

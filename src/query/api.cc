@@ -146,7 +146,8 @@ uint64_t EstimateAnswerBytes(const Snapshot& snap, const ApiSettings& settings) 
 
 ApiAnswer AnswerApi(std::string_view path, std::string_view raw_query, const StateProvider& provider,
                     const ApiSettings& settings, int64_t now_ms, AnswerCache<ApiAnswer>* cache,
-                    AnswerBudget* budget, const std::shared_ptr<const Snapshot>& warmed) {
+                    AnswerBudget* budget, const std::shared_ptr<const Snapshot>& warmed,
+                    const std::shared_ptr<const Snapshot>& views_warmed) {
   auto endpoint = EndpointFromPath(path);
   if (!endpoint) return {404, "application/json", ErrorJson("not found")};
   auto params = ParseQueryString(raw_query);
@@ -180,6 +181,9 @@ ApiAnswer AnswerApi(std::string_view path, std::string_view raw_query, const Sta
   // Not built for the newest snapshot yet, but for the newest warmed one: a default answer,
   // served from there while the warm-up builds the next (never built on request).
   if (!stored && !key.empty() && warmed && warmed != held) stored = cache->Find(warmed, key);
+  // A view in use, built over the snapshot before while the newest warmed one's are built.
+  if (!stored && !key.empty() && views_warmed && views_warmed != held && views_warmed != warmed)
+    stored = cache->Find(views_warmed, key);
   std::shared_ptr<const AnswerBudget::Hold> hold;
   if (budget != nullptr) {
     hold = budget->TryReserve(stored ? 2 * stored->body.size() : EstimateAnswerBytes(snap, settings),
@@ -443,7 +447,7 @@ void WarmDefaultAnswers(const std::shared_ptr<const Snapshot>& snap, const ApiSe
     auto query = ParseQuery(endpoint, params, windows);
     if (!query) return;
     const std::string key = CacheKey(endpoint, *query);
-    if (cache.Find(snap, key)) return;
+    if (cache.Holds(snap, key)) return;
     std::shared_ptr<const AnswerBudget::Hold> hold;
     if (budget != nullptr && !(hold = budget->TryReserve(estimate, kAdmissionPatience))) return;
     if (reader && !std::exchange(shared_tried, true)) {
@@ -490,6 +494,36 @@ void WarmDefaultAnswers(const std::shared_ptr<const Snapshot>& snap, const ApiSe
   shared.reset();
   shared_hold.reset();
   for (auto it = readers_end; it != answers.end(); ++it) build(it->first, it->second, false);
+}
+
+size_t WarmViews(const std::shared_ptr<const Snapshot>& snap, const ApiSettings& settings,
+                 AnswerCache<ApiAnswer>& cache, AnswerBudget* budget, std::span<const ApiView> views,
+                 size_t max_built, const std::function<bool()>& stop) {
+  if (!snap) return 0;
+  const std::vector<int64_t>& windows = snap->windows_ms.empty() ? settings.windows_ms : snap->windows_ms;
+  size_t built = 0;
+  for (const ApiView& view : views) {
+    if (built == max_built || stop()) break;
+    const std::optional<Endpoint> endpoint = EndpointFromPath(view.path);
+    if (!endpoint || *endpoint == Endpoint::kStatus || *endpoint == Endpoint::kAlerts) continue;
+    auto params = ParseQueryString(view.query);
+    if (!params) continue;
+    auto query = ParseQuery(*endpoint, *params, windows);
+    if (!query) continue;
+    const std::string key = CacheKey(*endpoint, *query);
+    if (cache.Holds(snap, key)) continue;
+    std::shared_ptr<const AnswerBudget::Hold> hold;
+    if (budget != nullptr &&
+        !(hold = budget->TryReserve(EstimateAnswerBytes(*snap, settings), kAdmissionPatience)))
+      continue;
+    try {
+      cache.Get(snap, key, [&] { return Compute(*endpoint, *snap, *query, settings); });
+      ++built;
+    } catch (const std::exception&) {
+      // on the warm-up thread: never let it end the process
+    }
+  }
+  return built;
 }
 
 }  // namespace seismo

@@ -237,6 +237,16 @@ TEST_F(HttpDaemon, DefaultAnswersAreAlwaysServedFromTheCache) {
     EXPECT_EQ(r.status, 200) << target;
     EXPECT_EQ(cache_hits(), hits + 1) << target << " was not built ahead";
   }
+  // A view with a filter, asked for once, is kept as in use (ADR 0035) and built ahead over
+  // the snapshots after (AnswerWarmer.BuildsTheViewsInUseOverEachWarmedSnapshot checks the
+  // answers); /status is not a view.
+  const uint64_t seen = server.warm_counts().views_seen;
+  ASSERT_EQ(HttpGet(port, "/api/v1/status").status, 200);
+  EXPECT_EQ(server.warm_counts().views_seen, seen);
+  ASSERT_EQ(HttpGet(port, "/api/v1/hangs?by=thread&os=Linux").status, 200);
+  EXPECT_EQ(server.warm_counts().views_seen, seen + 1);
+  const uint64_t built = server.warm_counts().views_built;
+  EXPECT_TRUE(test::WaitFor([&] { return server.warm_counts().views_built > built; }, 60s, 20ms));
   daemon.SetPublishHook(nullptr);
   server.Stop();
   daemon.Stop();

@@ -13,13 +13,23 @@
 // snapshots, it never falls behind). The cache keeps the answers of warmed() and of the
 // snapshot being warmed whatever newer snapshots arrive (AnswerCache::Protect).
 //
-// Threading: Offer and warmed from any thread; Offer never blocks on a round. Stop (also
+// Views in use (ADR 0035): the server tells it each API view a client was answered
+// (Requested; the kMaxSeen most recent are kept). After a round has made its snapshot
+// warmed(), the views asked for in the last kViewInUse are built over it too, most recent
+// first, up to kMaxViews of them not built already (query/api.h WarmViews: the default
+// answers are), while no newer snapshot waits: a dashboard that polls a filtered view then
+// finds it built, where each poll would find a new snapshot and build it on request.
+//
+// Threading: Offer, Requested and warmed from any thread; Offer never blocks on a round. Stop (also
 // run by the destructor) ends the thread after the round in progress; offers after it
 // are ignored.
 #pragma once
 
+#include <chrono>
 #include <memory>
+#include <string_view>
 #include <thread>
+#include <vector>
 
 #include "seismo/core/mutex.h"
 #include "seismo/query/api.h"
@@ -38,8 +48,16 @@ class AnswerWarmer {
   AnswerWarmer& operator=(const AnswerWarmer&) = delete;
 
   void Offer(std::shared_ptr<const Snapshot> snap);
+  // A client was answered this view (an API path and its raw query string).
+  void Requested(std::string_view path, std::string_view query);
+  static constexpr std::chrono::milliseconds kViewInUse{30'000};
+  static constexpr size_t kMaxViews = 8;
+  static constexpr size_t kMaxSeen = 32;
   // The newest snapshot whose round has finished; null before the first.
   std::shared_ptr<const Snapshot> warmed() const;
+  // The newest snapshot over which the views in use were all built (ADR 0035): warmed(), or
+  // the one before while they are built over warmed(); null before the first.
+  std::shared_ptr<const Snapshot> views_warmed() const;
   // Rounds finished so far, and what they carried from the round before.
   struct Counts {
     uint64_t rounds = 0;
@@ -50,10 +68,13 @@ class AnswerWarmer {
     uint64_t groups_updated = 0;  // brought the previous round's /hangs groups and sums by stack up to date
     uint64_t buckets_carried = 0;  // brought the previous round's time series sums up to date
     uint64_t flame_sums_read = 0;  // the flame graph read the kept sums by stack
+    uint64_t views_built = 0;      // answers of views in use built after the rounds
+    uint64_t views_seen = 0;       // views asked for that it keeps (now, at most kMaxSeen)
     // The rounds' time, in all: the warm-up thread's CPU, and from taking the snapshot to
     // warmed() returning it (what a default view waits for after a publish).
     double cpu_ms = 0;
     double wall_ms = 0;
+    double views_cpu_ms = 0;  // the warm-up thread's CPU building the views in use
   };
   Counts counts() const;
   uint64_t rounds() const { return counts().rounds; }
@@ -77,9 +98,15 @@ class AnswerWarmer {
   CondVar cv_;
   std::shared_ptr<const Snapshot> offered_ GUARDED_BY(mu_);
   std::shared_ptr<const Snapshot> warmed_ GUARDED_BY(mu_);
+  std::shared_ptr<const Snapshot> views_warmed_ GUARDED_BY(mu_);
   Counts counts_ GUARDED_BY(mu_);  // carry_'s counters after the last round
   WarmCarry carry_;  // the warm-up thread's own: what one round leaves the next (ADR 0034)
   bool stopping_ GUARDED_BY(mu_) = false;
+  struct SeenView {
+    ApiView view;
+    std::chrono::steady_clock::time_point last;
+  };
+  std::vector<SeenView> seen_ GUARDED_BY(mu_);  // most recent last, at most kMaxSeen
   std::thread thread_;  // last: starts once the members above exist
 };
 

@@ -90,6 +90,8 @@ class HttpServer {
   // The newest snapshot whose default answers are built (null before the first), and how
   // many warm-up rounds have finished.
   std::shared_ptr<const Snapshot> warmed() const;
+  // The newest snapshot over which the views in use were all built (AnswerWarmer).
+  std::shared_ptr<const Snapshot> views_warmed() const;
   uint64_t warm_rounds() const { return warm_counts().rounds; }
   AnswerWarmer::Counts warm_counts() const;  // and what they carried from the round before
 

@@ -9,10 +9,12 @@
 //   auto b = cache.Find(snap, "/api/v1/hangs?window=1h");  // null unless stored
 //
 // Correctness: answers are stored with the snapshot they were computed from and served
-// only for that same snapshot. Three snapshots' answers are kept: the newest snapshot
+// only for that same snapshot. Four snapshots' answers are kept: the newest snapshot
 // whose default answers are built (requests for those are served from it), the one they
-// are being built for, and the newest published, which the other requests read (ADR
-// 0025). The first two are named by Protect() and never give up their place; a snapshot
+// are being built for, the one the views in use were last all built over (ADR 0035: it may
+// be older than the first while they are built), and the newest published, which the other
+// requests read (ADR 0025). The first three are named by Protect() and never give up their
+// place; a snapshot
 // that is neither replaces the oldest unprotected one's answers, and an answer of a
 // snapshot older than every kept one is not stored. The snapshots are watched through
 // weak_ptrs: the cache never keeps a replaced snapshot's tables alive, and an expired one
@@ -55,6 +57,14 @@ class AnswerCache {
     if (it == g->answers.end()) return nullptr;
     ++hits_;
     return it->second;
+  }
+
+  // Whether `snap`'s answer for `key` is stored, without counting a hit (the warm-up's check
+  // before it builds one: hits() counts the answers served).
+  bool Holds(const std::shared_ptr<const Snapshot>& snap, const std::string& key) {
+    MutexLock lock(mu_);
+    const Generation* g = GenerationOf(snap);
+    return g != nullptr && g->answers.contains(key);
   }
 
   std::shared_ptr<const Answer> Get(const std::shared_ptr<const Snapshot>& snap, const std::string& key,
@@ -104,12 +114,13 @@ class AnswerCache {
     return answer;
   }
 
-  // The snapshots whose answers stay whatever newer snapshots arrive (either may be null):
-  // the one requests for default answers are served from, and the one being warmed.
-  void Protect(const std::shared_ptr<const Snapshot>& serving,
-               const std::shared_ptr<const Snapshot>& warming) {
+  // The snapshots whose answers stay whatever newer snapshots arrive (any may be null): the
+  // one requests for default answers are served from, the one being warmed, and the one the
+  // views in use are served from.
+  void Protect(const std::shared_ptr<const Snapshot>& serving, const std::shared_ptr<const Snapshot>& warming,
+               const std::shared_ptr<const Snapshot>& views = nullptr) {
     MutexLock lock(mu_);
-    protected_ = {serving, warming};
+    protected_ = {serving, warming, views};
   }
 
   uint64_t hits() const {
@@ -181,8 +192,8 @@ class AnswerCache {
   mutable Mutex mu_;
   std::unordered_map<std::string, Computing> computing_ GUARDED_BY(mu_);
   uint64_t tickets_ GUARDED_BY(mu_) = 0;
-  std::array<Generation, 3> generations_ GUARDED_BY(mu_);
-  std::array<std::weak_ptr<const Snapshot>, 2> protected_ GUARDED_BY(mu_);
+  std::array<Generation, 4> generations_ GUARDED_BY(mu_);
+  std::array<std::weak_ptr<const Snapshot>, 3> protected_ GUARDED_BY(mu_);
   size_t bytes_ GUARDED_BY(mu_) = 0;  // of every generation
   uint64_t hits_ = 0;
 };

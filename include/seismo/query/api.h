@@ -22,7 +22,9 @@
 // on the warm-up thread). An answer not stored for the newest snapshot but stored for
 // `warmed` is served from `warmed`: a default answer is never built on request while the
 // newest snapshot's are being built, and every other answer reads the newest snapshot
-// (ADR 0025).
+// (ADR 0025). `views_warmed` (optional): the newest snapshot over which the views in use were
+// built (WarmViews, ADR 0035), which may be older than `warmed` while they are built over it;
+// an answer stored for neither of the first two but for it is served from it.
 //
 // Threading: callable from any thread; reads the provider once per call
 // (one snapshot for the whole answer).
@@ -30,8 +32,10 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -60,7 +64,8 @@ struct ApiAnswer {
 
 ApiAnswer AnswerApi(std::string_view path, std::string_view raw_query, const StateProvider& provider,
                     const ApiSettings& settings, int64_t now_ms, AnswerCache<ApiAnswer>* cache = nullptr,
-                    AnswerBudget* budget = nullptr, const std::shared_ptr<const Snapshot>& warmed = nullptr);
+                    AnswerBudget* budget = nullptr, const std::shared_ptr<const Snapshot>& warmed = nullptr,
+                    const std::shared_ptr<const Snapshot>& views_warmed = nullptr);
 
 // What building one answer over `snap` may take at most: working memory per series of
 // the snapshot, the flame graph's nodes, and the body as it grows, stored and sent
@@ -136,6 +141,20 @@ struct WarmCarry {
 };
 void WarmDefaultAnswers(const std::shared_ptr<const Snapshot>& snap, const ApiSettings& settings,
                         AnswerCache<ApiAnswer>& cache, AnswerBudget* budget, WarmCarry* carry = nullptr);
+
+// A view a client asked for: an API path and its raw query string.
+struct ApiView {
+  std::string path;
+  std::string query;
+};
+// Builds the answers of `views` over `snap` into `cache` (views in use: what clients asked for
+// lately, ADR 0035), each within the budget as a request is, in order, until `max_built` are
+// built or `stop()` says to stop. A view whose answer the cache holds (a default answer), that
+// is not a function of the snapshot (/status, /alerts) or that does not parse, is skipped.
+// Returns how many it built.
+size_t WarmViews(const std::shared_ptr<const Snapshot>& snap, const ApiSettings& settings,
+                 AnswerCache<ApiAnswer>& cache, AnswerBudget* budget, std::span<const ApiView> views,
+                 size_t max_built, const std::function<bool()>& stop);
 
 // {"error": message}
 std::string ErrorJson(std::string_view message);

@@ -132,6 +132,51 @@ TEST(AnswerWarmer, UpdatesTheRowsTheRoundBeforeLeft) {
   EXPECT_EQ(budget.in_use(), 0u) << "and given back when the warm-up stops";
 }
 
+// Views in use (ADR 0035): after a round has made its snapshot warmed(), the views clients
+// were answered are built over it too, the most recent first, at most kMaxViews not built
+// already; what is not a function of the snapshot, or does not parse, is not.
+TEST(AnswerWarmer, BuildsTheViewsInUseOverEachWarmedSnapshot) {
+  ApiSettings settings;
+  AnswerCache<ApiAnswer> cache;
+  AnswerBudget budget(256u << 20);
+  AnswerWarmer warmer(settings, cache, budget);
+  testing::World w;
+  w.Usage("bhr", "Linux", 2 * testing::kHour, 10 * testing::kMin);
+  for (int i = 0; i < 12; ++i) {
+    w.Hang("bhr", "Linux", "parent", "T" + std::to_string(i), {"root", "f" + std::to_string(i)}, 1000 + i, 1,
+           testing::kMin);
+  }
+  const std::shared_ptr<const Snapshot> first = w.Build();
+  warmer.Offer(first);
+  ASSERT_TRUE(test::WaitFor([&] { return warmer.warmed() == first; }, 30s, 1ms));
+  EXPECT_EQ(warmer.counts().views_built, 0u) << "none in use yet";
+  // Twelve filtered views, oldest first; and three the warm-up never builds.
+  for (int i = 0; i < 12; ++i) warmer.Requested("/api/v1/hangs", "thread=T" + std::to_string(i));
+  warmer.Requested("/api/v1/status", "");
+  warmer.Requested("/api/v1/hangs", "window=nonsense");
+  warmer.Requested("/api/v1/builds", "");           // a default answer: built by the round already
+  warmer.Requested("/api/v1/hangs", "thread=T11");  // asked again: the most recent
+  w.Hang("bhr", "Linux", "parent", "T3", {"root", "f3"}, 5000, 1, testing::kMin);
+  const std::shared_ptr<const Snapshot> second = w.Build();
+  warmer.Offer(second);
+  ASSERT_TRUE(
+      test::WaitFor([&] { return warmer.counts().views_built >= AnswerWarmer::kMaxViews; }, 30s, 1ms));
+  EXPECT_EQ(warmer.warmed(), second);
+  EXPECT_EQ(warmer.counts().views_built, AnswerWarmer::kMaxViews);
+  OneSnapshot provider(second);
+  for (int i = 0; i < 12; ++i) {
+    const std::string query = "thread=T" + std::to_string(i);
+    const uint64_t hits = cache.hits();
+    const ApiAnswer answer =
+        AnswerApi("/api/v1/hangs", query, provider, settings, 0, &cache, &budget, second);
+    // The eight most recent: T11, then T10 down to T4.
+    EXPECT_EQ(cache.hits(), hits + (i >= 4 ? 1 : 0)) << query;
+    EXPECT_EQ(answer.body,
+              AnswerApi("/api/v1/hangs", query, provider, settings, 0, nullptr, nullptr, nullptr).body)
+        << query;
+  }
+}
+
 // Stop ends the thread; later offers are ignored and Stop may run again.
 TEST(AnswerWarmer, StopsAndIgnoresLaterOffers) {
   ApiSettings settings;

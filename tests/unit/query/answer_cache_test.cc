@@ -39,6 +39,9 @@ TEST(AnswerCache, SameSnapshotAndUrlAreComputedOnce) {
   EXPECT_EQ(cache.Get(snap, "/a?x", compute)->body, "body 1");
   EXPECT_EQ(cache.Get(snap, "/a?y", compute)->body, "body 2") << "another query is another answer";
   EXPECT_EQ(cache.hits(), 1u);
+  EXPECT_TRUE(cache.Holds(snap, "/a?y"));
+  EXPECT_FALSE(cache.Holds(snap, "/a?z"));
+  EXPECT_EQ(cache.hits(), 1u) << "Holds serves nothing: not a hit";
   auto next = std::const_pointer_cast<Snapshot>(WithCrashes(1));
   next->built_at_ms = 1;
   EXPECT_EQ(cache.Get(next, "/a?x", compute)->body, "body 3") << "a new snapshot is answered afresh";
@@ -50,13 +53,17 @@ TEST(AnswerCache, SameSnapshotAndUrlAreComputedOnce) {
   auto fourth = std::const_pointer_cast<Snapshot>(WithCrashes(1));
   fourth->built_at_ms = 3;
   EXPECT_EQ(cache.Get(fourth, "/a?x", compute)->body, "body 5");
+  auto fifth = std::const_pointer_cast<Snapshot>(WithCrashes(1));
+  fifth->built_at_ms = 4;
+  EXPECT_EQ(cache.Get(fifth, "/a?x", compute)->body, "body 6");
   EXPECT_EQ(cache.Get(next, "/a?x", compute)->body, "body 3")
-      << "the three newest snapshots' answers are kept";
+      << "the four newest snapshots' answers are kept";
   EXPECT_EQ(cache.Get(third, "/a?x", compute)->body, "body 4");
-  EXPECT_EQ(cache.Get(snap, "/a?x", compute)->body, "body 6") << "the oldest one's were dropped";
-  EXPECT_EQ(cache.Get(fourth, "/a?x", compute)->body, "body 5")
-      << "and an answer older than the three is not stored";
-  EXPECT_EQ(computed, 6);
+  EXPECT_EQ(cache.Get(fourth, "/a?x", compute)->body, "body 5");
+  EXPECT_EQ(cache.Get(snap, "/a?x", compute)->body, "body 7") << "the oldest one's were dropped";
+  EXPECT_EQ(cache.Get(fifth, "/a?x", compute)->body, "body 6")
+      << "and an answer older than the four is not stored";
+  EXPECT_EQ(computed, 7);
 }
 
 TEST(AnswerCache, AThreadAskingForAnAnswerBeingComputedWaitsForIt) {

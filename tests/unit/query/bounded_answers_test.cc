@@ -332,7 +332,7 @@ TEST_F(WarmAnswersBudget, WithoutRoomForTheSharedRowsEachAnswerWalksTheTable) {
 TEST(AnswerCacheOrder, AnAnswerOfAnOlderSnapshotDoesNotEvictTheNewerOnes) {
   AnswerCache<ApiAnswer> cache;
   std::vector<std::shared_ptr<Snapshot>> newer;
-  for (int i = 0; i < 3; ++i) {
+  for (int i = 0; i < 4; ++i) {
     newer.push_back(std::make_shared<Snapshot>());
     newer.back()->built_at_ms = 1500 + 100 * i;
   }
@@ -341,7 +341,7 @@ TEST(AnswerCacheOrder, AnAnswerOfAnOlderSnapshotDoesNotEvictTheNewerOnes) {
   int computed = 0;
   auto compute = [&] { return ApiAnswer{200, "application/json", std::to_string(++computed)}; };
   for (const auto& s : newer) cache.Get(s, "k", compute);
-  EXPECT_EQ(cache.Get(older, "k", compute)->body, "4") << "answered";
+  EXPECT_EQ(cache.Get(older, "k", compute)->body, "5") << "answered";
   EXPECT_EQ(cache.Find(older, "k"), nullptr) << "not stored";
   for (size_t i = 0; i < newer.size(); ++i) {
     ASSERT_NE(cache.Find(newer[i], "k"), nullptr) << i;
@@ -350,9 +350,10 @@ TEST(AnswerCacheOrder, AnAnswerOfAnOlderSnapshotDoesNotEvictTheNewerOnes) {
   }
 }
 
-// The snapshot default answers are served from and the one being warmed keep their
-// answers however many newer snapshots requests read meanwhile (ADR 0025), and the one
-// being warmed stores its answers though it is older than those.
+// The snapshot default answers are served from, the one being warmed and the one the views
+// in use are served from keep their answers however many newer snapshots requests read
+// meanwhile (ADR 0025, 0035), and the one being warmed stores its answers though it is older
+// than those.
 TEST(AnswerCacheOrder, TheServedAndTheWarmingSnapshotsKeepTheirAnswers) {
   AnswerCache<ApiAnswer> cache;
   auto make = [](int64_t at) {
@@ -360,9 +361,10 @@ TEST(AnswerCacheOrder, TheServedAndTheWarmingSnapshotsKeepTheirAnswers) {
     s->built_at_ms = at;
     return s;
   };
-  auto serving = make(1000), warming = make(1100);
+  auto views = make(900), serving = make(1000), warming = make(1100);
   auto compute = [] { return ApiAnswer{200, "application/json", "x"}; };
-  cache.Protect(serving, warming);
+  cache.Protect(serving, warming, views);
+  cache.Get(views, "filtered", compute);
   cache.Get(serving, "default", compute);
   std::vector<std::shared_ptr<Snapshot>> newer;
   for (int i = 0; i < 5; ++i) {
@@ -372,10 +374,11 @@ TEST(AnswerCacheOrder, TheServedAndTheWarmingSnapshotsKeepTheirAnswers) {
   cache.Get(warming, "default", compute);
   EXPECT_NE(cache.Find(serving, "default"), nullptr);
   EXPECT_NE(cache.Find(warming, "default"), nullptr) << "stored, though older than the newest";
-  EXPECT_NE(cache.Find(newer.back(), "filtered"), nullptr) << "the newest keeps the third place";
+  EXPECT_NE(cache.Find(views, "filtered"), nullptr) << "the oldest, but the views' snapshot";
+  EXPECT_NE(cache.Find(newer.back(), "filtered"), nullptr) << "the newest keeps the fourth place";
   EXPECT_EQ(cache.Find(newer[3], "filtered"), nullptr) << "replaced by the newest";
   // The warm-up ends: the old serving snapshot is no longer protected and goes first.
-  cache.Protect(warming, nullptr);
+  cache.Protect(warming, nullptr, views);
   auto next = make(2000);
   cache.Get(next, "filtered", compute);
   EXPECT_EQ(cache.Find(serving, "default"), nullptr);
