@@ -41,8 +41,8 @@ void AnswerWarmer::Offer(std::shared_ptr<const Snapshot> snap) {
 }
 
 void AnswerWarmer::Requested(std::string_view path, std::string_view query) {
-  const auto now = std::chrono::steady_clock::now();
   MutexLock lock(mu_);
+  const auto now = std::chrono::steady_clock::now();
   if (stopping_) return;
   auto it = std::find_if(seen_.begin(), seen_.end(),
                          [&](const SeenView& s) { return s.view.path == path && s.view.query == query; });
@@ -116,9 +116,10 @@ void AnswerWarmer::Run() {
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
     }
     // The views in use, over the snapshot just made warmed(), most recent first. A newer
-    // snapshot waiting stops them (its default answers come first), unless they were not all
-    // built over the snapshot before either: then they are, so they are at most a round
-    // older than the default answers.
+    // snapshot waiting stops them (its default answers come first), unless the pass over the
+    // snapshot before was stopped too: then it goes on for as long as the round took, so the
+    // views are seldom more than a round older than the default answers and never delay the
+    // next round by more than one round's time.
     std::vector<ApiView> views;
     {
       MutexLock lock(mu_);
@@ -130,14 +131,16 @@ void AnswerWarmer::Run() {
     // Until they are, requests for them are served from views_warmed() (the cache keeps its
     // answers: Protect's third).
     const double views_cpu_started = ThreadCpuMs();
+    const auto views_started = std::chrono::steady_clock::now();
+    const auto round_took = views_started - started;
     const bool may_skip = views_serving == serving;
     bool stopped = false;
-    const size_t built =
-        WarmViews(snap, settings_, cache_, &budget_, views, kMaxViews, [this, may_skip, &stopped] {
-          MutexLock lock(mu_);
-          stopped = stopping_ || (may_skip && offered_ != nullptr);
-          return stopped;
-        });
+    const size_t built = WarmViews(snap, settings_, cache_, &budget_, views, kMaxViews, [&] {
+      MutexLock lock(mu_);
+      const bool overdue = std::chrono::steady_clock::now() - views_started > round_took;
+      stopped = stopping_ || (offered_ != nullptr && (may_skip || overdue));
+      return stopped;
+    });
     {
       MutexLock lock(mu_);
       counts_.views_built += built;

@@ -178,12 +178,19 @@ ApiAnswer AnswerApi(std::string_view path, std::string_view raw_query, const Sta
   // The rest is a function of (snapshot, endpoint, query).
   const std::string key = cache != nullptr && held ? CacheKey(*endpoint, q) : std::string();
   std::shared_ptr<const ApiAnswer> stored = key.empty() ? nullptr : cache->Find(held, key);
-  // Not built for the newest snapshot yet, but for the newest warmed one: a default answer,
-  // served from there while the warm-up builds the next (never built on request).
-  if (!stored && !key.empty() && warmed && warmed != held) stored = cache->Find(warmed, key);
-  // A view in use, built over the snapshot before while the newest warmed one's are built.
-  if (!stored && !key.empty() && views_warmed && views_warmed != held && views_warmed != warmed)
-    stored = cache->Find(views_warmed, key);
+  // Not built for the newest snapshot yet: the newest kept snapshot's answer that is no older
+  // than the newest warmed one (a default answer, served from there while the warm-up builds
+  // the next, never built on request), or for a view in use no older than the snapshot the
+  // views were built over while the warm-up builds them over the newest warmed one (ADR 0035).
+  // The newest, so an answer a request built over a snapshot newer than those is not followed
+  // by an older one.
+  if (!stored && !key.empty() && (warmed || views_warmed)) {
+    int64_t floor = INT64_MAX;
+    for (const auto* s : {&warmed, &views_warmed}) {
+      if (*s) floor = std::min(floor, (*s)->built_at_ms);
+    }
+    stored = cache->FindNewest(key, floor);
+  }
   std::shared_ptr<const AnswerBudget::Hold> hold;
   if (budget != nullptr) {
     hold = budget->TryReserve(stored ? 2 * stored->body.size() : EstimateAnswerBytes(snap, settings),
@@ -500,6 +507,10 @@ size_t WarmViews(const std::shared_ptr<const Snapshot>& snap, const ApiSettings&
                  AnswerCache<ApiAnswer>& cache, AnswerBudget* budget, std::span<const ApiView> views,
                  size_t max_built, const std::function<bool()>& stop) {
   if (!snap) return 0;
+  // As for the default answers: nothing built ahead when one answer would take over half the
+  // budget, and none waited for (a refusal ends the pass: the requests come first).
+  const uint64_t estimate = EstimateAnswerBytes(*snap, settings);
+  if (budget != nullptr && estimate > budget->capacity() / 2) return 0;
   const std::vector<int64_t>& windows = snap->windows_ms.empty() ? settings.windows_ms : snap->windows_ms;
   size_t built = 0;
   for (const ApiView& view : views) {
@@ -513,9 +524,7 @@ size_t WarmViews(const std::shared_ptr<const Snapshot>& snap, const ApiSettings&
     const std::string key = CacheKey(*endpoint, *query);
     if (cache.Holds(snap, key)) continue;
     std::shared_ptr<const AnswerBudget::Hold> hold;
-    if (budget != nullptr &&
-        !(hold = budget->TryReserve(EstimateAnswerBytes(*snap, settings), kAdmissionPatience)))
-      continue;
+    if (budget != nullptr && !(hold = budget->TryReserve(estimate, std::chrono::milliseconds(0)))) break;
     try {
       cache.Get(snap, key, [&] { return Compute(*endpoint, *snap, *query, settings); });
       ++built;

@@ -17,8 +17,10 @@
 // (Requested; the kMaxSeen most recent are kept). After a round has made its snapshot
 // warmed(), the views asked for in the last kViewInUse are built over it too, most recent
 // first, up to kMaxViews of them not built already (query/api.h WarmViews: the default
-// answers are), while no newer snapshot waits: a dashboard that polls a filtered view then
-// finds it built, where each poll would find a new snapshot and build it on request.
+// answers are). A newer snapshot waiting stops that pass, unless the one before was stopped
+// too; then it stops once it has taken as long as the round. A dashboard that polls a
+// filtered view then finds it built, where each poll would find a new snapshot and build it
+// on request.
 //
 // Threading: Offer, Requested and warmed from any thread; Offer never blocks on a round. Stop (also
 // run by the destructor) ends the thread after the round in progress; offers after it
@@ -55,8 +57,10 @@ class AnswerWarmer {
   static constexpr size_t kMaxSeen = 32;
   // The newest snapshot whose round has finished; null before the first.
   std::shared_ptr<const Snapshot> warmed() const;
-  // The newest snapshot over which the views in use were all built (ADR 0035): warmed(), or
-  // the one before while they are built over warmed(); null before the first.
+  // The newest snapshot whose pass over the views in use finished without being stopped (ADR
+  // 0035): warmed(), or one before while they are built over warmed(); null before the
+  // first. A view the pass left out (past kMaxViews, or the budget refused it) is built on
+  // request.
   std::shared_ptr<const Snapshot> views_warmed() const;
   // Rounds finished so far, and what they carried from the round before.
   struct Counts {

@@ -59,6 +59,25 @@ class AnswerCache {
     return it->second;
   }
 
+  // The answer for `key` of the newest kept snapshot built at `not_before_ms` or later (null
+  // when none holds it): what a request is served while its newest snapshot's is not built,
+  // never older than a snapshot the caller names, and never older than another kept one.
+  std::shared_ptr<const Answer> FindNewest(const std::string& key, int64_t not_before_ms) {
+    MutexLock lock(mu_);
+    std::shared_ptr<const Answer> best;
+    int64_t best_at = INT64_MIN;
+    for (Generation& g : generations_) {
+      const auto kept = g.snap.lock();
+      if (!kept || kept->built_at_ms < not_before_ms || (best && kept->built_at_ms <= best_at)) continue;
+      auto it = g.answers.find(key);
+      if (it == g.answers.end()) continue;
+      best = it->second;
+      best_at = kept->built_at_ms;
+    }
+    if (best) ++hits_;
+    return best;
+  }
+
   // Whether `snap`'s answer for `key` is stored, without counting a hit (the warm-up's check
   // before it builds one: hits() counts the answers served).
   bool Holds(const std::shared_ptr<const Snapshot>& snap, const std::string& key) {

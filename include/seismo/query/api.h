@@ -19,12 +19,12 @@
 // carries its reservation (`hold`) until the caller has sent it and drops it.
 // Answers are bounded by settings.limits (query/answer_bound.h).
 // `warmed` (optional): the newest snapshot whose default answers are built (WarmDefaultAnswers,
-// on the warm-up thread). An answer not stored for the newest snapshot but stored for
-// `warmed` is served from `warmed`: a default answer is never built on request while the
-// newest snapshot's are being built, and every other answer reads the newest snapshot
-// (ADR 0025). `views_warmed` (optional): the newest snapshot over which the views in use were
-// built (WarmViews, ADR 0035), which may be older than `warmed` while they are built over it;
-// an answer stored for neither of the first two but for it is served from it.
+// on the warm-up thread); `views_warmed` (optional): the newest snapshot the views in use were
+// built over (WarmViews, ADR 0035), which may be a round older while they are built over
+// `warmed`. An answer not stored for the newest snapshot is served from the newest kept
+// snapshot that stores it and is no older than the older of the two (AnswerCache::FindNewest):
+// a default answer is never built on request while the newest snapshot's are being built.
+// An answer stored for none of them is built over the newest snapshot (ADR 0025).
 //
 // Threading: callable from any thread; reads the provider once per call
 // (one snapshot for the whole answer).

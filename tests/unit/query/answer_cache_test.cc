@@ -42,6 +42,9 @@ TEST(AnswerCache, SameSnapshotAndUrlAreComputedOnce) {
   EXPECT_TRUE(cache.Holds(snap, "/a?y"));
   EXPECT_FALSE(cache.Holds(snap, "/a?z"));
   EXPECT_EQ(cache.hits(), 1u) << "Holds serves nothing: not a hit";
+  EXPECT_EQ(cache.FindNewest("/a?x", 0)->body, "body 1");
+  EXPECT_EQ(cache.FindNewest("/a?x", 1), nullptr) << "none of a snapshot built at 1 or later";
+  EXPECT_EQ(cache.hits(), 2u);
   auto next = std::const_pointer_cast<Snapshot>(WithCrashes(1));
   next->built_at_ms = 1;
   EXPECT_EQ(cache.Get(next, "/a?x", compute)->body, "body 3") << "a new snapshot is answered afresh";
@@ -50,6 +53,8 @@ TEST(AnswerCache, SameSnapshotAndUrlAreComputedOnce) {
   auto third = std::const_pointer_cast<Snapshot>(WithCrashes(1));
   third->built_at_ms = 2;
   EXPECT_EQ(cache.Get(third, "/a?x", compute)->body, "body 4");
+  EXPECT_EQ(cache.FindNewest("/a?x", 0)->body, "body 4") << "the newest snapshot's";
+  EXPECT_EQ(cache.FindNewest("/a?y", 0)->body, "body 2") << "the newest that holds it";
   auto fourth = std::const_pointer_cast<Snapshot>(WithCrashes(1));
   fourth->built_at_ms = 3;
   EXPECT_EQ(cache.Get(fourth, "/a?x", compute)->body, "body 5");
