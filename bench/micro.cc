@@ -334,19 +334,8 @@ void BM_BuildIndex(benchmark::State& state) {
 
 // A request the warm-up does not build ahead, over the snapshot of 10⁶ hang series: what a
 // filtered view costs on request (no cache).
-class SnapshotProvider : public StateProvider {
- public:
-  explicit SnapshotProvider(std::shared_ptr<const Snapshot> snap) : snap_(std::move(snap)) {}
-  std::shared_ptr<const Snapshot> snapshot() const override { return snap_; }
-  RecordCounts counts() const override { return {}; }
-  ServiceStatus status() const override { return {}; }
-  std::string alerts_json() const override { return "[]"; }
-
- private:
-  std::shared_ptr<const Snapshot> snap_;
-};
 void RunRequest(benchmark::State& state, const char* path, const char* query) {
-  SnapshotProvider provider(SeriesSnapshot(1'000'000));
+  OneSnapshot provider(SeriesSnapshot(1'000'000));
   const ApiSettings settings;
   for (auto _ : state) {
     ApiAnswer a = AnswerApi(path, query, provider, settings, 0, nullptr, nullptr, nullptr);

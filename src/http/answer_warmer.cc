@@ -41,6 +41,8 @@ void AnswerWarmer::Offer(std::shared_ptr<const Snapshot> snap) {
 }
 
 void AnswerWarmer::Requested(std::string_view path, std::string_view query) {
+  // Only what is a function of the snapshot is a view (not /status, /alerts).
+  if (!IsSnapshotView(path)) return;
   MutexLock lock(mu_);
   const auto now = std::chrono::steady_clock::now();
   if (stopping_) return;

@@ -277,7 +277,7 @@ int HttpServer::Handle(mg_connection* conn) {
     r = {a.status, std::move(a.content_type), std::move(a.body), a.status == 503 ? "Retry-After: 1\r\n" : ""};
     hold = std::move(a.hold);
     // A view a client uses: built ahead over the next snapshots while it is in use (ADR 0035).
-    if (a.status == 200 && path != "/api/v1/status" && path != "/api/v1/alerts") {
+    if (a.status == 200) {
       if (AnswerWarmer* w = warmer_.load(std::memory_order_acquire))
         w->Requested(path, ri->query_string ? ri->query_string : "");
     }

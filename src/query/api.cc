@@ -503,6 +503,11 @@ void WarmDefaultAnswers(const std::shared_ptr<const Snapshot>& snap, const ApiSe
   for (auto it = readers_end; it != answers.end(); ++it) build(it->first, it->second, false);
 }
 
+bool IsSnapshotView(std::string_view path) {
+  const std::optional<Endpoint> endpoint = EndpointFromPath(path);
+  return endpoint && *endpoint != Endpoint::kStatus && *endpoint != Endpoint::kAlerts;
+}
+
 size_t WarmViews(const std::shared_ptr<const Snapshot>& snap, const ApiSettings& settings,
                  AnswerCache<ApiAnswer>& cache, AnswerBudget* budget, std::span<const ApiView> views,
                  size_t max_built, const std::function<bool()>& stop) {
@@ -515,8 +520,8 @@ size_t WarmViews(const std::shared_ptr<const Snapshot>& snap, const ApiSettings&
   size_t built = 0;
   for (const ApiView& view : views) {
     if (built == max_built || stop()) break;
+    if (!IsSnapshotView(view.path)) continue;
     const std::optional<Endpoint> endpoint = EndpointFromPath(view.path);
-    if (!endpoint || *endpoint == Endpoint::kStatus || *endpoint == Endpoint::kAlerts) continue;
     auto params = ParseQueryString(view.query);
     if (!params) continue;
     auto query = ParseQuery(*endpoint, *params, windows);

@@ -50,7 +50,8 @@ class AnswerWarmer {
   AnswerWarmer& operator=(const AnswerWarmer&) = delete;
 
   void Offer(std::shared_ptr<const Snapshot> snap);
-  // A client was answered this view (an API path and its raw query string).
+  // A client was answered this API path and raw query string; kept when it is a view
+  // (IsSnapshotView).
   void Requested(std::string_view path, std::string_view query);
   static constexpr std::chrono::milliseconds kViewInUse{30'000};
   static constexpr size_t kMaxViews = 8;

@@ -142,6 +142,10 @@ struct WarmCarry {
 void WarmDefaultAnswers(const std::shared_ptr<const Snapshot>& snap, const ApiSettings& settings,
                         AnswerCache<ApiAnswer>& cache, AnswerBudget* budget, WarmCarry* carry = nullptr);
 
+// Whether `path` is an endpoint whose answers are a function of the snapshot (every one but
+// /status and /alerts, which read counters and the alert engine): what may be cached and built
+// ahead.
+bool IsSnapshotView(std::string_view path);
 // A view a client asked for: an API path and its raw query string.
 struct ApiView {
   std::string path;

@@ -134,4 +134,18 @@ class StateProvider {
   virtual std::string alerts_json() const = 0;
 };
 
+// One fixed snapshot, no counts, no alerts: for answers over a snapshot a caller made (a
+// bench, a test).
+class OneSnapshot final : public StateProvider {
+ public:
+  explicit OneSnapshot(std::shared_ptr<const Snapshot> snap) : snap_(std::move(snap)) {}
+  std::shared_ptr<const Snapshot> snapshot() const override { return snap_; }
+  RecordCounts counts() const override { return {}; }
+  ServiceStatus status() const override { return {}; }
+  std::string alerts_json() const override { return "[]"; }
+
+ private:
+  std::shared_ptr<const Snapshot> snap_;
+};
+
 }  // namespace seismo

@@ -13,18 +13,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-class OneSnapshot final : public StateProvider {
- public:
-  explicit OneSnapshot(std::shared_ptr<const Snapshot> snap) : snap_(std::move(snap)) {}
-  std::shared_ptr<const Snapshot> snapshot() const override { return snap_; }
-  RecordCounts counts() const override { return {}; }
-  ServiceStatus status() const override { return {}; }
-  std::string alerts_json() const override { return "[]"; }
-
- private:
-  std::shared_ptr<const Snapshot> snap_;
-};
-
 std::shared_ptr<const Snapshot> At(int64_t ms) {
   auto s = std::make_shared<Snapshot>();
   s->built_at_ms = ms;
