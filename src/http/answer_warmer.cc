@@ -1,5 +1,6 @@
 #include "seismo/http/answer_warmer.h"
 
+#include <spdlog/spdlog.h>
 #include <time.h>
 
 #include <algorithm>
@@ -99,13 +100,27 @@ void AnswerWarmer::Run() {
     const auto started = std::chrono::steady_clock::now();
     const double cpu_started = ThreadCpuMs();
     cache_.Protect(serving, snap, views_serving);
-    WarmDefaultAnswers(snap, settings_, cache_, &budget_, &carry_);
+    // A round that throws (out of memory past the places that handle it, or a bug) must not
+    // end the process: what it carried is dropped, so the next round starts afresh, and the
+    // snapshot still becomes warmed(): its default answers not built are built on request,
+    // exact and fresh, rather than served ever older while rounds keep failing.
+    bool failed = false;
+    try {
+      if (round_hook_for_testing_) round_hook_for_testing_();
+      WarmDefaultAnswers(snap, settings_, cache_, &budget_, &carry_);
+    } catch (const std::exception& e) {
+      failed = true;
+      carry_ = WarmCarry{};
+      spdlog::warn("warm-up: the round over the snapshot of {} failed ({}); its answers are built on request",
+                   snap->built_at_ms, e.what());
+    }
     const double cpu_ms = ThreadCpuMs() - cpu_started;
     {
       // Requests read warmed() first: the previous one gives up its place only after.
       MutexLock lock(mu_);
       warmed_ = snap;
       ++counts_.rounds;
+      if (failed) ++counts_.failed;
       counts_.rows_updated = carry_.rows_updated;
       counts_.index_carried = carry_.index_carried;
       counts_.builds_carried = carry_.builds_carried;
@@ -137,12 +152,17 @@ void AnswerWarmer::Run() {
     const auto round_took = views_started - started;
     const bool may_skip = views_serving == serving;
     bool stopped = false;
-    const size_t built = WarmViews(snap, settings_, cache_, &budget_, views, kMaxViews, [&] {
-      MutexLock lock(mu_);
-      const bool overdue = std::chrono::steady_clock::now() - views_started > round_took;
-      stopped = stopping_ || (offered_ != nullptr && (may_skip || overdue));
-      return stopped;
-    });
+    size_t built = 0;
+    try {
+      built = WarmViews(snap, settings_, cache_, &budget_, views, kMaxViews, [&] {
+        MutexLock lock(mu_);
+        const bool overdue = std::chrono::steady_clock::now() - views_started > round_took;
+        stopped = stopping_ || (offered_ != nullptr && (may_skip || overdue));
+        return stopped;
+      });
+    } catch (const std::exception& e) {  // as above: those not built are built on request
+      spdlog::warn("warm-up: building the views in use failed ({})", e.what());
+    }
     {
       MutexLock lock(mu_);
       counts_.views_built += built;

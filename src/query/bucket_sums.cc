@@ -72,6 +72,8 @@ bool BucketSums::Apply(const Snapshot& before, const Snapshot& after, const RowC
   // A changed series is removed and added: its new copy shares the hours that did not change
   // with the old one (copy on write). Paired by key, only the hours that differ are read.
   // Pairing only saves reads: a removed series left unpaired has all its hours taken out.
+  // Keys do not repeat in a snapshot (MergeSnapshots sums them), so two removed rows share
+  // a hash only when two keys' hashes collide; the second is then left unpaired.
   absl::flat_hash_map<uint64_t, const SeriesData*> removed;  // by key hash
   std::vector<const SeriesData*> unpaired;
   removed.reserve(changes.removed.size());

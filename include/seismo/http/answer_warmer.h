@@ -28,6 +28,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string_view>
 #include <thread>
@@ -75,6 +76,7 @@ class AnswerWarmer {
     uint64_t flame_sums_read = 0;  // the flame graph read the kept sums by stack
     uint64_t views_built = 0;      // answers of views in use built after the rounds
     uint64_t views_seen = 0;       // views asked for that it keeps (now, at most kMaxSeen)
+    uint64_t failed = 0;           // rounds that threw: their answers are built on request
     // The rounds' time, in all: the warm-up thread's CPU, and from taking the snapshot to
     // warmed() returning it (what a default view waits for after a publish).
     double cpu_ms = 0;
@@ -91,6 +93,9 @@ class AnswerWarmer {
   uint64_t rounds_with_buckets_carried() const { return counts().buckets_carried; }
   uint64_t rounds_with_flame_sums_read() const { return counts().flame_sums_read; }
   void Stop();
+  // Test seam: run at the start of each round, on the warm-up thread, before the default
+  // answers (it may throw, as a round out of memory would). Set before the first Offer.
+  void SetRoundHookForTesting(std::function<void()> hook) { round_hook_for_testing_ = std::move(hook); }
 
  private:
   void Run();
@@ -107,6 +112,8 @@ class AnswerWarmer {
   Counts counts_ GUARDED_BY(mu_);  // carry_'s counters after the last round
   WarmCarry carry_;  // the warm-up thread's own: what one round leaves the next (ADR 0034)
   bool stopping_ GUARDED_BY(mu_) = false;
+  // Written before the first Offer, read by the thread after it takes an offer (under mu_).
+  std::function<void()> round_hook_for_testing_;
   struct SeenView {
     ApiView view;
     std::chrono::steady_clock::time_point last;

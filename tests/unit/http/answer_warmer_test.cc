@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
+#include <new>
 #include <vector>
 
 #include "support/wait_for.h"
@@ -165,6 +167,48 @@ TEST(AnswerWarmer, BuildsTheViewsInUseOverEachWarmedSnapshot) {
               AnswerApi("/api/v1/hangs", query, provider, settings, 0, nullptr, nullptr, nullptr).body)
         << query;
   }
+}
+
+// A round that throws does not end the process: its snapshot still becomes warmed(), its
+// answers are built on request (exact), what it carried is given back, and the next round
+// builds the default answers afresh.
+TEST(AnswerWarmer, ARoundThatThrowsLeavesItsAnswersToRequests) {
+  ApiSettings settings;
+  AnswerCache<ApiAnswer> cache;
+  AnswerBudget budget(256u << 20);
+  AnswerWarmer warmer(settings, cache, budget);
+  std::atomic<int> round{0};
+  warmer.SetRoundHookForTesting([&] {
+    if (round.fetch_add(1) == 1) throw std::bad_alloc();
+  });
+  testing::World w;
+  w.Usage("bhr", "Linux", 2 * testing::kHour, 10 * testing::kMin);
+  for (int r = 0; r < 3; ++r) {
+    for (int i = 0; i < 20; ++i) {
+      const std::string k = std::to_string((r * 7 + i) % 30);
+      w.Hang("bhr", "Linux", "parent", "Gecko", {"root", "f" + k, "Sig" + k}, 1000 + i, 1, i * testing::kMin);
+    }
+    const std::shared_ptr<const Snapshot> snap = w.Build();
+    warmer.Offer(snap);
+    ASSERT_TRUE(test::WaitFor([&] { return warmer.warmed() == snap; }, 30s, 1ms)) << "round " << r;
+    EXPECT_EQ(warmer.counts().failed, r >= 1 ? 1u : 0u) << "round " << r;
+    if (r == 1) {
+      EXPECT_EQ(budget.in_use(), 0u) << "what the first round carried was given back";
+      EXPECT_EQ(warmer.rounds_with_rows_updated(), 0u);
+    } else {
+      EXPECT_GT(budget.in_use(), 0u) << "rows carried for the next round: " << r;
+    }
+    OneSnapshot provider(snap);
+    const uint64_t hits = cache.hits();
+    const ApiAnswer answer = AnswerApi("/api/v1/builds", "", provider, settings, 0, &cache, &budget, snap);
+    EXPECT_EQ(answer.status, 200);
+    EXPECT_EQ(answer.body,
+              AnswerApi("/api/v1/builds", "", provider, settings, 0, nullptr, nullptr, nullptr).body)
+        << "round " << r;
+    EXPECT_EQ(cache.hits(), r == 1 ? hits : hits + 1)
+        << "built by the warm-up unless its round failed: " << r;
+  }
+  EXPECT_EQ(warmer.rounds(), 3u);
 }
 
 // Stop ends the thread; later offers are ignored and Stop may run again.

@@ -51,9 +51,12 @@ std::vector<BucketSums::Sums> Read(const BucketSums& kept, const TimeAxis& axis)
 // Over rounds of new and changed series, quiet rounds, stream time moving by minutes, hours
 // and days (hours expiring past the retention, series released) and series folded into
 // "(other)": the sums brought with each change set are a walk's, for each source, by bucket
-// and by hour, and every time series reading them is the one that walks the table.
-TEST(BucketSums, BroughtFromWhatChangedAreTheSumsOfAWalk) {
-  World w(/*max_series=*/200);
+// and by hour, and every time series reading them is the one that walks the table. With two
+// shards each may hold an "(other)" series of one key, which the snapshot sums into one.
+class BucketSumsOverShards : public ::testing::TestWithParam<size_t> {};
+
+TEST_P(BucketSumsOverShards, BroughtFromWhatChangedAreTheSumsOfAWalk) {
+  World w(/*max_series=*/200, /*shards=*/GetParam());
   testing::Lcg next(7);
   w.Usage("bhr", "Linux", 2 * kHour, 10 * kMin);
   w.Usage("main", "Linux", kHour, 10 * kMin);
@@ -83,6 +86,7 @@ TEST(BucketSums, BroughtFromWhatChangedAreTheSumsOfAWalk) {
       2 * BucketSums::kBytesPerBucket * ((World::Options().retention_ms + 2 * kHour) / kMin);
   int64_t advanced = 0;
   size_t released = 0;  // rounds with fewer series than the round before
+  size_t folded = 0;    // removed "(other)" rows
   for (int round = 0; round < 40; ++round) {
     SCOPED_TRACE(::testing::Message() << "round " << round);
     const int64_t step = round % 4 == 0 ? 3 * kDay : round % 4 == 1 ? 0 : round % 4 == 2 ? 7 * kMin : kHour;
@@ -92,6 +96,7 @@ TEST(BucketSums, BroughtFromWhatChangedAreTheSumsOfAWalk) {
     const std::shared_ptr<const Snapshot> after = w.Build();
     released += after->table(Table::kHangs).size() < before->table(Table::kHangs).size() ? 1 : 0;
     const RowChanges changes = ChangedRows(*before, *after, Table::kHangs);
+    for (const SeriesData* s : changes.removed) folded += s->level > 0 ? 1 : 0;
     for (Kept& k : kept) {
       SCOPED_TRACE(::testing::Message() << "source " << k.source);
       const Sym source = SourceId(*after, k.source);
@@ -117,7 +122,11 @@ TEST(BucketSums, BroughtFromWhatChangedAreTheSumsOfAWalk) {
   }
   EXPECT_GE(advanced, 2 * World::Options().retention_ms) << "past the retention twice over";
   EXPECT_GT(released, 0u) << "series left";
+  EXPECT_GT(folded, 0u)
+      << "\"(other)\" rows (with two shards, each summed from both) were in the change sets";
 }
+
+INSTANTIATE_TEST_SUITE_P(Shards, BucketSumsOverShards, ::testing::Values(size_t{1}, size_t{2}));
 
 // The sums serve only the source's time series without other filters, over snapshots of their
 // symbols and bucket length; other snapshots are refused, and so are buckets past the bound.

@@ -29,8 +29,13 @@ class World {
   // Stream time ends at t0 (2026-11-20T12:00:00Z).
   World() : World(Options().max_series) {}
   // A world whose state folds its tail into "(other)" series past `max_series` (fold.h).
-  explicit World(size_t max_series)
-      : symbols_(std::make_shared<Symbols>()), state_(WithMaxSeries(max_series), symbols_.get()) {}
+  // With `shards` states, each delta applied by the one its key routes to, as the daemon's
+  // shards do: a folded world then holds an "(other)" series of one key in several of them.
+  explicit World(size_t max_series, size_t shards = 1) : symbols_(std::make_shared<Symbols>()) {
+    for (size_t i = 0; i < shards; ++i) {
+      states_.push_back(std::make_unique<ShardState>(WithMaxSeries(max_series), symbols_.get()));
+    }
+  }
 
   static AggregateOptions Options() {
     AggregateOptions o;
@@ -79,10 +84,13 @@ class World {
     Apply(std::move(d), {1, startup ? 1 : 0}, ago_ms);
   }
   std::shared_ptr<const Snapshot> Build() {
-    state_.AdvanceTo(EventTime{t0_});
-    std::shared_ptr<const ShardSnapshot> shard = state_.Snapshot();
+    std::vector<std::shared_ptr<const ShardSnapshot>> shards;
+    for (auto& state : states_) {
+      state->AdvanceTo(EventTime{t0_});
+      shards.push_back(state->Snapshot());
+    }
     const AggregateOptions options = Options();
-    return MergeSnapshots({shard}, *symbols_, options.bucket_ms, options.windows_ms, options.retention_ms,
+    return MergeSnapshots(shards, *symbols_, options.bucket_ms, options.windows_ms, options.retention_ms,
                           true, symbols_);
   }
 
@@ -90,12 +98,12 @@ class World {
   void Apply(Delta d, Values v, int64_t ago_ms) {
     d.time = EventTime{t0_ - ago_ms};
     d.values = v;
-    state_.Apply(d);
+    states_[d.route_hash % states_.size()]->Apply(d);
   }
 
   int64_t t0_ = ParseTimestamp("2026-11-20T12:00:00Z")->ms;
   std::shared_ptr<Symbols> symbols_;
-  ShardState state_;
+  std::vector<std::unique_ptr<ShardState>> states_;
 };
 
 // A small deterministic generator for random worlds: Next(n) is in [0, n).
