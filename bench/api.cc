@@ -477,6 +477,7 @@ int Api(const ApiArgs& a) {
       .Int("warm_stacks_carried", warm1.stacks_carried - warm0.stacks_carried)
       .Int("warm_groups_updated", warm1.groups_updated - warm0.groups_updated)
       .Int("warm_buckets_carried", warm1.buckets_carried - warm0.buckets_carried)
+      .Int("warm_build_dates_updated", warm1.build_dates_updated - warm0.build_dates_updated)
       .Int("warm_flame_sums_read", warm1.flame_sums_read - warm0.flame_sums_read)
       .Num("ingest_mb_per_s", static_cast<double>(c1.bytes - c0.bytes) / 1e6 / elapsed)
       .Num("ingest_docs_per_s", static_cast<double>(c1.documents - c0.documents) / elapsed, 0)

@@ -405,7 +405,9 @@ void BM_WarmDefaultAnswersAfterOnePercent(benchmark::State& state) {
                     .groups = left.groups,
                     .groups_hold = nullptr,
                     .buckets = left.buckets,
-                    .buckets_hold = nullptr};
+                    .buckets_hold = nullptr,
+                    .build_dates = left.build_dates,
+                    .build_dates_hold = nullptr};
     auto cache = std::make_unique<AnswerCache<ApiAnswer>>(size_t{1} << 30);
     state.ResumeTiming();
     WarmDefaultAnswers(after, settings, *cache, nullptr, &carry);
@@ -423,6 +425,8 @@ void BM_WarmDefaultAnswersAfterOnePercent(benchmark::State& state) {
       state.SkipWithError("the flame graph did not read the kept sums by stack");
     if (carry.buckets_carried != 1)
       state.SkipWithError("the time series' sums were not brought from the carried ones");
+    if (carry.build_dates_updated != 1)
+      state.SkipWithError("the /builds hang sums by build date were not brought from the carried ones");
     cache.reset();
     carry = WarmCarry{};
     after.reset();

@@ -127,6 +127,7 @@ void AnswerWarmer::Run() {
       counts_.stacks_carried = carry_.stacks_carried;
       counts_.groups_updated = carry_.groups_updated;
       counts_.buckets_carried = carry_.buckets_carried;
+      counts_.build_dates_updated = carry_.build_dates_updated;
       counts_.flame_sums_read = carry_.flame_sums_read;
       counts_.cpu_ms += cpu_ms;
       counts_.wall_ms +=

@@ -83,11 +83,12 @@ std::string CacheKey(Endpoint endpoint, const Query& q) {
 // warm-up round's answers read (hang_rows.h), or none.
 ApiAnswer Compute(Endpoint endpoint, const Snapshot& snap, const Query& q, const ApiSettings& settings,
                   const HangRows* shared = nullptr, FlameCarry* flame = nullptr,
-                  const HangGroups* groups = nullptr, const BucketSums* buckets = nullptr) {
+                  const HangGroups* groups = nullptr, const BucketSums* buckets = nullptr,
+                  const BuildDateSums* build_dates = nullptr) {
   const AnswerLimits& limits = settings.limits;
   switch (endpoint) {
     case Endpoint::kBuilds:
-      return {200, "application/json", BuildsJson(snap, q, settings.baselines, shared)};
+      return {200, "application/json", BuildsJson(snap, q, settings.baselines, shared, build_dates)};
     case Endpoint::kReleases:
       return {200, "application/json", ReleasesJson(snap, q, settings.baselines)};
     case Endpoint::kHangsFlameDiff:
@@ -214,6 +215,7 @@ void WarmDefaultAnswers(const std::shared_ptr<const Snapshot>& snap, const ApiSe
       carry->DropStacks();
       carry->DropGroups();
       carry->DropBuckets();
+      carry->DropBuildDates();
       carry->snap.reset();
     }
     return;
@@ -416,6 +418,35 @@ void WarmDefaultAnswers(const std::shared_ptr<const Snapshot>& snap, const ApiSe
     }
     if (all_brought) ++carry->groups_updated;
   };
+  // The default /builds answers' hang sums by build date (build_date_sums.h), of the rows:
+  // brought from the carried ones with what the rows' update changed, else made from the rows,
+  // while their hold covers them; else given back, and each answer sums the rows.
+  auto keep_build_dates = [&] {
+    if (carry == nullptr) return;
+    if (!shared || shared->rows().empty()) {
+      carry->DropBuildDates();
+      return;
+    }
+    // Out of memory: given back, and the answers sum the rows (never end the process here).
+    try {
+      const int64_t window = DefaultWindow(windows);
+      if (rows_updated && carry->build_dates &&
+          carry->build_dates->Serves(window, Filters{}, snap->symbols)) {
+        carry->build_dates->Apply(delta);
+        ++carry->build_dates_updated;
+      } else {
+        carry->build_dates.emplace(shared->rows(), window, snap->symbols);
+      }
+      // An entry per build date: a few kilobytes, held once made (their number is not known
+      // before); a hold that cannot cover them gives them back.
+      if (!carried_hold(carry->build_dates_hold, carry->build_dates->MemoryBytes(),
+                        [&] { carry->build_dates_hold.reset(); })) {
+        carry->DropBuildDates();
+      }
+    } catch (const std::exception&) {
+      carry->DropBuildDates();
+    }
+  };
   // The default time series' sums by bucket (bucket_sums.h), of this snapshot: brought from
   // the carried ones with the change set, else made from the table, within a hold for their
   // span taken first (carried_hold); else given back, and the time series walks the table.
@@ -461,6 +492,7 @@ void WarmDefaultAnswers(const std::shared_ptr<const Snapshot>& snap, const ApiSe
       make_rows();
       hang_changes.reset();  // read by nothing after (and outside the budget)
       keep_groups();
+      keep_build_dates();
       delta = RowDelta{};  // read by nothing after
     }
     try {
@@ -480,10 +512,13 @@ void WarmDefaultAnswers(const std::shared_ptr<const Snapshot>& snap, const ApiSe
       const BucketSums* buckets = endpoint == Endpoint::kHangsTimeseries && carry != nullptr && carry->buckets
                                       ? &*carry->buckets
                                       : nullptr;
+      const BuildDateSums* build_dates =
+          endpoint == Endpoint::kBuilds && carry != nullptr && carry->build_dates ? &*carry->build_dates
+                                                                                  : nullptr;
       cache.Get(snap, key, [&] {
         return Compute(endpoint, *snap, *query, settings, rows,
                        flame.order != nullptr || flame.by_stack != nullptr ? &flame : nullptr, groups,
-                       buckets);
+                       buckets, build_dates);
       });
       if (flame.carried) ++carry->stacks_carried;
       if (flame.by_stack_read) ++carry->flame_sums_read;
@@ -496,7 +531,10 @@ void WarmDefaultAnswers(const std::shared_ptr<const Snapshot>& snap, const ApiSe
     carry->snap = snap;
     carry->rows = std::move(shared);
     carry->hold = std::move(shared_hold);
-    if (!carry->rows) carry->DropGroups();  // groups are brought along with the rows only
+    if (!carry->rows) {  // groups and sums by build date are brought along with the rows only
+      carry->DropGroups();
+      carry->DropBuildDates();
+    }
   }
   shared.reset();
   shared_hold.reset();

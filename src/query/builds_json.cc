@@ -11,6 +11,7 @@
 #include "seismo/core/json_writer.h"
 #include "seismo/core/syms_map.h"
 #include "seismo/core/time.h"
+#include "seismo/query/build_date_sums.h"
 #include "seismo/query/hang_rows.h"
 #include "seismo/query/releases_json.h"
 #include "seismo/query/replay_output.h"
@@ -89,7 +90,7 @@ void WriteRate(JsonWriter& w, std::string_view name, int64_t count, int64_t usag
 }  // namespace
 
 std::string BuildsJson(const Snapshot& snap, const Query& q, const BaselinePolicy& policy,
-                       const HangRows* shared) {
+                       const HangRows* shared, const BuildDateSums* kept) {
   const BuildComparisons comparisons(snap, policy);
   const WindowSel win = ResolveWindow(snap, q.window_ms);
   SymsMap<4, BuildRow> rows;
@@ -121,21 +122,27 @@ std::string BuildsJson(const Snapshot& snap, const Query& q, const BaselinePolic
   // filters (process, thread, signature) narrow the numerator only.
   // Summed by the fields' ids (equal texts have equal ids) while the rows are walked, a
   // million at 10⁶ hang series; by text after.
-  using DateIds = Syms<3>;
-  SymsMap<3, std::array<int64_t, 3>> by_ids;                    // usage_ms, hang_us, hang_count
-  auto date_of = [](const SeriesKey& k) {                       // of a usage or hang key (selection.h)
-    return DateIds{k[usage_field::kSource], k[usage_field::kChannel], k[usage_field::kBuildDate]};
-  };
+  // From the warm-up's kept sums (build_date_sums.h) when they serve the query: its entries,
+  // not the rows.
+  SymsMap<3, std::array<int64_t, 3>> by_ids;  // usage_ms, hang_us, hang_count
   RowFilter usage_filter(snap, Table::kUsage, q.filters);
   for (const SeriesData* s : snap.table(Table::kUsage)) {
     if (!usage_filter.Matches(s->key)) continue;
-    by_ids[date_of(s->key)][0] += ValuesIn(*s, win)[0];
+    by_ids[BuildDateOf(s->key)][0] += ValuesIn(*s, win)[0];
   }
-  ForEachHangRow(snap, win, q.filters, shared, [&](const SeriesKey& k, const HangSums& v) {
-    auto& d = by_ids[date_of(k)];
-    d[1] += v.hang_us;
-    d[2] += v.hang_count;
-  });
+  if (kept != nullptr && kept->Serves(win.window_ms, q.filters, snap.symbols)) {
+    for (const auto& [ids, sums] : kept->sums()) {
+      auto& d = by_ids[ids];
+      d[1] += sums.hang_us;
+      d[2] += sums.hang_count;
+    }
+  } else {
+    ForEachHangRow(snap, win, q.filters, shared, [&](const SeriesKey& k, const HangSums& v) {
+      auto& d = by_ids[BuildDateOf(k)];
+      d[1] += v.hang_us;
+      d[2] += v.hang_count;
+    });
+  }
   absl::flat_hash_map<DateKey, std::array<int64_t, 3>> dates;
   for (const auto& [ids, sums] : by_ids) {
     auto& d = dates[DateKey{snap.Text(ids[0]), snap.Text(ids[1]), snap.Text(ids[2])}];

@@ -73,6 +73,8 @@ class AnswerWarmer {
     uint64_t stacks_carried = 0;  // brought the previous round's flame graph stack order up to date
     uint64_t groups_updated = 0;  // brought the previous round's /hangs groups and sums by stack up to date
     uint64_t buckets_carried = 0;  // brought the previous round's time series sums up to date
+    uint64_t build_dates_updated =
+        0;                         // brought the previous round's /builds hang sums by build date up to date
     uint64_t flame_sums_read = 0;  // the flame graph read the kept sums by stack
     uint64_t views_built = 0;      // answers of views in use built after the rounds
     uint64_t views_seen = 0;       // views asked for that it keeps (now, at most kMaxSeen)
@@ -91,6 +93,7 @@ class AnswerWarmer {
   uint64_t rounds_with_stacks_carried() const { return counts().stacks_carried; }
   uint64_t rounds_with_groups_updated() const { return counts().groups_updated; }
   uint64_t rounds_with_buckets_carried() const { return counts().buckets_carried; }
+  uint64_t rounds_with_build_dates_updated() const { return counts().build_dates_updated; }
   uint64_t rounds_with_flame_sums_read() const { return counts().flame_sums_read; }
   void Stop();
   // Test seam: run at the start of each round, on the warm-up thread, before the default

@@ -43,6 +43,7 @@
 #include "seismo/query/answer_budget.h"
 #include "seismo/query/answer_cache.h"
 #include "seismo/query/bucket_sums.h"
+#include "seismo/query/build_date_sums.h"
 #include "seismo/query/hang_groups.h"
 #include "seismo/query/hang_rows.h"
 #include "seismo/query/provider.h"
@@ -96,10 +97,12 @@ uint64_t EstimateAnswerBytes(const Snapshot& snap, const ApiSettings& settings);
 // graph its sums by stack, kept from round to round and brought up to date with what the rows'
 // update changed (query/hang_groups.h), instead of summing every row into them. Its time
 // series reads the hang table's sums by bucket, brought up to date from the same change set
-// (query/bucket_sums.h), instead of walking every series.
-// The rows, the order, the groups, the sums by bucket and their reservations are held between
-// rounds (with room for the table to grow into), and the carried snapshot with them (the order
-// keeps the snapshot of its last update, an older one when a request built the flame graph first).
+// (query/bucket_sums.h), instead of walking every series. Its /builds answers read the hang
+// sums by build date, brought up to date with what the rows' update changed
+// (query/build_date_sums.h), instead of summing every row.
+// The rows, the order, the groups, the sums by bucket and by build date and their reservations are held
+// between rounds (with room for the table to grow into), and the carried snapshot with them (the order keeps
+// the snapshot of its last update, an older one when a request built the flame graph first).
 struct WarmCarry {
   std::shared_ptr<const Snapshot> snap;  // the snapshot of the rows and the sums by bucket
   std::optional<HangRows> rows;          // of the default window, every source
@@ -114,12 +117,17 @@ struct WarmCarry {
   // The default /hangs/timeseries answer's sums by bucket (of `snap`), and the budget's hold.
   std::optional<BucketSums> buckets;
   std::shared_ptr<const AnswerBudget::Hold> buckets_hold;
+  // The default /builds answers' hang sums by build date (of the rows), and the budget's hold.
+  std::optional<BuildDateSums> build_dates;
+  std::shared_ptr<const AnswerBudget::Hold> build_dates_hold;
   uint64_t rows_updated = 0;    // rounds whose rows were updated from the carried ones
   uint64_t groups_updated = 0;  // rounds whose groups, all four, were brought from the carried ones
   uint64_t index_carried = 0;   // rounds whose signature index was made from the carried one's
   uint64_t builds_carried = 0;  // rounds whose build index was made from the carried one's
   uint64_t stacks_carried = 0;  // rounds whose flame graph's stack order was brought from the carried one
   uint64_t buckets_carried = 0;  // rounds whose sums by bucket were brought from the carried ones
+  uint64_t build_dates_updated =
+      0;                         // rounds whose hang sums by build date were brought from the carried ones
   uint64_t flame_sums_read = 0;  // rounds whose flame graph read the kept sums by stack
 
   void DropRows() {  // and give their memory back to the budget
@@ -133,6 +141,10 @@ struct WarmCarry {
   void DropBuckets() {
     buckets.reset();
     buckets_hold.reset();
+  }
+  void DropBuildDates() {
+    build_dates.reset();
+    build_dates_hold.reset();
   }
   void DropGroups() {
     for (std::optional<HangGroups>& g : groups) g.reset();

@@ -14,11 +14,13 @@
 
 namespace seismo {
 
-class HangRows;  // query/hang_rows.h
+class HangRows;       // query/hang_rows.h
+class BuildDateSums;  // query/build_date_sums.h
 
 // `policy`: which earlier builds each row's `at_equal_age` compares it with (releases_json.h).
 // `shared`: the hang rows of the round's answers (read when they serve the query, HangRows::Serves).
+// `kept`: the warm-up's hang sums by build date (read instead of the rows when they serve it).
 std::string BuildsJson(const Snapshot& snap, const Query& q, const BaselinePolicy& policy = {},
-                       const HangRows* shared = nullptr);
+                       const HangRows* shared = nullptr, const BuildDateSums* kept = nullptr);
 
 }  // namespace seismo

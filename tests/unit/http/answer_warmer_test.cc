@@ -73,6 +73,7 @@ TEST(AnswerWarmer, UpdatesTheRowsTheRoundBeforeLeft) {
     EXPECT_EQ(warmer.rounds_with_stacks_carried(), static_cast<uint64_t>(round)) << "round " << round;
     EXPECT_EQ(warmer.rounds_with_groups_updated(), static_cast<uint64_t>(round)) << "round " << round;
     EXPECT_EQ(warmer.rounds_with_buckets_carried(), static_cast<uint64_t>(round)) << "round " << round;
+    EXPECT_EQ(warmer.rounds_with_build_dates_updated(), static_cast<uint64_t>(round)) << "round " << round;
     EXPECT_EQ(warmer.rounds_with_flame_sums_read(), static_cast<uint64_t>(round) + 1) << "round " << round;
     OneSnapshot provider(snap);
     // A default answer: served from what the warm-up built, and the answer a request builds.
