@@ -16,6 +16,8 @@
 //                      series documents): what the warm-up thread builds after each publish
 //   BM_WarmDefaultAnswersAfterOnePercent/N  the same round after 1 % of the series changed,
 //                      given what the round before left (its hang rows, updated: ADR 0034)
+//   BM_Request*        a filtered view on request over 10⁶ hang series (no cache, a walk)
+//   BM_View*           filtered views built ahead by the warm-up, given the round's hang rows
 // Not a test: nothing here asserts a speed (SPEC §8).
 #include <benchmark/benchmark.h>
 
@@ -355,6 +357,27 @@ void BM_RequestFlameOneSignature(benchmark::State& state) {
 }
 void BM_RequestBuildsOneOs(benchmark::State& state) { RunRequest(state, "/api/v1/builds", "os=Linux"); }
 
+// Filtered views built ahead by the warm-up (WarmViews, ADR 0035), given the round's hang rows
+// (made once here, as the round makes them for its default answers).
+void RunView(benchmark::State& state, const char* path, const char* query) {
+  const std::shared_ptr<const Snapshot> snap = SeriesSnapshot(1'000'000);
+  const ApiSettings settings;
+  const HangRows rows(*snap, DefaultWindow(settings.windows_ms), Filters{});
+  const std::vector<ApiView> views = {{path, query}};
+  for (auto _ : state) {
+    AnswerCache<ApiAnswer> cache;
+    if (WarmViews(
+            snap, settings, cache, nullptr, views, 1, [] { return false; }, &rows) != 1) {
+      state.SkipWithError("not built");
+    }
+    benchmark::ClobberMemory();
+  }
+}
+void BM_ViewHangsOneOs(benchmark::State& state) { RunView(state, "/api/v1/hangs", "os=Windows_NT"); }
+void BM_ViewFlameOneThread(benchmark::State& state) {
+  RunView(state, "/api/v1/hangs/flamegraph", "thread=Gecko");
+}
+
 void BM_WarmDefaultAnswers(benchmark::State& state) {
   SeriesWorld& w = SeriesWorldOf(static_cast<size_t>(state.range(0)));
   const ApiSettings settings;
@@ -453,6 +476,8 @@ BENCHMARK(BM_RequestHangsOneOs)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_RequestFlameOneThread)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_RequestFlameOneSignature)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_RequestBuildsOneOs)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ViewHangsOneOs)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ViewFlameOneThread)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_WarmDefaultAnswers)->Arg(100'000)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_WarmDefaultAnswersAfterOnePercent)->Arg(100'000)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
 

@@ -154,13 +154,18 @@ void AnswerWarmer::Run() {
     const bool may_skip = views_serving == serving;
     bool stopped = false;
     size_t built = 0;
+    // The round's hang rows, made from this snapshot: the views' answers filter them.
+    const HangRows* rows = carry_.snap == snap && carry_.rows ? &*carry_.rows : nullptr;
     try {
-      built = WarmViews(snap, settings_, cache_, &budget_, views, kMaxViews, [&] {
-        MutexLock lock(mu_);
-        const bool overdue = std::chrono::steady_clock::now() - views_started > round_took;
-        stopped = stopping_ || (offered_ != nullptr && (may_skip || overdue));
-        return stopped;
-      });
+      built = WarmViews(
+          snap, settings_, cache_, &budget_, views, kMaxViews,
+          [&] {
+            MutexLock lock(mu_);
+            const bool overdue = std::chrono::steady_clock::now() - views_started > round_took;
+            stopped = stopping_ || (offered_ != nullptr && (may_skip || overdue));
+            return stopped;
+          },
+          rows);
     } catch (const std::exception& e) {  // as above: those not built are built on request
       spdlog::warn("warm-up: building the views in use failed ({})", e.what());
     }

@@ -548,7 +548,7 @@ bool IsSnapshotView(std::string_view path) {
 
 size_t WarmViews(const std::shared_ptr<const Snapshot>& snap, const ApiSettings& settings,
                  AnswerCache<ApiAnswer>& cache, AnswerBudget* budget, std::span<const ApiView> views,
-                 size_t max_built, const std::function<bool()>& stop) {
+                 size_t max_built, const std::function<bool()>& stop, const HangRows* rows) {
   if (!snap) return 0;
   // As for the default answers: nothing built ahead when one answer would take over half the
   // budget, and none waited for (a refusal ends the pass: the requests come first).
@@ -569,7 +569,7 @@ size_t WarmViews(const std::shared_ptr<const Snapshot>& snap, const ApiSettings&
     std::shared_ptr<const AnswerBudget::Hold> hold;
     if (budget != nullptr && !(hold = budget->TryReserve(estimate, std::chrono::milliseconds(0)))) break;
     try {
-      cache.Get(snap, key, [&] { return Compute(*endpoint, *snap, *query, settings); });
+      cache.Get(snap, key, [&] { return Compute(*endpoint, *snap, *query, settings, rows); });
       ++built;
     } catch (const std::exception&) {
       // on the warm-up thread: never let it end the process

@@ -167,10 +167,12 @@ struct ApiView {
 // lately, ADR 0035), each within the budget as a request is, in order, until `max_built` are
 // built or `stop()` says to stop. A view whose answer the cache holds (a default answer), that
 // is not a function of the snapshot (/status, /alerts) or that does not parse, is skipped.
-// Returns how many it built.
+// `rows` (optional): hang rows made from `snap` (the round's, WarmCarry::rows), read by the
+// answers they serve (HangRows::Serves: the rows of the default window, every filter applied
+// to them) instead of a walk of the table that sums each series' window. Returns how many it built.
 size_t WarmViews(const std::shared_ptr<const Snapshot>& snap, const ApiSettings& settings,
                  AnswerCache<ApiAnswer>& cache, AnswerBudget* budget, std::span<const ApiView> views,
-                 size_t max_built, const std::function<bool()>& stop);
+                 size_t max_built, const std::function<bool()>& stop, const HangRows* rows = nullptr);
 
 // {"error": message}
 std::string ErrorJson(std::string_view message);

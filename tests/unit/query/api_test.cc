@@ -4,7 +4,9 @@
 
 #include "fake_provider.h"
 #include "query_fixture.h"
+#include "seismo/query/hang_rows.h"
 #include "seismo/query/metrics.h"
+#include "seismo/query/provider.h"
 
 namespace seismo {
 namespace {
@@ -228,6 +230,51 @@ TEST_F(ApiTest, AnUnknownProcessIs400NamingIt) {
   for (const char* ok :
        {"process=vr", "process=forkserver", "process=gpu", "process=any", "process=plugin"}) {
     EXPECT_EQ(Get("/api/v1/crashes/top", ok).status, 200) << ok;
+  }
+}
+
+// The views in use read the round's hang rows when given them (the default window's rows with
+// no filter serve every filter of that window): their answers are those a walk of the table
+// gives. Rows made from an older snapshot show which the answers read: a view's path is
+// given rows of its own snapshot only (AnswerWarmer), which Serves cannot tell.
+TEST(WarmViews, FilterTheRoundsHangRows) {
+  World w;
+  w.Usage("bhr", "Linux", 2 * kHour, 10 * kMin);
+  w.BuildUsage("Linux", 3 * kHour, 4, 0, 10 * kMin);
+  auto hangs = [&](int n, int64_t us) {
+    for (int i = 0; i < n; ++i) {
+      w.Hang("bhr", i % 2 ? "Linux" : "Windows_NT", "parent", "T" + std::to_string(i % 3),
+             {"root", "f" + std::to_string(i % 7), "Sig" + std::to_string(i % 5)}, us + i, 1,
+             (i % 50) * kMin);
+    }
+  };
+  hangs(40, 1000);
+  const std::shared_ptr<const Snapshot> older = w.Build();
+  hangs(40, 7000);
+  const std::shared_ptr<const Snapshot> snap = w.Build();
+  const ApiSettings settings;
+  const int64_t window = DefaultWindow(settings.windows_ms);
+  const HangRows rows(*snap, window, Filters{}), older_rows(*older, window, Filters{});
+  const std::vector<ApiView> views = {{"/api/v1/hangs", "os=Windows_NT"},
+                                      {"/api/v1/hangs", "thread=T1&by=build_date"},
+                                      {"/api/v1/hangs/flamegraph", "thread=T2"},
+                                      {"/api/v1/builds", "os=Linux"}};
+  OneSnapshot provider(snap);
+  for (const HangRows* given : {&rows, &older_rows}) {
+    AnswerCache<ApiAnswer> cache;
+    EXPECT_EQ(WarmViews(
+                  snap, settings, cache, nullptr, views, 8, [] { return false; }, given),
+              views.size());
+    for (const ApiView& v : views) {
+      const std::string walked =
+          AnswerApi(v.path, v.query, provider, settings, 0, nullptr, nullptr, nullptr).body;
+      const ApiAnswer built = AnswerApi(v.path, v.query, provider, settings, 0, &cache, nullptr, snap);
+      if (given == &rows) {
+        EXPECT_EQ(built.body, walked) << v.path << "?" << v.query;
+      } else {
+        EXPECT_NE(built.body, walked) << "read the rows given: " << v.path << "?" << v.query;
+      }
+    }
   }
 }
 
