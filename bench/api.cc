@@ -472,6 +472,8 @@ int Api(const ApiArgs& a) {
       .Int("warm_index_carried", warm1.index_carried - warm0.index_carried)
       .Int("warm_builds_carried", warm1.builds_carried - warm0.builds_carried)
       .Int("warm_views_built", warm1.views_built - warm0.views_built)
+      .Int("warm_views_from_kept", warm1.views_from_kept - warm0.views_from_kept)
+      .Int("warm_views_brought", warm1.views_brought - warm0.views_brought)
       .Num("warm_views_cpu_ms",
            (warm1.views_cpu_ms - warm0.views_cpu_ms) / std::max<double>(1, warm1.rounds - warm0.rounds), 1)
       .Int("warm_stacks_carried", warm1.stacks_carried - warm0.stacks_carried)

@@ -17,7 +17,8 @@
 //   BM_WarmDefaultAnswersAfterOnePercent/N  the same round after 1 % of the series changed,
 //                      given what the round before left (its hang rows, updated: ADR 0034)
 //   BM_Request*        a filtered view on request over 10⁶ hang series (no cache, a walk)
-//   BM_View*           filtered views built ahead by the warm-up, given the round's hang rows
+//   BM_View*           filtered views built ahead by the warm-up, given the round's hang rows:
+//                      their groups made from the rows; BM_ViewKept*: from those kept
 // Not a test: nothing here asserts a speed (SPEC §8).
 #include <benchmark/benchmark.h>
 
@@ -357,25 +358,39 @@ void BM_RequestFlameOneSignature(benchmark::State& state) {
 }
 void BM_RequestBuildsOneOs(benchmark::State& state) { RunRequest(state, "/api/v1/builds", "os=Linux"); }
 
-// Filtered views built ahead by the warm-up (WarmViews, ADR 0035), given the round's hang rows
-// (made once here, as the round makes them for its default answers).
-void RunView(benchmark::State& state, const char* path, const char* query) {
+// Filtered views built ahead by the warm-up (WarmViews, ADR 0035), given what the round left
+// (its hang rows, made once here as the round makes them for its default answers): the first
+// time, their groups made from the rows (`kept` false: every time); then from those kept
+// (`kept` true; a round brings them up to date with what changed, not timed here).
+void RunView(benchmark::State& state, const char* path, const char* query, bool kept) {
   const std::shared_ptr<const Snapshot> snap = SeriesSnapshot(1'000'000);
   const ApiSettings settings;
-  const HangRows rows(*snap, DefaultWindow(settings.windows_ms), Filters{});
+  WarmCarry carry;
+  carry.snap = snap;
+  carry.rows.emplace(*snap, DefaultWindow(settings.windows_ms), Filters{});
   const std::vector<ApiView> views = {{path, query}};
   for (auto _ : state) {
+    if (!kept) carry.DropViews();
     AnswerCache<ApiAnswer> cache;
     if (WarmViews(
-            snap, settings, cache, nullptr, views, 1, [] { return false; }, &rows) != 1) {
+            snap, settings, cache, nullptr, views, 1, [] { return false; }, &carry) != 1) {
       state.SkipWithError("not built");
     }
     benchmark::ClobberMemory();
   }
+  if (carry.views_from_kept != static_cast<uint64_t>(state.iterations())) {
+    state.SkipWithError("not built from what was kept");
+  }
 }
-void BM_ViewHangsOneOs(benchmark::State& state) { RunView(state, "/api/v1/hangs", "os=Windows_NT"); }
+void BM_ViewHangsOneOs(benchmark::State& state) { RunView(state, "/api/v1/hangs", "os=Windows_NT", false); }
 void BM_ViewFlameOneThread(benchmark::State& state) {
-  RunView(state, "/api/v1/hangs/flamegraph", "thread=Gecko");
+  RunView(state, "/api/v1/hangs/flamegraph", "thread=Gecko", false);
+}
+void BM_ViewKeptHangsOneOs(benchmark::State& state) {
+  RunView(state, "/api/v1/hangs", "os=Windows_NT", true);
+}
+void BM_ViewKeptFlameOneThread(benchmark::State& state) {
+  RunView(state, "/api/v1/hangs/flamegraph", "thread=Gecko", true);
 }
 
 void BM_WarmDefaultAnswers(benchmark::State& state) {
@@ -478,6 +493,8 @@ BENCHMARK(BM_RequestFlameOneSignature)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_RequestBuildsOneOs)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ViewHangsOneOs)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ViewFlameOneThread)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ViewKeptHangsOneOs)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ViewKeptFlameOneThread)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_WarmDefaultAnswers)->Arg(100'000)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_WarmDefaultAnswersAfterOnePercent)->Arg(100'000)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
 

@@ -154,8 +154,8 @@ void AnswerWarmer::Run() {
     const bool may_skip = views_serving == serving;
     bool stopped = false;
     size_t built = 0;
-    // The round's hang rows, made from this snapshot: the views' answers filter them.
-    const HangRows* rows = carry_.snap == snap && carry_.rows ? &*carry_.rows : nullptr;
+    // What the round left: its hang rows, which the views' answers filter, and what is kept
+    // for the views from round to round.
     try {
       built = WarmViews(
           snap, settings_, cache_, &budget_, views, kMaxViews,
@@ -165,13 +165,16 @@ void AnswerWarmer::Run() {
             stopped = stopping_ || (offered_ != nullptr && (may_skip || overdue));
             return stopped;
           },
-          rows);
+          &carry_);
     } catch (const std::exception& e) {  // as above: those not built are built on request
+      carry_.DropViews();
       spdlog::warn("warm-up: building the views in use failed ({})", e.what());
     }
     {
       MutexLock lock(mu_);
       counts_.views_built += built;
+      counts_.views_brought = carry_.views_brought;
+      counts_.views_from_kept = carry_.views_from_kept;
       counts_.views_cpu_ms += ThreadCpuMs() - views_cpu_started;
       if (!stopped) views_warmed_ = snap;
       views_serving = views_warmed_;

@@ -216,6 +216,7 @@ void WarmDefaultAnswers(const std::shared_ptr<const Snapshot>& snap, const ApiSe
       carry->DropGroups();
       carry->DropBuckets();
       carry->DropBuildDates();
+      carry->DropViews();
       carry->snap.reset();
     }
     return;
@@ -480,6 +481,34 @@ void WarmDefaultAnswers(const std::shared_ptr<const Snapshot>& snap, const ApiSe
     }
   };
   keep_buckets();
+  // The views in use kept by the views' pass (WarmViews): each one's groups brought up to date
+  // with the rows of what the rows' update changed that pass its filters, while their hold
+  // covers them; else given back (the next pass makes them anew from the rows).
+  auto keep_views = [&] {
+    if (carry == nullptr) return;
+    if (!shared) {
+      carry->DropViews();
+      return;
+    }
+    for (WarmCarry::KeptView& v : carry->views) {
+      if (!v.groups) continue;
+      bool brought = false;
+      try {
+        RowFilter filter(*snap, Table::kHangs, v.also);
+        brought = rows_updated &&
+                  v.groups->Apply(delta, [&filter](const SeriesKey& k) { return filter.Matches(k); }) &&
+                  v.hold && v.groups->MemoryBytes() + v.stacks.MemoryBytes() <= v.hold->bytes();
+      } catch (const std::exception&) {
+      }
+      if (brought) {
+        ++carry->views_brought;
+      } else {
+        v.groups.reset();
+        v.stacks.Clear();
+        v.hold.reset();
+      }
+    }
+  };
   // `reader`: the answer reads the rows (made for the first reader that is built).
   auto build = [&](Endpoint endpoint, const Params& params, bool reader) {
     auto query = ParseQuery(endpoint, params, windows);
@@ -493,6 +522,7 @@ void WarmDefaultAnswers(const std::shared_ptr<const Snapshot>& snap, const ApiSe
       hang_changes.reset();  // read by nothing after (and outside the budget)
       keep_groups();
       keep_build_dates();
+      keep_views();
       delta = RowDelta{};  // read by nothing after
     }
     try {
@@ -531,9 +561,10 @@ void WarmDefaultAnswers(const std::shared_ptr<const Snapshot>& snap, const ApiSe
     carry->snap = snap;
     carry->rows = std::move(shared);
     carry->hold = std::move(shared_hold);
-    if (!carry->rows) {  // groups and sums by build date are brought along with the rows only
+    if (!carry->rows) {  // groups, sums by build date and views are brought along with the rows only
       carry->DropGroups();
       carry->DropBuildDates();
+      carry->DropViews();
     }
   }
   shared.reset();
@@ -548,31 +579,118 @@ bool IsSnapshotView(std::string_view path) {
 
 size_t WarmViews(const std::shared_ptr<const Snapshot>& snap, const ApiSettings& settings,
                  AnswerCache<ApiAnswer>& cache, AnswerBudget* budget, std::span<const ApiView> views,
-                 size_t max_built, const std::function<bool()>& stop, const HangRows* rows) {
+                 size_t max_built, const std::function<bool()>& stop, WarmCarry* carry) {
   if (!snap) return 0;
   // As for the default answers: nothing built ahead when one answer would take over half the
   // budget, and none waited for (a refusal ends the pass: the requests come first).
   const uint64_t estimate = EstimateAnswerBytes(*snap, settings);
   if (budget != nullptr && estimate > budget->capacity() / 2) return 0;
   const std::vector<int64_t>& windows = snap->windows_ms.empty() ? settings.windows_ms : snap->windows_ms;
-  size_t built = 0;
+  // The round's hang rows, made from this snapshot (`carry` may be of another).
+  const bool carried = carry != nullptr && carry->snap == snap && carry->rows;
+  const HangRows* rows = carried ? &*carry->rows : nullptr;
+  struct Parsed {
+    Endpoint endpoint;
+    Query query;
+    std::string key;
+  };
+  std::vector<Parsed> parsed;
   for (const ApiView& view : views) {
-    if (built == max_built || stop()) break;
     if (!IsSnapshotView(view.path)) continue;
     const std::optional<Endpoint> endpoint = EndpointFromPath(view.path);
     auto params = ParseQueryString(view.query);
     if (!params) continue;
     auto query = ParseQuery(*endpoint, *params, windows);
     if (!query) continue;
-    const std::string key = CacheKey(*endpoint, *query);
-    if (cache.Holds(snap, key)) continue;
+    std::string key = CacheKey(*endpoint, *query);
+    parsed.push_back({*endpoint, std::move(*query), std::move(key)});
+  }
+  // What is kept for the views no longer in use is given back.
+  if (carry != nullptr) {
+    std::erase_if(carry->views, [&parsed](const WarmCarry::KeptView& v) {
+      return std::none_of(parsed.begin(), parsed.end(), [&v](const Parsed& p) { return p.key == v.key; });
+    });
+  }
+  // The kept groups of view `p` (made now from the rows when it has none), or none: not a
+  // /hangs or flame graph view the rows serve, too many groups, or no room in the budget beside
+  // a request that misses the cache.
+  auto kept_for = [&](const Parsed& p) -> WarmCarry::KeptView* {
+    const bool flame = p.endpoint == Endpoint::kHangsFlamegraph;
+    if (!carried || (p.endpoint != Endpoint::kHangs && !flame)) return nullptr;
+    const int64_t window = ResolveWindow(*snap, p.query.window_ms).window_ms;
+    const std::string source = HangSource(*snap, p.query);
+    if (!rows->Serves(window, HangFilters(p.query, source))) return nullptr;
+    auto it = std::find_if(carry->views.begin(), carry->views.end(),
+                           [&p](const WarmCarry::KeptView& v) { return v.key == p.key; });
+    if (it == carry->views.end()) {
+      WarmCarry::KeptView& v = carry->views.emplace_back();
+      v.key = p.key;
+      v.also = p.query.filters;
+      v.also[Dim::kSource].reset();
+      it = carry->views.end() - 1;
+    }
+    WarmCarry::KeptView& v = *it;
+    if (v.groups) return &v;
+    RowFilter filter(*snap, Table::kHangs, v.also);
+    const HangGroups::Selection selection{v.also,
+                                          [&filter](const SeriesKey& k) { return filter.Matches(k); }};
+    const Sym source_id = SourceId(*snap, source);
+    size_t picked = 0;
+    for (const HangRow& r : rows->rows()) {
+      picked += r.key[hang_field::kSource] == source_id && selection.keeps(r.key) ? 1 : 0;
+    }
+    const uint64_t bytes =
+        HangGroups::KeptBytesFor(picked, flame) + HangGroups::ScratchBytesFor(picked) +
+        (flame
+             ? StackOrder::BytesFor(picked, snap->symbols != nullptr ? snap->symbols->stacks().IdBound() : 0)
+             : 0);
+    v.stacks.Clear();
+    if (budget != nullptr && !(budget->in_use() + bytes + estimate <= budget->capacity() &&
+                               (v.hold = budget->TryReserve(bytes, std::chrono::milliseconds(0))))) {
+      return nullptr;
+    }
+    v.groups = flame
+                   ? HangGroups::MakeByStack(window, snap->symbols, source_id, rows->rows(), &selection)
+                   : HangGroups::Make(p.query.by, window, snap->symbols, source_id, rows->rows(), &selection);
+    if (!v.groups) {
+      v.hold.reset();
+      return nullptr;
+    }
+    return &v;
+  };
+  size_t built = 0;
+  for (const Parsed& p : parsed) {
+    if (built == max_built || stop()) break;
+    if (cache.Holds(snap, p.key)) continue;
     std::shared_ptr<const AnswerBudget::Hold> hold;
     if (budget != nullptr && !(hold = budget->TryReserve(estimate, std::chrono::milliseconds(0)))) break;
     try {
-      cache.Get(snap, key, [&] { return Compute(*endpoint, *snap, *query, settings, rows); });
+      WarmCarry::KeptView* kept = nullptr;
+      try {
+        kept = kept_for(p);
+      } catch (const std::exception&) {  // out of memory making them: the answer sums the rows
+        if (carry != nullptr) carry->DropViews();
+      }
+      FlameCarry flame;
+      const HangGroups* groups = nullptr;
+      if (kept != nullptr && p.endpoint == Endpoint::kHangsFlamegraph) {
+        flame.order = &kept->stacks;
+        flame.by_stack = &*kept->groups;
+        flame.snap = snap;
+      } else if (kept != nullptr) {
+        groups = &*kept->groups;
+      }
+      cache.Get(snap, p.key, [&] {
+        return Compute(p.endpoint, *snap, p.query, settings, rows, kept != nullptr ? &flame : nullptr,
+                       groups);
+      });
+      if (kept != nullptr && (p.endpoint != Endpoint::kHangsFlamegraph || flame.by_stack_read)) {
+        ++carry->views_from_kept;
+      }
       ++built;
     } catch (const std::exception&) {
       // on the warm-up thread: never let it end the process
+      if (carry != nullptr) carry->DropViews();  // an order half updated
     }
   }
   return built;

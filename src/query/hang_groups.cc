@@ -55,33 +55,41 @@ void Negate(HangSums& s) {
 }  // namespace
 
 std::optional<HangGroups> HangGroups::Make(HangsBy by, int64_t window_ms, const Symbols* symbols, Sym source,
-                                           std::span<const HangRow> rows) {
-  return Fill(HangGroups(by, window_ms, symbols, source), rows);
+                                           std::span<const HangRow> rows, const Selection* selection) {
+  return Fill(HangGroups(by, window_ms, symbols, source), rows, selection);
 }
 
 std::optional<HangGroups> HangGroups::MakeByStack(int64_t window_ms, const Symbols* symbols, Sym source,
-                                                  std::span<const HangRow> rows) {
+                                                  std::span<const HangRow> rows, const Selection* selection) {
   HangGroups out(HangsBy::kThread, window_ms, symbols, source);
   out.by_stack_ = true;
-  return Fill(std::move(out), rows);
+  return Fill(std::move(out), rows, selection);
 }
 
-std::optional<HangGroups> HangGroups::Fill(HangGroups out, std::span<const HangRow> rows) {
+std::optional<HangGroups> HangGroups::Fill(HangGroups out, std::span<const HangRow> rows,
+                                           const Selection* selection) {
   const HangsBy by = out.by_;
   const Sym source = out.source_;
+  if (selection != nullptr) {
+    out.also_ = selection->also;
+    out.also_[Dim::kSource].reset();
+  }
   if (source == kNoId) return out;
+  auto ours = [&](const HangRow& r) {
+    return r.key[hang_field::kSource] == source && (selection == nullptr || selection->keeps(r.key));
+  };
   // An entry a row, sorted by (group number, id), then one entry a key with the rows it
   // took. Rows in stack order (HangRows) give stacks in order: then the sort is by group
   // number only, and stable.
   size_t n = 0;
-  for (const HangRow& r : rows) n += r.key[hang_field::kSource] == source ? 1 : 0;
+  for (const HangRow& r : rows) n += ours(r) ? 1 : 0;
   std::vector<IdSums::Entry, HugePageAllocator<IdSums::Entry>> made;
   made.reserve(n);
   uint32_t max_group = 0;
   InternId max_id = 0;
   bool ids_ascending = true;
   for (const HangRow& r : rows) {
-    if (r.key[hang_field::kSource] != source) continue;
+    if (!ours(r)) continue;
     const std::optional<uint32_t> g = out.NumberOf(r.key);
     if (!g) return std::nullopt;
     if (by != HangsBy::kSignature) {
@@ -132,13 +140,13 @@ std::optional<uint32_t> HangGroups::NumberOf(const SeriesKey& key) {
   return at->second;
 }
 
-bool HangGroups::Apply(const RowDelta& delta) {
+bool HangGroups::Apply(const RowDelta& delta, const std::function<bool(const SeriesKey&)>& keeps) {
   if (source_ == kNoId) return true;
   // The changes, one a row; a group's own sums (by thread and by build date) changed here.
   std::vector<Change> changes;
   changes.reserve(delta.left.size() + delta.came.size());
   auto change = [&](const HangRow& r, bool left) {
-    if (r.key[hang_field::kSource] != source_) return true;
+    if (r.key[hang_field::kSource] != source_ || (keeps && !keeps(r.key))) return true;
     const std::optional<uint32_t> g = NumberOf(r.key);
     if (!g) return false;
     HangSums sums = r.sums;
@@ -247,7 +255,11 @@ bool HangGroups::ServesStacks(int64_t window_ms, const Filters& filters, const S
 
 bool HangGroups::SameSelection(int64_t window_ms, const Filters& filters, const Symbols* symbols,
                                Sym source) const {
-  return window_ms == window_ms_ && symbols == symbols_ && source == source_ && filters.OnlySource();
+  if (window_ms != window_ms_ || symbols != symbols_ || source != source_) return false;
+  for (size_t d = 0; d < kDimCount; ++d) {
+    if (d != static_cast<size_t>(Dim::kSource) && filters.value[d] != also_.value[d]) return false;
+  }
+  return true;
 }
 
 int64_t HangGroups::NthHeaviest(size_t n) const {

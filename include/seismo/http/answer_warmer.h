@@ -77,6 +77,8 @@ class AnswerWarmer {
         0;                         // brought the previous round's /builds hang sums by build date up to date
     uint64_t flame_sums_read = 0;  // the flame graph read the kept sums by stack
     uint64_t views_built = 0;      // answers of views in use built after the rounds
+    uint64_t views_from_kept = 0;  // of those, built from what was kept for them (groups, order)
+    uint64_t views_brought = 0;    // what was kept for a view, brought up to date by a round
     uint64_t views_seen = 0;       // views asked for that it keeps (now, at most kMaxSeen)
     uint64_t failed = 0;           // rounds that threw: their answers are built on request
     // The rounds' time, in all: the warm-up thread's CPU, and from taking the snapshot to

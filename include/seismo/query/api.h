@@ -126,9 +126,22 @@ struct WarmCarry {
   uint64_t builds_carried = 0;  // rounds whose build index was made from the carried one's
   uint64_t stacks_carried = 0;  // rounds whose flame graph's stack order was brought from the carried one
   uint64_t buckets_carried = 0;  // rounds whose sums by bucket were brought from the carried ones
-  uint64_t build_dates_updated =
-      0;                         // rounds whose hang sums by build date were brought from the carried ones
-  uint64_t flame_sums_read = 0;  // rounds whose flame graph read the kept sums by stack
+  uint64_t build_dates_updated = 0;  // rounds whose /builds sums by build date were brought along
+  uint64_t flame_sums_read = 0;      // rounds whose flame graph read the kept sums by stack
+  // The views in use kept from round to round (ADR 0035): a filtered /hangs answer's groups, a
+  // filtered flame graph's sums by stack and its stack order, each view's own; made from the
+  // rows by the views' pass (WarmViews), brought up to date by each round with what the rows'
+  // update changed (the rows that pass the view's filters); each with the budget's hold for it.
+  struct KeptView {
+    std::string key;  // the view's cache key
+    Filters also;     // its filters but the source (HangGroups::Selection)
+    std::optional<HangGroups> groups;
+    StackOrder stacks;  // a flame graph's
+    std::shared_ptr<const AnswerBudget::Hold> hold;
+  };
+  std::vector<KeptView> views;
+  uint64_t views_brought = 0;    // kept views a round brought up to date
+  uint64_t views_from_kept = 0;  // answers of views in use built from what was kept for them
 
   void DropRows() {  // and give their memory back to the budget
     rows.reset();
@@ -142,6 +155,7 @@ struct WarmCarry {
     buckets.reset();
     buckets_hold.reset();
   }
+  void DropViews() { views.clear(); }
   void DropBuildDates() {
     build_dates.reset();
     build_dates_hold.reset();
@@ -167,12 +181,16 @@ struct ApiView {
 // lately, ADR 0035), each within the budget as a request is, in order, until `max_built` are
 // built or `stop()` says to stop. A view whose answer the cache holds (a default answer), that
 // is not a function of the snapshot (/status, /alerts) or that does not parse, is skipped.
-// `rows` (optional): hang rows made from `snap` (the round's, WarmCarry::rows), read by the
-// answers they serve (HangRows::Serves: the rows of the default window, every filter applied
-// to them) instead of a walk of the table that sums each series' window. Returns how many it built.
+// `carry` (optional): what the round over `snap` left (WarmDefaultAnswers). Its hang rows
+// are read by the answers they serve (HangRows::Serves: the rows of the default window, every
+// filter applied to them) instead of a walk of the table that sums each series' window; and a
+// /hangs or flame graph view they serve keeps its groups (and a flame graph its stack order)
+// from round to round (WarmCarry::views, within the budget): built from them, it costs what
+// changed, not its rows. What it kept for views no longer in `views` is given back. Returns
+// how many it built.
 size_t WarmViews(const std::shared_ptr<const Snapshot>& snap, const ApiSettings& settings,
                  AnswerCache<ApiAnswer>& cache, AnswerBudget* budget, std::span<const ApiView> views,
-                 size_t max_built, const std::function<bool()>& stop, const HangRows* rows = nullptr);
+                 size_t max_built, const std::function<bool()>& stop, WarmCarry* carry = nullptr);
 
 // {"error": message}
 std::string ErrorJson(std::string_view message);

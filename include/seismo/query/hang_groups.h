@@ -37,6 +37,7 @@
 #include <cassert>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <vector>
@@ -73,21 +74,31 @@ class HangGroups {
   // is `source` (an id of `symbols`; kNoId: no row's), as HangsJson groups the rows of a
   // query of that window with no filter but the source. Nothing when they would take more
   // than kMaxGroupNumbers group numbers.
+  // A view in use with filters besides its source (ADR 0035): `selection` is those filters
+  // (the query's HangFilters less the source: `also`) and the test of its rows (`keeps`, a
+  // RowFilter of `also`, query/selection.h); the groups take the rows it keeps only, and serve
+  // that query only. Without one, a query with no filter but the source.
+  struct Selection {
+    Filters also;
+    std::function<bool(const SeriesKey&)> keeps;
+  };
   static std::optional<HangGroups> Make(HangsBy by, int64_t window_ms, const Symbols* symbols, Sym source,
-                                        std::span<const HangRow> rows);
+                                        std::span<const HangRow> rows, const Selection* selection = nullptr);
   // The rows' sums by stack alone (one group of every row of the source): what the flame graph
   // of that window and source sums its rows into (IdSums), kept instead (Stacks()).
   static std::optional<HangGroups> MakeByStack(int64_t window_ms, const Symbols* symbols, Sym source,
-                                               std::span<const HangRow> rows);
+                                               std::span<const HangRow> rows,
+                                               const Selection* selection = nullptr);
 
   // Brings the groups from the rows before an update of theirs to the rows after it. False
   // where a row that left is not here (a delta of other rows), or past kMaxGroupNumbers:
-  // drop the groups then (they are neither before's nor after's).
-  bool Apply(const RowDelta& delta);
+  // drop the groups then (they are neither before's nor after's). `keeps`: the selection's
+  // test, for groups made with one (the same filters).
+  bool Apply(const RowDelta& delta, const std::function<bool(const SeriesKey&)>& keeps = {});
 
   // Whether these are the groups of a /hangs query by `by` in window `window_ms` whose filters
-  // (HangFilters: the source set) have no other filter, over a snapshot whose symbols are
-  // `symbols` and in which the source's text is `source`.
+  // (HangFilters: the source set) are the source and the selection's (none without one), over
+  // a snapshot whose symbols are `symbols` and in which the source's text is `source`.
   bool Serves(HangsBy by, int64_t window_ms, const Filters& filters, const Symbols* symbols,
               Sym source) const;
   // The same for groups made by MakeByStack and a flame graph's query (none else serves one).
@@ -144,7 +155,8 @@ class HangGroups {
   HangGroups(HangsBy by, int64_t window_ms, const Symbols* symbols, Sym source)
       : by_(by), window_ms_(window_ms), symbols_(symbols), source_(source) {}
   // The entries and groups of `rows` (Make and MakeByStack).
-  static std::optional<HangGroups> Fill(HangGroups out, std::span<const HangRow> rows);
+  static std::optional<HangGroups> Fill(HangGroups out, std::span<const HangRow> rows,
+                                        const Selection* selection);
   bool SameSelection(int64_t window_ms, const Filters& filters, const Symbols* symbols, Sym source) const;
   // A key's group number (by signature, its (process, thread)'s), a new one for a key never
   // met; nullopt past kMaxGroupNumbers.
@@ -158,6 +170,7 @@ class HangGroups {
   int64_t window_ms_;
   const Symbols* symbols_;
   Sym source_;
+  Filters also_;  // the selection's filters (Selection::also): none but for a view's
   // By number, in the order met; a number stays its key's until the groups are made anew.
   // By thread and by build date with the group's rows and sums (rows 0: none now).
   std::vector<Group> groups_;

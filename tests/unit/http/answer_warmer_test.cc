@@ -170,6 +170,53 @@ TEST(AnswerWarmer, BuildsTheViewsInUseOverEachWarmedSnapshot) {
   }
 }
 
+// The views in use keep their groups (a flame graph its stack order too) from round to round:
+// each round brings them up to date with the rows that changed, and the views built from them
+// are the answers a request builds from the snapshot.
+TEST(AnswerWarmer, KeepsTheViewsInUseFromRoundToRound) {
+  ApiSettings settings;
+  settings.limits.max_nodes = 12;  // a flame graph with "(other)" nodes
+  AnswerCache<ApiAnswer> cache;
+  AnswerBudget budget(256u << 20);
+  AnswerWarmer warmer(settings, cache, budget);
+  testing::World w;
+  w.Usage("bhr", "Linux", 2 * testing::kHour, 10 * testing::kMin);
+  const std::vector<std::pair<std::string, std::string>> views = {
+      {"/api/v1/hangs", "os=windows_nt"},
+      {"/api/v1/hangs", "by=thread&os=Linux&limit=3"},
+      {"/api/v1/hangs/flamegraph", "thread=T1"}};
+  for (int round = 0; round < 6; ++round) {
+    SCOPED_TRACE(::testing::Message() << "round " << round);
+    for (int i = 0; i < 40; ++i) {
+      const int k = (round * 7 + i) % 60;
+      w.Hang("bhr", k % 3 == 0 ? "Windows_NT" : "Linux", "parent", "T" + std::to_string(k % 4),
+             {"root", "f" + std::to_string(k % 9), "Sig" + std::to_string(k)}, 1000 + i, 1,
+             i * testing::kMin / 2);
+    }
+    const std::shared_ptr<const Snapshot> snap = w.Build();
+    warmer.Offer(snap);
+    ASSERT_TRUE(test::WaitFor([&] { return warmer.views_warmed() == snap; }, 30s, 1ms));
+    const AnswerWarmer::Counts c = warmer.counts();
+    // In use from the first round's answers on: built over each snapshot after it, from what
+    // was kept; brought by each round after the one that made them.
+    EXPECT_EQ(c.views_built, 3u * static_cast<uint64_t>(round));
+    EXPECT_EQ(c.views_from_kept, 3u * static_cast<uint64_t>(round));
+    EXPECT_EQ(c.views_brought, round >= 2 ? 3u * static_cast<uint64_t>(round - 1) : 0u);
+    OneSnapshot provider(snap);
+    for (const auto& [path, query] : views) {
+      const uint64_t hits = cache.hits();
+      const ApiAnswer answer = AnswerApi(path, query, provider, settings, 0, &cache, &budget, snap);
+      EXPECT_EQ(cache.hits(), hits + (round > 0 ? 1 : 0)) << path << "?" << query;
+      EXPECT_EQ(answer.body, AnswerApi(path, query, provider, settings, 0, nullptr, nullptr, nullptr).body)
+          << path << "?" << query;
+      warmer.Requested(path, query);
+    }
+  }
+  EXPECT_GT(budget.in_use(), 0u) << "held for the views kept";
+  warmer.Stop();
+  EXPECT_EQ(budget.in_use(), 0u) << "and given back when the warm-up stops";
+}
+
 // A round that throws does not end the process: its snapshot still becomes warmed(), its
 // answers are built on request (exact), what it carried is given back, and the next round
 // builds the default answers afresh.

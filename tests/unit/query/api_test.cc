@@ -233,10 +233,12 @@ TEST_F(ApiTest, AnUnknownProcessIs400NamingIt) {
   }
 }
 
-// The views in use read the round's hang rows when given them (the default window's rows with
-// no filter serve every filter of that window): their answers are those a walk of the table
-// gives. Rows made from an older snapshot show which the answers read: a view's path is
-// given rows of its own snapshot only (AnswerWarmer), which Serves cannot tell.
+// The views in use read the round's hang rows (what the round over the snapshot left, its
+// WarmCarry): the default window's rows with no filter serve every filter of that window. The
+// /hangs and flame graph views keep their groups from them (the /builds view only filters
+// them), and their answers are those a walk of the table gives. Rows made from an older
+// snapshot show which the answers read: the warm-up gives a view's pass the carry of its own
+// snapshot only, which Serves cannot tell. A carry of another snapshot is not read at all.
 TEST(WarmViews, FilterTheRoundsHangRows) {
   World w;
   w.Usage("bhr", "Linux", 2 * kHour, 10 * kMin);
@@ -254,26 +256,41 @@ TEST(WarmViews, FilterTheRoundsHangRows) {
   const std::shared_ptr<const Snapshot> snap = w.Build();
   const ApiSettings settings;
   const int64_t window = DefaultWindow(settings.windows_ms);
-  const HangRows rows(*snap, window, Filters{}), older_rows(*older, window, Filters{});
   const std::vector<ApiView> views = {{"/api/v1/hangs", "os=Windows_NT"},
                                       {"/api/v1/hangs", "thread=T1&by=build_date"},
                                       {"/api/v1/hangs/flamegraph", "thread=T2"},
                                       {"/api/v1/builds", "os=Linux"}};
   OneSnapshot provider(snap);
-  for (const HangRows* given : {&rows, &older_rows}) {
+  for (const auto& [rows_of, carry_of] :
+       {std::pair{snap, snap}, std::pair{older, snap}, std::pair{older, older}}) {
+    WarmCarry carry;
+    carry.snap = carry_of;
+    carry.rows.emplace(*rows_of, window, Filters{});
     AnswerCache<ApiAnswer> cache;
     EXPECT_EQ(WarmViews(
-                  snap, settings, cache, nullptr, views, 8, [] { return false; }, given),
+                  snap, settings, cache, nullptr, views, 8, [] { return false; }, &carry),
               views.size());
+    const bool read = carry_of == snap;
+    EXPECT_EQ(carry.views_from_kept, read ? 3u : 0u);
+    EXPECT_EQ(carry.views.size(), read ? 3u : 0u) << "kept for the /hangs and flame graph views";
     for (const ApiView& v : views) {
       const std::string walked =
           AnswerApi(v.path, v.query, provider, settings, 0, nullptr, nullptr, nullptr).body;
       const ApiAnswer built = AnswerApi(v.path, v.query, provider, settings, 0, &cache, nullptr, snap);
-      if (given == &rows) {
+      if (rows_of == snap || !read) {
         EXPECT_EQ(built.body, walked) << v.path << "?" << v.query;
       } else {
         EXPECT_NE(built.body, walked) << "read the rows given: " << v.path << "?" << v.query;
       }
+    }
+    // A view no longer in use gives back what was kept for it.
+    if (read) {
+      AnswerCache<ApiAnswer> again;
+      EXPECT_EQ(
+          WarmViews(
+              snap, settings, again, nullptr, std::span(views).first(1), 8, [] { return false; }, &carry),
+          1u);
+      EXPECT_EQ(carry.views.size(), 1u);
     }
   }
 }

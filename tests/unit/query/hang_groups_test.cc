@@ -17,6 +17,7 @@
 #include "seismo/query/flamegraph.h"
 #include "seismo/query/hangs_json.h"
 #include "seismo/query/id_sums.h"
+#include "seismo/query/selection.h"
 
 namespace seismo {
 namespace {
@@ -98,13 +99,27 @@ TEST(HangGroups, BroughtFromWhatChangedAreTheGroupsOfAWalk) {
     HangsBy by;
     std::string source;
     std::optional<HangGroups> groups;
+    std::string os;  // a view's filter (its selection), or none
+  };
+  // A view's selection: the rows of one OS (compared as the filter compares, any case).
+  auto selection_of = [](const Snapshot& snap, const std::string& os, std::optional<RowFilter>& filter) {
+    Filters also;
+    also[Dim::kOs] = os;
+    filter.emplace(snap, Table::kHangs, also);
+    return HangGroups::Selection{also, [&filter](const SeriesKey& k) { return filter->Matches(k); }};
   };
   std::vector<Kept> kept;
   for (HangsBy by : {HangsBy::kSignature, HangsBy::kThread, HangsBy::kBuildDate}) {
     for (const char* source : {"bhr", "main"}) {
-      const Sym id = before->symbols->text().Find(source).value_or(kNoId);
-      kept.push_back({by, source, HangGroups::Make(by, kHour, before->symbols, id, rows.rows())});
-      ASSERT_TRUE(kept.back().groups.has_value());
+      for (const char* os : {"", "windows"}) {
+        const Sym id = before->symbols->text().Find(source).value_or(kNoId);
+        std::optional<RowFilter> filter;
+        const HangGroups::Selection selection = selection_of(*before, os, filter);
+        kept.push_back(
+            {by, source,
+             HangGroups::Make(by, kHour, before->symbols, id, rows.rows(), *os ? &selection : nullptr), os});
+        ASSERT_TRUE(kept.back().groups.has_value());
+      }
     }
   }
   // The flame graph's sums by stack, of each source.
@@ -141,19 +156,27 @@ TEST(HangGroups, BroughtFromWhatChangedAreTheGroupsOfAWalk) {
       signatures = now_signatures;
     }
     for (Kept& k : kept) {
-      SCOPED_TRACE(::testing::Message() << "by " << Name(k.by) << ", source " << k.source);
+      SCOPED_TRACE(::testing::Message() << "by " << Name(k.by) << ", source " << k.source << ", os " << k.os);
       const Sym source = after->symbols->text().Find(k.source).value_or(kNoId);
       Filters filters;
       filters[Dim::kSource] = k.source;
+      if (!k.os.empty()) filters[Dim::kOs] = k.os;
       ASSERT_TRUE(k.groups->Serves(k.by, kHour, filters, after->symbols, source));
-      ASSERT_TRUE(k.groups->Apply(delta));
+      std::optional<RowFilter> filter;
+      const HangGroups::Selection selection = selection_of(*after, k.os, filter);
+      ASSERT_TRUE(k.groups->Apply(delta, k.os.empty() ? nullptr : selection.keeps));
       bool in_order = false;
-      EXPECT_EQ(Held(*k.groups, k.by, &in_order), Walk(rows.rows(), k.by, source));
+      std::vector<HangRow> selected;
+      for (const HangRow& r : rows.rows()) {
+        if (k.os.empty() || selection.keeps(r.key)) selected.push_back(r);
+      }
+      EXPECT_EQ(Held(*k.groups, k.by, &in_order), Walk(selected, k.by, source));
       EXPECT_TRUE(in_order) << "a group's stacks in id order";
       EXPECT_LE(k.groups->MemoryBytes(), HangGroups::KeptBytesFor(most_rows));
       for (const char* limit : {"2", "100"}) {
-        const Query q = Q(Endpoint::kHangs, std::string("window=1h&by=") + Name(k.by) +
-                                                "&source=" + k.source + "&limit=" + limit);
+        const Query q =
+            Q(Endpoint::kHangs, std::string("window=1h&by=") + Name(k.by) + "&source=" + k.source +
+                                    "&limit=" + limit + (k.os.empty() ? "" : "&os=" + k.os));
         EXPECT_EQ(HangsJson(*after, q, {}, &rows, &*k.groups), HangsJson(*after, q)) << limit;
       }
     }
@@ -232,6 +255,30 @@ TEST(HangGroups, ServeOnlyTheirGroupingWindowAndSource) {
   FlameCarry carry{.by_stack = &*s};
   EXPECT_EQ(FlamegraphTreeJson(*snap, flame, {}, &rows, &carry), FlamegraphTreeJson(*snap, flame));
   EXPECT_FALSE(carry.by_stack_read);
+  // A view's groups (a selection: its other filters) serve its query only, and answer it as
+  // the rows do.
+  RowFilter linux_rows(*snap, Table::kHangs, os);
+  HangGroups::Selection selection{os, [&linux_rows](const SeriesKey& k) { return linux_rows.Matches(k); }};
+  selection.also[Dim::kSource].reset();
+  const std::optional<HangGroups> v =
+      HangGroups::Make(HangsBy::kThread, kHour, snap->symbols, bhr, rows.rows(), &selection);
+  ASSERT_TRUE(v.has_value());
+  EXPECT_TRUE(v->Serves(HangsBy::kThread, kHour, os, snap->symbols, bhr));
+  EXPECT_FALSE(v->Serves(HangsBy::kThread, kHour, filters, snap->symbols, bhr)) << "without the filter";
+  Filters os_and_thread = os;
+  os_and_thread[Dim::kThread] = "Gecko";
+  EXPECT_FALSE(v->Serves(HangsBy::kThread, kHour, os_and_thread, snap->symbols, bhr)) << "one more filter";
+  const Query linux_q = Q(Endpoint::kHangs, "window=1h&by=thread&source=bhr&os=Linux");
+  EXPECT_EQ(HangsJson(*snap, linux_q, {}, &rows, &*v), HangsJson(*snap, linux_q));
+  const std::optional<HangGroups> vs =
+      HangGroups::MakeByStack(kHour, snap->symbols, bhr, rows.rows(), &selection);
+  ASSERT_TRUE(vs.has_value());
+  EXPECT_TRUE(vs->ServesStacks(kHour, os, snap->symbols, bhr));
+  EXPECT_FALSE(vs->ServesStacks(kHour, filters, snap->symbols, bhr));
+  const Query linux_flame = Q(Endpoint::kHangsFlamegraph, "window=1h&source=bhr&os=Linux");
+  FlameCarry view{.by_stack = &*vs};
+  EXPECT_EQ(FlamegraphTreeJson(*snap, linux_flame, {}, &rows, &view), FlamegraphTreeJson(*snap, linux_flame));
+  EXPECT_TRUE(view.by_stack_read);
 }
 
 SeriesKey HangKey(Sym source, Sym thread, StackId stack) {
