@@ -16,6 +16,8 @@
 //                      series documents): what the warm-up thread builds after each publish
 //   BM_WarmDefaultAnswersAfterOnePercent/N  the same round after 1 % of the series changed,
 //                      given what the round before left (its hang rows, updated: ADR 0034)
+//   BM_WarmDefaultAnswersAfterAMinute/N  the same, the documents a minute later: the default
+//                      window moves on a bucket (its rows read again, not made anew)
 //   BM_Request*        a filtered view on request over 10⁶ hang series (no cache, a walk)
 //   BM_View*           filtered views built ahead by the warm-up, given the round's hang rows:
 //                      their groups made from the rows; BM_ViewKept*: from those kept
@@ -497,6 +499,60 @@ BENCHMARK(BM_ViewKeptHangsOneOs)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ViewKeptFlameOneThread)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_WarmDefaultAnswers)->Arg(100'000)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_WarmDefaultAnswersAfterOnePercent)->Arg(100'000)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
+
+// The round after 1 % of the documents came again a minute later: stream time crosses a
+// bucket boundary, so the default window moves on (its first bucket leaves it), given what
+// the round before left. Its rows are read again from their series and updated (ADR 0034:
+// the window's move), not made anew. Changes the shared world's state: registered last.
+void BM_WarmDefaultAnswersAfterAMinute(benchmark::State& state) {
+  const auto n = static_cast<size_t>(state.range(0));
+  SeriesWorld& w = SeriesWorldOf(n);
+  const ApiSettings settings;
+  WarmCarry left;
+  {
+    AnswerCache<ApiAnswer> cache(size_t{1} << 30);
+    WarmDefaultAnswers(w.Snap(), settings, cache, nullptr, &left);
+  }
+  const int64_t latest = left.snap->stream_time_ms;  // (each run of this benchmark moves it on)
+  const size_t per_doc = std::max<size_t>(1, w.deltas.size() / n);
+  for (size_t i = 0; i < w.deltas.size(); i += 100 * per_doc) {
+    for (size_t j = i; j < std::min(i + per_doc, w.deltas.size()); ++j) {
+      Delta d = w.deltas[j];
+      d.time.ms = latest + 60'000;
+      w.state->Apply(d);
+    }
+  }
+  uint64_t rows_updated = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    std::shared_ptr<const Snapshot> after = w.Snap();
+    WarmCarry carry{.snap = left.snap,
+                    .rows = left.rows,
+                    .hold = nullptr,
+                    .stacks = left.stacks,
+                    .stacks_hold = nullptr,
+                    .groups = left.groups,
+                    .groups_hold = nullptr,
+                    .buckets = left.buckets,
+                    .buckets_hold = nullptr,
+                    .build_dates = left.build_dates,
+                    .build_dates_hold = nullptr};
+    auto cache = std::make_unique<AnswerCache<ApiAnswer>>(size_t{1} << 30);
+    state.ResumeTiming();
+    WarmDefaultAnswers(after, settings, *cache, nullptr, &carry);
+    benchmark::ClobberMemory();
+    state.PauseTiming();
+    rows_updated += carry.rows_updated;
+    cache.reset();
+    carry = WarmCarry{};
+    after.reset();
+    state.ResumeTiming();
+  }
+  state.counters["rows_updated"] =
+      static_cast<double>(rows_updated) / static_cast<double>(state.iterations());
+  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(n));
+}
+BENCHMARK(BM_WarmDefaultAnswersAfterAMinute)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
 
 // One JSON line per benchmark on stdout, like seismo_bench's measures:
 // {"measure":"micro","name":...,"ns_per_op":...,"items_per_s":...,"mb_per_s":...}

@@ -43,8 +43,10 @@ namespace {
 // node (the node and the candidates waiting).
 constexpr uint64_t kBytesPerSeries = 128;
 constexpr uint64_t kBytesPerNode = 220;
-// The hang rows a warm-up round shares (hang_rows.h) take no more a series than an answer may.
-static_assert(2 * sizeof(HangRow) + 16 <= kBytesPerSeries);
+// The hang rows a warm-up round shares (hang_rows.h) take no more a series than an answer may
+// and an eighth (the row's series pointer, which a window's move reads again); a round makes
+// them only when their bytes fit beside two answers (make_rows).
+static_assert(2 * sizeof(HangRow) + 16 <= kBytesPerSeries + kBytesPerSeries / 8);
 // An answer's large arrays (a flame graph's stacks, sort keys and their scratch, IdSums'
 // entries) are whole huge pages each (core/huge_pages.h): up to this many, each with at most
 // a huge page more than its bytes.

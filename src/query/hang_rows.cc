@@ -19,10 +19,12 @@ HangRows::HangRows(const Snapshot& snap, int64_t window_ms, const Filters& filte
   std::vector<HangRow, HugePageAllocator<HangRow>> walked;  // gathered out of order below
   walked.reserve(CandidateRows(snap, Table::kHangs, filters).size());
   StackId max_stack = 0;
-  ForEachHangRow(snap, win, filters, nullptr, [&](const SeriesKey& key, const HangSums& sums) {
-    walked.push_back({key, sums});
-    max_stack = std::max(max_stack, key[hang_field::kStack]);
-  });
+  ForEachHangSeries(
+      snap, win, filters, [](const SeriesKey&) { return true; },
+      [&](const SeriesData& s, const HangSums& sums) {
+        walked.push_back({s.key, sums, &s});
+        max_stack = std::max(max_stack, s.key[hang_field::kStack]);
+      });
   // Sorted as (stack, place) pairs, 8 bytes each, then gathered: a radix sort moving the
   // rows themselves took twice as long at 10⁶ rows.
   struct Place {
@@ -44,14 +46,12 @@ bool HangRows::Update(const Snapshot& before, const Snapshot& after, const RowCh
                       RowDelta* delta) {
   const WindowSel was = ResolveWindow(before, window_ms_), now = ResolveWindow(after, window_ms_);
   if (before.bucket_ms != after.bucket_ms || was.span != now.span || was.unknown != now.unknown ||
-      was.range.from != now.range.from || was.range.to != now.range.to) {
+      now.range.from < was.range.from || now.range.to < was.range.to) {
     return false;
   }
+  // The window moved on: its first buckets left it (every row is read again below).
+  const bool moved = was.range.from != now.range.from || was.range.to != now.range.to;
   if (!CheaperThanAWalk(changes.removed.size() + changes.added.size(), rows_.size())) return false;
-  if (delta != nullptr) {
-    delta->left.clear();
-    delta->came.clear();
-  }
   auto by_stack = [](const HangRow& a, const HangRow& b) {
     return a.key[hang_field::kStack] < b.key[hang_field::kStack];
   };
@@ -64,10 +64,10 @@ bool HangRows::Update(const Snapshot& before, const Snapshot& after, const RowCh
     const Values v = ValuesIn(*s, now);
     if (v[0] == 0 && v[1] == 0) continue;
     added_at.emplace(s->key, static_cast<uint32_t>(added.size()));
-    added.push_back({s->key, HangSums{v[0], v[1]}});
+    added.push_back({s->key, HangSums{v[0], v[1]}, s});
   }
   // Where before's changed series stand, found in the runs of their stacks: a row whose key
-  // comes back takes its new sums in place; the others leave.
+  // comes back takes its new sums in place (`to` its row in `added`); the others leave (-1).
   absl::flat_hash_set<SeriesKey> removed;
   std::vector<StackId> stacks;
   for (const SeriesData* s : changes.removed) {
@@ -75,21 +75,74 @@ bool HangRows::Update(const Snapshot& before, const Snapshot& after, const RowCh
   }
   std::sort(stacks.begin(), stacks.end());
   stacks.erase(std::unique(stacks.begin(), stacks.end()), stacks.end());
-  std::vector<bool> replaced(added.size(), false);
-  std::vector<size_t> leaving;  // ascending
+  struct Hit {
+    size_t row;
+    int64_t to;
+  };
+  std::vector<Hit> hits;  // ascending rows
   for (StackId stack : stacks) {
     auto it = std::lower_bound(rows_.begin(), rows_.end(), stack,
                                [](const HangRow& r, StackId s) { return r.key[hang_field::kStack] < s; });
     for (; it != rows_.end() && it->key[hang_field::kStack] == stack; ++it) {
       if (!removed.contains(it->key)) continue;
-      if (delta != nullptr) delta->left.push_back(*it);
-      if (const auto a = added_at.find(it->key); a != added_at.end()) {
-        it->sums = added[a->second].sums;
-        replaced[a->second] = true;
-        if (delta != nullptr) delta->came.push_back(*it);
-      } else {
-        leaving.push_back(static_cast<size_t>(it - rows_.begin()));
+      const auto a = added_at.find(it->key);
+      hits.push_back(
+          {static_cast<size_t>(it - rows_.begin()), a != added_at.end() ? int64_t{a->second} : -1});
+    }
+  }
+  // The window moved: the other rows' sums read again from their series (unchanged, so the
+  // same objects in `after`), before anything is touched, so that too many of them refuse.
+  struct Moved {
+    size_t row;
+    HangSums sums;  // 0 and 0: the row leaves
+  };
+  std::vector<Moved> moves;  // ascending rows
+  if (moved) {
+    for (size_t i = 0, h = 0; i < rows_.size(); ++i) {
+      if (h < hits.size() && hits[h].row == i) {
+        ++h;
+        continue;
       }
+      const HangRow& r = rows_[i];
+      const Values v = ValuesIn(*r.series, now);
+      if (v[0] == r.sums.hang_us && v[1] == r.sums.hang_count) continue;
+      moves.push_back({i, HangSums{v[0], v[1]}});
+      if (!CheaperThanAWalk(changes.removed.size() + changes.added.size() + 2 * moves.size(), rows_.size())) {
+        return false;
+      }
+    }
+  }
+  if (delta != nullptr) {
+    delta->left.clear();
+    delta->came.clear();
+  }
+  std::vector<bool> replaced(added.size(), false);
+  std::vector<size_t> leaving;                      // ascending
+  auto change = [&](size_t i, const HangRow& to) {  // row i takes `to`'s sums (and series)
+    HangRow& r = rows_[i];
+    if (delta != nullptr) delta->left.push_back(r);
+    r.sums = to.sums;
+    r.series = to.series;
+    if (delta != nullptr) delta->came.push_back(r);
+  };
+  for (size_t h = 0, m = 0; h < hits.size() || m < moves.size();) {
+    if (m == moves.size() || (h < hits.size() && hits[h].row < moves[m].row)) {
+      const Hit& hit = hits[h++];
+      if (hit.to >= 0) {
+        change(hit.row, added[static_cast<size_t>(hit.to)]);
+        replaced[static_cast<size_t>(hit.to)] = true;
+      } else {
+        if (delta != nullptr) delta->left.push_back(rows_[hit.row]);
+        leaving.push_back(hit.row);
+      }
+      continue;
+    }
+    const Moved& mv = moves[m++];
+    if (mv.sums.hang_us == 0 && mv.sums.hang_count == 0) {
+      if (delta != nullptr) delta->left.push_back(rows_[mv.row]);
+      leaving.push_back(mv.row);
+    } else {
+      change(mv.row, HangRow{rows_[mv.row].key, mv.sums, rows_[mv.row].series});
     }
   }
   if (!leaving.empty()) {

@@ -39,6 +39,10 @@ namespace seismo {
 struct HangRow {
   SeriesKey key;
   HangSums sums;  // in the window
+  // The series, in the snapshot the rows were made from or updated to (which outlives the
+  // rows' use of it): read again when the window moves on (HangRows::Update). Null in rows
+  // made elsewhere (tests, RowDelta readers need only key and sums).
+  const SeriesData* series = nullptr;
 };
 
 // What an Update changed, row by row: the rows of `before` that changed or left, with their
@@ -62,11 +66,16 @@ class HangRows {
   // changed row's sums are replaced where it stands, a removed one leaves, an added one is
   // merged in at its stack (ADR 0034). The cost is the changed rows and the rows moved to
   // make room, not a walk of the table.
+  // When stream time crossed a bucket boundary between the two, the window's first buckets
+  // left it and new ones came: a series no delta touched may have had a value in those that
+  // left (those that came hold only values of changed series: none is later than the stream
+  // time). Then every row the change set leaves alone is read again from its series (one pass
+  // over the rows, no sort), and those whose sums moved are changed rows too (or leave, at 0).
   // Returns false, the rows untouched, where an update would not give the rows a walk of
-  // `after` gives: the window's buckets differ between the two snapshots (stream time
-  // crossed a bucket boundary and every series' window sum may have moved); or where it would
-  // not be cheaper: the rows removed and added together (a changed row is both) are more than
-  // a quarter of the rows and 1 024 more. Then make them anew.
+  // `after` gives: another bucket length, window span or reading of an unknown window, or a
+  // window that moved back; or where it would not be cheaper: the rows removed and added
+  // together (a changed row is both, and so is a row whose sums the window's move changed)
+  // are more than a quarter of the rows and 1 024 more. Then make them anew.
   // `before` must be the snapshot they were made from, still alive. A throw (out of memory)
   // leaves rows that are neither before's nor after's: drop them. With `delta`, what changed
   // is written there (cleared first) when it returns true.
@@ -93,6 +102,22 @@ class HangRows {
   std::vector<HangRow, HugePageAllocator<HangRow>> rows_;  // huge_pages.h
 };
 
+// Calls fn(const SeriesData&, const HangSums&) for each hang series of `snap` that passes
+// `filters` and `keep(const SeriesKey&)` with a value in `win`, walking the table
+// (CandidateRows: the table, or a text index's rows; `keep` first, so a series it drops costs
+// no window sum).
+template <typename Keep, typename Fn>
+void ForEachHangSeries(const Snapshot& snap, const WindowSel& win, const Filters& filters, Keep&& keep,
+                       Fn&& fn) {
+  RowFilter filter(snap, Table::kHangs, filters);
+  for (const SeriesData* s : CandidateRows(snap, Table::kHangs, filters)) {
+    if (!keep(s->key) || !filter.Matches(s->key)) continue;
+    const Values v = ValuesIn(*s, win);
+    if (v[0] == 0 && v[1] == 0) continue;
+    fn(*s, HangSums{v[0], v[1]});
+  }
+}
+
 // Calls fn(const SeriesKey&, const HangSums&) for each hang row of `snap` that passes
 // `filters` and `keep(const SeriesKey&)` with a value in `win`: from `shared` (rows made from
 // `snap`: Serves cannot tell) when it serves them, in stack order; else from the table
@@ -101,22 +126,18 @@ class HangRows {
 template <typename Keep, typename Fn>
 void ForEachHangRow(const Snapshot& snap, const WindowSel& win, const Filters& filters,
                     const HangRows* shared, Keep&& keep, Fn&& fn) {
-  RowFilter filter(snap, Table::kHangs, filters);
-  const std::span<const SeriesData* const> candidates = CandidateRows(snap, Table::kHangs, filters);
   // Not where an index narrows the walk (a signature or build date filter): that walk is shorter.
-  if (shared != nullptr && candidates.size() == snap.table(Table::kHangs).size() &&
+  if (shared != nullptr &&
+      CandidateRows(snap, Table::kHangs, filters).size() == snap.table(Table::kHangs).size() &&
       shared->Serves(win.window_ms, filters)) {
+    RowFilter filter(snap, Table::kHangs, filters);
     for (const HangRow& r : shared->rows()) {
       if (filter.Matches(r.key) && keep(r.key)) fn(r.key, r.sums);
     }
     return;
   }
-  for (const SeriesData* s : candidates) {
-    if (!keep(s->key) || !filter.Matches(s->key)) continue;
-    const Values v = ValuesIn(*s, win);
-    if (v[0] == 0 && v[1] == 0) continue;
-    fn(s->key, HangSums{v[0], v[1]});
-  }
+  ForEachHangSeries(snap, win, filters, keep,
+                    [&fn](const SeriesData& s, const HangSums& v) { fn(s.key, v); });
 }
 template <typename Fn>
 void ForEachHangRow(const Snapshot& snap, const WindowSel& win, const Filters& filters,

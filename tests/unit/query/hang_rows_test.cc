@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -188,10 +189,31 @@ std::vector<RowTuple> ByKey(const HangRows& rows, bool* stack_order) {
   return out;
 }
 
+// rows before − left + came, as a multiset of (key, sums): what RowDelta promises.
+std::vector<RowTuple> Applied(std::vector<RowTuple> rows, const RowDelta& delta) {
+  std::map<RowTuple, int, bool (*)(const RowTuple&, const RowTuple&)> count(
+      [](const RowTuple& a, const RowTuple& b) {
+        if (std::get<0>(a) != std::get<0>(b)) return KeyBytesLess(std::get<0>(a), std::get<0>(b));
+        return std::tie(std::get<1>(a), std::get<2>(a)) < std::tie(std::get<1>(b), std::get<2>(b));
+      });
+  for (const RowTuple& r : rows) ++count[r];
+  for (const HangRow& r : delta.left) --count[{r.key, r.sums.hang_us, r.sums.hang_count}];
+  for (const HangRow& r : delta.came) ++count[{r.key, r.sums.hang_us, r.sums.hang_count}];
+  std::vector<RowTuple> out;
+  for (const auto& [row, n] : count) {
+    EXPECT_GE(n, 0) << "a row left that was not there";
+    for (int i = 0; i < n; ++i) out.push_back(row);
+  }
+  return out;
+}
+
 // Rows carried from snapshot to snapshot of one world and updated from what changed (ADR
 // 0034) are the rows made anew from each snapshot, in stack order, and the answers reading
 // them are the answers that walk the table; across rounds of new keys, changed keys, keys
-// outside the window, quiet rounds, and series folded into "(other)" (rows that leave).
+// outside the window, quiet rounds, series folded into "(other)" (rows that leave), and stream
+// time moving on by minutes (rows whose window sums the move changed, from no delta) or by
+// more (refused when it changed more rows than a walk costs: RefuseAMoveThatChangesMoreThanAWalk).
+// Each update's delta takes the rows before to the rows after.
 TEST(HangRows, UpdatedFromWhatChangedAreTheRowsMadeAnew) {
   World w(/*max_series=*/250);
   testing::Lcg next(5);
@@ -219,17 +241,33 @@ TEST(HangRows, UpdatedFromWhatChangedAreTheRowsMadeAnew) {
   kinds.emplace_back(0, Filters{});
   std::vector<HangRows> carried;
   for (const auto& [window, filters] : kinds) carried.emplace_back(*before, window, filters);
-  for (int round = 0; round < 30; ++round) {
+  size_t moved = 0, refused = 0;
+  for (int round = 0; round < 40; ++round) {
     SCOPED_TRACE(::testing::Message() << "round " << round);
+    const int64_t step = round % 5 == 2 ? 3 * kMin : round % 10 == 4 ? 40 * kMin : 0;
+    w.Advance(step);
     hangs(round % 4 == 0 ? 0 : round % 4 == 1 ? 2 : 60, round < 15 ? 200 : 600);
     const std::shared_ptr<const Snapshot> after = w.Build();
     for (size_t i = 0; i < kinds.size(); ++i) {
-      ASSERT_TRUE(carried[i].Update(*before, *after, ChangedRows(*before, *after, Table::kHangs)))
-          << "stream time did not move";
+      SCOPED_TRACE(::testing::Message() << "window " << kinds[i].first);
       bool sorted = false, fresh_sorted = false;
-      EXPECT_EQ(ByKey(carried[i], &sorted),
-                ByKey(HangRows(*after, kinds[i].first, kinds[i].second), &fresh_sorted));
-      EXPECT_TRUE(sorted) << "in stack order";
+      const std::vector<RowTuple> was = ByKey(carried[i], &sorted);
+      RowDelta delta;
+      const bool updated =
+          carried[i].Update(*before, *after, ChangedRows(*before, *after, Table::kHangs), &delta);
+      if (step == 0) ASSERT_TRUE(updated) << "stream time did not move";
+      const std::vector<RowTuple> made =
+          ByKey(HangRows(*after, kinds[i].first, kinds[i].second), &fresh_sorted);
+      if (updated) {
+        moved += step > 0 && kinds[i].first != 0 ? 1 : 0;
+        EXPECT_EQ(ByKey(carried[i], &sorted), made);
+        EXPECT_TRUE(sorted) << "in stack order";
+        EXPECT_EQ(Applied(was, delta), made) << "the delta takes the rows before to the rows after";
+      } else {
+        ++refused;
+        EXPECT_EQ(ByKey(carried[i], &sorted), was) << "left as they were";
+        carried[i] = HangRows(*after, kinds[i].first, kinds[i].second);
+      }
     }
     for (const char* by : {"signature", "thread", "build_date"}) {
       const Query q = Q(Endpoint::kHangs, std::string("window=1h&by=") + by);
@@ -239,12 +277,41 @@ TEST(HangRows, UpdatedFromWhatChangedAreTheRowsMadeAnew) {
     EXPECT_EQ(FlamegraphTreeJson(*after, flame, {}, &carried[0]), FlamegraphTreeJson(*after, flame, {}));
     before = after;
   }
-  // Stream time crosses a bucket boundary: every window sum may move, so no update.
-  w.Hang("bhr", "Linux", "parent", "T0", {"root", "later"}, 1000, 1, -2 * kMin);
+  EXPECT_GE(moved, 10u) << "updates across a window's move";
+  // Stream time moves on with nothing new: the rows whose series had hangs in the window's
+  // first minutes change or leave, from no delta.
+  w.Advance(5 * kMin);
   const std::shared_ptr<const Snapshot> later = w.Build();
-  const size_t rows = carried[0].rows().size();
-  EXPECT_FALSE(carried[0].Update(*before, *later, ChangedRows(*before, *later, Table::kHangs)));
-  EXPECT_EQ(carried[0].rows().size(), rows) << "left as they were";
+  bool sorted = false;
+  const std::vector<RowTuple> was = ByKey(carried[0], &sorted);
+  RowDelta delta;
+  ASSERT_TRUE(carried[0].Update(*before, *later, ChangedRows(*before, *later, Table::kHangs), &delta));
+  EXPECT_FALSE(delta.left.empty()) << "rows the window's move changed";
+  EXPECT_EQ(ByKey(carried[0], &sorted), ByKey(HangRows(*later, kHour, Filters{}), &sorted));
+  EXPECT_EQ(Applied(was, delta), ByKey(carried[0], &sorted));
+  // A window that moved back (a snapshot older than the rows') is refused, the rows untouched.
+  const std::vector<RowTuple> now = ByKey(carried[0], &sorted);
+  EXPECT_FALSE(carried[0].Update(*later, *before, ChangedRows(*later, *before, Table::kHangs)));
+  EXPECT_EQ(ByKey(carried[0], &sorted), now);
+}
+
+// A window's move that changes more rows than CheaperThanAWalk allows is refused, the rows
+// left as they were: 3 000 rows all in the window's first minutes, which the move takes out.
+TEST(HangRows, RefuseAMoveThatChangesMoreThanAWalk) {
+  World w;
+  w.Usage("bhr", "Linux", 2 * kHour, 10 * kMin);
+  for (int i = 0; i < 3000; ++i) {
+    w.Hang("bhr", "Linux", "parent", "T0", {"root", "f" + std::to_string(i)}, 1000, 1, (57 + i % 3) * kMin);
+  }
+  const std::shared_ptr<const Snapshot> before = w.Build();
+  HangRows rows(*before, kHour, Filters{});
+  ASSERT_EQ(rows.rows().size(), 3000u);
+  bool sorted = false;
+  const std::vector<RowTuple> was = ByKey(rows, &sorted);
+  w.Advance(5 * kMin);  // all of them leave: 3 000 > 3 000 / 4 + 1 024
+  const std::shared_ptr<const Snapshot> after = w.Build();
+  EXPECT_FALSE(rows.Update(*before, *after, ChangedRows(*before, *after, Table::kHangs)));
+  EXPECT_EQ(ByKey(rows, &sorted), was);
 }
 
 }  // namespace
