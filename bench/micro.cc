@@ -415,6 +415,23 @@ void BM_WarmDefaultAnswers(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(state.range(0)));
 }
 
+// What a round left for the next (its snapshot, rows, stack order, groups and sums), copied
+// without the budget's holds (the benches give the round no budget), so that each iteration
+// starts from the same.
+WarmCarry KeptCopy(const WarmCarry& left) {
+  return WarmCarry{.snap = left.snap,
+                   .rows = left.rows,
+                   .hold = nullptr,
+                   .stacks = left.stacks,
+                   .stacks_hold = nullptr,
+                   .groups = left.groups,
+                   .groups_hold = nullptr,
+                   .buckets = left.buckets,
+                   .buckets_hold = nullptr,
+                   .build_dates = left.build_dates,
+                   .build_dates_hold = nullptr};
+}
+
 // A warm-up round after a publish that changed 1 % of the series (each 100th document's
 // deltas applied again: about what changes per publish at 10⁶ series under full ingest,
 // docs/benchmarks.md), given what the round over the snapshot before left (WarmCarry).
@@ -437,17 +454,7 @@ void BM_WarmDefaultAnswersAfterOnePercent(benchmark::State& state) {
     // A snapshot of its own each time, as each publish makes one: its indexes (text, builds)
     // are made by the round that reads it.
     after = w.Snap();
-    WarmCarry carry{.snap = left.snap,
-                    .rows = left.rows,
-                    .hold = nullptr,
-                    .stacks = left.stacks,
-                    .stacks_hold = nullptr,
-                    .groups = left.groups,
-                    .groups_hold = nullptr,
-                    .buckets = left.buckets,
-                    .buckets_hold = nullptr,
-                    .build_dates = left.build_dates,
-                    .build_dates_hold = nullptr};
+    WarmCarry carry = KeptCopy(left);
     auto cache = std::make_unique<AnswerCache<ApiAnswer>>(size_t{1} << 30);
     state.ResumeTiming();
     WarmDefaultAnswers(after, settings, *cache, nullptr, &carry);
@@ -526,17 +533,7 @@ void BM_WarmDefaultAnswersAfterAMinute(benchmark::State& state) {
   for (auto _ : state) {
     state.PauseTiming();
     std::shared_ptr<const Snapshot> after = w.Snap();
-    WarmCarry carry{.snap = left.snap,
-                    .rows = left.rows,
-                    .hold = nullptr,
-                    .stacks = left.stacks,
-                    .stacks_hold = nullptr,
-                    .groups = left.groups,
-                    .groups_hold = nullptr,
-                    .buckets = left.buckets,
-                    .buckets_hold = nullptr,
-                    .build_dates = left.build_dates,
-                    .build_dates_hold = nullptr};
+    WarmCarry carry = KeptCopy(left);
     auto cache = std::make_unique<AnswerCache<ApiAnswer>>(size_t{1} << 30);
     state.ResumeTiming();
     WarmDefaultAnswers(after, settings, *cache, nullptr, &carry);
