@@ -110,7 +110,7 @@ void AnswerWarmer::Run() {
       WarmDefaultAnswers(snap, settings_, cache_, &budget_, &carry_);
     } catch (const std::exception& e) {
       failed = true;
-      carry_ = WarmCarry{};
+      carry_.DropAll();  // its counters stay: Counts never go back
       spdlog::warn("warm-up: the round over the snapshot of {} failed ({}); its answers are built on request",
                    snap->built_at_ms, e.what());
     }

@@ -212,15 +212,7 @@ void WarmDefaultAnswers(const std::shared_ptr<const Snapshot>& snap, const ApiSe
   if (!snap) return;
   const uint64_t estimate = EstimateAnswerBytes(*snap, settings);
   if (budget != nullptr && estimate > budget->capacity() / 2) {
-    if (carry != nullptr) {  // nothing built ahead: nothing held for it either
-      carry->DropRows();
-      carry->DropStacks();
-      carry->DropGroups();
-      carry->DropBuckets();
-      carry->DropBuildDates();
-      carry->DropViews();
-      carry->snap.reset();
-    }
+    if (carry != nullptr) carry->DropAll();  // nothing built ahead: nothing held for it either
     return;
   }
   // What changed in the hang table since the previous round's snapshot (ADR 0034): this
@@ -434,8 +426,7 @@ void WarmDefaultAnswers(const std::shared_ptr<const Snapshot>& snap, const ApiSe
     try {
       const int64_t window = DefaultWindow(windows);
       if (rows_updated && carry->build_dates &&
-          carry->build_dates->Serves(window, Filters{}, snap->symbols)) {
-        carry->build_dates->Apply(delta);
+          carry->build_dates->Serves(window, Filters{}, snap->symbols) && carry->build_dates->Apply(delta)) {
         ++carry->build_dates_updated;
       } else {
         carry->build_dates.emplace(shared->rows(), window, snap->symbols);
@@ -496,10 +487,13 @@ void WarmDefaultAnswers(const std::shared_ptr<const Snapshot>& snap, const ApiSe
       if (!v.groups) continue;
       bool brought = false;
       try {
+        // Kept while their hold covers them and a request that misses the cache still fits.
         RowFilter filter(*snap, Table::kHangs, v.also);
         brought = rows_updated &&
                   v.groups->Apply(delta, [&filter](const SeriesKey& k) { return filter.Matches(k); }) &&
-                  v.hold && v.groups->MemoryBytes() + v.stacks.MemoryBytes() <= v.hold->bytes();
+                  (budget == nullptr ||
+                   (v.hold && v.groups->MemoryBytes() + v.stacks.MemoryBytes() <= v.hold->bytes() &&
+                    budget->in_use() + estimate <= budget->capacity()));
       } catch (const std::exception&) {
       }
       if (brought) {
@@ -632,11 +626,17 @@ size_t WarmViews(const std::shared_ptr<const Snapshot>& snap, const ApiSettings&
       it = carry->views.end() - 1;
     }
     WarmCarry::KeptView& v = *it;
-    if (v.groups) return &v;
+    const Filters filters = HangFilters(p.query, source);
+    const Sym source_id = SourceId(*snap, source);
+    if (v.groups && (flame ? v.groups->ServesStacks(window, filters, snap->symbols, source_id)
+                           : v.groups->Serves(p.query.by, window, filters, snap->symbols, source_id))) {
+      return &v;
+    }
+    v.groups.reset();  // none, or no longer this query's (another default source, other ids)
+    v.hold.reset();
     RowFilter filter(*snap, Table::kHangs, v.also);
     const HangGroups::Selection selection{v.also,
                                           [&filter](const SeriesKey& k) { return filter.Matches(k); }};
-    const Sym source_id = SourceId(*snap, source);
     size_t picked = 0;
     for (const HangRow& r : rows->rows()) {
       picked += r.key[hang_field::kSource] == source_id && selection.keeps(r.key) ? 1 : 0;

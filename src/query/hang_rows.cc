@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "seismo/aggregate/row_changes.h"
+#include "seismo/core/time.h"
 #include "seismo/query/radix_sort.h"
 
 namespace seismo {
@@ -49,8 +50,14 @@ bool HangRows::Update(const Snapshot& before, const Snapshot& after, const RowCh
       now.range.from < was.range.from || now.range.to < was.range.to) {
     return false;
   }
-  // The window moved on: its first buckets left it (every row is read again below).
+  // The window moved on: its first buckets left it (every row is read again below). The
+  // buckets that came in may hold values of series no delta touched since `before` only when
+  // one of its hang events was later than its window's end (a source ahead of the slowest, up
+  // to `max_clock_skew`, ADR 0017): which series those are is not known here, so then the
+  // rows are made anew.
   const bool moved = was.range.from != now.range.from || was.range.to != now.range.to;
+  const int64_t latest = before.table_time_ms[static_cast<size_t>(Table::kHangs)];
+  if (moved && latest != INT64_MIN && FloorDiv(latest, before.bucket_ms) > was.range.to) return false;
   if (!CheaperThanAWalk(changes.removed.size() + changes.added.size(), rows_.size())) return false;
   auto by_stack = [](const HangRow& a, const HangRow& b) {
     return a.key[hang_field::kStack] < b.key[hang_field::kStack];

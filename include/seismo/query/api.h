@@ -156,6 +156,16 @@ struct WarmCarry {
     buckets_hold.reset();
   }
   void DropViews() { views.clear(); }
+  // Everything kept and held, but the counters.
+  void DropAll() {
+    DropRows();
+    DropStacks();
+    DropGroups();
+    DropBuckets();
+    DropBuildDates();
+    DropViews();
+    snap.reset();
+  }
   void DropBuildDates() {
     build_dates.reset();
     build_dates_hold.reset();

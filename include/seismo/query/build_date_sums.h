@@ -52,7 +52,9 @@ class BuildDateSums {
   BuildDateSums(std::span<const HangRow> rows, int64_t window_ms, const Symbols* symbols);
 
   // The rows that left taken out, the rows that came added (what HangRows::Update changed).
-  void Apply(const RowDelta& delta);
+  // False where a row that left is in no entry (a delta of other rows): make them anew then
+  // (they are neither before's nor after's).
+  bool Apply(const RowDelta& delta);
 
   // Whether they are the sums a /builds query of this window and these filters reads, over a
   // snapshot of `symbols`: the same window, no filter, the same ids.
@@ -62,7 +64,7 @@ class BuildDateSums {
   uint64_t MemoryBytes() const;
 
  private:
-  void Add(const HangRow& r, int64_t sign);
+  bool Add(const HangRow& r, int64_t sign);
 
   int64_t window_ms_;
   const Symbols* symbols_;

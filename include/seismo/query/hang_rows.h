@@ -68,12 +68,14 @@ class HangRows {
   // make room, not a walk of the table.
   // When stream time crossed a bucket boundary between the two, the window's first buckets
   // left it and new ones came: a series no delta touched may have had a value in those that
-  // left (those that came hold only values of changed series: none is later than the stream
-  // time). Then every row the change set leaves alone is read again from its series (one pass
+  // left. Then every row the change set leaves alone is read again from its series (one pass
   // over the rows, no sort), and those whose sums moved are changed rows too (or leave, at 0).
+  // The buckets that came hold values of changed series only, unless `before` held a hang
+  // event later than its window's end (a source ahead of the stream time): then it refuses.
   // Returns false, the rows untouched, where an update would not give the rows a walk of
-  // `after` gives: another bucket length, window span or reading of an unknown window, or a
-  // window that moved back; or where it would not be cheaper: the rows removed and added
+  // `after` gives: another bucket length, window span or reading of an unknown window, a
+  // window that moved back, or a move over values `before` held past its window's end (above);
+  // or where it would not be cheaper: the rows removed and added
   // together (a changed row is both, and so is a row whose sums the window's move changed)
   // are more than a quarter of the rows and 1 024 more. Then make them anew.
   // `before` must be the snapshot they were made from, still alive. A throw (out of memory)

@@ -83,7 +83,7 @@ TEST_P(BuildDateSumsOverShards, BroughtFromWhatChangedAreTheSumsOfAWalk) {
   size_t updated = 0;  // rounds brought with the delta (the others: the window moved)
   for (int round = 0; round < 30; ++round) {
     SCOPED_TRACE(::testing::Message() << "round " << round);
-    w.Advance(round % 7 == 3 ? 90 * kMin : 0);  // rows leave the window (no update: made anew)
+    w.Advance(round % 7 == 3 ? 90 * kMin : 0);  // rows leave the window, brought across its move
     if (round % 7 == 3) usage();
     hangs(round % 4 == 0 ? 0 : round % 4 == 1 ? 2 : 70, round < 15 ? 200 : 700, round < 15 ? 4 : 8);
     const std::shared_ptr<const Snapshot> after = w.Build();
@@ -91,7 +91,7 @@ TEST_P(BuildDateSumsOverShards, BroughtFromWhatChangedAreTheSumsOfAWalk) {
     RowDelta delta;
     if (rows.Update(*before, *after, ChangedRows(*before, *after, Table::kHangs), &delta)) {
       ASSERT_TRUE(kept.Serves(kHour, Filters{}, after->symbols));
-      kept.Apply(delta);
+      ASSERT_TRUE(kept.Apply(delta));
       ++updated;
     } else {
       rows = HangRows(*after, kHour, Filters{});
@@ -140,6 +140,12 @@ TEST(BuildDateSums, ServeOnlyTheirWindowWithoutFilters) {
     f[d] = "x";
     EXPECT_FALSE(kept.Serves(kHour, f, snap->symbols)) << "a filter";
   }
+  // A delta whose row that left is in no entry is refused.
+  BuildDateSums other = kept;
+  RowDelta bad;
+  bad.left.push_back({rows.rows().front().key, {1, 1}});
+  bad.left.back().key.f[hang_field::kBuildDate] = kNoId;
+  EXPECT_FALSE(other.Apply(bad));
   for (const char* query :
        {"window=1h&os=Linux", "window=1h&source=main", "window=24h", "window=1h&thread=Gecko"}) {
     const Query q = Q(Endpoint::kBuilds, query);

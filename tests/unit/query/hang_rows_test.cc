@@ -314,5 +314,25 @@ TEST(HangRows, RefuseAMoveThatChangesMoreThanAWalk) {
   EXPECT_EQ(ByKey(rows, &sorted), was);
 }
 
+// A hang later than stream time (its source ahead of the slowest) is past the window's end
+// and in no row; when the window moves on over it with no delta, its series has changed in no
+// way the change set shows: the update refuses (the rows untouched), and rows made anew hold it.
+TEST(HangRows, RefuseAMoveOverValuesPastTheWindowsEnd) {
+  World w;
+  w.Usage("bhr", "Linux", 2 * kHour, 10 * kMin);
+  w.Hang("bhr", "Linux", "parent", "T0", {"root", "now"}, 1000, 1, 5 * kMin);
+  w.HangAhead("T0", {"root", "ahead"}, 2000, 90'000);
+  const std::shared_ptr<const Snapshot> before = w.Build();
+  HangRows rows(*before, kHour, Filters{});
+  ASSERT_EQ(rows.rows().size(), 1u) << "the hang ahead is past the window's end";
+  bool sorted = false;
+  const std::vector<RowTuple> was = ByKey(rows, &sorted);
+  w.Advance(2 * kMin);  // nothing new: the window now covers the hang ahead
+  const std::shared_ptr<const Snapshot> after = w.Build();
+  ASSERT_EQ(HangRows(*after, kHour, Filters{}).rows().size(), 2u);
+  EXPECT_FALSE(rows.Update(*before, *after, ChangedRows(*before, *after, Table::kHangs)));
+  EXPECT_EQ(ByKey(rows, &sorted), was);
+}
+
 }  // namespace
 }  // namespace seismo

@@ -75,6 +75,19 @@ class World {
                           {source, channel, os, date, process, thread, stack.back(), frames}),
           {hang_us, count}, ago_ms);
   }
+  // A hang `ahead_ms` after stream time, from a source ahead of the slowest: applied at stream
+  // time, as the pipeline applies it (at the lowest watermark), which it does not move.
+  void HangAhead(std::string_view thread, const std::vector<std::string>& stack, int64_t hang_us,
+                 int64_t ahead_ms) {
+    std::string frames;
+    for (const std::string& frame : stack) frames += (frames.empty() ? "" : "\x1e") + frame;
+    Delta d =
+        test::MakeDelta(*symbols_, Table::kHangs,
+                        {"bhr", "release", "Linux", "20261117", "parent", thread, stack.back(), frames});
+    d.time = EventTime{t0_ + ahead_ms};
+    d.values = {hang_us, 1};
+    states_[d.route_hash % states_.size()]->Apply(d, EventTime{t0_});
+  }
   void Crash(std::string_view sig, std::string_view process, std::string_view cls, std::string_view install,
              int64_t ago_ms, bool startup = false, std::string_view os = "Linux",
              std::string_view build_id = "20261117090501") {
