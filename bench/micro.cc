@@ -28,6 +28,7 @@
 #include <cstdio>
 #include <map>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -432,6 +433,19 @@ WarmCarry KeptCopy(const WarmCarry& left) {
                    .build_dates_hold = nullptr};
 }
 
+// Each 100th document's deltas applied again (1 % of the series changed), at `at_ms` when
+// given (else at their own times).
+void ApplyOnePercentAgain(SeriesWorld& w, size_t n, std::optional<int64_t> at_ms = std::nullopt) {
+  const size_t per_doc = std::max<size_t>(1, w.deltas.size() / n);
+  for (size_t i = 0; i < w.deltas.size(); i += 100 * per_doc) {
+    for (size_t j = i; j < std::min(i + per_doc, w.deltas.size()); ++j) {
+      Delta d = w.deltas[j];
+      if (at_ms) d.time.ms = *at_ms;
+      w.state->Apply(d);
+    }
+  }
+}
+
 // A warm-up round after a publish that changed 1 % of the series (each 100th document's
 // deltas applied again: about what changes per publish at 10⁶ series under full ingest,
 // docs/benchmarks.md), given what the round over the snapshot before left (WarmCarry).
@@ -444,10 +458,7 @@ void BM_WarmDefaultAnswersAfterOnePercent(benchmark::State& state) {
     AnswerCache<ApiAnswer> cache(size_t{1} << 30);
     WarmDefaultAnswers(w.first, settings, cache, nullptr, &left);
   }
-  const size_t per_doc = std::max<size_t>(1, w.deltas.size() / n);
-  for (size_t i = 0; i < w.deltas.size(); i += 100 * per_doc) {
-    for (size_t j = i; j < std::min(i + per_doc, w.deltas.size()); ++j) w.state->Apply(w.deltas[j]);
-  }
+  ApplyOnePercentAgain(w, n);
   std::shared_ptr<const Snapshot> after;
   for (auto _ : state) {
     state.PauseTiming();
@@ -520,15 +531,8 @@ void BM_WarmDefaultAnswersAfterAMinute(benchmark::State& state) {
     AnswerCache<ApiAnswer> cache(size_t{1} << 30);
     WarmDefaultAnswers(w.Snap(), settings, cache, nullptr, &left);
   }
-  const int64_t latest = left.snap->stream_time_ms;  // (each run of this benchmark moves it on)
-  const size_t per_doc = std::max<size_t>(1, w.deltas.size() / n);
-  for (size_t i = 0; i < w.deltas.size(); i += 100 * per_doc) {
-    for (size_t j = i; j < std::min(i + per_doc, w.deltas.size()); ++j) {
-      Delta d = w.deltas[j];
-      d.time.ms = latest + 60'000;
-      w.state->Apply(d);
-    }
-  }
+  // A minute after the stream time (each run of this benchmark moves it on).
+  ApplyOnePercentAgain(w, n, left.snap->stream_time_ms + 60'000);
   uint64_t rows_updated = 0;
   for (auto _ : state) {
     state.PauseTiming();

@@ -117,6 +117,14 @@ ApiAnswer Compute(Endpoint endpoint, const Snapshot& snap, const Query& q, const
   return {500, "application/json", ErrorJson("internal error")};
 }
 
+// A hold of `bytes` for what the warm-up keeps between rounds, taken only when a request that
+// misses the cache (an answer's `estimate`) still fits beside it; none otherwise.
+std::shared_ptr<const AnswerBudget::Hold> ReserveBesideARequest(AnswerBudget& budget, uint64_t bytes,
+                                                                uint64_t estimate) {
+  if (budget.in_use() + bytes + estimate > budget.capacity()) return nullptr;
+  return budget.TryReserve(bytes, std::chrono::milliseconds(0));
+}
+
 ApiAnswer Busy() {
   return {503, "application/json",
           ErrorJson("busy: the answers in flight hold all of http.answer_memory; retry in a moment")};
@@ -331,18 +339,16 @@ void WarmDefaultAnswers(const std::shared_ptr<const Snapshot>& snap, const ApiSe
       return false;
     }
     const uint64_t bytes = needed + needed / 8;  // room to grow into
-    auto fits = [&] { return budget->in_use() + bytes + estimate <= budget->capacity(); };
     // A larger hold: taken beside the one held, keeping what it covers, when both fit; else
     // after that is given back (and made anew).
-    if (hold && fits()) {
-      if (auto larger = budget->TryReserve(bytes, std::chrono::milliseconds(0))) {
+    if (hold) {
+      if (auto larger = ReserveBesideARequest(*budget, bytes, estimate)) {
         hold = std::move(larger);
         return true;
       }
     }
     drop();
-    if (!fits()) return false;
-    hold = budget->TryReserve(bytes, std::chrono::milliseconds(0));
+    hold = ReserveBesideARequest(*budget, bytes, estimate);
     return hold != nullptr;
   };
   // The flame graph's stacks in frame order, kept from round to round (stack_order.h), while
@@ -647,10 +653,7 @@ size_t WarmViews(const std::shared_ptr<const Snapshot>& snap, const ApiSettings&
              ? StackOrder::BytesFor(picked, snap->symbols != nullptr ? snap->symbols->stacks().IdBound() : 0)
              : 0);
     v.stacks.Clear();
-    if (budget != nullptr && !(budget->in_use() + bytes + estimate <= budget->capacity() &&
-                               (v.hold = budget->TryReserve(bytes, std::chrono::milliseconds(0))))) {
-      return nullptr;
-    }
+    if (budget != nullptr && !(v.hold = ReserveBesideARequest(*budget, bytes, estimate))) return nullptr;
     v.groups = flame
                    ? HangGroups::MakeByStack(window, snap->symbols, source_id, rows->rows(), &selection)
                    : HangGroups::Make(p.query.by, window, snap->symbols, source_id, rows->rows(), &selection);
