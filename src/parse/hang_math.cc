@@ -136,7 +136,11 @@ std::optional<size_t> HangSignatureFrame(std::span<const std::string_view> stack
       if (!is_native && !is_marker && !f.empty()) return i;
     }
   }
-  return stack.size() - 1;
+  // An empty element names nothing: the innermost one that is not empty, in either mode.
+  for (size_t i = stack.size(); i-- > 0;) {
+    if (!stack[i].empty()) return i;
+  }
+  return std::nullopt;
 }
 
 std::string_view HangSignature(std::span<const std::string_view> stack, const std::vector<bool>& native,

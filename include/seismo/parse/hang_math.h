@@ -51,9 +51,10 @@ std::optional<std::string_view> RenderNativeFrame(int64_t module_index, std::str
 std::optional<int64_t> DecimalMsToUs(std::string_view number);
 
 // The signature (top frame) of a hang stack, root first: which frame it is, nullopt for
-// an empty stack (whose signature is "(empty stack)"). `native[i]` says whether stack[i]
-// was a native frame. In kInnermostLabel mode, "(markers)", native frames and empty
-// labels are skipped; if nothing is left the innermost element is used.
+// a stack without a non-empty element (whose signature is "(empty stack)"). `native[i]` says
+// whether stack[i] was a native frame. Empty elements are always passed over; in
+// kInnermostLabel mode "(markers)" and native frames are too, and if nothing is left the
+// innermost non-empty element is used.
 std::optional<size_t> HangSignatureFrame(std::span<const std::string_view> stack,
                                          const std::vector<bool>& native, HangSignatureMode mode);
 // Its text: one of the frames, or kEmptyStackSignature.

@@ -114,6 +114,23 @@ TEST(HangSignature, InnermostIsTheLastElement) {
   EXPECT_EQ(HangSignature({}, {}, HangSignatureMode::kInnermost), "(empty stack)");
 }
 
+// An empty element names nothing (found by fuzz_parse: a legacy stack ["a", ""] gave a hang an
+// empty signature): the innermost element that is not empty, or "(empty stack)" when all are.
+TEST(HangSignature, AnEmptyElementIsPassedOverInEitherMode) {
+  const std::vector<std::string_view> stack = {"a", "(wasm)", ""};
+  const std::vector<bool> native = {false, false, false};
+  EXPECT_EQ(HangSignature(stack, native, HangSignatureMode::kInnermost), "(wasm)");
+  EXPECT_EQ(HangSignatureFrame(stack, native, HangSignatureMode::kInnermost), 1u);
+  EXPECT_EQ(HangSignature(stack, native, HangSignatureMode::kInnermostLabel), "a");
+  const std::vector<std::string_view> markers = {"(wasm)", ""};
+  EXPECT_EQ(HangSignature(markers, {false, false}, HangSignatureMode::kInnermostLabel), "(wasm)");
+  const std::vector<std::string_view> empty = {"", ""};
+  for (HangSignatureMode mode : {HangSignatureMode::kInnermost, HangSignatureMode::kInnermostLabel}) {
+    EXPECT_EQ(HangSignature(empty, {false, false}, mode), "(empty stack)");
+    EXPECT_EQ(HangSignatureFrame(empty, {false, false}, mode), std::nullopt);
+  }
+}
+
 TEST(HangSignature, InnermostLabelSkipsMarkersNativeFramesAndEmptyLabels) {
   std::vector<std::string_view> stack = {"nsRefreshDriver::Tick", "xul.pdb+0x2a0b11", "", "(unresolved)"};
   std::vector<bool> native = {false, true, false, false};

@@ -102,6 +102,21 @@ TEST(ParserMain, ThreadsWithoutNameAreSkipped) {
   EXPECT_EQ(r.value().hangs[0].signature, "b");
 }
 
+// Found by fuzz_parse: a legacy stack whose innermost element is "" gave its hang the
+// signature "". An empty element names nothing (ADR 0001): the innermost non-empty one does.
+TEST(ParserMain, AnEmptyInnermostElementDoesNotNameTheHang) {
+  std::string doc = MainPing(
+      R"("info":{"subsessionLength":60},"threadHangStats":[{"name":"Gecko","hangs":[)"
+      R"({"stack":["a",""],"histogram":{"values":{"255":1}}},{"stack":[""],"histogram":{"values":{"511":1}}}]}])");
+  auto r = ParseWith(doc);
+  ASSERT_TRUE(r.ok()) << RejectReasonName(r.reason());
+  ASSERT_EQ(r.value().hangs.size(), 2u);
+  EXPECT_EQ(StackOf(r.value(), 0), (std::vector<std::string>{"a", ""}));
+  EXPECT_EQ(r.value().hangs[0].signature, "a");
+  EXPECT_EQ(StackOf(r.value(), 1), std::vector<std::string>{""});
+  EXPECT_EQ(r.value().hangs[1].signature, "(empty stack)");
+}
+
 TEST(ParserMain, UsageIsClampedToOneDay) {
   auto r = ParseWith(MainPing(R"("info":{"subsessionLength":100000})"));
   ASSERT_TRUE(r.ok());
@@ -223,8 +238,9 @@ TEST(ParserBhr, PingWithNoHangsStillAddsUsage) {
   EXPECT_EQ(r.value().usage_ms, 7'200'000);
 }
 
-// A bhr stack element "" is a string, so it is a frame (ADR 0017): [""] keeps one frame
-// and its signature is ""; a stack whose elements were all dropped is "(empty stack)".
+// A bhr stack element "" is a string, so it is a frame (ADR 0017): [""] keeps one frame, but
+// an empty element names nothing (ADR 0001), so its signature is "(empty stack)", as is that of
+// a stack whose elements were all dropped; the two stay different stacks.
 TEST(ParserBhr, AnEmptyStringIsAFrame) {
   auto r = ParseWith(BhrPing(R"("timeSinceLastPing":1000,"hangs":[)"
                              R"({"duration":200,"thread":"Gecko","process":"default","stack":[""]},)"
@@ -232,7 +248,7 @@ TEST(ParserBhr, AnEmptyStringIsAFrame) {
   ASSERT_TRUE(r.ok()) << RejectReasonName(r.reason());
   ASSERT_EQ(r.value().hangs.size(), 2u);
   EXPECT_EQ(StackOf(r.value(), 0), std::vector<std::string>{""});
-  EXPECT_EQ(r.value().hangs[0].signature, "");
+  EXPECT_EQ(r.value().hangs[0].signature, "(empty stack)");
   EXPECT_TRUE(StackOf(r.value(), 1).empty());
   EXPECT_EQ(r.value().hangs[1].signature, "(empty stack)");
 }
