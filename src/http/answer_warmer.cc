@@ -45,7 +45,7 @@ void AnswerWarmer::Requested(std::string_view path, std::string_view query) {
   // Only what is a function of the snapshot is a view (not /status, /alerts).
   if (!IsSnapshotView(path)) return;
   MutexLock lock(mu_);
-  const auto now = std::chrono::steady_clock::now();
+  const auto now = Now();
   if (stopping_) return;
   auto it = std::find_if(seen_.begin(), seen_.end(),
                          [&](const SeenView& s) { return s.view.path == path && s.view.query == query; });
@@ -97,7 +97,7 @@ void AnswerWarmer::Run() {
       serving = warmed_;
       views_serving = views_warmed_;
     }
-    const auto started = std::chrono::steady_clock::now();
+    const auto started = Now();
     const double cpu_started = ThreadCpuMs();
     cache_.Protect(serving, snap, views_serving);
     // A round that throws (out of memory past the places that handle it, or a bug) must not
@@ -130,8 +130,7 @@ void AnswerWarmer::Run() {
       counts_.build_dates_updated = carry_.build_dates_updated;
       counts_.flame_sums_read = carry_.flame_sums_read;
       counts_.cpu_ms += cpu_ms;
-      counts_.wall_ms +=
-          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+      counts_.wall_ms += std::chrono::duration<double, std::milli>(Now() - started).count();
     }
     // The views in use, over the snapshot just made warmed(), most recent first. A newer
     // snapshot waiting stops them (its default answers come first), unless the pass over the
@@ -141,7 +140,7 @@ void AnswerWarmer::Run() {
     std::vector<ApiView> views;
     {
       MutexLock lock(mu_);
-      const auto now = std::chrono::steady_clock::now();
+      const auto now = Now();
       for (auto it = seen_.rbegin(); it != seen_.rend() && now - it->last <= kViewInUse; ++it) {
         views.push_back(it->view);
       }
@@ -149,7 +148,7 @@ void AnswerWarmer::Run() {
     // Until they are, requests for them are served from views_warmed() (the cache keeps its
     // answers: Protect's third).
     const double views_cpu_started = ThreadCpuMs();
-    const auto views_started = std::chrono::steady_clock::now();
+    const auto views_started = Now();
     const auto round_took = views_started - started;
     const bool may_skip = views_serving == serving;
     bool stopped = false;
@@ -160,8 +159,9 @@ void AnswerWarmer::Run() {
       built = WarmViews(
           snap, settings_, cache_, &budget_, views, kMaxViews,
           [&] {
+            if (views_hook_for_testing_) views_hook_for_testing_();
             MutexLock lock(mu_);
-            const bool overdue = std::chrono::steady_clock::now() - views_started > round_took;
+            const bool overdue = Now() - views_started > round_took;
             stopped = stopping_ || (offered_ != nullptr && (may_skip || overdue));
             return stopped;
           },

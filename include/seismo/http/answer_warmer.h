@@ -101,9 +101,19 @@ class AnswerWarmer {
   // Test seam: run at the start of each round, on the warm-up thread, before the default
   // answers (it may throw, as a round out of memory would). Set before the first Offer.
   void SetRoundHookForTesting(std::function<void()> hook) { round_hook_for_testing_ = std::move(hook); }
+  // Test seams for the views in use, set before the first Offer or Requested: the clock that
+  // dates the views asked for and times the rounds and the views' pass (steady_clock's
+  // otherwise), and a function run on the warm-up thread each time the views' pass asks
+  // whether to stop, before each view (it may Offer, or move that clock).
+  using Clock = std::function<std::chrono::steady_clock::time_point()>;
+  void SetClockForTesting(Clock now) { clock_for_testing_ = std::move(now); }
+  void SetViewsHookForTesting(std::function<void()> hook) { views_hook_for_testing_ = std::move(hook); }
 
  private:
   void Run();
+  std::chrono::steady_clock::time_point Now() const {
+    return clock_for_testing_ ? clock_for_testing_() : std::chrono::steady_clock::now();
+  }
 
   const ApiSettings& settings_;
   AnswerCache<ApiAnswer>& cache_;
@@ -119,6 +129,8 @@ class AnswerWarmer {
   bool stopping_ GUARDED_BY(mu_) = false;
   // Written before the first Offer, read by the thread after it takes an offer (under mu_).
   std::function<void()> round_hook_for_testing_;
+  Clock clock_for_testing_;
+  std::function<void()> views_hook_for_testing_;
   struct SeenView {
     ApiView view;
     std::chrono::steady_clock::time_point last;

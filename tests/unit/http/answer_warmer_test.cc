@@ -218,6 +218,110 @@ TEST(AnswerWarmer, KeepsTheViewsInUseFromRoundToRound) {
   EXPECT_EQ(budget.in_use(), 0u) << "and given back when the warm-up stops";
 }
 
+// A clock the test moves (AnswerWarmer::SetClockForTesting): steady_clock's now at its
+// making, plus what the test added.
+class TestClock {
+ public:
+  AnswerWarmer::Clock Get() {
+    return [this] { return start_ + std::chrono::milliseconds(added_ms_.load()); };
+  }
+  void Add(std::chrono::milliseconds ms) { added_ms_ += ms.count(); }
+
+ private:
+  const std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+  std::atomic<int64_t> added_ms_{0};
+};
+
+// A view asked for is in use for kViewInUse (30 s) after it was last asked for, that moment
+// included, and built over each snapshot while it is; past it, it is not, until it is asked
+// for again.
+TEST(AnswerWarmer, AViewIsInUseForThirtySecondsAfterItWasLastAskedFor) {
+  ApiSettings settings;
+  AnswerCache<ApiAnswer> cache;
+  AnswerBudget budget(256u << 20);
+  AnswerWarmer warmer(settings, cache, budget);
+  TestClock clock;
+  warmer.SetClockForTesting(clock.Get());
+  testing::World w;
+  w.Usage("bhr", "Linux", 2 * testing::kHour, 10 * testing::kMin);
+  warmer.Requested("/api/v1/hangs", "thread=T1");
+  // Each step: how far the clock moves, whether the view is asked for again, and the views
+  // built over the step's snapshot.
+  struct Step {
+    std::chrono::milliseconds later;
+    bool asked_again;
+    uint64_t built;
+  };
+  const std::vector<Step> steps = {
+      {0ms, false, 1}, {AnswerWarmer::kViewInUse, false, 1}, {1ms, false, 0}, {10'000ms, false, 0},
+      {0ms, true, 1},  {AnswerWarmer::kViewInUse, false, 1}, {1ms, false, 0}};
+  uint64_t built = 0;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    SCOPED_TRACE(::testing::Message() << "step " << i);
+    clock.Add(steps[i].later);
+    if (steps[i].asked_again) warmer.Requested("/api/v1/hangs", "thread=T1");
+    w.Hang("bhr", "Linux", "parent", "T1", {"root", "f" + std::to_string(i)}, 1000 + i, 1, testing::kMin);
+    const std::shared_ptr<const Snapshot> snap = w.Build();
+    warmer.Offer(snap);
+    ASSERT_TRUE(test::WaitFor([&] { return warmer.views_warmed() == snap; }, 30s, 1ms));
+    built += steps[i].built;
+    EXPECT_EQ(warmer.counts().views_built, built);
+    EXPECT_EQ(warmer.counts().views_seen, 1u) << "kept while not in use: it may be asked for again";
+  }
+}
+
+// The views' pass gives way to a newer snapshot: stopped at once when the pass before it
+// finished, else once it has taken longer than its round did (the views are then at most a
+// round older than the default answers, and delay the next round by at most a round's time).
+// A stopped pass leaves views_warmed() where it was.
+TEST(AnswerWarmer, TheViewsPassGivesWayToANewerSnapshot) {
+  ApiSettings settings;
+  AnswerCache<ApiAnswer> cache;
+  AnswerBudget budget(256u << 20);
+  AnswerWarmer warmer(settings, cache, budget);
+  // The clock stands still unless the hook moves it, so a round takes no time on it.
+  TestClock clock;
+  warmer.SetClockForTesting(clock.Get());
+  testing::World w;
+  w.Usage("bhr", "Linux", 2 * testing::kHour, 10 * testing::kMin);
+  std::vector<std::shared_ptr<const Snapshot>> snaps;
+  for (int i = 0; i < 4; ++i) {
+    w.Hang("bhr", "Linux", "parent", "T" + std::to_string(i % 3), {"root", "f" + std::to_string(i)}, 1000 + i,
+           1, testing::kMin);
+    snaps.push_back(w.Build());
+  }
+  // What the hook does at each call of a pass: the pass over snaps[1] (the pass before it
+  // finished) is given snaps[2] to give way to at its first call; the pass over snaps[2] (the
+  // pass before it was stopped) is given snaps[3] at its first call and the clock moved on at
+  // its second. `pass_of` and `calls` are the warm-up thread's alone.
+  const Snapshot* pass_of = nullptr;
+  int calls = 0;
+  warmer.SetViewsHookForTesting([&] {
+    const std::shared_ptr<const Snapshot> warmed = warmer.warmed();  // the pass's snapshot
+    if (warmed.get() != pass_of) {
+      pass_of = warmed.get();
+      calls = 0;
+    }
+    const int call = calls++;
+    if (warmed == snaps[1] && call == 0) warmer.Offer(snaps[2]);
+    if (warmed == snaps[2] && call == 0) warmer.Offer(snaps[3]);
+    if (warmed == snaps[2] && call == 1) clock.Add(1ms);
+  });
+  for (int i = 0; i < 3; ++i) warmer.Requested("/api/v1/hangs", "thread=T" + std::to_string(i));
+
+  warmer.Offer(snaps[0]);
+  ASSERT_TRUE(test::WaitFor([&] { return warmer.views_warmed() == snaps[0]; }, 30s, 1ms));
+  EXPECT_EQ(warmer.counts().views_built, 3u) << "nothing newer waiting: every view in use";
+  // The rounds over snaps[1], [2] and [3] run one after the other, each taking the snapshot
+  // the hook offered.
+  warmer.Offer(snaps[1]);
+  ASSERT_TRUE(test::WaitFor([&] { return warmer.views_warmed() == snaps[3]; }, 30s, 1ms));
+  // Pass 1: stopped before its first view. Pass 2: one view, then stopped, overdue. Pass 3:
+  // nothing newer waiting, every view.
+  EXPECT_EQ(warmer.counts().views_built, 3u + 0u + 1u + 3u);
+  EXPECT_EQ(warmer.counts().rounds, 4u);
+}
+
 // A round that throws does not end the process: its snapshot still becomes warmed(), its
 // answers are built on request (exact), what it carried is given back, and the next round
 // builds the default answers afresh.
