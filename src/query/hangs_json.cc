@@ -93,20 +93,23 @@ std::string HangsJson(const Snapshot& snap, const Query& q, const AnswerLimits& 
   auto for_each_row = [&](auto&& add) { ForEachHangRow(snap, win, filters, shared, add); };
   // The stacks by (group, stack): by signature a group is a shown row, else one of `groups`.
   IdSums stack_sums;
+  // By signature, not kept: the groups are the reduced entries of `signature_sums`, a group
+  // per entry, its process and thread those of the entry's `threads` (not copied into
+  // `groups`: a million entries at 10⁶ series).
+  IdSums signature_sums;
+  std::span<const IdSums::Entry> signature_groups;
+  std::vector<std::array<Sym, 2>> threads;
   if (kept == nullptr && q.by == HangsBy::kSignature) {
     SymsMap<2, uint32_t> thread_of;  // (process, thread) -> group
-    std::vector<std::array<Sym, 2>> threads;
-    IdSums sums;
+    IdSums& sums = signature_sums;
+    sums.Reserve(CandidateRows(snap, Table::kHangs, filters).size());  // at most a row each
     for_each_row([&](const SeriesKey& k, const HangSums& v) {
       const std::array<Sym, 2> thread{k[hang_field::kProcess], k[hang_field::kThread]};
       const auto [it, added] = thread_of.try_emplace(thread, static_cast<uint32_t>(threads.size()));
       if (added) threads.push_back(thread);
       sums.Add(it->second, k[hang_field::kSignature], v);
     });
-    const std::span<const IdSums::Entry> reduced = sums.Reduce();
-    groups.reserve(reduced.size());
-    for (const IdSums::Entry& e : reduced)
-      groups.push_back({{threads[e.group][0], threads[e.group][1], e.id}, e.sums});
+    signature_groups = sums.Reduce();
   } else if (kept == nullptr) {
     SymsMap<3, uint32_t> group_at;  // index in `groups`
     for_each_row([&](const SeriesKey& k, const HangSums& v) {
@@ -123,6 +126,13 @@ std::string HangsJson(const Snapshot& snap, const Query& q, const AnswerLimits& 
       kept->ForEachGroup(fn);
       return;
     }
+    if (q.by == HangsBy::kSignature) {
+      for (size_t i = 0; i < signature_groups.size(); ++i) {
+        const IdSums::Entry& e = signature_groups[i];
+        fn(GroupKey{threads[e.group][0], threads[e.group][1], e.id}, e.sums, i);
+      }
+      return;
+    }
     for (size_t i = 0; i < groups.size(); ++i) fn(groups[i].first, groups[i].second, i);
   };
 
@@ -131,7 +141,7 @@ std::string HangsJson(const Snapshot& snap, const Query& q, const AnswerLimits& 
     const HangSums* sums;
     int64_t usage_ms;
     std::optional<double> rate;
-    uint32_t group;  // index in `groups`
+    uint32_t group;  // index of its group: in `groups`, or `signature_groups` by signature
   };
   // The groups that can be shown. By signature and by thread every rate divides a group's
   // hang time by one usage: a rate is monotone in the hang time, and without usage no group
@@ -140,8 +150,11 @@ std::string HangsJson(const Snapshot& snap, const Query& q, const AnswerLimits& 
   // group has a usage of its own: every group.
   const int64_t least = q.by == HangsBy::kBuildDate ? std::numeric_limits<int64_t>::min()
                         : kept != nullptr           ? kept->NthHeaviest(q.limit)
-                                                    : NthHeaviest(groups.begin(), groups.end(), q.limit,
-                                                                  [](const auto& g) { return g.second.hang_us; });
+                        : q.by == HangsBy::kSignature
+                            ? NthHeaviest(signature_groups.begin(), signature_groups.end(), q.limit,
+                                          [](const IdSums::Entry& e) { return e.sums.hang_us; })
+                            : NthHeaviest(groups.begin(), groups.end(), q.limit,
+                                          [](const auto& g) { return g.second.hang_us; });
   std::vector<Row, HugePageAllocator<Row>> rows;
   if (q.by == HangsBy::kBuildDate) {
     // By build date: every group, each rated over its own usage, then the first `limit` by

@@ -39,6 +39,8 @@ class IdSums {
     max_group_ = group > max_group_ ? group : max_group_;
     max_id_ = id > max_id_ ? id : max_id_;
   }
+  // Room for `n` Adds without growing (a million at 10⁶ series: each growth copies them).
+  void Reserve(size_t n) { entries_.reserve(n); }
   // Sorted by (group, id), one entry per key with the sums of every Add of it. Valid
   // until the next Add.
   std::span<const Entry> Reduce();
