@@ -1,6 +1,7 @@
 // The bodies of the libFuzzer targets, shared by the fuzzers (parse_fuzz.cc,
-// signature_fuzz.cc, aggregates_fuzz.cc) and by the corpus regression test
-// (tests/unit/parse/fuzz_corpus_test.cc), so an input saved into
+// signature_fuzz.cc, aggregates_fuzz.cc, query_fuzz.cc) and by the corpus regression tests
+// (tests/unit/parse/fuzz_corpus_test.cc; tests/unit/query/fuzz_corpus_test.cc for the query
+// target, in query_target.cc), so an input saved into
 // fuzz/corpus/<target>/ (a seed, or a crash the fuzzer found) runs through
 // exactly the code the fuzzer ran, on every test run.
 //
@@ -30,5 +31,13 @@ std::string SignatureTarget(std::string_view data);
 // decoded record re-encodes to a value that decodes to the same bytes again, under
 // the same key.
 std::string AggregatesRecordTarget(std::string_view data);
+
+// Any bytes as requests to the HTTP API's answers (query/api.h AnswerApi) over a small world
+// of generated documents (query_target.cc): the first byte picks the path (every API path,
+// and one that is none), the rest is the raw query string, or two split at the first
+// newline. Each answer is 200, 400 or 404 and JSON, a view's within the answer bound (kept
+// small); the same request gives the same answer, and through a cache that holds the other
+// query's answer too.
+std::string QueryTarget(std::string_view data);
 
 }  // namespace seismo::fuzz

@@ -24,6 +24,9 @@ namespace seismo {
 namespace {
 
 constexpr size_t kTopStacks = 5;
+// The most one of a row's stacks writes besides its frames' texts and their commas:
+// {"stack":[],"frames_omitted":N,"hang_ms":D,"hang_count":N}, and a comma (121 bytes at most).
+constexpr size_t kStackBytes = 128;
 
 using GroupKey = HangGroupKey;  // a row's grouping fields (hang_groups.h HangGroupOf)
 
@@ -262,21 +265,6 @@ std::string HangsJson(const Snapshot& snap, const Query& q, const AnswerLimits& 
   for (size_t i = 0; i < rows.size(); ++i) {
     const Row& r = rows[i];
     const GroupKey& k = r.key;
-    size_t head = 256;  // the row without its texts and stacks
-    for (Sym text : k) head += text == kNoId ? 0 : JsonTextBound(snap.Text(text));
-    if (!bound.Fits(head)) break;
-    ++rows_written;
-    w.BeginObject();
-    if (q.by == HangsBy::kBuildDate) {
-      w.Key("build_date").String(snap.Text(k[0]));
-      w.Key("channel").String(snap.Text(k[1]));
-      w.Key("usage_hours").Double(UsageHours(r.usage_ms));
-    } else {
-      if (q.by == HangsBy::kSignature) w.Key("signature").String(snap.Text(k[2]));
-      w.Key("thread").String(snap.Text(k[1]));
-      w.Key("process").String(snap.Text(k[0]));
-    }
-    WriteRates(w, *r.sums, r.usage_ms);
     // Top stacks by hang ms, ties in stack order (by text: ids' order never shows); the
     // texts compared only among the stacks that can be in the top (query/heaviest.h).
     const std::span<const IdSums::Entry> all = row_stacks[i];
@@ -295,7 +283,26 @@ std::string HangsJson(const Snapshot& snap, const Query& q, const AnswerLimits& 
                                         ? a.sums.hang_us > b.sums.hang_us
                                         : CompareStacks(a.id, b.id, *snap.symbols) < 0;
                            });
+    // The row without its texts and stacks' frames: its fields and numbers, and each shown
+    // stack's (kStackBytes), reserved before it is written, so the answer stays within the
+    // bound whatever its frames (a fuzzer found /hangs answers up to 612 bytes past it).
+    size_t head = 256 + stacks.size() * kStackBytes;
+    for (Sym text : k) head += text == kNoId ? 0 : JsonTextBound(snap.Text(text));
+    if (!bound.Fits(head)) break;
+    ++rows_written;
+    w.BeginObject();
+    if (q.by == HangsBy::kBuildDate) {
+      w.Key("build_date").String(snap.Text(k[0]));
+      w.Key("channel").String(snap.Text(k[1]));
+      w.Key("usage_hours").Double(UsageHours(r.usage_ms));
+    } else {
+      if (q.by == HangsBy::kSignature) w.Key("signature").String(snap.Text(k[2]));
+      w.Key("thread").String(snap.Text(k[1]));
+      w.Key("process").String(snap.Text(k[0]));
+    }
+    WriteRates(w, *r.sums, r.usage_ms);
     w.Key("stacks").BeginArray();
+    size_t reserved = stacks.size() * kStackBytes;  // the stacks' own bytes not written yet
     for (const IdSums::Entry& e : stacks) {
       const StackId stack = e.id;
       const HangSums& sums = e.sums;
@@ -303,7 +310,8 @@ std::string HangsJson(const Snapshot& snap, const Query& q, const AnswerLimits& 
       w.Key("stack").BeginArray();
       const std::span<const Sym> frames = snap.symbols->Frames(stack);
       size_t written = 0;
-      while (written < frames.size() && bound.Fits(JsonTextBound(snap.Text(frames[written])) + 1)) {
+      while (written < frames.size() &&
+             bound.Fits(JsonTextBound(snap.Text(frames[written])) + 1 + reserved)) {
         w.String(snap.Text(frames[written++]));
       }
       w.EndArray();
@@ -311,6 +319,7 @@ std::string HangsJson(const Snapshot& snap, const Query& q, const AnswerLimits& 
       w.Key("hang_ms").Double(static_cast<double>(sums.hang_us) / 1000.0);
       w.Key("hang_count").Int(sums.hang_count);
       w.EndObject();
+      reserved -= kStackBytes;
     }
     w.EndArray();
     w.EndObject();

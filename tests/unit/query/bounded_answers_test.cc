@@ -152,6 +152,36 @@ TEST(BoundedHangs, RowsAndFramesPastTheByteBoundAreLeftOutAndCounted) {
   EXPECT_EQ(whole.find("frames_omitted"), std::string::npos);
 }
 
+// A row's five stacks, each deep enough to fill the bound alone: every stack is shown, each
+// with the frames that fit and the count of those left out, and the answer stays within the
+// bound (the stacks' own bytes are reserved before their frames are written; fuzz_query found
+// answers up to 612 bytes past it when they were not).
+TEST(BoundedHangs, EachOfARowsStacksKeepsRoomWithinTheBound) {
+  World w;
+  w.Usage("bhr", "Linux", kHour, 0);
+  for (int s = 0; s < 5; ++s) {
+    std::vector<std::string> deep;
+    for (int i = 0; i < 2000; ++i) deep.push_back("s" + std::to_string(s) + "frame" + std::to_string(i));
+    w.Hang("bhr", "Linux", "parent", "Gecko", deep, 9'000'000 - s * 1000, 1, 0);
+  }
+  auto snap = w.Build();
+  for (size_t max_bytes : {2048u, 4096u, 8192u, 8192u + 77u}) {
+    SCOPED_TRACE(max_bytes);
+    const std::string body =
+        HangsJson(*snap, Q(Endpoint::kHangs, "by=thread"), {.max_nodes = 1000, .max_bytes = max_bytes});
+    EXPECT_LE(body.size(), max_bytes);
+    Json j(body);
+    auto rows = j.root["rows"].get_array().value();
+    ASSERT_EQ(rows.size(), 1u);
+    auto stacks = rows.at(0)["stacks"].get_array().value();
+    ASSERT_EQ(stacks.size(), 5u);
+    for (auto st : stacks) {
+      const size_t frames = st["stack"].get_array().value().size();
+      EXPECT_EQ(st["frames_omitted"].get_uint64().value(), 2000u - frames);
+    }
+  }
+}
+
 TEST(AnswerBudget, AdmitsWhatFitsBesideWhatIsInFlight) {
   AnswerBudget budget(100);
   auto a = budget.TryReserve(60);
