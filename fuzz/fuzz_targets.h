@@ -34,10 +34,10 @@ std::string AggregatesRecordTarget(std::string_view data);
 
 // Any bytes as requests to the HTTP API's answers (query/api.h AnswerApi) over a small world
 // of generated documents (query_target.cc): the first byte picks the path (every API path,
-// and one that is none), the rest is the raw query string, or two split at the first
-// newline. Each answer is 200, 400 or 404 and JSON, a view's within the answer bound (kept
-// small); the same request gives the same answer, and through a cache that holds the other
-// query's answer too.
+// and one that is none), the second the answer bounds (small: 512 bytes to 64 KiB, 1 to 249
+// nodes), the rest is the raw query string, or two split at the first newline. Each answer
+// is 200, 400 or 404 and JSON, a view's within the byte bound; the same request gives the
+// same answer, and through a cache that holds the other query's answer too.
 std::string QueryTarget(std::string_view data);
 
 }  // namespace seismo::fuzz

@@ -90,7 +90,7 @@ ApiAnswer Compute(Endpoint endpoint, const Snapshot& snap, const Query& q, const
   const AnswerLimits& limits = settings.limits;
   switch (endpoint) {
     case Endpoint::kBuilds:
-      return {200, "application/json", BuildsJson(snap, q, settings.baselines, shared, build_dates)};
+      return {200, "application/json", BuildsJson(snap, q, settings.baselines, shared, build_dates, limits)};
     case Endpoint::kReleases:
       return {200, "application/json", ReleasesJson(snap, q, settings.baselines)};
     case Endpoint::kHangsFlameDiff:
@@ -105,11 +105,11 @@ ApiAnswer Compute(Endpoint endpoint, const Snapshot& snap, const Query& q, const
       }
       return {200, "application/json", FlamegraphTreeJson(snap, q, limits, shared, flame)};
     case Endpoint::kCrashesTop:
-      return {200, "application/json", CrashesTopJson(snap, q)};
+      return {200, "application/json", CrashesTopJson(snap, q, limits)};
     case Endpoint::kCrashesTimeseries:
       return {200, "application/json", CrashesTimeseriesJson(snap, q)};
     case Endpoint::kCrashesSignature:
-      return {200, "application/json", CrashSignatureJson(snap, q)};
+      return {200, "application/json", CrashSignatureJson(snap, q, limits)};
     case Endpoint::kStatus:
     case Endpoint::kAlerts:
       break;

@@ -90,7 +90,7 @@ void WriteRate(JsonWriter& w, std::string_view name, int64_t count, int64_t usag
 }  // namespace
 
 std::string BuildsJson(const Snapshot& snap, const Query& q, const BaselinePolicy& policy,
-                       const HangRows* shared, const BuildDateSums* kept) {
+                       const HangRows* shared, const BuildDateSums* kept, const AnswerLimits& limits) {
   const BuildComparisons comparisons(snap, policy);
   const WindowSel win = ResolveWindow(snap, q.window_ms);
   SymsMap<4, BuildRow> rows;
@@ -184,57 +184,61 @@ std::string BuildsJson(const Snapshot& snap, const Query& q, const BaselinePolic
   w.BeginObject();
   w.Key("window").String(WindowName(q.window_ms));
   w.Key("builds").BeginArray();
-  for (const auto* row : order) {
+  // Each row while it fits max_answer_bytes (answer_bound.h).
+  const size_t written = AppendRowsWithin(w, limits.max_bytes, order.size(), [&](size_t n, JsonWriter& out) {
+    const auto* row = order[n];
     const std::string_view channel = snap.Text(row->first[0]), product = snap.Text(row->first[1]),
                            version = snap.Text(row->first[2]), build_id = snap.Text(row->first[3]);
     BuildRow r = row->second;
     for (size_t i : {kGpu, kPlugin, kGmplugin})
       r.crashes[i] = SubprocessCrashCount(r.crashes[i], r.main_pings[i]);
     const std::string_view build_date = build_id.substr(0, 8);
-    w.BeginObject();
-    w.Key("channel").String(channel);
-    w.Key("product").String(product);
-    w.Key("version").String(version);
-    w.Key("build_id").String(build_id);
-    w.Key("build_date").String(build_date);
+    out.BeginObject();
+    out.Key("channel").String(channel);
+    out.Key("product").String(product);
+    out.Key("version").String(version);
+    out.Key("build_id").String(build_id);
+    out.Key("build_date").String(build_date);
     if (r.first_ms == INT64_MAX) {
-      w.Key("first_seen").Null();
+      out.Key("first_seen").Null();
     } else {
-      w.Key("first_seen").String(FormatTimestamp(EventTime{r.first_ms}));
+      out.Key("first_seen").String(FormatTimestamp(EventTime{r.first_ms}));
     }
-    w.Key("usage_hours").Double(UsageHours(r.usage_ms));
-    w.Key("pings").Int(r.pings);
+    out.Key("usage_hours").Double(UsageHours(r.usage_ms));
+    out.Key("pings").Int(r.pings);
     int64_t total = 0;
     for (int64_t c : r.crashes) total += c;
-    w.Key("crashes").BeginObject();
-    for (size_t i = 0; i < kClasses.size(); ++i) w.Key(kClasses[i]).Int(r.crashes[i]);
-    w.Key("startup").Int(r.startup);
-    w.Key("total").Int(total);
-    w.EndObject();
-    w.Key("crash_rate_per_1000h").BeginObject();
-    for (size_t i = 0; i < kClasses.size(); ++i) WriteRate(w, kClasses[i], r.crashes[i], r.usage_ms);
-    WriteRate(w, "startup", r.startup, r.usage_ms);
-    WriteRate(w, "total", total, r.usage_ms);
-    w.EndObject();
-    w.Key("affected_installs");
-    WriteAffected(w, affected.at(row->first));
-    w.Key("at_equal_age");
-    comparisons.Write(w, row->first[0], row->first[3]);
-    w.Key("hangs").BeginObject();
+    out.Key("crashes").BeginObject();
+    for (size_t i = 0; i < kClasses.size(); ++i) out.Key(kClasses[i]).Int(r.crashes[i]);
+    out.Key("startup").Int(r.startup);
+    out.Key("total").Int(total);
+    out.EndObject();
+    out.Key("crash_rate_per_1000h").BeginObject();
+    for (size_t i = 0; i < kClasses.size(); ++i) WriteRate(out, kClasses[i], r.crashes[i], r.usage_ms);
+    WriteRate(out, "startup", r.startup, r.usage_ms);
+    WriteRate(out, "total", total, r.usage_ms);
+    out.EndObject();
+    out.Key("affected_installs");
+    WriteAffected(out, affected.at(row->first));
+    out.Key("at_equal_age");
+    comparisons.Write(out, row->first[0], row->first[3]);
+    out.Key("hangs").BeginObject();
     for (std::string_view source : {"bhr", "main"}) {
       if (q.filters[Dim::kSource] && *q.filters[Dim::kSource] != source) continue;
       auto it = dates.find(DateKey{source, channel, build_date});
       const std::array<int64_t, 3> d = it == dates.end() ? std::array<int64_t, 3>{} : it->second;
-      w.Key(source).BeginObject();
-      w.Key("usage_hours").Double(UsageHours(d[0]));
-      w.Key("hang_ms_per_hour").OptDouble(PerUsageHour(d[1], d[0]));
-      w.Key("hang_count_per_hour").OptDouble(PerUsageHour(d[2] * 1000, d[0]));
-      w.EndObject();
+      out.Key(source).BeginObject();
+      out.Key("usage_hours").Double(UsageHours(d[0]));
+      out.Key("hang_ms_per_hour").OptDouble(PerUsageHour(d[1], d[0]));
+      out.Key("hang_count_per_hour").OptDouble(PerUsageHour(d[2] * 1000, d[0]));
+      out.EndObject();
     }
-    w.EndObject();
-    w.EndObject();
-  }
+    out.EndObject();
+    out.EndObject();
+  });
   w.EndArray();
+  bool truncated = false;
+  WriteOmitted(w, "builds_omitted", written, order.size(), truncated);
   w.EndObject();
   return w.Take();
 }

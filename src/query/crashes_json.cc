@@ -112,7 +112,7 @@ Trends RowTrends(const Snapshot& snap, const Query& q,
 
 }  // namespace
 
-std::string CrashesTopJson(const Snapshot& snap, const Query& q) {
+std::string CrashesTopJson(const Snapshot& snap, const Query& q, const AnswerLimits& limits) {
   const WindowSel win = ResolveWindow(snap, q.window_ms);
   absl::flat_hash_map<Sym, SigSums> sigs;
   int64_t total = 0;
@@ -186,39 +186,44 @@ std::string CrashesTopJson(const Snapshot& snap, const Query& q) {
     w.EndObject();
   }
   w.Key("rows").BeginArray();
-  for (size_t i = 0; i < current.size(); ++i) {
-    const Sym sig = current[i].first[0];
-    const int64_t count = current[i].second;
-    const int64_t rank = static_cast<int64_t>(i + 1);
-    w.BeginObject();
-    w.Key("rank").Int(rank);
-    w.Key("signature").String(snap.Text(sig));
-    w.Key("count").Int(count);
-    w.Key("share").Double(100.0 * static_cast<double>(count) / static_cast<double>(total));
-    w.Key("rate_per_1000h").OptDouble(Per1000Hours(count, usage_ms));
-    const SigSums& sums = sigs.at(sig);
-    w.Key("installs").Int(Installs(sums.installs, count));
-    w.Key("startup_share").Double(100.0 * static_cast<double>(sums.startup) / static_cast<double>(count));
-    w.Key("first_build").String(snap.Text(sums.first_build));
-    w.Key("first_seen").String(FormatTimestamp(EventTime{sums.first_ms}));
-    auto prev = previous_rank.find(sig);
-    if (prev != previous_rank.end()) {
-      w.Key("previous_rank").Int(prev->second);
-      w.Key("rank_change").Int(prev->second - rank);
-      w.Key("is_new").Bool(false);
-    } else {
-      w.Key("previous_rank").Null();
-      w.Key("rank_change").Null();
-      w.Key("is_new").Bool(has_previous);
-    }
-    if (q.sparklines) {
-      w.Key("trend").BeginArray();
-      for (int64_t c : trends.rows[i]) w.Int(c);
-      w.EndArray();
-    }
-    w.EndObject();
-  }
+  // Each row while it fits max_answer_bytes (answer_bound.h).
+  const size_t written =
+      AppendRowsWithin(w, limits.max_bytes, current.size(), [&](size_t i, JsonWriter& out) {
+        const Sym sig = current[i].first[0];
+        const int64_t count = current[i].second;
+        const int64_t rank = static_cast<int64_t>(i + 1);
+        out.BeginObject();
+        out.Key("rank").Int(rank);
+        out.Key("signature").String(snap.Text(sig));
+        out.Key("count").Int(count);
+        out.Key("share").Double(100.0 * static_cast<double>(count) / static_cast<double>(total));
+        out.Key("rate_per_1000h").OptDouble(Per1000Hours(count, usage_ms));
+        const SigSums& sums = sigs.at(sig);
+        out.Key("installs").Int(Installs(sums.installs, count));
+        out.Key("startup_share")
+            .Double(100.0 * static_cast<double>(sums.startup) / static_cast<double>(count));
+        out.Key("first_build").String(snap.Text(sums.first_build));
+        out.Key("first_seen").String(FormatTimestamp(EventTime{sums.first_ms}));
+        auto prev = previous_rank.find(sig);
+        if (prev != previous_rank.end()) {
+          out.Key("previous_rank").Int(prev->second);
+          out.Key("rank_change").Int(prev->second - rank);
+          out.Key("is_new").Bool(false);
+        } else {
+          out.Key("previous_rank").Null();
+          out.Key("rank_change").Null();
+          out.Key("is_new").Bool(has_previous);
+        }
+        if (q.sparklines) {
+          out.Key("trend").BeginArray();
+          for (int64_t c : trends.rows[i]) out.Int(c);
+          out.EndArray();
+        }
+        out.EndObject();
+      });
   w.EndArray();
+  bool truncated = false;
+  WriteOmitted(w, "rows_omitted", written, current.size(), truncated);
   w.EndObject();
   return w.Take();
 }
@@ -252,7 +257,7 @@ std::string CrashesTimeseriesJson(const Snapshot& snap, const Query& q) {
   return w.Take();
 }
 
-std::string CrashSignatureJson(const Snapshot& snap, const Query& q) {
+std::string CrashSignatureJson(const Snapshot& snap, const Query& q, const AnswerLimits& limits) {
   const WindowSel win = ResolveWindow(snap, q.window_ms);
   using IdBuildKey = Syms<4>;               // build_id, version, channel, product
   auto build_of = [](const SeriesKey& k) {  // of a crash or build usage key (selection.h)
@@ -300,38 +305,47 @@ std::string CrashSignatureJson(const Snapshot& snap, const Query& q) {
   w.Key("signature").String(*q.filters[Dim::kSignature]);
   w.Key("count").Int(count);
   w.Key("installs").Int(Installs(installs, count));
+  // Each list's rows while they fit max_answer_bytes (answer_bound.h), one list after the other.
+  bool truncated = false;
   w.Key("by_build").BeginArray();
-  for (const auto& [k, c] : builds) {
-    auto u = build_usage.find(k);
-    const int64_t usage_ms = u == build_usage.end() ? 0 : u->second;
-    w.BeginObject();
-    w.Key("build_id").String(snap.Text(k[0]));
-    w.Key("version").String(snap.Text(k[1]));
-    w.Key("channel").String(snap.Text(k[2]));
-    w.Key("product").String(snap.Text(k[3]));
-    w.Key("count").Int(c);
-    w.Key("usage_hours").Double(UsageHours(usage_ms));
-    w.Key("rate_per_1000h").OptDouble(Per1000Hours(c, usage_ms));
-    w.EndObject();
-  }
+  const size_t builds_written =
+      AppendRowsWithin(w, limits.max_bytes, builds.size(), [&](size_t i, JsonWriter& out) {
+        const auto& [k, c] = builds[i];
+        auto u = build_usage.find(k);
+        const int64_t usage_ms = u == build_usage.end() ? 0 : u->second;
+        out.BeginObject();
+        out.Key("build_id").String(snap.Text(k[0]));
+        out.Key("version").String(snap.Text(k[1]));
+        out.Key("channel").String(snap.Text(k[2]));
+        out.Key("product").String(snap.Text(k[3]));
+        out.Key("count").Int(c);
+        out.Key("usage_hours").Double(UsageHours(usage_ms));
+        out.Key("rate_per_1000h").OptDouble(Per1000Hours(c, usage_ms));
+        out.EndObject();
+      });
   w.EndArray();
+  WriteOmitted(w, "by_build_omitted", builds_written, builds.size(), truncated);
   w.Key("by_os").BeginArray();
-  for (const auto& [os, c] : oses) {
-    w.BeginObject();
-    w.Key("os").String(snap.Text(os[0]));
-    w.Key("count").Int(c);
-    w.EndObject();
-  }
+  const size_t oses_written =
+      AppendRowsWithin(w, limits.max_bytes, oses.size(), [&](size_t i, JsonWriter& out) {
+        out.BeginObject();
+        out.Key("os").String(snap.Text(oses[i].first[0]));
+        out.Key("count").Int(oses[i].second);
+        out.EndObject();
+      });
   w.EndArray();
+  WriteOmitted(w, "by_os_omitted", oses_written, oses.size(), truncated);
   w.Key("by_process").BeginArray();
-  for (const auto& [pc, c] : procs) {
-    w.BeginObject();
-    w.Key("process").String(snap.Text(pc[0]));
-    w.Key("class").String(snap.Text(pc[1]));
-    w.Key("count").Int(c);
-    w.EndObject();
-  }
+  const size_t procs_written =
+      AppendRowsWithin(w, limits.max_bytes, procs.size(), [&](size_t i, JsonWriter& out) {
+        out.BeginObject();
+        out.Key("process").String(snap.Text(procs[i].first[0]));
+        out.Key("class").String(snap.Text(procs[i].first[1]));
+        out.Key("count").Int(procs[i].second);
+        out.EndObject();
+      });
   w.EndArray();
+  WriteOmitted(w, "by_process_omitted", procs_written, procs.size(), truncated);
   w.EndObject();
   return w.Take();
 }

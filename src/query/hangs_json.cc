@@ -325,10 +325,8 @@ std::string HangsJson(const Snapshot& snap, const Query& q, const AnswerLimits& 
     w.EndObject();
   }
   w.EndArray();
-  if (rows_written < rows.size()) {
-    w.Key("truncated").Bool(true);
-    w.Key("rows_omitted").Uint(rows.size() - rows_written);
-  }
+  bool truncated = false;
+  WriteOmitted(w, "rows_omitted", rows_written, rows.size(), truncated);
   w.EndObject();
   return w.Take();
 }

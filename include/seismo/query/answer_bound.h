@@ -42,4 +42,32 @@ class ByteBound {
   size_t max_bytes_;
 };
 
+// Rows [0, count) into the array open in `w`, each written by write_row(i, JsonWriter&) into
+// a writer of its own and appended while it fits the bound: the first that does not ends the
+// list (a list of rows whose size is not known before they are written: /builds, Top
+// Crashers, a signature's lists). Returns the rows appended; WriteOmitted then says what was
+// left out.
+template <typename WriteRow>
+size_t AppendRowsWithin(JsonWriter& w, size_t max_bytes, size_t count, WriteRow&& write_row) {
+  const ByteBound bound(w, max_bytes);
+  for (size_t i = 0; i < count; ++i) {
+    JsonWriter row;
+    write_row(i, row);
+    if (!bound.Fits(row.str().size() + 1)) return i;  // and its comma
+    w.Raw(row.str());
+  }
+  return count;
+}
+
+// After a list of which `written` of `count` rows were written: nothing when all were, else
+// `"truncated": true` (once per answer: `truncated` says whether it was written already) and
+// `"<name>": count - written`.
+inline void WriteOmitted(JsonWriter& w, std::string_view name, size_t written, size_t count,
+                         bool& truncated) {
+  if (written == count) return;
+  if (!truncated) w.Key("truncated").Bool(true);
+  truncated = true;
+  w.Key(name).Uint(count - written);
+}
+
 }  // namespace seismo

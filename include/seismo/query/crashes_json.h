@@ -22,12 +22,17 @@
 #include <string>
 
 #include "seismo/aggregate/snapshot.h"
+#include "seismo/query/answer_bound.h"
 #include "seismo/query/params.h"
 
 namespace seismo {
 
-std::string CrashesTopJson(const Snapshot& snap, const Query& q);
+// Top Crashers' rows, and a signature's lists, while they fit `limits.max_bytes`; then
+// `"truncated": true` and `"rows_omitted"` (or `"by_build_omitted"`, `"by_os_omitted"`,
+// `"by_process_omitted"`): the number of rows left out.
+std::string CrashesTopJson(const Snapshot& snap, const Query& q, const AnswerLimits& limits = {});
 std::string CrashesTimeseriesJson(const Snapshot& snap, const Query& q);
-std::string CrashSignatureJson(const Snapshot& snap, const Query& q);  // q.filters[kSignature] is set
+// q.filters[kSignature] is set.
+std::string CrashSignatureJson(const Snapshot& snap, const Query& q, const AnswerLimits& limits = {});
 
 }  // namespace seismo

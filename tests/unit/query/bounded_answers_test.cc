@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -15,6 +16,8 @@
 #include "query_fixture.h"
 #include "seismo/query/answer_budget.h"
 #include "seismo/query/api.h"
+#include "seismo/query/builds_json.h"
+#include "seismo/query/crashes_json.h"
 #include "seismo/query/flamegraph.h"
 #include "seismo/query/hang_rows.h"
 #include "seismo/query/hangs_json.h"
@@ -179,6 +182,65 @@ TEST(BoundedHangs, EachOfARowsStacksKeepsRoomWithinTheBound) {
       const size_t frames = st["stack"].get_array().value().size();
       EXPECT_EQ(st["frames_omitted"].get_uint64().value(), 2000u - frames);
     }
+  }
+}
+
+// Lists whose rows are written whole (/builds, Top Crashers, a signature's by-build list):
+// past max_answer_bytes the rows that do not fit are left out and counted, the answer stays
+// within the bound, and the rows shown are the first of the whole list.
+TEST(BoundedLists, RowsPastTheByteBoundAreLeftOutAndCounted) {
+  World w;
+  for (int i = 0; i < 60; ++i) {
+    const std::string build_id = "202611" + std::to_string(10 + i % 20) + "0905" + std::to_string(10 + i);
+    w.BuildUsage("Linux", kHour, 1, 0, 0, build_id);
+    w.Crash("sig" + std::to_string(100 + i), "parent", "parent", "i" + std::to_string(i), 0, false, "Linux",
+            build_id);
+    w.Crash("OOM | small", "parent", "parent", "j" + std::to_string(i), 0, false, "Linux", build_id);
+  }
+  auto snap = w.Build();
+  struct List {
+    std::function<std::string(const AnswerLimits&)> answer;
+    const char* array;
+    const char* omitted;
+    size_t rows;
+  };
+  const std::vector<List> lists = {
+      {[&](const AnswerLimits& l) {
+         return BuildsJson(*snap, Q(Endpoint::kBuilds, "limit=1000"), {}, nullptr, nullptr, l);
+       },
+       "builds", "builds_omitted", 60},
+      {[&](const AnswerLimits& l) {
+         return CrashesTopJson(*snap, Q(Endpoint::kCrashesTop, "limit=1000"), l);
+       },
+       "rows", "rows_omitted", 61},  // and "OOM | small"
+      {[&](const AnswerLimits& l) {
+         return CrashSignatureJson(
+             *snap, Q(Endpoint::kCrashesSignature, "signature=OOM%20%7C%20small&limit=1000"), l);
+       },
+       "by_build", "by_build_omitted", 60},
+  };
+  for (const List& list : lists) {
+    SCOPED_TRACE(list.array);
+    const std::string whole = list.answer({.max_nodes = 1000, .max_bytes = 1u << 20});
+    EXPECT_EQ(whole.find("truncated"), std::string::npos);
+    Json all(whole);
+    std::vector<std::string> all_rows;
+    for (auto row : all.root[list.array].get_array().value())
+      all_rows.push_back(std::string(simdjson::minify(row)));
+    ASSERT_EQ(all_rows.size(), list.rows);
+    const AnswerLimits limits{.max_nodes = 1000, .max_bytes = 4096};
+    const std::string body = list.answer(limits);
+    EXPECT_LE(body.size(), limits.max_bytes);
+    Json some(body);
+    size_t shown = 0;
+    for (auto row : some.root[list.array].get_array().value()) {
+      ASSERT_LT(shown, all_rows.size());
+      EXPECT_EQ(std::string(simdjson::minify(row)), all_rows[shown++]);
+    }
+    EXPECT_GT(shown, 0u);
+    EXPECT_LT(shown, list.rows);
+    EXPECT_TRUE(some.root["truncated"].get_bool().value());
+    EXPECT_EQ(some.root[list.omitted].get_uint64().value(), list.rows - shown);
   }
 }
 
