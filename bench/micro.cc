@@ -420,17 +420,14 @@ void BM_WarmDefaultAnswers(benchmark::State& state) {
 // without the budget's holds (the benches give the round no budget), so that each iteration
 // starts from the same.
 WarmCarry KeptCopy(const WarmCarry& left) {
-  return WarmCarry{.snap = left.snap,
-                   .rows = left.rows,
-                   .hold = nullptr,
-                   .stacks = left.stacks,
-                   .stacks_hold = nullptr,
-                   .groups = left.groups,
-                   .groups_hold = nullptr,
-                   .buckets = left.buckets,
-                   .buckets_hold = nullptr,
-                   .build_dates = left.build_dates,
-                   .build_dates_hold = nullptr};
+  WarmCarry copy;
+  copy.snap = left.snap;
+  copy.rows = left.rows;
+  copy.stacks = left.stacks;
+  copy.groups = left.groups;
+  copy.buckets = left.buckets;
+  copy.build_dates = left.build_dates;
+  return copy;
 }
 
 // Each 100th document's deltas applied again (1 % of the series changed), at `at_ms` when
