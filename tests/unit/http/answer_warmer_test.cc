@@ -239,8 +239,8 @@ TEST(AnswerWarmer, AViewIsInUseForThirtySecondsAfterItWasLastAskedFor) {
   ApiSettings settings;
   AnswerCache<ApiAnswer> cache;
   AnswerBudget budget(256u << 20);
+  TestClock clock;  // before the warmer: its thread reads it until the warmer is gone
   AnswerWarmer warmer(settings, cache, budget);
-  TestClock clock;
   warmer.SetClockForTesting(clock.Get());
   testing::World w;
   w.Usage("bhr", "Linux", 2 * testing::kHour, 10 * testing::kMin);
@@ -278,13 +278,17 @@ TEST(AnswerWarmer, TheViewsPassGivesWayToANewerSnapshot) {
   ApiSettings settings;
   AnswerCache<ApiAnswer> cache;
   AnswerBudget budget(256u << 20);
-  AnswerWarmer warmer(settings, cache, budget);
-  // The clock stands still unless the hook moves it, so a round takes no time on it.
+  // The clock stands still unless the hook moves it, so a round takes no time on it. It, the
+  // snapshots and the hook's state come before the warmer: its thread reads them until the
+  // warmer is gone (a failed assertion returns early).
   TestClock clock;
+  std::vector<std::shared_ptr<const Snapshot>> snaps;
+  const Snapshot* pass_of = nullptr;  // the warm-up thread's alone (the hook's)
+  int calls = 0;
+  AnswerWarmer warmer(settings, cache, budget);
   warmer.SetClockForTesting(clock.Get());
   testing::World w;
   w.Usage("bhr", "Linux", 2 * testing::kHour, 10 * testing::kMin);
-  std::vector<std::shared_ptr<const Snapshot>> snaps;
   for (int i = 0; i < 4; ++i) {
     w.Hang("bhr", "Linux", "parent", "T" + std::to_string(i % 3), {"root", "f" + std::to_string(i)}, 1000 + i,
            1, testing::kMin);
@@ -293,9 +297,7 @@ TEST(AnswerWarmer, TheViewsPassGivesWayToANewerSnapshot) {
   // What the hook does at each call of a pass: the pass over snaps[1] (the pass before it
   // finished) is given snaps[2] to give way to at its first call; the pass over snaps[2] (the
   // pass before it was stopped) is given snaps[3] at its first call and the clock moved on at
-  // its second. `pass_of` and `calls` are the warm-up thread's alone.
-  const Snapshot* pass_of = nullptr;
-  int calls = 0;
+  // its second.
   warmer.SetViewsHookForTesting([&] {
     const std::shared_ptr<const Snapshot> warmed = warmer.warmed();  // the pass's snapshot
     if (warmed.get() != pass_of) {
