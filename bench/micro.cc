@@ -430,6 +430,15 @@ WarmCarry KeptCopy(const WarmCarry& left) {
   return copy;
 }
 
+// What a warm-up round over `snap` leaves the next (its rows, orders, groups and sums), the
+// round's answers thrown away.
+WarmCarry LeftByARound(const std::shared_ptr<const Snapshot>& snap, const ApiSettings& settings) {
+  WarmCarry left;
+  AnswerCache<ApiAnswer> cache(size_t{1} << 30);
+  WarmDefaultAnswers(snap, settings, cache, nullptr, &left);
+  return left;
+}
+
 // Each 100th document's deltas applied again (1 % of the series changed), at `at_ms` when
 // given (else at their own times).
 void ApplyOnePercentAgain(SeriesWorld& w, size_t n, std::optional<int64_t> at_ms = std::nullopt) {
@@ -450,11 +459,7 @@ void BM_WarmDefaultAnswersAfterOnePercent(benchmark::State& state) {
   const auto n = static_cast<size_t>(state.range(0));
   SeriesWorld& w = SeriesWorldOf(n);
   const ApiSettings settings;
-  WarmCarry left;
-  {
-    AnswerCache<ApiAnswer> cache(size_t{1} << 30);
-    WarmDefaultAnswers(w.first, settings, cache, nullptr, &left);
-  }
+  WarmCarry left = LeftByARound(w.first, settings);
   ApplyOnePercentAgain(w, n);
   std::shared_ptr<const Snapshot> after;
   for (auto _ : state) {
@@ -523,11 +528,7 @@ void BM_WarmDefaultAnswersAfterAMinute(benchmark::State& state) {
   const auto n = static_cast<size_t>(state.range(0));
   SeriesWorld& w = SeriesWorldOf(n);
   const ApiSettings settings;
-  WarmCarry left;
-  {
-    AnswerCache<ApiAnswer> cache(size_t{1} << 30);
-    WarmDefaultAnswers(w.Snap(), settings, cache, nullptr, &left);
-  }
+  WarmCarry left = LeftByARound(w.Snap(), settings);
   // A minute after the stream time (each run of this benchmark moves it on).
   ApplyOnePercentAgain(w, n, left.snap->stream_time_ms + 60'000);
   uint64_t rows_updated = 0;
