@@ -45,6 +45,7 @@
 #include "seismo/query/flame_tree.h"
 #include "seismo/query/hang_rows.h"
 #include "seismo/query/id_sums.h"
+#include "seismo/query/selection.h"
 #include "seismo/query/stack_order.h"
 #include "seismo/shard/shard_set.h"
 #include "seismo/shard/spsc_ring.h"
@@ -339,9 +340,16 @@ void BM_BuildIndex(benchmark::State& state) {
 }
 
 // A request the warm-up does not build ahead, over the snapshot of 10⁶ hang series: what a
-// filtered view costs on request (no cache).
-void RunRequest(benchmark::State& state, const char* path, const char* query) {
-  OneSnapshot provider(SeriesSnapshot(1'000'000));
+// filtered view costs on request (no cache). With the thread and process indexes the warm-up
+// makes for each snapshot (selection.h CandidateRows), or (`walked`) over a snapshot of its
+// own without them, as before they were made.
+void RunRequest(benchmark::State& state, const char* path, const char* query, bool walked = false) {
+  const std::shared_ptr<const Snapshot> snap =
+      walked ? SeriesWorldOf(1'000'000).Snap() : SeriesSnapshot(1'000'000);
+  if (!walked) {
+    for (const IndexedAhead& i : kHangFieldsIndexedAhead) snap->RowsWithTextHash(Table::kHangs, i.field, 0);
+  }
+  OneSnapshot provider(snap);
   const ApiSettings settings;
   for (auto _ : state) {
     ApiAnswer a = AnswerApi(path, query, provider, settings, 0, nullptr, nullptr, nullptr);
@@ -352,10 +360,20 @@ void RunRequest(benchmark::State& state, const char* path, const char* query) {
 void BM_RequestHangsOneThread(benchmark::State& state) {
   RunRequest(state, "/api/v1/hangs", "thread=NoSuchThread");
 }
+void BM_RequestHangsOneThreadWalked(benchmark::State& state) {
+  RunRequest(state, "/api/v1/hangs", "thread=NoSuchThread", /*walked=*/true);
+}
 void BM_RequestHangsOneOs(benchmark::State& state) { RunRequest(state, "/api/v1/hangs", "os=Windows_NT"); }
 void BM_RequestFlameOneThread(benchmark::State& state) {
   RunRequest(state, "/api/v1/hangs/flamegraph", "thread=NoSuchThread");
 }
+void BM_RequestFlameOneThreadWalked(benchmark::State& state) {
+  RunRequest(state, "/api/v1/hangs/flamegraph", "thread=NoSuchThread", /*walked=*/true);
+}
+void BM_RequestHangsOneProcessWalked(benchmark::State& state) {
+  RunRequest(state, "/api/v1/hangs", "process=gpu", /*walked=*/true);
+}
+void BM_RequestHangsOneProcess(benchmark::State& state) { RunRequest(state, "/api/v1/hangs", "process=gpu"); }
 void BM_RequestFlameOneSignature(benchmark::State& state) {
   RunRequest(state, "/api/v1/hangs/flamegraph", "signature=BenchSeries7");
 }
@@ -509,8 +527,12 @@ BENCHMARK(BM_FlameTreeFromOrder)->Arg(100'000)->Arg(1'000'000)->Unit(benchmark::
 BENCHMARK(BM_HangRows)->Arg(100'000)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_BuildIndex)->Arg(100'000)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_RequestHangsOneThread)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_RequestHangsOneThreadWalked)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_RequestHangsOneProcess)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_RequestHangsOneProcessWalked)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_RequestHangsOneOs)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_RequestFlameOneThread)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_RequestFlameOneThreadWalked)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_RequestFlameOneSignature)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_RequestBuildsOneOs)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ViewHangsOneOs)->Unit(benchmark::kMillisecond);

@@ -28,13 +28,15 @@ constexpr size_t kIdBytes = SetSlotBytes<uint64_t>();
 // What readers hold per series, in each of the three snapshots alive at a time (the newest
 // published, the one whose default answers are being built, and the newest with its default
 // answers built, which those are served from: ADR 0025): its pointer in the table's row
-// list and in its key-ordered list, and for hang and crash series two entries of 16 bytes
-// in the text indexes filters read (snapshot.h RowsWithTextHash); for the series of the
+// list and in its key-ordered list, and entries of 16 bytes in the text indexes filters read
+// (snapshot.h RowsWithTextHash: a hang series' signature, build date, thread and process, a
+// crash series' signature and build id); for the series of the
 // tables a snapshot's build index lists (snapshot.h Builds: build usage, crashes, usage and
 // hangs), a pointer there too.
 constexpr size_t kSnapshotsAlive = 3;
 constexpr size_t kReaderBytes = kSnapshotsAlive * 2 * sizeof(void*);
-constexpr size_t kIndexedReaderBytes = kReaderBytes + kSnapshotsAlive * 2 * 16;
+constexpr size_t kHangReaderBytes = kReaderBytes + kSnapshotsAlive * 4 * 16;
+constexpr size_t kCrashReaderBytes = kReaderBytes + kSnapshotsAlive * 2 * 16;
 constexpr size_t kBuildListedBytes = kSnapshotsAlive * sizeof(void*);
 
 // A flat_hash_map slot of (K, V) and its control byte.
@@ -63,9 +65,12 @@ int64_t ShardState::BucketOf(int64_t ms) const {
 // ------------------------------------------------------------ memory
 
 size_t ShardState::ReaderBytes(Table t) {
-  const bool indexed = t == Table::kHangs || t == Table::kCrashes;
-  const bool build_listed = indexed || t == Table::kUsage || t == Table::kBuildUsage;
-  return (indexed ? kIndexedReaderBytes : kReaderBytes) + (build_listed ? kBuildListedBytes : 0);
+  const size_t indexed = t == Table::kHangs     ? kHangReaderBytes
+                         : t == Table::kCrashes ? kCrashReaderBytes
+                                                : kReaderBytes;
+  const bool build_listed =
+      t == Table::kHangs || t == Table::kCrashes || t == Table::kUsage || t == Table::kBuildUsage;
+  return indexed + (build_listed ? kBuildListedBytes : 0);
 }
 
 size_t ShardState::SeriesBytes(const SeriesData& s) {

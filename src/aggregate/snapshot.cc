@@ -121,6 +121,16 @@ std::span<const SeriesData* const> Snapshot::RowsWithTextHash(Table t, size_t fi
   return {index.rows.data() + (lo - index.hashes.begin()), static_cast<size_t>(hi - lo)};
 }
 
+std::optional<std::span<const SeriesData* const>> Snapshot::RowsWithTextHashIfMade(Table t, size_t field,
+                                                                                   uint64_t text_hash) const {
+  if (symbols == nullptr) return std::nullopt;
+  const TextIndex& index = TextIndexOf(t, field);
+  if (!index.made.load(std::memory_order_acquire)) return std::nullopt;
+  const auto [lo, hi] = std::equal_range(index.hashes.begin(), index.hashes.end(), text_hash);
+  return std::span<const SeriesData* const>{index.rows.data() + (lo - index.hashes.begin()),
+                                            static_cast<size_t>(hi - lo)};
+}
+
 bool Snapshot::IndexTextsFrom(const Snapshot& before, Table t, size_t field,
                               std::span<const SeriesData* const> removed,
                               std::span<const SeriesData* const> added) const {

@@ -234,14 +234,22 @@ void WarmDefaultAnswers(const std::shared_ptr<const Snapshot>& snap, const ApiSe
     } catch (const std::exception&) {
     }
   }
+  // The hang text indexes the round makes: the signature's, and those CandidateRows reads only
+  // where made (a thread's or a process's rows, selection.h).
+  std::vector<size_t> hang_indexed = {hang_field::kSignature};
+  for (const IndexedAhead& i : kHangFieldsIndexedAhead) hang_indexed.push_back(i.field);
   if (hang_changes) {
-    try {
-      if (snap->IndexTextsFrom(*carry->snap, Table::kHangs, hang_field::kSignature, hang_changes->removed,
-                               hang_changes->added)) {
-        ++carry->index_carried;
+    size_t carried = 0;
+    for (const size_t field : hang_indexed) {
+      try {
+        if (snap->IndexTextsFrom(*carry->snap, Table::kHangs, field, hang_changes->removed,
+                                 hang_changes->added)) {
+          ++carried;
+        }
+      } catch (const std::exception&) {
       }
-    } catch (const std::exception&) {
     }
+    if (carried == hang_indexed.size()) ++carry->index_carried;
     // The build index the /builds and Releases answers read, from the previous one's too
     // (when that round's answers made it).
     try {
@@ -249,10 +257,10 @@ void WarmDefaultAnswers(const std::shared_ptr<const Snapshot>& snap, const ApiSe
     } catch (const std::exception&) {
     }
   }
-  // The indexes a signature's pages read (selection.h CandidateRows), built off the
-  // request path too (unless made above).
+  // The indexes a signature's pages and a thread's or process's views read (selection.h
+  // CandidateRows), built off the request path too (unless made above).
   try {
-    snap->RowsWithTextHash(Table::kHangs, hang_field::kSignature, 0);
+    for (const size_t field : hang_indexed) snap->RowsWithTextHash(Table::kHangs, field, 0);
     snap->RowsWithTextHash(Table::kCrashes, crash_field::kSignature, 0);
   } catch (const std::exception&) {
   }

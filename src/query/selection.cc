@@ -80,7 +80,9 @@ bool KnownProcess(const Snapshot& snap, std::string_view process) {
   if (std::find(kNormalised.begin(), kNormalised.end(), process) != kNormalised.end()) return true;
   for (const auto& [table, field] : {std::pair{Table::kHangs, size_t{hang_field::kProcess}},
                                      std::pair{Table::kCrashes, size_t{crash_field::kProcess}}}) {
-    for (const SeriesData* s : snap.table(table)) {
+    // The hang rows holding that text, where the warm-up made their index: not a walk of 10⁶.
+    const auto rows = snap.RowsWithTextHashIfMade(table, field, Hash64(process));
+    for (const SeriesData* s : rows ? *rows : snap.table(table)) {
       if (snap.Text(s->key[field]) == process) return true;
     }
   }
@@ -183,7 +185,14 @@ std::span<const SeriesData* const> CandidateRows(const Snapshot& snap, Table t, 
     if (i.table != t || !filters[i.dim]) continue;
     return snap.RowsWithTextHash(t, i.field, Hash64(*filters[i.dim]));
   }
-  return snap.table(t);
+  std::span<const SeriesData* const> fewest = snap.table(t);
+  if (t != Table::kHangs) return fewest;
+  for (const IndexedAhead& i : kHangFieldsIndexedAhead) {
+    if (!filters[i.dim]) continue;
+    const auto rows = snap.RowsWithTextHashIfMade(t, i.field, Hash64(*filters[i.dim]));
+    if (rows && rows->size() < fewest.size()) fewest = *rows;
+  }
+  return fewest;
 }
 
 const Snapshot& EmptySnapshot() {

@@ -68,6 +68,10 @@ class Snapshot {
   // addresses differ from run to run, so a reader must not depend on it (each sums what it
   // reads, or sorts by a total order), or its output would too.
   std::span<const SeriesData* const> RowsWithTextHash(Table t, size_t field, uint64_t text_hash) const;
+  // The same, where that index is made already; nullopt, making nothing, where it is not: for
+  // a reader whose walk of the table costs less than the index's first making (a sort).
+  std::optional<std::span<const SeriesData* const>> RowsWithTextHashIfMade(Table t, size_t field,
+                                                                           uint64_t text_hash) const;
   // Makes this snapshot's (t, field) index from `before`'s, given the rows the two differ by
   // in table t (aggregate/row_changes.h ChangedRows(before, *this, t)): before's entries
   // without the removed rows', the added rows' merged in. It costs the changes and one pass

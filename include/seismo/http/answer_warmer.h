@@ -68,7 +68,7 @@ class AnswerWarmer {
   struct Counts {
     uint64_t rounds = 0;
     uint64_t rows_updated = 0;    // updated the previous round's hang rows rather than make them
-    uint64_t index_carried = 0;   // made their snapshot's signature index from the previous round's
+    uint64_t index_carried = 0;   // made their snapshot's hang text indexes from the previous round's
     uint64_t builds_carried = 0;  // made their snapshot's build index from the previous round's
     uint64_t stacks_carried = 0;  // brought the previous round's flame graph stack order up to date
     uint64_t groups_updated = 0;  // brought the previous round's /hangs groups and sums by stack up to date

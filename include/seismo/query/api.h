@@ -122,7 +122,8 @@ struct WarmCarry {
   std::shared_ptr<const AnswerBudget::Hold> build_dates_hold;
   uint64_t rows_updated = 0;    // rounds whose rows were updated from the carried ones
   uint64_t groups_updated = 0;  // rounds whose groups, all four, were brought from the carried ones
-  uint64_t index_carried = 0;   // rounds whose signature index was made from the carried one's
+  uint64_t index_carried =
+      0;  // rounds whose hang text indexes (signature, thread, process) were all made from the carried ones
   uint64_t builds_carried = 0;  // rounds whose build index was made from the carried one's
   uint64_t stacks_carried = 0;  // rounds whose flame graph's stack order was brought from the carried one
   uint64_t buckets_carried = 0;  // rounds whose sums by bucket were brought from the carried ones

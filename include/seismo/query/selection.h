@@ -139,14 +139,29 @@ TimeAxis AxisFor(const Snapshot& snap, int64_t window_ms);
 // Adds the buckets of `s` to `into` (size axis.size()), value i into into[..][i].
 void AddPoints(const SeriesData& s, const TimeAxis& axis, std::vector<std::array<int64_t, 2>>& into);
 
-// The rows of table t a query's filters can select: when they name a signature (hang and
-// crash rows), a build id (crash rows) or a build date (hang rows), the rows holding that
-// text (Snapshot::RowsWithTextHash, the first of these in that order), else the whole
-// table. Only for a RowFilter built from the same `filters` with nothing ignored: it
-// still decides, and no row outside these can pass it (those dimensions compare exactly).
+// The rows of table t a query's filters can select, from a text index (Snapshot::RowsWithTextHash)
+// of a dimension they name:
+//   1. a signature (hang and crash rows), a build id (crash rows) or a build date (hang rows):
+//      the rows holding that text, the first of these in that order, the index made on first
+//      use if it is not yet (a few rows of 10⁶: its sort is paid once a snapshot);
+//   2. else a thread or a process (hang rows, kHangFieldsIndexedAhead): the fewest rows of
+//      those indexes the snapshot has made (the warm-up makes them each round), never making
+//      one (a thread's rows can be most of the table: a sort would cost more than the walk);
+//   3. else the whole table.
+// Only for a RowFilter built from the same `filters` with nothing ignored: it still decides,
+// and no row outside these can pass it (those dimensions compare exactly).
 // In no order a reader may keep (an index's is by address, which differs between runs): sum
 // the rows, or sort what they give by a total order.
 std::span<const SeriesData* const> CandidateRows(const Snapshot& snap, Table t, const Filters& filters);
+
+// The hang table's fields CandidateRows reads an index of only where it is made (rule 2): the
+// warm-up makes them, from the previous round's where it can (api.cc WarmDefaultAnswers).
+struct IndexedAhead {
+  Dim dim;
+  size_t field;
+};
+inline constexpr std::array<IndexedAhead, 2> kHangFieldsIndexedAhead = {
+    {{Dim::kThread, hang_field::kThread}, {Dim::kProcess, hang_field::kProcess}}};
 
 // The snapshot to read when none has been published yet: empty tables.
 const Snapshot& EmptySnapshot();

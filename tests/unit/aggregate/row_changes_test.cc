@@ -170,6 +170,7 @@ TEST(ChangedRows, MakeEachTextIndexFromThePreviousOne) {
   world.Apply(300, 80, kT0);
   std::shared_ptr<const Snapshot> before = world.Snap();
   const std::pair<Table, size_t> indexes[] = {{Table::kHangs, hang_field::kSignature},
+                                              {Table::kHangs, hang_field::kThread},
                                               {Table::kCrashes, crash_field::kSignature}};
   for (const auto& [t, field] : indexes) {
     const auto next = world.Snap();

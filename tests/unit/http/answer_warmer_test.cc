@@ -7,6 +7,7 @@
 #include <new>
 #include <vector>
 
+#include "seismo/query/selection.h"
 #include "support/wait_for.h"
 #include "unit/query/query_fixture.h"
 
@@ -61,8 +62,8 @@ TEST(AnswerWarmer, UpdatesTheRowsTheRoundBeforeLeft) {
   for (int round = 0; round < 6; ++round) {
     for (int i = 0; i < 40; ++i) {
       const std::string k = std::to_string((round * 7 + i) % 60);
-      w.Hang("bhr", "Linux", "parent", "Gecko", {"root", "f" + k, "Sig" + k}, 1000 + i, 1,
-             i * testing::kMin / 2);
+      w.Hang("bhr", "Linux", i % 4 ? "parent" : "content", i % 3 ? "Gecko" : "StreamTrans",
+             {"root", "f" + k, "Sig" + k}, 1000 + i, 1, i * testing::kMin / 2);
     }
     const std::shared_ptr<const Snapshot> snap = w.Build();
     warmer.Offer(snap);
@@ -99,6 +100,19 @@ TEST(AnswerWarmer, UpdatesTheRowsTheRoundBeforeLeft) {
       EXPECT_EQ(from_carried.body.find("\"signature\":\"" + sig + "\"") != std::string::npos,
                 sig != "NoSuchSignature")
           << sig << " " << from_carried.body;
+    }
+    // A thread's or a process's view reads their indexes, made by the round (from the previous
+    // round's after the first): it answers as a walk of the table.
+    for (const IndexedAhead& i : kHangFieldsIndexedAhead) {
+      EXPECT_TRUE(snap->RowsWithTextHashIfMade(Table::kHangs, i.field, 0)) << "round " << round;
+    }
+    for (const char* query : {"thread=StreamTrans", "thread=StreamTrans&process=content", "process=content",
+                              "thread=NoSuchThread"}) {
+      for (const char* path : {"/api/v1/hangs", "/api/v1/hangs/flamegraph"}) {
+        EXPECT_EQ(AnswerApi(path, query, provider, settings, 0, nullptr, nullptr, nullptr).body,
+                  AnswerApi(path, query, fresh, settings, 0, nullptr, nullptr, nullptr).body)
+            << "round " << round << ", " << path << "?" << query;
+      }
     }
     // /builds and the Releases view read the build index, made from the previous round's too:
     // they answer as over the index a snapshot of the same series makes in full.

@@ -1,6 +1,6 @@
-// The rows a filter on a signature, a build id or a build date can select come from a
-// per-snapshot index (Snapshot::RowsWithTextHash): exactly the rows holding that text, in
-// the order of their addresses; the answers over them count what the whole table holds.
+// The rows a filter on a signature, a build id, a build date, a thread or a process can select
+// come from a per-snapshot index (Snapshot::RowsWithTextHash): exactly the rows holding that
+// text, in the order of their addresses; the answers over them count what the whole table holds.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -25,7 +25,8 @@ std::shared_ptr<const Snapshot> ManySignatures() {
   for (int i = 0; i < 120; ++i) {
     const std::string sig = "Sig" + std::to_string(i % 17);
     const std::string date = i % 3 == 0 ? "20261116" : "20261117";
-    w.Hang("bhr", i % 2 ? "Linux" : "Windows", i % 5 ? "parent" : "content", "Gecko",
+    const char* thread = i % 3 == 0 ? "Gecko" : i % 3 == 1 ? "Gecko_Child" : "StreamTrans";
+    w.Hang("bhr", i % 2 ? "Linux" : "Windows", i % 5 ? "parent" : "content", thread,
            {"root", "f" + std::to_string(i % 4), sig}, 128'000 + i * 1000, 1, (i % 7) * kMin, "release",
            date);
     w.Crash(sig, "parent", "parent", "install" + std::to_string(i % 9), (i % 5) * kMin, false, "Linux",
@@ -77,6 +78,61 @@ TEST(CandidateRows, AreTheRowsHoldingTheTextInAddressOrder) {
   EXPECT_EQ(CandidateRows(*snap, Table::kHangs, os).size(), snap->table(Table::kHangs).size());
   EXPECT_EQ(CandidateRows(*snap, Table::kHangs, by_build).size(), snap->table(Table::kHangs).size());
   EXPECT_EQ(CandidateRows(*snap, Table::kUsage, by_date).size(), snap->table(Table::kUsage).size());
+}
+
+// A thread's or a process's rows come from their index once the snapshot has made it (the
+// warm-up does), the fewer of the two where both are named; before, from the whole table, and
+// asking makes nothing (a first sort would cost more than the walk it saves).
+TEST(CandidateRows, AThreadsOrAProcesssRowsComeFromTheirIndexOnceMade) {
+  auto snap = ManySignatures();
+  const auto& table = snap->table(Table::kHangs);
+  Filters rare;
+  rare[Dim::kThread] = "StreamTrans";
+  rare[Dim::kProcess] = "content";
+  EXPECT_EQ(CandidateRows(*snap, Table::kHangs, rare).size(), table.size());
+  for (const IndexedAhead& i : kHangFieldsIndexedAhead) {
+    EXPECT_FALSE(snap->RowsWithTextHashIfMade(Table::kHangs, i.field, 0)) << "made by asking";
+    snap->RowsWithTextHash(Table::kHangs, i.field, 0);  // as the warm-up makes them
+  }
+  auto rows_of = [&](const Filters& f) {
+    const auto rows = CandidateRows(*snap, Table::kHangs, f);
+    return std::vector<const SeriesData*>(rows.begin(), rows.end());
+  };
+  for (const std::string thread : {"Gecko", "Gecko_Child", "StreamTrans", "NoSuchThread"}) {
+    Filters f;
+    f[Dim::kThread] = thread;
+    EXPECT_EQ(rows_of(f), Brute(*snap, Table::kHangs, hang_field::kThread, thread)) << thread;
+  }
+  for (const std::string process : {"parent", "content", "gpu"}) {
+    Filters f;
+    f[Dim::kProcess] = process;
+    EXPECT_EQ(rows_of(f), Brute(*snap, Table::kHangs, hang_field::kProcess, process)) << process;
+  }
+  // Both: the fewer rows (the content process's, here).
+  const auto content = Brute(*snap, Table::kHangs, hang_field::kProcess, "content");
+  ASSERT_LT(content.size(), Brute(*snap, Table::kHangs, hang_field::kThread, "StreamTrans").size());
+  EXPECT_EQ(rows_of(rare), content);
+  Filters common = rare;  // and the thread's, beside the parent process
+  common[Dim::kProcess] = "parent";
+  const auto stream_trans = Brute(*snap, Table::kHangs, hang_field::kThread, "StreamTrans");
+  ASSERT_LT(stream_trans.size(), Brute(*snap, Table::kHangs, hang_field::kProcess, "parent").size());
+  EXPECT_EQ(rows_of(common), stream_trans);
+  // A signature goes first (rule 1), beside either.
+  rare[Dim::kSignature] = "Sig4";
+  EXPECT_EQ(rows_of(rare), Brute(*snap, Table::kHangs, hang_field::kSignature, "Sig4"));
+  // The answers over them are those of a walk: over a snapshot of the same world without the
+  // indexes.
+  const auto walked = ManySignatures();
+  for (const std::string qs : {"thread=StreamTrans", "process=content", "thread=Gecko&process=parent",
+                               "thread=StreamTrans&by=thread", "thread=NoSuchThread"}) {
+    EXPECT_EQ(HangsJson(*snap, Q(Endpoint::kHangs, qs + "&window=all")),
+              HangsJson(*walked, Q(Endpoint::kHangs, qs + "&window=all")))
+        << qs;
+  }
+  // Crash rows have no such index: the whole table.
+  Filters process;
+  process[Dim::kProcess] = "parent";
+  EXPECT_EQ(CandidateRows(*snap, Table::kCrashes, process).size(), snap->table(Table::kCrashes).size());
 }
 
 // The answers that read the index count what a walk of the whole table counts: for every
