@@ -58,6 +58,16 @@ void AnswerWarmer::Requested(std::string_view path, std::string_view query) {
   seen_.push_back({ApiView{std::string(path), std::string(query)}, now});
 }
 
+std::vector<ApiView> AnswerWarmer::ViewsInUse() const {
+  std::vector<ApiView> views;
+  MutexLock lock(mu_);
+  const auto now = Now();
+  for (auto it = seen_.rbegin(); it != seen_.rend() && now - it->last <= kViewInUse; ++it) {
+    views.push_back(it->view);
+  }
+  return views;
+}
+
 std::shared_ptr<const Snapshot> AnswerWarmer::warmed() const {
   MutexLock lock(mu_);
   return warmed_;
@@ -107,6 +117,7 @@ void AnswerWarmer::Run() {
     bool failed = false;
     try {
       if (round_hook_for_testing_) round_hook_for_testing_();
+      carry_.indexes_in_use = IndexesInUse(ViewsInUse());
       WarmDefaultAnswers(snap, settings_, cache_, &budget_, &carry_);
     } catch (const std::exception& e) {
       failed = true;
@@ -137,14 +148,7 @@ void AnswerWarmer::Run() {
     // snapshot before was stopped too: then it goes on for as long as the round took, so the
     // views are seldom more than a round older than the default answers and never delay the
     // next round by more than one round's time.
-    std::vector<ApiView> views;
-    {
-      MutexLock lock(mu_);
-      const auto now = Now();
-      for (auto it = seen_.rbegin(); it != seen_.rend() && now - it->last <= kViewInUse; ++it) {
-        views.push_back(it->view);
-      }
-    }
+    const std::vector<ApiView> views = ViewsInUse();
     // Until they are, requests for them are served from views_warmed() (the cache keeps its
     // answers: Protect's third).
     const double views_cpu_started = ThreadCpuMs();

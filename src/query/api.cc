@@ -235,9 +235,12 @@ void WarmDefaultAnswers(const std::shared_ptr<const Snapshot>& snap, const ApiSe
     }
   }
   // The hang text indexes the round makes: the signature's, and those CandidateRows reads only
-  // where made (a thread's or a process's rows, selection.h).
+  // where made (a thread's or a process's rows, selection.h) while a view in use reads them.
   std::vector<size_t> hang_indexed = {hang_field::kSignature};
-  for (const IndexedAhead& i : kHangFieldsIndexedAhead) hang_indexed.push_back(i.field);
+  for (size_t i = 0; i < kHangFieldsIndexedAhead.size(); ++i) {
+    if (carry != nullptr && carry->indexes_in_use[i])
+      hang_indexed.push_back(kHangFieldsIndexedAhead[i].field);
+  }
   if (hang_changes) {
     size_t carried = 0;
     for (const size_t field : hang_indexed) {
@@ -580,6 +583,19 @@ void WarmDefaultAnswers(const std::shared_ptr<const Snapshot>& snap, const ApiSe
   shared.reset();
   shared_hold.reset();
   for (auto it = readers_end; it != answers.end(); ++it) build(it->first, it->second, false);
+}
+
+std::array<bool, kHangFieldsIndexedAhead.size()> IndexesInUse(std::span<const ApiView> views) {
+  std::array<bool, kHangFieldsIndexedAhead.size()> in_use{};
+  for (const ApiView& view : views) {
+    const auto params = ParseQueryString(view.query);
+    if (!params) continue;
+    for (size_t i = 0; i < in_use.size(); ++i) {
+      const std::string_view name = DimName(kHangFieldsIndexedAhead[i].dim);
+      for (const auto& param : *params) in_use[i] = in_use[i] || param.first == name;
+    }
+  }
+  return in_use;
 }
 
 bool IsSnapshotView(std::string_view path) {

@@ -89,8 +89,9 @@ uint64_t EstimateAnswerBytes(const Snapshot& snap, const ApiSettings& settings);
 //
 // `carry` (optional): what the previous round left (the warm-up thread keeps one). From what
 // changed in the hang table since that round's snapshot (aggregate/row_changes.h, ADR 0034),
-// the round makes its snapshot's signature index from that snapshot's
-// (Snapshot::IndexTextsFrom) and updates the previous round's hang rows (HangRows::Update)
+// the round makes its snapshot's hang text indexes from that snapshot's
+// (Snapshot::IndexTextsFrom: the signature's, and a thread's or a process's while a view in
+// use filters on one, `indexes_in_use`) and updates the previous round's hang rows (HangRows::Update)
 // instead of making either anew, and leaves its own for the next. Its flame graph brings the
 // previous round's stack order up to date (query/stack_order.h) instead of sorting its stacks.
 // Its /hangs answers read their groups (by signature, by thread, by build date), and its flame
@@ -104,6 +105,11 @@ uint64_t EstimateAnswerBytes(const Snapshot& snap, const ApiSettings& settings);
 // between rounds (with room for the table to grow into), and the carried snapshot with them (the order keeps
 // the snapshot of its last update, an older one when a request built the flame graph first).
 struct WarmCarry {
+  // Which of kHangFieldsIndexedAhead's indexes (selection.h) the round makes: those a view in
+  // use filters on (IndexesInUse, set by the warm-up before each round). Each costs a pass over
+  // its 16 MB at 10⁶ series a round, a sort where it cannot be carried: made always, two cost
+  // about a quarter more CPU a round for views hardly anyone asks for (ADR 0036).
+  std::array<bool, kHangFieldsIndexedAhead.size()> indexes_in_use{};
   std::shared_ptr<const Snapshot> snap;  // the snapshot of the rows and the sums by bucket
   std::optional<HangRows> rows;          // of the default window, every source
   std::shared_ptr<const AnswerBudget::Hold> hold;
@@ -188,6 +194,9 @@ struct ApiView {
   std::string path;
   std::string query;
 };
+// Which of kHangFieldsIndexedAhead's dimensions (a thread, a process) a filter of `views`
+// names: WarmCarry::indexes_in_use. A view whose query does not parse names none.
+std::array<bool, kHangFieldsIndexedAhead.size()> IndexesInUse(std::span<const ApiView> views);
 // Builds the answers of `views` over `snap` into `cache` (views in use: what clients asked for
 // lately, ADR 0035), each within the budget as a request is, in order, until `max_built` are
 // built or `stop()` says to stop. A view whose answer the cache holds (a default answer), that

@@ -22,6 +22,20 @@ std::shared_ptr<const Snapshot> At(int64_t ms) {
   return s;
 }
 
+// A clock the test moves (AnswerWarmer::SetClockForTesting): steady_clock's now at its
+// making, plus what the test added.
+class TestClock {
+ public:
+  AnswerWarmer::Clock Get() {
+    return [this] { return start_ + std::chrono::milliseconds(added_ms_.load()); };
+  }
+  void Add(std::chrono::milliseconds ms) { added_ms_ += ms.count(); }
+
+ private:
+  const std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+  std::atomic<int64_t> added_ms_{0};
+};
+
 // Offers never wait for a round; the warm-up always reaches the newest offered snapshot,
 // and a request for a default answer is then served from the cache.
 TEST(AnswerWarmer, WarmsTheNewestOfferedSnapshot) {
@@ -56,7 +70,10 @@ TEST(AnswerWarmer, UpdatesTheRowsTheRoundBeforeLeft) {
   settings.limits.max_nodes = 12;  // a flame graph with "(other)" nodes, from the carried order too
   AnswerCache<ApiAnswer> cache;
   AnswerBudget budget(256u << 20);
+  TestClock clock;  // before the warmer: its thread reads it until the warmer is gone
   AnswerWarmer warmer(settings, cache, budget);
+  warmer.SetClockForTesting(clock.Get());  // stands still: the view below stays in use
+  warmer.Requested("/api/v1/hangs", "thread=StreamTrans&process=content");  // their indexes made
   testing::World w;
   w.Usage("bhr", "Linux", 2 * testing::kHour, 10 * testing::kMin);
   for (int round = 0; round < 6; ++round) {
@@ -101,8 +118,8 @@ TEST(AnswerWarmer, UpdatesTheRowsTheRoundBeforeLeft) {
                 sig != "NoSuchSignature")
           << sig << " " << from_carried.body;
     }
-    // A thread's or a process's view reads their indexes, made by the round (from the previous
-    // round's after the first): it answers as a walk of the table.
+    // A thread's or a process's view reads their indexes, made by the round while a view in use
+    // names them (from the previous round's after the first): it answers as a walk of the table.
     for (const IndexedAhead& i : kHangFieldsIndexedAhead) {
       EXPECT_TRUE(snap->RowsWithTextHashIfMade(Table::kHangs, i.field, 0)) << "round " << round;
     }
@@ -132,7 +149,7 @@ TEST(AnswerWarmer, UpdatesTheRowsTheRoundBeforeLeft) {
     EXPECT_NE(flame.find("(other)"), std::string::npos) << flame;
   }
   EXPECT_GT(budget.in_use(), 0u) << "the rows are held for the next round";
-  EXPECT_GT(warmer.counts().wall_ms, 0) << "the rounds were timed";
+  EXPECT_GT(warmer.counts().cpu_ms, 0) << "the rounds were timed (their CPU: the test's clock stands still)";
   warmer.Stop();
   EXPECT_EQ(budget.in_use(), 0u) << "and given back when the warm-up stops";
 }
@@ -232,20 +249,6 @@ TEST(AnswerWarmer, KeepsTheViewsInUseFromRoundToRound) {
   EXPECT_EQ(budget.in_use(), 0u) << "and given back when the warm-up stops";
 }
 
-// A clock the test moves (AnswerWarmer::SetClockForTesting): steady_clock's now at its
-// making, plus what the test added.
-class TestClock {
- public:
-  AnswerWarmer::Clock Get() {
-    return [this] { return start_ + std::chrono::milliseconds(added_ms_.load()); };
-  }
-  void Add(std::chrono::milliseconds ms) { added_ms_ += ms.count(); }
-
- private:
-  const std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
-  std::atomic<int64_t> added_ms_{0};
-};
-
 // A view asked for is in use for kViewInUse (30 s) after it was last asked for, that moment
 // included, and built over each snapshot while it is; past it, it is not, until it is asked
 // for again.
@@ -282,6 +285,40 @@ TEST(AnswerWarmer, AViewIsInUseForThirtySecondsAfterItWasLastAskedFor) {
     EXPECT_EQ(warmer.counts().views_built, built);
     EXPECT_EQ(warmer.counts().views_seen, 1u) << "kept while not in use: it may be asked for again";
   }
+}
+
+// A thread's or a process's hang index (selection.h CandidateRows) is made by each round while
+// a view in use filters on that dimension (ADR 0036), and not otherwise: the default views'
+// rounds make neither.
+TEST(AnswerWarmer, MakesAThreadsIndexWhileAViewInUseFiltersOnIt) {
+  ApiSettings settings;
+  AnswerCache<ApiAnswer> cache;
+  AnswerBudget budget(256u << 20);
+  TestClock clock;  // before the warmer: its thread reads it until the warmer is gone
+  AnswerWarmer warmer(settings, cache, budget);
+  warmer.SetClockForTesting(clock.Get());
+  testing::World w;
+  w.Usage("bhr", "Linux", 2 * testing::kHour, 10 * testing::kMin);
+  int rounds = 0;
+  // Whether the next round's snapshot has made each index: (thread, process).
+  auto next_round = [&] {
+    w.Hang("bhr", "Linux", "parent", "T1", {"root", "f" + std::to_string(rounds++)}, 1000, 1, testing::kMin);
+    const std::shared_ptr<const Snapshot> snap = w.Build();
+    warmer.Offer(snap);
+    EXPECT_TRUE(test::WaitFor([&] { return warmer.warmed() == snap; }, 30s, 1ms));
+    auto made = [&](size_t field) {
+      return snap->RowsWithTextHashIfMade(Table::kHangs, field, 0).has_value();
+    };
+    return std::pair{made(hang_field::kThread), made(hang_field::kProcess)};
+  };
+  EXPECT_EQ(next_round(), std::pair(false, false)) << "no view in use";
+  warmer.Requested("/api/v1/hangs/flamegraph", "thread=T1");
+  EXPECT_EQ(next_round(), std::pair(true, false));
+  warmer.Requested("/api/v1/crashes/top", "window=24h&process=content");
+  EXPECT_EQ(next_round(), std::pair(true, true));
+  EXPECT_EQ(next_round(), std::pair(true, true));
+  clock.Add(AnswerWarmer::kViewInUse + 1ms);
+  EXPECT_EQ(next_round(), std::pair(false, false)) << "no longer in use";
 }
 
 // The views' pass gives way to a newer snapshot: stopped at once when the pass before it
