@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "seismo/aggregate/row_changes.h"
+#include "seismo/core/hash.h"
 #include "seismo/core/huge_pages.h"
 #include "seismo/core/json_writer.h"
 #include "seismo/query/alerts_json.h"
@@ -235,11 +236,21 @@ void WarmDefaultAnswers(const std::shared_ptr<const Snapshot>& snap, const ApiSe
     }
   }
   // The hang text indexes the round makes: the signature's, and those CandidateRows reads only
-  // where made (a thread's or a process's rows, selection.h) while a view in use reads them.
+  // where made (a thread's or a process's rows, selection.h) while a view in use filters on a
+  // value of theirs not known to hold half the table (ADR 0036).
   std::vector<size_t> hang_indexed = {hang_field::kSignature};
-  for (size_t i = 0; i < kHangFieldsIndexedAhead.size(); ++i) {
-    if (carry != nullptr && carry->indexes_in_use[i])
-      hang_indexed.push_back(kHangFieldsIndexedAhead[i].field);
+  std::vector<size_t> ahead_made;  // of kHangFieldsIndexedAhead
+  if (carry != nullptr) {
+    for (size_t i = 0; i < kHangFieldsIndexedAhead.size(); ++i) {
+      const std::vector<std::string>& values = carry->filter_values_in_use[i];
+      std::vector<std::string>& unselective = carry->unselective[i];
+      std::erase_if(unselective,
+                    [&](const std::string& v) { return std::ranges::find(values, v) == values.end(); });
+      if (unselective.size() < values.size()) {  // a value in use not known to be unselective
+        hang_indexed.push_back(kHangFieldsIndexedAhead[i].field);
+        ahead_made.push_back(i);
+      }
+    }
   }
   if (hang_changes) {
     size_t carried = 0;
@@ -266,6 +277,19 @@ void WarmDefaultAnswers(const std::shared_ptr<const Snapshot>& snap, const ApiSe
     for (const size_t field : hang_indexed) snap->RowsWithTextHash(Table::kHangs, field, 0);
     snap->RowsWithTextHash(Table::kCrashes, crash_field::kSignature, 0);
   } catch (const std::exception&) {
+  }
+  // The values in use that the indexes just made show to hold half the hang table or more.
+  const size_t hang_rows = snap->table(Table::kHangs).size();
+  for (const size_t i : ahead_made) {
+    std::vector<std::string>& unselective = carry->unselective[i];
+    for (const std::string& value : carry->filter_values_in_use[i]) {
+      const auto held =
+          snap->RowsWithTextHashIfMade(Table::kHangs, kHangFieldsIndexedAhead[i].field, Hash64(value));
+      if (held && hang_rows > 0 && 2 * held->size() >= hang_rows &&
+          std::ranges::find(unselective, value) == unselective.end()) {
+        unselective.push_back(value);
+      }
+    }
   }
   const std::vector<int64_t>& windows = snap->windows_ms.empty() ? settings.windows_ms : snap->windows_ms;
   std::vector<std::pair<Endpoint, Params>> answers;
@@ -585,14 +609,19 @@ void WarmDefaultAnswers(const std::shared_ptr<const Snapshot>& snap, const ApiSe
   for (auto it = readers_end; it != answers.end(); ++it) build(it->first, it->second, false);
 }
 
-std::array<bool, kHangFieldsIndexedAhead.size()> IndexesInUse(std::span<const ApiView> views) {
-  std::array<bool, kHangFieldsIndexedAhead.size()> in_use{};
+std::array<std::vector<std::string>, kHangFieldsIndexedAhead.size()> FilterValuesInUse(
+    std::span<const ApiView> views) {
+  std::array<std::vector<std::string>, kHangFieldsIndexedAhead.size()> in_use;
   for (const ApiView& view : views) {
     const auto params = ParseQueryString(view.query);
     if (!params) continue;
     for (size_t i = 0; i < in_use.size(); ++i) {
       const std::string_view name = DimName(kHangFieldsIndexedAhead[i].dim);
-      for (const auto& param : *params) in_use[i] = in_use[i] || param.first == name;
+      for (const auto& [param, value] : *params) {
+        if (param == name && std::find(in_use[i].begin(), in_use[i].end(), value) == in_use[i].end()) {
+          in_use[i].push_back(value);
+        }
+      }
     }
   }
   return in_use;

@@ -20,9 +20,10 @@
 // answers are). A newer snapshot waiting stops that pass, unless the one before was stopped
 // too; then it stops once it has taken as long as the round. A dashboard that polls a
 // filtered view then finds it built, where each poll would find a new snapshot and build it
-// on request. While a view in use filters on a thread or a process, each round makes that
-// dimension's hang index too (WarmCarry::indexes_in_use, ADR 0036): another thread's or
-// process's view then reads its own rows, not a walk of the table.
+// on request. While a view in use filters on a thread or a process that does not hold half the
+// hang table, each round makes that dimension's hang index too (WarmCarry::
+// filter_values_in_use, ADR 0036): another thread's or process's view then reads its own rows,
+// not a walk of the table.
 //
 // Threading: Offer, Requested and warmed from any thread; Offer never blocks on a round. Stop (also
 // run by the destructor) ends the thread after the round in progress; offers after it

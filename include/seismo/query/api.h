@@ -39,6 +39,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "seismo/query/answer_budget.h"
 #include "seismo/query/answer_cache.h"
@@ -91,25 +92,30 @@ uint64_t EstimateAnswerBytes(const Snapshot& snap, const ApiSettings& settings);
 // changed in the hang table since that round's snapshot (aggregate/row_changes.h, ADR 0034),
 // the round makes its snapshot's hang text indexes from that snapshot's
 // (Snapshot::IndexTextsFrom: the signature's, and a thread's or a process's while a view in
-// use filters on one, `indexes_in_use`) and updates the previous round's hang rows (HangRows::Update)
-// instead of making either anew, and leaves its own for the next. Its flame graph brings the
-// previous round's stack order up to date (query/stack_order.h) instead of sorting its stacks.
-// Its /hangs answers read their groups (by signature, by thread, by build date), and its flame
-// graph its sums by stack, kept from round to round and brought up to date with what the rows'
-// update changed (query/hang_groups.h), instead of summing every row into them. Its time
-// series reads the hang table's sums by bucket, brought up to date from the same change set
-// (query/bucket_sums.h), instead of walking every series. Its /builds answers read the hang
-// sums by build date, brought up to date with what the rows' update changed
-// (query/build_date_sums.h), instead of summing every row.
-// The rows, the order, the groups, the sums by bucket and by build date and their reservations are held
-// between rounds (with room for the table to grow into), and the carried snapshot with them (the order keeps
-// the snapshot of its last update, an older one when a request built the flame graph first).
+// use filters on one of its values that is selective, `filter_values_in_use`) and updates the previous
+// round's hang rows (HangRows::Update) instead of making either anew, and leaves its own for the next. Its
+// flame graph brings the previous round's stack order up to date (query/stack_order.h) instead of sorting its
+// stacks. Its /hangs answers read their groups (by signature, by thread, by build date), and its flame graph
+// its sums by stack, kept from round to round and brought up to date with what the rows' update changed
+// (query/hang_groups.h), instead of summing every row into them. Its time series reads the hang table's sums
+// by bucket, brought up to date from the same change set (query/bucket_sums.h), instead of walking every
+// series. Its /builds answers read the hang sums by build date, brought up to date with what the rows' update
+// changed (query/build_date_sums.h), instead of summing every row. The rows, the order, the groups, the sums
+// by bucket and by build date and their reservations are held between rounds (with room for the table to grow
+// into), and the carried snapshot with them (the order keeps the snapshot of its last update, an older one
+// when a request built the flame graph first).
 struct WarmCarry {
-  // Which of kHangFieldsIndexedAhead's indexes (selection.h) the round makes: those a view in
-  // use filters on (IndexesInUse, set by the warm-up before each round). Each costs a pass over
-  // its 16 MB at 10⁶ series a round, a sort where it cannot be carried: made always, two cost
-  // about a quarter more CPU a round for views hardly anyone asks for (ADR 0036).
-  std::array<bool, kHangFieldsIndexedAhead.size()> indexes_in_use{};
+  // Which of kHangFieldsIndexedAhead's indexes (selection.h) the round makes: that of a
+  // dimension a view in use filters on (its values here, FilterValuesInUse, set by the warm-up
+  // before each round), unless each of those values is `unselective`. Each index costs a pass
+  // over its 16 MB at 10⁶ series a round, a sort where it cannot be carried: made always, two
+  // cost about a quarter more CPU a round for views hardly anyone asks for (ADR 0036).
+  std::array<std::vector<std::string>, kHangFieldsIndexedAhead.size()> filter_values_in_use;
+  // Of those values, the ones the last index made of their dimension showed to hold at least
+  // half the hang table's rows: a view of them reads nearly every row anyway,
+  // so they alone do not have the index made. Kept while in use (a value no view names is
+  // dropped, and measured again once named again).
+  std::array<std::vector<std::string>, kHangFieldsIndexedAhead.size()> unselective;
   std::shared_ptr<const Snapshot> snap;  // the snapshot of the rows and the sums by bucket
   std::optional<HangRows> rows;          // of the default window, every source
   std::shared_ptr<const AnswerBudget::Hold> hold;
@@ -194,9 +200,11 @@ struct ApiView {
   std::string path;
   std::string query;
 };
-// Which of kHangFieldsIndexedAhead's dimensions (a thread, a process) a filter of `views`
-// names: WarmCarry::indexes_in_use. A view whose query does not parse names none.
-std::array<bool, kHangFieldsIndexedAhead.size()> IndexesInUse(std::span<const ApiView> views);
+// The values a filter of `views` names for each of kHangFieldsIndexedAhead's dimensions (a
+// thread, a process), each once: WarmCarry::filter_values_in_use. A view whose query does not
+// parse names none.
+std::array<std::vector<std::string>, kHangFieldsIndexedAhead.size()> FilterValuesInUse(
+    std::span<const ApiView> views);
 // Builds the answers of `views` over `snap` into `cache` (views in use: what clients asked for
 // lately, ADR 0035), each within the budget as a request is, in order, until `max_built` are
 // built or `stop()` says to stop. A view whose answer the cache holds (a default answer), that

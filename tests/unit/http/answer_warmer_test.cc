@@ -289,7 +289,8 @@ TEST(AnswerWarmer, AViewIsInUseForThirtySecondsAfterItWasLastAskedFor) {
 
 // A thread's or a process's hang index (selection.h CandidateRows) is made by each round while
 // a view in use filters on that dimension (ADR 0036), and not otherwise: the default views'
-// rounds make neither.
+// rounds make neither. A value the index shows to hold half the hang table or more does not
+// have it made: one round makes it, and learns that.
 TEST(AnswerWarmer, MakesAThreadsIndexWhileAViewInUseFiltersOnIt) {
   ApiSettings settings;
   AnswerCache<ApiAnswer> cache;
@@ -302,7 +303,12 @@ TEST(AnswerWarmer, MakesAThreadsIndexWhileAViewInUseFiltersOnIt) {
   int rounds = 0;
   // Whether the next round's snapshot has made each index: (thread, process).
   auto next_round = [&] {
-    w.Hang("bhr", "Linux", "parent", "T1", {"root", "f" + std::to_string(rounds++)}, 1000, 1, testing::kMin);
+    // Each round, a series of thread T1 and three of Gecko: Gecko holds three quarters.
+    const std::string k = std::to_string(rounds++);
+    w.Hang("bhr", "Linux", "parent", "T1", {"root", "f" + k}, 1000, 1, testing::kMin);
+    for (const char* g : {"g1", "g2", "g3"}) {
+      w.Hang("bhr", "Linux", "parent", "Gecko", {"root", g + k}, 1000, 1, testing::kMin);
+    }
     const std::shared_ptr<const Snapshot> snap = w.Build();
     warmer.Offer(snap);
     EXPECT_TRUE(test::WaitFor([&] { return warmer.warmed() == snap; }, 30s, 1ms));
@@ -319,6 +325,16 @@ TEST(AnswerWarmer, MakesAThreadsIndexWhileAViewInUseFiltersOnIt) {
   EXPECT_EQ(next_round(), std::pair(true, true));
   clock.Add(AnswerWarmer::kViewInUse + 1ms);
   EXPECT_EQ(next_round(), std::pair(false, false)) << "no longer in use";
+  warmer.Requested("/api/v1/hangs", "thread=Gecko&process=parent");
+  EXPECT_EQ(next_round(), std::pair(true, true)) << "made once: Gecko's and parent's rows counted";
+  EXPECT_EQ(next_round(), std::pair(false, false)) << "each holds at least half the table";
+  warmer.Requested("/api/v1/hangs/flamegraph", "thread=T1");
+  EXPECT_EQ(next_round(), std::pair(true, false)) << "T1 holds a quarter";
+  clock.Add(AnswerWarmer::kViewInUse + 1ms);
+  EXPECT_EQ(next_round(), std::pair(false, false)) << "a round with Gecko out of use forgets it";
+  warmer.Requested("/api/v1/hangs", "thread=Gecko");
+  EXPECT_EQ(next_round(), std::pair(true, false)) << "measured again once named again";
+  EXPECT_EQ(next_round(), std::pair(false, false));
 }
 
 // The views' pass gives way to a newer snapshot: stopped at once when the pass before it
