@@ -117,7 +117,7 @@ void AnswerWarmer::Run() {
     bool failed = false;
     try {
       if (round_hook_for_testing_) round_hook_for_testing_();
-      carry_.filter_values_in_use = FilterValuesInUse(ViewsInUse());
+      carry_.filter_values_in_use = FilterValuesInUse(ViewsInUse(), settings_.windows_ms);
       WarmDefaultAnswers(snap, settings_, cache_, &budget_, &carry_);
     } catch (const std::exception& e) {
       failed = true;

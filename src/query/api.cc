@@ -216,6 +216,48 @@ ApiAnswer AnswerApi(std::string_view path, std::string_view raw_query, const Sta
   return a;
 }
 
+namespace {
+
+// Which of kHangFieldsIndexedAhead's indexes a round over a hang table of `hang_rows` makes
+// (ADR 0036): a dimension's while a value in use is not known to hold half the table or more.
+// Verdicts of values no longer in use are dropped, and all of a dimension's once the table has
+// doubled or halved since they were measured.
+std::vector<size_t> AheadIndexesToMake(WarmCarry& carry, size_t hang_rows) {
+  std::vector<size_t> make;
+  for (size_t i = 0; i < kHangFieldsIndexedAhead.size(); ++i) {
+    const std::vector<std::string>& values = carry.filter_values_in_use[i];
+    std::vector<std::string>& unselective = carry.unselective[i];
+    const size_t measured_at = carry.unselective_at[i];
+    if (hang_rows > 2 * measured_at || measured_at > 2 * hang_rows) unselective.clear();
+    std::erase_if(unselective,
+                  [&values](const std::string& v) { return std::ranges::find(values, v) == values.end(); });
+    if (unselective.size() < values.size()) make.push_back(i);
+  }
+  return make;
+}
+
+// The verdicts of the values in use of each dimension in `made`, from its index just made over
+// `snap`: those that hold half the hang table or more.
+void JudgeSelectivity(const Snapshot& snap, std::span<const size_t> made, WarmCarry& carry) {
+  const size_t hang_rows = snap.table(Table::kHangs).size();
+  for (const size_t i : made) {
+    std::vector<std::string>& unselective = carry.unselective[i];
+    unselective.clear();
+    carry.unselective_at[i] = hang_rows;
+    for (const std::string& value : carry.filter_values_in_use[i]) {
+      const auto held =
+          snap.RowsWithTextHashIfMade(Table::kHangs, kHangFieldsIndexedAhead[i].field, Hash64(value));
+      if (!held) {  // not made (out of memory): no verdicts
+        unselective.clear();
+        break;
+      }
+      if (hang_rows > 0 && 2 * held->size() >= hang_rows) unselective.push_back(value);
+    }
+  }
+}
+
+}  // namespace
+
 void WarmDefaultAnswers(const std::shared_ptr<const Snapshot>& snap, const ApiSettings& settings,
                         AnswerCache<ApiAnswer>& cache, AnswerBudget* budget, WarmCarry* carry) {
   if (!snap) return;
@@ -225,7 +267,7 @@ void WarmDefaultAnswers(const std::shared_ptr<const Snapshot>& snap, const ApiSe
     return;
   }
   // What changed in the hang table since the previous round's snapshot (ADR 0034): this
-  // round's signature index is made from that round's with it, and the carried rows updated.
+  // round's hang text indexes are made from that round's with it, and the carried rows updated.
   // Out of memory in any of these: what failed is made in full (the index by its first
   // reader, the rows anew); on the warm-up thread, never let it end the process.
   std::optional<RowChanges> hang_changes;
@@ -241,29 +283,25 @@ void WarmDefaultAnswers(const std::shared_ptr<const Snapshot>& snap, const ApiSe
   std::vector<size_t> hang_indexed = {hang_field::kSignature};
   std::vector<size_t> ahead_made;  // of kHangFieldsIndexedAhead
   if (carry != nullptr) {
-    for (size_t i = 0; i < kHangFieldsIndexedAhead.size(); ++i) {
-      const std::vector<std::string>& values = carry->filter_values_in_use[i];
-      std::vector<std::string>& unselective = carry->unselective[i];
-      std::erase_if(unselective,
-                    [&](const std::string& v) { return std::ranges::find(values, v) == values.end(); });
-      if (unselective.size() < values.size()) {  // a value in use not known to be unselective
-        hang_indexed.push_back(kHangFieldsIndexedAhead[i].field);
-        ahead_made.push_back(i);
-      }
+    try {
+      ahead_made = AheadIndexesToMake(*carry, snap->table(Table::kHangs).size());
+      for (const size_t i : ahead_made) hang_indexed.push_back(kHangFieldsIndexedAhead[i].field);
+    } catch (const std::exception&) {
+      ahead_made.clear();
+      hang_indexed.resize(1);
     }
   }
   if (hang_changes) {
-    size_t carried = 0;
     for (const size_t field : hang_indexed) {
       try {
         if (snap->IndexTextsFrom(*carry->snap, Table::kHangs, field, hang_changes->removed,
-                                 hang_changes->added)) {
-          ++carried;
+                                 hang_changes->added) &&
+            field == hang_field::kSignature) {
+          ++carry->index_carried;
         }
       } catch (const std::exception&) {
       }
     }
-    if (carried == hang_indexed.size()) ++carry->index_carried;
     // The build index the /builds and Releases answers read, from the previous one's too
     // (when that round's answers made it).
     try {
@@ -272,23 +310,21 @@ void WarmDefaultAnswers(const std::shared_ptr<const Snapshot>& snap, const ApiSe
     }
   }
   // The indexes a signature's pages and a thread's or process's views read (selection.h
-  // CandidateRows), built off the request path too (unless made above).
-  try {
-    for (const size_t field : hang_indexed) snap->RowsWithTextHash(Table::kHangs, field, 0);
-    snap->RowsWithTextHash(Table::kCrashes, crash_field::kSignature, 0);
-  } catch (const std::exception&) {
-  }
-  // The values in use that the indexes just made show to hold half the hang table or more.
-  const size_t hang_rows = snap->table(Table::kHangs).size();
-  for (const size_t i : ahead_made) {
-    std::vector<std::string>& unselective = carry->unselective[i];
-    for (const std::string& value : carry->filter_values_in_use[i]) {
-      const auto held =
-          snap->RowsWithTextHashIfMade(Table::kHangs, kHangFieldsIndexedAhead[i].field, Hash64(value));
-      if (held && hang_rows > 0 && 2 * held->size() >= hang_rows &&
-          std::ranges::find(unselective, value) == unselective.end()) {
-        unselective.push_back(value);
-      }
+  // CandidateRows), built off the request path too (unless made above); each on its own, so
+  // that one out of memory leaves the others made.
+  auto make_index = [&snap](Table t, size_t field) {
+    try {
+      snap->RowsWithTextHash(t, field, 0);
+    } catch (const std::exception&) {
+    }
+  };
+  for (const size_t field : hang_indexed) make_index(Table::kHangs, field);
+  make_index(Table::kCrashes, crash_field::kSignature);
+  if (!ahead_made.empty()) {
+    try {
+      JudgeSelectivity(*snap, ahead_made, *carry);
+    } catch (const std::exception&) {
+      for (const size_t i : ahead_made) carry->unselective[i].clear();  // no verdicts: measured again
     }
   }
   const std::vector<int64_t>& windows = snap->windows_ms.empty() ? settings.windows_ms : snap->windows_ms;
@@ -610,18 +646,17 @@ void WarmDefaultAnswers(const std::shared_ptr<const Snapshot>& snap, const ApiSe
 }
 
 std::array<std::vector<std::string>, kHangFieldsIndexedAhead.size()> FilterValuesInUse(
-    std::span<const ApiView> views) {
+    std::span<const ApiView> views, const std::vector<int64_t>& windows_ms) {
   std::array<std::vector<std::string>, kHangFieldsIndexedAhead.size()> in_use;
   for (const ApiView& view : views) {
+    const std::optional<Endpoint> endpoint = EndpointFromPath(view.path);
     const auto params = ParseQueryString(view.query);
-    if (!params) continue;
+    if (!endpoint || !params) continue;
+    const auto q = ParseQuery(*endpoint, *params, windows_ms);
+    if (!q) continue;
     for (size_t i = 0; i < in_use.size(); ++i) {
-      const std::string_view name = DimName(kHangFieldsIndexedAhead[i].dim);
-      for (const auto& [param, value] : *params) {
-        if (param == name && std::find(in_use[i].begin(), in_use[i].end(), value) == in_use[i].end()) {
-          in_use[i].push_back(value);
-        }
-      }
+      const std::optional<std::string>& value = q->filters[kHangFieldsIndexedAhead[i].dim];
+      if (value && std::ranges::find(in_use[i], *value) == in_use[i].end()) in_use[i].push_back(*value);
     }
   }
   return in_use;

@@ -80,7 +80,8 @@ bool KnownProcess(const Snapshot& snap, std::string_view process) {
   if (std::find(kNormalised.begin(), kNormalised.end(), process) != kNormalised.end()) return true;
   for (const auto& [table, field] : {std::pair{Table::kHangs, size_t{hang_field::kProcess}},
                                      std::pair{Table::kCrashes, size_t{crash_field::kProcess}}}) {
-    // The hang rows holding that text, where the warm-up made their index: not a walk of 10⁶.
+    // The rows holding that text, where the warm-up made their index (the hang table's, while
+    // a view in use filters on a process: ADR 0036): not a walk of 10⁶. Else a walk.
     const auto rows = snap.RowsWithTextHashIfMade(table, field, Hash64(process));
     for (const SeriesData* s : rows ? *rows : snap.table(table)) {
       if (snap.Text(s->key[field]) == process) return true;

@@ -48,6 +48,7 @@
 #include "seismo/query/hang_groups.h"
 #include "seismo/query/hang_rows.h"
 #include "seismo/query/provider.h"
+#include "seismo/query/selection.h"
 #include "seismo/query/stack_order.h"
 #include "seismo/query/status_json.h"
 
@@ -89,20 +90,21 @@ uint64_t EstimateAnswerBytes(const Snapshot& snap, const ApiSettings& settings);
 // fails to build (out of memory) is left to its first request, whose error is its own.
 //
 // `carry` (optional): what the previous round left (the warm-up thread keeps one). From what
-// changed in the hang table since that round's snapshot (aggregate/row_changes.h, ADR 0034),
-// the round makes its snapshot's hang text indexes from that snapshot's
-// (Snapshot::IndexTextsFrom: the signature's, and a thread's or a process's while a view in
-// use filters on one of its values that is selective, `filter_values_in_use`) and updates the previous
-// round's hang rows (HangRows::Update) instead of making either anew, and leaves its own for the next. Its
-// flame graph brings the previous round's stack order up to date (query/stack_order.h) instead of sorting its
-// stacks. Its /hangs answers read their groups (by signature, by thread, by build date), and its flame graph
-// its sums by stack, kept from round to round and brought up to date with what the rows' update changed
-// (query/hang_groups.h), instead of summing every row into them. Its time series reads the hang table's sums
-// by bucket, brought up to date from the same change set (query/bucket_sums.h), instead of walking every
-// series. Its /builds answers read the hang sums by build date, brought up to date with what the rows' update
-// changed (query/build_date_sums.h), instead of summing every row. The rows, the order, the groups, the sums
-// by bucket and by build date and their reservations are held between rounds (with room for the table to grow
-// into), and the carried snapshot with them (the order keeps the snapshot of its last update, an older one
+// changed in the hang table since that round's snapshot (aggregate/row_changes.h, ADR 0034), the
+// round makes its snapshot's hang text indexes from that snapshot's (Snapshot::IndexTextsFrom: the
+// signature's, and a thread's or a process's while a view in use filters on one of their values not
+// known to hold half the hang table, `filter_values_in_use`) and updates the previous round's hang
+// rows (HangRows::Update) instead of making either anew, and leaves its own for the next. Its flame
+// graph brings the previous round's stack order up to date (query/stack_order.h) instead of sorting
+// its stacks. Its /hangs answers read their groups (by signature, by thread, by build date), and
+// its flame graph its sums by stack, kept from round to round and brought up to date with what the
+// rows' update changed (query/hang_groups.h), instead of summing every row into them. Its time
+// series reads the hang table's sums by bucket, brought up to date from the same change set
+// (query/bucket_sums.h), instead of walking every series. Its /builds answers read the hang sums by
+// build date, brought up to date with what the rows' update changed (query/build_date_sums.h),
+// instead of summing every row. The rows, the order, the groups, the sums by bucket and by build
+// date and their reservations are held between rounds (with room for the table to grow into), and
+// the carried snapshot with them (the order keeps the snapshot of its last update, an older one
 // when a request built the flame graph first).
 struct WarmCarry {
   // Which of kHangFieldsIndexedAhead's indexes (selection.h) the round makes: that of a
@@ -112,10 +114,12 @@ struct WarmCarry {
   // cost about a quarter more CPU a round for views hardly anyone asks for (ADR 0036).
   std::array<std::vector<std::string>, kHangFieldsIndexedAhead.size()> filter_values_in_use;
   // Of those values, the ones the last index made of their dimension showed to hold at least
-  // half the hang table's rows: a view of them reads nearly every row anyway,
-  // so they alone do not have the index made. Kept while in use (a value no view names is
-  // dropped, and measured again once named again).
+  // half the hang table's rows (measured at a table of `unselective_at` rows): a view of them
+  // reads nearly every row anyway, so they alone do not have the index made. Measured again
+  // each round that makes the index; a value no view names is dropped (measured again once
+  // named again), and all of a dimension's once the table has doubled or halved.
   std::array<std::vector<std::string>, kHangFieldsIndexedAhead.size()> unselective;
+  std::array<size_t, kHangFieldsIndexedAhead.size()> unselective_at{};
   std::shared_ptr<const Snapshot> snap;  // the snapshot of the rows and the sums by bucket
   std::optional<HangRows> rows;          // of the default window, every source
   std::shared_ptr<const AnswerBudget::Hold> hold;
@@ -134,8 +138,7 @@ struct WarmCarry {
   std::shared_ptr<const AnswerBudget::Hold> build_dates_hold;
   uint64_t rows_updated = 0;    // rounds whose rows were updated from the carried ones
   uint64_t groups_updated = 0;  // rounds whose groups, all four, were brought from the carried ones
-  uint64_t index_carried =
-      0;  // rounds whose hang text indexes (signature, thread, process) were all made from the carried ones
+  uint64_t index_carried = 0;   // rounds whose signature index was made from the carried one's
   uint64_t builds_carried = 0;  // rounds whose build index was made from the carried one's
   uint64_t stacks_carried = 0;  // rounds whose flame graph's stack order was brought from the carried one
   uint64_t buckets_carried = 0;  // rounds whose sums by bucket were brought from the carried ones
@@ -178,6 +181,7 @@ struct WarmCarry {
     DropBuildDates();
     DropViews();
     snap.reset();
+    for (auto& u : unselective) u.clear();  // measured again
   }
   void DropBuildDates() {
     build_dates.reset();
@@ -201,10 +205,10 @@ struct ApiView {
   std::string query;
 };
 // The values a filter of `views` names for each of kHangFieldsIndexedAhead's dimensions (a
-// thread, a process), each once: WarmCarry::filter_values_in_use. A view whose query does not
-// parse names none.
+// thread, a process), each once, as ParseQuery reads them (`process=any` is no filter):
+// WarmCarry::filter_values_in_use. A view whose query does not parse names none.
 std::array<std::vector<std::string>, kHangFieldsIndexedAhead.size()> FilterValuesInUse(
-    std::span<const ApiView> views);
+    std::span<const ApiView> views, const std::vector<int64_t>& windows_ms);
 // Builds the answers of `views` over `snap` into `cache` (views in use: what clients asked for
 // lately, ADR 0035), each within the budget as a request is, in order, until `max_built` are
 // built or `stop()` says to stop. A view whose answer the cache holds (a default answer), that

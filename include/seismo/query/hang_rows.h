@@ -128,7 +128,9 @@ void ForEachHangSeries(const Snapshot& snap, const WindowSel& win, const Filters
 template <typename Keep, typename Fn>
 void ForEachHangRow(const Snapshot& snap, const WindowSel& win, const Filters& filters,
                     const HangRows* shared, Keep&& keep, Fn&& fn) {
-  // Not where an index narrows the walk (a signature or build date filter): that walk is shorter.
+  // Not where an index narrows the walk (a signature or build date filter; a thread or process
+  // filter where the warm-up made their index, for values under half the table: ADR 0036):
+  // that walk is shorter.
   if (shared != nullptr &&
       CandidateRows(snap, Table::kHangs, filters).size() == snap.table(Table::kHangs).size() &&
       shared->Serves(win.window_ms, filters)) {

@@ -145,7 +145,8 @@ void AddPoints(const SeriesData& s, const TimeAxis& axis, std::vector<std::array
 //      the rows holding that text, the first of these in that order, the index made on first
 //      use if it is not yet (a few rows of 10⁶: its sort is paid once a snapshot);
 //   2. else a thread or a process (hang rows, kHangFieldsIndexedAhead): the fewest rows of
-//      those indexes the snapshot has made (the warm-up makes them each round), never making
+//      those indexes the snapshot has made (the warm-up's round, while a view in use filters
+//      on a value of theirs not known to hold half the table: ADR 0036), never making
 //      one (a thread's rows can be most of the table: a sort would cost more than the walk);
 //   3. else the whole table.
 // Only for a RowFilter built from the same `filters` with nothing ignored: it still decides,
@@ -155,7 +156,8 @@ void AddPoints(const SeriesData& s, const TimeAxis& axis, std::vector<std::array
 std::span<const SeriesData* const> CandidateRows(const Snapshot& snap, Table t, const Filters& filters);
 
 // The hang table's fields CandidateRows reads an index of only where it is made (rule 2): the
-// warm-up makes them, from the previous round's where it can (api.cc WarmDefaultAnswers).
+// warm-up makes them while a view in use filters on them, from the previous round's where it
+// can (api.cc WarmDefaultAnswers, ADR 0036).
 struct IndexedAhead {
   Dim dim;
   size_t field;

@@ -36,6 +36,22 @@ class TestClock {
   std::atomic<int64_t> added_ms_{0};
 };
 
+// A warmer on a TestClock that stands still until the test moves it, and a world with two
+// hours of bhr usage to add hangs to. The clock comes before the warmer: its thread reads it
+// until the warmer is gone.
+struct OnATestClock {
+  OnATestClock() {
+    warmer.SetClockForTesting(clock.Get());
+    w.Usage("bhr", "Linux", 2 * testing::kHour, 10 * testing::kMin);
+  }
+  ApiSettings settings;
+  AnswerCache<ApiAnswer> cache;
+  AnswerBudget budget{256u << 20};
+  TestClock clock;
+  AnswerWarmer warmer{settings, cache, budget};
+  testing::World w;
+};
+
 // Offers never wait for a round; the warm-up always reaches the newest offered snapshot,
 // and a request for a default answer is then served from the cache.
 TEST(AnswerWarmer, WarmsTheNewestOfferedSnapshot) {
@@ -253,15 +269,8 @@ TEST(AnswerWarmer, KeepsTheViewsInUseFromRoundToRound) {
 // included, and built over each snapshot while it is; past it, it is not, until it is asked
 // for again.
 TEST(AnswerWarmer, AViewIsInUseForThirtySecondsAfterItWasLastAskedFor) {
-  ApiSettings settings;
-  AnswerCache<ApiAnswer> cache;
-  AnswerBudget budget(256u << 20);
-  TestClock clock;  // before the warmer: its thread reads it until the warmer is gone
-  AnswerWarmer warmer(settings, cache, budget);
-  warmer.SetClockForTesting(clock.Get());
-  testing::World w;
-  w.Usage("bhr", "Linux", 2 * testing::kHour, 10 * testing::kMin);
-  warmer.Requested("/api/v1/hangs", "thread=T1");
+  OnATestClock t;
+  t.warmer.Requested("/api/v1/hangs", "thread=T1");
   // Each step: how far the clock moves, whether the view is asked for again, and the views
   // built over the step's snapshot.
   struct Step {
@@ -275,66 +284,66 @@ TEST(AnswerWarmer, AViewIsInUseForThirtySecondsAfterItWasLastAskedFor) {
   uint64_t built = 0;
   for (size_t i = 0; i < steps.size(); ++i) {
     SCOPED_TRACE(::testing::Message() << "step " << i);
-    clock.Add(steps[i].later);
-    if (steps[i].asked_again) warmer.Requested("/api/v1/hangs", "thread=T1");
-    w.Hang("bhr", "Linux", "parent", "T1", {"root", "f" + std::to_string(i)}, 1000 + i, 1, testing::kMin);
-    const std::shared_ptr<const Snapshot> snap = w.Build();
-    warmer.Offer(snap);
-    ASSERT_TRUE(test::WaitFor([&] { return warmer.views_warmed() == snap; }, 30s, 1ms));
+    t.clock.Add(steps[i].later);
+    if (steps[i].asked_again) t.warmer.Requested("/api/v1/hangs", "thread=T1");
+    t.w.Hang("bhr", "Linux", "parent", "T1", {"root", "f" + std::to_string(i)}, 1000 + i, 1, testing::kMin);
+    const std::shared_ptr<const Snapshot> snap = t.w.Build();
+    t.warmer.Offer(snap);
+    ASSERT_TRUE(test::WaitFor([&] { return t.warmer.views_warmed() == snap; }, 30s, 1ms));
     built += steps[i].built;
-    EXPECT_EQ(warmer.counts().views_built, built);
-    EXPECT_EQ(warmer.counts().views_seen, 1u) << "kept while not in use: it may be asked for again";
+    EXPECT_EQ(t.warmer.counts().views_built, built);
+    EXPECT_EQ(t.warmer.counts().views_seen, 1u) << "kept while not in use: it may be asked for again";
   }
 }
 
 // A thread's or a process's hang index (selection.h CandidateRows) is made by each round while
 // a view in use filters on that dimension (ADR 0036), and not otherwise: the default views'
 // rounds make neither. A value the index shows to hold half the hang table or more does not
-// have it made: one round makes it, and learns that.
+// have it made: one round makes it, and learns that (until the table has doubled or halved).
 TEST(AnswerWarmer, MakesAThreadsIndexWhileAViewInUseFiltersOnIt) {
-  ApiSettings settings;
-  AnswerCache<ApiAnswer> cache;
-  AnswerBudget budget(256u << 20);
-  TestClock clock;  // before the warmer: its thread reads it until the warmer is gone
-  AnswerWarmer warmer(settings, cache, budget);
-  warmer.SetClockForTesting(clock.Get());
-  testing::World w;
-  w.Usage("bhr", "Linux", 2 * testing::kHour, 10 * testing::kMin);
+  OnATestClock t;
   int rounds = 0;
   // Whether the next round's snapshot has made each index: (thread, process).
   auto next_round = [&] {
     // Each round, a series of thread T1 and three of Gecko: Gecko holds three quarters.
     const std::string k = std::to_string(rounds++);
-    w.Hang("bhr", "Linux", "parent", "T1", {"root", "f" + k}, 1000, 1, testing::kMin);
+    t.w.Hang("bhr", "Linux", "parent", "T1", {"root", "f" + k}, 1000, 1, testing::kMin);
     for (const char* g : {"g1", "g2", "g3"}) {
-      w.Hang("bhr", "Linux", "parent", "Gecko", {"root", g + k}, 1000, 1, testing::kMin);
+      t.w.Hang("bhr", "Linux", "parent", "Gecko", {"root", g + k}, 1000, 1, testing::kMin);
     }
-    const std::shared_ptr<const Snapshot> snap = w.Build();
-    warmer.Offer(snap);
-    EXPECT_TRUE(test::WaitFor([&] { return warmer.warmed() == snap; }, 30s, 1ms));
+    const std::shared_ptr<const Snapshot> snap = t.w.Build();
+    t.warmer.Offer(snap);
+    EXPECT_TRUE(test::WaitFor([&] { return t.warmer.warmed() == snap; }, 30s, 1ms));
     auto made = [&](size_t field) {
       return snap->RowsWithTextHashIfMade(Table::kHangs, field, 0).has_value();
     };
     return std::pair{made(hang_field::kThread), made(hang_field::kProcess)};
   };
-  EXPECT_EQ(next_round(), std::pair(false, false)) << "no view in use";
-  warmer.Requested("/api/v1/hangs/flamegraph", "thread=T1");
+  t.warmer.Requested("/api/v1/hangs", "process=any");  // no filter (params.h)
+  EXPECT_EQ(next_round(), std::pair(false, false)) << "no view in use filters on either";
+  t.warmer.Requested("/api/v1/hangs/flamegraph", "thread=T1");
   EXPECT_EQ(next_round(), std::pair(true, false));
-  warmer.Requested("/api/v1/crashes/top", "window=24h&process=content");
+  t.warmer.Requested("/api/v1/crashes/top", "window=24h&process=content");
   EXPECT_EQ(next_round(), std::pair(true, true));
   EXPECT_EQ(next_round(), std::pair(true, true));
-  clock.Add(AnswerWarmer::kViewInUse + 1ms);
+  t.clock.Add(AnswerWarmer::kViewInUse + 1ms);
   EXPECT_EQ(next_round(), std::pair(false, false)) << "no longer in use";
-  warmer.Requested("/api/v1/hangs", "thread=Gecko&process=parent");
+  t.warmer.Requested("/api/v1/hangs", "thread=Gecko&process=parent");
   EXPECT_EQ(next_round(), std::pair(true, true)) << "made once: Gecko's and parent's rows counted";
   EXPECT_EQ(next_round(), std::pair(false, false)) << "each holds at least half the table";
-  warmer.Requested("/api/v1/hangs/flamegraph", "thread=T1");
+  t.warmer.Requested("/api/v1/hangs/flamegraph", "thread=T1");
   EXPECT_EQ(next_round(), std::pair(true, false)) << "T1 holds a quarter";
-  clock.Add(AnswerWarmer::kViewInUse + 1ms);
+  t.clock.Add(AnswerWarmer::kViewInUse + 1ms);
   EXPECT_EQ(next_round(), std::pair(false, false)) << "a round with Gecko out of use forgets it";
-  warmer.Requested("/api/v1/hangs", "thread=Gecko");
+  t.warmer.Requested("/api/v1/hangs", "thread=Gecko");
   EXPECT_EQ(next_round(), std::pair(true, false)) << "measured again once named again";
+  const int measured = rounds;  // over a table of 4 × measured series
   EXPECT_EQ(next_round(), std::pair(false, false));
+  int remade = 0;  // the table grows by four series a round
+  while (remade == 0 && rounds < 4 * measured) {
+    if (next_round().first) remade = rounds;
+  }
+  EXPECT_EQ(remade, 2 * measured + 1) << "measured again once the table has doubled";
 }
 
 // The views' pass gives way to a newer snapshot: stopped at once when the pass before it

@@ -164,5 +164,29 @@ TEST(CandidateRows, FilteredAnswersCountWhatTheWholeTableHolds) {
   }
 }
 
+// KnownProcess (the check behind a process filter's 400): the normalised names always; another
+// name when a hang or crash series holds it, read from the hang process index once the warm-up
+// made it (ADR 0036) and from a walk before, alike; a crash series' process found either way.
+TEST(KnownProcess, FromTheHangIndexOnceMadeAsFromAWalk) {
+  World w;
+  w.Usage("bhr", "Linux", 2 * kHour, 10 * kMin);
+  for (int i = 0; i < 20; ++i) {
+    w.Hang("bhr", "Linux", i % 4 ? "parent" : "web-extension", "Gecko", {"root", "f" + std::to_string(i)},
+           128'000, 1, kMin);
+  }
+  w.Crash("Sig", "crash-only", "parent", "install1", kMin);
+  const auto snap = w.Build();
+  for (const bool made : {false, true}) {
+    SCOPED_TRACE(made ? "index made" : "walked");
+    if (made) snap->RowsWithTextHash(Table::kHangs, hang_field::kProcess, 0);
+    ASSERT_EQ(snap->RowsWithTextHashIfMade(Table::kHangs, hang_field::kProcess, 0).has_value(), made);
+    EXPECT_TRUE(KnownProcess(*snap, "gpu")) << "normalised: known without a series";
+    EXPECT_TRUE(KnownProcess(*snap, "web-extension"));
+    EXPECT_TRUE(KnownProcess(*snap, "crash-only")) << "in the crash rows only";
+    EXPECT_FALSE(KnownProcess(*snap, "no-such-process"));
+    EXPECT_FALSE(KnownProcess(*snap, "web")) << "a prefix is not the process";
+  }
+}
+
 }  // namespace
 }  // namespace seismo
