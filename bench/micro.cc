@@ -445,13 +445,16 @@ WarmCarry KeptCopy(const WarmCarry& left) {
   copy.groups = left.groups;
   copy.buckets = left.buckets;
   copy.build_dates = left.build_dates;
+  copy.filter_values_in_use = left.filter_values_in_use;
   return copy;
 }
 
 // What a warm-up round over `snap` leaves the next (its rows, orders, groups and sums), the
 // round's answers thrown away.
-WarmCarry LeftByARound(const std::shared_ptr<const Snapshot>& snap, const ApiSettings& settings) {
+WarmCarry LeftByARound(const std::shared_ptr<const Snapshot>& snap, const ApiSettings& settings,
+                       const std::vector<std::string>& threads_in_use = {}) {
   WarmCarry left;
+  left.filter_values_in_use[0] = threads_in_use;  // kHangFieldsIndexedAhead[0]: the thread's
   AnswerCache<ApiAnswer> cache(size_t{1} << 30);
   WarmDefaultAnswers(snap, settings, cache, nullptr, &left);
   return left;
@@ -472,12 +475,14 @@ void ApplyOnePercentAgain(SeriesWorld& w, size_t n, std::optional<int64_t> at_ms
 
 // A warm-up round after a publish that changed 1 % of the series (each 100th document's
 // deltas applied again: about what changes per publish at 10⁶ series under full ingest,
-// docs/benchmarks.md), given what the round over the snapshot before left (WarmCarry).
-void BM_WarmDefaultAnswersAfterOnePercent(benchmark::State& state) {
+// docs/benchmarks.md), given what the round over the snapshot before left (WarmCarry). With
+// `threads_in_use` (a view in use filters on them), the round makes the thread index too, from
+// the one the round before made (ADR 0036).
+void RunAfterOnePercent(benchmark::State& state, const std::vector<std::string>& threads_in_use) {
   const auto n = static_cast<size_t>(state.range(0));
   SeriesWorld& w = SeriesWorldOf(n);
   const ApiSettings settings;
-  WarmCarry left = LeftByARound(w.first, settings);
+  WarmCarry left = LeftByARound(w.first, settings, threads_in_use);
   ApplyOnePercentAgain(w, n);
   std::shared_ptr<const Snapshot> after;
   for (auto _ : state) {
@@ -505,12 +510,20 @@ void BM_WarmDefaultAnswersAfterOnePercent(benchmark::State& state) {
       state.SkipWithError("the time series' sums were not brought from the carried ones");
     if (carry.build_dates_updated != 1)
       state.SkipWithError("the /builds hang sums by build date were not brought from the carried ones");
+    if (after->RowsWithTextHashIfMade(Table::kHangs, hang_field::kThread, 0).has_value() !=
+        !threads_in_use.empty())
+      state.SkipWithError("the thread index was made where not in use, or not made where in use");
     cache.reset();
     carry = WarmCarry{};
     after.reset();
     state.ResumeTiming();
   }
   state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(n));
+}
+void BM_WarmDefaultAnswersAfterOnePercent(benchmark::State& state) { RunAfterOnePercent(state, {}); }
+// A thread no series has: the index is made each round (a selective value).
+void BM_WarmDefaultAnswersAfterOnePercentThreadIndexed(benchmark::State& state) {
+  RunAfterOnePercent(state, {"NoSuchThread"});
 }
 
 BENCHMARK(BM_ParseMain);
@@ -541,6 +554,7 @@ BENCHMARK(BM_ViewKeptHangsOneOs)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ViewKeptFlameOneThread)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_WarmDefaultAnswers)->Arg(100'000)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_WarmDefaultAnswersAfterOnePercent)->Arg(100'000)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_WarmDefaultAnswersAfterOnePercentThreadIndexed)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
 
 // The round after 1 % of the documents came again a minute later: stream time crosses a
 // bucket boundary, so the default window moves on (its first bucket leaves it), given what
