@@ -9,23 +9,41 @@
 #include <cstdint>
 
 #include "seismo/aggregate/row_changes.h"
-#include "seismo/core/time.h"
 #include "seismo/query/radix_sort.h"
 
 namespace seismo {
+namespace {
+
+// Whether `s` holds a bucket past the window's last (`win` a window of buckets): a hang event
+// later than stream time, which a move of the window may bring into it.
+bool HoldsBucketsPast(const SeriesData& s, const WindowSel& win) {
+  if (!win.span) return false;
+  for (auto it = s.hours.rbegin(); it != s.hours.rend(); ++it) {
+    if (!(*it)->buckets.empty()) return (*it)->buckets.back() > win.range.to;
+  }
+  return false;
+}
+
+}  // namespace
 
 HangRows::HangRows(const Snapshot& snap, int64_t window_ms, const Filters& filters)
     : window_ms_(window_ms), filters_(filters) {
   const WindowSel win = ResolveWindow(snap, window_ms);
   std::vector<HangRow, HugePageAllocator<HangRow>> walked;  // gathered out of order below
-  walked.reserve(CandidateRows(snap, Table::kHangs, filters).size());
+  const auto candidates = CandidateRows(snap, Table::kHangs, filters);
+  walked.reserve(candidates.size());
   StackId max_stack = 0;
-  ForEachHangSeries(
-      snap, win, filters, [](const SeriesKey&) { return true; },
-      [&](const SeriesData& s, const HangSums& sums) {
-        walked.push_back({s.key, sums, &s});
-        max_stack = std::max(max_stack, s.key[hang_field::kStack]);
-      });
+  RowFilter filter(snap, Table::kHangs, filters);
+  for (const SeriesData* s : candidates) {
+    if (!filter.Matches(s->key)) continue;
+    const Values v = ValuesIn(*s, win);
+    if (v[0] == 0 && v[1] == 0) {
+      if (HoldsBucketsPast(*s, win)) ahead_.push_back(s);
+      continue;
+    }
+    walked.push_back({s->key, HangSums{v[0], v[1]}, s});
+    max_stack = std::max(max_stack, s->key[hang_field::kStack]);
+  }
   // Sorted as (stack, place) pairs, 8 bytes each, then gathered: a radix sort moving the
   // rows themselves took twice as long at 10⁶ rows.
   struct Place {
@@ -53,11 +71,8 @@ bool HangRows::Update(const Snapshot& before, const Snapshot& after, const RowCh
   // The window moved on: its first buckets left it (every row is read again below). The
   // buckets that came in may hold values of series no delta touched since `before` only when
   // one of its hang events was later than its window's end (a source ahead of the slowest, up
-  // to `max_clock_skew`, ADR 0017): which series those are is not known here, so then the
-  // rows are made anew.
+  // to `max_clock_skew`, ADR 0017): those are kept aside (ahead_), and read again below.
   const bool moved = was.range.from != now.range.from || was.range.to != now.range.to;
-  const int64_t latest = before.table_time_ms[static_cast<size_t>(Table::kHangs)];
-  if (moved && latest != INT64_MIN && FloorDiv(latest, before.bucket_ms) > was.range.to) return false;
   if (!CheaperThanAWalk(changes.removed.size() + changes.added.size(), rows_.size())) return false;
   auto by_stack = [](const HangRow& a, const HangRow& b) {
     return a.key[hang_field::kStack] < b.key[hang_field::kStack];
@@ -66,10 +81,14 @@ bool HangRows::Update(const Snapshot& before, const Snapshot& after, const RowCh
   RowFilter filter(after, Table::kHangs, filters_);
   std::vector<HangRow> added;
   absl::flat_hash_map<SeriesKey, uint32_t> added_at;
+  std::vector<const SeriesData*> ahead;  // after's: ahead_ once nothing refuses
   for (const SeriesData* s : changes.added) {
     if (!filter.Matches(s->key)) continue;
     const Values v = ValuesIn(*s, now);
-    if (v[0] == 0 && v[1] == 0) continue;
+    if (v[0] == 0 && v[1] == 0) {
+      if (HoldsBucketsPast(*s, now)) ahead.push_back(s);
+      continue;
+    }
     added_at.emplace(s->key, static_cast<uint32_t>(added.size()));
     added.push_back({s->key, HangSums{v[0], v[1]}, s});
   }
@@ -119,6 +138,29 @@ bool HangRows::Update(const Snapshot& before, const Snapshot& after, const RowCh
       }
     }
   }
+  // The series kept aside that no delta touched (the same objects in `after`): still aside
+  // while the window has not moved; else read again, and come as rows where the window now
+  // holds a value of theirs (a row whose series leaves the window keeps no bucket past it
+  // unless it is read again: below, among the rows that leave).
+  size_t came_from_ahead = 0;
+  for (const SeriesData* s : ahead_) {
+    if (removed.contains(s->key)) continue;  // changed or gone: from the change set above
+    if (!moved) {
+      ahead.push_back(s);
+      continue;
+    }
+    const Values v = ValuesIn(*s, now);
+    if (v[0] == 0 && v[1] == 0) {
+      if (HoldsBucketsPast(*s, now)) ahead.push_back(s);
+      continue;
+    }
+    added.push_back({s->key, HangSums{v[0], v[1]}, s});
+    ++came_from_ahead;
+  }
+  if (!CheaperThanAWalk(changes.removed.size() + changes.added.size() + 2 * moves.size() + came_from_ahead,
+                        rows_.size())) {
+    return false;
+  }
   if (delta != nullptr) {
     delta->left.clear();
     delta->came.clear();
@@ -148,6 +190,7 @@ bool HangRows::Update(const Snapshot& before, const Snapshot& after, const RowCh
     if (mv.sums.hang_us == 0 && mv.sums.hang_count == 0) {
       if (delta != nullptr) delta->left.push_back(rows_[mv.row]);
       leaving.push_back(mv.row);
+      if (HoldsBucketsPast(*rows_[mv.row].series, now)) ahead.push_back(rows_[mv.row].series);
     } else {
       change(mv.row, HangRow{rows_[mv.row].key, mv.sums, rows_[mv.row].series});
     }
@@ -171,6 +214,7 @@ bool HangRows::Update(const Snapshot& before, const Snapshot& after, const RowCh
   }
   added.resize(kept);
   if (delta != nullptr) delta->came.insert(delta->came.end(), added.begin(), added.end());
+  ahead_.swap(ahead);
   if (added.empty()) return true;
   std::sort(added.begin(), added.end(), by_stack);
   size_t old_end = rows_.size();

@@ -70,12 +70,14 @@ class HangRows {
   // left it and new ones came: a series no delta touched may have had a value in those that
   // left. Then every row the change set leaves alone is read again from its series (one pass
   // over the rows, no sort), and those whose sums moved are changed rows too (or leave, at 0).
-  // The buckets that came hold values of changed series only, unless `before` held a hang
-  // event later than its window's end (a source ahead of the stream time): then it refuses.
+  // The buckets that came hold values of changed series, and of the series kept aside as
+  // ahead: those with no value in the window but one past its end (a hang event later than
+  // stream time, from a source ahead of the slowest, up to `max_clock_skew`, ADR 0017), noted
+  // when the rows were made and each time such a series changed. A move reads them again
+  // too, and those with a value in the window now come as rows.
   // Returns false, the rows untouched, where an update would not give the rows a walk of
-  // `after` gives: another bucket length, window span or reading of an unknown window, a
-  // window that moved back, or a move over values `before` held past its window's end (above);
-  // or where it would not be cheaper: the rows removed and added
+  // `after` gives: another bucket length, window span or reading of an unknown window, or a
+  // window that moved back; or where it would not be cheaper: the rows removed and added
   // together (a changed row is both, and so is a row whose sums the window's move changed)
   // are more than a quarter of the rows and 1 024 more. Then make them anew.
   // `before` must be the snapshot they were made from, still alive. A throw (out of memory)
@@ -92,16 +94,22 @@ class HangRows {
   // Bytes the rows take, and the scratch of their sort (the rows as walked, and two arrays of
   // 8 bytes a row), each a block of HugePageAllocator's: what the warm-up reserves. An Update
   // needs less scratch than a sort: the rows that changed (at most a quarter), and its
-  // RowDelta, as many again.
+  // RowDelta, as many again. The series kept aside as ahead, a pointer each (at most one a
+  // series, twice while an update makes them anew).
   static uint64_t BytesFor(const Snapshot& snap) {
     const size_t rows = snap.table(Table::kHangs).size();
-    return 2 * HugePageBlockBytes(sizeof(HangRow) * rows) + 2 * HugePageBlockBytes(8 * rows);
+    return 2 * HugePageBlockBytes(sizeof(HangRow) * rows) + 2 * HugePageBlockBytes(8 * rows) +
+           2 * sizeof(const SeriesData*) * rows;
   }
+  // The series kept aside as ahead (Update): in the snapshot the rows were made from or
+  // updated to, in no order.
+  std::span<const SeriesData* const> ahead() const { return ahead_; }
 
  private:
   int64_t window_ms_;
   Filters filters_;
   std::vector<HangRow, HugePageAllocator<HangRow>> rows_;  // huge_pages.h
+  std::vector<const SeriesData*> ahead_;                   // passing filters_, no value in the window
 };
 
 // Calls fn(const SeriesData&, const HangSums&) for each hang series of `snap` that passes

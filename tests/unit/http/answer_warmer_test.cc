@@ -78,7 +78,8 @@ TEST(AnswerWarmer, WarmsTheNewestOfferedSnapshot) {
 }
 
 // Each round after the first updates the hang rows the round before left from what changed
-// (ADR 0034) rather than making them anew, and the flame graph's stack order; the answers it
+// (ADR 0034) rather than making them anew, and the flame graph's stack order, across moves of
+// the window over hangs a source ahead of stream time sent (HangRows::Update); the answers it
 // builds from them are the answers a request builds from the snapshot; their memory is held
 // between rounds and given back by Stop.
 TEST(AnswerWarmer, UpdatesTheRowsTheRoundBeforeLeft) {
@@ -98,6 +99,8 @@ TEST(AnswerWarmer, UpdatesTheRowsTheRoundBeforeLeft) {
       w.Hang("bhr", "Linux", i % 4 ? "parent" : "content", i % 3 ? "Gecko" : "StreamTrans",
              {"root", "f" + k, "Sig" + k}, 1000 + i, 1, i * testing::kMin / 2);
     }
+    w.HangAhead("Gecko", {"root", "ahead" + std::to_string(round)}, 500, 90'000);
+    if (round % 2 == 1) w.Advance(2 * testing::kMin);  // the window moves over the hangs ahead
     const std::shared_ptr<const Snapshot> snap = w.Build();
     warmer.Offer(snap);
     ASSERT_TRUE(test::WaitFor([&] { return warmer.warmed() == snap; }, 30s, 1ms));

@@ -229,6 +229,12 @@ TEST(HangRows, UpdatedFromWhatChangedAreTheRowsMadeAnew) {
              static_cast<int64_t>(1000 + next(9000)), 1,
              next(4) == 0 ? static_cast<int64_t>(70 + next(2000)) * kMin
                           : static_cast<int64_t>(next(59)) * kMin);
+      // A source ahead of stream time (ADR 0017): hangs past the window's end, of series
+      // with values in it and of series with none, that the window's moves bring in.
+      if (next(6) == 0) {
+        w.HangAhead("T" + std::to_string(k % 3), stack, static_cast<int64_t>(500 + next(500)),
+                    static_cast<int64_t>(1 + next(8)) * kMin);
+      }
     }
   };
   hangs(300, 200);
@@ -278,6 +284,7 @@ TEST(HangRows, UpdatedFromWhatChangedAreTheRowsMadeAnew) {
     before = after;
   }
   EXPECT_GE(moved, 10u) << "updates across a window's move";
+  EXPECT_GT(carried[0].ahead().size(), 0u) << "series kept aside as ahead";
   // Stream time moves on with nothing new: the rows whose series had hangs in the window's
   // first minutes change or leave, from no delta.
   w.Advance(5 * kMin);
@@ -317,21 +324,34 @@ TEST(HangRows, RefuseAMoveThatChangesMoreThanAWalk) {
 // A hang later than stream time (its source ahead of the slowest) is past the window's end
 // and in no row; when the window moves on over it with no delta, its series has changed in no
 // way the change set shows: the update refuses (the rows untouched), and rows made anew hold it.
-TEST(HangRows, RefuseAMoveOverValuesPastTheWindowsEnd) {
+TEST(HangRows, AMoveBringsTheValuesPastTheWindowsEnd) {
   World w;
   w.Usage("bhr", "Linux", 2 * kHour, 10 * kMin);
   w.Hang("bhr", "Linux", "parent", "T0", {"root", "now"}, 1000, 1, 5 * kMin);
-  w.HangAhead("T0", {"root", "ahead"}, 2000, 90'000);
+  w.HangAhead("T0", {"root", "ahead"}, 2000, 90'000);    // a series of its own
+  w.HangAhead("T0", {"root", "later"}, 3000, 5 * kMin);  // past the window after one move too
+  w.HangAhead("T0", {"root", "now"}, 4000, 90'000);      // a row's series
   const std::shared_ptr<const Snapshot> before = w.Build();
   HangRows rows(*before, kHour, Filters{});
-  ASSERT_EQ(rows.rows().size(), 1u) << "the hang ahead is past the window's end";
+  ASSERT_EQ(rows.rows().size(), 1u) << "the hangs ahead are past the window's end";
+  EXPECT_EQ(rows.ahead().size(), 2u) << "the series with no value in the window";
   bool sorted = false;
   const std::vector<RowTuple> was = ByKey(rows, &sorted);
-  w.Advance(2 * kMin);  // nothing new: the window now covers the hang ahead
+  w.Advance(2 * kMin);  // nothing new: the window now covers two of the hangs ahead
   const std::shared_ptr<const Snapshot> after = w.Build();
-  ASSERT_EQ(HangRows(*after, kHour, Filters{}).rows().size(), 2u);
-  EXPECT_FALSE(rows.Update(*before, *after, ChangedRows(*before, *after, Table::kHangs)));
-  EXPECT_EQ(ByKey(rows, &sorted), was);
+  RowDelta delta;
+  ASSERT_TRUE(rows.Update(*before, *after, ChangedRows(*before, *after, Table::kHangs), &delta));
+  const std::vector<RowTuple> made = ByKey(HangRows(*after, kHour, Filters{}), &sorted);
+  ASSERT_EQ(made.size(), 2u);
+  EXPECT_EQ(ByKey(rows, &sorted), made);
+  EXPECT_EQ(Applied(was, delta), made) << "the row that changed and the row that came";
+  EXPECT_EQ(rows.ahead().size(), 1u) << "the later one, still past the window's end";
+  w.Advance(4 * kMin);
+  const std::shared_ptr<const Snapshot> last = w.Build();
+  ASSERT_TRUE(rows.Update(*after, *last, ChangedRows(*after, *last, Table::kHangs)));
+  EXPECT_EQ(ByKey(rows, &sorted), ByKey(HangRows(*last, kHour, Filters{}), &sorted));
+  EXPECT_EQ(rows.rows().size(), 3u);
+  EXPECT_TRUE(rows.ahead().empty());
 }
 
 }  // namespace
