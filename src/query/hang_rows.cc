@@ -26,6 +26,8 @@ bool HoldsBucketsPast(const SeriesData& s, const WindowSel& win) {
 
 }  // namespace
 
+size_t HangRows::AheadBound(size_t series) { return std::min(series, series / 16 + 1024); }
+
 HangRows::HangRows(const Snapshot& snap, int64_t window_ms, const Filters& filters)
     : window_ms_(window_ms), filters_(filters) {
   const WindowSel win = ResolveWindow(snap, window_ms);
@@ -43,6 +45,10 @@ HangRows::HangRows(const Snapshot& snap, int64_t window_ms, const Filters& filte
     }
     walked.push_back({s->key, HangSums{v[0], v[1]}, s});
     max_stack = std::max(max_stack, s->key[hang_field::kStack]);
+  }
+  if (ahead_.size() > AheadBound(snap.table(Table::kHangs).size())) {  // a move then refuses
+    ahead_ = {};
+    ahead_overflowed_ = true;
   }
   // Sorted as (stack, place) pairs, 8 bytes each, then gathered: a radix sort moving the
   // rows themselves took twice as long at 10⁶ rows.
@@ -73,6 +79,7 @@ bool HangRows::Update(const Snapshot& before, const Snapshot& after, const RowCh
   // one of its hang events was later than its window's end (a source ahead of the slowest, up
   // to `max_clock_skew`, ADR 0017): those are kept aside (ahead_), and read again below.
   const bool moved = was.range.from != now.range.from || was.range.to != now.range.to;
+  if (moved && ahead_overflowed_) return false;
   if (!CheaperThanAWalk(changes.removed.size() + changes.added.size(), rows_.size())) return false;
   auto by_stack = [](const HangRow& a, const HangRow& b) {
     return a.key[hang_field::kStack] < b.key[hang_field::kStack];
@@ -214,6 +221,10 @@ bool HangRows::Update(const Snapshot& before, const Snapshot& after, const RowCh
   }
   added.resize(kept);
   if (delta != nullptr) delta->came.insert(delta->came.end(), added.begin(), added.end());
+  if (ahead.size() > AheadBound(after.table(Table::kHangs).size())) {  // the next move refuses
+    ahead = {};
+    ahead_overflowed_ = true;
+  }
   ahead_.swap(ahead);
   if (added.empty()) return true;
   std::sort(added.begin(), added.end(), by_stack);

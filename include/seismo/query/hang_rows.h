@@ -74,10 +74,13 @@ class HangRows {
   // ahead: those with no value in the window but one past its end (a hang event later than
   // stream time, from a source ahead of the slowest, up to `max_clock_skew`, ADR 0017), noted
   // when the rows were made and each time such a series changed. A move reads them again
-  // too, and those with a value in the window now come as rows.
+  // too, and those with a value in the window now come as rows. Each update reads that list
+  // (a lookup each in the change set); more of them than AheadBound, and the list is dropped
+  // and the next move refuses, until the rows are made anew.
   // Returns false, the rows untouched, where an update would not give the rows a walk of
   // `after` gives: another bucket length, window span or reading of an unknown window, or a
-  // window that moved back; or where it would not be cheaper: the rows removed and added
+  // window that moved back, or a move after the series kept aside overflowed (above); or
+  // where it would not be cheaper: the rows removed and added
   // together (a changed row is both, and so is a row whose sums the window's move changed)
   // are more than a quarter of the rows and 1 024 more. Then make them anew.
   // `before` must be the snapshot they were made from, still alive. A throw (out of memory)
@@ -94,13 +97,18 @@ class HangRows {
   // Bytes the rows take, and the scratch of their sort (the rows as walked, and two arrays of
   // 8 bytes a row), each a block of HugePageAllocator's: what the warm-up reserves. An Update
   // needs less scratch than a sort: the rows that changed (at most a quarter), and its
-  // RowDelta, as many again. The series kept aside as ahead, a pointer each (at most one a
-  // series, twice while an update makes them anew).
+  // RowDelta, as many again. The series kept aside as ahead, a pointer each, at most
+  // AheadBound, in two lists that grow by doubling while an update makes the new one.
   static uint64_t BytesFor(const Snapshot& snap) {
     const size_t rows = snap.table(Table::kHangs).size();
     return 2 * HugePageBlockBytes(sizeof(HangRow) * rows) + 2 * HugePageBlockBytes(8 * rows) +
-           2 * sizeof(const SeriesData*) * rows;
+           4 * sizeof(const SeriesData*) * AheadBound(rows);
   }
+  // The most series kept aside as ahead for a hang table of `series` (a sixteenth and 1 024,
+  // at most all of them):
+  // a source ahead of the slowest by minutes sends the hangs of a few minutes, of series that
+  // mostly have values in the window already.
+  static size_t AheadBound(size_t series);
   // The series kept aside as ahead (Update): in the snapshot the rows were made from or
   // updated to, in no order.
   std::span<const SeriesData* const> ahead() const { return ahead_; }
@@ -110,6 +118,7 @@ class HangRows {
   Filters filters_;
   std::vector<HangRow, HugePageAllocator<HangRow>> rows_;  // huge_pages.h
   std::vector<const SeriesData*> ahead_;                   // passing filters_, no value in the window
+  bool ahead_overflowed_ = false;                          // ahead_ dropped: a move refuses
 };
 
 // Calls fn(const SeriesData&, const HangSums&) for each hang series of `snap` that passes

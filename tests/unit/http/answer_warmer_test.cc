@@ -99,7 +99,8 @@ TEST(AnswerWarmer, UpdatesTheRowsTheRoundBeforeLeft) {
       w.Hang("bhr", "Linux", i % 4 ? "parent" : "content", i % 3 ? "Gecko" : "StreamTrans",
              {"root", "f" + k, "Sig" + k}, 1000 + i, 1, i * testing::kMin / 2);
     }
-    w.HangAhead("Gecko", {"root", "ahead" + std::to_string(round)}, 500, 90'000);
+    // 3 minutes ahead: aside through a round that does not move, in the window after one that does.
+    w.HangAhead("Gecko", {"root", "ahead" + std::to_string(round)}, 500, 3 * testing::kMin);
     if (round % 2 == 1) w.Advance(2 * testing::kMin);  // the window moves over the hangs ahead
     const std::shared_ptr<const Snapshot> snap = w.Build();
     warmer.Offer(snap);

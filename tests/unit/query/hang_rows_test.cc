@@ -269,6 +269,18 @@ TEST(HangRows, UpdatedFromWhatChangedAreTheRowsMadeAnew) {
         EXPECT_EQ(ByKey(carried[i], &sorted), made);
         EXPECT_TRUE(sorted) << "in stack order";
         EXPECT_EQ(Applied(was, delta), made) << "the delta takes the rows before to the rows after";
+        // The series kept aside: those rows made anew keep aside, each of after's table.
+        auto aside = [](const HangRows& r) {  // their keys' content hashes
+          std::vector<uint64_t> keys;
+          for (const SeriesData* s : r.ahead()) keys.push_back(s->hash);
+          std::sort(keys.begin(), keys.end());
+          return keys;
+        };
+        EXPECT_EQ(aside(carried[i]), aside(HangRows(*after, kinds[i].first, kinds[i].second)));
+        const auto table = after->table(Table::kHangs);
+        for (const SeriesData* s : carried[i].ahead()) {
+          EXPECT_NE(std::find(table.begin(), table.end(), s), table.end()) << "a series of after's";
+        }
       } else {
         ++refused;
         EXPECT_EQ(ByKey(carried[i], &sorted), was) << "left as they were";
@@ -323,7 +335,8 @@ TEST(HangRows, RefuseAMoveThatChangesMoreThanAWalk) {
 
 // A hang later than stream time (its source ahead of the slowest) is past the window's end
 // and in no row; when the window moves on over it with no delta, its series has changed in no
-// way the change set shows: the update refuses (the rows untouched), and rows made anew hold it.
+// way the change set shows: the rows kept it aside (ahead()), read it again at the move, and
+// hold it as rows made anew do.
 TEST(HangRows, AMoveBringsTheValuesPastTheWindowsEnd) {
   World w;
   w.Usage("bhr", "Linux", 2 * kHour, 10 * kMin);
@@ -352,6 +365,30 @@ TEST(HangRows, AMoveBringsTheValuesPastTheWindowsEnd) {
   EXPECT_EQ(ByKey(rows, &sorted), ByKey(HangRows(*last, kHour, Filters{}), &sorted));
   EXPECT_EQ(rows.rows().size(), 3u);
   EXPECT_TRUE(rows.ahead().empty());
+}
+
+// More series kept aside than AheadBound: the list is dropped, and a move refuses (the rows
+// made anew then hold the hangs ahead), where a round without a move still updates.
+TEST(HangRows, AMoveAfterTooManySeriesAheadRefuses) {
+  World w;
+  w.Usage("bhr", "Linux", 2 * kHour, 10 * kMin);
+  w.Hang("bhr", "Linux", "parent", "T0", {"root", "now"}, 1000, 1, 5 * kMin);
+  const size_t too_many = 1200;  // of 1 201 series: AheadBound(1 201) is 1 099
+  ASSERT_GT(too_many, HangRows::AheadBound(too_many + 1));
+  for (size_t i = 0; i < too_many; ++i) w.HangAhead("T0", {"root", "ahead" + std::to_string(i)}, 500, 90'000);
+  const std::shared_ptr<const Snapshot> before = w.Build();
+  HangRows rows(*before, kHour, Filters{});
+  EXPECT_TRUE(rows.ahead().empty()) << "dropped";
+  w.Hang("bhr", "Linux", "parent", "T0", {"root", "now"}, 1000, 1, 4 * kMin);
+  const std::shared_ptr<const Snapshot> same = w.Build();
+  ASSERT_TRUE(rows.Update(*before, *same, ChangedRows(*before, *same, Table::kHangs))) << "no move";
+  w.Advance(2 * kMin);
+  const std::shared_ptr<const Snapshot> after = w.Build();
+  bool sorted = false;
+  const std::vector<RowTuple> was = ByKey(rows, &sorted);
+  EXPECT_FALSE(rows.Update(*same, *after, ChangedRows(*same, *after, Table::kHangs)));
+  EXPECT_EQ(ByKey(rows, &sorted), was) << "untouched";
+  EXPECT_EQ(HangRows(*after, kHour, Filters{}).rows().size(), too_many + 1);
 }
 
 }  // namespace
