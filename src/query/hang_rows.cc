@@ -32,20 +32,17 @@ HangRows::HangRows(const Snapshot& snap, int64_t window_ms, const Filters& filte
     : window_ms_(window_ms), filters_(filters) {
   const WindowSel win = ResolveWindow(snap, window_ms);
   std::vector<HangRow, HugePageAllocator<HangRow>> walked;  // gathered out of order below
-  const auto candidates = CandidateRows(snap, Table::kHangs, filters);
-  walked.reserve(candidates.size());
+  walked.reserve(CandidateRows(snap, Table::kHangs, filters).size());
   StackId max_stack = 0;
-  RowFilter filter(snap, Table::kHangs, filters);
-  for (const SeriesData* s : candidates) {
-    if (!filter.Matches(s->key)) continue;
-    const Values v = ValuesIn(*s, win);
-    if (v[0] == 0 && v[1] == 0) {
-      if (HoldsBucketsPast(*s, win)) ahead_.push_back(s);
-      continue;
-    }
-    walked.push_back({s->key, HangSums{v[0], v[1]}, s});
-    max_stack = std::max(max_stack, s->key[hang_field::kStack]);
-  }
+  ForEachHangSeries(
+      snap, win, filters, [](const SeriesKey&) { return true; },
+      [&](const SeriesData& s, const HangSums& sums) {
+        walked.push_back({s.key, sums, &s});
+        max_stack = std::max(max_stack, s.key[hang_field::kStack]);
+      },
+      [&](const SeriesData& s) {
+        if (HoldsBucketsPast(s, win)) ahead_.push_back(&s);
+      });
   if (ahead_.size() > AheadBound(snap.table(Table::kHangs).size())) {  // a move then refuses
     ahead_ = {};
     ahead_overflowed_ = true;

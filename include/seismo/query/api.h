@@ -109,9 +109,9 @@ uint64_t EstimateAnswerBytes(const Snapshot& snap, const ApiSettings& settings);
 struct WarmCarry {
   // Which of kHangFieldsIndexedAhead's indexes (selection.h) the round makes: that of a
   // dimension a view in use filters on (its values here, FilterValuesInUse, set by the warm-up
-  // before each round), unless each of those values is `unselective`. Each index costs a pass
-  // over its 16 MB at 10⁶ series a round, a sort where it cannot be carried: made always, two
-  // cost about a quarter more CPU a round for views hardly anyone asks for (ADR 0036).
+  // before each round), unless each of those values is `unselective`. Each index costs 16 B a
+  // series in each snapshot alive, a merge with the previous round's (not measurable beside a
+  // round), and a read and sort of every row where it cannot be carried (ADR 0036).
   std::array<std::vector<std::string>, kHangFieldsIndexedAhead.size()> filter_values_in_use;
   // Of those values, the ones the last index made of their dimension showed to hold at least
   // half the hang table's rows (measured at a table of `unselective_at` rows): a view of them

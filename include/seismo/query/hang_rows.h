@@ -105,9 +105,8 @@ class HangRows {
            4 * sizeof(const SeriesData*) * AheadBound(rows);
   }
   // The most series kept aside as ahead for a hang table of `series` (a sixteenth and 1 024,
-  // at most all of them):
-  // a source ahead of the slowest by minutes sends the hangs of a few minutes, of series that
-  // mostly have values in the window already.
+  // at most all of them): a source ahead of the slowest by minutes sends the hangs of a few
+  // minutes, of series that mostly have values in the window already.
   static size_t AheadBound(size_t series);
   // The series kept aside as ahead (Update): in the snapshot the rows were made from or
   // updated to, in no order.
@@ -124,17 +123,26 @@ class HangRows {
 // Calls fn(const SeriesData&, const HangSums&) for each hang series of `snap` that passes
 // `filters` and `keep(const SeriesKey&)` with a value in `win`, walking the table
 // (CandidateRows: the table, or a text index's rows; `keep` first, so a series it drops costs
-// no window sum).
-template <typename Keep, typename Fn>
+// no window sum), and `empty(const SeriesData&)` for each that passes them with none.
+template <typename Keep, typename Fn, typename Empty>
 void ForEachHangSeries(const Snapshot& snap, const WindowSel& win, const Filters& filters, Keep&& keep,
-                       Fn&& fn) {
+                       Fn&& fn, Empty&& empty) {
   RowFilter filter(snap, Table::kHangs, filters);
   for (const SeriesData* s : CandidateRows(snap, Table::kHangs, filters)) {
     if (!keep(s->key) || !filter.Matches(s->key)) continue;
     const Values v = ValuesIn(*s, win);
-    if (v[0] == 0 && v[1] == 0) continue;
+    if (v[0] == 0 && v[1] == 0) {
+      empty(*s);
+      continue;
+    }
     fn(*s, HangSums{v[0], v[1]});
   }
+}
+template <typename Keep, typename Fn>
+void ForEachHangSeries(const Snapshot& snap, const WindowSel& win, const Filters& filters, Keep&& keep,
+                       Fn&& fn) {
+  ForEachHangSeries(snap, win, filters, std::forward<Keep>(keep), std::forward<Fn>(fn),
+                    [](const SeriesData&) {});
 }
 
 // Calls fn(const SeriesKey&, const HangSums&) for each hang row of `snap` that passes
