@@ -44,10 +44,6 @@ namespace {
 // node (the node and the candidates waiting).
 constexpr uint64_t kBytesPerSeries = 128;
 constexpr uint64_t kBytesPerNode = 220;
-// The hang rows a warm-up round shares (hang_rows.h) take no more a series than an answer may
-// and an eighth (the row's series pointer, which a window's move reads again); a round makes
-// them only when their bytes fit beside two answers (make_rows).
-static_assert(2 * sizeof(HangRow) + 16 <= kBytesPerSeries + kBytesPerSeries / 8);
 // An answer's large arrays (a flame graph's stacks, sort keys and their scratch, IdSums'
 // entries) are whole huge pages each (core/huge_pages.h): up to this many, each with at most
 // a huge page more than its bytes.
@@ -151,6 +147,10 @@ constexpr std::pair<std::string_view, std::string_view> kDefaultAnswers[] = {
 uint64_t EstimateAnswerBytes(const Snapshot& snap, const ApiSettings& settings) {
   uint64_t series = 0;
   for (size_t t = 0; t < kTableCount; ++t) series += snap.table(static_cast<Table>(t)).size();
+  return AnswerBytesFor(series, settings);
+}
+
+uint64_t AnswerBytesFor(uint64_t series, const ApiSettings& settings) {
   const uint64_t arrays = series * kBytesPerSeries;
   const uint64_t pages = arrays < kHugePageBlockFrom ? 0 : kLargeArrays * kHugePageBytes;
   return arrays + pages + settings.limits.max_nodes * kBytesPerNode + 4 * settings.limits.max_bytes;
@@ -362,7 +362,7 @@ void WarmDefaultAnswers(const std::shared_ptr<const Snapshot>& snap, const ApiSe
     // Carried rows first, updated while their hold covers the rows of this snapshot (a larger
     // one taken in its place when the table grew) and a request that misses the cache still
     // fits beside them.
-    const uint64_t needed = HangRows::BytesFor(*snap);
+    const uint64_t needed = HangRows::BytesFor(snap->table(Table::kHangs).size());
     const uint64_t bytes = carry != nullptr ? needed + needed / 8 : needed;  // room to grow into
     auto covered = [&] {
       if (budget == nullptr) return true;
@@ -458,10 +458,9 @@ void WarmDefaultAnswers(const std::shared_ptr<const Snapshot>& snap, const ApiSe
     // Out of memory anywhere here: given back, and each answer sums the rows (on the warm-up
     // thread: never let it end the process).
     try {
-      // The four kept, and one made or updated at a time beside them.
+      // The four kept (each made or updated under this answer's hold: ADR 0037).
       const uint64_t needed = std::size(kGroupings) * HangGroups::KeptBytesFor(rows) +
-                              HangGroups::KeptBytesFor(rows, /*by_stack=*/true) +
-                              HangGroups::ScratchBytesFor(rows);
+                              HangGroups::KeptBytesFor(rows, /*by_stack=*/true);
       if (!carried_hold(carry->groups_hold, needed, [&] { carry->DropGroups(); })) return;
       Filters filters;
       filters[Dim::kSource] = HangSource(*snap, Query{});
@@ -735,8 +734,9 @@ size_t WarmViews(const std::shared_ptr<const Snapshot>& snap, const ApiSettings&
     for (const HangRow& r : rows->rows()) {
       picked += r.key[hang_field::kSource] == source_id && selection.keeps(r.key) ? 1 : 0;
     }
+    // What they keep; made (and the order updated) under the view's answer's hold (ADR 0037).
     const uint64_t bytes =
-        HangGroups::KeptBytesFor(picked, flame) + HangGroups::ScratchBytesFor(picked) +
+        HangGroups::KeptBytesFor(picked, flame) +
         (flame
              ? StackOrder::BytesFor(picked, snap->symbols != nullptr ? snap->symbols->stacks().IdBound() : 0)
              : 0);

@@ -146,15 +146,22 @@ uint64_t StackOrder::MemoryBytes() const {
 }
 
 uint64_t StackOrder::BytesFor(size_t stacks, size_t id_bound) {
-  // Kept: the entries, their shapes and both running sums, with an eighth more room (Room).
-  // While made anew: the keys and a copy of the entries (SortByFrames). While merged: the
-  // entries' old block beside the new one when they grow, the stacks that came (at most a
-  // quarter and 1 024, CheaperThanAWalk), their places and a flag per entry: less.
+  // The entries, their shapes and both running sums, with an eighth more room (Room); the
+  // places by id, and half as many while they grow beside their old block (Positions' Room);
+  // each array's last huge page, partly used.
   constexpr uint64_t kKept = sizeof(OrderEntry) + sizeof(Shape) + 2 * sizeof(int64_t);
+  return static_cast<uint64_t>(stacks) * (kKept + kKept / 8) +
+         static_cast<uint64_t>(id_bound) * (sizeof(uint32_t) + sizeof(uint32_t) / 2) + 5 * kHugePageBytes;
+}
+
+uint64_t StackOrder::ScratchBytesFor(size_t stacks) {
+  // Made anew: the keys and a copy of the entries (SortByFrames). Merged: the entries' new
+  // block when they grow (an eighth more), the stacks that came (at most a quarter and 1 024,
+  // CheaperThanAWalk) with their places; an array of Index's at a time grows beside its old
+  // block. Less than made anew and an eighth; each a block partly used.
   constexpr uint64_t kMaking = sizeof(std::pair<uint64_t, uint32_t>) + sizeof(OrderEntry);
-  constexpr uint64_t kBlocks = 7 * kHugePageBytes;  // each array's last huge page, partly used
-  return static_cast<uint64_t>(stacks) * (kKept + kKept / 8 + kMaking) +
-         static_cast<uint64_t>(id_bound) * (sizeof(uint32_t) + sizeof(uint32_t) / 2) + kBlocks;
+  return static_cast<uint64_t>(stacks) * (kMaking + kMaking / 8) +
+         1024 * (sizeof(OrderEntry) + sizeof(size_t)) + 3 * kHugePageBytes;
 }
 
 void StackOrder::MakeAnew(std::span<const IdSums::Entry> by_stack, const Symbols& symbols) {

@@ -72,8 +72,12 @@ ApiAnswer AnswerApi(std::string_view path, std::string_view raw_query, const Sta
 
 // What building one answer over `snap` may take at most: working memory per series of
 // the snapshot, the flame graph's nodes, and the body as it grows, stored and sent
-// (four times settings.limits.max_bytes).
+// (four times settings.limits.max_bytes). AnswerBytesFor: the same for a snapshot of `series`
+// series in all. The warm-up makes what it keeps between rounds (the hang rows, their groups,
+// a stack order) under the hold of the answer they are made for: their scratch while they are
+// made or updated is within one answer's working memory (ADR 0037).
 uint64_t EstimateAnswerBytes(const Snapshot& snap, const ApiSettings& settings);
+uint64_t AnswerBytesFor(uint64_t series, const ApiSettings& settings);
 
 // Builds the answers the dashboard asks for first (its default views, and every
 // endpoint without parameters) for `snap` into `cache`. The HTTP server's warm-up thread
@@ -83,7 +87,8 @@ uint64_t EstimateAnswerBytes(const Snapshot& snap, const ApiSettings& settings);
 // built at a time, each within `budget` (one that does not fit is left to its first
 // request), beside the hang rows the round's hang answers share (query/hang_rows.h, also
 // within `budget`, and only while a request that misses the cache still fits beside both;
-// else each answer walks the table). When one answer's
+// else each answer walks the table; made under the first answer's hold, which covers the
+// scratch of their making). When one answer's
 // estimate is over half the budget nothing is built ahead: the warm-up would otherwise
 // hold most of the budget after every publish and leave the requests (cache hits among
 // them) refused; a state that large wants a larger [http] answer_memory. An answer that
@@ -103,7 +108,8 @@ uint64_t EstimateAnswerBytes(const Snapshot& snap, const ApiSettings& settings);
 // (query/bucket_sums.h), instead of walking every series. Its /builds answers read the hang sums by
 // build date, brought up to date with what the rows' update changed (query/build_date_sums.h),
 // instead of summing every row. The rows, the order, the groups, the sums by bucket and by build
-// date and their reservations are held between rounds (with room for the table to grow into), and
+// date and their reservations are held between rounds (with room for the table to grow into; what
+// each holds, not the scratch of its making: ADR 0037), and
 // the carried snapshot with them (the order keeps the snapshot of its last update, an older one
 // when a request built the flame graph first).
 struct WarmCarry {

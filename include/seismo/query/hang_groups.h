@@ -28,8 +28,9 @@
 // answers sum the rows as before). Memory: MemoryBytes() from the capacities, at most
 // KeptBytesFor(rows) (tested over random rounds; the warm-up makes them anew when they
 // outgrow it, as after the rows shrank); making or updating them takes at most
-// ScratchBytesFor(rows) more while it runs. The warm-up holds both from the answer budget
-// (api.h WarmCarry).
+// ScratchBytesFor(rows) more while it runs. The warm-up holds the kept bytes from the answer
+// budget between rounds (api.h WarmCarry), and makes them under the hold of the answer they
+// are made for, which covers the scratch (ADR 0037).
 //
 // Threading: one thread at a time (the warm-up's), read by one round's answers in turn.
 #pragma once

@@ -16,8 +16,9 @@
 // the snapshot they were made from (Update, ADR 0034): a round then costs the changed rows,
 // not a walk of 10⁶ series and a sort.
 //
-// Memory: BytesFor(snap), reserved by the warm-up from the answer budget and held between
-// rounds while it keeps the rows (api.h WarmCarry).
+// Memory: BytesFor(series), reserved by the warm-up from the answer budget and held between
+// rounds while it keeps the rows (api.h WarmCarry); ScratchBytesFor(series) more while they
+// are made or updated, within the hold of the answer they are made for (ADR 0037).
 //
 // Threading: one thread at a time (the warm-up's); read by one round's answers, one at a time.
 #pragma once
@@ -94,15 +95,25 @@ class HangRows {
   // query's other filters are applied to these rows).
   bool Serves(int64_t window_ms, const Filters& filters) const;
   std::span<const HangRow> rows() const { return rows_; }
-  // Bytes the rows take, and the scratch of their sort (the rows as walked, and two arrays of
-  // 8 bytes a row), each a block of HugePageAllocator's: what the warm-up reserves. An Update
-  // needs less scratch than a sort: the rows that changed (at most a quarter), and its
-  // RowDelta, as many again. The series kept aside as ahead, a pointer each, at most
-  // AheadBound, in two lists that grow by doubling while an update makes the new one.
-  static uint64_t BytesFor(const Snapshot& snap) {
-    const size_t rows = snap.table(Table::kHangs).size();
-    return 2 * HugePageBlockBytes(sizeof(HangRow) * rows) + 2 * HugePageBlockBytes(8 * rows) +
-           4 * sizeof(const SeriesData*) * AheadBound(rows);
+  // Bytes the rows of a hang table of `series` hold between rounds, at most: the rows, a
+  // sixteenth more once an update grew them, one block of HugePageAllocator's; and the series
+  // kept aside as ahead, a pointer each, at most AheadBound (a list that grows by doubling).
+  // What the warm-up holds from the answer budget while it keeps them (api.h WarmCarry).
+  static uint64_t BytesFor(size_t series) {
+    return HugePageBlockBytes(sizeof(HangRow) * (series + series / 16)) +
+           2 * sizeof(const SeriesData*) * AheadBound(series);
+  }
+  // Bytes making or updating them takes beside those, given back when it returns (ADR 0037).
+  // An update: the rows' new block when they grow, the rows that came and its RowDelta (the
+  // rows removed and added, at most a quarter and 1 024, CheaperThanAWalk: as many again),
+  // the new list of the series aside. A sort takes less: the rows as walked, two arrays of 8
+  // bytes a row and every series met ahead before the bound drops them. The warm-up makes
+  // them under the hold of the answer they are made for, which covers this (api.h
+  // AnswerBytesFor; tested).
+  static uint64_t ScratchBytesFor(size_t series) {
+    return HugePageBlockBytes(sizeof(HangRow) * (series + series / 16)) +
+           2 * HugePageBlockBytes(sizeof(HangRow) * (series / 4 + 1024)) +
+           2 * sizeof(const SeriesData*) * AheadBound(series);
   }
   // The most series kept aside as ahead for a hang table of `series` (a sixteenth and 1 024,
   // at most all of them): a source ahead of the slowest by minutes sends the hangs of a few

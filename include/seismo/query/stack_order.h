@@ -26,10 +26,11 @@
 //   where each stack is alone.
 //
 // Memory: BytesFor(stacks, id bound), held between rounds by the warm-up and counted in the
-// answer budget (api.h WarmCarry); Clear gives it back. If an Update throws (out of memory),
-// the order is cleared and the next Update makes it anew. The order also keeps the snapshot
-// of its last Update alive (`keep`): when the warm-up skips the flame graph (a request built
-// it first), that is an older snapshot than the warm-up's own, until the next Update.
+// answer budget (api.h WarmCarry); Clear gives it back. An Update takes ScratchBytesFor(stacks)
+// more while it runs, within the hold of the answer it is made for (ADR 0037). If an Update throws (out of
+// memory), the order is cleared and the next Update makes it anew. The order also keeps the snapshot of its
+// last Update alive (`keep`): when the warm-up skips the flame graph (a request built it first), that is an
+// older snapshot than the warm-up's own, until the next Update.
 //
 // Threading: one thread at a time (the warm-up's).
 #pragma once
@@ -80,8 +81,10 @@ class StackOrder {
   int64_t HangCount(size_t lo, size_t hi) const { return count_before_[hi] - count_before_[lo]; }
 
   // Bytes an order of `stacks` stacks of a table whose ids are below `id_bound` holds, at
-  // most, while it is updated and after; and what it holds now (its arrays' capacities).
+  // most, between updates; what an Update takes beside them while it runs, given back when it
+  // returns (ADR 0037); and what it holds now (its arrays' capacities).
   static uint64_t BytesFor(size_t stacks, size_t id_bound);
+  static uint64_t ScratchBytesFor(size_t stacks);
   uint64_t MemoryBytes() const;
 
  private:

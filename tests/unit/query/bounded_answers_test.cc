@@ -14,14 +14,18 @@
 
 #include "fake_provider.h"
 #include "query_fixture.h"
+#include "seismo/core/huge_pages.h"
 #include "seismo/query/answer_budget.h"
 #include "seismo/query/api.h"
 #include "seismo/query/builds_json.h"
 #include "seismo/query/crashes_json.h"
 #include "seismo/query/flamegraph.h"
+#include "seismo/query/hang_groups.h"
 #include "seismo/query/hang_rows.h"
 #include "seismo/query/hangs_json.h"
+#include "seismo/query/id_sums.h"
 #include "seismo/query/metrics.h"
+#include "seismo/query/stack_order.h"
 #include "test_scale.h"
 
 namespace seismo {
@@ -366,7 +370,7 @@ class WarmAnswersBudget : public ::testing::Test {
   WarmAnswersBudget() {
     provider.SetSnapshot(FourStacks());
     estimate = EstimateAnswerBytes(*provider.snapshot(), settings);
-    rows = HangRows::BytesFor(*provider.snapshot());
+    rows = HangRows::BytesFor(provider.snapshot()->table(Table::kHangs).size());
   }
   FakeProvider provider;
   ApiSettings settings;
@@ -401,6 +405,22 @@ TEST_F(WarmAnswersBudget, TheSharedRowsAreMadeOnlyWhereARequestStillFitsBeside) 
   WarmDefaultAnswers(provider.snapshot(), settings, warmed, &roomy);
   EXPECT_EQ(roomy.peak(), estimate + rows) << "one answer and the shared rows at a time";
   EXPECT_EQ(roomy.in_use(), 0u) << "all given back";
+}
+
+// What the warm-up keeps between rounds is held at its kept bytes; the scratch of making or
+// updating it is covered by the hold of the answer it is made for (ADR 0037): each step's
+// scratch, with what lives beside it then, fits in one answer's estimate, at any size of table.
+TEST(WarmAnswersScratch, EachStepsScratchFitsInTheHoldOfTheAnswerItIsMadeFor) {
+  const ApiSettings settings;
+  for (const size_t n :
+       {size_t{0}, size_t{1}, size_t{1000}, size_t{100'000}, size_t{1'000'000}, size_t{30'000'000}}) {
+    const uint64_t answer = AnswerBytesFor(n, settings);
+    const uint64_t delta = HugePageBlockBytes(sizeof(HangRow) * (n / 4 + 1024));  // RowDelta's rows
+    EXPECT_LE(HangRows::ScratchBytesFor(n), answer) << n << " series: the rows made or updated";
+    EXPECT_LE(HangGroups::ScratchBytesFor(n) + delta, answer) << n << ": groups, beside the rows' delta";
+    EXPECT_LE(StackOrder::ScratchBytesFor(n) + HugePageBlockBytes(sizeof(IdSums::Entry) * n), answer)
+        << n << ": a stack order, beside the sums by stack it orders";
+  }
 }
 
 // Without room in the budget for the hang rows a round's answers share (requests hold the
