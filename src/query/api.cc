@@ -734,12 +734,14 @@ size_t WarmViews(const std::shared_ptr<const Snapshot>& snap, const ApiSettings&
     for (const HangRow& r : rows->rows()) {
       picked += r.key[hang_field::kSource] == source_id && selection.keeps(r.key) ? 1 : 0;
     }
-    // What they keep; made (and the order updated) under the view's answer's hold (ADR 0037).
-    const uint64_t bytes =
+    // What they keep, with an eighth more room to grow into (as carried_hold); made (and the
+    // order updated) under the view's answer's hold (ADR 0037).
+    const uint64_t kept =
         HangGroups::KeptBytesFor(picked, flame) +
         (flame
              ? StackOrder::BytesFor(picked, snap->symbols != nullptr ? snap->symbols->stacks().IdBound() : 0)
              : 0);
+    const uint64_t bytes = kept + kept / 8;
     v.stacks.Clear();
     if (budget != nullptr && !(v.hold = ReserveBesideARequest(*budget, bytes, estimate))) return nullptr;
     v.groups = flame

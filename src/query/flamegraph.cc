@@ -37,6 +37,9 @@ FlameTree SelectedTree(const Snapshot& snap, const Query& q, const AnswerLimits&
     by_stack = carry->by_stack->Stacks();
     carry->by_stack_read = true;
   } else {
+    // Where an order is updated beside them, at their size: its scratch and theirs are within
+    // the answer's (api.h AnswerBytesFor, ADR 0037). The warm-up's rows serve its query.
+    if (carry != nullptr && carry->order != nullptr && shared != nullptr) sums.Reserve(shared->rows().size());
     ForEachHangRow(snap, win, filters, shared,
                    [&sums](const SeriesKey& k, const HangSums& v) { sums.Add(0, k[hang_field::kStack], v); });
     by_stack = sums.Reduce();

@@ -77,7 +77,7 @@ bool HangRows::Update(const Snapshot& before, const Snapshot& after, const RowCh
   // to `max_clock_skew`, ADR 0017): those are kept aside (ahead_), and read again below.
   const bool moved = was.range.from != now.range.from || was.range.to != now.range.to;
   if (moved && ahead_overflowed_) return false;
-  if (!CheaperThanAWalk(changes.removed.size() + changes.added.size(), rows_.size())) return false;
+  if (changes.removed.size() + changes.added.size() > ChangeBound(rows_.size())) return false;
   auto by_stack = [](const HangRow& a, const HangRow& b) {
     return a.key[hang_field::kStack] < b.key[hang_field::kStack];
   };
@@ -86,6 +86,9 @@ bool HangRows::Update(const Snapshot& before, const Snapshot& after, const RowCh
   std::vector<HangRow> added;
   absl::flat_hash_map<SeriesKey, uint32_t> added_at;
   std::vector<const SeriesData*> ahead;  // after's: ahead_ once nothing refuses
+  // Each at its size from the start (ScratchBytesFor counts no growth by doubling).
+  added.reserve(changes.added.size() + (moved ? ahead_.size() : 0));
+  added_at.reserve(changes.added.size());
   for (const SeriesData* s : changes.added) {
     if (!filter.Matches(s->key)) continue;
     const Values v = ValuesIn(*s, now);
@@ -100,6 +103,8 @@ bool HangRows::Update(const Snapshot& before, const Snapshot& after, const RowCh
   // comes back takes its new sums in place (`to` its row in `added`); the others leave (-1).
   absl::flat_hash_set<SeriesKey> removed;
   std::vector<StackId> stacks;
+  removed.reserve(changes.removed.size());
+  stacks.reserve(changes.removed.size());
   for (const SeriesData* s : changes.removed) {
     if (removed.insert(s->key).second) stacks.push_back(s->key[hang_field::kStack]);
   }
@@ -110,6 +115,7 @@ bool HangRows::Update(const Snapshot& before, const Snapshot& after, const RowCh
     int64_t to;
   };
   std::vector<Hit> hits;  // ascending rows
+  hits.reserve(changes.removed.size());
   for (StackId stack : stacks) {
     auto it = std::lower_bound(rows_.begin(), rows_.end(), stack,
                                [](const HangRow& r, StackId s) { return r.key[hang_field::kStack] < s; });
@@ -137,7 +143,7 @@ bool HangRows::Update(const Snapshot& before, const Snapshot& after, const RowCh
       const Values v = ValuesIn(*r.series, now);
       if (v[0] == r.sums.hang_us && v[1] == r.sums.hang_count) continue;
       moves.push_back({i, HangSums{v[0], v[1]}});
-      if (!CheaperThanAWalk(changes.removed.size() + changes.added.size() + 2 * moves.size(), rows_.size())) {
+      if (changes.removed.size() + changes.added.size() + 2 * moves.size() > ChangeBound(rows_.size())) {
         return false;
       }
     }
@@ -161,16 +167,19 @@ bool HangRows::Update(const Snapshot& before, const Snapshot& after, const RowCh
     added.push_back({s->key, HangSums{v[0], v[1]}, s});
     ++came_from_ahead;
   }
-  if (!CheaperThanAWalk(changes.removed.size() + changes.added.size() + 2 * moves.size() + came_from_ahead,
-                        rows_.size())) {
+  if (changes.removed.size() + changes.added.size() + 2 * moves.size() + came_from_ahead >
+      ChangeBound(rows_.size())) {
     return false;
   }
   if (delta != nullptr) {
     delta->left.clear();
     delta->came.clear();
+    delta->left.reserve(hits.size() + moves.size());
+    delta->came.reserve(added.size() + moves.size());
   }
   std::vector<bool> replaced(added.size(), false);
   std::vector<size_t> leaving;                      // ascending
+  leaving.reserve(hits.size() + moves.size());
   auto change = [&](size_t i, const HangRow& to) {  // row i takes `to`'s sums (and series)
     HangRow& r = rows_[i];
     if (delta != nullptr) delta->left.push_back(r);

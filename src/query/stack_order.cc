@@ -155,13 +155,16 @@ uint64_t StackOrder::BytesFor(size_t stacks, size_t id_bound) {
 }
 
 uint64_t StackOrder::ScratchBytesFor(size_t stacks) {
-  // Made anew: the keys and a copy of the entries (SortByFrames). Merged: the entries' new
-  // block when they grow (an eighth more), the stacks that came (at most a quarter and 1 024,
-  // CheaperThanAWalk) with their places; an array of Index's at a time grows beside its old
-  // block. Less than made anew and an eighth; each a block partly used.
-  constexpr uint64_t kMaking = sizeof(std::pair<uint64_t, uint32_t>) + sizeof(OrderEntry);
-  return static_cast<uint64_t>(stacks) * (kMaking + kMaking / 8) +
-         1024 * (sizeof(OrderEntry) + sizeof(size_t)) + 3 * kHugePageBytes;
+  // Made anew: the keys, the radix sort's copy of them and a copy of the entries
+  // (SortByFrames), and its runs waiting (each of two stacks or more, none within another:
+  // at most half the stacks, 24 bytes each, in a list that doubles). Merged:
+  // the entries' new block when they grow (an eighth more), the stacks that came (at most a
+  // quarter and 1 024, CheaperThanAWalk: MergeIn stops gathering past it) in a list that
+  // doubles, with their places; an array of Index's at a time grows beside its old block.
+  // Less than made anew; each a block partly used.
+  constexpr uint64_t kMaking = 2 * sizeof(std::pair<uint64_t, uint32_t>) + sizeof(OrderEntry) + 24;
+  return static_cast<uint64_t>(stacks) * kMaking + 2048 * (sizeof(OrderEntry) + sizeof(size_t)) +
+         4 * kHugePageBytes;
 }
 
 void StackOrder::MakeAnew(std::span<const IdSums::Entry> by_stack, const Symbols& symbols) {
@@ -195,6 +198,7 @@ bool StackOrder::MergeIn(std::span<const IdSums::Entry> by_stack, const Symbols&
       stays[p] = true;
       ++kept;
     } else {
+      if (!CheaperThanAWalk(came.size() + 1, n)) return false;  // refused below anyway: no more scratch
       came.push_back(OrderEntryOf(e, symbols));
     }
   }

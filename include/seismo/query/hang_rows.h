@@ -23,6 +23,7 @@
 // Threading: one thread at a time (the warm-up's); read by one round's answers, one at a time.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -81,9 +82,9 @@ class HangRows {
   // Returns false, the rows untouched, where an update would not give the rows a walk of
   // `after` gives: another bucket length, window span or reading of an unknown window, or a
   // window that moved back, or a move after the series kept aside overflowed (above); or
-  // where it would not be cheaper: the rows removed and added
+  // where it would take too much scratch: the rows removed and added
   // together (a changed row is both, and so is a row whose sums the window's move changed)
-  // are more than a quarter of the rows and 1 024 more. Then make them anew.
+  // are more than ChangeBound (an eighth of the rows and 1 024). Then make them anew.
   // `before` must be the snapshot they were made from, still alive. A throw (out of memory)
   // leaves rows that are neither before's nor after's: drop them. With `delta`, what changed
   // is written there (cleared first) when it returns true.
@@ -104,17 +105,29 @@ class HangRows {
            2 * sizeof(const SeriesData*) * AheadBound(series);
   }
   // Bytes making or updating them takes beside those, given back when it returns (ADR 0037).
-  // An update: the rows' new block when they grow, the rows that came and its RowDelta (the
-  // rows removed and added, at most a quarter and 1 024, CheaperThanAWalk: as many again),
-  // the new list of the series aside. A sort takes less: the rows as walked, two arrays of 8
-  // bytes a row and every series met ahead before the bound drops them. The warm-up makes
-  // them under the hold of the answer they are made for, which covers this (api.h
-  // AnswerBytesFor; tested).
+  // An update: the rows' new block when they grow, and for each change it allows
+  // (ChangeBound: a removed or an added series counts one, a row whose sums the window's move
+  // changed two) at most 320 bytes: an added series' row, its RowDelta row and its entry in a
+  // hash table of keys (made at its size, so at least 7/16 full: under 96 bytes an entry); a
+  // removed one's entry in another, its hit, stack and RowDelta row; a moved row's two
+  // RowDelta rows and its place in a list that doubles; and a pointer each in the lists of
+  // the series aside and of the rows leaving. A sort takes less: the rows as walked, two arrays of 8 bytes a
+  // row, and every series met ahead before the bound drops them (a list that doubles). The warm-up makes them
+  // under the hold of the answer they are made for, which covers this (api.h AnswerBytesFor; tested).
   static uint64_t ScratchBytesFor(size_t series) {
-    return HugePageBlockBytes(sizeof(HangRow) * (series + series / 16)) +
-           2 * HugePageBlockBytes(sizeof(HangRow) * (series / 4 + 1024)) +
-           2 * sizeof(const SeriesData*) * AheadBound(series);
+    constexpr uint64_t kPerChange = 2 * sizeof(HangRow) + 3 * (sizeof(SeriesKey) + 8) + 4 * 8 + 2 * 8;
+    static_assert(kPerChange <= 320);
+    const uint64_t update = HugePageBlockBytes(sizeof(HangRow) * (series + series / 16)) +
+                            kPerChange * ChangeBound(series) +
+                            2 * sizeof(const SeriesData*) * AheadBound(series);
+    const uint64_t sort = HugePageBlockBytes(sizeof(HangRow) * series) + 2 * HugePageBlockBytes(8 * series) +
+                          2 * sizeof(const SeriesData*) * series;
+    return std::max(update, sort);
   }
+  // The most changes an Update makes instead of refusing (see Update): an eighth of the rows
+  // and 1 024. A quarter (CheaperThanAWalk) would be cheaper than the walk and sort too, but
+  // its scratch would pass what an answer's hold covers (ScratchBytesFor).
+  static size_t ChangeBound(size_t rows) { return rows / 8 + 1024; }
   // The most series kept aside as ahead for a hang table of `series` (a sixteenth and 1 024,
   // at most all of them): a source ahead of the slowest by minutes sends the hangs of a few
   // minutes, of series that mostly have values in the window already.

@@ -415,9 +415,10 @@ TEST(WarmAnswersScratch, EachStepsScratchFitsInTheHoldOfTheAnswerItIsMadeFor) {
   for (const size_t n :
        {size_t{0}, size_t{1}, size_t{1000}, size_t{100'000}, size_t{1'000'000}, size_t{30'000'000}}) {
     const uint64_t answer = AnswerBytesFor(n, settings);
-    const uint64_t delta = HugePageBlockBytes(sizeof(HangRow) * (n / 4 + 1024));  // RowDelta's rows
+    const uint64_t delta = sizeof(HangRow) * HangRows::ChangeBound(n);  // RowDelta's rows, made at their size
     EXPECT_LE(HangRows::ScratchBytesFor(n), answer) << n << " series: the rows made or updated";
     EXPECT_LE(HangGroups::ScratchBytesFor(n) + delta, answer) << n << ": groups, beside the rows' delta";
+    // The sums by stack a flame graph gathers from the rows (IdSums, reserved at the rows' size).
     EXPECT_LE(StackOrder::ScratchBytesFor(n) + HugePageBlockBytes(sizeof(IdSums::Entry) * n), answer)
         << n << ": a stack order, beside the sums by stack it orders";
   }
