@@ -114,6 +114,10 @@ ApiAnswer Compute(Endpoint endpoint, const Snapshot& snap, const Query& q, const
   return {500, "application/json", ErrorJson("internal error")};
 }
 
+// What the warm-up holds for a structure it keeps of `bytes` now: an eighth more, room for the
+// table to grow into before a larger hold is taken.
+uint64_t WithRoomToGrow(uint64_t bytes) { return bytes + bytes / 8; }
+
 // A hold of `bytes` for what the warm-up keeps between rounds, taken only when a request that
 // misses the cache (an answer's `estimate`) still fits beside it; none otherwise.
 std::shared_ptr<const AnswerBudget::Hold> ReserveBesideARequest(AnswerBudget& budget, uint64_t bytes,
@@ -363,7 +367,7 @@ void WarmDefaultAnswers(const std::shared_ptr<const Snapshot>& snap, const ApiSe
     // one taken in its place when the table grew) and a request that misses the cache still
     // fits beside them.
     const uint64_t needed = HangRows::BytesFor(snap->table(Table::kHangs).size());
-    const uint64_t bytes = carry != nullptr ? needed + needed / 8 : needed;  // room to grow into
+    const uint64_t bytes = carry != nullptr ? WithRoomToGrow(needed) : needed;
     auto covered = [&] {
       if (budget == nullptr) return true;
       if (!carry->hold || 2 * estimate + bytes > budget->capacity()) return false;
@@ -409,7 +413,7 @@ void WarmDefaultAnswers(const std::shared_ptr<const Snapshot>& snap, const ApiSe
       drop();  // a request that misses the cache would not fit beside it
       return false;
     }
-    const uint64_t bytes = needed + needed / 8;  // room to grow into
+    const uint64_t bytes = WithRoomToGrow(needed);
     // A larger hold: taken beside the one held, keeping what it covers, when both fit; else
     // after that is given back (and made anew).
     if (hold) {
@@ -734,14 +738,14 @@ size_t WarmViews(const std::shared_ptr<const Snapshot>& snap, const ApiSettings&
     for (const HangRow& r : rows->rows()) {
       picked += r.key[hang_field::kSource] == source_id && selection.keeps(r.key) ? 1 : 0;
     }
-    // What they keep, with an eighth more room to grow into (as carried_hold); made (and the
-    // order updated) under the view's answer's hold (ADR 0037).
+    // What they keep, with room to grow into; made (and the order updated) under the view's
+    // answer's hold (ADR 0037).
     const uint64_t kept =
         HangGroups::KeptBytesFor(picked, flame) +
         (flame
              ? StackOrder::BytesFor(picked, snap->symbols != nullptr ? snap->symbols->stacks().IdBound() : 0)
              : 0);
-    const uint64_t bytes = kept + kept / 8;
+    const uint64_t bytes = WithRoomToGrow(kept);
     v.stacks.Clear();
     if (budget != nullptr && !(v.hold = ReserveBesideARequest(*budget, bytes, estimate))) return nullptr;
     v.groups = flame

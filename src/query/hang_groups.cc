@@ -300,8 +300,8 @@ uint64_t HangGroups::KeptBytesFor(size_t rows, bool by_stack) {
 
 uint64_t HangGroups::ScratchBytesFor(size_t rows) {
   // Make: an entry a row and the radix sort's copy. Apply: the entries' old arrays while they
-  // grow; the changes (at most what HangRows::Update lets change, a quarter of the rows and
-  // 1 024), and where they go.
+  // grow; the changes (at most what HangRows::Update lets change, HangRows::ChangeBound: an
+  // eighth of the rows and 1 024; counted here at a quarter), and where they go.
   const uint64_t m = uint64_t{rows} + rows / 8 + 1;
   return 2 * HugePageBlockBytes(m * sizeof(IdSums::Entry)) + HugePageBlockBytes(m * sizeof(uint32_t)) +
          HugePageBlockBytes((sizeof(Change) + 3 * sizeof(size_t)) * (rows / 4 + 1024));

@@ -111,9 +111,10 @@ class HangRows {
   // hash table of keys (made at its size, so at least 7/16 full: under 96 bytes an entry); a
   // removed one's entry in another, its hit, stack and RowDelta row; a moved row's two
   // RowDelta rows and its place in a list that doubles; and a pointer each in the lists of
-  // the series aside and of the rows leaving. A sort takes less: the rows as walked, two arrays of 8 bytes a
-  // row, and every series met ahead before the bound drops them (a list that doubles). The warm-up makes them
-  // under the hold of the answer they are made for, which covers this (api.h AnswerBytesFor; tested).
+  // the series aside and of the rows leaving. A sort takes less: the rows as walked, two
+  // arrays of 8 bytes a row, and every series met ahead before the bound drops them (a list
+  // that doubles). The warm-up makes them under the hold of the answer they are made for,
+  // which covers this (api.h AnswerBytesFor; tested).
   static uint64_t ScratchBytesFor(size_t series) {
     constexpr uint64_t kPerChange = 2 * sizeof(HangRow) + 3 * (sizeof(SeriesKey) + 8) + 4 * 8 + 2 * 8;
     static_assert(kPerChange <= 320);

@@ -26,11 +26,12 @@
 //   where each stack is alone.
 //
 // Memory: BytesFor(stacks, id bound), held between rounds by the warm-up and counted in the
-// answer budget (api.h WarmCarry); Clear gives it back. An Update takes ScratchBytesFor(stacks)
-// more while it runs, within the hold of the answer it is made for (ADR 0037). If an Update throws (out of
-// memory), the order is cleared and the next Update makes it anew. The order also keeps the snapshot of its
-// last Update alive (`keep`): when the warm-up skips the flame graph (a request built it first), that is an
-// older snapshot than the warm-up's own, until the next Update.
+// answer budget (api.h WarmCarry); Clear gives it back. An Update takes
+// ScratchBytesFor(stacks) more while it runs, within the hold of the answer it is made for
+// (ADR 0037). If an Update throws (out of memory), the order is cleared and the next Update
+// makes it anew. The order also keeps the snapshot of its last Update alive (`keep`): when the
+// warm-up skips the flame graph (a request built it first), that is an older snapshot than the
+// warm-up's own, until the next Update.
 //
 // Threading: one thread at a time (the warm-up's).
 #pragma once
