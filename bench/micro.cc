@@ -9,7 +9,8 @@
 //                      the default flame graph's tree at N hang series (as bench/api.cc's
 //                      series: a shared prefix, then a leaf of their own)
 //   BM_FlameTreeFromOrder/N  the same tree from the stacks kept in frame order (StackOrder,
-//                      the warm-up's), 1 % of them changed since the order was made
+//                      the warm-up's), 1 % of them changed since the order was made;
+//                      ...EqualLeaves: every leaf of one hang time (as bench/api.cc's), tied
 //   BM_HangRows/N      HangRows of the default window over a snapshot of N hang series: one
 //                      walk of the hang table, as the warm-up makes it before its answers
 //   BM_WarmDefaultAnswers/N  WarmDefaultAnswers of a snapshot of N hang series (bench/api.cc's
@@ -213,7 +214,8 @@ struct FlameStacks {
   std::vector<std::vector<Sym>> frames;
   std::vector<FlameStack> stacks;
 };
-std::unique_ptr<FlameStacks> MakeFlameStacks(size_t n) {
+// N stacks under one caller, each a leaf of its own, of `weights` distinct hang times.
+std::unique_ptr<FlameStacks> MakeFlameStacks(size_t n, size_t weights = 977) {
   auto out = std::make_unique<FlameStacks>();
   Symbols& symbols = out->symbols;
   std::vector<Sym> prefix;
@@ -227,7 +229,7 @@ std::unique_ptr<FlameStacks> MakeFlameStacks(size_t n) {
   out->stacks.reserve(n);
   for (size_t i = 0; i < n; ++i) {
     out->frames[i].push_back(symbols.Intern("BenchSeries" + std::to_string(i)));
-    out->stacks.push_back({out->frames[i], static_cast<int64_t>(1000 + i % 977), 1});
+    out->stacks.push_back({out->frames[i], static_cast<int64_t>(1000 + i % weights), 1});
   }
   return out;
 }
@@ -250,9 +252,9 @@ void BM_FlameTree(benchmark::State& state) {
 
 // The same tree from the stacks kept in frame order (StackOrder, the warm-up's), after a
 // round in which 1 % of them changed sums.
-void BM_FlameTreeFromOrder(benchmark::State& state) {
+void RunFlameTreeFromOrder(benchmark::State& state, size_t weights) {
   const auto n = static_cast<size_t>(state.range(0));
-  std::unique_ptr<FlameStacks> w = MakeFlameStacks(n);
+  std::unique_ptr<FlameStacks> w = MakeFlameStacks(n, weights);
   std::vector<IdSums::Entry> by_stack;
   for (size_t i = 0; i < n; ++i) {
     by_stack.push_back(
@@ -270,6 +272,10 @@ void BM_FlameTreeFromOrder(benchmark::State& state) {
   }
   state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(n));
 }
+void BM_FlameTreeFromOrder(benchmark::State& state) { RunFlameTreeFromOrder(state, 977); }
+// Every leaf of one hang time, as bench/api.cc's series documents have (each hang 200 ms): the
+// kept leaves tie, and are ordered by name.
+void BM_FlameTreeFromOrderEqualLeaves(benchmark::State& state) { RunFlameTreeFromOrder(state, 1); }
 
 // The state of N hang series (bench/api.cc's series documents), made once per N and kept
 // for every run of it, with the deltas that made it; and its first snapshot.
@@ -537,6 +543,7 @@ BENCHMARK(BM_AggregateAdd);
 BENCHMARK(BM_Signature);
 BENCHMARK(BM_FlameTree)->Arg(100'000)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_FlameTreeFromOrder)->Arg(100'000)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_FlameTreeFromOrderEqualLeaves)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_HangRows)->Arg(100'000)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_BuildIndex)->Arg(100'000)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_RequestHangsOneThread)->Unit(benchmark::kMillisecond);

@@ -234,6 +234,24 @@ TEST(FlameTree, AWideNodeKeepsItsHeaviestChildren) {
   }
 }
 
+// Siblings are listed heaviest first, siblings of one weight by name: not by when their frames
+// were interned (here the reverse of the names' order), and not by hang count.
+TEST(FlameTree, SiblingsAreHeaviestFirstThenByName) {
+  Symbols symbols;
+  std::vector<std::vector<Sym>> frames;
+  for (const char* name : {"zeta", "mu", "beta", "alpha", "heavy", "light"}) {
+    frames.push_back({symbols.Intern("caller"), symbols.Intern(name)});
+  }
+  const std::vector<FlameStack> stacks = {{frames[0], 500, 1}, {frames[1], 500, 3}, {frames[2], 500, 2},
+                                          {frames[3], 500, 1}, {frames[4], 900, 1}, {frames[5], 100, 9}};
+  const FlameTree t = BuildFlameTree(stacks, symbols, AnswerLimits{});
+  ASSERT_EQ(t.nodes[0].children.size(), 1u);
+  std::vector<std::string_view> order;
+  for (uint32_t k : t.nodes[t.nodes[0].children[0]].children)
+    order.push_back(FlameNodeName(t.nodes[k], symbols, false));
+  EXPECT_EQ(order, (std::vector<std::string_view>{"heavy", "alpha", "beta", "mu", "zeta", "light"}));
+}
+
 TEST(FlameTree, TheOrderOfTheStacksChangesNothing) {
   for (uint64_t seed = 1; seed <= 10; ++seed) {
     auto c = RandomCorpus(seed, 400);
