@@ -14,6 +14,7 @@
 #include <deque>
 #include <vector>
 
+#include "seismo/core/thread_priority.h"
 #include "seismo/http/access.h"
 #include "seismo/query/status_json.h"
 
@@ -121,6 +122,7 @@ void HealthListener::Stop() {
 }
 
 void HealthListener::Run() {
+  RequestShortSlice(kClientThreadSlice);  // as the HTTP server's threads (ADR 0038)
   std::deque<Connection> conns;  // in accept order: the oldest first
   std::vector<pollfd> fds;
   auto answer = [&](Connection& c) {

@@ -2,14 +2,17 @@
 // routing, headers, token, CORS, static-file confinement, every 400 case, alert
 // filters, connection and request limits, TCP_NODELAY, SSE and Stop with open streams.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <thread>
 
 #include "seismo/http/server.h"
 #include "seismo/query/api.h"
+#include "unit/core/thread_slice.h"
 #include "unit/http/http_client.h"
 #include "unit/query/bad_params.h"
 #include "unit/query/fake_provider.h"
@@ -67,6 +70,23 @@ TEST_F(HttpServerTest, PortZeroBindsAFreePortAndTheAddressIsThenTaken) {
   Status s = second.Start(o, provider_);
   EXPECT_FALSE(s.ok());
   EXPECT_NE(s.message().find("cannot listen"), std::string::npos) << s.message();
+}
+
+// Every thread of the server (the one that accepts, the workers) asks for the kernel's
+// shortest turn, so that with every core busy a request waits for one for a tenth of a
+// millisecond, not for the turns of the threads ahead of it (ADR 0038).
+TEST_F(HttpServerTest, EveryServerThreadAsksForTheShortestTurn) {
+  if (!ThreadSliceNs(static_cast<int>(::gettid()))) GTEST_SKIP() << "this kernel shows no se.slice";
+  const std::set<int> before = ThreadIds();
+  Start();
+  EXPECT_EQ(Get("/healthz").status, 200);
+  size_t server_threads = 0;
+  for (const int tid : ThreadIds()) {
+    if (before.contains(tid) || !ThreadName(tid).starts_with("civetweb")) continue;
+    ++server_threads;
+    EXPECT_EQ(ThreadSliceNs(tid), uint64_t{100'000}) << ThreadName(tid);
+  }
+  EXPECT_GE(server_threads, 2u) << "the thread that accepts and its workers";
 }
 
 TEST_F(HttpServerTest, ApiAnswersJsonWithNoStore) {

@@ -6,14 +6,17 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <poll.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
+#include <set>
 #include <thread>
 #include <vector>
 
 #include "seismo/http/health_listener.h"
 #include "seismo/http/server.h"
+#include "unit/core/thread_slice.h"
 #include "unit/http/http_client.h"
 #include "unit/query/fake_provider.h"
 
@@ -187,6 +190,24 @@ TEST(SlowClients, AProbeIsAnsweredThoughAFloodOfConnectionsFollowsIt) {
     ::close(probe);
     for (int fd : flood) ::close(fd);
   }
+  health.Stop();
+}
+
+// The health listener's thread asks for the kernel's shortest turn, as the HTTP server's
+// threads do (ADR 0038): a probe is answered at once though every core is busy.
+TEST(SlowClients, TheHealthListenerAsksForTheShortestTurn) {
+  if (!testing::ThreadSliceNs(static_cast<int>(::gettid()))) GTEST_SKIP() << "this kernel shows no se.slice";
+  FakeProvider provider;
+  HealthListener health;
+  const std::set<int> before = testing::ThreadIds();
+  ASSERT_TRUE(health.Start(HealthListenerOptions{"127.0.0.1:0", ""}, provider).ok());
+  EXPECT_EQ(HttpGet(health.port(), "/healthz").status, 200);  // its thread runs: it answered
+  std::vector<int> started;
+  for (const int tid : testing::ThreadIds()) {
+    if (!before.contains(tid)) started.push_back(tid);
+  }
+  ASSERT_EQ(started.size(), 1u);
+  EXPECT_EQ(testing::ThreadSliceNs(started[0]), uint64_t{100'000});
   health.Stop();
 }
 

@@ -102,6 +102,7 @@ class HttpServer {
   static int OnRequest(mg_connection* conn);
   static int OnLog(const mg_connection* conn, const char* message);
   static int OnError(mg_connection* conn, int status, const char* message);
+  static void* OnThreadStart(const mg_context* ctx, int thread_type);
   int Handle(mg_connection* conn);
   int HandleStream(mg_connection* conn, const std::string& cors);
   void WakeListener() const;  // a throw-away connection to the listening port
