@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstddef>
 #include <cstdint>
 
 namespace seismo {
@@ -29,6 +30,10 @@ struct SchedAttr {
   uint64_t sched_period;
 };
 static_assert(sizeof(SchedAttr) == 48);
+static_assert(offsetof(SchedAttr, sched_runtime) == 24);
+// Leave the thread's policy as it is (Linux 5.3): a thread run under `chrt` or systemd's
+// CPUSchedulingPolicy= keeps it; a real-time one refuses the call (EINVAL).
+constexpr uint64_t kSchedFlagKeepPolicy = 0x08;
 
 }  // namespace
 
@@ -50,6 +55,7 @@ bool RequestShortSlice(std::chrono::microseconds slice) {
   SchedAttr attr{};
   attr.size = sizeof(attr);
   attr.sched_policy = SCHED_OTHER;
+  attr.sched_flags = kSchedFlagKeepPolicy;
   attr.sched_nice = nice;  // sched_setattr sets the nice value too: the one the thread has
   attr.sched_runtime = static_cast<uint64_t>(std::chrono::nanoseconds(slice).count());
   return syscall(SYS_sched_setattr, 0, &attr, 0) == 0;

@@ -398,8 +398,9 @@ FlameTree BuildTree(Runs& runs, const Symbols& symbols, const AnswerLimits& limi
     o.baseline_us = left[i].baseline_us;
     o.baseline_count = left[i].baseline_count;
   }
-  // Each node's children, heaviest first, ties by name (siblings have distinct names: the
-  // order is total). Each child's weight and name are found once, not in every comparison:
+  // Each node's children, heaviest first, ties by name (the comparisons of before, on the
+  // same keys: the same order; a folded series' "(other)" frame beside a collapsed "(other)"
+  // may tie both, as before). Each child's weight and name are found once, not in every comparison:
   // finding a name is two dependent reads of memory, and where many siblings tie (leaves of
   // one hang time) the comparisons' lookups were a third of building a kept flame graph.
   struct SortKey {

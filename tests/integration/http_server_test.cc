@@ -4,14 +4,17 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <set>
 #include <thread>
+#include <vector>
 
 #include "seismo/http/server.h"
 #include "seismo/query/api.h"
+#include "support/wait_for.h"
 #include "unit/core/thread_slice.h"
 #include "unit/http/http_client.h"
 #include "unit/query/bad_params.h"
@@ -80,13 +83,28 @@ TEST_F(HttpServerTest, EveryServerThreadAsksForTheShortestTurn) {
   const std::set<int> before = ThreadIds();
   Start();
   EXPECT_EQ(Get("/healthz").status, 200);
-  size_t server_threads = 0;
-  for (const int tid : ThreadIds()) {
-    if (before.contains(tid) || !ThreadName(tid).starts_with("civetweb")) continue;
-    ++server_threads;
-    EXPECT_EQ(ThreadSliceNs(tid), uint64_t{100'000}) << ThreadName(tid);
-  }
-  EXPECT_GE(server_threads, 2u) << "the thread that accepts and its workers";
+  // CivetWeb starts its threads without waiting for them, and each names itself before it
+  // asks for its turn: wait until all are named and have asked.
+  const auto server_threads = [&] {
+    std::vector<int> tids;
+    for (const int tid : ThreadIds()) {
+      if (!before.contains(tid) && ThreadName(tid).starts_with("civetweb")) tids.push_back(tid);
+    }
+    return tids;
+  };
+  const size_t expected =
+      static_cast<size_t>(options_.num_threads) + 1;  // the workers and the one that accepts
+  EXPECT_TRUE(test::WaitFor(
+      [&] {
+        const std::vector<int> tids = server_threads();
+        return tids.size() == expected && std::all_of(tids.begin(), tids.end(), [](int tid) {
+                 return ThreadSliceNs(tid) == uint64_t{100'000};
+               });
+      },
+      10s, 5ms));
+  const std::vector<int> tids = server_threads();
+  EXPECT_EQ(tids.size(), expected);
+  for (const int tid : tids) EXPECT_EQ(ThreadSliceNs(tid), uint64_t{100'000}) << ThreadName(tid);
 }
 
 TEST_F(HttpServerTest, ApiAnswersJsonWithNoStore) {

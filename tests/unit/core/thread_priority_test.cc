@@ -6,6 +6,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <cstdint>
+#include <optional>
 #include <thread>
 
 #include "unit/core/thread_slice.h"
