@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -122,7 +123,8 @@ void HealthListener::Stop() {
 }
 
 void HealthListener::Run() {
-  RequestShortSlice(kClientThreadSlice);  // as the HTTP server's threads (ADR 0038)
+  pthread_setname_np(pthread_self(), "seismo-health");  // for operators' tools, and tests
+  RequestShortSlice(kClientThreadSlice);                // as the HTTP server's threads (ADR 0038)
   std::deque<Connection> conns;  // in accept order: the oldest first
   std::vector<pollfd> fds;
   auto answer = [&](Connection& c) {
