@@ -251,8 +251,8 @@ void BM_FlameTree(benchmark::State& state) {
 }
 
 // The same tree from the stacks kept in frame order (StackOrder, the warm-up's), after a
-// round in which 1 % of them changed sums.
-void RunFlameTreeFromOrder(benchmark::State& state, size_t weights) {
+// round in which 1 % of them changed sums (`changed`) or none did.
+void RunFlameTreeFromOrder(benchmark::State& state, size_t weights, bool changed = true) {
   const auto n = static_cast<size_t>(state.range(0));
   std::unique_ptr<FlameStacks> w = MakeFlameStacks(n, weights);
   std::vector<IdSums::Entry> by_stack;
@@ -263,7 +263,7 @@ void RunFlameTreeFromOrder(benchmark::State& state, size_t weights) {
   std::sort(by_stack.begin(), by_stack.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
   StackOrder order;
   order.Update(by_stack, w->symbols, nullptr);
-  for (size_t i = 0; i < n; i += 100) by_stack[i].sums.hang_us *= 2;
+  for (size_t i = 0; changed && i < n; i += 100) by_stack[i].sums.hang_us *= 2;
   order.Update(by_stack, w->symbols, nullptr);
   const AnswerLimits limits;  // the API's defaults
   for (auto _ : state) {
@@ -276,6 +276,9 @@ void BM_FlameTreeFromOrder(benchmark::State& state) { RunFlameTreeFromOrder(stat
 // Every leaf of one hang time, as bench/api.cc's series documents have (each hang 200 ms): the
 // kept leaves tie, and are ordered by name.
 void BM_FlameTreeFromOrderEqualLeaves(benchmark::State& state) { RunFlameTreeFromOrder(state, 1); }
+// Every leaf of one hang time and none changed, as in bench/api.cc between its series'
+// documents: a million siblings tie for the bound's places, which go to the first names.
+void BM_FlameTreeFromOrderAllTied(benchmark::State& state) { RunFlameTreeFromOrder(state, 1, false); }
 
 // The state of N hang series (bench/api.cc's series documents), made once per N and kept
 // for every run of it, with the deltas that made it; and its first snapshot.
@@ -382,6 +385,9 @@ void BM_RequestHangsOneProcessWalked(benchmark::State& state) {
 void BM_RequestHangsOneProcess(benchmark::State& state) { RunRequest(state, "/api/v1/hangs", "process=gpu"); }
 void BM_RequestFlameOneSignature(benchmark::State& state) {
   RunRequest(state, "/api/v1/hangs/flamegraph", "signature=BenchSeries7");
+}
+void BM_RequestHangsOneSignature(benchmark::State& state) {
+  RunRequest(state, "/api/v1/hangs", "signature=BenchSeries7");
 }
 void BM_RequestBuildsOneOs(benchmark::State& state) { RunRequest(state, "/api/v1/builds", "os=Linux"); }
 
@@ -544,6 +550,7 @@ BENCHMARK(BM_Signature);
 BENCHMARK(BM_FlameTree)->Arg(100'000)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_FlameTreeFromOrder)->Arg(100'000)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_FlameTreeFromOrderEqualLeaves)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_FlameTreeFromOrderAllTied)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_HangRows)->Arg(100'000)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_BuildIndex)->Arg(100'000)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_RequestHangsOneThread)->Unit(benchmark::kMillisecond);
@@ -554,6 +561,7 @@ BENCHMARK(BM_RequestHangsOneOs)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_RequestFlameOneThread)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_RequestFlameOneThreadWalked)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_RequestFlameOneSignature)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_RequestHangsOneSignature)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_RequestBuildsOneOs)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ViewHangsOneOs)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ViewFlameOneThread)->Unit(benchmark::kMillisecond);

@@ -170,30 +170,57 @@ void AddPoints(const SeriesData& s, const TimeAxis& axis, std::vector<std::array
   }
 }
 
-std::span<const SeriesData* const> CandidateRows(const Snapshot& snap, Table t, const Filters& filters) {
-  struct Indexed {
-    Table table;
-    Dim dim;
-    size_t field;
-  };
-  static constexpr Indexed kIndexed[] = {
-      {Table::kHangs, Dim::kSignature, hang_field::kSignature},
-      {Table::kHangs, Dim::kBuildDate, hang_field::kBuildDate},
-      {Table::kCrashes, Dim::kSignature, crash_field::kSignature},
-      {Table::kCrashes, Dim::kBuildId, crash_field::kBuildId},
-  };
+namespace {
+
+// CandidateRows' rule 1: the first of these its filters name decides.
+struct Indexed {
+  Table table;
+  Dim dim;
+  size_t field;
+};
+constexpr Indexed kIndexed[] = {
+    {Table::kHangs, Dim::kSignature, hang_field::kSignature},
+    {Table::kHangs, Dim::kBuildDate, hang_field::kBuildDate},
+    {Table::kCrashes, Dim::kSignature, crash_field::kSignature},
+    {Table::kCrashes, Dim::kBuildId, crash_field::kBuildId},
+};
+
+const Indexed* FirstIndexed(Table t, const Filters& filters) {
   for (const Indexed& i : kIndexed) {
-    if (i.table != t || !filters[i.dim]) continue;
-    return snap.RowsWithTextHash(t, i.field, Hash64(*filters[i.dim]));
+    if (i.table == t && filters[i.dim]) return &i;
   }
-  std::span<const SeriesData* const> fewest = snap.table(t);
+  return nullptr;
+}
+
+// Rule 2: the fewest rows of the indexes made ahead, if fewer than the table's.
+std::optional<std::span<const SeriesData* const>> FewestAhead(const Snapshot& snap, Table t,
+                                                              const Filters& filters) {
+  std::optional<std::span<const SeriesData* const>> fewest;
   if (t != Table::kHangs) return fewest;
   for (const IndexedAhead& i : kHangFieldsIndexedAhead) {
     if (!filters[i.dim]) continue;
     const auto rows = snap.RowsWithTextHashIfMade(t, i.field, Hash64(*filters[i.dim]));
-    if (rows && rows->size() < fewest.size()) fewest = *rows;
+    if (rows && rows->size() < (fewest ? fewest->size() : snap.table(t).size())) fewest = *rows;
   }
   return fewest;
+}
+
+}  // namespace
+
+std::span<const SeriesData* const> CandidateRows(const Snapshot& snap, Table t, const Filters& filters) {
+  if (const Indexed* i = FirstIndexed(t, filters)) {
+    return snap.RowsWithTextHash(t, i->field, Hash64(*filters[i->dim]));
+  }
+  return FewestAhead(snap, t, filters).value_or(snap.table(t));
+}
+
+std::optional<size_t> RowsFromMadeIndexes(const Snapshot& snap, Table t, const Filters& filters) {
+  if (const Indexed* i = FirstIndexed(t, filters)) {
+    const auto rows = snap.RowsWithTextHashIfMade(t, i->field, Hash64(*filters[i->dim]));
+    return rows ? std::optional<size_t>(rows->size()) : std::nullopt;
+  }
+  const auto rows = FewestAhead(snap, t, filters);
+  return rows ? std::optional<size_t>(rows->size()) : std::nullopt;
 }
 
 const Snapshot& EmptySnapshot() {

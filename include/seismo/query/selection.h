@@ -155,6 +155,12 @@ void AddPoints(const SeriesData& s, const TimeAxis& axis, std::vector<std::array
 // the rows, or sort what they give by a total order.
 std::span<const SeriesData* const> CandidateRows(const Snapshot& snap, Table t, const Filters& filters);
 
+// How many rows CandidateRows gives for these filters when it reads an index `snap` has made
+// already; nullopt when it would make one (rule 1's, not made yet) or read the whole table.
+// Makes nothing. (A view this few rows select is built over the newest snapshot on request,
+// ADR 0039.)
+std::optional<size_t> RowsFromMadeIndexes(const Snapshot& snap, Table t, const Filters& filters);
+
 // The hang table's fields CandidateRows reads an index of only where it is made (rule 2): the
 // warm-up makes them while a view in use filters on them, from the previous round's where it
 // can (api.cc WarmDefaultAnswers, ADR 0036).

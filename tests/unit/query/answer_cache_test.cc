@@ -152,6 +152,62 @@ TEST(AnswerCache, ApiAnswersFollowTheSnapshotAndNeverStoreStatusOrAlerts) {
   EXPECT_EQ(cache.hits(), hits);
 }
 
+// While the warm-up builds the newest snapshot's answers, a request is served the newest kept
+// answer no older than the warmed snapshots (ADR 0035); but a view that an index the newest
+// snapshot has made narrows to at most 4 096 rows is built over the newest on request (ADR
+// 0039): one signature's hangs count a new document a round sooner. Nothing is made for it.
+TEST(AnswerCache, AViewAMadeIndexNarrowsToAFewRowsIsBuiltOverTheNewestSnapshot) {
+  // `count` hangs of signature "Sig"; `wide` series of signature "Wide" (one stack each).
+  auto make = [](int64_t count, int wide, int64_t built_at_ms) {
+    World w;
+    w.Usage("bhr", "Linux", kHour, 0);
+    w.Hang("bhr", "Linux", "parent", "Gecko", {"main", "Sig"}, 1000 * count, count, 0);
+    for (int i = 0; i < wide; ++i) {
+      w.Hang("bhr", "Linux", "parent", "Gecko", {"f" + std::to_string(i), "Wide"}, 1000 * count, count, 0);
+    }
+    auto snap = std::const_pointer_cast<Snapshot>(w.Build());
+    snap->built_at_ms = built_at_ms;
+    return std::shared_ptr<const Snapshot>(snap);
+  };
+  auto counts = [](const std::string& body, int64_t n) {  // a row, stack or node of n hangs
+    const std::string field = R"("hang_count":)" + std::to_string(n);
+    return body.find(field + ",") != std::string::npos || body.find(field + "}") != std::string::npos;
+  };
+  for (const int wide : {4096, 4097}) {
+    SCOPED_TRACE(wide);
+    FakeProvider provider;
+    const ApiSettings settings;
+    AnswerCache<ApiAnswer> cache;
+    const std::shared_ptr<const Snapshot> warmed = make(1, wide, 1);
+    auto get = [&](std::string_view path, std::string_view qs) {
+      return AnswerApi(path, qs, provider, settings, kNow, &cache, nullptr, warmed, warmed).body;
+    };
+    provider.SetSnapshot(warmed);
+    const std::vector<std::pair<std::string, std::string>> views = {
+        {"/api/v1/hangs", "source=bhr&window=all&signature=Sig"},
+        {"/api/v1/hangs", "source=bhr&window=all&signature=Wide"},
+        {"/api/v1/hangs/flamegraph", "source=bhr&window=all&signature=Sig"},
+        {"/api/v1/hangs", "source=bhr&window=all&os=Linux"},  // no index narrows it
+    };
+    for (const auto& [path, qs] : views)
+      ASSERT_TRUE(counts(get(path, qs), 1)) << path << "?" << qs << get(path, qs);
+
+    const std::shared_ptr<const Snapshot> newest = make(2, wide, 2);
+    provider.SetSnapshot(newest);
+    // The newest snapshot's signature index is not made: every view is the warmed one's, and
+    // asking made nothing.
+    for (const auto& [path, qs] : views) EXPECT_TRUE(counts(get(path, qs), 1)) << path << "?" << qs;
+    EXPECT_FALSE(newest->RowsWithTextHashIfMade(Table::kHangs, hang_field::kSignature, 0));
+    // Made (as the warm-up's round makes it first): one signature's views are the newest's.
+    newest->RowsWithTextHash(Table::kHangs, hang_field::kSignature, 0);
+    EXPECT_TRUE(counts(get(views[0].first, views[0].second), 2));
+    EXPECT_TRUE(counts(get(views[2].first, views[2].second), 2));
+    EXPECT_EQ(counts(get(views[1].first, views[1].second), 2), wide <= 4096)
+        << "4 096 rows are few, 4 097 are not";
+    EXPECT_TRUE(counts(get(views[3].first, views[3].second), 1)) << "the whole table is not few rows";
+  }
+}
+
 // Every parameter that changes an answer is part of its key: sparklines=1 asked after the
 // plain list (and the other way round) gets its own answer, not the one cached first.
 TEST(AnswerCache, QueriesThatDifferInAnyParameterHaveTheirOwnAnswers) {
