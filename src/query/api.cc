@@ -163,16 +163,20 @@ uint64_t AnswerBytesFor(uint64_t series, const ApiSettings& settings) {
 namespace {
 
 // What an answer reads at most, to be built over the newest snapshot on request rather than
-// served from an older one (ADR 0039): a view of one signature, one build, one build date.
+// served from an older one (ADR 0039): a view of one signature, or of a thread or process
+// indexed ahead.
 constexpr size_t kFewRows = 4096;
 
-// Whether the answer over `snap` reads at most kFewRows rows, from an index `snap` has made:
-// the hang and crash views read their rows through CandidateRows (and the small usage tables
-// beside them); the others read more than their filters' rows.
-bool ReadsFewRows(Endpoint endpoint, const Snapshot& snap, const Query& q) {
+// The rows the answer over `snap` reads, when they are at most kFewRows from an index `snap`
+// has made, and the usage tables beside them; nullopt otherwise. The hang and crash views read
+// their rows through CandidateRows, but `/hangs` by signature reads every row of each signature
+// it shows (from the signature index) unless it filters on one signature.
+std::optional<uint64_t> RowsReadIfFew(Endpoint endpoint, const Snapshot& snap, const Query& q) {
   std::optional<size_t> rows;
   switch (endpoint) {
     case Endpoint::kHangs:
+      if (q.by == HangsBy::kSignature && !q.filters[Dim::kSignature]) break;
+      [[fallthrough]];
     case Endpoint::kHangsTimeseries:
     case Endpoint::kHangsFlamegraph:
       rows = RowsFromMadeIndexes(snap, Table::kHangs, q.filters);
@@ -185,7 +189,8 @@ bool ReadsFewRows(Endpoint endpoint, const Snapshot& snap, const Query& q) {
     default:
       break;
   }
-  return rows && *rows <= kFewRows;
+  if (!rows || *rows > kFewRows) return std::nullopt;
+  return *rows + snap.table(Table::kUsage).size() + snap.table(Table::kBuildUsage).size();
 }
 
 }  // namespace
@@ -230,9 +235,15 @@ ApiAnswer AnswerApi(std::string_view path, std::string_view raw_query, const Sta
   // views were built over while the warm-up builds them over the newest warmed one (ADR 0035).
   // The newest, so an answer a request built over a snapshot newer than those is not followed
   // by an older one.
-  // A view a made index narrows to a few rows is built over the newest snapshot instead: it
-  // costs microseconds, and counts a document one warm-up round sooner (ADR 0039).
-  if (!stored && !key.empty() && (warmed || views_warmed) && !ReadsFewRows(*endpoint, snap, q)) {
+  // A view a made index narrows to a few rows is built over the newest snapshot instead, when
+  // the cache keeps that snapshot's answers (the warm-up's, which made the index): it costs
+  // little, counts a document a warm-up round sooner, and is never followed by an older
+  // answer (ADR 0039).
+  std::optional<uint64_t> few_rows;
+  if (!stored && !key.empty() && (warmed || views_warmed) && cache->Protects(held)) {
+    few_rows = RowsReadIfFew(*endpoint, snap, q);
+  }
+  if (!stored && !key.empty() && (warmed || views_warmed) && !few_rows) {
     int64_t floor = INT64_MAX;
     for (const auto* s : {&warmed, &views_warmed}) {
       if (*s) floor = std::min(floor, (*s)->built_at_ms);
@@ -241,8 +252,10 @@ ApiAnswer AnswerApi(std::string_view path, std::string_view raw_query, const Sta
   }
   std::shared_ptr<const AnswerBudget::Hold> hold;
   if (budget != nullptr) {
-    hold = budget->TryReserve(stored ? 2 * stored->body.size() : EstimateAnswerBytes(snap, settings),
-                              kAdmissionPatience);
+    const uint64_t bytes = stored     ? 2 * stored->body.size()
+                           : few_rows ? AnswerBytesFor(*few_rows, settings)
+                                      : EstimateAnswerBytes(snap, settings);
+    hold = budget->TryReserve(bytes, kAdmissionPatience);
     if (!hold) return Busy();
   }
   ApiAnswer a = stored        ? *stored

@@ -142,6 +142,12 @@ class AnswerCache {
     protected_ = {serving, warming, views};
   }
 
+  // Whether `snap` is one of the snapshots Protect() named: its answers stay while it is.
+  bool Protects(const std::shared_ptr<const Snapshot>& snap) const {
+    MutexLock lock(mu_);
+    return IsProtected(snap);
+  }
+
   uint64_t hits() const {
     MutexLock lock(mu_);
     return hits_;
