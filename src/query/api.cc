@@ -240,15 +240,15 @@ ApiAnswer AnswerApi(std::string_view path, std::string_view raw_query, const Sta
   // little, counts a document a warm-up round sooner, and is never followed by an older
   // answer (ADR 0039).
   std::optional<uint64_t> few_rows;
-  if (!stored && !key.empty() && (warmed || views_warmed) && cache->Protects(held)) {
-    few_rows = RowsReadIfFew(*endpoint, snap, q);
-  }
-  if (!stored && !key.empty() && (warmed || views_warmed) && !few_rows) {
-    int64_t floor = INT64_MAX;
-    for (const auto* s : {&warmed, &views_warmed}) {
-      if (*s) floor = std::min(floor, (*s)->built_at_ms);
+  if (!stored && !key.empty() && (warmed || views_warmed)) {
+    if (cache->Protects(held)) few_rows = RowsReadIfFew(*endpoint, snap, q);
+    if (!few_rows) {
+      int64_t floor = INT64_MAX;
+      for (const auto* s : {&warmed, &views_warmed}) {
+        if (*s) floor = std::min(floor, (*s)->built_at_ms);
+      }
+      stored = cache->FindNewest(key, floor);
     }
-    stored = cache->FindNewest(key, floor);
   }
   std::shared_ptr<const AnswerBudget::Hold> hold;
   if (budget != nullptr) {

@@ -215,11 +215,9 @@ std::span<const SeriesData* const> CandidateRows(const Snapshot& snap, Table t, 
 }
 
 std::optional<size_t> RowsFromMadeIndexes(const Snapshot& snap, Table t, const Filters& filters) {
-  if (const Indexed* i = FirstIndexed(t, filters)) {
-    const auto rows = snap.RowsWithTextHashIfMade(t, i->field, Hash64(*filters[i->dim]));
-    return rows ? std::optional<size_t>(rows->size()) : std::nullopt;
-  }
-  const auto rows = FewestAhead(snap, t, filters);
+  const Indexed* i = FirstIndexed(t, filters);
+  const auto rows = i != nullptr ? snap.RowsWithTextHashIfMade(t, i->field, Hash64(*filters[i->dim]))
+                                 : FewestAhead(snap, t, filters);
   return rows ? std::optional<size_t>(rows->size()) : std::nullopt;
 }
 
