@@ -390,6 +390,20 @@ void BM_RequestHangsOneSignature(benchmark::State& state) {
   RunRequest(state, "/api/v1/hangs", "signature=BenchSeries7");
 }
 void BM_RequestBuildsOneOs(benchmark::State& state) { RunRequest(state, "/api/v1/builds", "os=Linux"); }
+// The same request over and over, with the answer cache a server has: a process filter outside
+// the built-in names that no row holds (a stale link, or a client that repeats it). Its check
+// walks the hang and crash tables; once per snapshot, as part of the answer kept.
+void BM_RequestUnknownProcessRepeated(benchmark::State& state) {
+  const std::shared_ptr<const Snapshot> snap = SeriesWorldOf(1'000'000).Snap();
+  OneSnapshot provider(snap);
+  const ApiSettings settings;
+  AnswerCache<ApiAnswer> cache;
+  for (auto _ : state) {
+    ApiAnswer a = AnswerApi("/api/v1/hangs", "process=nosuchprocess", provider, settings, 0, &cache);
+    if (a.status != 400) state.SkipWithError("not a 400");
+    benchmark::DoNotOptimize(a.body.data());
+  }
+}
 
 // Filtered views built ahead by the warm-up (WarmViews, ADR 0035), given what the round left
 // (its hang rows, made once here as the round makes them for its default answers): the first
@@ -563,6 +577,7 @@ BENCHMARK(BM_RequestFlameOneThreadWalked)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_RequestFlameOneSignature)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_RequestHangsOneSignature)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_RequestBuildsOneOs)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_RequestUnknownProcessRepeated)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ViewHangsOneOs)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ViewFlameOneThread)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ViewKeptHangsOneOs)->Unit(benchmark::kMillisecond);

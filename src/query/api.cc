@@ -78,12 +78,27 @@ std::string CacheKey(Endpoint endpoint, const Query& q) {
   return key;
 }
 
-// The answers that are a function of (snapshot, endpoint, query). `shared`: the hang rows a
-// warm-up round's answers read (hang_rows.h), or none.
+// The 400 of a process filter no row of `snap` can match (KnownProcess), or nullopt.
+std::optional<ApiAnswer> UnknownProcess(const Snapshot& snap, const Query& q) {
+  const auto& process = q.filters[Dim::kProcess];
+  if (!process || KnownProcess(snap, *process)) return std::nullopt;
+  return ApiAnswer{
+      400, "application/json",
+      ErrorJson(fmt::format("process: unknown process '{}' (parent, content, gpu, rdd, socket, utility, "
+                            "gmplugin, plugin, another one in the data, or any)",
+                            *process))};
+}
+
+// The answers that are a function of (snapshot, endpoint, query), the 400 of an unknown process
+// among them: built once per snapshot and kept like the others, so that a process filter outside
+// the built-in names (whose check may walk the hang and crash tables) costs nothing on a cache
+// hit, and a client repeating an unknown one is answered from the cache, within the budget.
+// `shared`: the hang rows a warm-up round's answers read (hang_rows.h), or none.
 ApiAnswer Compute(Endpoint endpoint, const Snapshot& snap, const Query& q, const ApiSettings& settings,
                   const HangRows* shared = nullptr, FlameCarry* flame = nullptr,
                   const HangGroups* groups = nullptr, const BucketSums* buckets = nullptr,
                   const BuildDateSums* build_dates = nullptr) {
+  if (auto unknown = UnknownProcess(snap, q)) return *std::move(unknown);
   const AnswerLimits& limits = settings.limits;
   switch (endpoint) {
     case Endpoint::kBuilds:
@@ -209,17 +224,11 @@ ApiAnswer AnswerApi(std::string_view path, std::string_view raw_query, const Sta
   if (!query) return {400, "application/json", ErrorJson(query.error().message())};
   const Snapshot& snap = held ? *held : EmptySnapshot();
   const Query& q = *query;
-  if (const auto& process = q.filters[Dim::kProcess]; process && !KnownProcess(snap, *process)) {
-    return {
-        400, "application/json",
-        ErrorJson(fmt::format("process: unknown process '{}' (parent, content, gpu, rdd, socket, utility, "
-                              "gmplugin, plugin, another one in the data, or any)",
-                              *process))};
-  }
   if (*endpoint == Endpoint::kStatus) {
     return {200, "application/json", StatusJson(held.get(), provider.counts(), provider.status(), settings, now_ms)};
   }
   if (*endpoint == Endpoint::kAlerts) {
+    if (auto unknown = UnknownProcess(snap, q)) return *std::move(unknown);
     JsonWriter w;
     w.BeginObject();
     w.Key("alerts").Raw(FilterAlertsJson(provider.alerts_json(), q));

@@ -233,6 +233,36 @@ TEST_F(ApiTest, AnUnknownProcessIs400NamingIt) {
   }
 }
 
+// The check of a process outside the built-in names may walk the hang and crash tables, so it
+// is part of the answer kept per snapshot: a repeated request, known name or not, is a cache hit
+// with the same answer, and a newer snapshot is asked again.
+TEST(ApiCache, AProcessCheckIsKeptWithItsAnswer) {
+  World w;
+  w.Usage("bhr", "Linux", kHour, 0);
+  w.Hang("bhr", "Linux", "vr", "Gecko", {"root", "A"}, 1000, 1, 0);
+  FakeProvider provider;
+  provider.SetSnapshot(w.Build());
+  const ApiSettings settings;
+  AnswerCache<ApiAnswer> cache;
+  auto get = [&](std::string_view query) {
+    return AnswerApi("/api/v1/hangs", query, provider, settings, 0, &cache);
+  };
+  const ApiAnswer bogus = get("process=bogus");
+  EXPECT_EQ(bogus.status, 400);
+  EXPECT_EQ(cache.hits(), 0u);
+  EXPECT_EQ(get("process=bogus").body, bogus.body);
+  EXPECT_EQ(cache.hits(), 1u) << "the 400 is served from the cache";
+  EXPECT_EQ(get("process=vr").status, 200);
+  EXPECT_EQ(get("process=vr").status, 200);
+  EXPECT_EQ(cache.hits(), 2u);
+  // A newer snapshot whose data holds the name: asked again, now a 200.
+  w.Hang("bhr", "Linux", "bogus", "Gecko", {"root", "B"}, 1000, 1, 0);
+  provider.SetSnapshot(w.Build());
+  EXPECT_EQ(get("process=bogus").status, 200);
+  // /alerts is not kept: checked on each request.
+  EXPECT_EQ(AnswerApi("/api/v1/alerts", "process=nothere", provider, settings, 0, &cache).status, 400);
+}
+
 // The views in use read the round's hang rows (what the round over the snapshot left, its
 // WarmCarry): the default window's rows with no filter serve every filter of that window. The
 // /hangs and flame graph views keep their groups from them (the /builds view only filters
