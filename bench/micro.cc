@@ -11,6 +11,7 @@
 //   BM_FlameTreeFromOrder/N  the same tree from the stacks kept in frame order (StackOrder,
 //                      the warm-up's), 1 % of them changed since the order was made;
 //                      ...EqualLeaves: every leaf of one hang time (as bench/api.cc's), tied
+//   BM_StackOrderMadeAnew/N  such an order made anew, of N leaves whose names share 29 bytes
 //   BM_HangRows/N      HangRows of the default window over a snapshot of N hang series: one
 //                      walk of the hang table, as the warm-up makes it before its answers
 //   BM_WarmDefaultAnswers/N  WarmDefaultAnswers of a snapshot of N hang series (bench/api.cc's
@@ -273,6 +274,31 @@ void RunFlameTreeFromOrder(benchmark::State& state, size_t weights, bool changed
   state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(n));
 }
 void BM_FlameTreeFromOrder(benchmark::State& state) { RunFlameTreeFromOrder(state, 977); }
+// A stack order made anew (the warm-up's first round, or a view's first): N leaves under one
+// caller, whose names share their first 29 bytes and are interned out of their texts' order, so
+// that sorting them by text reads 8 bytes of each four times over.
+void BM_StackOrderMadeAnew(benchmark::State& state) {
+  const auto n = static_cast<size_t>(state.range(0));
+  Symbols symbols;
+  const Sym caller = symbols.Intern("BenchCaller");
+  std::vector<IdSums::Entry> by_stack;
+  std::mt19937_64 rng(kSeed);
+  for (size_t i = 0; i < n; ++i) {
+    const std::vector<Sym> f{caller,
+                             symbols.Intern("mozilla::dom::ContentParent::Recv" + std::to_string(rng()))};
+    by_stack.push_back({0, symbols.InternStack(f), {1000, 1}});
+  }
+  std::sort(by_stack.begin(), by_stack.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
+  by_stack.erase(std::unique(by_stack.begin(), by_stack.end(),
+                             [](const auto& a, const auto& b) { return a.id == b.id; }),
+                 by_stack.end());
+  for (auto _ : state) {
+    StackOrder order;
+    order.Update(by_stack, symbols, nullptr);
+    benchmark::DoNotOptimize(order.entries().data());
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(n));
+}
 // Every leaf of one hang time, as bench/api.cc's series documents have (each hang 200 ms): the
 // kept leaves tie, and are ordered by name.
 void BM_FlameTreeFromOrderEqualLeaves(benchmark::State& state) { RunFlameTreeFromOrder(state, 1); }
@@ -565,6 +591,7 @@ BENCHMARK(BM_FlameTree)->Arg(100'000)->Arg(1'000'000)->Unit(benchmark::kMillisec
 BENCHMARK(BM_FlameTreeFromOrder)->Arg(100'000)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_FlameTreeFromOrderEqualLeaves)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_FlameTreeFromOrderAllTied)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_StackOrderMadeAnew)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_HangRows)->Arg(100'000)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_BuildIndex)->Arg(100'000)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_RequestHangsOneThread)->Unit(benchmark::kMillisecond);

@@ -162,6 +162,7 @@ class StackRuns {
   }
   Sym FrameOf(const ChildGroup& g, size_t /*depth*/) const { return g.frame; }
   static constexpr bool kGroupsTwiceCheaply = false;  // a second Group walks the stacks again
+  static constexpr bool kChildrenInNameOrder = false;  // by frame id
 
  private:
   std::span<const FlameStack> stacks_;
@@ -217,6 +218,9 @@ class OrderRuns {
   }
   Sym FrameOf(const ChildGroup& g, size_t depth) const { return e_[g.lo].frames[depth]; }
   static constexpr bool kGroupsTwiceCheaply = true;  // a second Group reads the same arrays in order
+  // The order is by frame text (stack_order.h): a node's children come by their frames' texts,
+  // and a child's place in it ranks it among its siblings as its text does.
+  static constexpr bool kChildrenInNameOrder = true;
 
  private:
   const StackOrder& order_;
@@ -242,11 +246,30 @@ FlameTree BuildTree(Runs& runs, const Symbols& symbols, const AnswerLimits& limi
     }
     return c.text;
   };
+  // Nodes are taken heaviest first: by weight, hang count, then frame text; then, as only nodes
+  // of different parents tie that far, the parent taken first; then frame id (two ids of one
+  // text). None of it depends on where the stacks are, so both Runs take the same nodes.
   auto lighter = [&text_of](const Candidate& a, const Candidate& b) {  // the queue's top is the heaviest
     if (a.weight != b.weight) return a.weight < b.weight;
     if (a.hang_count != b.hang_count) return a.hang_count < b.hang_count;
-    if (a.frame != b.frame) return text_of(a) > text_of(b);
-    return a.lo > b.lo;
+    if (a.frame != b.frame) {
+      const std::string_view ta = text_of(a), tb = text_of(b);
+      if (ta != tb) return ta > tb;
+    }
+    if (a.parent != b.parent) return a.parent > b.parent;
+    return a.frame > b.frame;
+  };
+  // The same between siblings. Where the runs list a node's children in name order, the one
+  // listed later ranks below among ties, so no text is read: a node with a million children of
+  // one weight compares places, not a million texts.
+  auto sibling_lighter = [&lighter](const Candidate& a, const Candidate& b) {
+    if constexpr (Runs::kChildrenInNameOrder) {
+      if (a.weight != b.weight) return a.weight < b.weight;
+      if (a.hang_count != b.hang_count) return a.hang_count < b.hang_count;
+      return a.lo > b.lo;
+    } else {
+      return lighter(a, b);
+    }
   };
   // A node's children wait for a place; only the heaviest few can ever get one. Siblings
   // leave the queue heaviest first and every node taken uses a place of the bound, so a
@@ -257,14 +280,19 @@ FlameTree BuildTree(Runs& runs, const Symbols& symbols, const AnswerLimits& limi
   std::vector<ChildRank, HugePageAllocator<ChildRank>> ranks;  // of a node's children (the first pass below)
   size_t places = 0;
   bool dropped = false;
-  auto heavier = [&lighter](const Candidate& a, const Candidate& b) { return lighter(b, a); };
+  auto heavier = [&sibling_lighter](const Candidate& a, const Candidate& b) { return sibling_lighter(b, a); };
   // A child of weight w and hang count `count` can get no place: none is left and it is
   // lighter than the lightest listed (asked before a candidate is made, so before its frame's
-  // text is read: a node may have a million children).
-  auto unlisted = [&](double w, int64_t count) {
+  // text is read, and its frame: a node may have a million children). Where the runs list
+  // children in name order, its place `lo` ranks it among ties too.
+  auto unlisted = [&](double w, int64_t count, size_t lo) {
     if (kids.size() < places) return false;
     if (kids.empty()) return true;
-    return RanksBelow({w, count}, {kids.front().weight, kids.front().hang_count});
+    const Candidate& lightest = kids.front();
+    if constexpr (Runs::kChildrenInNameOrder) {
+      if (w == lightest.weight && count == lightest.hang_count) return lo > lightest.lo;
+    }
+    return RanksBelow({w, count}, {lightest.weight, lightest.hang_count});
   };
   auto offer = [&](const Candidate& kid) {
     if (kids.size() < places) {
@@ -273,7 +301,7 @@ FlameTree BuildTree(Runs& runs, const Symbols& symbols, const AnswerLimits& limi
       return;
     }
     dropped = true;
-    if (unlisted(kid.weight, kid.hang_count) || !heavier(kid, kids.front())) return;
+    if (unlisted(kid.weight, kid.hang_count, kid.lo) || !heavier(kid, kids.front())) return;
     std::pop_heap(kids.begin(), kids.end(), heavier);
     kids.back() = kid;
     std::push_heap(kids.begin(), kids.end(), heavier);
@@ -325,7 +353,7 @@ FlameTree BuildTree(Runs& runs, const Symbols& symbols, const AnswerLimits& limi
     const Grouping s = runs.Group(c, [&](const Grouping& split, const ChildGroup& g) {
       ++children;
       const double w = weight(g.hang_us, g.baseline_us);
-      if ((floored && RanksBelow({w, g.hang_count}, floor)) || unlisted(w, g.hang_count)) {
+      if ((floored && RanksBelow({w, g.hang_count}, floor)) || unlisted(w, g.hang_count, g.lo)) {
         dropped = true;
         return;
       }

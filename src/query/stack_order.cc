@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <bit>
 #include <cassert>
+#include <cstring>
+#include <span>
+#include <string_view>
 #include <utility>
 
 #include "seismo/aggregate/row_changes.h"
@@ -15,9 +18,8 @@ using OrderEntry = StackOrder::Entry;
 using OrderEntries = std::vector<OrderEntry, HugePageAllocator<OrderEntry>>;
 
 constexpr uint32_t kNowhere = UINT32_MAX;
-constexpr size_t kCompareRunsBelow = 32;  // runs shorter than this are sorted by comparing their frames
-constexpr size_t kRadixRunsFrom = 4096;   // a run's keys sorted by a radix sort from this many
-constexpr size_t kReadAhead = 16;         // stacks a walk asks memory for before it reads them
+constexpr size_t kRadixRunsFrom = 4096;  // a run's keys sorted by a radix sort from this many
+constexpr size_t kReadAhead = 16;        // stacks a walk asks memory for before it reads them
 
 // Room for `n` items, with an eighth more when it has to grow: a vector's own growth doubles,
 // past what BytesFor counts.
@@ -26,10 +28,23 @@ void Room(V& v, size_t n) {
   if (v.capacity() < n) v.reserve(n + n / 8);
 }
 
-// Frame order, from `depth` on (a run's stacks share their first `depth` frames).
-bool FramesBefore(const OrderEntry& a, const OrderEntry& b, size_t depth = 0) {
-  return std::lexicographical_compare(a.frames + std::min<size_t>(depth, a.size), a.frames + a.size,
-                                      b.frames + std::min<size_t>(depth, b.size), b.frames + b.size);
+// Frame order of two frames: by text, then by id (two ids of one text, should there be any).
+// Reads the texts only of two different ids.
+bool FrameBefore(Sym a, Sym b, const Symbols& symbols) {
+  if (a == b) return false;
+  const std::string_view ta = symbols.Text(a), tb = symbols.Text(b);
+  if (ta != tb) return ta < tb;
+  return a < b;
+}
+
+// Frame order of two stacks: frame by frame from the root, a stack before the stacks it is a
+// prefix of.
+bool FramesBefore(const OrderEntry& a, const OrderEntry& b, const Symbols& symbols) {
+  const uint32_t n = std::min(a.size, b.size);
+  uint32_t i = 0;
+  while (i < n && a.frames[i] == b.frames[i]) ++i;
+  if (i == n) return a.size < b.size;
+  return FrameBefore(a.frames[i], b.frames[i], symbols);
 }
 
 constexpr uint32_t kUnknown = UINT32_MAX;  // an entry's `common` before it is compared
@@ -46,32 +61,84 @@ uint32_t Common(const OrderEntry& a, const OrderEntry& b) {
   return m;
 }
 
+// A frame among its siblings, to sort them by text: 8 bytes of its text from the offset where
+// the siblings' texts first differ (`chunk`, big-endian, so that an integer compare of them is
+// that of the bytes; past its end, zeros), its text's size, its id, and the run [lo, hi) of its
+// stacks in SortByFrames' keys. kNoId for the stacks that end at the run's depth.
+struct FrameGroup {
+  uint64_t chunk = 0;
+  Sym frame = kNoId;
+  uint32_t size = 0;
+  uint32_t lo = 0, hi = 0;
+};
+
+// Sorts `groups` in frame order: by their frames' texts, then ids. Past the bytes every text
+// shares (names of one namespace share long prefixes), 8 bytes of each are read into its
+// group, and the sort compares those, and whole texts only where they tie: not two texts
+// elsewhere in memory at every step of the sort.
+void SortByText(std::span<FrameGroup> groups, const Symbols& symbols) {
+  if (groups.size() < 2) return;
+  const InternTable& texts = symbols.text();
+  // Each text is two reads elsewhere in memory (its id's slot, then its entry): asked ahead.
+  auto ask_ahead = [&](size_t i) {
+    if (i + 2 * kReadAhead < groups.size()) texts.PrefetchSlot(groups[i + 2 * kReadAhead].frame);
+    if (i + kReadAhead < groups.size()) texts.PrefetchEntry(groups[i + kReadAhead].frame);
+  };
+  const std::string_view first = symbols.Text(groups[0].frame);
+  size_t shared = first.size();  // bytes every text shares with the first
+  for (size_t i = 0; i < groups.size(); ++i) {
+    ask_ahead(i);
+    const std::string_view text = symbols.Text(groups[i].frame);
+    groups[i].size = static_cast<uint32_t>(text.size());
+    size_t m = 0;
+    const size_t n = std::min(shared, text.size());
+    while (m < n && text[m] == first[m]) ++m;
+    shared = m;
+  }
+  for (size_t i = 0; i < groups.size(); ++i) {
+    ask_ahead(i);
+    FrameGroup& g = groups[i];
+    const std::string_view text = symbols.Text(g.frame);
+    unsigned char bytes[8] = {};
+    std::memcpy(bytes, text.data() + shared, std::min<size_t>(text.size() - shared, sizeof(bytes)));
+    g.chunk = 0;
+    for (const unsigned char c : bytes) g.chunk = g.chunk << 8 | c;
+  }
+  std::sort(groups.begin(), groups.end(), [&symbols, shared](const FrameGroup& a, const FrameGroup& b) {
+    if (a.chunk != b.chunk) return a.chunk < b.chunk;
+    if (a.size > shared + 8 || b.size > shared + 8 || a.size != b.size) {  // the chunks do not say it all
+      const std::string_view ta = symbols.Text(a.frame).substr(shared),
+                             tb = symbols.Text(b.frame).substr(shared);
+      if (ta != tb) return ta < tb;
+    }
+    return a.frame < b.frame;
+  });
+}
+
 // Sorts `entries` in frame order: runs of stacks that share their first `depth` frames are
-// grouped by the next one (0 where a stack ends, first), by a radix sort of the frame ids,
-// until each run is one stack or small enough to compare whole. A run whose stacks all go on
-// with the same frames skips them in one pass.
-void SortByFrames(OrderEntries& entries) {
+// grouped by the next one (those that end there first) with a sort of the frame ids (a radix
+// sort for many), and the groups put in the order of their frames' texts, until each run is
+// one stack. A run whose stacks all go on with the same frames skips them in one pass. A
+// group's text is read when its run is sorted: a node's children, not its stacks.
+void SortByFrames(OrderEntries& entries, const Symbols& symbols) {
   struct Run {
     size_t lo, hi, depth;
   };
   std::vector<Run> runs;
   if (entries.size() > 1) runs.push_back({0, entries.size(), 0});
-  std::vector<std::pair<uint64_t, uint32_t>, HugePageAllocator<std::pair<uint64_t, uint32_t>>> keyed;
+  // A stack's next frame (kNoId where it ends: no id is 0) in the high half, its place in the
+  // run in the low.
+  std::vector<uint64_t, HugePageAllocator<uint64_t>> keyed;
+  auto frame_of = [](uint64_t k) { return static_cast<Sym>(k >> 32); };
+  std::vector<FrameGroup, HugePageAllocator<FrameGroup>> groups;
   OrderEntries scratch;
   keyed.reserve(entries.size());  // the first run is every stack: no growth past it
-  scratch.reserve(entries.size());
   while (!runs.empty()) {
     const Run r = runs.back();
     runs.pop_back();
-    if (r.hi - r.lo < kCompareRunsBelow) {
-      std::sort(entries.begin() + static_cast<ptrdiff_t>(r.lo),
-                entries.begin() + static_cast<ptrdiff_t>(r.hi),
-                [d = r.depth](const OrderEntry& a, const OrderEntry& b) { return FramesBefore(a, b, d); });
-      continue;
-    }
     keyed.clear();
     bool grouped = true;
-    uint64_t max_key = 0;
+    Sym max_frame = 0;
     const OrderEntry& ref = entries[r.lo];
     size_t shared = ref.size - std::min<size_t>(ref.size, r.depth);  // frames every stack shares with ref
     for (size_t i = r.lo; i < r.hi; ++i) {
@@ -80,10 +147,10 @@ void SortByFrames(OrderEntries& entries) {
         __builtin_prefetch(ahead.frames + std::min<size_t>(r.depth, ahead.size));
       }
       const OrderEntry& e = entries[i];
-      const uint64_t key = r.depth < e.size ? uint64_t{e.frames[r.depth]} + 1 : 0;
-      if (!keyed.empty() && key < keyed.back().first) grouped = false;
-      max_key = std::max(max_key, key);
-      keyed.emplace_back(key, static_cast<uint32_t>(i - r.lo));
+      const Sym frame = r.depth < e.size ? e.frames[r.depth] : kNoId;
+      if (!keyed.empty() && frame < frame_of(keyed.back())) grouped = false;
+      max_frame = std::max(max_frame, frame);
+      keyed.push_back(uint64_t{frame} << 32 | (i - r.lo));
       size_t m = 0;
       while (m < shared && r.depth + m < e.size && e.frames[r.depth + m] == ref.frames[r.depth + m]) ++m;
       shared = m;
@@ -94,20 +161,33 @@ void SortByFrames(OrderEntries& entries) {
     }
     if (!grouped) {
       if (keyed.size() >= kRadixRunsFrom) {
-        RadixSortBy(keyed, std::bit_width(max_key), [](const auto& k) { return k.first; });
+        RadixSortBy(keyed, std::bit_width(max_frame), [&frame_of](uint64_t k) { return frame_of(k); });
       } else {
-        std::sort(keyed.begin(), keyed.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+        std::sort(keyed.begin(), keyed.end());  // by frame, then place
       }
-      scratch.resize(keyed.size());
-      for (size_t k = 0; k < keyed.size(); ++k) scratch[k] = entries[r.lo + keyed[k].second];
-      std::copy(scratch.begin(), scratch.end(), entries.begin() + static_cast<ptrdiff_t>(r.lo));
     }
+    // The groups by frame id, those that end here first; then by their frames' texts.
+    groups.clear();
     for (size_t i = 0; i < keyed.size();) {
       const size_t lo = i;
-      const uint64_t key = keyed[i].first;
-      while (i < keyed.size() && keyed[i].first == key) ++i;
-      if (key != 0 && i - lo > 1) runs.push_back({r.lo + lo, r.lo + i, r.depth + 1});
+      const Sym frame = frame_of(keyed[i]);
+      while (i < keyed.size() && frame_of(keyed[i]) == frame) ++i;
+      FrameGroup g;
+      g.frame = frame;
+      g.lo = static_cast<uint32_t>(lo);
+      g.hi = static_cast<uint32_t>(i);
+      groups.push_back(g);
     }
+    const size_t ends = groups[0].frame == kNoId ? 1 : 0;
+    SortByText(std::span<FrameGroup>(groups.data() + ends, groups.size() - ends), symbols);
+    scratch.resize(keyed.size());
+    size_t out = 0;
+    for (const FrameGroup& g : groups) {
+      if (g.frame != kNoId && g.hi - g.lo > 1)
+        runs.push_back({r.lo + out, r.lo + out + g.hi - g.lo, r.depth + 1});
+      for (size_t k = g.lo; k < g.hi; ++k) scratch[out++] = entries[r.lo + static_cast<uint32_t>(keyed[k])];
+    }
+    std::copy(scratch.begin(), scratch.end(), entries.begin() + static_cast<ptrdiff_t>(r.lo));
   }
 }
 
@@ -155,23 +235,23 @@ uint64_t StackOrder::BytesFor(size_t stacks, size_t id_bound) {
 }
 
 uint64_t StackOrder::ScratchBytesFor(size_t stacks) {
-  // Made anew: the keys, the radix sort's copy of them and a copy of the entries
-  // (SortByFrames), and its runs waiting (each of two stacks or more, none within another:
-  // at most half the stacks, 24 bytes each, in a list that doubles). Merged:
-  // the entries' new block when they grow (an eighth more), the stacks that came (at most a
-  // quarter and 1 024, CheaperThanAWalk: MergeIn stops gathering past it) in a list that
-  // doubles, with their places; an array of Index's at a time grows beside its old block.
-  // Less than made anew; each a block partly used.
-  constexpr uint64_t kMaking = 2 * sizeof(std::pair<uint64_t, uint32_t>) + sizeof(OrderEntry) + 24;
+  // Made anew: the keys and the radix sort's copy of them, the groups of a run by frame (at
+  // most one a stack) and a copy of the entries (SortByFrames), and its runs waiting (each of
+  // two stacks or more, none within another: at most half the stacks, 24 bytes each, in a list
+  // that doubles). Merged: the entries' new block when they grow (an eighth more), the stacks
+  // that came (at most a quarter and 1 024, CheaperThanAWalk: MergeIn stops gathering past it)
+  // in a list that doubles, with their places; an array of Index's at a time grows beside its
+  // old block. Less than made anew; each a block partly used.
+  constexpr uint64_t kMaking = 2 * sizeof(uint64_t) + sizeof(FrameGroup) + sizeof(OrderEntry) + 24;
   return static_cast<uint64_t>(stacks) * kMaking + 2048 * (sizeof(OrderEntry) + sizeof(size_t)) +
-         4 * kHugePageBytes;
+         5 * kHugePageBytes;
 }
 
 void StackOrder::MakeAnew(std::span<const IdSums::Entry> by_stack, const Symbols& symbols) {
   entries_.clear();
   entries_.reserve(by_stack.size());
   for (const IdSums::Entry& e : by_stack) entries_.push_back(OrderEntryOf(e, symbols));
-  SortByFrames(entries_);
+  SortByFrames(entries_, symbols);
   Positions(by_stack);
   Index(0);
 }
@@ -207,14 +287,15 @@ bool StackOrder::MergeIn(std::span<const IdSums::Entry> by_stack, const Symbols&
     return true;
   }
   if (!CheaperThanAWalk(came.size() + (n - kept), n)) return false;
-  SortByFrames(came);
+  SortByFrames(came, symbols);
   // Each stack that came: its place among the order's stacks, those leaving included (their
   // frames are readable while keep_ lives). Ascending, as `came` is.
   std::vector<size_t> place(came.size());
   auto from = entries_.begin();
   for (size_t k = 0; k < came.size(); ++k) {
-    from = std::lower_bound(from, entries_.end(), came[k],
-                            [](const OrderEntry& a, const OrderEntry& b) { return FramesBefore(a, b); });
+    from = std::lower_bound(
+        from, entries_.end(), came[k],
+        [&symbols](const OrderEntry& a, const OrderEntry& b) { return FramesBefore(a, b, symbols); });
     place[k] = static_cast<size_t>(from - entries_.begin());
   }
   // The stacks leaving go, in place; the places move down with the stacks after them.

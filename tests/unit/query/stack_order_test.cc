@@ -1,9 +1,9 @@
 // StackOrder (the warm-up's flame graph stacks, kept from round to round) against a sort of
 // each round's stacks: over rounds of stacks that come, leave and change sums, every entry is
-// in frame order with its sums, its frames shared with the one before and the running sums;
-// brought from the round before while few changed, made anew otherwise. And the flame tree
-// from an order is, node for node, the tree BuildFlameTree makes from the same stacks in a
-// span, under every bound and with many ties.
+// in frame order (by the frames' texts) with its sums, its frames shared with the one before and the running
+// sums; brought from the round before while few changed, made anew otherwise. And the flame tree from an
+// order is, node for node, the tree BuildFlameTree makes from the same stacks in a span, under every bound
+// and with many ties.
 #include "seismo/query/stack_order.h"
 
 #include <gtest/gtest.h>
@@ -70,7 +70,14 @@ void ExpectIsTheFrameOrder(const StackOrder& order, const Selected& selected, co
     const std::span<const Sym> f = symbols.Frames(id);
     want.push_back({{f.begin(), f.end()}, id, sums});
   }
-  std::sort(want.begin(), want.end(), [](const Want& a, const Want& b) { return a.frames < b.frames; });
+  // Frame order: frame by frame from the root, by text (then id), a prefix first.
+  auto named = [&symbols](const std::vector<Sym>& frames) {
+    std::vector<std::pair<std::string_view, Sym>> out;
+    for (Sym f : frames) out.emplace_back(symbols.Text(f), f);
+    return out;
+  };
+  std::sort(want.begin(), want.end(),
+            [&named](const Want& a, const Want& b) { return named(a.frames) < named(b.frames); });
   ASSERT_EQ(order.size(), want.size()) << where;
   int64_t us = 0, count = 0;
   for (size_t i = 0; i < want.size(); ++i) {
@@ -222,6 +229,59 @@ TEST(StackOrder, ItsFlameTreeIsTheTreeOfItsStacks) {
         }
       }
     }
+  }
+}
+
+// Siblings whose names share long prefixes (one namespace's functions), end inside another's
+// (a prefix of it), or hold zero bytes are in the order of their texts, made anew and merged.
+TEST(StackOrder, NamesThatShareLongPrefixesAreInTextOrder) {
+  Symbols symbols;
+  const Sym root = symbols.Intern("root");
+  std::vector<std::string> names = {"x",
+                                    std::string("x\0", 2),
+                                    std::string("x\0\0", 3),
+                                    "x\x01",
+                                    "",
+                                    std::string(16, 'a'),
+                                    std::string(17, 'a'),
+                                    std::string(32, 'a'),
+                                    std::string(33, 'a'),
+                                    std::string(32, 'a') + "b"};
+  // Interned longest first: ids that run against the texts' order.
+  names.insert(names.begin(), {std::string("y\0\0", 3), std::string("y\0", 2), "y"});
+  for (size_t at :
+       {7, 8, 9, 15, 16, 17, 24, 32}) {  // two texts that differ first at byte `at`, then the other way
+    names.push_back(std::string(at, 'a') + "ba");
+    names.push_back(std::string(at, 'a') + "ab");
+  }
+  const size_t picked = names.size();  // these, in both rounds; of the rest, a tenth come later
+  std::mt19937_64 rng(5);
+  for (int i = 0; i < 5000; ++i) {  // past kRadixRunsFrom: the radix path
+    std::string name = "mozilla::dom::ContentParent::";
+    for (int k = rng() % 4; k > 0; --k) name += "Recv";
+    name += std::to_string(rng() % 3000);
+    names.push_back(name);
+  }
+  std::shuffle(names.begin() + static_cast<ptrdiff_t>(picked), names.end(), rng);
+  Selected selected, later;
+  for (size_t i = 0; i < names.size(); ++i) {
+    const std::vector<Sym> f{root, symbols.Intern(names[i])};
+    (i >= picked && i % 10 == 0 ? later : selected)[symbols.InternStack(f)] = {
+        static_cast<int64_t>(rng() % 3), 1};
+  }
+  StackOrder order;
+  EXPECT_FALSE(order.Update(BySum(selected), symbols, nullptr));
+  ExpectIsTheFrameOrder(order, selected, symbols, "made anew");
+  for (const auto& [id, sums] : later) selected[id] = sums;  // a tenth come: merged in
+  EXPECT_TRUE(order.Update(BySum(selected), symbols, nullptr));
+  ExpectIsTheFrameOrder(order, selected, symbols, "merged");
+  std::vector<FlameStack> spans;
+  for (const IdSums::Entry& e : BySum(selected))
+    spans.push_back({symbols.Frames(e.id), e.sums.hang_us, e.sums.hang_count});
+  for (size_t bound : {size_t{3}, size_t{100}, size_t{1'000'000}}) {
+    const AnswerLimits limits{.max_nodes = bound};
+    EXPECT_EQ(Dump(BuildFlameTree(order, symbols, limits)), Dump(BuildFlameTree(spans, symbols, limits)))
+        << bound;
   }
 }
 
