@@ -8,7 +8,8 @@
 //                                                        └─ (other) 5
 //
 // Which nodes stay: the heaviest. Nodes are taken best first (hang time — or a weighted
-// sum of both sides' in a differential tree — then hang count, then frame text) starting
+// sum of both sides' in a differential tree — then hang count, then frame text, then the
+// parent taken first: never where the stacks happen to be) starting
 // at the root; a child never weighs more than its
 // parent, so the kept nodes are the heaviest nodes of the full tree and form a tree.
 // Taking stops before the first node that would pass a bound, counting the "(other)"
@@ -21,7 +22,9 @@
 // allocates 10 000 nodes. From stacks kept in frame order (a StackOrder, the warm-up's), the
 // same tree costs a kept node a read of 8 bytes per stack below it, in order (where each
 // stack's shared frames with the one before drop to the node's depth, its children begin),
-// and never their frames; a child's sums are running sums' differences.
+// and never their frames; a child's sums are running sums' differences; and as the order
+// lists a node's children by name, siblings that tie rank by their places, so a node of a
+// million leaves of one weight reads none of their texts.
 //
 // Threading: a pure function of its arguments.
 #pragma once
