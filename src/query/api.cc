@@ -89,16 +89,13 @@ std::optional<ApiAnswer> UnknownProcess(const Snapshot& snap, const Query& q) {
                             *process))};
 }
 
-// The answers that are a function of (snapshot, endpoint, query), the 400 of an unknown process
-// among them: built once per snapshot and kept like the others, so that a process filter outside
-// the built-in names (whose check may walk the hang and crash tables) costs nothing on a cache
-// hit, and a client repeating an unknown one is answered from the cache, within the budget.
-// `shared`: the hang rows a warm-up round's answers read (hang_rows.h), or none.
+// The answers that are a function of (snapshot, endpoint, query), the process filter checked
+// (UnknownProcess) before. `shared`: the hang rows a warm-up round's answers read (hang_rows.h),
+// or none.
 ApiAnswer Compute(Endpoint endpoint, const Snapshot& snap, const Query& q, const ApiSettings& settings,
                   const HangRows* shared = nullptr, FlameCarry* flame = nullptr,
                   const HangGroups* groups = nullptr, const BucketSums* buckets = nullptr,
                   const BuildDateSums* build_dates = nullptr) {
-  if (auto unknown = UnknownProcess(snap, q)) return *std::move(unknown);
   const AnswerLimits& limits = settings.limits;
   switch (endpoint) {
     case Endpoint::kBuilds:
@@ -257,6 +254,16 @@ ApiAnswer AnswerApi(std::string_view path, std::string_view raw_query, const Sta
         if (*s) floor = std::min(floor, (*s)->built_at_ms);
       }
       stored = cache->FindNewest(key, floor);
+      // An older snapshot's 400 (a process its rows did not hold) may not be the newest's.
+      if (stored && stored->status != 200) stored = nullptr;
+    }
+  }
+  // A process filter outside the built-in names is checked on a miss only, over the newest
+  // snapshot (the check may walk the hang and crash tables), before the budget: its 400 takes no
+  // memory, and is kept like an answer, so that a client repeating it is answered from the cache.
+  if (!stored) {
+    if (auto unknown = UnknownProcess(snap, q)) {
+      return key.empty() ? *std::move(unknown) : *cache->Get(held, key, [&] { return *unknown; });
     }
   }
   std::shared_ptr<const AnswerBudget::Hold> hold;
@@ -815,6 +822,8 @@ size_t WarmViews(const std::shared_ptr<const Snapshot>& snap, const ApiSettings&
   for (const Parsed& p : parsed) {
     if (built == max_built || stop()) break;
     if (cache.Holds(snap, p.key)) continue;
+    // A process no row holds any more: its 400 is a request's to give (AnswerApi), not built here.
+    if (UnknownProcess(*snap, p.query)) continue;
     std::shared_ptr<const AnswerBudget::Hold> hold;
     if (budget != nullptr && !(hold = budget->TryReserve(estimate, std::chrono::milliseconds(0)))) break;
     try {

@@ -133,6 +133,7 @@ void SortByFrames(OrderEntries& entries, const Symbols& symbols) {
   std::vector<FrameGroup, HugePageAllocator<FrameGroup>> groups;
   OrderEntries scratch;
   keyed.reserve(entries.size());  // the first run is every stack: no growth past it
+  groups.reserve(entries.size());  // at most one a stack (ScratchBytesFor counts no doubling)
   while (!runs.empty()) {
     const Run r = runs.back();
     runs.pop_back();

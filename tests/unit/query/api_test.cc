@@ -263,6 +263,63 @@ TEST(ApiCache, AProcessCheckIsKeptWithItsAnswer) {
   EXPECT_EQ(AnswerApi("/api/v1/alerts", "process=nothere", provider, settings, 0, &cache).status, 400);
 }
 
+// While the newest snapshot's answers are being built, a request is served an older snapshot's
+// answer (AnswerApi's `warmed`), but never its 400 for a process the newest holds. And the check
+// of a process, with its walk, takes no room in the budget: with every byte of it held, an
+// unknown process is still a 400 (a stored answer then takes the room its body needs to be sent).
+TEST(ApiCache, AProcessCheckIsTheNewestSnapshotsAndNeedsNoBudget) {
+  World w;
+  w.Usage("bhr", "Linux", kHour, 0);
+  w.Hang("bhr", "Linux", "vr", "Gecko", {"root", "A"}, 1000, 1, 0);
+  FakeProvider provider;
+  const std::shared_ptr<const Snapshot> older = w.Build();
+  provider.SetSnapshot(older);
+  const ApiSettings settings;
+  AnswerCache<ApiAnswer> cache;
+  AnswerBudget budget(1 << 20);
+  auto get = [&](std::string_view query, const std::shared_ptr<const Snapshot>& warmed) {
+    return AnswerApi("/api/v1/hangs", query, provider, settings, 0, &cache, &budget, warmed);
+  };
+  {
+    const auto everything = budget.TryReserve(1 << 20);
+    ASSERT_TRUE(everything);
+    EXPECT_EQ(get("process=late", older).status, 400);
+    EXPECT_EQ(get("process=vr", older).status, 503) << "an answer needs the budget";
+  }
+  EXPECT_EQ(get("process=late", older).status, 400);
+  EXPECT_EQ(cache.hits(), 1u) << "the 400 was kept";
+  EXPECT_EQ(get("process=vr", older).status, 200);
+  w.Hang("bhr", "Linux", "late", "Gecko", {"root", "B"}, 1000, 1, 0);
+  const std::shared_ptr<const Snapshot> newer = w.Build();
+  provider.SetSnapshot(newer);
+  cache.Protect(older, newer);
+  EXPECT_EQ(get("process=vr", older).status, 200);
+  EXPECT_EQ(cache.hits(), 2u) << "served the older snapshot's answer";
+  EXPECT_EQ(get("process=late", older).status, 200) << "not the older snapshot's 400";
+}
+
+// A view in use whose process no row holds any more is not built ahead: a request for it is
+// the 400 a request gets (not an empty list built over the snapshot).
+TEST(WarmViews, SkipAViewWhoseProcessIsGone) {
+  World w;
+  w.Usage("bhr", "Linux", kHour, 0);
+  w.Hang("bhr", "Linux", "vr", "Gecko", {"root", "A"}, 1000, 1, 0);
+  const std::shared_ptr<const Snapshot> snap = w.Build();
+  const ApiSettings settings;
+  AnswerCache<ApiAnswer> cache;
+  const std::vector<ApiView> views = {{"/api/v1/hangs", "process=gone"}, {"/api/v1/hangs", "process=vr"}};
+  EXPECT_EQ(WarmViews(snap, settings, cache, nullptr, views, 8, [] { return false; }), 1u);
+  FakeProvider provider;
+  provider.SetSnapshot(snap);
+  EXPECT_EQ(
+      AnswerApi("/api/v1/hangs", "process=gone", provider, settings, 0, &cache, nullptr, snap, snap).status,
+      400);
+  EXPECT_EQ(
+      AnswerApi("/api/v1/hangs", "process=vr", provider, settings, 0, &cache, nullptr, snap, snap).status,
+      200);
+  EXPECT_EQ(cache.hits(), 1u) << "the view built ahead was served";
+}
+
 // The views in use read the round's hang rows (what the round over the snapshot left, its
 // WarmCarry): the default window's rows with no filter serve every filter of that window. The
 // /hangs and flame graph views keep their groups from them (the /builds view only filters

@@ -263,11 +263,23 @@ TEST(StackOrder, NamesThatShareLongPrefixesAreInTextOrder) {
     names.push_back(name);
   }
   std::shuffle(names.begin() + static_cast<ptrdiff_t>(picked), names.end(), rng);
+  // The texts interned first, the stacks made in the reverse order: stacks by id are not in the
+  // order of their frames' ids (the radix sort's path).
+  std::vector<Sym> leaves;
+  for (const std::string& name : names) leaves.push_back(symbols.Intern(name));
+  // The picked names again under another caller, behind a prefix they all share there.
+  const Sym other = symbols.Intern("other");
+  std::vector<Sym> prefixed;
+  for (size_t i = 0; i < picked; ++i) prefixed.push_back(symbols.Intern("mozilla::" + names[i]));
   Selected selected, later;
-  for (size_t i = 0; i < names.size(); ++i) {
-    const std::vector<Sym> f{root, symbols.Intern(names[i])};
+  for (size_t i = names.size(); i-- > 0;) {
+    const std::vector<Sym> f{root, leaves[i]};
     (i >= picked && i % 10 == 0 ? later : selected)[symbols.InternStack(f)] = {
         static_cast<int64_t>(rng() % 3), 1};
+  }
+  for (size_t i = picked; i-- > 0;) {
+    const std::vector<Sym> f{other, prefixed[i]};
+    selected[symbols.InternStack(f)] = {1, 1};
   }
   StackOrder order;
   EXPECT_FALSE(order.Update(BySum(selected), symbols, nullptr));
