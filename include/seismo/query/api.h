@@ -24,7 +24,10 @@
 // `warmed`. An answer not stored for the newest snapshot is served from the newest kept
 // snapshot that stores it and is no older than the older of the two (AnswerCache::FindNewest):
 // a default answer is never built on request while the newest snapshot's are being built.
-// An answer stored for none of them is built over the newest snapshot (ADR 0025).
+// An answer stored for none of them is built over the newest snapshot (ADR 0025). A `process`
+// filter outside the built-in names is checked (a walk of the hang and crash tables at worst)
+// on such a miss only, over the newest snapshot, before the budget; its 400 is stored for that
+// snapshot and never served for a newer one.
 //
 // Threading: callable from any thread; reads the provider once per call
 // (one snapshot for the whole answer).
