@@ -262,14 +262,11 @@ FlameTree BuildTree(Runs& runs, const Symbols& symbols, const AnswerLimits& limi
   // The same between siblings. Where the runs list a node's children in name order, the one
   // listed later ranks below among ties, so no text is read: a node with a million children of
   // one weight compares places, not a million texts.
-  auto sibling_lighter = [&](const Candidate& a, const Candidate& b) {
+  auto sibling_lighter = [&lighter](const Candidate& a, const Candidate& b) {
     if constexpr (Runs::kChildrenInNameOrder) {
-      if (a.weight != b.weight) return a.weight < b.weight;
-      if (a.hang_count != b.hang_count) return a.hang_count < b.hang_count;
-      return a.lo > b.lo;
-    } else {
-      return lighter(a, b);
+      if (a.weight == b.weight && a.hang_count == b.hang_count) return a.lo > b.lo;
     }
+    return lighter(a, b);
   };
   // A node's children wait for a place; only the heaviest few can ever get one. Siblings
   // leave the queue heaviest first and every node taken uses a place of the bound, so a

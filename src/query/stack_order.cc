@@ -63,19 +63,18 @@ uint32_t Common(const OrderEntry& a, const OrderEntry& b) {
 
 // A frame among its siblings, to sort them by text: 8 bytes of its text from the offset where
 // the siblings' texts first differ (`chunk`, big-endian, so that an integer compare of them is
-// that of the bytes; past its end, zeros), its text's size, its id, and the run [lo, hi) of its
+// that of the bytes; past its end, zeros), its id, and the run [lo, hi) of its
 // stacks in SortByFrames' keys. kNoId for the stacks that end at the run's depth.
 struct FrameGroup {
   uint64_t chunk = 0;
   Sym frame = kNoId;
-  uint32_t size = 0;
   uint32_t lo = 0, hi = 0;
 };
 
 // Sorts `groups` in frame order: by their frames' texts, then ids. Past the bytes every text
 // shares (names of one namespace share long prefixes), 8 bytes of each are read into its
-// group, and the sort compares those, and whole texts only where they tie: not two texts
-// elsewhere in memory at every step of the sort.
+// group, and the sort compares those, and whole texts (FrameBefore) only where they tie: not
+// two texts elsewhere in memory at every step of the sort.
 void SortByText(std::span<FrameGroup> groups, const Symbols& symbols) {
   if (groups.size() < 2) return;
   const InternTable& texts = symbols.text();
@@ -89,7 +88,6 @@ void SortByText(std::span<FrameGroup> groups, const Symbols& symbols) {
   for (size_t i = 0; i < groups.size(); ++i) {
     ask_ahead(i);
     const std::string_view text = symbols.Text(groups[i].frame);
-    groups[i].size = static_cast<uint32_t>(text.size());
     size_t m = 0;
     const size_t n = std::min(shared, text.size());
     while (m < n && text[m] == first[m]) ++m;
@@ -104,14 +102,8 @@ void SortByText(std::span<FrameGroup> groups, const Symbols& symbols) {
     g.chunk = 0;
     for (const unsigned char c : bytes) g.chunk = g.chunk << 8 | c;
   }
-  std::sort(groups.begin(), groups.end(), [&symbols, shared](const FrameGroup& a, const FrameGroup& b) {
-    if (a.chunk != b.chunk) return a.chunk < b.chunk;
-    if (a.size > shared + 8 || b.size > shared + 8 || a.size != b.size) {  // the chunks do not say it all
-      const std::string_view ta = symbols.Text(a.frame).substr(shared),
-                             tb = symbols.Text(b.frame).substr(shared);
-      if (ta != tb) return ta < tb;
-    }
-    return a.frame < b.frame;
+  std::sort(groups.begin(), groups.end(), [&symbols](const FrameGroup& a, const FrameGroup& b) {
+    return a.chunk != b.chunk ? a.chunk < b.chunk : FrameBefore(a.frame, b.frame, symbols);
   });
 }
 
