@@ -7,9 +7,9 @@
 #include <cstdio>
 #include <map>
 
-#include "output_file.h"
 #include "seismo/alert/engine.h"
 #include "seismo/app/command.h"
+#include "seismo/app/output_file.h"
 #include "seismo/app/phase_times.h"
 #include "seismo/app/replay.h"
 #include "seismo/core/leak.h"

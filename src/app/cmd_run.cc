@@ -5,10 +5,10 @@
 #include <CLI/CLI.hpp>
 
 #include "http_options.h"
-#include "output_file.h"
 #include "seismo/app/command.h"
 #include "seismo/app/daemon.h"
 #include "seismo/app/logging.h"
+#include "seismo/app/output_file.h"
 #include "seismo/app/replay.h"
 #include "seismo/http/access.h"
 #include "seismo/http/health_listener.h"

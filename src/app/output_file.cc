@@ -1,30 +1,155 @@
-#include "output_file.h"
+#include "seismo/app/output_file.h"
+
+#include <sys/stat.h>
 
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
+#include <deque>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "seismo/core/mutex.h"
 
 namespace seismo {
 
-Status WriteOutputFile(const std::string& path, const std::function<void(OutputSink&)>& write) {
-  if (path == "-") {
-    FileOutputSink sink(stdout);
+// The thread of a ThreadedFileSink and the pieces between the two.
+class WritingThread {
+ public:
+  explicit WritingThread(std::FILE* file) : file_(file), thread_([this] { Run(); }) {}
+  ~WritingThread() { Join(); }
+  WritingThread(const WritingThread&) = delete;
+  WritingThread& operator=(const WritingThread&) = delete;
+
+  // Queues `piece` (waiting while kPiecesAhead wait already) and gives back an empty string
+  // to fill next: one the thread has written, with its capacity, when there is one.
+  std::string HandOn(std::string piece) {
+    MutexLock lock(mu_);
+    while (queued_.size() >= ThreadedFileSink::kPiecesAhead) cv_.Wait(mu_);
+    queued_.push_back(std::move(piece));
+    cv_.NotifyAll();
+    if (written_.empty()) return {};
+    std::string next = std::move(written_.back());
+    written_.pop_back();
+    return next;
+  }
+  // Waits until every queued piece is written and the thread has ended; its error (0: none).
+  int Join() {
+    {
+      MutexLock lock(mu_);
+      done_ = true;
+    }
+    cv_.NotifyAll();
+    if (thread_.joinable()) thread_.join();
+    MutexLock lock(mu_);
+    return error_;
+  }
+
+ private:
+  void Run() {
+    int error = 0;  // this thread's; the first short write's errno
+    for (;;) {
+      std::string piece;
+      {
+        MutexLock lock(mu_);
+        while (queued_.empty() && !done_) cv_.Wait(mu_);
+        if (queued_.empty()) {
+          error_ = error;
+          return;
+        }
+        piece = std::move(queued_.front());
+        queued_.pop_front();
+      }
+      cv_.NotifyAll();  // room for another piece
+      if (error == 0 && std::fwrite(piece.data(), 1, piece.size(), file_) != piece.size()) {
+        error = errno != 0 ? errno : EIO;
+      }
+      piece.clear();
+      MutexLock lock(mu_);
+      written_.push_back(std::move(piece));
+    }
+  }
+
+  std::FILE* const file_;  // this thread's alone until it has ended
+  Mutex mu_;
+  CondVar cv_;
+  std::deque<std::string> queued_ GUARDED_BY(mu_);
+  std::vector<std::string> written_ GUARDED_BY(mu_);  // emptied, for the next pieces
+  bool done_ GUARDED_BY(mu_) = false;
+  int error_ GUARDED_BY(mu_) = 0;
+  std::thread thread_;  // last: starts once the members above are made
+};
+
+ThreadedFileSink::ThreadedFileSink(std::FILE* file) : thread_(std::make_unique<WritingThread>(file)) {
+  filling_.reserve(kPieceBytes + kPieceBytes / 2);
+}
+
+ThreadedFileSink::~ThreadedFileSink() { (void)Finish(); }
+
+void ThreadedFileSink::Write(std::string_view bytes) {
+  filling_.append(bytes);
+  if (filling_.size() >= kPieceBytes) filling_ = thread_->HandOn(std::move(filling_));
+}
+
+int ThreadedFileSink::Finish() {
+  if (finished_) return error_;
+  finished_ = true;
+  if (!filling_.empty()) (void)thread_->HandOn(std::move(filling_));
+  error_ = thread_->Join();
+  thread_.reset();
+  return error_;
+}
+
+namespace {
+
+// Writes the output and its closing newline to `f`, which it closes; the errno of the first
+// failure (0: none).
+int WriteAndClose(std::FILE* f, const std::function<void(OutputSink&)>& write, bool close) {
+  int error = 0;
+  {
+    ThreadedFileSink sink(f);
     write(sink);
     sink.Write("\n");
-    std::fflush(stdout);
-    return sink.ok() ? Status::Ok() : Status::IoError(std::string("stdout: ") + std::strerror(errno));
+    error = sink.Finish();
   }
-  std::string tmp = path + ".tmp";
-  FILE* f = std::fopen(tmp.c_str(), "we");
-  if (f == nullptr) return Status::IoError(path + ": " + std::strerror(errno));
-  FileOutputSink sink(f);
-  write(sink);
-  sink.Write("\n");
-  bool ok = sink.ok();
-  ok = (std::fclose(f) == 0) && ok;
-  if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
+  if (std::fflush(f) != 0 && error == 0) error = errno;
+  if (close && std::fclose(f) != 0 && error == 0) error = errno;
+  return error;
+}
+
+Status Failed(const std::string& where, int error) {
+  return Status::IoError(where + ": " + std::strerror(error != 0 ? error : EIO));
+}
+
+// A path that names something other than a regular file or a directory: a device, a FIFO
+// or a socket. Replacing it by a renamed file would be wrong (`--output /dev/null` as root
+// made /dev/null a regular file) or impossible (no right to create a file beside it).
+bool IsSpecialFile(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
+}
+
+}  // namespace
+
+Status WriteOutputFile(const std::string& path, const std::function<void(OutputSink&)>& write) {
+  if (path == "-") {
+    const int error = WriteAndClose(stdout, write, /*close=*/false);
+    return error == 0 ? Status::Ok() : Failed("stdout", error);
+  }
+  if (IsSpecialFile(path)) {
+    std::FILE* f = std::fopen(path.c_str(), "we");
+    if (f == nullptr) return Failed(path, errno);
+    const int error = WriteAndClose(f, write, /*close=*/true);
+    return error == 0 ? Status::Ok() : Failed(path, error);
+  }
+  const std::string tmp = path + ".tmp";
+  std::FILE* f = std::fopen(tmp.c_str(), "we");
+  if (f == nullptr) return Failed(path, errno);
+  int error = WriteAndClose(f, write, /*close=*/true);
+  if (error == 0 && std::rename(tmp.c_str(), path.c_str()) != 0) error = errno;
+  if (error != 0) {
     std::remove(tmp.c_str());
-    return Status::IoError(path + ": " + std::strerror(errno));
+    return Failed(path, error);
   }
   return Status::Ok();
 }

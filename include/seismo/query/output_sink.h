@@ -3,6 +3,9 @@
 //
 //   WriteReplayOutput ──Write(piece ~1 MiB)──> FileOutputSink ──fwrite──> FILE*
 //
+// The commands write through app/output_file.h's ThreadedFileSink instead, whose own thread
+// fwrites while the next pieces are made (ADR 0041).
+//
 // Ownership: a sink borrows what it writes to. Threading: one writer at a time.
 #pragma once
 

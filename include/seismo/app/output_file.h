@@ -1,0 +1,59 @@
+// Writes an output file from a writer that streams into a sink (replay output is written as
+// it is made), on a thread of its own (ADR 0041):
+//
+//   write(sink) ──Write(piece)──> WritingThread ──pieces, at most kPiecesAhead──> its thread
+//                                                                    ──fwrite──> the file
+//
+// Where it goes:
+//   - "-": stdout;
+//   - a path that is a device, a FIFO or a socket (`/dev/null`, `/dev/stdout`, a shell's
+//     `>(gzip > out.gz)`): written to as it is, never replaced;
+//   - any other path: atomically, into `<path>.tmp` renamed into place once whole (a
+//     reader never sees half a file; on an error the temporary file is removed).
+#pragma once
+
+#include <cstdio>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "seismo/core/status.h"
+#include "seismo/query/output_sink.h"
+
+namespace seismo {
+
+// `write` fills the sink; a newline ends the file.
+Status WriteOutputFile(const std::string& path, const std::function<void(OutputSink&)>& write);
+Status WriteOutputFile(const std::string& path, std::string_view content);
+
+// A sink whose bytes a thread of its own writes to `file`, a piece of about kPieceBytes at a
+// time, while the caller makes the next ones: the kernel's copy of a 50 MB output into the
+// page cache (about 0.1 s here) overlaps the making instead of following it. At most
+// kPiecesAhead pieces wait; Write blocks past that. Finish() writes what is left and joins
+// the thread (the destructor does too). The sink owns no stream: its owner opens `file`
+// and, after Finish, flushes and closes it.
+class WritingThread;
+class ThreadedFileSink final : public OutputSink {
+ public:
+  static constexpr size_t kPieceBytes = size_t{1} << 20;
+  static constexpr size_t kPiecesAhead = 4;
+
+  explicit ThreadedFileSink(std::FILE* file);
+  ~ThreadedFileSink() override;
+  ThreadedFileSink(const ThreadedFileSink&) = delete;
+  ThreadedFileSink& operator=(const ThreadedFileSink&) = delete;
+
+  void Write(std::string_view bytes) override;
+  // Hands the last bytes on and waits until every piece is written: 0 when every byte was,
+  // else the errno of the first write that came short (later bytes are dropped).
+  int Finish();
+
+ private:
+  std::unique_ptr<WritingThread> thread_;  // until Finish
+  std::string filling_;                    // the piece being made, on the caller's thread
+  int error_ = 0;
+  bool finished_ = false;
+};
+
+}  // namespace seismo
