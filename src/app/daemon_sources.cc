@@ -78,7 +78,7 @@ void Daemon::RunSource() {
           file_lines_[path] = line_no;
           MaybeCheckpoint();
         },
-        chunk_docs_, [this] { return pipeline_->NewChunk(); });
+        chunk_docs_, [this] { return pipeline_->NewChunk(); }, config_.parse.max_depth);
     while (auto line = (*reader)->Next()) {
       ++line_no;
       if (line_no <= already) continue;
@@ -110,7 +110,7 @@ void Daemon::RunSource() {
         handed_docs_ += chunk->docs.size();
         SubmitWithBackpressure(std::move(chunk));
       },
-      std::numeric_limits<size_t>::max(), [this] { return pipeline_->NewChunk(); });
+      std::numeric_limits<size_t>::max(), [this] { return pipeline_->NewChunk(); }, config_.parse.max_depth);
   while (!stop_source_.load(std::memory_order_relaxed)) {
     KafkaMessageBatch batch = consumer_->Poll(chunk_docs_, std::chrono::milliseconds(100));
     chunks.Reserve(batch.payload_bytes());

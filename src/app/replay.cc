@@ -128,7 +128,7 @@ Result<ReplayResult> RunReplay(const Config& config, const std::vector<std::stri
       ChunkBuilder chunks(
           config.ingest.max_document_bytes,
           [&pipeline](DocChunkPtr chunk) { pipeline.Submit(std::move(chunk)); }, kChunkDocs,
-          [&pipeline] { return pipeline.NewChunk(); });
+          [&pipeline] { return pipeline.NewChunk(); }, config.parse.max_depth);
       int64_t line_no = 0;
       while (std::optional<std::string_view> line = reader.Next()) {
         ++line_no;

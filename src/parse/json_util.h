@@ -28,14 +28,6 @@ Outcome ReadOptString(od::value v, std::optional<std::string_view>& out);
 // True when the value is JSON null (consumes nothing otherwise).
 bool IsNull(od::value& v);
 
-// True when containers nest deeper than `max_depth` anywhere in `json`
-// (On-Demand only checks the parts it visits). Strings are skipped correctly.
-bool NestsDeeperThan(std::string_view json, size_t max_depth);
-// The paths NestsDeeperThan was built with: its blocks' vectors ("avx2", "sse2", or "bytes":
-// none) and its prefix XOR ("pclmul" or "shifts"), as "avx2+pclmul". Tests check that the
-// build they meant to test is the one they run.
-std::string_view DepthScanKernel();
-
 // Parses a non-negative decimal integer that fills the whole text.
 std::optional<uint64_t> ParseUint(std::string_view text);
 

@@ -170,7 +170,7 @@ std::optional<RejectReason> Parser::ParseInto(std::string_view json, DocHints hi
   }
 
   // A document of a crash source is parsed once, by the crash reader (ADR 0021).
-  if (hints.kind == DocKind::kCrash) return ParseCrash(json, padded.data(), out);
+  if (hints.kind == DocKind::kCrash) return ParseCrash(json, padded.data(), hints.nesting, out);
 
   if (impl_->parser.capacity() < json.size() || impl_->parser.max_depth() != options_.max_depth) {
     size_t capacity = std::max<size_t>(json.size(), 64 * 1024);
@@ -184,10 +184,10 @@ std::optional<RejectReason> Parser::ParseInto(std::string_view json, DocHints hi
   od::document doc;
   if (auto e = impl_->parser.iterate(padded).get(doc)) {
     if (!simdjson::validate_utf8(json.data(), json.size())) return RejectReason::kInvalidUtf8;
-    if (parse_internal::NestsDeeperThan(json, options_.max_depth)) return RejectReason::kTooDeep;
+    if (Deeper(json, hints.nesting)) return RejectReason::kTooDeep;
     return FromSimdjson(e);
   }
-  if (parse_internal::NestsDeeperThan(json, options_.max_depth)) return RejectReason::kTooDeep;
+  if (Deeper(json, hints.nesting)) return RejectReason::kTooDeep;
   od::json_type root_type;
   if (auto e = doc.type().get(root_type)) return FromSimdjson(e);
   if (root_type != od::json_type::object) {
@@ -208,7 +208,7 @@ std::optional<RejectReason> Parser::ParseInto(std::string_view json, DocHints hi
   if (!kind && f.has_crash_keys) kind = DocKind::kCrash;
   if (!kind) return RejectReason::kUnknownKind;
 
-  if (*kind == DocKind::kCrash) return ParseCrash(json, padded.data(), out);
+  if (*kind == DocKind::kCrash) return ParseCrash(json, padded.data(), hints.nesting, out);
   const HangOptions& o = options_.hangs;
 
   // Everything was read: the document must end here (catches trailing garbage
@@ -243,7 +243,7 @@ std::optional<RejectReason> Parser::ParseInto(std::string_view json, DocHints hi
 // The crash reader's DOM, in place. On an error the reasons are decided as for the other
 // kinds: invalid UTF-8 first, then too deep, then what simdjson said.
 std::optional<RejectReason> Parser::ParseCrash(std::string_view json, const char* padded,
-                                               ParsedDocument& out) {
+                                               const Nesting& nesting, ParsedDocument& out) {
   simdjson::dom::parser& dom = impl_->dom;
   if (dom.capacity() < json.size() || dom.max_depth() != options_.max_depth) {
     if (auto e = dom.allocate(std::max<size_t>(json.size(), 64 * 1024), options_.max_depth))
@@ -252,7 +252,7 @@ std::optional<RejectReason> Parser::ParseCrash(std::string_view json, const char
   simdjson::dom::element root;
   if (auto e = dom.parse(padded, json.size(), false).get(root)) {
     if (!simdjson::validate_utf8(json.data(), json.size())) return RejectReason::kInvalidUtf8;
-    if (parse_internal::NestsDeeperThan(json, options_.max_depth)) return RejectReason::kTooDeep;
+    if (Deeper(json, nesting)) return RejectReason::kTooDeep;
     return crash_internal::FromDomError(e);
   }
   if (root.type() != simdjson::dom::element_type::OBJECT) return RejectReason::kNotObject;

@@ -5,11 +5,13 @@
 
 namespace seismo {
 
-ChunkBuilder::ChunkBuilder(size_t max_document_bytes, Sink sink, size_t max_docs, NewChunk new_chunk)
+ChunkBuilder::ChunkBuilder(size_t max_document_bytes, Sink sink, size_t max_docs, NewChunk new_chunk,
+                           size_t max_depth)
     : max_document_bytes_(max_document_bytes),
       sink_(std::move(sink)),
       max_docs_(max_docs),
       new_chunk_(new_chunk ? std::move(new_chunk) : [] { return std::make_unique<DocChunk>(); }),
+      max_depth_(max_depth),
       chunk_(new_chunk_()) {}
 
 bool ChunkBuilder::AddLine(uint16_t source, int64_t line_no, std::string_view line, uint64_t full_bytes) {
@@ -48,7 +50,7 @@ void ChunkBuilder::Flush() {
 }
 
 bool ChunkBuilder::Add(const DocRef& ref, std::string_view body, uint64_t full_bytes) {
-  AddDocument(*chunk_, ref, body, full_bytes, max_document_bytes_);
+  AddDocument(*chunk_, ref, body, full_bytes, max_document_bytes_, max_depth_);
   // Chunks stay small: 32-bit offsets into them (see DocChunk). The padding after the last
   // document is no document's.
   if (chunk_->data.size() - kParsePadding < kChunkBytes && chunk_->docs.size() < max_docs_) return false;

@@ -15,6 +15,7 @@
 #include <string_view>
 
 #include "seismo/parse/document.h"
+#include "seismo/parse/nesting.h"
 #include "seismo/parse/options.h"
 
 namespace seismo {
@@ -32,6 +33,9 @@ inline constexpr int64_t kMaxBhrUsageMs = 86'400'000;
 // topic (or none: detect from the document).
 struct DocHints {
   std::optional<DocKind> kind;
+  // The depth scan's verdict when the document's source made it already (shard/pipeline.h
+  // AddDocument): used when made against this parser's max_depth, else the parser scans.
+  Nesting nesting;
 };
 
 class Parser {
@@ -59,7 +63,14 @@ class Parser {
   struct Impl;
   // A crash document, `json` as `padded` holds it (kParsePadding bytes after it): parsed
   // once, by the crash reader.
-  std::optional<RejectReason> ParseCrash(std::string_view json, const char* padded, ParsedDocument& out);
+  std::optional<RejectReason> ParseCrash(std::string_view json, const char* padded, const Nesting& nesting,
+                                         ParsedDocument& out);
+  // Whether `json` nests deeper than max_depth: `nesting`'s verdict when made against it,
+  // else a scan.
+  bool Deeper(std::string_view json, const Nesting& nesting) const {
+    return nesting.max_depth == options_.max_depth ? nesting.deeper
+                                                   : NestsDeeperThan(json, options_.max_depth);
+  }
   ParseOptions options_;
   const SignatureGenerator* signatures_;
   std::unique_ptr<Impl> impl_;

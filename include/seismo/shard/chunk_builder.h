@@ -31,9 +31,11 @@ class ChunkBuilder {
   using NewChunk = std::function<DocChunkPtr()>;
   // `max_docs`: the chunk is handed on once it holds that many documents (no limit by
   // default: a Kafka poll's batch bounds them already). `new_chunk` gives the empty chunks
-  // to fill (Pipeline::NewChunk; by default new ones).
+  // to fill (Pipeline::NewChunk; by default new ones). `max_depth`: the parser's
+  // (ParseOptions::max_depth), to scan each document for too_deep as it is copied in
+  // (AddDocument); 0: the parse worker scans it.
   ChunkBuilder(size_t max_document_bytes, Sink sink, size_t max_docs = std::numeric_limits<size_t>::max(),
-               NewChunk new_chunk = nullptr);
+               NewChunk new_chunk = nullptr, size_t max_depth = 0);
 
   // Line `line_no` of the file that is source `source`; `full_bytes` as AddDocument's (the
   // size of a line LineReader cut, else 0). A blank line (spaces and tabs only) is no
@@ -63,6 +65,7 @@ class ChunkBuilder {
   Sink sink_;
   size_t max_docs_;
   NewChunk new_chunk_;
+  size_t max_depth_;
   DocChunkPtr chunk_;
 };
 

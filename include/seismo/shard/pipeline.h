@@ -79,6 +79,9 @@ struct DocRef {
   // bytes (what a dead letter shows) are in the chunk, and it is rejected as
   // too_large without being parsed. 0 = the whole document is in the chunk.
   uint64_t cut_from_bytes = 0;
+  // The depth scan, made by the source's thread beside its copy (AddDocument with a
+  // max_depth), so the parse worker does not scan it again (ADR 0042).
+  Nesting nesting;
 };
 
 // Documents for one parse worker. Sources fill them with a ChunkBuilder
@@ -122,9 +125,11 @@ class ChunkPool {
 // Appends one document to `chunk`, described by `ref` (its begin, length and
 // cut_from_bytes are set here). `full_bytes` is the document's size when `body`
 // is only its start (a LineReader line that was cut), else 0. A document over
-// `max_document_bytes` keeps only the bytes its dead letter shows.
+// `max_document_bytes` keeps only the bytes its dead letter shows. With a `max_depth`, the
+// document is scanned for too_deep here, while its bytes are in this thread's cache, and the
+// verdict goes with it (DocRef::nesting; 0: the parser scans it).
 void AddDocument(DocChunk& chunk, DocRef ref, std::string_view body, uint64_t full_bytes,
-                 size_t max_document_bytes);
+                 size_t max_document_bytes, size_t max_depth = 0);
 
 struct PipelineOptions {
   size_t parse_threads = 1;

@@ -1,12 +1,12 @@
 // NestsDeeperThan (the too_deep pre-check) against a naive byte-at-a-time
 // model, on random documents built from quotes, backslashes and brackets so
 // that strings, escapes and nesting straddle its 64-byte blocks.
+#include "seismo/parse/nesting.h"
+
 #include <gtest/gtest.h>
 
 #include <random>
 #include <string>
-
-#include "parse/json_util.h"
 
 namespace seismo::parse_internal {
 namespace {

@@ -442,6 +442,32 @@ TEST(ParserRejects, TwoFaultsGiveTheReasonOfTheFirstCheck) {
   EXPECT_EQ(ParseWith(deep + "\"\xff").reason(), RejectReason::kInvalidUtf8);
 }
 
+// The too_deep verdict of a document's source (DocHints::nesting, made as it was copied into
+// its chunk: ADR 0042) stands in for the parser's own scan when made against the parser's
+// max_depth, whatever it says; one made against another limit is not used.
+TEST(ParserRejects, ADepthVerdictMadeAheadIsUsedOnlyForTheParsersLimit) {
+  const std::string good = MainPing(R"("info":{"subsessionLength":1800})");
+  const std::string deep = R"({"type":"main","x":)" + std::string(300, '[') + std::string(300, ']') + "}";
+  Parser p(ParseOptions{}, nullptr);
+  const size_t limit = p.options().max_depth;
+  ASSERT_LT(limit, 300u);
+  ASSERT_TRUE(p.Parse(good).ok());
+  EXPECT_EQ(p.Parse(deep).reason(), RejectReason::kTooDeep);
+  // Made against this limit: taken as it is (it is never wrong when made by AddDocument).
+  EXPECT_EQ(p.Parse(good, DocHints{std::nullopt, Nesting{limit, true}}).reason(), RejectReason::kTooDeep);
+  EXPECT_NE(p.Parse(deep, DocHints{std::nullopt, Nesting{limit, false}}).reason(), RejectReason::kTooDeep);
+  // Made against another limit, or not made: the parser scans.
+  EXPECT_TRUE(p.Parse(good, DocHints{std::nullopt, Nesting{limit + 1, true}}).ok());
+  EXPECT_EQ(p.Parse(deep, DocHints{std::nullopt, Nesting{limit + 1, false}}).reason(),
+            RejectReason::kTooDeep);
+  EXPECT_EQ(p.Parse(deep, DocHints{std::nullopt, Nesting{0, false}}).reason(), RejectReason::kTooDeep);
+  // The crash reader takes it too, where its DOM parse fails (a shallow document cut short).
+  const std::string cut_crash = R"({"crash_id":"c","x":[1,)";
+  EXPECT_EQ(p.Parse(cut_crash, DocHints{DocKind::kCrash, Nesting{limit, true}}).reason(),
+            RejectReason::kTooDeep);
+  EXPECT_EQ(p.Parse(cut_crash, DocHints{DocKind::kCrash, Nesting{}}).reason(), RejectReason::kMalformedJson);
+}
+
 // Frames and module names are read as views into the parser's buffer, unescaped.
 TEST(ParserBhr, EscapedFramesAndModuleNamesAreUnescaped) {
   auto r =

@@ -116,6 +116,39 @@ TEST(ChunkBuilder, ADocumentOverTheLimitKeepsOnlyWhatItsDeadLetterShows) {
   EXPECT_EQ(c.docs[1].cut_from_bytes, 5'000'000'000u);
 }
 
+// With the parser's max_depth, each document is scanned for too_deep as it is copied in, and
+// the verdict goes with it to the parse worker (DocRef::nesting, ADR 0042); a cut document,
+// rejected unparsed, and a builder without a limit leave it unmade.
+TEST(ChunkBuilder, DocumentsAreScannedForTooDeepAsTheyAreCopiedIn) {
+  const std::string shallow = "[[[]]]";
+  const std::string deep = std::string(200, '[') + std::string(200, ']');
+  const std::string in_a_string = "[\"" + std::string(200, '[') + "\"]";
+  Handed handed;
+  ChunkBuilder chunks(/*max_document_bytes=*/1000, handed.sink(), kChunkDocs, nullptr, /*max_depth=*/100);
+  chunks.AddLine(0, 1, shallow, 0);
+  chunks.AddLine(0, 2, deep, 0);
+  chunks.AddLine(0, 3, in_a_string, 0);
+  chunks.AddMessage(1, 0, 7, std::nullopt, deep);
+  chunks.AddLine(0, 4, std::string(2000, '['), 0);  // over max_document_bytes: cut
+  chunks.EndFile(0);
+  ASSERT_EQ(handed.chunks.size(), 1u);
+  const DocChunk& c = *handed.chunks[0];
+  ASSERT_EQ(c.docs.size(), 5u);
+  for (size_t i = 0; i < 4; ++i) EXPECT_EQ(c.docs[i].nesting.max_depth, 100u) << i;
+  EXPECT_FALSE(c.docs[0].nesting.deeper);
+  EXPECT_TRUE(c.docs[1].nesting.deeper);
+  EXPECT_FALSE(c.docs[2].nesting.deeper) << "brackets in a string do not nest";
+  EXPECT_TRUE(c.docs[3].nesting.deeper) << "a Kafka message too";
+  EXPECT_EQ(c.docs[4].nesting.max_depth, 0u) << "a cut document is not parsed";
+
+  Handed unscanned;
+  ChunkBuilder plain(1000, unscanned.sink());
+  plain.AddLine(0, 1, deep, 0);
+  plain.Flush();
+  ASSERT_EQ(unscanned.chunks.size(), 1u);
+  EXPECT_EQ(unscanned.chunks[0]->docs[0].nesting.max_depth, 0u) << "no limit: the parser scans";
+}
+
 TEST(ChunkBuilder, EmptyMeansNoDocumentsAndNoMarkers) {
   Handed handed;
   ChunkBuilder chunks(1 << 20, handed.sink());
