@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "curl_api.h"
+
 namespace seismo {
 
 AlertService::AlertService(AlertOptions options, SnapshotFn snapshots)
@@ -109,6 +111,12 @@ Status AddConfiguredSinks(AlertService& service, const AlertOptions& o) {
     service.AddSink(std::move(*file));
   }
   if (!o.webhook_url.empty()) {
+    // libcurl is loaded only for a webhook (ADR 0043): a machine without it fails here, at
+    // start, rather than at the first alert.
+    std::string error;
+    if (alert_internal::LoadCurl(&error) == nullptr) {
+      return Status::InvalidArgument("alerts.webhook_url needs libcurl (" + error + ")");
+    }
     WebhookOptions w;
     w.url = o.webhook_url;
     w.timeout = o.webhook_timeout;

@@ -1,6 +1,5 @@
 #include "seismo/alert/sinks.h"
 
-#include <curl/curl.h>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
@@ -8,6 +7,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "curl_api.h"
 #include "seismo/core/hash.h"
 
 namespace seismo {
@@ -76,37 +76,41 @@ SinkDelivery FileSink::delivery() const {
 
 namespace {
 
-void InitCurlOnce() {
-  static std::once_flag once;
-  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
-}
+using alert_internal::CurlApi;
 
 size_t DiscardBody(char*, size_t size, size_t n, void*) { return size * n; }
 
 // One POST on the worker's handle (its connection is kept and reused).
-bool PostOnce(CURL* curl, const WebhookOptions& options, const std::string& body, std::string* error) {
+// `api` is nullptr when libcurl could not be loaded (`load_error` says why).
+bool PostOnce(const CurlApi* api, const std::string& load_error, CURL* curl, const WebhookOptions& options,
+              const std::string& body, std::string* error) {
+  if (api == nullptr) {
+    *error = "libcurl: " + load_error;
+    return false;
+  }
   if (curl == nullptr) {
     *error = "curl_easy_init failed";
     return false;
   }
-  curl_slist* headers = curl_slist_append(nullptr, "Content-Type: application/json");
-  curl_easy_setopt(curl, CURLOPT_URL, options.url.c_str());
-  curl_easy_setopt(curl, CURLOPT_POST, 1L);
-  curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body.data());
-  curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
-  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
-  curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(options.timeout.count()));
-  curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(options.timeout.count()));
-  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);  // no SIGALRM from a worker thread
-  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, DiscardBody);
-  curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
-  const CURLcode rc = curl_easy_perform(curl);
+  const CurlApi& c = *api;
+  curl_slist* headers = c.slist_append(nullptr, "Content-Type: application/json");
+  c.easy_setopt(curl, CURLOPT_URL, options.url.c_str());
+  c.easy_setopt(curl, CURLOPT_POST, 1L);
+  c.easy_setopt(curl, CURLOPT_POSTFIELDS, body.data());
+  c.easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
+  c.easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+  c.easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(options.timeout.count()));
+  c.easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(options.timeout.count()));
+  c.easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);  // no SIGALRM from a worker thread
+  c.easy_setopt(curl, CURLOPT_WRITEFUNCTION, DiscardBody);
+  c.easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
+  const CURLcode rc = c.easy_perform(curl);
   long status = 0;
-  curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
-  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, nullptr);  // the list is freed; the handle lives on
-  curl_slist_free_all(headers);
+  c.easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
+  c.easy_setopt(curl, CURLOPT_HTTPHEADER, nullptr);  // the list is freed; the handle lives on
+  c.slist_free_all(headers);
   if (rc != CURLE_OK) {
-    *error = curl_easy_strerror(rc);
+    *error = c.easy_strerror(rc);
     return false;
   }
   if (status < 200 || status > 299) {
@@ -119,7 +123,6 @@ bool PostOnce(CURL* curl, const WebhookOptions& options, const std::string& body
 }  // namespace
 
 WebhookSink::WebhookSink(WebhookOptions options) : options_(std::move(options)) {
-  InitCurlOnce();
   worker_ = std::thread([this] { Run(); });
 }
 
@@ -174,7 +177,9 @@ bool WebhookSink::WaitIdle(std::chrono::milliseconds timeout) const {
 }
 
 void WebhookSink::Run() {
-  CURL* curl = curl_easy_init();
+  std::string load_error;
+  const CurlApi* api = alert_internal::LoadCurl(&load_error);
+  CURL* curl = api != nullptr ? api->easy_init() : nullptr;
   MutexLock lock(mu_);
   for (;;) {
     while (!stop_ && queue_.empty()) cv_.Wait(mu_);
@@ -196,7 +201,7 @@ void WebhookSink::Run() {
         ++stats_.retries;
       }
       lock.Unlock();
-      delivered = PostOnce(curl, options_, body, &error);
+      delivered = PostOnce(api, load_error, curl, options_, body, &error);
       lock.Lock();
       if (delivered) break;
       ++stats_.failed_attempts;
@@ -218,7 +223,7 @@ void WebhookSink::Run() {
   busy_ = false;
   cv_.NotifyAll();
   lock.Unlock();
-  curl_easy_cleanup(curl);
+  if (curl != nullptr) api->easy_cleanup(curl);
 }
 
 // ------------------------------------------------------------------ kafka

@@ -53,6 +53,18 @@ class ReplayCli : public ::testing::Test {
   std::string bin_;
 };
 
+// libcurl is loaded only when a webhook sink starts (ADR 0043): a process that posts nothing
+// (a replay, or --version) never maps it, nor the libraries it needs (~4 ms of each start).
+TEST_F(ReplayCli, NoWebhookNoLibcurl) {
+  for (const std::string args :
+       {std::string(" --version"), " replay -q --output " + Path("out.json") + " /dev/null"}) {
+    const CmdResult r = Shell("LD_DEBUG=libs " + bin_ + args + " 2>&1");
+    EXPECT_EQ(r.exit_code, 0) << args << "\n" << r.out;
+    EXPECT_NE(r.out.find("libsimdjson"), std::string::npos) << "LD_DEBUG lists what is loaded:\n" << r.out;
+    EXPECT_EQ(r.out.find("libcurl"), std::string::npos) << args;
+  }
+}
+
 TEST_F(ReplayCli, HelpAndVersion) {
   CmdResult help = Shell(bin_ + " --help");
   EXPECT_EQ(help.exit_code, 0);

@@ -1,0 +1,71 @@
+#include "curl_api.h"
+
+#include <dlfcn.h>
+
+namespace seismo::alert_internal {
+
+namespace {
+
+// The soname of libcurl's run-time library (Debian's libcurl4): the one the headers were
+// built against.
+constexpr const char* kLibrary = "libcurl.so.4";
+
+struct Loaded {
+  CurlApi api;
+  bool ok = false;
+  std::string error;
+};
+
+template <typename Fn>
+bool Find(void* library, const char* library_name, const char* name, Fn& fn, std::string& error) {
+  void* symbol = ::dlsym(library, name);
+  if (symbol == nullptr) {
+    error = std::string(library_name) + ": no " + name;
+    return false;
+  }
+  fn = reinterpret_cast<Fn>(symbol);
+  return true;
+}
+
+Loaded Load() {
+  Loaded out;
+  if (!FindCurlIn(kLibrary, out.api, out.error)) return out;
+  if (const CURLcode rc = out.api.global_init(CURL_GLOBAL_DEFAULT); rc != CURLE_OK) {
+    out.error = std::string("curl_global_init: ") + out.api.easy_strerror(rc);
+    return out;
+  }
+  out.ok = true;
+  return out;
+}
+
+}  // namespace
+
+bool FindCurlIn(const char* library_name, CurlApi& api, std::string& error) {
+  void* library = ::dlopen(library_name, RTLD_NOW | RTLD_LOCAL);
+  if (library == nullptr) {
+    const char* why = ::dlerror();
+    error = why != nullptr ? why : library_name;
+    return false;
+  }
+  // The library stays loaded, found or not: it is not ours to unload mid-process.
+  return Find(library, library_name, "curl_global_init", api.global_init, error) &&
+         Find(library, library_name, "curl_easy_init", api.easy_init, error) &&
+         Find(library, library_name, "curl_easy_setopt", api.easy_setopt, error) &&
+         Find(library, library_name, "curl_easy_perform", api.easy_perform, error) &&
+         Find(library, library_name, "curl_easy_getinfo", api.easy_getinfo, error) &&
+         Find(library, library_name, "curl_easy_strerror", api.easy_strerror, error) &&
+         Find(library, library_name, "curl_easy_cleanup", api.easy_cleanup, error) &&
+         Find(library, library_name, "curl_slist_append", api.slist_append, error) &&
+         Find(library, library_name, "curl_slist_free_all", api.slist_free_all, error);
+}
+
+const CurlApi* LoadCurl(std::string* error) {
+  static const Loaded loaded = Load();  // once, thread-safe
+  if (!loaded.ok) {
+    if (error != nullptr) *error = loaded.error;
+    return nullptr;
+  }
+  return &loaded.api;
+}
+
+}  // namespace seismo::alert_internal
