@@ -1,5 +1,9 @@
 #include "scrub_document.h"
 
+#if defined(__AVX2__)
+#include <immintrin.h>
+#endif
+
 #include "seismo/core/hash.h"
 
 namespace seismo::parse_internal {
@@ -28,11 +32,49 @@ const std::string* ScrubCache::Scrub(std::string_view frame, const Scrubber& scr
   return slot.changed ? &slot.to : nullptr;
 }
 
+KeyByteCheck::KeyByteCheck(const Scrubber& scrubber) : scrubber_(scrubber) {
+  for (uint64_t w : scrubber.key_words()) {
+    if (n_ == keys_.size()) break;
+    keys_[n_++] = static_cast<char>(w & 0xff);
+  }
+}
+
+bool KeyByteCheck::MayChange(std::string_view text) const {
+#if defined(__AVX2__)
+  if (text.size() >= 16 && n_ == scrubber_.key_words().size()) {
+    if (text.size() < 32) {
+      // Two blocks of 16 bytes, overlapping where the text is under 32.
+      const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(text.data()));
+      const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(text.data() + text.size() - 16));
+      __m128i hit = _mm_setzero_si128();
+      for (size_t i = 0; i < n_; ++i) {
+        const __m128i k = _mm_set1_epi8(keys_[i]);
+        hit = _mm_or_si128(hit, _mm_or_si128(_mm_cmpeq_epi8(a, k), _mm_cmpeq_epi8(b, k)));
+      }
+      return _mm_testz_si128(hit, hit) == 0;
+    }
+    const char* p = text.data();
+    const char* const last = text.data() + text.size() - 32;
+    for (;;) {
+      const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+      __m256i hit = _mm256_setzero_si256();
+      for (size_t i = 0; i < n_; ++i)
+        hit = _mm256_or_si256(hit, _mm256_cmpeq_epi8(v, _mm256_set1_epi8(keys_[i])));
+      if (_mm256_testz_si256(hit, hit) == 0) return true;
+      if (p == last) return false;
+      p = last - p > 32 ? p + 32 : last;
+    }
+  }
+#endif
+  return scrubber_.MayChange(text);
+}
+
 void ScrubDocument(ParsedDocument& doc, const Scrubber& scrubber, ScrubCache& cache) {
+  const KeyByteCheck check(scrubber);
   for (HangRecord& h : doc.hangs) {
     for (uint32_t i = h.frames_begin; i < h.frames_end; ++i) {
       std::string_view& frame = doc.frames[i];
-      if (!scrubber.MayChange(frame)) continue;
+      if (!check.MayChange(frame)) continue;
       const std::string* scrubbed = cache.Scrub(frame, scrubber);
       if (scrubbed == nullptr) continue;
       // The signature is a view of one of the frames (or "(empty stack)"): the same rules

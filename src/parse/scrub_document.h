@@ -4,6 +4,7 @@
 // a URL, an e-mail address or a user name. Internal to src/parse.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -44,6 +45,23 @@ class ScrubCache {
   const Scrubber* owner_ = nullptr;  // whose results the slots hold
   std::string scratch_;
   uint64_t searches_ = 0;
+};
+
+// Scrubber::MayChange, 32 bytes at a time where the parse stage has AVX2: a frame of 32 bytes
+// or more (a script's URL, a C++ name) is compared with every key byte at once, a 32-byte
+// block per step, the last one overlapping the one before it; one of 16 to 31 bytes in two
+// overlapping blocks of 16; shorter ones take the scrubber's own word-at-a-time check (no
+// block is read past a frame's end: frames rendered into an arena may end a page). The key bytes are set up
+// once per document. Same answer as MayChange (ScrubDocument.KeyByteCheckAgreesWithTheScrubbers).
+class KeyByteCheck {
+ public:
+  explicit KeyByteCheck(const Scrubber& scrubber);
+  bool MayChange(std::string_view text) const;
+
+ private:
+  const Scrubber& scrubber_;
+  std::array<char, Scrubber::kMaxLiterals> keys_{};  // the key bytes, once each
+  size_t n_ = 0;
 };
 
 // Hang stacks and signatures, crash signature and proto signature. A frame that changes

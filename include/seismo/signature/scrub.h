@@ -65,6 +65,9 @@ class Scrubber {
   // False when Scrub() would certainly leave `text` as it is (it holds no byte any rule looks
   // for: nearly every frame), without copying it.
   bool MayChange(std::string_view text) const { return HoldsKeyByte(text); }
+  // The bytes MayChange looks for (one of each `when` literal, its rarest), each repeated
+  // eight times: for a check of its own over wider vectors (parse/scrub_document.h).
+  const std::vector<uint64_t>& key_words() const { return key_words_; }
 
   size_t rule_count() const;
 

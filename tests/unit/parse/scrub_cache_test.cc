@@ -58,6 +58,35 @@ TEST(ScrubCache, EveryFrameGetsWhatTheScrubberGivesItThroughCollisionsAndLongFra
   EXPECT_GT(changed, 10000u) << "the pool should hold frames the rules change";
 }
 
+// KeyByteCheck (the pre-check of every frame, in blocks of 16 and 32 bytes) says what
+// Scrubber::MayChange says, for texts of every length around its block sizes with a key byte
+// anywhere (the first and last bytes, a block's edges) or none.
+TEST(ScrubDocument, KeyByteCheckAgreesWithTheScrubbers) {
+  const Scrubber& scrubber = Scrubber::Default();
+  const KeyByteCheck check(scrubber);
+  std::string keys;
+  for (uint64_t w : scrubber.key_words()) keys += static_cast<char>(w & 0xff);
+  ASSERT_FALSE(keys.empty());
+  std::mt19937_64 rng(11);
+  const std::string plain = "abcdefghijklmnopqrstuvwxyz:_.+0123456789ABCDEF";
+  size_t may = 0;
+  for (size_t n = 0; n <= 100; ++n) {
+    for (int round = 0; round < 40; ++round) {
+      std::string text(n, 'x');
+      for (char& c : text) c = plain[rng() % plain.size()];
+      // Half the texts hold key bytes (one, or a few), at random places or at a block edge.
+      if (n > 0 && round % 2 == 0) {
+        const size_t edges[] = {0, n - 1, 15 % n, 16 % n, 31 % n, 32 % n, rng() % n};
+        for (int k = 0; k <= round % 3; ++k) text[edges[rng() % 7]] = keys[rng() % keys.size()];
+      }
+      ASSERT_EQ(check.MayChange(text), scrubber.MayChange(text)) << n << " '" << text << "'";
+      may += scrubber.MayChange(text) ? 1 : 0;
+    }
+  }
+  EXPECT_GT(may, 1000u) << "both answers were met";
+  EXPECT_LT(may, 101u * 40u);
+}
+
 TEST(ScrubCache, AFrameSeenBeforeIsNotSearchedAgain) {
   ScrubCache cache;
   const std::string url = "f (https://bank.example.com/a?s=SECRET:42)";
