@@ -6,9 +6,12 @@ namespace seismo::alert_internal {
 
 namespace {
 
-// The soname of libcurl's run-time library (Debian's libcurl4): the one the headers were
-// built against.
+// The soname of libcurl's run-time library: the one the headers came with (CMakeLists.txt).
+#if defined(SEISMO_CURL_SONAME)
+constexpr const char* kLibrary = SEISMO_CURL_SONAME;
+#else
 constexpr const char* kLibrary = "libcurl.so.4";
+#endif
 
 struct Loaded {
   CurlApi api;

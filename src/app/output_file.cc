@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstring>
 #include <deque>
+#include <exception>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -61,8 +62,10 @@ class WritingThread {
         queued_.pop_front();
       }
       cv_.NotifyAll();  // room for another piece
-      if (error == 0 && std::fwrite(piece.data(), 1, piece.size(), file_) != piece.size()) {
-        error = errno != 0 ? errno : EIO;
+      if (error == 0) {
+        errno = 0;  // a short write that sets none is an EIO, not what an earlier call left
+        if (std::fwrite(piece.data(), 1, piece.size(), file_) != piece.size())
+          error = errno != 0 ? errno : EIO;
       }
       piece.clear();
       MutexLock lock(mu_);
@@ -84,7 +87,13 @@ ThreadedFileSink::ThreadedFileSink(std::FILE* file) : thread_(std::make_unique<W
   filling_.reserve(kPieceBytes + kPieceBytes / 2);
 }
 
-ThreadedFileSink::~ThreadedFileSink() { (void)Finish(); }
+ThreadedFileSink::~ThreadedFileSink() {
+  try {
+    (void)Finish();
+  } catch (...) {  // no memory for the last piece: it is dropped, and the thread still joined
+    if (thread_) error_ = thread_->Join();
+  }
+}
 
 void ThreadedFileSink::Write(std::string_view bytes) {
   filling_.append(bytes);
@@ -102,18 +111,25 @@ int ThreadedFileSink::Finish() {
 
 namespace {
 
-// Writes the output and its closing newline to `f`, which it closes; the errno of the first
-// failure (0: none).
+// Writes the output and its closing newline to `f`, which it closes (`close`) or flushes;
+// the errno of the first failure (0: none). An exception from `write` is rethrown once the
+// writing thread has ended and `f` is closed.
 int WriteAndClose(std::FILE* f, const std::function<void(OutputSink&)>& write, bool close) {
   int error = 0;
+  std::exception_ptr thrown;
   {
     ThreadedFileSink sink(f);
-    write(sink);
-    sink.Write("\n");
-    error = sink.Finish();
-  }
+    try {
+      write(sink);
+      sink.Write("\n");
+      error = sink.Finish();
+    } catch (...) {
+      thrown = std::current_exception();
+    }
+  }  // joined
   if (std::fflush(f) != 0 && error == 0) error = errno;
   if (close && std::fclose(f) != 0 && error == 0) error = errno;
+  if (thrown) std::rethrow_exception(thrown);
   return error;
 }
 
@@ -121,12 +137,13 @@ Status Failed(const std::string& where, int error) {
   return Status::IoError(where + ": " + std::strerror(error != 0 ? error : EIO));
 }
 
-// A path that names something other than a regular file or a directory: a device, a FIFO
-// or a socket. Replacing it by a renamed file would be wrong (`--output /dev/null` as root
-// made /dev/null a regular file) or impossible (no right to create a file beside it).
-bool IsSpecialFile(const std::string& path) {
+// A path written to where it is: a device, a FIFO or a socket, or a symbolic link (to a
+// file, or `/dev/stdout` to `/proc/self/fd/1` to wherever stdout goes). Replacing it by a
+// renamed file would be wrong (`--output /dev/null` as root made /dev/null a regular file, and
+// a link would become a file) or impossible (no right to create a file beside it).
+bool WrittenInPlace(const std::string& path) {
   struct stat st {};
-  return ::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
+  return ::lstat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
 }
 
 }  // namespace
@@ -136,7 +153,7 @@ Status WriteOutputFile(const std::string& path, const std::function<void(OutputS
     const int error = WriteAndClose(stdout, write, /*close=*/false);
     return error == 0 ? Status::Ok() : Failed("stdout", error);
   }
-  if (IsSpecialFile(path)) {
+  if (WrittenInPlace(path)) {
     std::FILE* f = std::fopen(path.c_str(), "we");
     if (f == nullptr) return Failed(path, errno);
     const int error = WriteAndClose(f, write, /*close=*/true);
@@ -145,7 +162,13 @@ Status WriteOutputFile(const std::string& path, const std::function<void(OutputS
   const std::string tmp = path + ".tmp";
   std::FILE* f = std::fopen(tmp.c_str(), "we");
   if (f == nullptr) return Failed(path, errno);
-  int error = WriteAndClose(f, write, /*close=*/true);
+  int error = 0;
+  try {
+    error = WriteAndClose(f, write, /*close=*/true);
+  } catch (...) {
+    std::remove(tmp.c_str());
+    throw;
+  }
   if (error == 0 && std::rename(tmp.c_str(), path.c_str()) != 0) error = errno;
   if (error != 0) {
     std::remove(tmp.c_str());

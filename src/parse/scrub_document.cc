@@ -69,6 +69,14 @@ bool KeyByteCheck::MayChange(std::string_view text) const {
   return scrubber_.MayChange(text);
 }
 
+std::string_view KeyByteCheck::Kernel() {
+#if defined(__AVX2__)
+  return "avx2";
+#else
+  return "words";
+#endif
+}
+
 void ScrubDocument(ParsedDocument& doc, const Scrubber& scrubber, ScrubCache& cache) {
   const KeyByteCheck check(scrubber);
   for (HangRecord& h : doc.hangs) {

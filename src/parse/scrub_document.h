@@ -57,6 +57,9 @@ class KeyByteCheck {
  public:
   explicit KeyByteCheck(const Scrubber& scrubber);
   bool MayChange(std::string_view text) const;
+  // "avx2" where the parse stage was built with it, else "words" (the scrubber's check):
+  // tests check that the build they meant to test is the one they run.
+  static std::string_view Kernel();
 
  private:
   const Scrubber& scrubber_;

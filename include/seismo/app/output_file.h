@@ -6,10 +6,12 @@
 //
 // Where it goes:
 //   - "-": stdout;
-//   - a path that is a device, a FIFO or a socket (`/dev/null`, `/dev/stdout`, a shell's
-//     `>(gzip > out.gz)`): written to as it is, never replaced;
+//   - a path that is a device, a FIFO, a socket or a symbolic link (`/dev/null`,
+//     `/dev/stdout`, a shell's `>(gzip > out.gz)`, a link to a file): written to as it is,
+//     never replaced;
 //   - any other path: atomically, into `<path>.tmp` renamed into place once whole (a
-//     reader never sees half a file; on an error the temporary file is removed).
+//     reader never sees half a file; on an error, or an exception from the writer, the
+//     temporary file is removed and the old file stays as it was).
 #pragma once
 
 #include <cstdio>

@@ -68,8 +68,8 @@ class Parser {
   // Whether `json` nests deeper than max_depth: `nesting`'s verdict when made against it,
   // else a scan.
   bool Deeper(std::string_view json, const Nesting& nesting) const {
-    return nesting.max_depth == options_.max_depth ? nesting.deeper
-                                                   : NestsDeeperThan(json, options_.max_depth);
+    const bool made_for_this_limit = nesting.max_depth != 0 && nesting.max_depth == options_.max_depth;
+    return made_for_this_limit ? nesting.deeper : NestsDeeperThan(json, options_.max_depth);
   }
   ParseOptions options_;
   const SignatureGenerator* signatures_;

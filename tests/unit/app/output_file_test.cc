@@ -14,6 +14,7 @@
 #include <fstream>
 #include <random>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 
 namespace seismo {
@@ -97,6 +98,33 @@ TEST_F(OutputFile, AFileIsReplacedWholeOrNotAtAll) {
   EXPECT_FALSE(s.ok());
   EXPECT_NE(s.message().find("no-such-dir/out.json"), std::string::npos) << s.message();
   EXPECT_EQ(Read(out), "second\n");
+}
+
+TEST_F(OutputFile, ALinkIsWrittenThroughAndStaysALink) {
+  // `/dev/stdout` is a link to /proc/self/fd/1, which is a link to wherever stdout goes: a
+  // temporary file renamed over it would replace the link (as root) or fail (no right to
+  // create /dev/stdout.tmp).
+  const fs::path target = dir_ / "target.json";
+  { std::ofstream(target) << "old"; }
+  const fs::path link = dir_ / "link.json";
+  fs::create_symlink(target, link);
+  ASSERT_TRUE(WriteOutputFile(link.string(), "new").ok());
+  EXPECT_TRUE(fs::is_symlink(link));
+  EXPECT_EQ(Read(target), "new\n");
+  EXPECT_FALSE(fs::exists(dir_ / "link.json.tmp"));
+}
+
+TEST_F(OutputFile, AWriterThatThrowsLeavesTheOldFileAndNoTemporaryOne) {
+  const fs::path out = dir_ / "out.json";
+  ASSERT_TRUE(WriteOutputFile(out.string(), "whole").ok());
+  EXPECT_THROW((void)WriteOutputFile(out.string(),
+                                     [](OutputSink& sink) {
+                                       sink.Write(std::string(3 * ThreadedFileSink::kPieceBytes, 'z'));
+                                       throw std::runtime_error("the writer failed");
+                                     }),
+               std::runtime_error);
+  EXPECT_EQ(Read(out), "whole\n");
+  EXPECT_FALSE(fs::exists(dir_ / "out.json.tmp"));
 }
 
 TEST_F(OutputFile, AShortWriteIsReportedWithItsErrno) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "parse/scrub_document.h"
+#include "seismo/parse/nesting.h"
 
 namespace seismo::parse_internal {
 namespace {
@@ -62,6 +63,8 @@ TEST(ScrubCache, EveryFrameGetsWhatTheScrubberGivesItThroughCollisionsAndLongFra
 // Scrubber::MayChange says, for texts of every length around its block sizes with a key byte
 // anywhere (the first and last bytes, a block's edges) or none.
 TEST(ScrubDocument, KeyByteCheckAgreesWithTheScrubbers) {
+  // Built as the depth scan is (the parse stage's flags): with AVX2, the blocks are tested.
+  EXPECT_EQ(KeyByteCheck::Kernel(), DepthScanKernel().substr(0, 4) == "avx2" ? "avx2" : "words");
   const Scrubber& scrubber = Scrubber::Default();
   const KeyByteCheck check(scrubber);
   std::string keys;
