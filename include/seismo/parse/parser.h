@@ -32,6 +32,9 @@ inline constexpr int64_t kMaxBhrUsageMs = 86'400'000;
 // What the transport says about a document: an explicit kind mapped from the
 // topic (or none: detect from the document).
 struct DocHints {
+  constexpr DocHints() = default;
+  constexpr explicit DocHints(std::optional<DocKind> k, Nesting n = {}) : kind(k), nesting(n) {}
+
   std::optional<DocKind> kind;
   // The depth scan's verdict when the document's source made it already (shard/pipeline.h
   // AddDocument): used when made against this parser's max_depth, else the parser scans.
