@@ -2,6 +2,8 @@
 
 #include <dlfcn.h>
 
+#include <type_traits>
+
 namespace seismo::alert_internal {
 
 namespace {
@@ -18,17 +20,6 @@ struct Loaded {
   bool ok = false;
   std::string error;
 };
-
-template <typename Fn>
-bool Find(void* library, const char* library_name, const char* name, Fn& fn, std::string& error) {
-  void* symbol = ::dlsym(library, name);
-  if (symbol == nullptr) {
-    error = std::string(library_name) + ": no " + name;
-    return false;
-  }
-  fn = reinterpret_cast<Fn>(symbol);
-  return true;
-}
 
 Loaded Load() {
   Loaded out;
@@ -51,15 +42,17 @@ bool FindCurlIn(const char* library_name, CurlApi& api, std::string& error) {
     return false;
   }
   // The library stays loaded, found or not: it is not ours to unload mid-process.
-  return Find(library, library_name, "curl_global_init", api.global_init, error) &&
-         Find(library, library_name, "curl_easy_init", api.easy_init, error) &&
-         Find(library, library_name, "curl_easy_setopt", api.easy_setopt, error) &&
-         Find(library, library_name, "curl_easy_perform", api.easy_perform, error) &&
-         Find(library, library_name, "curl_easy_getinfo", api.easy_getinfo, error) &&
-         Find(library, library_name, "curl_easy_strerror", api.easy_strerror, error) &&
-         Find(library, library_name, "curl_easy_cleanup", api.easy_cleanup, error) &&
-         Find(library, library_name, "curl_slist_append", api.slist_append, error) &&
-         Find(library, library_name, "curl_slist_free_all", api.slist_free_all, error);
+  auto find = [&](const char* name, auto& fn) {
+    void* symbol = ::dlsym(library, name);
+    if (symbol == nullptr) error = std::string(library_name) + ": no " + name;
+    fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(symbol);
+    return symbol != nullptr;
+  };
+  return find("curl_global_init", api.global_init) && find("curl_easy_init", api.easy_init) &&
+         find("curl_easy_setopt", api.easy_setopt) && find("curl_easy_perform", api.easy_perform) &&
+         find("curl_easy_getinfo", api.easy_getinfo) && find("curl_easy_strerror", api.easy_strerror) &&
+         find("curl_easy_cleanup", api.easy_cleanup) && find("curl_slist_append", api.slist_append) &&
+         find("curl_slist_free_all", api.slist_free_all);
 }
 
 const CurlApi* LoadCurl(std::string* error) {

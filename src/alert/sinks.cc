@@ -93,6 +93,12 @@ bool PostOnce(const CurlApi* api, const std::string& load_error, CURL* curl, con
     return false;
   }
   const CurlApi& c = *api;
+  // A library older than the headers (loaded at run time: ADR 0043) may not know the option;
+  // then nothing is posted rather than to any protocol a URL names.
+  if (const CURLcode set = c.easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https"); set != CURLE_OK) {
+    *error = std::string("CURLOPT_PROTOCOLS_STR: ") + c.easy_strerror(set);
+    return false;
+  }
   curl_slist* headers = c.slist_append(nullptr, "Content-Type: application/json");
   c.easy_setopt(curl, CURLOPT_URL, options.url.c_str());
   c.easy_setopt(curl, CURLOPT_POST, 1L);
@@ -103,14 +109,6 @@ bool PostOnce(const CurlApi* api, const std::string& load_error, CURL* curl, con
   c.easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(options.timeout.count()));
   c.easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);  // no SIGALRM from a worker thread
   c.easy_setopt(curl, CURLOPT_WRITEFUNCTION, DiscardBody);
-  // A library older than the headers (loaded at run time: ADR 0043) may not know the option;
-  // then nothing is posted rather than to any protocol a URL names.
-  if (const CURLcode set = c.easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https"); set != CURLE_OK) {
-    c.easy_setopt(curl, CURLOPT_HTTPHEADER, nullptr);
-    c.slist_free_all(headers);
-    *error = std::string("CURLOPT_PROTOCOLS_STR: ") + c.easy_strerror(set);
-    return false;
-  }
   const CURLcode rc = c.easy_perform(curl);
   long status = 0;
   c.easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);

@@ -32,23 +32,17 @@ const std::string* ScrubCache::Scrub(std::string_view frame, const Scrubber& scr
   return slot.changed ? &slot.to : nullptr;
 }
 
-KeyByteCheck::KeyByteCheck(const Scrubber& scrubber) : scrubber_(scrubber) {
-  for (uint64_t w : scrubber.key_words()) {
-    if (n_ == keys_.size()) break;
-    keys_[n_++] = static_cast<char>(w & 0xff);
-  }
-}
-
 bool KeyByteCheck::MayChange(std::string_view text) const {
 #if defined(__AVX2__)
-  if (text.size() >= 16 && n_ == scrubber_.key_words().size()) {
+  const std::vector<uint64_t>& keys = scrubber_.key_words();  // each key byte eight times
+  if (text.size() >= 16) {
     if (text.size() < 32) {
       // Two blocks of 16 bytes, overlapping where the text is under 32.
       const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(text.data()));
       const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(text.data() + text.size() - 16));
       __m128i hit = _mm_setzero_si128();
-      for (size_t i = 0; i < n_; ++i) {
-        const __m128i k = _mm_set1_epi8(keys_[i]);
+      for (uint64_t key : keys) {
+        const __m128i k = _mm_set1_epi64x(static_cast<int64_t>(key));
         hit = _mm_or_si128(hit, _mm_or_si128(_mm_cmpeq_epi8(a, k), _mm_cmpeq_epi8(b, k)));
       }
       return _mm_testz_si128(hit, hit) == 0;
@@ -58,8 +52,9 @@ bool KeyByteCheck::MayChange(std::string_view text) const {
     for (;;) {
       const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
       __m256i hit = _mm256_setzero_si256();
-      for (size_t i = 0; i < n_; ++i)
-        hit = _mm256_or_si256(hit, _mm256_cmpeq_epi8(v, _mm256_set1_epi8(keys_[i])));
+      for (uint64_t key : keys) {
+        hit = _mm256_or_si256(hit, _mm256_cmpeq_epi8(v, _mm256_set1_epi64x(static_cast<int64_t>(key))));
+      }
       if (_mm256_testz_si256(hit, hit) == 0) return true;
       if (p == last) return false;
       p = last - p > 32 ? p + 32 : last;

@@ -4,7 +4,6 @@
 // a URL, an e-mail address or a user name. Internal to src/parse.
 #pragma once
 
-#include <array>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -51,11 +50,12 @@ class ScrubCache {
 // or more (a script's URL, a C++ name) is compared with every key byte at once, a 32-byte
 // block per step, the last one overlapping the one before it; one of 16 to 31 bytes in two
 // overlapping blocks of 16; shorter ones take the scrubber's own word-at-a-time check (no
-// block is read past a frame's end: frames rendered into an arena may end a page). The key bytes are set up
-// once per document. Same answer as MayChange (ScrubDocument.KeyByteCheckAgreesWithTheScrubbers).
+// block is read past a frame's end: frames rendered into an arena may end a page). The key
+// bytes are the scrubber's own (Scrubber::key_words). Same answer as MayChange
+// (ScrubDocument.KeyByteCheckAgreesWithTheScrubbers).
 class KeyByteCheck {
  public:
-  explicit KeyByteCheck(const Scrubber& scrubber);
+  explicit KeyByteCheck(const Scrubber& scrubber) : scrubber_(scrubber) {}
   bool MayChange(std::string_view text) const;
   // "avx2" where the parse stage was built with it, else "words" (the scrubber's check):
   // tests check that the build they meant to test is the one they run.
@@ -63,8 +63,6 @@ class KeyByteCheck {
 
  private:
   const Scrubber& scrubber_;
-  std::array<char, Scrubber::kMaxLiterals> keys_{};  // the key bytes, once each
-  size_t n_ = 0;
 };
 
 // Hang stacks and signatures, crash signature and proto signature. A frame that changes
