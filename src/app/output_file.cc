@@ -1,8 +1,11 @@
 #include "seismo/app/output_file.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <deque>
 #include <exception>
@@ -100,6 +103,17 @@ void ThreadedFileSink::Write(std::string_view bytes) {
   if (filling_.size() >= kPieceBytes) filling_ = thread_->HandOn(std::move(filling_));
 }
 
+std::string ThreadedFileSink::Hand(std::string piece) {
+  if (!filling_.empty() || piece.empty()) {
+    Write(piece);
+    piece.clear();
+    return piece;
+  }
+  std::string next = thread_->HandOn(std::move(piece));
+  if (next.capacity() == 0) next.reserve(kPieceBytes + kPieceBytes / 2);
+  return next;
+}
+
 int ThreadedFileSink::Finish() {
   if (finished_) return error_;
   finished_ = true;
@@ -148,6 +162,18 @@ bool WrittenInPlace(const std::string& path) {
 
 }  // namespace
 
+int ReplaceFile(const std::string& from, const std::string& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+      ::renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, path.c_str(), RENAME_EXCHANGE) == 0) {
+    if (::unlink(from.c_str()) == 0) return 0;
+    // Not a file after all (made a directory since the lstat): the names go back as they
+    // were, and the rename below fails as it would have.
+    (void)::renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, path.c_str(), RENAME_EXCHANGE);
+  }
+  return std::rename(from.c_str(), path.c_str()) == 0 ? 0 : errno;
+}
+
 Status WriteOutputFile(const std::string& path, const std::function<void(OutputSink&)>& write) {
   if (path == "-") {
     const int error = WriteAndClose(stdout, write, /*close=*/false);
@@ -169,7 +195,7 @@ Status WriteOutputFile(const std::string& path, const std::function<void(OutputS
     std::remove(tmp.c_str());
     throw;
   }
-  if (error == 0 && std::rename(tmp.c_str(), path.c_str()) != 0) error = errno;
+  if (error == 0) error = ReplaceFile(tmp, path);
   if (error != 0) {
     std::remove(tmp.c_str());
     return Failed(path, error);

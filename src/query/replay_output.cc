@@ -30,10 +30,11 @@ class PieceWriter {
   void RowDone() {
     if (sink_ != nullptr && w_.text().size() >= kOutputPiece) Flush();
   }
+  // Hands the text made so far to the sink whole (ThreadedFileSink keeps it: no copy) and
+  // goes on in the buffer it gives back.
   void Flush() {
-    if (sink_ == nullptr) return;
-    sink_->Write(w_.text());
-    w_.Clear();
+    if (sink_ == nullptr || w_.text().empty()) return;
+    w_.HandText([this](std::string text) { return sink_->Hand(std::move(text)); });
   }
   // Text a JsonWriter::ContinuingAfter(w()) writer made: after what w() holds, as it is.
   void Continued(std::string_view text) {

@@ -40,6 +40,15 @@ class JsonWriter {
   // buffer (streaming: hand each part to a sink, then go on writing).
   std::string_view text() const { return out_; }
   void Clear() { out_.clear(); }
+  // Hands the text written so far, whole, to `hand` (a std::string -> std::string) and goes
+  // on in the buffer it gives back, emptied, with the nesting state kept (streaming without
+  // a copy: the taker gives back a buffer with room, one it has done with).
+  template <class Hand>
+  void HandText(Hand&& hand) {
+    std::string next = hand(std::move(out_));
+    next.clear();
+    out_ = std::move(next);
+  }
 
   // A writer that goes on inside `w`'s open containers as if each already held an element:
   // what it writes is what `w` would write next there after at least one element (a part of

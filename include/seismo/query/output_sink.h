@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdio>
+#include <string>
 #include <string_view>
 
 namespace seismo {
@@ -20,6 +21,15 @@ class OutputSink {
   // Appends `bytes`. A sink that failed keeps accepting (and dropping) bytes; its
   // owner checks for failure once at the end.
   virtual void Write(std::string_view bytes) = 0;
+  // Takes a whole piece (`piece`, its bytes after those written so far) and gives back an
+  // empty string to make the next one in. A sink that keeps pieces (ThreadedFileSink) takes
+  // it without copying its bytes and gives back one it has written, with its capacity; this
+  // one writes it and gives it back emptied.
+  virtual std::string Hand(std::string piece) {
+    Write(piece);
+    piece.clear();
+    return piece;
+  }
 };
 
 // Writes to a stdio stream it does not own (fwrite; the caller flushes and closes).

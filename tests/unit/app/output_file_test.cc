@@ -43,7 +43,8 @@ class OutputFile : public ::testing::Test {
 
 TEST_F(OutputFile, PiecesOfEverySizeArriveWholeAndInOrder) {
   // Writes from one byte to several pieces' worth, so that pieces are handed on mid-write,
-  // wait for room (more than kPiecesAhead of them) and are reused once written.
+  // wait for room (more than kPiecesAhead of them) and are reused once written; every third
+  // is handed over whole (Hand: queued as it is when nothing waits before it, else copied).
   std::mt19937 rng(7);
   std::vector<std::string> writes;
   std::string expected;
@@ -59,7 +60,14 @@ TEST_F(OutputFile, PiecesOfEverySizeArriveWholeAndInOrder) {
   }
   const fs::path out = dir_ / "out.json";
   ASSERT_TRUE(WriteOutputFile(out.string(), [&](OutputSink& sink) {
-                for (const std::string& w : writes) sink.Write(w);
+                for (size_t i = 0; i < writes.size(); ++i) {
+                  if (i % 3 != 2) {
+                    sink.Write(writes[i]);
+                    continue;
+                  }
+                  const std::string back = sink.Hand(std::string(writes[i]));
+                  EXPECT_TRUE(back.empty());
+                }
               }).ok());
   EXPECT_EQ(Read(out), expected + "\n");
   EXPECT_FALSE(fs::exists(dir_ / "out.json.tmp"));
@@ -98,6 +106,39 @@ TEST_F(OutputFile, AFileIsReplacedWholeOrNotAtAll) {
   EXPECT_FALSE(s.ok());
   EXPECT_NE(s.message().find("no-such-dir/out.json"), std::string::npos) << s.message();
   EXPECT_EQ(Read(out), "second\n");
+}
+
+TEST_F(OutputFile, ReplaceFilePutsTheNewFileInPlaceAndRemovesTheOldOne) {
+  const fs::path out = dir_ / "out.json";
+  const fs::path tmp = dir_ / "out.json.tmp";
+  { std::ofstream(out) << "old"; }
+  { std::ofstream(tmp) << "new"; }
+  // A reader that has the old file open goes on reading it whole.
+  const int reader = ::open(out.c_str(), O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(reader, 0);
+  EXPECT_EQ(ReplaceFile(tmp.string(), out.string()), 0);
+  EXPECT_EQ(Read(out), "new");
+  EXPECT_FALSE(fs::exists(tmp));
+  struct stat st {};
+  ASSERT_EQ(::fstat(reader, &st), 0);
+  EXPECT_EQ(st.st_nlink, 0u) << "the old file has a name left";
+  char buf[8] = {};
+  EXPECT_EQ(::pread(reader, buf, sizeof buf, 0), 3);
+  EXPECT_EQ(std::string(buf), "old");
+  ::close(reader);
+  // Where there was nothing, a rename.
+  const fs::path fresh = dir_ / "fresh.json";
+  { std::ofstream(tmp) << "first"; }
+  EXPECT_EQ(ReplaceFile(tmp.string(), fresh.string()), 0);
+  EXPECT_EQ(Read(fresh), "first");
+  EXPECT_FALSE(fs::exists(tmp));
+  // A directory is not replaced: the error, and both left as they were.
+  const fs::path dir = dir_ / "a-directory";
+  fs::create_directories(dir / "inside");
+  { std::ofstream(tmp) << "third"; }
+  EXPECT_NE(ReplaceFile(tmp.string(), dir.string()), 0);
+  EXPECT_TRUE(fs::is_directory(dir / "inside"));
+  EXPECT_EQ(Read(tmp), "third");
 }
 
 TEST_F(OutputFile, ALinkIsWrittenThroughAndStaysALink) {
