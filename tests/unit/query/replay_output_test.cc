@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "query_fixture.h"
+#include "seismo/core/json_writer.h"
 
 namespace seismo {
 namespace {
@@ -90,6 +91,36 @@ TEST(ReplayOutput, SeveralThreadsWriteTheSameBytesAsOne) {
       EXPECT_GE(sink.pieces.size(), 12'000u / 512) << "the parts reach the sink one by one";
     }
   }
+}
+
+TEST(ReplayOutput, TextsWrittenAgainFromTheCacheAreTheTextsEscaped) {
+  // One thread writes each text's JSON string once and copies it after (RowTexts). Frames
+  // that need escaping, each in many rows, come out as JsonWriter::String makes them, in
+  // every row, as several threads (no cache) write them.
+  const std::vector<std::string> frames = {"quote\"and\\backslash", std::string("control\x01\ttab"),
+                                           "invalid\xff\xfe"
+                                           "bytes",
+                                           "caf\xc3\xa9", "plain::Frame"};
+  World w;
+  w.Usage("bhr", "Linux", kHour, 0);
+  constexpr int kRows = 1'500;  // three parts of 512 with several threads
+  for (int i = 0; i < kRows; ++i) {
+    const std::string& f = frames[static_cast<size_t>(i) % frames.size()];
+    w.Hang("bhr", "Linux", "parent", "Gecko", {f, "row" + std::to_string(i), f}, 1'000 + i, 1, 0);
+  }
+  auto snap = w.Build();
+  RecordCounts counts;
+  const std::string one = ReplayOutputJson(*snap, counts, "[]", 0, 1);
+  for (const std::string& f : frames) {
+    JsonWriter expected;
+    expected.String(f);
+    size_t found = 0;
+    for (size_t at = one.find(expected.str()); at != std::string::npos; at = one.find(expected.str(), at + 1))
+      ++found;
+    // Twice in its stack and once as the signature (the fixture's is the stack's last frame).
+    EXPECT_EQ(found, 3u * kRows / frames.size()) << expected.str();
+  }
+  EXPECT_EQ(ReplayOutputJson(*snap, counts, "[]", 0, 3), one);
 }
 
 TEST(ReplayOutput, FileSinkWritesTheDocumentAndReportsAShortWrite) {
