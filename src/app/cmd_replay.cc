@@ -6,6 +6,9 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <memory>
+#include <new>
+#include <thread>
 
 #include "seismo/alert/engine.h"
 #include "seismo/app/command.h"
@@ -111,6 +114,16 @@ std::string SummaryHead(const RecordCounts& c, double seconds) {
                      c.bytes / 1e6 / std::max(seconds, 1e-9));
 }
 
+// Sorts the snapshot's tables for the output, largest first. A failure leaves a table for the
+// output to sort itself.
+void SortForOutput(std::shared_ptr<const Snapshot> snapshot) {
+  try {
+    for (Table t : {Table::kHangs, Table::kCrashes, Table::kUsage, Table::kBuildUsage})
+      (void)snapshot->sorted(t);
+  } catch (const std::bad_alloc&) {
+  }
+}
+
 int RunReplayCommand(const ReplayArgs& args) {
   PhaseTimes phases;
   auto config = LoadConfig(args.config);
@@ -145,7 +158,16 @@ int RunReplayCommand(const ReplayArgs& args) {
     AlertOptions alert_options = config->alerts;
     alert_options.for_evaluations = 1;
     AlertEngine alerts(alert_options);
-    if (result->snapshot) (void)alerts.Evaluate(*result->snapshot);
+    {
+      // The output reads every table in key order: the tables are sorted on a thread of their
+      // own while the alert round runs (both only read the snapshot, and Snapshot::sorted
+      // sorts a table once, whoever asks first). A dense replay's hang table took 16 ms of an
+      // output phase that followed a 22 ms round.
+      std::thread sorting;
+      if (result->snapshot) sorting = std::thread(SortForOutput, result->snapshot);
+      if (result->snapshot) (void)alerts.Evaluate(*result->snapshot);
+      if (sorting.joinable()) sorting.join();
+    }
     phases.Mark("alerts");
     const std::string alerts_json = alerts.AlertsJson();
     // The parse threads are done: as many write the rows (the same bytes, ADR 0020).
