@@ -119,6 +119,22 @@ TEST_F(ReplayCli, OutputIsByteIdenticalAcrossThreadCountsAndInputForms) {
   EXPECT_EQ(piped.out, Slurp(Path("m.json")));
 }
 
+// With --output the summary's lines are made beside the output's sorts (ADR 0045), without
+// it after the run: the same lines either way (its first, with the time, aside).
+TEST_F(ReplayCli, SummaryLinesAreTheSameWithOrWithoutAnOutput) {
+  ASSERT_EQ(Shell(bin_ + " generate --kind bhr --count 400 --seed 11 > " + Path("b.ndjson")).exit_code, 0);
+  ASSERT_EQ(Shell(bin_ + " generate --kind crash --count 300 --seed 12 > " + Path("c.ndjson")).exit_code, 0);
+  const std::string inputs = Path("b.ndjson") + " " + Path("c.ndjson");
+  const CmdResult without = Shell(bin_ + " replay --threads 1 " + inputs);
+  const CmdResult with = Shell(bin_ + " replay --threads 1 --output " + Path("out.json") + " " + inputs);
+  ASSERT_EQ(without.exit_code, 0) << without.out;
+  ASSERT_EQ(with.exit_code, 0) << with.out;
+  auto after_first_line = [](const std::string& out) { return out.substr(out.find('\n') + 1); };
+  EXPECT_NE(after_first_line(without.out).find("top hang signatures"), std::string::npos) << without.out;
+  EXPECT_NE(after_first_line(without.out).find("top crash signatures"), std::string::npos) << without.out;
+  EXPECT_EQ(after_first_line(with.out), after_first_line(without.out));
+}
+
 // Issue 15 "honest summary": the summary line's time covers the whole run, so it is at
 // least the sum of the phases --timings reports (ingest, merge, final snapshot, alerts,
 // output, freeing...), and its MB/s is the input's size over that time.
