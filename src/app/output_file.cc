@@ -167,9 +167,10 @@ int ReplaceFile(const std::string& from, const std::string& path) {
   if (::lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
       ::renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, path.c_str(), RENAME_EXCHANGE) == 0) {
     if (::unlink(from.c_str()) == 0) return 0;
-    // Not a file after all (made a directory since the lstat): the names go back as they
-    // were, and the rename below fails as it would have.
-    (void)::renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, path.c_str(), RENAME_EXCHANGE);
+    // What was at `path` could not be removed: made a directory since the lstat, say. The
+    // names go back as they were, and the rename below fails (or succeeds) as it would have.
+    // Where they cannot go back, the new file is in place: done, the old one left at `from`.
+    if (::renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, path.c_str(), RENAME_EXCHANGE) != 0) return 0;
   }
   return std::rename(from.c_str(), path.c_str()) == 0 ? 0 : errno;
 }

@@ -40,13 +40,14 @@ class PieceWriter {
     w_.HandText([this](std::string text) { return sink_->Hand(std::move(text)); });
   }
   // Text a JsonWriter::ContinuingAfter(w()) writer made: after what w() holds, as it is.
-  void Continued(std::string_view text) {
+  // Handed to the sink whole; `text` is left with the buffer it gives back.
+  void Continued(std::string& text) {
     if (sink_ == nullptr) {
       w_.AppendContinued(text);
       return;
     }
     Flush();
-    sink_->Write(text);
+    text = sink_->Hand(std::move(text));
   }
 
  private:
@@ -105,36 +106,34 @@ class RowPrefetcher {
 // writes it and copied from then on. Texts recur from row to row: a padded replay writes
 // 490 000 frames of a few thousand texts and a dense one 910 000 of 250 000, and every row
 // repeats its channel and OS; escaping each every time was a quarter of the output's making.
-// A cache is one writer's: the parts several threads write escape each text as it comes.
-// The same bytes either way. At most kMaxIds ids and kMaxBytes of strings are cached.
+// A cache is one writer's, the caller's, for every table it writes; the parts other threads
+// write escape each text as it comes. The same bytes either way. The ids below kMaxIds are
+// cached (their spans made at the first text), up to kMaxBytes of strings, each text of at
+// most kMaxBytes / 8 bytes (escaped, at most 6 bytes a byte).
 class RowTexts {
  public:
   static constexpr size_t kMaxIds = size_t{1} << 22;  // 32 MiB of spans
   static constexpr size_t kMaxBytes = size_t{32} << 20;
 
-  RowTexts(const Snapshot& snap, bool cached) : snap_(snap) {
-    const size_t ids = snap.symbols->text().IdBound();
-    if (cached && ids <= kMaxIds) spans_.resize(ids);
-  }
+  RowTexts(const Snapshot& snap, bool cached) : snap_(snap), cached_(cached && snap.symbols != nullptr) {}
 
   void Write(JsonWriter& w, Sym s) {
-    if (s >= spans_.size()) {
-      w.String(snap_.Text(s));
+    if (cached_ && spans_.empty()) spans_.resize(std::min<size_t>(snap_.symbols->text().IdBound(), kMaxIds));
+    if (s < spans_.size() && spans_[s].size != 0) {
+      w.Raw(std::string_view(quoted_).substr(spans_[s].begin, spans_[s].size));
       return;
     }
-    Span& span = spans_[s];
-    if (span.size == 0) {
-      if (quoted_.size() >= kMaxBytes) {
-        w.String(snap_.Text(s));
-        return;
-      }
-      const size_t begin = quoted_.size();
-      quoted_ += '"';
-      AppendJsonEscaped(quoted_, snap_.Text(s));
-      quoted_ += '"';
-      span = {static_cast<uint32_t>(begin), static_cast<uint32_t>(quoted_.size() - begin)};
+    const std::string_view text = snap_.Text(s);
+    if (s >= spans_.size() || quoted_.size() >= kMaxBytes || text.size() > kMaxBytes / 8) {
+      w.String(text);
+      return;
     }
-    w.Raw(std::string_view(quoted_).substr(span.begin, span.size));
+    const size_t begin = quoted_.size();
+    quoted_ += '"';
+    AppendJsonEscaped(quoted_, text);
+    quoted_ += '"';
+    spans_[s] = {static_cast<uint32_t>(begin), static_cast<uint32_t>(quoted_.size() - begin)};
+    w.Raw(std::string_view(quoted_).substr(begin));
   }
 
  private:
@@ -143,6 +142,7 @@ class RowTexts {
     uint32_t size = 0;  // 0: not made yet (a made one holds its quotes)
   };
   const Snapshot& snap_;
+  const bool cached_;
   std::vector<Span> spans_;
   std::string quoted_;
 };
@@ -151,38 +151,37 @@ class RowTexts {
 constexpr size_t kRowsPerPart = 512;
 
 // Writes row(w, series, texts) for every series of table `t` in key order into `out`'s open
-// array (its texts through `texts`, RowTexts: one cache for the table when one thread writes it),
-// asking memory ahead for the rows to come (RowPrefetcher). With several threads and more
-// than a part of rows, the first part is written by `out` itself and the others by writers
+// array, asking memory ahead for the rows to come (RowPrefetcher). The rows `out` writes
+// itself take their texts from `texts` (the caller's cache). With several threads and more
+// than a part of rows, the first part is written by `out` and the others by writers
 // continuing after it, on `threads` threads, handed on in order (MakeInOrder): the same
 // bytes. `row` must only read the snapshot.
 template <class Row>
-void WriteRows(PieceWriter& out, const Snapshot& snap, Table t, int threads, const Row& row) {
+void WriteRows(PieceWriter& out, RowTexts& texts, const Snapshot& snap, Table t, int threads,
+               const Row& row) {
   const auto& rows = snap.sorted(t);
   const RowPrefetcher prefetch(rows, *snap.symbols);
-  auto write = [&](JsonWriter& w, size_t begin, size_t end, PieceWriter* piece, RowTexts& texts) {
+  auto write = [&](JsonWriter& w, size_t begin, size_t end, PieceWriter* piece, RowTexts& with) {
     for (size_t i = begin; i < end; ++i) {
       prefetch.Ahead(i);
-      row(w, rows[i], texts);
+      row(w, rows[i], with);
       if (piece != nullptr) piece->RowDone();
     }
   };
   if (threads <= 1 || rows.size() <= kRowsPerPart) {
-    RowTexts texts(snap, /*cached=*/true);
     write(out.w(), 0, rows.size(), &out, texts);
     return;
   }
-  RowTexts first(snap, /*cached=*/false);
-  write(out.w(), 0, kRowsPerPart, &out, first);
+  write(out.w(), 0, kRowsPerPart, &out, texts);
   const JsonWriter continuing = JsonWriter::ContinuingAfter(out.w());
   const size_t parts = (rows.size() - 1) / kRowsPerPart;  // after the first
   MakeInOrder(
       parts, threads, 4 * static_cast<size_t>(threads),
       [&](size_t part, std::string& text) {
         JsonWriter w = continuing;
-        RowTexts texts(snap, /*cached=*/false);
+        RowTexts uncached(snap, /*cached=*/false);  // this thread's
         const size_t begin = (part + 1) * kRowsPerPart;
-        write(w, begin, std::min(rows.size(), begin + kRowsPerPart), nullptr, texts);
+        write(w, begin, std::min(rows.size(), begin + kRowsPerPart), nullptr, uncached);
         text = w.Take();
       },
       [&](std::string& text) { out.Continued(text); });
@@ -232,113 +231,118 @@ void WriteRecords(JsonWriter& w, const Snapshot& snap, const RecordCounts& c) {
   w.EndObject();
 }
 
-void WriteUsage(PieceWriter& out, const Snapshot& snap, int threads) {
+void WriteUsage(PieceWriter& out, RowTexts& texts, const Snapshot& snap, int threads) {
   JsonWriter& doc = out.w();
   doc.Key("usage").BeginArray();
-  WriteRows(out, snap, Table::kUsage, threads, [&](JsonWriter& w, const SeriesData* s, RowTexts& text) {
-    const SeriesKey& k = s->key;
-    w.BeginObject();
-    text.Write(w.Key("source"), k[usage_field::kSource]);
-    text.Write(w.Key("channel"), k[usage_field::kChannel]);
-    text.Write(w.Key("os"), k[usage_field::kOs]);
-    text.Write(w.Key("build_date"), k[usage_field::kBuildDate]);
-    w.Key("usage_hours").Double(UsageHours(s->total()[0]));
-    w.Key("pings").Int(s->total()[1]);
-    w.EndObject();
-  });
+  WriteRows(out, texts, snap, Table::kUsage, threads,
+            [&](JsonWriter& w, const SeriesData* s, RowTexts& text) {
+              const SeriesKey& k = s->key;
+              w.BeginObject();
+              text.Write(w.Key("source"), k[usage_field::kSource]);
+              text.Write(w.Key("channel"), k[usage_field::kChannel]);
+              text.Write(w.Key("os"), k[usage_field::kOs]);
+              text.Write(w.Key("build_date"), k[usage_field::kBuildDate]);
+              w.Key("usage_hours").Double(UsageHours(s->total()[0]));
+              w.Key("pings").Int(s->total()[1]);
+              w.EndObject();
+            });
   doc.EndArray();
 }
 
-void WriteBuilds(PieceWriter& out, const Snapshot& snap, int threads) {
+void WriteBuilds(PieceWriter& out, RowTexts& texts, const Snapshot& snap, int threads) {
   JsonWriter& doc = out.w();
   doc.Key("builds").BeginArray();
-  WriteRows(out, snap, Table::kBuildUsage, threads, [&](JsonWriter& w, const SeriesData* s, RowTexts& text) {
-    const SeriesKey& k = s->key;
-    const Values& v = s->total();
-    w.BeginObject();
-    text.Write(w.Key("channel"), k[build_field::kChannel]);
-    text.Write(w.Key("product"), k[build_field::kProduct]);
-    text.Write(w.Key("version"), k[build_field::kVersion]);
-    text.Write(w.Key("build_id"), k[build_field::kBuildId]);
-    text.Write(w.Key("os"), k[build_field::kOs]);
-    w.Key("usage_hours").Double(UsageHours(v[0]));
-    w.Key("pings").Int(v[1]);
-    w.Key("subprocess_crashes").BeginObject();
-    w.Key("gpu").Int(v[2]);
-    w.Key("plugin").Int(v[3]);
-    w.Key("gmplugin").Int(v[4]);
-    w.EndObject();
-    w.EndObject();
-  });
+  WriteRows(out, texts, snap, Table::kBuildUsage, threads,
+            [&](JsonWriter& w, const SeriesData* s, RowTexts& text) {
+              const SeriesKey& k = s->key;
+              const Values& v = s->total();
+              w.BeginObject();
+              text.Write(w.Key("channel"), k[build_field::kChannel]);
+              text.Write(w.Key("product"), k[build_field::kProduct]);
+              text.Write(w.Key("version"), k[build_field::kVersion]);
+              text.Write(w.Key("build_id"), k[build_field::kBuildId]);
+              text.Write(w.Key("os"), k[build_field::kOs]);
+              w.Key("usage_hours").Double(UsageHours(v[0]));
+              w.Key("pings").Int(v[1]);
+              w.Key("subprocess_crashes").BeginObject();
+              w.Key("gpu").Int(v[2]);
+              w.Key("plugin").Int(v[3]);
+              w.Key("gmplugin").Int(v[4]);
+              w.EndObject();
+              w.EndObject();
+            });
   doc.EndArray();
 }
 
-void WriteHangs(PieceWriter& out, const Snapshot& snap, int threads) {
+void WriteHangs(PieceWriter& out, RowTexts& texts, const Snapshot& snap, int threads) {
   // A hang's (source, channel, os, build_date) is its usage key (selection.h).
   const auto usage = UsageByKey(snap, Table::kUsage);
   JsonWriter& doc = out.w();
   doc.Key("hangs").BeginArray();
-  WriteRows(out, snap, Table::kHangs, threads, [&](JsonWriter& w, const SeriesData* s, RowTexts& text) {
-    const SeriesKey& k = s->key;
-    const Values& v = s->total();
-    const int64_t usage_ms = Find(usage, Prefix(k, Table::kUsage));
-    w.BeginObject();
-    text.Write(w.Key("source"), k[hang_field::kSource]);
-    text.Write(w.Key("channel"), k[hang_field::kChannel]);
-    text.Write(w.Key("os"), k[hang_field::kOs]);
-    text.Write(w.Key("build_date"), k[hang_field::kBuildDate]);
-    text.Write(w.Key("process"), k[hang_field::kProcess]);
-    text.Write(w.Key("thread"), k[hang_field::kThread]);
-    text.Write(w.Key("signature"), k[hang_field::kSignature]);
-    w.Key("stack").BeginArray();
-    for (Sym frame : snap.symbols->Frames(k[hang_field::kStack])) text.Write(w, frame);
-    w.EndArray();
-    w.Key("hang_ms").Double(static_cast<double>(v[0]) / 1000.0);
-    w.Key("hang_count").Int(v[1]);
-    w.Key("hang_ms_per_hour").OptDouble(PerUsageHour(v[0], usage_ms));
-    w.Key("hang_count_per_hour").OptDouble(PerUsageHour(v[1] * 1000, usage_ms));
-    w.EndObject();
-  });
+  WriteRows(out, texts, snap, Table::kHangs, threads,
+            [&](JsonWriter& w, const SeriesData* s, RowTexts& text) {
+              const SeriesKey& k = s->key;
+              const Values& v = s->total();
+              const int64_t usage_ms = Find(usage, Prefix(k, Table::kUsage));
+              w.BeginObject();
+              text.Write(w.Key("source"), k[hang_field::kSource]);
+              text.Write(w.Key("channel"), k[hang_field::kChannel]);
+              text.Write(w.Key("os"), k[hang_field::kOs]);
+              text.Write(w.Key("build_date"), k[hang_field::kBuildDate]);
+              text.Write(w.Key("process"), k[hang_field::kProcess]);
+              text.Write(w.Key("thread"), k[hang_field::kThread]);
+              text.Write(w.Key("signature"), k[hang_field::kSignature]);
+              w.Key("stack").BeginArray();
+              for (Sym frame : snap.symbols->Frames(k[hang_field::kStack])) text.Write(w, frame);
+              w.EndArray();
+              w.Key("hang_ms").Double(static_cast<double>(v[0]) / 1000.0);
+              w.Key("hang_count").Int(v[1]);
+              w.Key("hang_ms_per_hour").OptDouble(PerUsageHour(v[0], usage_ms));
+              w.Key("hang_count_per_hour").OptDouble(PerUsageHour(v[1] * 1000, usage_ms));
+              w.EndObject();
+            });
   doc.EndArray();
 }
 
-void WriteCrashes(PieceWriter& out, const Snapshot& snap, int threads) {
+void WriteCrashes(PieceWriter& out, RowTexts& texts, const Snapshot& snap, int threads) {
   // A crash's (channel, product, version, build_id, os) is its build usage key (selection.h).
   const auto builds = UsageByKey(snap, Table::kBuildUsage);
   JsonWriter& doc = out.w();
   doc.Key("crashes").BeginArray();
-  WriteRows(out, snap, Table::kCrashes, threads, [&](JsonWriter& w, const SeriesData* s, RowTexts& text) {
-    const SeriesKey& k = s->key;
-    const Values& v = s->total();
-    const int64_t usage_ms = Find(builds, Prefix(k, Table::kBuildUsage));
-    w.BeginObject();
-    text.Write(w.Key("channel"), k[crash_field::kChannel]);
-    text.Write(w.Key("product"), k[crash_field::kProduct]);
-    text.Write(w.Key("version"), k[crash_field::kVersion]);
-    text.Write(w.Key("build_id"), k[crash_field::kBuildId]);
-    text.Write(w.Key("os"), k[crash_field::kOs]);
-    text.Write(w.Key("process"), k[crash_field::kProcess]);
-    text.Write(w.Key("class"), k[crash_field::kClass]);
-    text.Write(w.Key("signature"), k[crash_field::kSignature]);
-    w.Key("count").Int(v[0]);
-    w.Key("startup_count").Int(v[1]);
-    w.Key("installs").Int(static_cast<int64_t>(std::llround(s->installs.Estimate())));
-    // crashes per 1000 usage hours = count / (hours / 1000)
-    w.Key("rate_per_1000h").OptDouble(PerUsageHour(v[0] * 1000 * 1000, usage_ms));
-    w.EndObject();
-  });
+  WriteRows(out, texts, snap, Table::kCrashes, threads,
+            [&](JsonWriter& w, const SeriesData* s, RowTexts& text) {
+              const SeriesKey& k = s->key;
+              const Values& v = s->total();
+              const int64_t usage_ms = Find(builds, Prefix(k, Table::kBuildUsage));
+              w.BeginObject();
+              text.Write(w.Key("channel"), k[crash_field::kChannel]);
+              text.Write(w.Key("product"), k[crash_field::kProduct]);
+              text.Write(w.Key("version"), k[crash_field::kVersion]);
+              text.Write(w.Key("build_id"), k[crash_field::kBuildId]);
+              text.Write(w.Key("os"), k[crash_field::kOs]);
+              text.Write(w.Key("process"), k[crash_field::kProcess]);
+              text.Write(w.Key("class"), k[crash_field::kClass]);
+              text.Write(w.Key("signature"), k[crash_field::kSignature]);
+              w.Key("count").Int(v[0]);
+              w.Key("startup_count").Int(v[1]);
+              w.Key("installs").Int(static_cast<int64_t>(std::llround(s->installs.Estimate())));
+              // crashes per 1000 usage hours = count / (hours / 1000)
+              w.Key("rate_per_1000h").OptDouble(PerUsageHour(v[0] * 1000 * 1000, usage_ms));
+              w.EndObject();
+            });
   doc.EndArray();
 }
 
 void WriteDocument(PieceWriter& out, const Snapshot& snap, const RecordCounts& counts,
                    std::string_view alerts_json, int threads) {
   JsonWriter& w = out.w();
+  RowTexts texts(snap, /*cached=*/true);  // the texts of the rows this thread writes
   w.BeginObject();
   WriteRecords(w, snap, counts);
-  WriteUsage(out, snap, threads);
-  WriteBuilds(out, snap, threads);
-  WriteHangs(out, snap, threads);
-  WriteCrashes(out, snap, threads);
+  WriteUsage(out, texts, snap, threads);
+  WriteBuilds(out, texts, snap, threads);
+  WriteHangs(out, texts, snap, threads);
+  WriteCrashes(out, texts, snap, threads);
   w.Key("alerts").Raw(alerts_json);
   w.EndObject();
 }

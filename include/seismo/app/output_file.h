@@ -12,6 +12,7 @@
 //   - any other path: atomically, into `<path>.tmp` put in its place once whole
 //     (ReplaceFile: a reader never sees half a file, nor none; on an error, or an exception
 //     from the writer, the temporary file is removed and the old file stays as it was).
+//     Nothing is synced to disk: after a power cut the file may be short (ADR 0044).
 #pragma once
 
 #include <cstdio>
@@ -34,7 +35,8 @@ Status WriteOutputFile(const std::string& path, std::string_view content);
 // names and the old file is then removed under `from`'s: a plain rename over it made ext4 write
 // the new file's pages out first (its auto_da_alloc: 5 ms for 10 MB, 20 ms for 50 MB, against
 // 0.5 and 2.6 ms; ADR 0044). Otherwise, or where the exchange is refused, a rename. 0, or the
-// errno of the failure (`from` is then still there).
+// errno of the failure (`from` is then still there). A process killed between the exchange
+// and the unlink leaves the old file at `from` (`<path>.tmp`, truncated by the next run).
 int ReplaceFile(const std::string& from, const std::string& path);
 
 // A sink whose bytes a thread of its own writes to `file`, a piece of about kPieceBytes at a
