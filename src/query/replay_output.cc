@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <initializer_list>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "seismo/core/json_writer.h"
@@ -116,6 +118,12 @@ class RowTexts {
   static constexpr size_t kMaxBytes = size_t{32} << 20;
 
   RowTexts(const Snapshot& snap, bool cached) : snap_(snap), cached_(cached && snap.symbols != nullptr) {}
+
+  // `"name": text` for each (name, field) of `key`, in that order.
+  void Fields(JsonWriter& w, const SeriesKey& key,
+              std::initializer_list<std::pair<std::string_view, size_t>> fields) {
+    for (const auto& [name, field] : fields) Write(w.Key(name), key[field]);
+  }
 
   void Write(JsonWriter& w, Sym s) {
     if (cached_ && spans_.empty()) spans_.resize(std::min<size_t>(snap_.symbols->text().IdBound(), kMaxIds));
@@ -238,10 +246,11 @@ void WriteUsage(PieceWriter& out, RowTexts& texts, const Snapshot& snap, int thr
             [&](JsonWriter& w, const SeriesData* s, RowTexts& text) {
               const SeriesKey& k = s->key;
               w.BeginObject();
-              text.Write(w.Key("source"), k[usage_field::kSource]);
-              text.Write(w.Key("channel"), k[usage_field::kChannel]);
-              text.Write(w.Key("os"), k[usage_field::kOs]);
-              text.Write(w.Key("build_date"), k[usage_field::kBuildDate]);
+              text.Fields(w, k,
+                          {{"source", usage_field::kSource},
+                           {"channel", usage_field::kChannel},
+                           {"os", usage_field::kOs},
+                           {"build_date", usage_field::kBuildDate}});
               w.Key("usage_hours").Double(UsageHours(s->total()[0]));
               w.Key("pings").Int(s->total()[1]);
               w.EndObject();
@@ -257,11 +266,12 @@ void WriteBuilds(PieceWriter& out, RowTexts& texts, const Snapshot& snap, int th
               const SeriesKey& k = s->key;
               const Values& v = s->total();
               w.BeginObject();
-              text.Write(w.Key("channel"), k[build_field::kChannel]);
-              text.Write(w.Key("product"), k[build_field::kProduct]);
-              text.Write(w.Key("version"), k[build_field::kVersion]);
-              text.Write(w.Key("build_id"), k[build_field::kBuildId]);
-              text.Write(w.Key("os"), k[build_field::kOs]);
+              text.Fields(w, k,
+                          {{"channel", build_field::kChannel},
+                           {"product", build_field::kProduct},
+                           {"version", build_field::kVersion},
+                           {"build_id", build_field::kBuildId},
+                           {"os", build_field::kOs}});
               w.Key("usage_hours").Double(UsageHours(v[0]));
               w.Key("pings").Int(v[1]);
               w.Key("subprocess_crashes").BeginObject();
@@ -285,13 +295,14 @@ void WriteHangs(PieceWriter& out, RowTexts& texts, const Snapshot& snap, int thr
               const Values& v = s->total();
               const int64_t usage_ms = Find(usage, Prefix(k, Table::kUsage));
               w.BeginObject();
-              text.Write(w.Key("source"), k[hang_field::kSource]);
-              text.Write(w.Key("channel"), k[hang_field::kChannel]);
-              text.Write(w.Key("os"), k[hang_field::kOs]);
-              text.Write(w.Key("build_date"), k[hang_field::kBuildDate]);
-              text.Write(w.Key("process"), k[hang_field::kProcess]);
-              text.Write(w.Key("thread"), k[hang_field::kThread]);
-              text.Write(w.Key("signature"), k[hang_field::kSignature]);
+              text.Fields(w, k,
+                          {{"source", hang_field::kSource},
+                           {"channel", hang_field::kChannel},
+                           {"os", hang_field::kOs},
+                           {"build_date", hang_field::kBuildDate},
+                           {"process", hang_field::kProcess},
+                           {"thread", hang_field::kThread},
+                           {"signature", hang_field::kSignature}});
               w.Key("stack").BeginArray();
               for (Sym frame : snap.symbols->Frames(k[hang_field::kStack])) text.Write(w, frame);
               w.EndArray();
@@ -315,14 +326,15 @@ void WriteCrashes(PieceWriter& out, RowTexts& texts, const Snapshot& snap, int t
               const Values& v = s->total();
               const int64_t usage_ms = Find(builds, Prefix(k, Table::kBuildUsage));
               w.BeginObject();
-              text.Write(w.Key("channel"), k[crash_field::kChannel]);
-              text.Write(w.Key("product"), k[crash_field::kProduct]);
-              text.Write(w.Key("version"), k[crash_field::kVersion]);
-              text.Write(w.Key("build_id"), k[crash_field::kBuildId]);
-              text.Write(w.Key("os"), k[crash_field::kOs]);
-              text.Write(w.Key("process"), k[crash_field::kProcess]);
-              text.Write(w.Key("class"), k[crash_field::kClass]);
-              text.Write(w.Key("signature"), k[crash_field::kSignature]);
+              text.Fields(w, k,
+                          {{"channel", crash_field::kChannel},
+                           {"product", crash_field::kProduct},
+                           {"version", crash_field::kVersion},
+                           {"build_id", crash_field::kBuildId},
+                           {"os", crash_field::kOs},
+                           {"process", crash_field::kProcess},
+                           {"class", crash_field::kClass},
+                           {"signature", crash_field::kSignature}});
               w.Key("count").Int(v[0]);
               w.Key("startup_count").Int(v[1]);
               w.Key("installs").Int(static_cast<int64_t>(std::llround(s->installs.Estimate())));
