@@ -1,8 +1,4 @@
-// Backoff for idle loops: spin briefly, then yield a few times, then sleep up to 1 ms.
-// Few yields: with more busy threads than cores (a replay's reader, parse worker, shard and
-// output writer on 2 cores) each yield hands the core to another thread and back. 64 of them
-// per idle spell made 8 700 switches in a 0.2 s padded replay; 4 make 1 000, and the process
-// takes 5-7 % less CPU (docs/benchmarks.md, 2026-12-03 night).
+// Backoff for idle loops: spin briefly, then yield, then sleep up to 1 ms.
 // Threading: one instance per thread.
 #pragma once
 
@@ -15,7 +11,7 @@ class Backoff {
  public:
   void Idle() {
     if (++idle_ < 64) return;
-    if (idle_ < 64 + kYields) {
+    if (idle_ < 128) {
       std::this_thread::yield();
       return;
     }
@@ -24,7 +20,6 @@ class Backoff {
   void Reset() { idle_ = 0; }
 
  private:
-  static constexpr unsigned kYields = 4;
   unsigned idle_ = 0;
 };
 
