@@ -104,11 +104,7 @@ void ThreadedFileSink::Write(std::string_view bytes) {
 }
 
 std::string ThreadedFileSink::Hand(std::string piece) {
-  if (!filling_.empty() || piece.empty()) {
-    Write(piece);
-    piece.clear();
-    return piece;
-  }
+  if (!filling_.empty() || piece.empty()) return OutputSink::Hand(std::move(piece));  // after those bytes
   std::string next = thread_->HandOn(std::move(piece));
   if (next.capacity() == 0) next.reserve(kPieceBytes + kPieceBytes / 2);
   return next;

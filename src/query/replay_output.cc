@@ -110,14 +110,17 @@ class RowPrefetcher {
 // repeats its channel and OS; escaping each every time was a quarter of the output's making.
 // A cache is one writer's, the caller's, for every table it writes; the parts other threads
 // write escape each text as it comes. The same bytes either way. The ids below kMaxIds are
-// cached (their spans made at the first text), up to kMaxBytes of strings, each text of at
+// cached, up to kMaxBytes of strings, each text of at
 // most kMaxBytes / 8 bytes (escaped, at most 6 bytes a byte).
 class RowTexts {
  public:
   static constexpr size_t kMaxIds = size_t{1} << 22;  // 32 MiB of spans
   static constexpr size_t kMaxBytes = size_t{32} << 20;
 
-  RowTexts(const Snapshot& snap, bool cached) : snap_(snap), cached_(cached && snap.symbols != nullptr) {}
+  RowTexts(const Snapshot& snap, bool cached)
+      : snap_(snap),
+        spans_(cached && snap.symbols != nullptr ? std::min<size_t>(snap.symbols->text().IdBound(), kMaxIds)
+                                                 : 0) {}
 
   // `"name": text` for each (name, field) of `key`, in that order.
   void Fields(JsonWriter& w, const SeriesKey& key,
@@ -126,7 +129,6 @@ class RowTexts {
   }
 
   void Write(JsonWriter& w, Sym s) {
-    if (cached_ && spans_.empty()) spans_.resize(std::min<size_t>(snap_.symbols->text().IdBound(), kMaxIds));
     if (s < spans_.size() && spans_[s].size != 0) {
       w.Raw(std::string_view(quoted_).substr(spans_[s].begin, spans_[s].size));
       return;
@@ -150,8 +152,7 @@ class RowTexts {
     uint32_t size = 0;  // 0: not made yet (a made one holds its quotes)
   };
   const Snapshot& snap_;
-  const bool cached_;
-  std::vector<Span> spans_;
+  std::vector<Span> spans_;  // by text id; none without a cache
   std::string quoted_;
 };
 
