@@ -23,11 +23,20 @@ uint64_t InstallHash(std::string_view install_id) {
 }
 
 DeltaEncoder::DeltaEncoder(Symbols* symbols)
-    : symbols_(symbols), text_(&symbols->text()), stacks_(&symbols->stacks(), size_t{1} << 13) {}
+    : symbols_(symbols),
+      text_(&symbols->text()),
+      stacks_(&symbols->stacks(), size_t{1} << 13),
+      memo_generations_(symbols->text().generation() + symbols->stacks().generation()) {}
 
 void DeltaEncoder::Revalidate() {
   text_.Revalidate();
   stacks_.Revalidate();
+  // A sweep moves its tables' generations; the memo's ids may be gone then.
+  const uint64_t generations = symbols_->text().generation() + symbols_->stacks().generation();
+  if (generations != memo_generations_) {
+    memo_.Clear();
+    memo_generations_ = generations;
+  }
 }
 
 DeltaEncoder::Field DeltaEncoder::Text(std::string_view text) {
@@ -36,22 +45,22 @@ DeltaEncoder::Field DeltaEncoder::Text(std::string_view text) {
 }
 
 DeltaEncoder::Field DeltaEncoder::Stack(std::span<const std::string_view> frames) {
-  // Hashed first, then interned: each frame's lookup is two reads far away in memory (its
-  // cache slot, then the entry the slot names), asked for a few frames ahead of it.
-  constexpr size_t kAhead = 4;
-  frame_ids_.clear();
   frame_hashes_.clear();
-  for (std::string_view f : frames) {
-    const uint64_t hash = Hash64(f);
-    text_.PrefetchSlot(hash);
-    frame_hashes_.push_back(hash);
-  }
+  for (std::string_view f : frames) frame_hashes_.push_back(Hash64(f));
+  const uint64_t hash = StackContentHash(frame_hashes_);
+  if (const StackId kept = memo_.Find(hash, frames); kept != kNoId) return {kept, hash};
+  // Interned frame by frame: each frame's lookup is two reads far away in memory (its cache
+  // slot, then the entry the slot names), asked for a few frames ahead of it.
+  constexpr size_t kAhead = 4;
+  for (uint64_t h : frame_hashes_) text_.PrefetchSlot(h);
+  frame_ids_.clear();
   for (size_t i = 0; i < frames.size(); ++i) {
     if (i + kAhead < frames.size()) text_.PrefetchEntry(frame_hashes_[i + kAhead]);
     frame_ids_.push_back(text_.Intern(frames[i], frame_hashes_[i]));
   }
-  const uint64_t hash = StackContentHash(frame_hashes_);
-  return {stacks_.Intern(StackBytes(frame_ids_), hash), hash};
+  const StackId id = stacks_.Intern(StackBytes(frame_ids_), hash);
+  memo_.Offer(hash, frames, id);
+  return {id, hash};
 }
 
 void DeltaEncoder::Encode(const ParsedDocument& doc, EventTime t, std::vector<Delta>& out) {

@@ -10,6 +10,7 @@
 #include <sstream>
 #include <thread>
 
+#include "seismo/aggregate/stack_memo.h"
 #include "seismo/core/time.h"
 
 namespace seismo {
@@ -352,10 +353,10 @@ uint64_t FixedMemoryReserve(const Config& c) {
   constexpr uint64_t kBaseline = 80 * kMiB;
   // Per parse thread: its queue of ~1 MiB chunks and as many chunks' worth of deltas
   // on their way to the shards (keys and values: ~1.5x the documents' bytes at
-  // most), and the largest document held three times (chunk, padded copy) plus
-  // simdjson's structural index (4 bytes a byte).
-  const uint64_t per_thread =
-      c.ingest.queue_chunks * kMiB * 5 / 2 + 7 * uint64_t{c.ingest.max_document_bytes};
+  // most), the largest document held three times (chunk, padded copy) plus
+  // simdjson's structural index (4 bytes a byte), and its stack memo (1 MiB).
+  const uint64_t per_thread = c.ingest.queue_chunks * kMiB * 5 / 2 +
+                              7 * uint64_t{c.ingest.max_document_bytes} + StackMemo::MemoryBytes();
   uint64_t kafka = 0;  // only when consuming: librdkafka's queued.max.messages.kbytes
   if (!c.kafka.topics.empty()) {
     kafka = 65536 * 1024;

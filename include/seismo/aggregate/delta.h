@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "seismo/aggregate/series_key.h"
+#include "seismo/aggregate/stack_memo.h"
 #include "seismo/core/time.h"
 #include "seismo/parse/document.h"
 
@@ -86,6 +87,8 @@ class DeltaEncoder {
     uint64_t hash;
   };
   Field Text(std::string_view text);
+  // A stack's id and content hash: from the memo when it keeps the stack (stack_memo.h),
+  // else each frame through the text cache, then the stack through the stack cache.
   Field Stack(std::span<const std::string_view> frames);
   Symbols& symbols() const { return *symbols_; }
 
@@ -93,6 +96,8 @@ class DeltaEncoder {
   Symbols* symbols_;
   InternCache text_;
   InternCache stacks_;
+  StackMemo memo_;                     // stacks met again, by their frames' texts
+  uint64_t memo_generations_ = 0;      // the tables' generations the memo's ids are of
   std::vector<Sym> frame_ids_;         // scratch
   std::vector<uint64_t> frame_hashes_;  // scratch
 };

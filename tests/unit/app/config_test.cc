@@ -108,8 +108,8 @@ TEST(Config, MemoryLimitMustLeaveRoomAfterTheFixedReserve) {
   const char* small = "[ingest]\nthreads = 2\nqueue_chunks = 4\nmax_document_bytes = 1048576\n[kafka]\ntopics = []\n";
   auto ok = Parse(std::string(small) + "[aggregate]\nmemory_limit = 209715200\n");
   ASSERT_TRUE(ok) << ok.error().message();
-  // 80 + threads x (4 x 2.5 + 7) + http.answer_memory (32 MiB by default)
-  EXPECT_EQ(FixedMemoryReserve(*ok), (80ull + 2 * 10 + 2 * 7 + 32) << 20);
+  // 80 + threads x (4 x 2.5 + 7 + 1, the stack memo) + http.answer_memory (32 MiB by default)
+  EXPECT_EQ(FixedMemoryReserve(*ok), (80ull + 2 * (10 + 7 + 1) + 32) << 20);
   EXPECT_EQ(ToAggregateOptions(*ok).fixed_reserve, FixedMemoryReserve(*ok));
   ExpectError(std::string(small) + "[aggregate]\nmemory_limit = 100000000\n",
               "aggregate.memory_limit: 100000000 bytes leave less than 32 MiB");
@@ -117,28 +117,28 @@ TEST(Config, MemoryLimitMustLeaveRoomAfterTheFixedReserve) {
   auto kafka = Parse("[ingest]\nthreads = 1\nqueue_chunks = 4\nmax_document_bytes = 1048576\n"
                      "[kafka.properties]\n\"queued.max.messages.kbytes\" = \"1024\"\n");
   ASSERT_TRUE(kafka) << kafka.error().message();
-  // (answer_memory unset: a quarter of the 2 GiB limit less the other 98 MiB)
-  EXPECT_EQ(FixedMemoryReserve(*kafka), ((80ull + 10 + 7 + 1) << 20) + ((2048ull - 98) << 20) / 4);
+  // (answer_memory unset: a quarter of the 2 GiB limit less the other 99 MiB)
+  EXPECT_EQ(FixedMemoryReserve(*kafka), ((80ull + 10 + 7 + 1 + 1) << 20) + ((2048ull - 99) << 20) / 4);
   // The memory of API answers in flight is part of the reserve (ADR 0025).
   auto answers = Parse(std::string(small) + "[http]\nanswer_memory = 8388608\n");
   ASSERT_TRUE(answers) << answers.error().message();
-  EXPECT_EQ(FixedMemoryReserve(*answers), (80ull + 2 * 10 + 2 * 7 + 8) << 20);
+  EXPECT_EQ(FixedMemoryReserve(*answers), (80ull + 2 * (10 + 7 + 1) + 8) << 20);
 }
 
 // Unset, [http] answer_memory is a quarter of what memory_limit leaves after the other
 // reserves, never under 32 MiB (ADR 0025); set, it is what it says.
 TEST(Config, AnswerMemoryUnsetIsAQuarterOfWhatTheLimitLeaves) {
-  // Reserve without answers: 80 + 2 x (64 x 2.5 + 7 x 8) + 64 (Kafka) = 576 MiB; a quarter
-  // of the 1 472 MiB left of 2 GiB is 368 MiB.
+  // Reserve without answers: 80 + 2 x (64 x 2.5 + 7 x 8 + 1) + 64 (Kafka) = 578 MiB; a
+  // quarter of the 1 470 MiB left of 2 GiB is 367.5 MiB.
   auto d = Parse("[ingest]\nthreads = 2\n");
   ASSERT_TRUE(d) << d.error().message();
-  EXPECT_EQ(d->http.answer_memory, int64_t{368} << 20);
-  EXPECT_EQ(FixedMemoryReserve(*d), (576ull + 368) << 20);
-  // A limit that leaves little gets the floor: 1 GiB - 576 MiB = 448 MiB, a quarter 112 MiB;
-  // 700 MiB leaves 124 MiB, a quarter 31 MiB, under the floor.
+  EXPECT_EQ(d->http.answer_memory, (int64_t{1470} << 20) / 4);
+  EXPECT_EQ(FixedMemoryReserve(*d), (578ull << 20) + (1470ull << 20) / 4);
+  // A limit that leaves little gets the floor: 1 GiB - 578 MiB = 446 MiB, a quarter 111.5
+  // MiB; 700 MiB leaves 122 MiB, a quarter 30.5 MiB, under the floor.
   auto one = Parse("[ingest]\nthreads = 2\n[aggregate]\nmemory_limit = 1073741824\n");
   ASSERT_TRUE(one) << one.error().message();
-  EXPECT_EQ(one->http.answer_memory, int64_t{112} << 20);
+  EXPECT_EQ(one->http.answer_memory, (int64_t{446} << 20) / 4);
   auto small = Parse("[ingest]\nthreads = 2\n[aggregate]\nmemory_limit = 734003200\n");
   ASSERT_TRUE(small) << small.error().message();
   EXPECT_EQ(small->http.answer_memory, int64_t{32} << 20);
