@@ -80,7 +80,6 @@ Result<std::unique_ptr<SignatureGenerator>> LoadSignatures(const Config& config)
 
 Result<ReplayResult> RunReplay(const Config& config, const std::vector<std::string>& inputs,
                                const SignatureGenerator* signatures, const ReplayOptions& options) {
-  std::vector<std::unique_ptr<LineReader>> readers;
   std::optional<uint64_t> total = 0;
   PipelineOptions po = ToPipelineOptions(config);
   po.ingest_nice = 0;  // every thread of a replay is ingest: nothing to put first
@@ -89,15 +88,16 @@ Result<ReplayResult> RunReplay(const Config& config, const std::vector<std::stri
   // Kafka's bursts; with it the reader first filled 64 fresh 1 MiB chunks per worker,
   // and the page faults took a third of a replay's system time (docs/benchmarks.md).
   po.chunk_ring_capacity = std::min(po.chunk_ring_capacity, kReplayQueueChunks);
+  // Every input is checked before the first is read, and each is opened at its turn: a
+  // replay of an archive of thousands of files holds one descriptor and one buffer.
   for (const std::string& path : inputs) {
-    auto reader = LineReader::Open(path, config.ingest.max_document_bytes);
-    if (!reader) return reader.error();
-    if (total && (*reader)->total_bytes()) {
-      *total += *(*reader)->total_bytes();
+    auto size = LineReader::Check(path);
+    if (!size) return size.error();
+    if (total && *size) {
+      *total += **size;
     } else {
       total.reset();
     }
-    readers.push_back(std::move(*reader));
     po.sources.push_back({path == "-" ? std::string("stdin") : path, std::nullopt});
   }
 
@@ -122,8 +122,13 @@ Result<ReplayResult> RunReplay(const Config& config, const std::vector<std::stri
   {
     std::unique_ptr<ProgressBar> bar;
     if (options.progress) bar = std::make_unique<ProgressBar>(pipeline.counters(), read_bytes, total);
-    for (size_t s = 0; s < readers.size() && read_error.ok(); ++s) {
-      LineReader& reader = *readers[s];
+    for (size_t s = 0; s < inputs.size() && read_error.ok(); ++s) {
+      auto opened_input = LineReader::Open(inputs[s], config.ingest.max_document_bytes);
+      if (!opened_input) {
+        read_error = opened_input.error();  // gone or changed since it was checked
+        break;
+      }
+      LineReader& reader = **opened_input;
       const auto source = static_cast<uint16_t>(s);
       ChunkBuilder chunks(
           config.ingest.max_document_bytes,

@@ -16,6 +16,16 @@ namespace {
 
 constexpr size_t kChunk = 1 << 20;
 
+// A reader's first buffer: a read's worth (kChunk), or less for a file known to be smaller
+// (at least 64 KiB, which a compressed file's first reads fill): each byte of it is zeroed,
+// a page fault each 4 KiB, and a replay of thousands of small files makes one per file.
+// Next() grows it when a line needs more.
+size_t InitialBuffer(std::optional<uint64_t> total, size_t max_buffer) {
+  size_t n = kChunk;
+  if (total && *total < kChunk) n = std::max<size_t>(static_cast<size_t>(*total) + 1, size_t{64} << 10);
+  return std::min(n, max_buffer);
+}
+
 // A stream of decompressed bytes.
 class ByteSource {
  public:
@@ -163,7 +173,7 @@ class SplittingReader final : public LineReader {
         total_(total),
         max_line_(std::max<size_t>(max_line, 1)),
         max_buffer_(max_line_ > SIZE_MAX - kChunk ? SIZE_MAX : max_line_ + kChunk),
-        buf_(std::min(kChunk, max_buffer_)) {}
+        buf_(InitialBuffer(total, max_buffer_)) {}
 
   std::optional<std::string_view> Next() override {
     for (;;) {
@@ -300,6 +310,18 @@ Result<std::unique_ptr<LineReader>> LineReader::Open(const std::string& path, si
   }
   return std::unique_ptr<LineReader>(
       std::make_unique<SplittingReader>(std::move(src), total, max_line_bytes));
+}
+
+Result<std::optional<uint64_t>> LineReader::Check(const std::string& path) {
+  if (path == "-") return std::optional<uint64_t>();
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0) return Status::IoError(path + ": " + std::strerror(errno));
+  if (S_ISDIR(st.st_mode)) return Status::IoError(path + ": is a directory");
+  if (!S_ISREG(st.st_mode)) return std::optional<uint64_t>();
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);  // the right to read it
+  if (fd < 0) return Status::IoError(path + ": " + std::strerror(errno));
+  close(fd);
+  return std::optional<uint64_t>(static_cast<uint64_t>(st.st_size));
 }
 
 }  // namespace seismo

@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
@@ -117,6 +118,40 @@ TEST_F(ReplayCli, OutputIsByteIdenticalAcrossThreadCountsAndInputForms) {
   ASSERT_EQ(piped.exit_code, 0);
   ASSERT_EQ(Shell(bin_ + " replay --quiet --output " + Path("m.json") + " " + Path("m.ndjson")).exit_code, 0);
   EXPECT_EQ(piped.out, Slurp(Path("m.json")));
+}
+
+// An archive of many files: each is opened at its turn, so a replay of more files than the
+// process may hold open at once reads them all, and gives the document the files give as
+// one. Every input is checked before the first is read: a missing last file fails the run
+// before anything is written.
+TEST_F(ReplayCli, MoreFilesThanTheOpenFileLimitAreReadOneAfterAnother) {
+  ASSERT_EQ(Shell(bin_ + " generate --kind main --count 400 --seed 9 > " + Path("all.ndjson")).exit_code, 0);
+  fs::create_directories(dir_ / "parts");
+  ASSERT_EQ(Shell("cd " + Path("parts") + " && split -l 1 -a 3 " + Path("all.ndjson") + " p_").exit_code, 0);
+  std::vector<std::string> parts;
+  for (const auto& e : fs::directory_iterator(dir_ / "parts")) parts.push_back(e.path().string());
+  std::sort(parts.begin(), parts.end());
+  ASSERT_EQ(parts.size(), 400u);
+  std::string inputs;
+  for (const std::string& p : parts) inputs += " " + p;
+  // 64 descriptors: the 400 files at once would need more.
+  CmdResult many = Shell("ulimit -n 64 && " + bin_ + " replay --quiet --threads 2 --output " +
+                         Path("many.json") + inputs + " 2>&1");
+  ASSERT_EQ(many.exit_code, 0) << many.out;
+  ASSERT_EQ(
+      Shell(bin_ + " replay --quiet --threads 2 --output " + Path("one.json") + " " + Path("all.ndjson"))
+          .exit_code,
+      0);
+  const std::string one = Slurp(Path("one.json"));
+  EXPECT_GT(one.size(), 10000u);
+  EXPECT_EQ(Slurp(Path("many.json")), one);
+
+  CmdResult missing = Shell(bin_ + " replay --quiet --output " + Path("none.json") + inputs + " " +
+                            Path("missing.ndjson") + " 2>&1");
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.out.find(Path("missing.ndjson") + ": No such file or directory"), std::string::npos)
+      << missing.out;
+  EXPECT_FALSE(fs::exists(Path("none.json")));
 }
 
 // With --output the summary's lines are made beside the output's sorts (ADR 0045), without

@@ -25,6 +25,13 @@ class LineReader {
   // at most max_line_bytes + 1 MiB, however long a line is.
   static Result<std::unique_ptr<LineReader>> Open(const std::string& path, size_t max_line_bytes = SIZE_MAX);
 
+  // What Open would refuse of `path`, found without keeping it open (a caller with many
+  // inputs opens each at its turn: a replay of 10 000 files holds one descriptor and one
+  // buffer): an error for a path that does not exist, is a directory or cannot be read;
+  // else its size when it is a regular file. "-", a pipe or a device: nullopt, and not
+  // opened here (opening a FIFO waits for its writer, and closing it would end the stream).
+  static Result<std::optional<uint64_t>> Check(const std::string& path);
+
   // The next line without its '\n' (and without a trailing '\r'), or nullopt at
   // the end of input or on a read error (then error() is set). A line longer than
   // max_line_bytes comes back as its first max_line_bytes bytes; the rest of it is
