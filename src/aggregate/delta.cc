@@ -23,20 +23,12 @@ uint64_t InstallHash(std::string_view install_id) {
 }
 
 DeltaEncoder::DeltaEncoder(Symbols* symbols)
-    : symbols_(symbols),
-      text_(&symbols->text()),
-      stacks_(&symbols->stacks(), size_t{1} << 13),
-      memo_generations_(symbols->text().generation() + symbols->stacks().generation()) {}
+    : symbols_(symbols), text_(&symbols->text()), stacks_(&symbols->stacks(), size_t{1} << 13) {}
 
 void DeltaEncoder::Revalidate() {
-  text_.Revalidate();
-  stacks_.Revalidate();
-  // A sweep moves its tables' generations; the memo's ids may be gone then.
-  const uint64_t generations = symbols_->text().generation() + symbols_->stacks().generation();
-  if (generations != memo_generations_) {
-    memo_.Clear();
-    memo_generations_ = generations;
-  }
+  // After a sweep (either cache cleared) the memo's ids may be gone too.
+  const bool text_swept = text_.Revalidate();
+  if (stacks_.Revalidate() || text_swept) memo_.Clear();
 }
 
 DeltaEncoder::Field DeltaEncoder::Text(std::string_view text) {

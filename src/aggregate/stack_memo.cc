@@ -18,18 +18,17 @@ size_t TextBytes(std::span<const std::string_view> frames) {
 
 StackId StackMemo::Find(uint64_t hash, std::span<const std::string_view> frames) const {
   const Slot& s = SlotOf(hash);
-  if (s.id == kNoId || s.hash != hash || !Intact(s)) return kNoId;
+  if (s.id == kNoId || s.hash != hash || !Intact(s) || TextBytes(frames) != s.bytes) return kNoId;
+  // As many bytes as kept: each frame's length and text lie inside them.
   const char* at = ring_.get() + s.start % kRingBytes;
-  const char* const end = at + s.bytes;
   for (std::string_view f : frames) {
     uint32_t n = 0;
-    if (static_cast<size_t>(end - at) < sizeof n) return kNoId;
     std::memcpy(&n, at, sizeof n);
     at += sizeof n;
-    if (n != f.size() || static_cast<size_t>(end - at) < n || std::memcmp(at, f.data(), n) != 0) return kNoId;
+    if (n != f.size() || std::string_view(at, n) != f) return kNoId;  // an empty frame may have no data()
     at += n;
   }
-  return at == end ? s.id : kNoId;
+  return s.id;
 }
 
 void StackMemo::Offer(uint64_t hash, std::span<const std::string_view> frames, StackId id) {
@@ -48,7 +47,7 @@ void StackMemo::Offer(uint64_t hash, std::span<const std::string_view> frames, S
     const auto n = static_cast<uint32_t>(f.size());
     std::memcpy(at, &n, sizeof n);
     at += sizeof n;
-    if (n > 0) std::memcpy(at, f.data(), n);
+    if (n > 0) std::memcpy(at, f.data(), n);  // an empty frame may have no data()
     at += n;
   }
   s = Slot{hash, 0, written_, static_cast<uint32_t>(bytes), id};

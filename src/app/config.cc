@@ -480,7 +480,8 @@ Result<Config> ParseConfig(std::string_view text, const std::string& path) {
       error = fmt::format(
           "aggregate.memory_limit: {} bytes leave less than 32 MiB for the aggregates after {} MiB of "
           "queues and buffers (80 MiB + ingest.threads x (ingest.queue_chunks x 2.5 MiB + 7 x "
-          "ingest.max_document_bytes) + Kafka's queued.max.messages.kbytes + http.answer_memory); raise it "
+          "ingest.max_document_bytes + 1 MiB) + Kafka's queued.max.messages.kbytes + http.answer_memory); "
+          "raise it "
           "to at least {} or "
           "lower those",
           c.aggregate.memory_limit, reserve >> 20, reserve + kMinimum);

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <thread>
 
@@ -22,6 +23,7 @@ namespace {
 
 // Chunks a file's reader may run ahead of each parse worker (see RunReplay).
 constexpr size_t kReplayQueueChunks = 4;
+constexpr size_t kMaxInputs = UINT16_MAX;
 
 // About the most distinct texts and stacks a replay's input holds per byte (the dense
 // corpus: one text per 650 bytes, one stack per 2 600; padded pings far fewer). The intern
@@ -89,7 +91,14 @@ Result<ReplayResult> RunReplay(const Config& config, const std::vector<std::stri
   // and the page faults took a third of a replay's system time (docs/benchmarks.md).
   po.chunk_ring_capacity = std::min(po.chunk_ring_capacity, kReplayQueueChunks);
   // Every input is checked before the first is read, and each is opened at its turn: a
-  // replay of an archive of thousands of files holds one descriptor and one buffer.
+  // replay of an archive of thousands of files holds one descriptor and one buffer. A
+  // source is 16 bits (UINT16_MAX is no file's, Pipeline::kUnscopedSource).
+  if (inputs.size() > kMaxInputs) {
+    return Status::InvalidArgument(
+        fmt::format("{} inputs: a replay reads at most {} (concatenate some: "
+                    "`cat` or `zcat` into one, or `-` for stdin)",
+                    inputs.size(), kMaxInputs));
+  }
   for (const std::string& path : inputs) {
     auto size = LineReader::Check(path);
     if (!size) return size.error();
@@ -123,12 +132,12 @@ Result<ReplayResult> RunReplay(const Config& config, const std::vector<std::stri
     std::unique_ptr<ProgressBar> bar;
     if (options.progress) bar = std::make_unique<ProgressBar>(pipeline.counters(), read_bytes, total);
     for (size_t s = 0; s < inputs.size() && read_error.ok(); ++s) {
-      auto opened_input = LineReader::Open(inputs[s], config.ingest.max_document_bytes);
-      if (!opened_input) {
-        read_error = opened_input.error();  // gone or changed since it was checked
+      auto input = LineReader::Open(inputs[s], config.ingest.max_document_bytes);
+      if (!input) {
+        read_error = input.error();  // gone or changed since it was checked
         break;
       }
-      LineReader& reader = **opened_input;
+      LineReader& reader = **input;
       const auto source = static_cast<uint16_t>(s);
       ChunkBuilder chunks(
           config.ingest.max_document_bytes,

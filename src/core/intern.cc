@@ -268,11 +268,12 @@ size_t InternTable::Sweep(const std::vector<uint64_t>& live) {
 InternCache::InternCache(InternTable* table, size_t slots)
     : table_(table), slots_(std::bit_ceil(std::max<size_t>(slots, 16))), generation_(table->generation()) {}
 
-void InternCache::Revalidate() {
+bool InternCache::Revalidate() {
   const uint64_t g = table_->generation();
-  if (g == generation_) return;
+  if (g == generation_) return false;
   std::fill(slots_.begin(), slots_.end(), Slot{});
   generation_ = g;
+  return true;
 }
 
 InternId InternCache::Intern(std::string_view bytes, uint64_t hash) {

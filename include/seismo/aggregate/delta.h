@@ -97,7 +97,6 @@ class DeltaEncoder {
   InternCache text_;
   InternCache stacks_;
   StackMemo memo_;                     // stacks met again, by their frames' texts
-  uint64_t memo_generations_ = 0;      // the tables' generations the memo's ids are of
   std::vector<Sym> frame_ids_;         // scratch
   std::vector<uint64_t> frame_hashes_;  // scratch
 };

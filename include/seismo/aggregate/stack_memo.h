@@ -14,8 +14,8 @@
 // with the kept ones, byte for byte. A hit is exact: the texts are compared, not the hash.
 //
 // Admission: a stack's first Offer in its slot only notes its hash; a second one, while the
-// slot still notes it, keeps its texts. A stack met once (most of a corpus of distinct stacks)
-// costs no copy. Stacks over kMaxStackBytes of texts are not kept.
+// slot still notes it, keeps its texts (a hash of 0 counts as noted: kept at its first). A stack met once
+// (most of a corpus of distinct stacks) costs no copy. Stacks over kMaxStackBytes of texts are not kept.
 //
 // Bounded: kSlots slots (32 B each) and kRingBytes of texts, 1 MiB in all (MemoryBytes), the
 // ring taken at the first stack kept. Texts are written at the ring's head; a kept stack whose bytes the head

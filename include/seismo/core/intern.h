@@ -165,7 +165,8 @@ class InternCache {
  public:
   explicit InternCache(InternTable* table, size_t slots = size_t{1} << 14);
 
-  void Revalidate();
+  // Clears the cache when the table was swept since; true then.
+  bool Revalidate();
   InternId Intern(std::string_view bytes, uint64_t hash);
   InternId Intern(std::string_view bytes);
   // A batch of Interns (a stack's frames) asks memory ahead for what each will read, in

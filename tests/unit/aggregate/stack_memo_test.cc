@@ -45,6 +45,17 @@ TEST(StackMemo, AStackOfferedTwiceIsFoundByItsTextsAlone) {
   EXPECT_EQ(memo.Find(h, Views(stack)), kNoId);
 }
 
+// Empty frames as a parsed document holds them: views with no data (TextArena's "").
+TEST(StackMemo, EmptyFramesWithoutDataAreComparedByTheirLength) {
+  StackMemo memo;
+  const std::vector<std::string_view> stack = {std::string_view(), "f", std::string_view()};
+  memo.Offer(9, stack, 3);
+  memo.Offer(9, stack, 3);
+  EXPECT_EQ(memo.Find(9, stack), 3u);
+  EXPECT_EQ(memo.Find(9, std::vector<std::string_view>{std::string_view(), std::string_view(), "f"}), kNoId);
+  EXPECT_EQ(memo.Find(9, std::vector<std::string_view>{std::string_view(), "f"}), kNoId);
+}
+
 TEST(StackMemo, AnotherStackInTheSlotIsNotedThenTakesItsPlace) {
   StackMemo memo;
   const std::vector<std::string> a = {"a"}, b = {"b"};

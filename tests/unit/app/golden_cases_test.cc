@@ -60,6 +60,24 @@ TEST_P(GoldenCase, ReplayProducesTheExpectedOutput) {
   }
 }
 
+// A source is 16 bits: more inputs than a replay can tell apart are refused before any is read
+// (as many as 65 535 are read, each at its turn: ReplayCli.MoreFilesThanTheOpenFileLimit...).
+TEST(Replay, MoreInputsThanSourcesAreRefusedBeforeReading) {
+  auto config = LoadConfig("");
+  ASSERT_TRUE(config) << config.error().message();
+  auto signatures = LoadSignatures(*config);
+  ASSERT_TRUE(signatures) << signatures.error().message();
+  const std::vector<std::string> inputs(
+      65'536,
+      (fs::path(SEISMO_SOURCE_DIR) / "tests/data/cases" / CaseNames().front() / "input.ndjson").string());
+  auto result = RunReplay(*config, inputs, signatures->get(), {});
+  ASSERT_FALSE(result);
+  EXPECT_EQ(
+      result.error().message(),
+      "65536 inputs: a replay reads at most 65535 (concatenate some: `cat` or `zcat` into one, or `-` for "
+      "stdin)");
+}
+
 INSTANTIATE_TEST_SUITE_P(Cases, GoldenCase, ::testing::ValuesIn(CaseNames()),
                          [](const auto& info) { return info.param; });
 

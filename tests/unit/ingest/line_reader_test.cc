@@ -1,6 +1,7 @@
 #include "seismo/ingest/line_reader.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 #include <zstd.h>
@@ -105,8 +106,8 @@ TEST_F(LineReaderTest, ACutLineAtTheEndWithoutNewlineEndsTheInput) {
             (std::vector<std::pair<std::string, uint64_t>>{{"a", 1}, {std::string(8, 'q'), 50}}));
 }
 
-// A line far longer than the read buffer (1 MiB) is skipped across many reads, in every format,
-// and the next line comes back whole.
+// A line far longer than the read buffer (1 MiB; a small file's first is 64 KiB) is skipped across many
+// reads, in every format, and the next line comes back whole.
 TEST_F(LineReaderTest, ALineOfManyBuffersIsSkippedInEveryFormat) {
   const std::string huge(5'000'000, 'h');
   const std::string text = "{\"a\":1}\n" + huge + "\n{\"b\":2}\n";
@@ -137,6 +138,36 @@ TEST_F(LineReaderTest, CorruptCompressedInputIsAnErrorNotACrash) {
 TEST_F(LineReaderTest, MissingFileAndDirectoryAreErrors) {
   EXPECT_FALSE(LineReader::Open((dir_ / "missing.ndjson").string()));
   EXPECT_FALSE(LineReader::Open(dir_.string()));
+}
+
+}  // namespace
+}  // namespace seismo
+
+namespace seismo {
+namespace {
+
+// What a replay checks of every input before reading the first: a missing path and a
+// directory are errors naming the path; a regular file gives its size; stdin ("-") and a
+// FIFO give none and are not opened (opening a FIFO would wait for a writer: this returns).
+TEST_F(LineReaderTest, CheckRefusesWhatOpenWouldAndOpensNoPipe) {
+  const std::string file = Write("seven.ndjson", "{\"a\":1}");
+  auto size = LineReader::Check(file);
+  ASSERT_TRUE(size) << size.error().message();
+  EXPECT_EQ(*size, std::optional<uint64_t>(7));
+  auto missing = LineReader::Check((dir_ / "missing.ndjson").string());
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(missing.error().message(), (dir_ / "missing.ndjson").string() + ": No such file or directory");
+  auto directory = LineReader::Check(dir_.string());
+  ASSERT_FALSE(directory);
+  EXPECT_EQ(directory.error().message(), dir_.string() + ": is a directory");
+  auto stdin_size = LineReader::Check("-");
+  ASSERT_TRUE(stdin_size);
+  EXPECT_EQ(*stdin_size, std::nullopt);
+  const std::string fifo = (dir_ / "fifo").string();
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  auto fifo_size = LineReader::Check(fifo);  // no writer: an open would block
+  ASSERT_TRUE(fifo_size) << fifo_size.error().message();
+  EXPECT_EQ(*fifo_size, std::nullopt);
 }
 
 }  // namespace
