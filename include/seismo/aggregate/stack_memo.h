@@ -22,7 +22,7 @@
 // has since come round to is forgotten (its slot no longer finds it), never read half-written.
 //
 // The ids are the stack table's: Clear() must be called whenever the symbol tables may have
-// been swept (DeltaEncoder::Revalidate does when their generations moved), as a stale id
+// been swept (DeltaEncoder::Revalidate does when its intern caches were cleared), as a stale id
 // would otherwise be given out for texts interned anew.
 //
 // Threading: one thread (the parse worker owning the DeltaEncoder).
